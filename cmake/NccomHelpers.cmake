@@ -1,0 +1,45 @@
+# Small helpers shared by every directory.
+
+# nccom_hidden(target): compile with hidden visibility; only what an export
+# list names leaves the shared object.
+function(nccom_hidden target)
+  set_target_properties(${target} PROPERTIES
+    C_VISIBILITY_PRESET hidden CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON)
+endfunction()
+
+# nccom_add_plugin(name SOURCES ... [LIBS ...]): a MODULE library in lib/nccom/
+# named libnccom-<name>.so, hidden visibility, linked only against the SDK.
+function(nccom_add_plugin name)
+  cmake_parse_arguments(P "" "OUTPUT_DIR;OUTPUT_NAME" "SOURCES;LIBS" ${ARGN})
+  add_library(${name} MODULE ${P_SOURCES})
+  nccom_hidden(${name})
+  target_link_libraries(${name} PRIVATE nccom::sdk ${P_LIBS})
+  if(NOT P_OUTPUT_DIR)
+    set(P_OUTPUT_DIR ${NCCOM_PLUGIN_OUTPUT_DIR})
+  endif()
+  if(NOT P_OUTPUT_NAME)
+    set(P_OUTPUT_NAME nccom-${name})
+  endif()
+  set_target_properties(${name} PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${P_OUTPUT_DIR}
+                                           OUTPUT_NAME ${P_OUTPUT_NAME})
+  target_link_options(${name} PRIVATE LINKER:--no-undefined)
+endfunction()
+
+# nccom_add_test(name SOURCES ... [LIBS ...] [LABELS ...] [TIMEOUT s]):
+# one GoogleTest executable, its cases registered individually with ctest.
+function(nccom_add_test name)
+  cmake_parse_arguments(T "" "TIMEOUT" "SOURCES;LIBS;LABELS;ENV" ${ARGN})
+  add_executable(${name} ${T_SOURCES})
+  target_link_libraries(${name} PRIVATE GTest::gtest GTest::gtest_main ${T_LIBS})
+  target_compile_definitions(${name} PRIVATE
+    NCCOM_BUILD_DIR="${PROJECT_BINARY_DIR}" NCCOM_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+  if(NOT T_TIMEOUT)
+    set(T_TIMEOUT 120)
+  endif()
+  if(NOT T_LABELS)
+    set(T_LABELS unit)
+  endif()
+  include(GoogleTest)
+  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60
+    PROPERTIES LABELS "${T_LABELS}" TIMEOUT ${T_TIMEOUT} ENVIRONMENT "${T_ENV}")
+endfunction()

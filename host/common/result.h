@@ -1,0 +1,69 @@
+// nccom::Result — the one result type inside the host.
+//
+// A function that can fail returns Result<T> (or Result<void>). The function
+// that first classifies an error builds the Error with a message that says
+// what failed, where, and what to do; callers only propagate it. At the C
+// boundary an Error becomes its NRT_STATUS (see docs/decisions.md, "error
+// mapping").
+#pragma once
+
+#include <nccom/nrt_abi.h>
+
+#include <cassert>
+#include <string>
+#include <utility>
+#include <variant>
+
+namespace nccom {
+
+struct Error {
+  NRT_STATUS status = NRT_FAILURE;
+  std::string message;
+};
+
+inline Error make_error(NRT_STATUS status, std::string message) {
+  return Error{status, std::move(message)};
+}
+
+template <class T, class E = Error>
+class [[nodiscard]] Result {
+ public:
+  Result(T value) : v_(std::in_place_index<0>, std::move(value)) {}
+  Result(E error) : v_(std::in_place_index<1>, std::move(error)) {}
+
+  bool ok() const { return v_.index() == 0; }
+  explicit operator bool() const { return ok(); }
+
+  T& value() & { assert(ok()); return std::get<0>(v_); }
+  const T& value() const& { assert(ok()); return std::get<0>(v_); }
+  T&& value() && { assert(ok()); return std::get<0>(std::move(v_)); }
+  T* operator->() { return &value(); }
+  const T* operator->() const { return &value(); }
+  T& operator*() & { return value(); }
+
+  const E& error() const { assert(!ok()); return std::get<1>(v_); }
+  E&& take_error() { assert(!ok()); return std::get<1>(std::move(v_)); }
+
+ private:
+  std::variant<T, E> v_;
+};
+
+template <class E>
+class [[nodiscard]] Result<void, E> {
+ public:
+  Result() = default;
+  Result(E error) : err_(std::move(error)), failed_(true) {}
+
+  bool ok() const { return !failed_; }
+  explicit operator bool() const { return ok(); }
+  const E& error() const { assert(failed_); return err_; }
+  E&& take_error() { assert(failed_); return std::move(err_); }
+
+ private:
+  E err_{};
+  bool failed_ = false;
+};
+
+using Status = Result<void>;
+
+}  // namespace nccom

@@ -1,0 +1,78 @@
+// nccom logging: libnccom's line format (NCCL's layout with CCOM), NCCL_DEBUG
+// levels, NCCL_DEBUG_SUBSYS masks, NCCL_DEBUG_FILE with %h/%p.
+//
+// The logger is configured once by the host context from the configuration
+// (it never reads the environment itself). Until configured it prints only
+// WARN lines to stderr, so early failures are never silent.
+#pragma once
+
+#include "common/result.h"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace nccom::log {
+
+// Numeric values are the ncclDebugLogLevel of the net-plugin ABI.
+enum class Level : int { None = 0, Version = 1, Warn = 2, Info = 3, Abort = 4, Trace = 5 };
+
+// Subsystem bits, as NCCL_DEBUG_SUBSYS and ncclDebugLogSubSys.
+enum Subsys : unsigned long {
+  kInit = 1, kColl = 2, kP2P = 4, kShm = 8, kNet = 16, kGraph = 32, kTuning = 64,
+  kEnv = 128, kAlloc = 256, kCall = 512, kProxy = 1024, kNvls = 2048, kBootstrap = 4096,
+  kReg = 8192, kAll = ~0ul
+};
+
+struct Settings {
+  Level level = Level::None;
+  unsigned long subsys = kInit | kEnv | kBootstrap;  // NCCL's default mask
+  std::string file_pattern;                         // empty: stdout (as NCCL)
+};
+
+// Parses NCCL_DEBUG / NCCL_DEBUG_SUBSYS / NCCL_DEBUG_FILE values. Level names
+// are case-insensitive; an empty level means None. Subsys is a comma list,
+// "^" in front inverts it. Unknown names are errors that list the valid ones.
+Result<Settings> parse_settings(std::string_view level, std::string_view subsys,
+                                std::string_view file_pattern);
+
+// Expands %h (hostname) and %p (pid) in an NCCL_DEBUG_FILE pattern.
+std::string expand_file_pattern(std::string_view pattern);
+
+// Installs settings (opens the debug file). Thread-safe; may be called again.
+Status configure(const Settings& settings);
+
+// Restores the unconfigured state (WARN to stderr) and closes the debug file.
+void reset();
+
+// Device shown in brackets on this thread's lines ("[%d]"); -1 if none.
+void set_thread_device(int device);
+
+// A sink that also receives every WARN line (the host installs the runtime's
+// nec_ndl_printk here). Called without the logger's lock held.
+using WarnSink = void (*)(const char* line, std::size_t length);
+void set_warn_sink(WarnSink sink);
+
+bool enabled(Level level, unsigned long subsys);
+
+// printf-style entry point. Same shape as ncclDebugLogger_t so it can be
+// handed to net plugins directly.
+void message(Level level, unsigned long subsys, const char* file, int line, const char* fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+}  // namespace nccom::log
+
+#define NCCOM_WARN(...) \
+  ::nccom::log::message(::nccom::log::Level::Warn, ::nccom::log::kAll, __FILE__, __LINE__, __VA_ARGS__)
+#define NCCOM_INFO(subsys, ...)                                                       \
+  do {                                                                               \
+    if (::nccom::log::enabled(::nccom::log::Level::Info, (subsys)))                  \
+      ::nccom::log::message(::nccom::log::Level::Info, (subsys), __FILE__, __LINE__, \
+                            __VA_ARGS__);                                            \
+  } while (0)
+#define NCCOM_TRACE(subsys, ...)                                                       \
+  do {                                                                                \
+    if (::nccom::log::enabled(::nccom::log::Level::Trace, (subsys)))                  \
+      ::nccom::log::message(::nccom::log::Level::Trace, (subsys), __FILE__, __LINE__, \
+                            __VA_ARGS__);                                             \
+  } while (0)
