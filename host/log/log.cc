@@ -1,0 +1,208 @@
+// The logger: process-wide level/mask/output, line formatting and the WARN
+// sink. parse_settings and the file pattern live in settings.cc.
+//
+// Line formats (libnccom = NCCL's layout with CCOM in place of NCCL):
+//   INFO     <host>:<pid>:<tid> [<dev>] CCOM INFO <msg>
+//   VERSION  <host>:<pid>:<tid> [<dev>] CCOM INFO <msg>
+//            (NCCL prints its "NCCL version ..." banner as an INFO-style line;
+//            the banner is the only thing logged at Level::Version)
+//   WARN     <host>:<pid>:<tid> [<dev>] <file-basename>:<line> CCOM WARN <msg>
+//            (without NCCL's leading blank line)
+//   ABORT    printed exactly like WARN, including the "CCOM WARN" tag, and
+//            filtered like WARN (shown whenever the level is >= WARN)
+//   TRACE    <host>:<pid>:<tid> [<dev>] <ms-since-configure, %f> <file-basename>:<line> CCOM TRACE <msg>
+// Every line ends in exactly one '\n': trailing newlines of the message are
+// collapsed. A message that does not fit kLineMax bytes ends in "...".
+//
+// Filtering: WARN/ABORT whenever the configured level >= WARN (the subsystem
+// mask is not consulted); VERSION whenever the level >= VERSION; INFO/TRACE
+// when the level >= theirs and (subsys & mask) != 0. Before configure() (and
+// after reset()) only WARN/ABORT are printed, to stderr.
+#include "log/log.h"
+#include "log/log_internal.h"
+
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+
+namespace nccom::log {
+namespace {
+
+constexpr int kUnconfigured = -1;
+// Longest line including its '\n' (the buffer also holds the terminating NUL).
+constexpr std::size_t kLineMax = 4096;
+
+// Hot-path state: read with relaxed loads by enabled().
+std::atomic<int> g_level{kUnconfigured};
+std::atomic<unsigned long> g_mask{kInit | kEnv | kBootstrap};
+std::atomic<std::int64_t> g_start_ns{0};
+std::atomic<WarnSink> g_warn_sink{nullptr};
+thread_local int t_device = -1;
+
+// Output: guarded by g_out_mutex. nullptr means unconfigured (stderr).
+// std::mutex is constant-initialised, so none of this runs a static constructor.
+std::mutex g_out_mutex;
+std::FILE* g_out = nullptr;
+bool g_out_owned = false;
+
+std::int64_t steady_now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+bool is_warn_like(Level level) { return level == Level::Warn || level == Level::Abort; }
+
+const char* basename_of(const char* file) {
+  if (file == nullptr) return "?";
+  const char* slash = std::strrchr(file, '/');
+  return slash ? slash + 1 : file;
+}
+
+std::string error_text(int err) {
+  char buf[256];
+  // GNU strerror_r: returns a pointer that may or may not be buf.
+  return strerror_r(err, buf, sizeof(buf));
+}
+
+// Builds one whole line in buf (size kLineMax) and returns its length, '\n'
+// included. The text before the '\n' is at most kLineMax - 2 bytes.
+std::size_t format_line(char* buf, Level level, const char* file, int line, const char* fmt,
+                        va_list args) {
+  constexpr std::size_t kTextMax = kLineMax - 2;
+  const char* host = detail::short_hostname();
+  const int pid = static_cast<int>(getpid());
+  const long tid = static_cast<long>(syscall(SYS_gettid));
+  const int dev = t_device;
+
+  int n;
+  if (is_warn_like(level)) {
+    n = std::snprintf(buf, kTextMax + 1, "%s:%d:%ld [%d] %s:%d CCOM WARN ", host, pid, tid, dev,
+                      basename_of(file), line);
+  } else if (level == Level::Trace) {
+    const double elapsed_ms =
+        static_cast<double>(steady_now_ns() - g_start_ns.load(std::memory_order_relaxed)) / 1e6;
+    n = std::snprintf(buf, kTextMax + 1, "%s:%d:%ld [%d] %f %s:%d CCOM TRACE ", host, pid, tid,
+                      dev, elapsed_ms, basename_of(file), line);
+  } else {  // Info and Version
+    n = std::snprintf(buf, kTextMax + 1, "%s:%d:%ld [%d] CCOM INFO ", host, pid, tid, dev);
+  }
+  std::size_t len = n < 0 ? 0 : static_cast<std::size_t>(n);
+  bool truncated = len > kTextMax;
+  if (!truncated) {
+    n = std::vsnprintf(buf + len, kTextMax + 1 - len, fmt, args);
+    if (n > 0) {
+      len += static_cast<std::size_t>(n);
+      truncated = len > kTextMax;
+    }
+  }
+  if (truncated) {
+    len = kTextMax;
+    std::memcpy(buf + len - 3, "...", 3);
+  } else {
+    while (len > 0 && buf[len - 1] == '\n') --len;
+  }
+  buf[len++] = '\n';
+  buf[len] = '\0';
+  return len;
+}
+
+void write_line(const char* line, std::size_t length) {
+  std::lock_guard<std::mutex> lock(g_out_mutex);
+  std::FILE* out = g_out ? g_out : stderr;
+  std::fwrite(line, 1, length, out);
+  std::fflush(out);
+}
+
+}  // namespace
+
+bool enabled(Level level, unsigned long subsys) {
+  const int current = g_level.load(std::memory_order_relaxed);
+  switch (level) {
+    case Level::Warn:
+    case Level::Abort:
+      return current == kUnconfigured || current >= static_cast<int>(Level::Warn);
+    case Level::Version:
+      return current >= static_cast<int>(Level::Version);
+    case Level::Info:
+    case Level::Trace:
+      return current >= static_cast<int>(level) &&
+             (subsys & g_mask.load(std::memory_order_relaxed)) != 0;
+    default:
+      return false;
+  }
+}
+
+void message(Level level, unsigned long subsys, const char* file, int line, const char* fmt, ...) {
+  if (!enabled(level, subsys)) return;
+  char buf[kLineMax];
+  va_list args;
+  va_start(args, fmt);
+  const std::size_t length = format_line(buf, level, file, line, fmt, args);
+  va_end(args);
+  write_line(buf, length);
+
+  if (!is_warn_like(level)) return;
+  if (WarnSink sink = g_warn_sink.load(std::memory_order_acquire)) {
+    buf[length - 1] = '\0';  // the sink gets the line without its '\n'
+    sink(buf, length - 1);
+  }
+}
+
+Status configure(const Settings& settings) {
+  std::FILE* file = nullptr;
+  Status status;
+  if (!settings.file_pattern.empty()) {
+    const std::string path = expand_file_pattern(settings.file_pattern);
+    file = std::fopen(path.c_str(), "ae");  // append, close-on-exec
+    if (file == nullptr) {
+      status = make_error(NRT_INVALID, "NCCL_DEBUG_FILE: cannot open \"" + path +
+                                           "\" for appending: " + error_text(errno) +
+                                           "; logging to stdout instead");
+    } else {
+      std::setvbuf(file, nullptr, _IOLBF, BUFSIZ);
+    }
+  }
+
+  std::FILE* previous = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(g_out_mutex);
+    if (g_out_owned) previous = g_out;
+    g_out = file ? file : stdout;
+    g_out_owned = file != nullptr;
+    g_start_ns.store(steady_now_ns(), std::memory_order_relaxed);
+    g_mask.store(settings.subsys, std::memory_order_relaxed);
+    g_level.store(static_cast<int>(settings.level), std::memory_order_relaxed);
+  }
+  // Safe outside the lock: writers fetch g_out under it and no longer see it.
+  if (previous) std::fclose(previous);
+  return status;
+}
+
+void reset() {
+  std::FILE* previous = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(g_out_mutex);
+    if (g_out_owned) previous = g_out;
+    g_out = nullptr;
+    g_out_owned = false;
+    g_level.store(kUnconfigured, std::memory_order_relaxed);
+    g_mask.store(Settings{}.subsys, std::memory_order_relaxed);
+  }
+  // reset() returns the logger to its just-loaded state, sink included.
+  g_warn_sink.store(nullptr, std::memory_order_release);
+  if (previous) std::fclose(previous);
+}
+
+void set_thread_device(int device) { t_device = device; }
+
+void set_warn_sink(WarnSink sink) { g_warn_sink.store(sink, std::memory_order_release); }
+
+}  // namespace nccom::log
