@@ -1,0 +1,50 @@
+// The SDK headers as a plugin author sees them: C and C++ agree on every
+// layout, and the descriptor's head never moves.
+#include <nccom/plugin.h>
+
+#include <gtest/gtest.h>
+
+#include <cstddef>
+
+extern "C" {
+extern const nccom_plugin_descriptor_t sdk_c_example_descriptor;
+size_t sdk_c_descriptor_size(void);
+size_t sdk_c_descriptor_ops_offset(void);
+size_t sdk_c_host_api_size(void);
+size_t sdk_c_ops_size(void);
+}
+
+TEST(SdkPluginHeader, DescriptorHeadIsFrozen) {
+  EXPECT_EQ(offsetof(nccom_plugin_descriptor_t, abi_version), 0u);
+  EXPECT_EQ(offsetof(nccom_plugin_descriptor_t, struct_size), 4u);
+  EXPECT_EQ(offsetof(nccom_plugin_descriptor_t, kind), 8u);
+  EXPECT_EQ(offsetof(nccom_plugin_descriptor_t, name), 16u);
+  EXPECT_EQ(offsetof(nccom_plugin_descriptor_t, plugin_version), 24u);
+  EXPECT_EQ(offsetof(nccom_plugin_descriptor_t, capabilities), 32u);
+  EXPECT_EQ(offsetof(nccom_plugin_descriptor_t, ops), 40u);
+  EXPECT_EQ(sizeof(nccom_plugin_descriptor_t), 48u);
+  EXPECT_EQ(offsetof(nccom_plugin_ops_t, struct_size), 0u);
+  EXPECT_EQ(offsetof(nccom_plugin_ops_t, init), 8u);
+  EXPECT_EQ(offsetof(nccom_plugin_ops_t, fini), 16u);
+  EXPECT_EQ(offsetof(nccom_host_api_t, struct_size), 0u);
+  EXPECT_EQ(offsetof(nccom_host_api_t, log), 8u);
+}
+
+TEST(SdkPluginHeader, CAndCxxAgree) {
+  EXPECT_EQ(sdk_c_descriptor_size(), sizeof(nccom_plugin_descriptor_t));
+  EXPECT_EQ(sdk_c_descriptor_ops_offset(), offsetof(nccom_plugin_descriptor_t, ops));
+  EXPECT_EQ(sdk_c_host_api_size(), sizeof(nccom_host_api_t));
+  EXPECT_EQ(sdk_c_ops_size(), sizeof(nccom_plugin_ops_t));
+}
+
+TEST(SdkPluginHeader, CDescriptorIsUsable) {
+  const nccom_plugin_descriptor_t& d = sdk_c_example_descriptor;
+  EXPECT_EQ(d.abi_version, NCCOM_PLUGIN_ABI_VERSION);
+  EXPECT_EQ(d.kind, static_cast<uint32_t>(NCCOM_PLUGIN_KIND_TRANSPORT));
+  EXPECT_STREQ(d.name, "c-example");
+  ASSERT_NE(d.ops, nullptr);
+  void* ctx = &ctx;
+  EXPECT_EQ(d.ops->init(nullptr, &ctx), NCCOM_PLUGIN_OK);
+  EXPECT_EQ(ctx, nullptr);
+  EXPECT_EQ(d.ops->fini, nullptr);
+}
