@@ -1,0 +1,19 @@
+#include "plugin/load_error.h"
+
+namespace nccom::plugin {
+
+const char* to_string(LoadErrorKind kind) {
+  switch (kind) {
+    case LoadErrorKind::NotFound: return "NotFound";
+    case LoadErrorKind::DlopenFailed: return "DlopenFailed";
+    case LoadErrorKind::MissingSymbol: return "MissingSymbol";
+    case LoadErrorKind::AbiMismatch: return "AbiMismatch";
+    case LoadErrorKind::BadDescriptor: return "BadDescriptor";
+    case LoadErrorKind::NullSlot: return "NullSlot";
+    case LoadErrorKind::InitFailed: return "InitFailed";
+    case LoadErrorKind::DuplicateName: return "DuplicateName";
+  }
+  return "Unknown";
+}
+
+}  // namespace nccom::plugin

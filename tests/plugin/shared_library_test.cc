@@ -1,0 +1,101 @@
+// SharedLibrary: opening, symbol lookup, and the loader's own error text.
+#include "plugin/shared_library.h"
+#include "test_host.h"
+
+#include <gtest/gtest.h>
+
+#include <dlfcn.h>
+
+namespace nccom::plugin {
+namespace {
+
+using test::plugin_file;
+
+TEST(PluginSharedLibrary, OpensAndFindsExportedSymbols) {
+  auto lib = SharedLibrary::open(plugin_file("good"));
+  ASSERT_TRUE(lib.ok()) << lib.error().message;
+  EXPECT_EQ(lib->path(), plugin_file("good"));
+  EXPECT_NE(lib->symbol(NCCOM_PLUGIN_SYMBOL), nullptr);
+  EXPECT_NE(lib->symbol(TEST_PLUGIN_STATE_SYMBOL), nullptr);
+  EXPECT_EQ(lib->symbol("no_such_symbol_anywhere"), nullptr);
+  EXPECT_EQ(lib->symbol(nullptr), nullptr);
+}
+
+TEST(PluginSharedLibrary, HiddenSymbolsAreAbsent) {
+  auto lib = SharedLibrary::open(plugin_file("good"));
+  ASSERT_TRUE(lib.ok()) << lib.error().message;
+  EXPECT_EQ(lib->symbol("good_init"), nullptr);
+}
+
+TEST(PluginSharedLibrary, ClosesOnDestructionAndMoveKeepsItOpen) {
+  const std::string path = plugin_file("good_b");
+  ASSERT_FALSE(test::is_mapped(path));
+  {
+    auto lib = SharedLibrary::open(path);
+    ASSERT_TRUE(lib.ok()) << lib.error().message;
+    SharedLibrary moved = std::move(lib).value();
+    EXPECT_TRUE(test::is_mapped(path));
+    EXPECT_NE(moved.symbol(NCCOM_PLUGIN_SYMBOL), nullptr);
+    SharedLibrary target = std::move(moved);
+    EXPECT_EQ(moved.symbol(NCCOM_PLUGIN_SYMBOL), nullptr);  // NOLINT(bugprone-use-after-move)
+    EXPECT_NE(target.symbol(NCCOM_PLUGIN_SYMBOL), nullptr);
+    EXPECT_TRUE(test::is_mapped(path));
+  }
+  EXPECT_FALSE(test::is_mapped(path));
+}
+
+TEST(PluginSharedLibrary, MissingFileIsNotFound) {
+  const std::string path = plugin_file("does_not_exist");
+  auto lib = SharedLibrary::open(path);
+  ASSERT_FALSE(lib.ok());
+  EXPECT_EQ(lib.error().kind, LoadErrorKind::NotFound);
+  EXPECT_EQ(lib.error().path, path);
+  EXPECT_NE(lib.error().message.find(path + ": no such file"), std::string::npos)
+      << lib.error().message;
+}
+
+TEST(PluginSharedLibrary, NonElfFileGivesLoaderText) {
+  const std::string path = plugin_file("garbage");
+  auto lib = SharedLibrary::open(path);
+  ASSERT_FALSE(lib.ok());
+  EXPECT_EQ(lib.error().kind, LoadErrorKind::DlopenFailed);
+  EXPECT_EQ(lib.error().path, path);
+  EXPECT_NE(lib.error().message.find(path + ": dlopen failed: "), std::string::npos)
+      << lib.error().message;
+  EXPECT_NE(lib.error().message.find("invalid ELF header"), std::string::npos)
+      << lib.error().message;
+}
+
+TEST(PluginSharedLibrary, UnresolvableSymbolGivesLoaderText) {
+  auto lib = SharedLibrary::open(plugin_file("undefined"));
+  ASSERT_FALSE(lib.ok());
+  EXPECT_EQ(lib.error().kind, LoadErrorKind::DlopenFailed);
+  EXPECT_NE(lib.error().message.find("undefined symbol: nccom_test_missing_function"),
+            std::string::npos)
+      << lib.error().message;
+}
+
+TEST(PluginSharedLibrary, StaleDlerrorIsNotBlamedOnTheNextLoad) {
+  // Leave an unrelated failure pending in dlerror(), then fail differently.
+  EXPECT_EQ(dlsym(RTLD_DEFAULT, "nccom_stale_symbol_for_test"), nullptr);
+  auto lib = SharedLibrary::open(plugin_file("garbage"));
+  ASSERT_FALSE(lib.ok());
+  EXPECT_EQ(lib.error().message.find("nccom_stale_symbol_for_test"), std::string::npos)
+      << lib.error().message;
+  EXPECT_NE(lib.error().message.find("invalid ELF header"), std::string::npos);
+}
+
+TEST(PluginSharedLibrary, ProbeRecoversLoaderText) {
+  EXPECT_NE(detail::probe_dlopen_error(plugin_file("garbage")).find("invalid ELF header"),
+            std::string::npos);
+  EXPECT_NE(detail::probe_dlopen_error(plugin_file("undefined"))
+                .find("undefined symbol: nccom_test_missing_function"),
+            std::string::npos);
+  // A loadable library: the probe must not leave it loaded.
+  const std::string good = plugin_file("good_b");
+  EXPECT_FALSE(detail::probe_dlopen_error(good).empty());
+  EXPECT_FALSE(test::is_mapped(good));
+}
+
+}  // namespace
+}  // namespace nccom::plugin
