@@ -1,0 +1,117 @@
+// nccom::config — the effective configuration: knob defaults, the TOML file,
+// the active cluster section of that file, and the environment.
+//
+// Precedence, lowest first: knob default < file top level < active
+// [clusters.<name>] section < environment variable. Every value remembers
+// where it came from. This module never logs (the logger is configured from
+// its result): every problem comes back in the Error, one per line.
+//
+// See README.md in this directory for the decisions (unknown keys, empty
+// environment values, boolean spellings).
+#pragma once
+
+#include "common/result.h"
+#include "config/knob.h"
+
+#include <cstdint>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <variant>
+#include <vector>
+
+namespace nccom::config {
+
+// Environment variables of the loader itself.
+inline constexpr const char* kConfigFileEnv = "NCCOM_CONFIG";  // file to use (must exist)
+inline constexpr const char* kClusterEnv = "NCCOM_CLUSTER";    // active cluster section
+// The system-wide file; the host also tries the installed share/nccom/nccom.toml.
+inline constexpr const char* kSystemConfigPath = "/etc/nccom/nccom.toml";
+
+// Where a value came from.
+struct Source {
+  enum class Kind { Default, File, Cluster, Env };
+  Kind kind = Kind::Default;
+  std::string file;     // File, Cluster
+  int line = 0;         // File, Cluster (1-based)
+  int column = 0;       // File, Cluster (1-based)
+  std::string cluster;  // Cluster
+  std::string env_var;  // Env
+
+  // "default", "/etc/nccom/nccom.toml:12", "cluster trn2 /etc/nccom/nccom.toml:40",
+  // "env NCCL_DEBUG".
+  std::string to_string() const;
+};
+
+// bool for Type::Bool, int64 for Type::Int, string for String and Enum.
+using Value = std::variant<bool, std::int64_t, std::string>;
+
+struct Entry {
+  const Knob* knob = nullptr;  // into a registered table (static storage)
+  Value value;
+  Source source;
+
+  std::string_view key() const { return knob->key; }
+  // The value as text: strings verbatim, integers in decimal, true/false.
+  std::string text() const;
+};
+
+class Config {
+ public:
+  // Built by load(); entries in registration order, keys unique.
+  Config(std::vector<Entry> entries, std::string file, std::string cluster,
+         std::string cluster_origin);
+
+  // Typed getters. Asking for an undeclared key or with the wrong type is a
+  // programming error: it throws std::logic_error naming the key (no assert,
+  // so the error is testable and identical in every build type).
+  bool get_bool(std::string_view key) const;
+  std::int64_t get_int(std::string_view key) const;
+  const std::string& get_string(std::string_view key) const;  // String and Enum
+  // The effective value of any knob as text (what a plugin is handed).
+  std::string get_text(std::string_view key) const;
+  // Throws std::logic_error for an undeclared key.
+  const Entry& entry(std::string_view key) const;
+  bool has(std::string_view key) const { return index_.count(key) != 0; }
+
+  const std::vector<Entry>& entries() const { return entries_; }
+  // The knobs whose key is `prefix` or starts with `prefix` + ".", in order.
+  std::vector<Entry> section(std::string_view prefix) const;
+
+  const std::string& file() const { return file_; }        // empty: no file was read
+  const std::string& cluster() const { return cluster_; }  // empty: no active cluster
+  // Where the cluster name came from: "NCCOM_CLUSTER" or "file:line".
+  const std::string& cluster_origin() const { return cluster_origin_; }
+
+  // A text table of every knob: key, effective value, source and help
+  // (`nccom-info --config`).
+  std::string describe() const;
+
+ private:
+  std::vector<Entry> entries_;
+  std::unordered_map<std::string_view, std::size_t> index_;
+  std::string file_;
+  std::string cluster_;
+  std::string cluster_origin_;
+};
+
+// Returns the value of an environment variable or nullptr.
+using EnvLookup = std::function<const char*(const char*)>;
+
+struct LoadOptions {
+  EnvLookup getenv = [](const char* name) -> const char* { return std::getenv(name); };
+  // Tried in order when NCCOM_CONFIG is unset; the first that exists is used.
+  std::vector<std::string> default_paths;
+  // Knob tables of every component (host_knobs() first). Keys must be unique.
+  std::vector<KnobTable> tables;
+};
+
+// Builds the effective configuration. Fails (NRT_INVALID) with every problem
+// found, one per line: unreadable or malformed file, unknown keys, wrong
+// types, values out of range, unknown cluster, bad environment values, and
+// inconsistent knob tables.
+Result<Config> load(const LoadOptions& options);
+
+}  // namespace nccom::config

@@ -1,0 +1,124 @@
+// The host's own knobs. Plugins and other components declare theirs in their
+// own tables; config::load() takes them all. config/nccom.toml mirrors this
+// table (a test checks that the two cannot drift apart).
+#include "config/knob.h"
+
+#include <string_view>
+
+namespace nccom::config {
+namespace {
+
+using sv = std::string_view;
+
+constexpr sv kLogLevels[] = {"NONE", "VERSION", "WARN", "INFO", "ABORT", "TRACE"};
+constexpr sv kSocketFamilies[] = {"", "AF_INET", "AF_INET6"};
+
+constexpr sv kEnvDebug[] = {"NCCL_DEBUG"};
+constexpr sv kEnvDebugSubsys[] = {"NCCL_DEBUG_SUBSYS"};
+constexpr sv kEnvDebugFile[] = {"NCCL_DEBUG_FILE"};
+constexpr sv kEnvSockTimeout[] = {"NEURON_CCOM_SOCK_TIMEOUT"};
+constexpr sv kEnvIfname[] = {"CCOM_SOCKET_IFNAME", "NCCL_SOCKET_IFNAME"};
+constexpr sv kEnvFamily[] = {"CCOM_SOCKET_FAMILY", "NCCL_SOCKET_FAMILY"};
+constexpr sv kEnvRootCommId[] = {"NEURON_RT_ROOT_COMM_ID"};
+constexpr sv kEnvNetPlugin[] = {"NCCL_NET_PLUGIN"};
+constexpr sv kEnvNsocks[] = {"NCCL_NSOCKS_PERTHREAD"};
+constexpr sv kEnvNthreads[] = {"NCCL_SOCKET_NTHREADS"};
+constexpr sv kEnvPluginPath[] = {"NCCOM_PLUGIN_PATH"};
+constexpr sv kEnvDisableVerify[] = {"CCOM_DBG_DISABLE_VERIFY_TOPOLOGY"};
+
+constexpr Knob kHostKnobs[] = {
+    {.key = "log.level",
+     .env = kEnvDebug,
+     .type = Type::Enum,
+     .default_text = "NONE",
+     .help = "Verbosity of libnccom's log: NONE, VERSION, WARN, INFO, ABORT or TRACE, in "
+             "any letter case. NONE prints nothing; each later level prints more.",
+     .allowed = kLogLevels,
+     .flags = kCaseInsensitive},
+    {.key = "log.subsys",
+     .env = kEnvDebugSubsys,
+     .type = Type::String,
+     .default_text = "INIT,ENV,BOOTSTRAP",
+     .help = "Comma-separated subsystems whose INFO and TRACE lines are printed (INIT, "
+             "COLL, P2P, SHM, NET, GRAPH, TUNING, ENV, ALLOC, CALL, PROXY, NVLS, "
+             "BOOTSTRAP, REG or ALL). A leading ^ prints every subsystem except the "
+             "listed ones."},
+    {.key = "log.file",
+     .env = kEnvDebugFile,
+     .type = Type::String,
+     .default_text = "",
+     .help = "File that receives the log lines; %h expands to the host name and %p to "
+             "the process id. Empty means standard output."},
+    {.key = "bootstrap.socket_timeout_ms",
+     .env = kEnvSockTimeout,
+     .type = Type::Int,
+     .default_text = "120000",
+     .help = "Time limit in milliseconds of every bootstrap socket operation (connect, "
+             "accept, send and receive). When it expires the error names the peer "
+             "that did not answer.",
+     .min = 1},
+    {.key = "bootstrap.socket_ifname",
+     .env = kEnvIfname,
+     .type = Type::String,
+     .default_text = "",
+     .help = "Network interfaces the bootstrap may use: comma-separated name prefixes, "
+             "a leading ^ excludes the listed interfaces and a leading = requires exact "
+             "names. Empty lets libnccom choose."},
+    {.key = "bootstrap.socket_family",
+     .env = kEnvFamily,
+     .type = Type::Enum,
+     .default_text = "",
+     .help = "Address family of the bootstrap sockets: AF_INET or AF_INET6. Empty "
+             "accepts either.",
+     .allowed = kSocketFamilies},
+    {.key = "bootstrap.root_comm_id",
+     .env = kEnvRootCommId,
+     .type = Type::String,
+     .default_text = "",
+     .help = "Address of the world's bootstrap root as host:port. The runtime reads "
+             "the same variable and passes the address in; this value is used only "
+             "when the runtime passes none."},
+    {.key = "net.plugin",
+     .env = kEnvNetPlugin,
+     .type = Type::String,
+     .default_text = "",
+     .help = "Network plugin used when the runtime does not supply one: a plugin name "
+             "such as socket, or the path of a shared object. Empty means the "
+             "runtime's network if it supplies one, otherwise the socket plugin."},
+    {.key = "net.socket.nsocks_per_thread",
+     .env = kEnvNsocks,
+     .type = Type::Int,
+     .default_text = "1",
+     .help = "Number of TCP sockets each helper thread of the socket network drives "
+             "for one connection.",
+     .min = 1,
+     .max = 64},
+    {.key = "net.socket.nthreads",
+     .env = kEnvNthreads,
+     .type = Type::Int,
+     .default_text = "1",
+     .help = "Number of helper threads the socket network uses for one connection.",
+     .min = 1,
+     .max = 16},
+    {.key = "plugins.search_path",
+     .env = kEnvPluginPath,
+     .type = Type::String,
+     .default_text = "",
+     .help = "Colon-separated directories searched for plugin shared objects, in "
+             "order, before the installed plugin directory. Empty searches only the "
+             "installed directory."},
+    {.key = "topology.disable_verify",
+     .env = kEnvDisableVerify,
+     .type = Type::Bool,
+     .default_text = "false",
+     .help = "Skips the check that the discovered topology matches the platform's "
+             "expected shape; meant for debugging only. In the environment any value "
+             "other than 0, false, no or off turns it on, as in libnccom.",
+     .flags = kPresenceMeansTrue},
+};
+
+}  // namespace
+
+KnobTable host_knobs() { return kHostKnobs; }
+
+}  // namespace nccom::config

@@ -1,0 +1,190 @@
+// config::load(): find the file, pick the cluster, apply the environment,
+// merge the layers, and report every problem at once.
+#include "config/config.h"
+#include "config/file_layers.h"
+#include "config/registry.h"
+#include "config/value.h"
+
+#include <nccom/nrt_abi.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <optional>
+
+namespace nccom::config {
+namespace {
+
+using detail::Assigned;
+using detail::FileLayers;
+using detail::Layer;
+using detail::Problem;
+using detail::quote;
+
+// An environment lookup where an empty value counts as unset (as NCCL's
+// parameters do), so `VAR=` never overrides the file with nothing.
+std::optional<std::string> env_value(const LoadOptions& options, const char* name) {
+  const char* value = options.getenv ? options.getenv(name) : nullptr;
+  if (value == nullptr || *value == '\0') return std::nullopt;
+  return std::string(value);
+}
+
+Result<std::string> read_whole_file(const std::string& path, const std::string& why) {
+  std::FILE* file = std::fopen(path.c_str(), "rb");
+  if (file == nullptr)
+    return make_error(NRT_INVALID, "cannot read configuration file " + path + why + ": " +
+                                       std::strerror(errno));
+  std::string text;
+  char buf[8192];
+  std::size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, file)) > 0) text.append(buf, n);
+  bool failed = std::ferror(file) != 0;
+  int saved = errno;
+  std::fclose(file);
+  if (failed)
+    return make_error(NRT_INVALID, "cannot read configuration file " + path + why + ": " +
+                                       std::strerror(saved));
+  return text;
+}
+
+// NCCOM_CONFIG if set (the file must exist), else the first default path
+// that exists, else none (empty string).
+std::string discover(const LoadOptions& options, std::string& why) {
+  if (std::optional<std::string> path = env_value(options, kConfigFileEnv)) {
+    why = std::string(" (from ") + kConfigFileEnv + ")";
+    return *path;
+  }
+  for (const std::string& path : options.default_paths) {
+    std::error_code ec;
+    if (std::filesystem::exists(path, ec)) return path;
+  }
+  return {};
+}
+
+std::string no_file_note(const LoadOptions& options) {
+  if (options.default_paths.empty())
+    return std::string("no configuration file was read (") + kConfigFileEnv +
+           " is unset and there are no default paths)";
+  std::string tried;
+  for (const std::string& path : options.default_paths)
+    tried += (tried.empty() ? "" : ", ") + path;
+  return std::string("no configuration file was read (") + kConfigFileEnv +
+         " is unset; tried " + tried + ")";
+}
+
+// The environment layer. The first variable of a knob that is set wins; a
+// bad value is a problem (and does not fall through to the next variable).
+Layer read_env(const LoadOptions& options, const detail::Registry& registry,
+               std::vector<Problem>& problems) {
+  Layer layer;
+  for (const Knob* knob : registry.knobs) {
+    for (std::string_view name : knob->env) {
+      std::string var(name);
+      std::optional<std::string> text = env_value(options, var.c_str());
+      if (!text) continue;
+      detail::Checked checked = detail::parse_text(*knob, *text);
+      if (checked.value) {
+        Source source;
+        source.kind = Source::Kind::Env;
+        source.env_var = var;
+        layer[knob] = Assigned{std::move(*checked.value), std::move(source)};
+      } else {
+        problems.push_back(Problem{0, 0,
+                                   var + "=" + quote(*text) + ": expected " + checked.expected +
+                                       " (for " + std::string(knob->key) + ")"});
+      }
+      break;
+    }
+  }
+  return layer;
+}
+
+}  // namespace
+
+Result<Config> load(const LoadOptions& options) {
+  Result<detail::Registry> built = detail::build_registry(options.tables);
+  if (!built) return built.take_error();
+  const detail::Registry& registry = built.value();
+  std::vector<Problem> problems;
+
+  // The file: top level and cluster sections.
+  std::string why;
+  std::string path = discover(options, why);
+  FileLayers file;
+  if (!path.empty()) {
+    Result<std::string> text = read_whole_file(path, why);
+    if (!text) return text.take_error();
+    Result<FileLayers> layers = detail::read_layers(registry, path, text.value(), problems);
+    if (!layers) return layers.take_error();
+    file = std::move(layers).value();
+  }
+
+  // The active cluster.
+  std::string cluster;
+  std::string origin;
+  if (std::optional<std::string> name = env_value(options, kClusterEnv)) {
+    cluster = *name;
+    origin = kClusterEnv;
+  } else if (!file.cluster.empty()) {
+    cluster = file.cluster;
+    origin = path + ":" + std::to_string(file.cluster_line) + ":" +
+             std::to_string(file.cluster_column);
+  }
+  const Layer* cluster_layer = nullptr;
+  if (!cluster.empty()) {
+    auto it = file.clusters.find(cluster);
+    if (it != file.clusters.end()) {
+      cluster_layer = &it->second;
+    } else {
+      std::string text = "unknown cluster " + quote(cluster) + " (from " + origin + "); ";
+      if (path.empty()) {
+        text += no_file_note(options);
+      } else if (file.clusters.empty()) {
+        text += path + " has no [clusters.<name>] sections";
+      } else {
+        text += "clusters in " + path + ":";
+        const char* sep = " ";
+        for (const auto& [name, layer] : file.clusters) text += sep + name, sep = ", ";
+      }
+      problems.push_back(Problem{0, 0, std::move(text)});
+    }
+  }
+
+  Layer env = read_env(options, registry, problems);
+
+  if (!problems.empty()) {
+    // File problems in file order, then the others in the order found.
+    std::stable_sort(problems.begin(), problems.end(), [](const Problem& a, const Problem& b) {
+      auto rank = [](const Problem& p) { return p.line == 0 ? 1 : 0; };
+      if (rank(a) != rank(b)) return rank(a) < rank(b);
+      if (a.line != b.line) return a.line < b.line;
+      return a.column < b.column;
+    });
+    std::string message;
+    for (const Problem& p : problems) message += (message.empty() ? "" : "\n") + p.text;
+    return make_error(NRT_INVALID, std::move(message));
+  }
+
+  // Merge: default < file top level < cluster section < environment.
+  std::vector<Entry> entries;
+  entries.reserve(registry.knobs.size());
+  for (std::size_t i = 0; i < registry.knobs.size(); ++i) {
+    const Knob* knob = registry.knobs[i];
+    Entry entry{knob, registry.defaults[i], Source{}};
+    const Layer* layers[] = {&file.top, cluster_layer, &env};
+    for (const Layer* layer : layers) {
+      if (layer == nullptr) continue;
+      auto it = layer->find(knob);
+      if (it != layer->end()) {
+        entry.value = it->second.value;
+        entry.source = it->second.source;
+      }
+    }
+    entries.push_back(std::move(entry));
+  }
+  return Config(std::move(entries), std::move(path), std::move(cluster), std::move(origin));
+}
+
+}  // namespace nccom::config

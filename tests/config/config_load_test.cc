@@ -1,0 +1,229 @@
+// Loading: discovery, defaults, file values and sources, clusters, environment.
+#include "config_test_util.h"
+
+namespace nccom::config::testing {
+namespace {
+
+using Kind = Source::Kind;
+
+TEST(ConfigLoad, NoFileGivesEveryDefault) {
+  FakeEnv env;
+  Config cfg = load_ok(options(env));
+  EXPECT_EQ(cfg.file(), "");
+  EXPECT_EQ(cfg.cluster(), "");
+  ASSERT_EQ(cfg.entries().size(), host_knobs().size());
+  for (const Entry& e : cfg.entries()) {
+    EXPECT_EQ(e.source.kind, Kind::Default) << e.key();
+    EXPECT_EQ(e.source.to_string(), "default") << e.key();
+    EXPECT_EQ(e.text(), e.knob->default_text) << e.key();
+  }
+  EXPECT_EQ(cfg.get_string("log.level"), "NONE");
+  EXPECT_EQ(cfg.get_string("log.subsys"), "INIT,ENV,BOOTSTRAP");
+  EXPECT_EQ(cfg.get_int("bootstrap.socket_timeout_ms"), 120000);
+  EXPECT_EQ(cfg.get_int("net.socket.nsocks_per_thread"), 1);
+  EXPECT_EQ(cfg.get_int("net.socket.nthreads"), 1);
+  EXPECT_EQ(cfg.get_string("bootstrap.socket_family"), "");
+  EXPECT_FALSE(cfg.get_bool("topology.disable_verify"));
+}
+
+TEST(ConfigLoad, MissingDefaultPathsAreSkipped) {
+  TempDir dir;
+  FakeEnv env;
+  Config cfg = load_ok(options(env, {dir.path("absent.toml"), dir.path("also-absent.toml")}));
+  EXPECT_EQ(cfg.file(), "");
+  EXPECT_EQ(cfg.entry("net.plugin").source.kind, Kind::Default);
+}
+
+TEST(ConfigLoad, FirstExistingDefaultPathIsUsed) {
+  TempDir dir;
+  std::string second = dir.write("second.toml", "[net]\nplugin = \"second\"\n");
+  std::string third = dir.write("third.toml", "[net]\nplugin = \"third\"\n");
+  FakeEnv env;
+  Config cfg = load_ok(options(env, {dir.path("first.toml"), second, third}));
+  EXPECT_EQ(cfg.file(), second);
+  EXPECT_EQ(cfg.get_string("net.plugin"), "second");
+}
+
+TEST(ConfigLoad, NccomConfigBeatsDefaultPaths) {
+  TempDir dir;
+  std::string chosen = dir.write("chosen.toml", "[net]\nplugin = \"chosen\"\n");
+  std::string fallback = dir.write("default.toml", "[net]\nplugin = \"default\"\n");
+  FakeEnv env;
+  env.set("NCCOM_CONFIG", chosen);
+  Config cfg = load_ok(options(env, {fallback}));
+  EXPECT_EQ(cfg.file(), chosen);
+  EXPECT_EQ(cfg.get_string("net.plugin"), "chosen");
+}
+
+// The shipped file lists every knob with its default: it parses, sets every
+// knob from the file, and changes nothing. A knob added to the table but not
+// to the file (or the reverse, or a different default) fails here.
+TEST(ConfigLoad, ShippedFileHoldsExactlyTheDefaults) {
+  std::string shipped = std::string(NCCOM_SOURCE_DIR) + "/config/nccom.toml";
+  FakeEnv env;
+  env.set("NCCOM_CONFIG", shipped);
+  Config cfg = load_ok(options(env));
+  Config defaults = load_ok(options(FakeEnv()));
+  EXPECT_EQ(cfg.file(), shipped);
+  EXPECT_EQ(cfg.cluster(), "");
+  ASSERT_EQ(cfg.entries().size(), defaults.entries().size());
+  for (std::size_t i = 0; i < cfg.entries().size(); ++i) {
+    const Entry& e = cfg.entries()[i];
+    EXPECT_EQ(e.source.kind, Kind::File) << e.key() << " is missing from " << shipped;
+    EXPECT_EQ(e.value, defaults.entries()[i].value) << e.key();
+  }
+}
+
+TEST(ConfigLoad, ShippedLoopbackDevCluster) {
+  std::string file = std::string(NCCOM_SOURCE_DIR) + "/config/clusters/loopback-dev.toml";
+  FakeEnv env;
+  env.set("NCCOM_CONFIG", file);
+  Config cfg = load_ok(options(env));
+  EXPECT_EQ(cfg.cluster(), "loopback-dev");
+  EXPECT_EQ(cfg.cluster_origin(), file + ":8:11");
+  EXPECT_EQ(cfg.get_string("log.level"), "INFO");
+  EXPECT_EQ(cfg.get_string("bootstrap.socket_ifname"), "lo");
+  EXPECT_EQ(cfg.get_string("bootstrap.socket_family"), "AF_INET");
+  EXPECT_EQ(cfg.get_string("net.plugin"), "socket");
+  EXPECT_EQ(cfg.entry("net.plugin").source.kind, Kind::Cluster);
+  EXPECT_EQ(cfg.entry("net.plugin").source.cluster, "loopback-dev");
+}
+
+TEST(ConfigLoad, FileValuesCarryFileLineAndColumn) {
+  TempDir dir;
+  std::string path = dir.write("nccom.toml",
+                               "# comment\n"
+                               "[log]\n"
+                               "level = \"info\"\n"
+                               "\n"
+                               "[net.socket]\n"
+                               "nthreads = 4\n"
+                               "[topology]\n"
+                               "disable_verify = true\n");
+  FakeEnv env;
+  env.set("NCCOM_CONFIG", path);
+  Config cfg = load_ok(options(env));
+  EXPECT_EQ(cfg.get_string("log.level"), "info");  // kept verbatim
+  EXPECT_EQ(cfg.get_int("net.socket.nthreads"), 4);
+  EXPECT_TRUE(cfg.get_bool("topology.disable_verify"));
+  const Source& level = cfg.entry("log.level").source;
+  EXPECT_EQ(level.kind, Kind::File);
+  EXPECT_EQ(level.file, path);
+  EXPECT_EQ(level.line, 3);
+  EXPECT_EQ(level.column, 9);
+  EXPECT_EQ(level.to_string(), path + ":3");
+  EXPECT_EQ(cfg.entry("net.socket.nthreads").source.to_string(), path + ":6");
+  EXPECT_EQ(cfg.entry("topology.disable_verify").source.line, 8);
+  EXPECT_EQ(cfg.entry("log.subsys").source.kind, Kind::Default);
+}
+
+TEST(ConfigLoad, DottedKeysAtTopLevelWork) {
+  TempDir dir;
+  std::string path = dir.write("nccom.toml", "net.socket.nsocks_per_thread = 8\n");
+  FakeEnv env;
+  env.set("NCCOM_CONFIG", path);
+  EXPECT_EQ(load_ok(options(env)).get_int("net.socket.nsocks_per_thread"), 8);
+}
+
+constexpr const char* kClusterFile =
+    "cluster = \"b\"\n"                  // 1
+    "[net]\n"                            // 2
+    "plugin = \"top\"\n"                 // 3
+    "[net.socket]\n"                     // 4
+    "nthreads = 2\n"                     // 5
+    "[clusters.a.net]\n"                 // 6
+    "plugin = \"from-a\"\n"              // 7
+    "[clusters.b.net]\n"                 // 8
+    "plugin = \"from-b\"\n"              // 9
+    "[clusters.b.log]\n"                 // 10
+    "level = \"TRACE\"\n";               // 11
+
+TEST(ConfigLoad, ClusterFromFileKeyOverridesTopLevel) {
+  TempDir dir;
+  std::string path = dir.write("nccom.toml", kClusterFile);
+  FakeEnv env;
+  env.set("NCCOM_CONFIG", path);
+  Config cfg = load_ok(options(env));
+  EXPECT_EQ(cfg.cluster(), "b");
+  EXPECT_EQ(cfg.cluster_origin(), path + ":1:11");
+  EXPECT_EQ(cfg.get_string("net.plugin"), "from-b");
+  EXPECT_EQ(cfg.entry("net.plugin").source.to_string(), "cluster b " + path + ":9");
+  EXPECT_EQ(cfg.get_string("log.level"), "TRACE");
+  EXPECT_EQ(cfg.get_int("net.socket.nthreads"), 2);  // not in the section: top level
+  EXPECT_EQ(cfg.entry("net.socket.nthreads").source.kind, Kind::File);
+}
+
+TEST(ConfigLoad, NccomClusterBeatsFileKey) {
+  TempDir dir;
+  std::string path = dir.write("nccom.toml", kClusterFile);
+  FakeEnv env;
+  env.set("NCCOM_CONFIG", path).set("NCCOM_CLUSTER", "a");
+  Config cfg = load_ok(options(env));
+  EXPECT_EQ(cfg.cluster(), "a");
+  EXPECT_EQ(cfg.cluster_origin(), "NCCOM_CLUSTER");
+  EXPECT_EQ(cfg.get_string("net.plugin"), "from-a");
+  EXPECT_EQ(cfg.get_string("log.level"), "NONE");  // b's section is not applied
+}
+
+TEST(ConfigLoad, EnvironmentBeatsClusterAndFile) {
+  TempDir dir;
+  std::string path = dir.write("nccom.toml", kClusterFile);
+  FakeEnv env;
+  env.set("NCCOM_CONFIG", path)
+      .set("NCCL_NET_PLUGIN", "from-env")
+      .set("NCCL_SOCKET_NTHREADS", "7");
+  Config cfg = load_ok(options(env));
+  EXPECT_EQ(cfg.get_string("net.plugin"), "from-env");
+  EXPECT_EQ(cfg.entry("net.plugin").source.to_string(), "env NCCL_NET_PLUGIN");
+  EXPECT_EQ(cfg.get_int("net.socket.nthreads"), 7);
+  EXPECT_EQ(cfg.get_string("log.level"), "TRACE");  // untouched by the environment
+}
+
+TEST(ConfigLoad, FirstSetEnvironmentVariableWins) {
+  FakeEnv both;
+  both.set("CCOM_SOCKET_IFNAME", "eth").set("NCCL_SOCKET_IFNAME", "ib");
+  Config cfg = load_ok(options(both));
+  EXPECT_EQ(cfg.get_string("bootstrap.socket_ifname"), "eth");
+  EXPECT_EQ(cfg.entry("bootstrap.socket_ifname").source.env_var, "CCOM_SOCKET_IFNAME");
+
+  FakeEnv second_only;
+  second_only.set("NCCL_SOCKET_IFNAME", "ib").set("CCOM_SOCKET_IFNAME", "");
+  Config cfg2 = load_ok(options(second_only));
+  EXPECT_EQ(cfg2.get_string("bootstrap.socket_ifname"), "ib");
+  EXPECT_EQ(cfg2.entry("bootstrap.socket_ifname").source.env_var, "NCCL_SOCKET_IFNAME");
+}
+
+TEST(ConfigLoad, EmptyEnvironmentValueCountsAsUnset) {
+  TempDir dir;
+  std::string path = dir.write("nccom.toml", "[net]\nplugin = \"file\"\n");
+  FakeEnv env;
+  env.set("NCCOM_CONFIG", path).set("NCCL_NET_PLUGIN", "").set("NCCOM_CLUSTER", "");
+  Config cfg = load_ok(options(env));
+  EXPECT_EQ(cfg.get_string("net.plugin"), "file");
+  EXPECT_EQ(cfg.cluster(), "");
+}
+
+TEST(ConfigLoad, EnvironmentBooleanSpellings) {
+  struct Case {
+    const char* text;
+    bool expected;
+  };
+  for (Case c : {Case{"1", true}, Case{"YES", true}, Case{"On", true}, Case{"true", true},
+                 Case{"0", false}, Case{"no", false}, Case{"OFF", false}, Case{"False", false},
+                 Case{"anything", true}}) {  // disable_verify: set means on
+    FakeEnv env;
+    env.set("CCOM_DBG_DISABLE_VERIFY_TOPOLOGY", c.text);
+    EXPECT_EQ(load_ok(options(env)).get_bool("topology.disable_verify"), c.expected) << c.text;
+  }
+}
+
+TEST(ConfigLoad, EnvironmentEnumIsCaseInsensitiveAndVerbatim) {
+  FakeEnv env;
+  env.set("NCCL_DEBUG", "info").set("NEURON_CCOM_SOCK_TIMEOUT", "+2500");
+  Config cfg = load_ok(options(env));
+  EXPECT_EQ(cfg.get_string("log.level"), "info");
+  EXPECT_EQ(cfg.get_int("bootstrap.socket_timeout_ms"), 2500);
+}
+
+}  // namespace
+}  // namespace nccom::config::testing

@@ -1,0 +1,91 @@
+// Helpers for the config tests: a scratch directory, an injected environment.
+#pragma once
+
+#include "config/config.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace nccom::config::testing {
+
+// A fresh directory from mkdtemp, removed with its contents at the end.
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "nccom-config-XXXXXX").string();
+    if (::mkdtemp(pattern.data()) == nullptr) ADD_FAILURE() << "mkdtemp failed";
+    path_ = pattern;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+
+  // Writes `text` to <dir>/<name> and returns the full path.
+  std::string write(const std::string& name, const std::string& text) const {
+    std::string file = path_ + "/" + name;
+    std::ofstream(file, std::ios::binary) << text;
+    return file;
+  }
+  std::string path(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+// An environment for LoadOptions::getenv; nothing from the real one leaks in.
+class FakeEnv {
+ public:
+  FakeEnv& set(const std::string& name, const std::string& value) {
+    vars_[name] = value;
+    return *this;
+  }
+  EnvLookup lookup() const {
+    return [this](const char* name) -> const char* {
+      auto it = vars_.find(name);
+      return it == vars_.end() ? nullptr : it->second.c_str();
+    };
+  }
+
+ private:
+  std::map<std::string, std::string> vars_;
+};
+
+inline LoadOptions options(const FakeEnv& env, std::vector<std::string> default_paths = {}) {
+  LoadOptions opts;
+  opts.getenv = env.lookup();
+  opts.default_paths = std::move(default_paths);
+  opts.tables = {host_knobs()};
+  return opts;
+}
+
+// The loaded config, failing the test with the error message if loading failed.
+inline Config load_ok(const LoadOptions& opts) {
+  Result<Config> result = load(opts);
+  if (!result.ok()) {
+    ADD_FAILURE() << "load failed: " << result.error().message;
+    return Config({}, "", "", "");
+  }
+  return std::move(result).value();
+}
+
+// The error message, failing the test if loading succeeded.
+inline std::string load_error(const LoadOptions& opts) {
+  Result<Config> result = load(opts);
+  if (result.ok()) {
+    ADD_FAILURE() << "load succeeded but an error was expected";
+    return "";
+  }
+  EXPECT_EQ(result.error().status, NRT_INVALID);
+  return result.error().message;
+}
+
+}  // namespace nccom::config::testing
