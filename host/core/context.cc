@@ -1,55 +1,123 @@
 #include "core/context.h"
 
-#include "abi/export.h"
+#include "core/host_api.h"
 #include "core/runtime.h"
 #include "log/log.h"
 
-#include <mutex>
-#include <set>
-#include <string>
+#include <dlfcn.h>
+
+#include <sstream>
 
 namespace nccom::core {
 namespace {
 
-// WARN lines also go to the driver log (nec_ndl_printk, abi.md §5.2); see
-// docs/decisions.md for the action value.
+// WARN lines also go to the driver log (nec_ndl_printk, abi.md §5.2; action 0
+// = append, see docs/decisions.md).
 void forward_to_runtime(const char* line, std::size_t length) {
   runtime::api().nec_ndl_printk(const_cast<char*>(line), static_cast<uint32_t>(length), 0);
 }
 
-Status initialize() {
-  log::set_warn_sink(&forward_to_runtime);
-  return {};
+const char* section_of(nccom_plugin_kind_t kind) {
+  switch (kind) {
+    case NCCOM_PLUGIN_KIND_NET: return "net";
+    case NCCOM_PLUGIN_KIND_TRANSPORT: return "transport";
+    case NCCOM_PLUGIN_KIND_TOPOLOGY: return "topology";
+  }
+  return "plugins";
+}
+
+std::vector<std::filesystem::path> plugin_search_dirs(const config::Config& config) {
+  std::vector<std::filesystem::path> dirs;
+  std::stringstream list(config.get_string("plugins.search_path"));
+  for (std::string dir; std::getline(list, dir, ':');) {
+    if (!dir.empty()) dirs.emplace_back(dir);
+  }
+  dirs.push_back(own_directory() / "nccom");
+  return dirs;
 }
 
 }  // namespace
 
-Status ensure_initialized() {
+std::filesystem::path own_directory() {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&own_directory), &info) == 0 || info.dli_fname == nullptr) {
+    return {};
+  }
+  std::error_code ec;
+  auto path = std::filesystem::canonical(info.dli_fname, ec);
+  return ec ? std::filesystem::path(info.dli_fname).parent_path() : path.parent_path();
+}
+
+config::LoadOptions default_load_options() {
+  config::LoadOptions options;
+  options.default_paths = {config::kSystemConfigPath,
+                           (own_directory() / ".." / "share" / "nccom" / "nccom.toml").string()};
+  options.tables = {config::host_knobs()};
+  return options;
+}
+
+Context::Context(config::Config config)
+    : config_(std::move(config)), plugin_dirs_(plugin_search_dirs(config_)) {}
+
+Context::~Context() = default;
+
+Result<std::unique_ptr<Context>> Context::create(const config::LoadOptions& options) {
+  auto loaded = config::load(options);
+  if (!loaded) {
+    return make_error(loaded.error().status,
+                      "nccom configuration is invalid; fix it or point NCCOM_CONFIG at a good "
+                      "file:\n" + loaded.error().message);
+  }
+  std::unique_ptr<Context> context(new Context(std::move(loaded).value()));
+  const config::Config& config = context->config_;
+
+  auto settings = log::parse_settings(config.get_string("log.level"),
+                                      config.get_string("log.subsys"),
+                                      config.get_string("log.file"));
+  if (!settings) return settings.take_error();
+  Status configured = log::configure(*settings);
+  log::set_warn_sink(&forward_to_runtime);
+  if (!configured) NCCOM_WARN("%s", configured.error().message.c_str());
+
+  NCCOM_INFO(log::kEnv, "configuration: %s%s%s",
+             config.file().empty() ? "built-in defaults (no file)" : config.file().c_str(),
+             config.cluster().empty() ? "" : ", cluster ",
+             config.cluster().c_str());
+  return context;
+}
+
+Result<Context*> Context::get() {
   static std::once_flag once;
-  static Status outcome;
-  std::call_once(once, [] { outcome = initialize(); });
-  return outcome;
+  static std::unique_ptr<Context> instance;
+  static Error failure;
+  std::call_once(once, [] {
+    auto created = create(default_load_options());
+    if (created) {
+      instance = std::move(created).value();
+    } else {
+      failure = created.take_error();
+      // The logger is not configured, so this WARN reaches stderr.
+      NCCOM_WARN("%s", failure.message.c_str());
+    }
+  });
+  if (!instance) return failure;
+  return instance.get();
+}
+
+std::size_t Context::load_plugins(nccom_plugin_kind_t kind,
+                                  const std::vector<std::string>& names) {
+  std::lock_guard lock(plugins_mutex_);
+  host_apis_.push_back(std::make_unique<PluginHostApi>(config_, section_of(kind)));
+  return plugins_.load_all(names, kind, host_apis_.back()->api(), plugin_dirs_,
+                           [](const plugin::LoadError& error) {
+                             NCCOM_WARN("skipping plugin: %s", error.message.c_str());
+                           });
+}
+
+plugin::LoadedPlugin* Context::find_plugin(nccom_plugin_kind_t kind,
+                                           const std::string& name) const {
+  std::lock_guard lock(plugins_mutex_);
+  return plugins_.find(kind, name);
 }
 
 }  // namespace nccom::core
-
-namespace nccom::abi {
-
-NRT_STATUS not_implemented(const char* export_name, int issue, NRT_STATUS status) {
-  static std::mutex mutex;
-  static std::set<std::string> reported;
-  (void)core::ensure_initialized();
-  bool first = false;
-  {
-    std::lock_guard lock(mutex);
-    first = reported.insert(export_name).second;
-  }
-  if (first) {
-    NCCOM_WARN("%s is not implemented yet in this nccom build (tracked by issue #%d); "
-               "returning NRT_STATUS %d",
-               export_name, issue, static_cast<int>(status));
-  }
-  return status;
-}
-
-}  // namespace nccom::abi

@@ -1,14 +1,64 @@
-// The process-wide host context: configuration and logging, set up lazily on
-// the first entry point that needs them (never at load time, never by
-// neuronGetVersionInfo).
+// The process-wide host context: the effective configuration, logging set up
+// from it, and the plugin registry. Built lazily by the first entry point that
+// needs it — never at load time, never by neuronGetVersionInfo.
 #pragma once
 
 #include "common/result.h"
+#include "config/config.h"
+#include "plugin/plugin_registry.h"
+
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
 
 namespace nccom::core {
 
-// Loads the configuration, configures logging and installs the runtime's log
-// sink, once per process. Later calls return the first outcome.
-Status ensure_initialized();
+class PluginHostApi;
+
+class Context {
+ public:
+  // The process's context; the first outcome (success or the configuration
+  // error) sticks for the life of the process.
+  static Result<Context*> get();
+
+  // A context from explicit options (tests, tools). Loads the configuration
+  // and configures logging from it.
+  static Result<std::unique_ptr<Context>> create(const config::LoadOptions& options);
+
+  ~Context();
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+
+  const config::Config& config() const { return config_; }
+
+  // Where plugins given by bare name are looked for: plugins.search_path,
+  // then lib/nccom next to libnccom.
+  const std::vector<std::filesystem::path>& plugin_dirs() const { return plugin_dirs_; }
+
+  // Loads nccom-native plugins of one kind. A plugin that fails is logged as
+  // a WARN (what, which file, what to do) and skipped; the others load.
+  // Returns the number loaded by this call.
+  std::size_t load_plugins(nccom_plugin_kind_t kind, const std::vector<std::string>& names);
+  plugin::LoadedPlugin* find_plugin(nccom_plugin_kind_t kind, const std::string& name) const;
+
+ private:
+  explicit Context(config::Config config);
+
+  config::Config config_;
+  std::vector<std::filesystem::path> plugin_dirs_;
+  mutable std::mutex plugins_mutex_;
+  std::vector<std::unique_ptr<PluginHostApi>> host_apis_;  // outlive the plugins
+  plugin::PluginRegistry plugins_;
+};
+
+// The load options libnccom uses: the process environment, the system file
+// and the installed default next to libnccom, the host's knob tables.
+config::LoadOptions default_load_options();
+
+// The directory holding the object this code is linked into (libnccom.so's
+// directory when running inside the library).
+std::filesystem::path own_directory();
 
 }  // namespace nccom::core

@@ -140,13 +140,11 @@ bool enabled(Level level, unsigned long subsys) {
   }
 }
 
-void message(Level level, unsigned long subsys, const char* file, int line, const char* fmt, ...) {
+void vmessage(Level level, unsigned long subsys, const char* file, int line, const char* fmt,
+              va_list args) {
   if (!enabled(level, subsys)) return;
   char buf[kLineMax];
-  va_list args;
-  va_start(args, fmt);
   const std::size_t length = format_line(buf, level, file, line, fmt, args);
-  va_end(args);
   write_line(buf, length);
 
   if (!is_warn_like(level)) return;
@@ -154,6 +152,13 @@ void message(Level level, unsigned long subsys, const char* file, int line, cons
     buf[length - 1] = '\0';  // the sink gets the line without its '\n'
     sink(buf, length - 1);
   }
+}
+
+void message(Level level, unsigned long subsys, const char* file, int line, const char* fmt, ...) {
+  va_list args;
+  va_start(args, fmt);
+  vmessage(level, subsys, file, line, fmt, args);
+  va_end(args);
 }
 
 Status configure(const Settings& settings) {

@@ -8,6 +8,7 @@
 
 #include "common/result.h"
 
+#include <cstdarg>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -59,6 +60,8 @@ bool enabled(Level level, unsigned long subsys);
 // handed to net plugins directly.
 void message(Level level, unsigned long subsys, const char* file, int line, const char* fmt, ...)
     __attribute__((format(printf, 5, 6)));
+void vmessage(Level level, unsigned long subsys, const char* file, int line, const char* fmt,
+              va_list args) __attribute__((format(printf, 5, 0)));
 
 }  // namespace nccom::log
 

@@ -1,0 +1,183 @@
+// The host context: configuration drives logging, WARN lines reach the
+// runtime's log, bad plugins are logged and skipped, plugins get their
+// configuration through the host API.
+#include "core/context.h"
+#include "core/host_api.h"
+#include "core/runtime.h"
+#include "log/log.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace nccom::core {
+namespace {
+
+std::mutex g_printk_mutex;
+std::vector<std::pair<std::string, uint32_t>> g_printk_lines;
+
+// The one scripted callback: records what libnccom forwards to the driver log.
+void record_printk(char* str, uint32_t size, uint32_t action) {
+  std::lock_guard lock(g_printk_mutex);
+  g_printk_lines.emplace_back(std::string(str, size), action);
+}
+
+class CoreContext : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/nccom-core-XXXXXX";
+    ASSERT_NE(mkdtemp(pattern), nullptr);
+    dir_ = pattern;
+    log_path_ = dir_ + "/nccom.log";
+    scripted_ = runtime::libnrt();
+    scripted_.nec_ndl_printk = &record_printk;
+    runtime::install_for_testing(&scripted_);
+    std::lock_guard lock(g_printk_mutex);
+    g_printk_lines.clear();
+  }
+  void TearDown() override {
+    log::reset();
+    runtime::install_for_testing(nullptr);
+    std::filesystem::remove_all(dir_);
+  }
+
+  config::LoadOptions options() {
+    config::LoadOptions o;
+    o.getenv = [this](const char* name) -> const char* {
+      auto it = env_.find(name);
+      return it == env_.end() ? nullptr : it->second.c_str();
+    };
+    o.tables = {config::host_knobs()};
+    return o;
+  }
+
+  std::string read_log() {
+    std::ifstream in(log_path_);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }
+
+  std::string dir_, log_path_;
+  std::map<std::string, std::string> env_;
+  runtime::Api scripted_{};
+};
+
+TEST_F(CoreContext, ConfigurationDrivesLogging) {
+  env_["NCCL_DEBUG"] = "INFO";
+  env_["NCCL_DEBUG_SUBSYS"] = "ENV";
+  env_["NCCL_DEBUG_FILE"] = log_path_;
+  auto context = Context::create(options());
+  ASSERT_TRUE(context) << context.error().message;
+  const std::string text = read_log();
+  EXPECT_NE(text.find("CCOM INFO configuration: built-in defaults (no file)"), std::string::npos)
+      << text;
+  EXPECT_EQ((*context)->config().get_string("log.level"), "INFO");
+}
+
+TEST_F(CoreContext, QuietByDefault) {
+  env_["NCCL_DEBUG_FILE"] = log_path_;
+  auto context = Context::create(options());
+  ASSERT_TRUE(context) << context.error().message;
+  EXPECT_EQ(read_log(), "");
+}
+
+TEST_F(CoreContext, BadConfigurationIsAClearError) {
+  const std::string file = dir_ + "/bad.toml";
+  std::ofstream(file) << "[log]\nlevel = \"LOUD\"\n";
+  env_["NCCOM_CONFIG"] = file;
+  auto context = Context::create(options());
+  ASSERT_FALSE(context);
+  EXPECT_EQ(context.error().status, NRT_INVALID);
+  EXPECT_NE(context.error().message.find("nccom configuration is invalid"), std::string::npos);
+  EXPECT_NE(context.error().message.find(file + ":2:"), std::string::npos)
+      << context.error().message;
+}
+
+TEST_F(CoreContext, BadDebugFileStillLogsAndSaysWhy) {
+  env_["NCCL_DEBUG"] = "WARN";
+  env_["NCCL_DEBUG_FILE"] = dir_ + "/missing-dir/log";
+  testing::internal::CaptureStdout();
+  auto context = Context::create(options());
+  const std::string out = testing::internal::GetCapturedStdout();
+  ASSERT_TRUE(context) << context.error().message;
+  EXPECT_NE(out.find("CCOM WARN NCCL_DEBUG_FILE: cannot open"), std::string::npos) << out;
+}
+
+TEST_F(CoreContext, WarnLinesAreForwardedToTheRuntimeLog) {
+  env_["NCCL_DEBUG"] = "WARN";
+  env_["NCCL_DEBUG_FILE"] = log_path_;
+  auto context = Context::create(options());
+  ASSERT_TRUE(context);
+  NCCOM_INFO(log::kAll, "not forwarded");
+  NCCOM_WARN("forwarded %d", 42);
+  std::lock_guard lock(g_printk_mutex);
+  ASSERT_EQ(g_printk_lines.size(), 1u);
+  EXPECT_NE(g_printk_lines[0].first.find("CCOM WARN forwarded 42"), std::string::npos);
+  EXPECT_EQ(g_printk_lines[0].first.back(), '2');  // no trailing newline
+  EXPECT_EQ(g_printk_lines[0].second, 0u);
+}
+
+TEST_F(CoreContext, BadPluginsAreLoggedAndSkippedGoodOnesLoad) {
+  env_["NCCL_DEBUG"] = "WARN";
+  env_["NCCL_DEBUG_FILE"] = log_path_;
+  env_["NCCOM_PLUGIN_PATH"] = TEST_PLUGIN_DIR;
+  auto context = Context::create(options());
+  ASSERT_TRUE(context);
+  const std::size_t loaded =
+      (*context)->load_plugins(NCCOM_PLUGIN_KIND_NET, {"undefined", "abi99", "good", "nowhere"});
+  EXPECT_EQ(loaded, 1u);
+  EXPECT_NE((*context)->find_plugin(NCCOM_PLUGIN_KIND_NET, "good"), nullptr);
+  const std::string text = read_log();
+  EXPECT_NE(text.find("skipping plugin: "), std::string::npos);
+  EXPECT_NE(text.find("undefined symbol"), std::string::npos) << text;
+  EXPECT_NE(text.find("got 99, supports 1"), std::string::npos) << text;
+  EXPECT_NE(text.find("nowhere"), std::string::npos) << text;
+  std::lock_guard lock(g_printk_mutex);
+  EXPECT_EQ(g_printk_lines.size(), 3u);
+}
+
+TEST_F(CoreContext, PluginDirsStartWithTheConfiguredPath) {
+  env_["NCCOM_PLUGIN_PATH"] = "/opt/a::/opt/b";
+  auto context = Context::create(options());
+  ASSERT_TRUE(context);
+  const auto& dirs = (*context)->plugin_dirs();
+  ASSERT_EQ(dirs.size(), 3u);
+  EXPECT_EQ(dirs[0], "/opt/a");
+  EXPECT_EQ(dirs[1], "/opt/b");
+  EXPECT_EQ(dirs[2].filename(), "nccom");
+}
+
+TEST_F(CoreContext, HostApiAnswersFromThePluginSection) {
+  env_["NCCL_SOCKET_NTHREADS"] = "4";
+  auto context = Context::create(options());
+  ASSERT_TRUE(context);
+  PluginHostApi host((*context)->config(), "net");
+  const nccom_host_api_t& api = host.api();
+  EXPECT_EQ(api.struct_size, sizeof(nccom_host_api_t));
+  EXPECT_EQ(api.abi_version, NCCOM_PLUGIN_ABI_VERSION);
+  const char* nthreads = api.config_get(api.host_ctx, "socket.nthreads");
+  ASSERT_NE(nthreads, nullptr);
+  EXPECT_STREQ(nthreads, "4");
+  EXPECT_EQ(api.config_get(api.host_ctx, "socket.nthreads"), nthreads);  // stable storage
+  EXPECT_STREQ(api.config_get(api.host_ctx, "socket.nsocks_per_thread"), "1");
+  EXPECT_EQ(api.config_get(api.host_ctx, "no.such.key"), nullptr);
+  EXPECT_EQ(api.config_get(api.host_ctx, nullptr), nullptr);
+}
+
+TEST_F(CoreContext, DefaultOptionsLookNextToTheLibrary) {
+  const config::LoadOptions o = default_load_options();
+  ASSERT_EQ(o.default_paths.size(), 2u);
+  EXPECT_EQ(o.default_paths[0], "/etc/nccom/nccom.toml");
+  EXPECT_NE(o.default_paths[1].find("share/nccom/nccom.toml"), std::string::npos);
+  EXPECT_EQ(o.tables.size(), 1u);
+}
+
+}  // namespace
+}  // namespace nccom::core
