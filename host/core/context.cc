@@ -51,7 +51,7 @@ std::filesystem::path own_directory() {
 config::LoadOptions default_load_options() {
   config::LoadOptions options;
   options.default_paths = {config::kSystemConfigPath,
-                           (own_directory() / ".." / "share" / "nccom" / "nccom.toml").string()};
+                           (own_directory() / ".." / "share" / "nccom" / "nccom.toml").lexically_normal().string()};
   options.tables = {config::host_knobs()};
   return options;
 }
