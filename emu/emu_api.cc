@@ -1,0 +1,57 @@
+// The application API (nrt_emu.h, version node NRT_EMU_1.0).
+#include <nrt_emu.h>
+
+#include "device_model.h"
+#include "nccom_loader.h"
+#include "runtime_log.h"
+
+#include <algorithm>
+#include <climits>
+
+using nrt_emu::NccomLoader;
+
+extern "C" {
+
+NRT_STATUS nrt_emu_load_nccom(void) { return NccomLoader::instance().load(); }
+
+const nccom_export_table_t* nrt_emu_nccom_table(void) { return NccomLoader::instance().table(); }
+
+const char* nrt_emu_nccom_path(void) { return NccomLoader::instance().path(); }
+
+const nec_version_info_t* nrt_emu_nccom_version(void) { return NccomLoader::instance().version(); }
+
+const char* nrt_emu_last_error(void) { return NccomLoader::instance().last_error(); }
+
+NRT_STATUS nrt_emu_nccom_guard(void) { return NccomLoader::instance().guard(); }
+
+void* nrt_emu_net_handle(void) { return NccomLoader::instance().net_plugin(nullptr); }
+
+const char* nrt_emu_net_error(void) { return NccomLoader::instance().net_error(); }
+
+const char* nrt_emu_net_hint(void) { return NccomLoader::instance().net_hint(); }
+
+void nrt_emu_unload_nccom(void) { NccomLoader::instance().unload(); }
+
+int nrt_emu_log_snapshot(char* buf, size_t len) {
+  if (buf == nullptr) len = 0;
+  const size_t needed = nrt_emu::log::snapshot(buf, len);
+  return static_cast<int>(std::min<size_t>(needed, INT_MAX));
+}
+
+void nrt_emu_log_clear(void) { nrt_emu::log::clear(); }
+
+int nrt_emu_debug_dlsym_count(void) { return NccomLoader::instance().dlsym_count(); }
+
+const nccom_export_table_t* nrt_emu_debug_slots(void) { return NccomLoader::instance().slots(); }
+
+int nrt_emu_debug_port_and_rid_map(int dev, int* mla_indexes, int* host_device_ids, int cap) {
+  nrt_emu::devices::PortAndRidMap map;
+  if (!nrt_emu::devices::recorded_map(dev, &map)) return -1;
+  const int n = static_cast<int>(map.mla_indexes.size());
+  const int copy = std::clamp(cap, 0, n);
+  if (mla_indexes != nullptr) std::copy_n(map.mla_indexes.begin(), copy, mla_indexes);
+  if (host_device_ids != nullptr) std::copy_n(map.host_device_ids.begin(), copy, host_device_ids);
+  return n;
+}
+
+}  // extern "C"

@@ -1,0 +1,42 @@
+// Runs a program in a fresh child process and collects what it printed.
+//
+// glibc reads LD_LIBRARY_PATH once, at process start, so every loader
+// scenario needs a process of its own. The child gets this process's
+// environment without LD_LIBRARY_PATH and NEURON_RT_*, plus `env`.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace nccom_test {
+
+struct ChildResult {
+  int exit_code = -1;   // -1 when the child did not exit normally
+  int signal = 0;       // the signal that ended it, if any
+  std::string out;      // stdout
+  std::string err;      // stderr
+};
+
+ChildResult run_child(const std::string& program, const std::vector<std::string>& args,
+                      const std::map<std::string, std::string>& env);
+
+// "key=value" lines of a child's stdout (the first '=' splits). Lines after a
+// line equal to `stop` are not parsed.
+std::map<std::string, std::string> parse_report(const std::string& out,
+                                                const std::string& stop = "--- log ---");
+
+// A fresh directory under $TMPDIR (or /tmp), removed with everything in it.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+}  // namespace nccom_test
