@@ -117,6 +117,17 @@ TEST(EmuLoader, MissingExportLeavesAllSlotsNull) {
   EXPECT_EQ(s.count_in_log("[nrt] WARN: " + error + "\n"), 1) << s.log;
 }
 
+TEST(EmuLoader, MissingVersionProbeStopsAtTheFirstDlsym) {
+  const Scenario s = run_driver({{"LD_LIBRARY_PATH", MISSING_VERSION_DIR}});
+  ASSERT_EQ(s.child.exit_code, 0) << describe(s);
+  EXPECT_EQ(s.at("status"), "1") << describe(s);
+  EXPECT_EQ(s.at("last_error"),
+            "Get Version Info API is not implemented by aws-neuronx-collectives.");
+  EXPECT_EQ(s.at("dlsym_count"), "1") << "no other symbol may be looked up";
+  EXPECT_EQ(s.at("table"), "null");
+  EXPECT_EQ(s.count_in_log("Using CCOM"), 0) << s.log;
+}
+
 TEST(EmuLoader, MissingLibnccomGivesTheOpenError) {
   TempDir dir;
   copy_runtime_into(dir.path());
