@@ -7,6 +7,7 @@ packages=(
   build-essential cmake ninja-build pkg-config git binutils file
   libboost-dev libtomlplusplus-dev libfabric-dev libfabric-bin libibverbs-dev
   libgtest-dev libgmock-dev
+  clang libclang-rt-14-dev            # libFuzzer targets (tests/fuzz)
 )
 
 missing=()
