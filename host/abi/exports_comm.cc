@@ -1,57 +1,223 @@
-// Communicator and bootstrap exports (abi.md §3 slots 1–7, 11–13, 18, 19).
-// Implemented by the bootstrap issue (#3) and the topology issue (#4).
+// Communicator and bootstrap exports (abi.md §3 slots 1–6, 11–13, 18, 19;
+// init-bootstrap §3). Thin: check the arguments the runtime hands over, call
+// the communicator layer, map its error to the NRT_STATUS it carries.
 #include "abi/export.h"
+#include "comm/communicator.h"
+#include "comm/settings.h"
+#include "core/context.h"
+#include "log/log.h"
+
+#include <sched.h>
+
+#include <cstring>
 
 using nccom::abi::not_implemented;
+namespace comm = nccom::comm;
+namespace bootstrap = nccom::bootstrap;
+
+namespace {
+
+NRT_STATUS fail(const nccom::Error& error) {
+  return error.status == NRT_SUCCESS ? NRT_FAILURE : error.status;
+}
+
+NRT_STATUS invalid(const char* what) {
+  NCCOM_WARN("%s", what);
+  return NRT_INVALID;
+}
+
+// The settings, choosing the bootstrap interface so that `root_comm_id`
+// (when given) is reachable.
+nccom::Result<const comm::BootstrapSettings*> settings_for(const char* root_comm_id) {
+  bootstrap::SocketAddress root;
+  if (root_comm_id != nullptr && root_comm_id[0] != '\0') {
+    if (auto parsed = bootstrap::SocketAddress::parse(root_comm_id)) root = *parsed;
+  }
+  return comm::bootstrap_settings(root);
+}
+
+NRT_STATUS init(void** comm_out, const comm::InitRequest& request) {
+  if (comm_out == nullptr) return invalid("communicator init: comm_out is NULL");
+  *comm_out = nullptr;
+  auto settings = settings_for(request.root_comm_id);
+  if (!settings) return fail(settings.error());
+  auto created = comm::Communicator::create(request, **settings);
+  if (!created) return fail(created.error());
+  *comm_out = comm::register_handle(std::move(created).value());
+  return NRT_SUCCESS;
+}
+
+comm::Communicator* lookup(void* handle, const char* export_name) {
+  comm::Communicator* found = comm::find_handle(handle);
+  if (found == nullptr) {
+    NCCOM_WARN("%s: %p is not a live communicator handle", export_name, handle);
+  }
+  return found;
+}
+
+NRT_STATUS report(const nccom::Status& status, const char* export_name) {
+  if (status) return NRT_SUCCESS;
+  NCCOM_WARN("%s: %s", export_name, status.error().message.c_str());
+  return fail(status.error());
+}
+
+}  // namespace
 
 NCCOM_API NRT_STATUS neuronGetUniqueId(char* id_out, int rank_n, const char* hint) {
-  return not_implemented("neuronGetUniqueId", 3);
+  if (id_out == nullptr) return invalid("neuronGetUniqueId: id_out is NULL");
+  if (rank_n < 1) return invalid("neuronGetUniqueId: rank count must be positive");
+  auto settings = settings_for(nullptr);
+  if (!settings) return fail(settings.error());
+  auto id = comm::get_unique_id(nullptr, rank_n, /*global=*/false, **settings);
+  if (!id) {
+    NCCOM_WARN("neuronGetUniqueId (%s): %s", hint != nullptr ? hint : "", id.error().message.c_str());
+    return fail(id.error());
+  }
+  const ncclUniqueId bytes = id->encode();
+  std::memcpy(id_out, bytes.internal, sizeof bytes.internal);
+  return NRT_SUCCESS;
 }
 
 NCCOM_API NRT_STATUS neuronInitGlobalComm(int g_dev_id, int g_dev_count,
                                           const enc_neuron_device_info_t* dev,
                                           const char* root_comm_id, void** comm_out,
                                           const char* hint) {
-  return not_implemented("neuronInitGlobalComm", 3);
+  comm::InitRequest request;
+  request.nranks = g_dev_count;
+  request.rank = g_dev_id;
+  request.device = dev;
+  request.global = true;
+  request.root_comm_id = root_comm_id;
+  ncclUniqueId id{};
+  if (root_comm_id == nullptr || root_comm_id[0] == '\0') {
+    // No root address: only a one-rank world can proceed (it is its own root).
+    if (g_dev_count != 1) {
+      return invalid("neuronInitGlobalComm: no root address (NEURON_RT_ROOT_COMM_ID) for a "
+                     "world of more than one rank");
+    }
+    auto settings = settings_for(nullptr);
+    if (!settings) return fail(settings.error());
+    auto made = comm::get_unique_id(nullptr, 1, true, **settings);
+    if (!made) return fail(made.error());
+    id = made->encode();
+    request.id = &id;
+  }
+  return init(comm_out, request);
 }
 
 NCCOM_API NRT_STATUS neuronInitComm(void** comm_out, int rank_n, char* id, int rank,
                                     const enc_neuron_device_info_t* dev, bool bypass_graph) {
-  return not_implemented("neuronInitComm", 3);
+  if (id == nullptr) return invalid("neuronInitComm: id is NULL");
+  ncclUniqueId unique{};
+  std::memcpy(unique.internal, id, sizeof unique.internal);
+  comm::InitRequest request;
+  request.nranks = rank_n;
+  request.rank = rank;
+  request.device = dev;
+  request.id = &unique;
+  return init(comm_out, request);
 }
 
 NCCOM_API NRT_STATUS neuronBuildGraphComm(void* comm) {
   return not_implemented("neuronBuildGraphComm", 4);
 }
 
-NCCOM_API NRT_STATUS neuronGetCommInfo(void* comm, nccl_comm_info_t* out) {
-  return not_implemented("neuronGetCommInfo", 3);
+// The rank and peer part (the bootstrap issue); rings, kangaRing paths and
+// MLA cycles arrive with the topology issue and are reported empty until then.
+NCCOM_API NRT_STATUS neuronGetCommInfo(void* handle, nccl_comm_info_t* out) {
+  comm::Communicator* c = lookup(handle, "neuronGetCommInfo");
+  if (c == nullptr) return NRT_INVALID_HANDLE;
+  if (out == nullptr) return invalid("neuronGetCommInfo: out is NULL");
+  enc_peer_info_t* peers = out->peers;  // caller-allocated (or NULL): keep it
+  std::memset(out, 0, sizeof *out);
+  out->peers = peers;
+  out->cluster_id = c->cluster_id();
+  out->epoch = static_cast<time_t>(c->epoch());
+  out->neuron_dev = c->device();
+  out->rank = c->rank();
+  out->rank_n = c->nranks();
+  out->local_rank_n = c->local_rank_count();
+  out->local_rack_rank_n = c->local_rank_count();
+  out->node_n = c->node_count();
+  out->node = 0;
+  const auto& records = c->peers();
+  for (int r = 0; r < c->nranks(); ++r) {  // node index: order of first appearance
+    if (records[r].host_hash == records[c->rank()].host_hash) break;
+    bool first = true;
+    for (int q = 0; q < r; ++q) first = first && records[q].host_hash != records[r].host_hash;
+    out->node += first ? 1 : 0;
+  }
+  out->use_net = out->node_n > 1;
+  if (peers != nullptr) {
+    for (int r = 0; r < c->nranks(); ++r) {
+      peers[r].neuron_dev = records[r].device;
+      peers[r].rid = records[r].mla_idx;
+      peers[r].tpb_index = 0;
+      peers[r].pod_node_id = records[r].pod_node_id;
+    }
+  }
+  return NRT_SUCCESS;
 }
 
-NCCOM_API NRT_STATUS neuronFreeComm(void* comm) {
-  return not_implemented("neuronFreeComm", 3);
+NCCOM_API NRT_STATUS neuronFreeComm(void* handle) {
+  auto c = comm::release_handle(handle);
+  if (!c) {
+    NCCOM_WARN("neuronFreeComm: %p is not a live communicator handle", handle);
+    return NRT_INVALID_HANDLE;
+  }
+  c.reset();  // closes every socket of its mesh
+  comm::reap_roots();
+  return NRT_SUCCESS;
 }
 
 NCCOM_API NRT_STATUS neuronBootstrapSend(void* state, int peer, void* data, size_t size,
                                          const char* hint) {
-  return not_implemented("neuronBootstrapSend", 3);
+  comm::Communicator* c = lookup(state, "neuronBootstrapSend");
+  if (c == nullptr) return NRT_INVALID_HANDLE;
+  if (data == nullptr && size > 0) return invalid("neuronBootstrapSend: data is NULL");
+  return report(c->send(peer, bootstrap::MsgType::kUser, data, size), "neuronBootstrapSend");
 }
 
 NCCOM_API NRT_STATUS neuronBootstrapRecv(void* state, int peer, void* data, size_t size,
                                          const char* hint) {
-  return not_implemented("neuronBootstrapRecv", 3);
+  comm::Communicator* c = lookup(state, "neuronBootstrapRecv");
+  if (c == nullptr) return NRT_INVALID_HANDLE;
+  if (data == nullptr && size > 0) return invalid("neuronBootstrapRecv: data is NULL");
+  return report(c->recv(peer, bootstrap::MsgType::kUser, data, size), "neuronBootstrapRecv");
 }
 
 NCCOM_API NRT_STATUS neuronBootstrapAllGather(void* state, void* all_data, size_t size_per_rank,
                                               const char* hint) {
-  return not_implemented("neuronBootstrapAllGather", 3);
+  comm::Communicator* c = lookup(state, "neuronBootstrapAllGather");
+  if (c == nullptr) return NRT_INVALID_HANDLE;
+  if (all_data == nullptr && size_per_rank > 0) return invalid("neuronBootstrapAllGather: data is NULL");
+  return report(c->all_gather(all_data, size_per_rank), "neuronBootstrapAllGather");
 }
 
-NCCOM_API NRT_STATUS neuronGetPeerDeviceId(void* comm, int peer, int* dev_out) {
-  return not_implemented("neuronGetPeerDeviceId", 3);
+NCCOM_API NRT_STATUS neuronGetPeerDeviceId(void* handle, int peer, int* dev_out) {
+  comm::Communicator* c = lookup(handle, "neuronGetPeerDeviceId");
+  if (c == nullptr) return NRT_INVALID_HANDLE;
+  if (dev_out == nullptr || peer < 0 || peer >= c->nranks()) {
+    return invalid("neuronGetPeerDeviceId: bad peer or NULL output");
+  }
+  *dev_out = c->peers()[peer].device;
+  return NRT_SUCCESS;
 }
 
-NCCOM_API NRT_STATUS neuronSetAffinity(void* comm, nccom_cpu_set_t* override_mask,
+// Saves the caller's mask, then applies `override_mask` when given. The
+// topology-driven choice (ncclTopoSetAffinity) comes with the topology
+// issue; until then no override means the mask is left as it is.
+NCCOM_API NRT_STATUS neuronSetAffinity(void* handle, nccom_cpu_set_t* override_mask,
                                        nccom_cpu_set_t* save, int core) {
-  return not_implemented("neuronSetAffinity", 3);
+  comm::Communicator* c = lookup(handle, "neuronSetAffinity");
+  if (c == nullptr) return NRT_INVALID_HANDLE;
+  if (save != nullptr && sched_getaffinity(0, sizeof(cpu_set_t), save) != 0) {
+    NCCOM_WARN("neuronSetAffinity: sched_getaffinity failed: %s", std::strerror(errno));
+    return NRT_FAILURE;
+  }
+  if (override_mask != nullptr && sched_setaffinity(0, sizeof(cpu_set_t), override_mask) != 0) {
+    NCCOM_WARN("neuronSetAffinity: sched_setaffinity failed: %s", std::strerror(errno));
+    return NRT_FAILURE;
+  }
+  return NRT_SUCCESS;
 }

@@ -18,6 +18,7 @@ namespace nccom::bootstrap {
 struct Interface {
   std::string name;
   SocketAddress address;  // port 0
+  SocketAddress netmask;  // same family as `address`; AF_UNSPEC when unknown
 };
 
 struct InterfaceFilter {

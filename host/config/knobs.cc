@@ -25,6 +25,11 @@ constexpr sv kEnvNsocks[] = {"NCCL_NSOCKS_PERTHREAD"};
 constexpr sv kEnvNthreads[] = {"NCCL_SOCKET_NTHREADS"};
 constexpr sv kEnvPluginPath[] = {"NCCOM_PLUGIN_PATH"};
 constexpr sv kEnvDisableVerify[] = {"CCOM_DBG_DISABLE_VERIFY_TOPOLOGY"};
+constexpr sv kEnvHandshake[] = {"NCCOM_BOOTSTRAP_TIMEOUT_MS"};
+constexpr sv kEnvProtocol[] = {"NCCOM_BOOTSTRAP_PROTOCOL"};
+constexpr sv kEnvSecret[] = {"NCCOM_BOOTSTRAP_SECRET"};
+constexpr sv kEnvHostId[] = {"NCCL_HOSTID"};
+constexpr sv kProtocols[] = {"auto", "flat", "hierarchical"};
 
 constexpr Knob kHostKnobs[] = {
     {.key = "log.level",
@@ -57,6 +62,40 @@ constexpr Knob kHostKnobs[] = {
              "accept, send and receive). When it expires the error names the peer "
              "that did not answer.",
      .min = 1},
+    {.key = "bootstrap.handshake_timeout_ms",
+     .env = kEnvHandshake,
+     .type = Type::Int,
+     .default_text = "120000",
+     .help = "Time limit in milliseconds for a communicator's whole bootstrap handshake: "
+             "every rank must have checked in with the root by then. On expiry the "
+             "error lists the ranks that are still missing.",
+     .min = 1},
+    {.key = "bootstrap.protocol",
+     .env = kEnvProtocol,
+     .type = Type::Enum,
+     .default_text = "auto",
+     .help = "Bootstrap handshake: flat (every rank checks in with the root), "
+             "hierarchical (one leader per host checks in for its host) or auto "
+             "(hierarchical for a global communicator larger than one instance). "
+             "All ranks of a communicator must use the same setting.",
+     .allowed = kProtocols,
+     .flags = kCaseInsensitive},
+    {.key = "bootstrap.secret",
+     .env = kEnvSecret,
+     .type = Type::String,
+     .default_text = "",
+     .help = "Shared secret for communicators whose root is given as host:port "
+             "(NEURON_RT_ROOT_COMM_ID), which cannot carry a random one. Empty derives "
+             "it from the root address, which keeps other jobs out but is not secret; "
+             "set it through the launcher to authenticate.",
+    },
+    {.key = "bootstrap.host_id",
+     .env = kEnvHostId,
+     .type = Type::String,
+     .default_text = "",
+     .help = "Overrides this host's identity (by default the host name and boot id), "
+             "which decides which ranks share a host.",
+    },
     {.key = "bootstrap.socket_ifname",
      .env = kEnvIfname,
      .type = Type::String,

@@ -1,0 +1,112 @@
+#include "bootstrap/join.h"
+
+#include "log/log.h"
+
+#include <cstring>
+
+namespace nccom::bootstrap {
+
+Status send_message(const Socket& sock, MsgType type, const std::vector<uint8_t>& payload,
+                    Deadline deadline) {
+  MessageHeader header;
+  header.type = static_cast<uint32_t>(type);
+  header.size = payload.size();
+  const auto head = header.encode();
+  if (Status ok = sock.send_all(head.data(), head.size(), deadline); !ok) return ok;
+  return sock.send_all(payload.data(), payload.size(), deadline);
+}
+
+Result<std::vector<uint8_t>> recv_message(const Socket& sock, MsgType expected,
+                                          std::size_t max_size, Deadline deadline) {
+  uint8_t head[kHeaderBytes];
+  if (Status ok = sock.recv_all(head, sizeof head, deadline); !ok) return ok.take_error();
+  auto header = MessageHeader::decode(head, sizeof head);
+  if (!header) return header.take_error();
+  if (header->type != static_cast<uint32_t>(expected) || header->size > max_size) {
+    return make_error(NRT_INVALID, std::string("expected ") +
+                                       msg_type_name(static_cast<uint32_t>(expected)) + ", got " +
+                                       msg_type_name(header->type) + " of " +
+                                       std::to_string(header->size) + " bytes");
+  }
+  std::vector<uint8_t> payload(header->size);
+  if (Status ok = sock.recv_all(payload.data(), payload.size(), deadline); !ok) {
+    return ok.take_error();
+  }
+  return payload;
+}
+
+namespace detail {
+
+Status send_hello(const Socket& sock, const JoinOptions& o, Deadline deadline) {
+  Hello hello;
+  hello.secret = o.id.secret;
+  hello.rank = o.rank;
+  hello.nranks = o.nranks;
+  const auto bytes = hello.encode();
+  return sock.send_all(bytes.data(), bytes.size(), deadline);
+}
+
+ExtInfo own_info(const JoinOptions& o, const Socket& listener) {
+  ExtInfo info;
+  info.rank = o.rank;
+  info.nranks = o.nranks;
+  info.listen_address = listener.local_address();
+  info.build_tag = o.build_tag;
+  return info;
+}
+
+Error context(const JoinOptions& o, const std::string& step, const Error& inner) {
+  return make_error(inner.status, "bootstrap rank " + std::to_string(o.rank) + "/" +
+                                      std::to_string(o.nranks) + ", " + step + ": " +
+                                      inner.message);
+}
+
+}  // namespace detail
+
+// Flat (§9.4): check in with the root, learn the ring successor, then a ring
+// all-gather of the 28-byte listen addresses over the mesh.
+Result<Joined> join_flat(const JoinOptions& o, Socket listener) {
+  const Deadline deadline = Clock::now() + o.handshake_timeout;
+  const std::string root = o.id.root.to_string();
+  auto sock = Socket::connect(o.id.root, deadline);
+  if (!sock) return detail::context(o, "connecting to the root at " + root, sock.error());
+
+  const auto info = detail::own_info(o, listener).encode();
+  Status sent = detail::send_hello(*sock, o, deadline);
+  if (sent) {
+    sent = send_message(*sock, MsgType::kInfoToRoot,
+                        std::vector<uint8_t>(info.begin(), info.end()), deadline);
+  }
+  if (!sent) return detail::context(o, "checking in with the root at " + root, sent.error());
+  auto payload = recv_message(*sock, MsgType::kInfoFromRoot, 64 + 4096, deadline);
+  if (!payload) return detail::context(o, "waiting for the root at " + root, payload.error());
+  auto reply = RootReply::decode(payload->data(), payload->size());
+  if (!reply) return detail::context(o, "reading the root's answer", reply.error());
+  if (reply->status != 0) {
+    return make_error(NRT_FAILURE, "bootstrap rank " + std::to_string(o.rank) + ": the root at " +
+                                       root + " refused the communicator: " + reply->error);
+  }
+  sock->close();
+
+  std::vector<SocketAddress> addresses(o.nranks);
+  addresses[o.rank] = listener.local_address();
+  addresses[(o.rank + 1) % o.nranks] = reply->successor;
+  Joined joined{std::make_unique<PeerMesh>(o.rank, o.nranks, o.id.secret, std::move(listener),
+                                           addresses, o.socket_timeout),
+                reply->cluster_id, reply->epoch};
+
+  std::vector<uint8_t> table(kWireAddressBytes * o.nranks);
+  addresses[o.rank].encode(table.data() + kWireAddressBytes * o.rank);
+  Status gathered = all_gather(*joined.mesh, o.rank, o.nranks, table.data(), kWireAddressBytes,
+                               AllGatherAlgorithm::kRing);
+  if (!gathered) return detail::context(o, "ring all-gather of the listen addresses", gathered.error());
+  for (int r = 0; r < o.nranks; ++r) {
+    auto address = SocketAddress::decode(table.data() + kWireAddressBytes * r, kWireAddressBytes);
+    if (!address) return detail::context(o, "address of rank " + std::to_string(r), address.error());
+    addresses[r] = *address;
+  }
+  joined.mesh->set_addresses(std::move(addresses));
+  return joined;
+}
+
+}  // namespace nccom::bootstrap

@@ -1,0 +1,51 @@
+// Joining a communicator's bootstrap: the rank side of the handshake with the
+// root, flat (init-bootstrap §9.4) or hierarchical through a local leader per
+// host (§10, our protocol: docs/decisions.md). Both end the same way: a
+// PeerMesh that knows every rank's address, plus cluster_id and epoch.
+#pragma once
+
+#include "bootstrap/peer_mesh.h"
+#include "bootstrap/wire.h"
+
+#include <array>
+#include <chrono>
+#include <memory>
+
+namespace nccom::bootstrap {
+
+struct JoinOptions {
+  UniqueId id;
+  int rank = -1;
+  int nranks = 0;
+  std::array<uint8_t, kBuildTagBytes> build_tag{};  // zero unless global init
+  uint64_t host_hash = 0;       // ranks with equal host hashes share a leader
+  SocketAddress listen_on;      // the bootstrap interface (port 0: ephemeral)
+  std::chrono::milliseconds socket_timeout{120000};     // each socket operation
+  std::chrono::milliseconds handshake_timeout{120000};  // the whole check-in
+};
+
+struct Joined {
+  std::unique_ptr<PeerMesh> mesh;
+  uint64_t cluster_id = 0;
+  int64_t epoch = 0;
+};
+
+Result<Joined> join(const JoinOptions& options);
+
+// Each half, for tests.
+Result<Joined> join_flat(const JoinOptions& options, Socket listener);
+Result<Joined> join_hierarchical(const JoinOptions& options, Socket listener);
+
+// Framing helpers shared with the root: one message on a blocking exchange.
+Status send_message(const Socket& sock, MsgType type, const std::vector<uint8_t>& payload,
+                    Deadline deadline);
+Result<std::vector<uint8_t>> recv_message(const Socket& sock, MsgType expected,
+                                          std::size_t max_size, Deadline deadline);
+
+namespace detail {
+Status send_hello(const Socket& sock, const JoinOptions& o, Deadline deadline);
+ExtInfo own_info(const JoinOptions& o, const Socket& listener);
+Error context(const JoinOptions& o, const std::string& step, const Error& inner);
+}  // namespace detail
+
+}  // namespace nccom::bootstrap

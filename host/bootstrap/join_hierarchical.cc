@@ -1,0 +1,204 @@
+// The hierarchical handshake (init-bootstrap §10; the protocol is ours, see
+// docs/decisions.md). Ranks of one host (equal host hash) meet on an
+// abstract Unix socket named after the id's secret and the host hash: the
+// first to bind it is the host's leader, the others connect to it. Only
+// leaders talk to the root: each forwards its members' check-ins as they
+// arrive, so the root needs one connection per host instead of one per
+// rank, and no leader has to know in advance how many ranks its host runs.
+// The root answers every leader with the whole address table, which the
+// leader hands to its members; no ring all-gather is needed afterwards.
+#include "bootstrap/join.h"
+
+#include "bootstrap/inbound.h"
+#include "log/log.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <thread>
+
+namespace nccom::bootstrap {
+namespace {
+
+sockaddr_un local_name(const JoinOptions& o, socklen_t* length) {
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  char name[sizeof addr.sun_path - 1];
+  const int n = std::snprintf(name, sizeof name, "nccom-bootstrap-%016llx-%016llx",
+                              static_cast<unsigned long long>(o.id.secret),
+                              static_cast<unsigned long long>(o.host_hash));
+  std::memcpy(addr.sun_path + 1, name, n);  // abstract namespace: leading NUL
+  *length = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + n);
+  return addr;
+}
+
+// Binds the host's rendezvous name: a listening socket if this rank becomes
+// the leader, an invalid one if another rank holds the name.
+Result<Socket> try_lead(const JoinOptions& o) {
+  socklen_t length = 0;
+  const sockaddr_un addr = local_name(o, &length);
+  Socket sock(::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  if (!sock.valid()) return make_error(NRT_RESOURCE, std::string("socket(AF_UNIX): ") + std::strerror(errno));
+  if (::bind(sock.fd(), reinterpret_cast<const sockaddr*>(&addr), length) != 0) {
+    if (errno == EADDRINUSE) return Socket();
+    return make_error(NRT_FAILURE, std::string("bind of the local rendezvous: ") + std::strerror(errno));
+  }
+  if (::listen(sock.fd(), 1024) != 0) {
+    return make_error(NRT_FAILURE, std::string("listen on the local rendezvous: ") + std::strerror(errno));
+  }
+  return sock;
+}
+
+Result<Socket> connect_leader(const JoinOptions& o) {
+  socklen_t length = 0;
+  const sockaddr_un addr = local_name(o, &length);
+  // A local connect completes at once (or fails): connect blocking, then
+  // switch to non-blocking like every other bootstrap socket.
+  Socket sock(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!sock.valid()) return make_error(NRT_RESOURCE, std::string("socket(AF_UNIX): ") + std::strerror(errno));
+  if (::connect(sock.fd(), reinterpret_cast<const sockaddr*>(&addr), length) != 0) {
+    return make_error(NRT_FAILURE, std::string("connect to the host's leader: ") + std::strerror(errno));
+  }
+  ::fcntl(sock.fd(), F_SETFL, ::fcntl(sock.fd(), F_GETFL) | O_NONBLOCK);
+  return sock;
+}
+
+Result<Joined> finish(const JoinOptions& o, Socket listener, const LeaderReply& reply) {
+  if (reply.status != 0) {
+    return make_error(NRT_FAILURE, "bootstrap rank " + std::to_string(o.rank) + ": the root at " +
+                                       o.id.root.to_string() + " refused the communicator: " +
+                                       reply.error);
+  }
+  return Joined{std::make_unique<PeerMesh>(o.rank, o.nranks, o.id.secret, std::move(listener),
+                                           reply.addresses, o.socket_timeout),
+                reply.cluster_id, reply.epoch};
+}
+
+std::vector<uint8_t> checkin_payload(const ExtInfo& info) {
+  LeaderCheckIn batch;
+  batch.members.push_back(info);
+  return batch.encode();
+}
+
+// The leader: forwards its own and each member's check-in to the root, then
+// relays the root's answer to every member.
+Result<Joined> lead(const JoinOptions& o, Socket rendezvous, Socket listener, Deadline deadline) {
+  auto root = Socket::connect(o.id.root, deadline);
+  if (!root) return detail::context(o, "leader connecting to the root at " + o.id.root.to_string(), root.error());
+  const ExtInfo own = detail::own_info(o, listener);
+  Status sent = detail::send_hello(*root, o, deadline);
+  if (sent) sent = send_message(*root, MsgType::kLeaderToRoot, checkin_payload(own), deadline);
+  if (!sent) return detail::context(o, "leader checking in with the root", sent.error());
+
+  auto validator = [&o](const Hello& hello) -> Status {
+    if (hello.secret != o.id.secret) return make_error(NRT_INVALID, "wrong secret");
+    if (hello.nranks != o.nranks || hello.rank < 0 || hello.rank >= o.nranks) {
+      return make_error(NRT_INVALID, "bad rank " + std::to_string(hello.rank));
+    }
+    return {};
+  };
+  std::vector<std::unique_ptr<InboundConnection>> members;
+  for (;;) {
+    std::vector<pollfd> fds{{rendezvous.fd(), POLLIN, 0}, {root->fd(), POLLIN, 0}};
+    for (auto& m : members) fds.push_back({m->fd(), POLLIN, 0});
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    const int ready = left.count() > 0 ? ::poll(fds.data(), fds.size(), left.count()) : 0;
+    if (ready == 0) {
+      return make_error(NRT_TIMEOUT, "bootstrap rank " + std::to_string(o.rank) +
+                                         " (host leader): no answer from the root at " +
+                                         o.id.root.to_string() + " within " +
+                                         std::to_string(o.handshake_timeout.count()) +
+                                         " ms; other hosts' ranks are missing (see the root's log)");
+    }
+    if (ready < 0) continue;
+    if (fds[1].revents != 0) break;  // the root answered (or hung up): read below
+    for (std::size_t i = 0; i < members.size(); ++i) {
+      if (fds[i + 2].revents == 0) continue;
+      std::vector<InboundConnection::Message> messages;
+      Status ok = members[i]->read_available(&messages);
+      for (auto& m : messages) {
+        auto info = ExtInfo::decode(m.payload.data(), m.payload.size());
+        if (m.type != static_cast<uint32_t>(MsgType::kInfoToRoot) || !info) {
+          ok = make_error(NRT_INVALID, "a local rank sent an unexpected message");
+          break;
+        }
+        sent = send_message(*root, MsgType::kLeaderToRoot, checkin_payload(*info), deadline);
+        if (!sent) return detail::context(o, "forwarding a check-in to the root", sent.error());
+      }
+      if (!ok) {
+        NCCOM_WARN("bootstrap rank %d (host leader) dropped a local connection: %s", o.rank,
+                   ok.error().message.c_str());
+        members[i]->close();
+      }
+    }
+    if (fds[0].revents & POLLIN) {
+      for (;;) {
+        const int fd = ::accept4(rendezvous.fd(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0) break;
+        members.push_back(std::make_unique<InboundConnection>(Socket(fd), validator));
+      }
+    }
+  }
+  rendezvous.close();  // no rank can still be arriving: the root had them all, or failed
+  auto payload = recv_message(*root, MsgType::kRootToLeader, 64 + 4096 + 28 * o.nranks + 8, deadline);
+  if (!payload) return detail::context(o, "leader waiting for the root", payload.error());
+  // Relay the answer verbatim; each member decodes it itself.
+  for (auto& m : members) {
+    if (m->closed()) continue;
+    Status relayed = send_message(m->socket(), MsgType::kRootToLeader, *payload, deadline);
+    if (!relayed) {
+      NCCOM_WARN("bootstrap rank %d (host leader) could not relay the root's answer: %s", o.rank,
+                 relayed.error().message.c_str());
+    }
+  }
+  auto reply = LeaderReply::decode(payload->data(), payload->size(), o.nranks);
+  if (!reply) return detail::context(o, "reading the root's answer", reply.error());
+  return finish(o, std::move(listener), *reply);
+}
+
+Result<Joined> follow(const JoinOptions& o, Socket leader, Socket listener, Deadline deadline) {
+  const auto info = detail::own_info(o, listener).encode();
+  Status sent = detail::send_hello(leader, o, deadline);
+  if (sent) {
+    sent = send_message(leader, MsgType::kInfoToRoot, std::vector<uint8_t>(info.begin(), info.end()),
+                        deadline);
+  }
+  if (!sent) return detail::context(o, "checking in with the host's leader", sent.error());
+  auto payload = recv_message(leader, MsgType::kRootToLeader, 64 + 4096 + 28 * o.nranks + 8, deadline);
+  if (!payload) return detail::context(o, "waiting for the host's leader", payload.error());
+  auto reply = LeaderReply::decode(payload->data(), payload->size(), o.nranks);
+  if (!reply) return detail::context(o, "reading the root's answer", reply.error());
+  return finish(o, std::move(listener), *reply);
+}
+
+}  // namespace
+
+Result<Joined> join_hierarchical(const JoinOptions& o, Socket listener) {
+  const Deadline deadline = Clock::now() + o.handshake_timeout;
+  // Becoming the leader or reaching it can race with a leader that is just
+  // binding; a few quick attempts settle it.
+  for (int attempt = 0; attempt < 100 && Clock::now() < deadline; ++attempt) {
+    auto rendezvous = try_lead(o);
+    if (!rendezvous) return detail::context(o, "local rendezvous", rendezvous.error());
+    if (rendezvous->valid()) return lead(o, std::move(rendezvous).value(), std::move(listener), deadline);
+    auto leader = connect_leader(o);
+    if (leader) return follow(o, std::move(leader).value(), std::move(listener), deadline);
+    std::this_thread::yield();
+  }
+  return make_error(NRT_FAILURE, "bootstrap rank " + std::to_string(o.rank) +
+                                     ": could neither lead nor reach this host's bootstrap leader");
+}
+
+Result<Joined> join(const JoinOptions& o) {
+  auto listener = Socket::listen(o.listen_on);
+  if (!listener) return detail::context(o, "listening on " + o.listen_on.to_string(), listener.error());
+  if (o.id.protocol == Protocol::kHierarchical) return join_hierarchical(o, std::move(listener).value());
+  return join_flat(o, std::move(listener).value());
+}
+
+}  // namespace nccom::bootstrap

@@ -1,0 +1,88 @@
+// PeerMesh — the bootstrap network of one communicator after the handshake:
+// every rank's listen address is known, and any rank can send typed messages
+// to any other (init-bootstrap §11.1). Connections are opened lazily, one
+// outgoing per peer, and each starts with a Hello carrying the unique id's
+// secret; connections without it are refused and logged, never trusted.
+//
+// Single-threaded progress: whoever calls send/recv/exchange drives all
+// sockets of the mesh (outgoing writes, accepts, incoming reads) in one poll
+// loop, so two ranks sending to each other at once cannot deadlock.
+// Messages that arrive before they are asked for wait in a queue keyed by
+// (sender, type). Every call is bounded by the mesh's timeout; the error
+// names the peer rank, its address and what was missing.
+#pragma once
+
+#include "bootstrap/allgather.h"
+#include "bootstrap/inbound.h"
+#include "bootstrap/socket.h"
+#include "bootstrap/wire.h"
+
+#include <chrono>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace nccom::bootstrap {
+
+class PeerMesh final : public PeerExchange {
+ public:
+  // `listener` is this rank's listening socket (already bound; its address is
+  // addresses[rank]). `timeout` bounds every operation.
+  PeerMesh(int rank, int nranks, uint64_t secret, Socket listener,
+           std::vector<SocketAddress> addresses, std::chrono::milliseconds timeout);
+  ~PeerMesh() override;
+
+  int rank() const { return rank_; }
+  int nranks() const { return nranks_; }
+  const std::vector<SocketAddress>& addresses() const { return addresses_; }
+  // Completes the table once the handshake has gathered every address.
+  void set_addresses(std::vector<SocketAddress> addresses) { addresses_ = std::move(addresses); }
+
+  Status send(int peer, MsgType type, const void* data, std::size_t size);
+  // Receives exactly `size` bytes; a message of another size is an error.
+  Status recv(int peer, MsgType type, void* data, std::size_t size);
+  Status exchange(int send_to, const void* send_data, std::size_t send_size, int recv_from,
+                  void* recv_data, std::size_t recv_size, MsgType type) override;
+
+  // All-gather with the algorithm every rank chooses for (nranks, size).
+  Status all_gather(void* data, std::size_t size_per_rank);
+  Status barrier();
+
+  // Connections refused so far (wrong secret, garbage, bad rank): for tests
+  // and for the log.
+  int refused_connections() const { return refused_; }
+
+ private:
+  struct Outgoing;
+
+  Status ensure_outgoing(int peer, Deadline deadline);
+  // One poll round over the listener, all incoming connections and (when
+  // `writer` is set) the outgoing one being written. Returns when something
+  // happened or the deadline passed.
+  Status pump(Outgoing* writer, const std::vector<uint8_t>* pending, std::size_t* written,
+              Deadline deadline);
+  void accept_ready();
+  void read_ready(InboundConnection& in);
+  bool take_message(int peer, MsgType type, std::vector<uint8_t>* out);
+  Status check_peer(int peer, const char* op) const;
+  std::string timeout_message(const char* op, int peer, MsgType type, std::size_t size) const;
+
+  const int rank_;
+  const int nranks_;
+  const uint64_t secret_;
+  Socket listener_;
+  std::vector<SocketAddress> addresses_;
+  const std::chrono::milliseconds timeout_;
+
+  std::mutex mutex_;  // one operation at a time per mesh
+  std::vector<std::unique_ptr<Outgoing>> outgoing_;   // by peer rank
+  std::vector<std::unique_ptr<InboundConnection>> incoming_;  // accepted connections
+  std::map<std::pair<int, uint32_t>, std::deque<std::vector<uint8_t>>> queue_;
+  std::map<int, std::string> broken_;  // peer rank -> why its connection died
+  int refused_ = 0;
+};
+
+}  // namespace nccom::bootstrap

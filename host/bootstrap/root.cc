@@ -1,0 +1,262 @@
+#include "bootstrap/root.h"
+
+#include "bootstrap/inbound.h"
+#include "bootstrap/join.h"
+#include "bootstrap/wire.h"
+#include "log/log.h"
+
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <cstring>
+#include <ctime>
+#include <optional>
+#include <random>
+
+namespace nccom::bootstrap {
+namespace {
+
+enum class Kind { kUnknown, kFlat, kLeader };
+
+struct Peer {
+  std::unique_ptr<InboundConnection> conn;
+  Kind kind = Kind::kUnknown;
+  std::vector<int> ranks;  // the ranks this connection checked in
+};
+
+std::string hex(const std::array<uint8_t, kBuildTagBytes>& tag) {
+  static const char* digits = "0123456789abcdef";
+  std::string out;
+  for (uint8_t b : tag) {
+    out += digits[b >> 4];
+    out += digits[b & 15];
+  }
+  return out;
+}
+
+bool zero(const std::array<uint8_t, kBuildTagBytes>& tag) {
+  for (uint8_t b : tag) {
+    if (b != 0) return false;
+  }
+  return true;
+}
+
+// The handshake state of one communicator, fed message by message.
+class CheckIns {
+ public:
+  explicit CheckIns(int nranks) : infos_(nranks), from_(nranks) {}
+
+  bool complete() const { return count_ == static_cast<int>(infos_.size()); }
+  const std::string& failure() const { return failure_; }
+  const ExtInfo& info(int rank) const { return *infos_[rank]; }
+
+  void add(const ExtInfo& info, const std::string& from, Kind kind) {
+    const int n = static_cast<int>(infos_.size());
+    if (!failure_.empty()) return;
+    if (info.nranks != n) {
+      fail("rank " + std::to_string(info.rank) + " (" + from + ") was started for " +
+           std::to_string(info.nranks) + " ranks, the root for " + std::to_string(n) +
+           ": every rank must be given the same rank count");
+    } else if (infos_[info.rank]) {
+      fail("rank " + std::to_string(info.rank) + " checked in twice (" + from_[info.rank] +
+           " and " + from + "): every rank needs a distinct rank number");
+    } else if (!zero(info.build_tag) && !zero(tag_) && info.build_tag != tag_) {
+      fail("rank " + std::to_string(info.rank) + " (" + from + ") runs build " +
+           hex(info.build_tag) + " (libnccom|libnrt), rank " + std::to_string(tag_rank_) +
+           " runs " + hex(tag_) + ": all ranks must run the same libnccom and libnrt builds");
+    } else if (kind_ != Kind::kUnknown && kind != kind_) {
+      fail("rank " + std::to_string(info.rank) + " (" + from + ") uses the " +
+           (kind == Kind::kFlat ? "flat" : "hierarchical") + " bootstrap protocol, others the " +
+           (kind_ == Kind::kFlat ? "flat" : "hierarchical") +
+           " one: set bootstrap.protocol alike on every rank");
+    } else {
+      if (!zero(info.build_tag) && zero(tag_)) {
+        tag_ = info.build_tag;
+        tag_rank_ = info.rank;
+      }
+      kind_ = kind;
+      infos_[info.rank] = info;
+      from_[info.rank] = from;
+      ++count_;
+    }
+  }
+
+  void fail(std::string why) {
+    if (failure_.empty()) failure_ = std::move(why);
+  }
+
+  std::string missing() const {
+    std::string list;
+    int shown = 0;
+    int missing = 0;
+    for (std::size_t r = 0; r < infos_.size(); ++r) {
+      if (infos_[r]) continue;
+      ++missing;
+      if (shown++ < 16) list += (list.empty() ? "" : ", ") + std::to_string(r);
+    }
+    if (shown > 16) list += ", ...";
+    return std::to_string(missing) + " of " + std::to_string(infos_.size()) + " ranks (" + list +
+           ")";
+  }
+
+ private:
+  std::vector<std::optional<ExtInfo>> infos_;
+  std::vector<std::string> from_;
+  int count_ = 0;
+  Kind kind_ = Kind::kUnknown;
+  std::array<uint8_t, kBuildTagBytes> tag_{};
+  int tag_rank_ = -1;
+  std::string failure_;
+};
+
+uint64_t random_u64() {
+  std::random_device device;
+  return (static_cast<uint64_t>(device()) << 32) ^ device();
+}
+
+}  // namespace
+
+Root::Root(Socket listener, const RootOptions& options)
+    : listener_(std::move(listener)), address_(listener_.local_address()), options_(options) {}
+
+Result<std::unique_ptr<Root>> Root::start(Socket listener, const RootOptions& options) {
+  if (options.nranks < 1) {
+    return make_error(NRT_INVALID, "bootstrap root: rank count " + std::to_string(options.nranks) +
+                                       " is not positive");
+  }
+  std::unique_ptr<Root> root(new Root(std::move(listener), options));
+  root->thread_ = std::thread([r = root.get()] { r->serve(); });
+  return root;
+}
+
+Root::~Root() { (void)wait(); }
+
+Status Root::wait() {
+  if (thread_.joinable()) thread_.join();
+  return outcome_;
+}
+
+void Root::serve() {
+  const Deadline deadline = Clock::now() + options_.timeout;
+  const int n = options_.nranks;
+  const std::string where = "bootstrap root " + address_.to_string();
+  CheckIns checkins(n);
+  std::vector<Peer> peers;
+
+  auto validator = [this](const Hello& hello) -> Status {
+    if (hello.secret != options_.secret) return make_error(NRT_INVALID, "wrong secret");
+    if (hello.nranks != options_.nranks) {
+      return make_error(NRT_INVALID, "expects " + std::to_string(hello.nranks) +
+                                         " ranks, this communicator has " +
+                                         std::to_string(options_.nranks));
+    }
+    return {};
+  };
+
+  while (!checkins.complete() && checkins.failure().empty()) {
+    std::vector<pollfd> fds{{listener_.fd(), POLLIN, 0}};
+    for (auto& p : peers) fds.push_back({p.conn->fd(), POLLIN, 0});
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    const int ready = left.count() > 0 ? ::poll(fds.data(), fds.size(), left.count()) : 0;
+    if (ready == 0) {
+      checkins.fail(checkins.missing() + " did not check in with " + where + " within " +
+                    std::to_string(options_.timeout.count()) + " ms");
+      break;
+    }
+    if (ready < 0) continue;  // EINTR
+    for (std::size_t i = 0; i < peers.size(); ++i) {
+      if (fds[i + 1].revents == 0) continue;
+      Peer& peer = peers[i];
+      std::vector<InboundConnection::Message> messages;
+      Status ok = peer.conn->read_available(&messages);
+      for (auto& m : messages) {
+        const Kind kind = m.type == static_cast<uint32_t>(MsgType::kInfoToRoot)   ? Kind::kFlat
+                          : m.type == static_cast<uint32_t>(MsgType::kLeaderToRoot) ? Kind::kLeader
+                                                                                    : Kind::kUnknown;
+        std::vector<ExtInfo> infos;
+        if (kind == Kind::kFlat) {
+          auto info = ExtInfo::decode(m.payload.data(), m.payload.size());
+          if (info) infos.push_back(*info);
+          else ok = info.take_error();
+        } else if (kind == Kind::kLeader) {
+          auto batch = LeaderCheckIn::decode(m.payload.data(), m.payload.size(), n);
+          if (batch) infos = batch->members;
+          else ok = batch.take_error();
+        } else {
+          ok = make_error(NRT_INVALID, std::string("unexpected message ") + msg_type_name(m.type));
+        }
+        for (const ExtInfo& info : infos) {
+          checkins.add(info, peer.conn->from(), kind);
+          peer.ranks.push_back(info.rank);
+        }
+        if (kind != Kind::kUnknown) peer.kind = kind;
+      }
+      if (!ok) {
+        if (peer.ranks.empty()) {
+          NCCOM_WARN("%s refused a connection from %s: %s", where.c_str(),
+                     peer.conn->from().c_str(), ok.error().message.c_str());
+        } else {
+          checkins.fail("the connection of rank " + std::to_string(peer.ranks.front()) + " (" +
+                        peer.conn->from() + ") failed before the handshake finished: " +
+                        ok.error().message);
+        }
+        peer.conn->close();
+      } else if (peer.conn->closed() && !peer.ranks.empty()) {
+        checkins.fail("rank " + std::to_string(peer.ranks.front()) + " (" + peer.conn->from() +
+                      ") hung up before the handshake finished (did the process die?)");
+      }
+    }
+    std::erase_if(peers, [](const Peer& p) { return p.conn->closed(); });
+    if (fds[0].revents & POLLIN) {
+      for (;;) {
+        const int fd = ::accept4(listener_.fd(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0) break;
+        peers.push_back(Peer{std::make_unique<InboundConnection>(Socket(fd), validator)});
+      }
+    }
+  }
+
+  // Answer everybody who checked in: success or the one failure text.
+  const bool success = checkins.failure().empty();
+  const uint64_t cluster_id = success ? random_u64() : 0;
+  const int64_t epoch = success ? static_cast<int64_t>(std::time(nullptr)) : 0;
+  const Deadline reply_deadline = Clock::now() + options_.timeout;
+  for (Peer& peer : peers) {
+    if (peer.ranks.empty()) continue;
+    std::vector<uint8_t> payload;
+    MsgType type = MsgType::kInfoFromRoot;
+    if (peer.kind == Kind::kLeader) {
+      LeaderReply reply;
+      reply.status = success ? 0 : 1;
+      reply.error = success ? "" : checkins.failure();
+      reply.cluster_id = cluster_id;
+      reply.epoch = epoch;
+      if (success) {
+        for (int r = 0; r < n; ++r) reply.addresses.push_back(checkins.info(r).listen_address);
+      }
+      payload = reply.encode();
+      type = MsgType::kRootToLeader;
+    } else {
+      RootReply reply;
+      reply.status = success ? 0 : 1;
+      reply.error = success ? "" : checkins.failure();
+      reply.cluster_id = cluster_id;
+      reply.epoch = epoch;
+      if (success) reply.successor = checkins.info((peer.ranks.front() + 1) % n).listen_address;
+      payload = reply.encode();
+    }
+    Status sent = send_message(peer.conn->socket(), type, payload, reply_deadline);
+    if (!sent) {
+      NCCOM_WARN("%s could not answer %s: %s", where.c_str(), peer.conn->from().c_str(),
+                 sent.error().message.c_str());
+    }
+  }
+  if (!success) {
+    NCCOM_WARN("%s: %s", where.c_str(), checkins.failure().c_str());
+    outcome_ = make_error(NRT_FAILURE, where + ": " + checkins.failure());
+  }
+  listener_.close();
+  done_.store(true, std::memory_order_release);
+}
+
+}  // namespace nccom::bootstrap

@@ -1,0 +1,244 @@
+#include "comm/communicator.h"
+
+#include "bootstrap/join.h"
+#include "comm/identity.h"
+#include "core/runtime.h"
+#include "log/log.h"
+
+#include <sys/resource.h>
+
+#include <cstring>
+#include <mutex>
+#include <set>
+
+extern "C" const char nccom_build_git_hash[];  // generated: cmake/WriteBuildId.cmake
+
+namespace nccom::comm {
+namespace {
+
+constexpr const char* kBanner = "NCCL version 2.31.24+nrt2.0";
+
+// init-bootstrap §2: libnccom's hash (8 bytes) ‖ libnrt's hash (8 bytes).
+std::array<uint8_t, bootstrap::kBuildTagBytes> build_tag() {
+  std::array<uint8_t, bootstrap::kBuildTagBytes> tag{};
+  std::strncpy(reinterpret_cast<char*>(tag.data()), nccom_build_git_hash, 8);
+  nrt_version_t version{};
+  if (runtime::api().nrt_get_version(&version, sizeof version) == NRT_SUCCESS) {
+    std::memcpy(tag.data() + 8, version.git_hash, 8);
+  }
+  return tag;
+}
+
+// setFilesLimit (§9.1): a global communicator may need many sockets.
+void raise_files_limit() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0) {
+    NCCOM_WARN("Call to getrlimit failed : %s", std::strerror(errno));
+    return;
+  }
+  limit.rlim_cur = limit.rlim_max;
+  if (setrlimit(RLIMIT_NOFILE, &limit) != 0) {
+    NCCOM_WARN("Call to setrlimit failed : %s", std::strerror(errno));
+  }
+}
+
+Error invalid(const std::string& message) {
+  NCCOM_WARN("%s", message.c_str());
+  return make_error(NRT_INVALID, message);
+}
+
+}  // namespace
+
+Communicator::~Communicator() = default;
+
+Result<std::unique_ptr<Communicator>> Communicator::create(const InitRequest& request,
+                                                           const BootstrapSettings& settings) {
+  static std::once_flag banner;
+  std::call_once(banner, [] {
+    log::message(log::Level::Version, log::kInit, __FILE__, __LINE__, "%s", kBanner);
+  });
+  if (request.device == nullptr) return invalid("communicator init: device info is NULL");
+  if (request.rank < 0 || request.rank >= request.nranks) {
+    NCCOM_WARN("Invalid rank requested : %d/%d", request.rank, request.nranks);
+    return make_error(NRT_INVALID, "Invalid rank requested : " + std::to_string(request.rank) +
+                                       "/" + std::to_string(request.nranks));
+  }
+  std::unique_ptr<Communicator> comm(new Communicator);
+  Status up = comm->bring_up(request, settings);
+  if (!up) {
+    NCCOM_WARN("%s", up.error().message.c_str());
+    return up.take_error();
+  }
+  NCCOM_INFO(log::kInit, "comm %p rank %d nranks %d cudaDev %d busId %lx - Init COMPLETE",
+             static_cast<void*>(comm.get()), comm->rank_, comm->nranks_, comm->device_, 0ul);
+  return comm;
+}
+
+Status Communicator::bring_up(const InitRequest& request, const BootstrapSettings& settings) {
+  rank_ = request.rank;
+  nranks_ = request.nranks;
+  device_ = request.device->nec_dev_id;
+  device_info_ = *request.device;
+  global_ = request.global;
+
+  // The unique id: given, or derived from the root address (§4.2, §6 step 2).
+  bootstrap::UniqueId id;
+  const bool from_address = request.root_comm_id != nullptr && request.root_comm_id[0] != '\0';
+  if (from_address) {
+    auto derived = id_from_root_address(request.root_comm_id, nranks_, global_, settings);
+    if (!derived) return derived.take_error();
+    id = *derived;
+    if (rank_ == 0) {
+      NCCOM_INFO(log::kInit | log::kBootstrap, "Root comm ID set by environment to %s",
+                 request.root_comm_id);
+      auto bound = start_root(id, id.root, nranks_, settings);
+      if (!bound) return bound.take_error();
+    }
+  } else {
+    if (request.id == nullptr) return invalid("communicator init: neither a unique id nor a root address");
+    auto decoded = bootstrap::UniqueId::decode(reinterpret_cast<const uint8_t*>(request.id->internal),
+                                               sizeof request.id->internal);
+    if (!decoded) return invalid("communicator init: " + decoded.error().message);
+    id = *decoded;
+  }
+  const uint64_t id_hash = hash_bytes(id.encode().internal, NCCL_UNIQUE_ID_BYTES);
+
+  // The runtime's gate (§9.1): bootstrap only when it reports 0 vNCs.
+  uint32_t vnc_count = 0;
+  if (runtime::api().nrt_get_total_vnc_count(&vnc_count) != NRT_SUCCESS) {
+    return make_error(NRT_FAILURE, "communicator init: nrt_get_total_vnc_count failed");
+  }
+  if (vnc_count != 0 && nranks_ > 1) {
+    return make_error(NRT_FAILURE, "communicator init: the runtime reports " +
+                                       std::to_string(vnc_count) +
+                                       " vNCs, which disables the distributed bootstrap; a "
+                                       "communicator of " + std::to_string(nranks_) +
+                                       " ranks needs it (the runtime must report 0)");
+  }
+  if (global_) raise_files_limit();
+
+  bootstrap::PeerRecord own;
+  own.rank = rank_;
+  own.device = device_;
+  own.host_hash = host_hash(settings.host_id) + id_hash + device_info_.virtual_server_id;
+  own.pid_hash = pid_hash() + id_hash;
+  own.shm_dev = shm_device();
+  own.pod_node_id = static_cast<int32_t>(device_info_.pod_node_id);
+  own.virtual_server_id = static_cast<int32_t>(device_info_.virtual_server_id);
+  own.comm = reinterpret_cast<uintptr_t>(this);
+  own.host_device_id = device_info_.host_device_id;
+  own.mla_idx = device_info_.mla_idx;
+
+  if (vnc_count == 0) {
+    bootstrap::JoinOptions join;
+    join.id = id;
+    join.rank = rank_;
+    join.nranks = nranks_;
+    if (global_) join.build_tag = build_tag();
+    join.host_hash = own.host_hash;
+    join.listen_on = settings.interface.address;
+    join.socket_timeout = settings.socket_timeout;
+    join.handshake_timeout = settings.handshake_timeout;
+    auto joined = bootstrap::join(join);
+    if (!joined) return joined.take_error();
+    mesh_ = std::move(joined->mesh);
+    cluster_id_ = joined->cluster_id;
+    epoch_ = joined->epoch;
+  }
+  reap_roots();
+
+  // The first all-gather: the 112-byte peer records (§8.1 step 5).
+  std::vector<uint8_t> table(bootstrap::kPeerRecordBytes * nranks_);
+  const auto mine = own.encode();
+  std::memcpy(table.data() + bootstrap::kPeerRecordBytes * rank_, mine.data(), mine.size());
+  if (Status gathered = all_gather(table.data(), bootstrap::kPeerRecordBytes); !gathered) {
+    return make_error(gathered.error().status,
+                      "initTransportRank AllGather1: " + gathered.error().message);
+  }
+  for (int r = 0; r < nranks_; ++r) {
+    auto record = bootstrap::PeerRecord::decode(table.data() + bootstrap::kPeerRecordBytes * r,
+                                                bootstrap::kPeerRecordBytes, nranks_);
+    if (!record) return make_error(NRT_INVALID, "peer record of rank " + std::to_string(r) + ": " + record.error().message);
+    if (record->rank != r) {
+      return make_error(NRT_INVALID, "peer record in slot " + std::to_string(r) + " claims rank " +
+                                         std::to_string(record->rank));
+    }
+    peers_.push_back(*record);
+  }
+
+  // §8.1 step 7: the runtime learns every rank's MLA index and host device id.
+  if (global_) {
+    std::vector<int> mla(nranks_), host_device(nranks_);
+    for (int r = 0; r < nranks_; ++r) {
+      mla[r] = peers_[r].mla_idx;
+      host_device[r] = peers_[r].host_device_id;
+    }
+    if (runtime::api().nec_build_port_and_rid_map(device_, mla.data(), host_device.data(),
+                                                  nranks_) != NRT_SUCCESS) {
+      NCCOM_WARN("nec_build_port_and_rid_map failed for device %d", device_);
+    }
+  }
+  return {};
+}
+
+int Communicator::local_rank_count() const {
+  int count = 0;
+  for (const auto& p : peers_) count += p.host_hash == peers_[rank_].host_hash ? 1 : 0;
+  return count;
+}
+
+int Communicator::node_count() const {
+  std::set<uint64_t> hosts;
+  for (const auto& p : peers_) hosts.insert(p.host_hash);
+  return static_cast<int>(hosts.size());
+}
+
+Status Communicator::send(int peer, bootstrap::MsgType type, const void* data, std::size_t size) {
+  if (!mesh_) return make_error(NRT_INVALID, "bootstrap send: this communicator has no bootstrap network (single rank)");
+  return mesh_->send(peer, type, data, size);
+}
+
+Status Communicator::recv(int peer, bootstrap::MsgType type, void* data, std::size_t size) {
+  if (!mesh_) return make_error(NRT_INVALID, "bootstrap recv: this communicator has no bootstrap network (single rank)");
+  return mesh_->recv(peer, type, data, size);
+}
+
+Status Communicator::all_gather(void* data, std::size_t size_per_rank) {
+  if (nranks_ == 1) return {};
+  if (!mesh_) return make_error(NRT_INVALID, "bootstrap all-gather: no bootstrap network");
+  return mesh_->all_gather(data, size_per_rank);
+}
+
+// ---- Handles ----------------------------------------------------------------
+
+namespace {
+std::mutex g_handles_mutex;
+std::set<Communicator*>& handles() {
+  static auto* set = new std::set<Communicator*>;  // never destroyed
+  return *set;
+}
+}  // namespace
+
+void* register_handle(std::unique_ptr<Communicator> comm) {
+  std::lock_guard lock(g_handles_mutex);
+  Communicator* raw = comm.release();
+  handles().insert(raw);
+  return raw;
+}
+
+Communicator* find_handle(void* handle) {
+  std::lock_guard lock(g_handles_mutex);
+  auto it = handles().find(static_cast<Communicator*>(handle));
+  return it == handles().end() ? nullptr : *it;
+}
+
+std::unique_ptr<Communicator> release_handle(void* handle) {
+  std::lock_guard lock(g_handles_mutex);
+  auto it = handles().find(static_cast<Communicator*>(handle));
+  if (it == handles().end()) return nullptr;
+  std::unique_ptr<Communicator> comm(*it);
+  handles().erase(it);
+  return comm;
+}
+
+}  // namespace nccom::comm

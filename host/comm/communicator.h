@@ -1,0 +1,97 @@
+// Communicator — one rank's view of a communicator after init: who it is,
+// every peer's 112-byte record, the bootstrap mesh to reach them, and the
+// cluster_id/epoch the root chose. The runtime holds it as an opaque handle.
+#pragma once
+
+#include "bootstrap/peer_mesh.h"
+#include "bootstrap/wire.h"
+#include "comm/settings.h"
+#include "common/result.h"
+
+#include <nccom/nrt_abi.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace nccom::comm {
+
+struct InitRequest {
+  const char* root_comm_id = nullptr;  // "host:port" for the global comm, or NULL
+  const ncclUniqueId* id = nullptr;    // the group's id when root_comm_id is empty
+  int nranks = 0;
+  int rank = -1;
+  const enc_neuron_device_info_t* device = nullptr;
+  bool global = false;
+};
+
+class Communicator {
+ public:
+  // ncclCommInitRank + initTransportsRank (init-bootstrap §6–§8).
+  static Result<std::unique_ptr<Communicator>> create(const InitRequest& request,
+                                                      const BootstrapSettings& settings);
+  ~Communicator();
+
+  int rank() const { return rank_; }
+  int nranks() const { return nranks_; }
+  int device() const { return device_; }
+  bool global() const { return global_; }
+  uint64_t cluster_id() const { return cluster_id_; }
+  int64_t epoch() const { return epoch_; }
+  const std::vector<bootstrap::PeerRecord>& peers() const { return peers_; }
+  const enc_neuron_device_info_t& device_info() const { return device_info_; }
+  int local_rank_count() const;  // ranks sharing this rank's host hash
+  int node_count() const;        // distinct host hashes
+
+  // The bootstrap services (init-bootstrap §11). With a single rank and no
+  // bootstrap network, all-gather is a local no-op and send/recv are errors.
+  Status send(int peer, bootstrap::MsgType type, const void* data, std::size_t size);
+  Status recv(int peer, bootstrap::MsgType type, void* data, std::size_t size);
+  Status all_gather(void* data, std::size_t size_per_rank);
+
+ private:
+  Communicator() = default;
+  Status bring_up(const InitRequest& request, const BootstrapSettings& settings);
+
+  int rank_ = -1;
+  int nranks_ = 0;
+  int device_ = -1;
+  bool global_ = false;
+  uint64_t cluster_id_ = 0;
+  int64_t epoch_ = 0;
+  enc_neuron_device_info_t device_info_{};
+  std::unique_ptr<bootstrap::PeerMesh> mesh_;
+  std::vector<bootstrap::PeerRecord> peers_;
+};
+
+// ---- Handles --------------------------------------------------------------
+// The pointers handed to the runtime are registered, so a NULL, stale or
+// foreign handle is refused (NRT_INVALID_HANDLE) instead of dereferenced.
+void* register_handle(std::unique_ptr<Communicator> comm);
+Communicator* find_handle(void* handle);
+std::unique_ptr<Communicator> release_handle(void* handle);
+
+// ---- Unique ids and roots --------------------------------------------------
+// ncclGetUniqueId: with an empty root_comm_id, starts a root on this rank's
+// bootstrap interface (ephemeral port, random secret) and returns its id;
+// with "host:port", only parses it.
+Result<bootstrap::UniqueId> get_unique_id(const char* root_comm_id, int nranks, bool global,
+                                          const BootstrapSettings& settings);
+
+// The id of a communicator whose root is "host:port": the address, the
+// secret every rank derives alike (bootstrap.secret, or a hash of the address
+// when unset) and the protocol every rank chooses alike.
+Result<bootstrap::UniqueId> id_from_root_address(const char* root_comm_id, int nranks, bool global,
+                                                 const BootstrapSettings& settings);
+
+// Starts a root for `id` listening on `listen_on` (ephemeral port when 0)
+// and keeps it until reap_roots() finds it finished. Returns the bound address.
+Result<bootstrap::SocketAddress> start_root(const bootstrap::UniqueId& id,
+                                            const bootstrap::SocketAddress& listen_on, int nranks,
+                                            const BootstrapSettings& settings);
+
+// Waits for the roots this process started whose handshakes are over and
+// frees them; returns how many are still running.
+int reap_roots();
+
+}  // namespace nccom::comm

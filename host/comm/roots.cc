@@ -1,0 +1,107 @@
+// Unique ids and the roots this process hosts (init-bootstrap §4, §9.5).
+#include "bootstrap/root.h"
+#include "comm/communicator.h"
+#include "comm/identity.h"
+#include "log/log.h"
+
+#include <list>
+#include <mutex>
+#include <random>
+
+namespace nccom::comm {
+namespace {
+
+std::mutex g_roots_mutex;
+std::list<std::unique_ptr<bootstrap::Root>>& roots() {
+  static auto* list = new std::list<std::unique_ptr<bootstrap::Root>>;  // never destroyed
+  return *list;
+}
+
+uint64_t random_secret() {
+  std::random_device device;
+  uint64_t secret = 0;
+  while (secret == 0) secret = (static_cast<uint64_t>(device()) << 32) ^ device();
+  return secret;
+}
+
+}  // namespace
+
+Result<bootstrap::SocketAddress> start_root(const bootstrap::UniqueId& id,
+                                            const bootstrap::SocketAddress& listen_on, int nranks,
+                                            const BootstrapSettings& settings) {
+  auto listener = bootstrap::Socket::listen(listen_on);
+  if (!listener) {
+    return make_error(listener.error().status,
+                      "bootstrap root: cannot listen on " + listen_on.to_string() + ": " +
+                          listener.error().message);
+  }
+  bootstrap::RootOptions options;
+  options.nranks = nranks;
+  options.secret = id.secret;
+  options.timeout = settings.handshake_timeout;
+  auto root = bootstrap::Root::start(std::move(listener).value(), options);
+  if (!root) return root.take_error();
+  const bootstrap::SocketAddress bound = (*root)->address();
+  NCCOM_INFO(log::kBootstrap, "bootstrap root for %d ranks listening on %s (%s)", nranks,
+             bound.to_string().c_str(),
+             id.protocol == bootstrap::Protocol::kHierarchical ? "hierarchical" : "flat");
+  reap_roots();
+  std::lock_guard lock(g_roots_mutex);
+  roots().push_back(std::move(root).value());
+  return bound;
+}
+
+int reap_roots() {
+  std::list<std::unique_ptr<bootstrap::Root>> finished;
+  int running = 0;
+  {
+    std::lock_guard lock(g_roots_mutex);
+    for (auto it = roots().begin(); it != roots().end();) {
+      if ((*it)->finished()) {
+        finished.splice(finished.end(), roots(), it++);
+      } else {
+        ++running;
+        ++it;
+      }
+    }
+  }
+  return running;  // `finished` joins its threads (already done) outside the lock
+}
+
+Result<bootstrap::UniqueId> get_unique_id(const char* root_comm_id, int nranks, bool global,
+                                          const BootstrapSettings& settings) {
+  if (root_comm_id != nullptr && root_comm_id[0] != '\0') {
+    return id_from_root_address(root_comm_id, nranks, global, settings);
+  }
+  bootstrap::UniqueId id;
+  id.secret = random_secret();
+  id.protocol = choose_protocol(settings, global, nranks);
+  auto bound = start_root(id, settings.interface.address, nranks, settings);
+  if (!bound) return bound.take_error();
+  id.root = *bound;
+  return id;
+}
+
+Result<bootstrap::UniqueId> id_from_root_address(const char* root_comm_id, int nranks, bool global,
+                                                 const BootstrapSettings& settings) {
+  auto address = bootstrap::SocketAddress::parse(root_comm_id);
+  if (!address) {
+    NCCOM_WARN("Invalid Comm Id [%s], please use format: <ipv4>:<port> | [<ipv6>]:<port> | "
+               "<hostname>:<port> (%s)",
+               root_comm_id, address.error().message.c_str());
+    return make_error(NRT_INVALID, "invalid root comm id \"" + std::string(root_comm_id) +
+                                       "\": " + address.error().message);
+  }
+  NCCOM_INFO(log::kInit | log::kBootstrap, "Root comm Id set by environment to %s", root_comm_id);
+  bootstrap::UniqueId id;
+  id.root = *address;
+  const std::string basis = settings.secret.empty()
+                                ? "nccom-root:" + address->to_string() + "/" + std::to_string(nranks)
+                                : settings.secret;
+  id.secret = hash_bytes(basis.data(), basis.size());
+  if (id.secret == 0) id.secret = 1;
+  id.protocol = choose_protocol(settings, global, nranks);
+  return id;
+}
+
+}  // namespace nccom::comm

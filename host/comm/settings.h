@@ -1,0 +1,33 @@
+// The process-level part of ncclInit for the bootstrap (init-bootstrap §5.2,
+// §5.3): the bootstrap settings from the configuration and the interface the
+// bootstrap listens on, chosen once per process.
+#pragma once
+
+#include "bootstrap/interfaces.h"
+#include "bootstrap/wire.h"
+#include "common/result.h"
+
+#include <chrono>
+#include <string>
+
+namespace nccom::comm {
+
+struct BootstrapSettings {
+  std::chrono::milliseconds socket_timeout{120000};
+  std::chrono::milliseconds handshake_timeout{120000};
+  std::string protocol = "auto";  // auto | flat | hierarchical
+  std::string secret;             // for host:port roots
+  std::string host_id;            // NCCL_HOSTID
+  bootstrap::Interface interface;  // where this process's ranks listen
+};
+
+// Resolved once per process (later calls return the first outcome). `root`
+// is the root address when one is known: the interface is chosen to reach it.
+Result<const BootstrapSettings*> bootstrap_settings(const bootstrap::SocketAddress& root = {});
+
+// The protocol a communicator uses, the same on every rank: forced by
+// bootstrap.protocol, or (auto) hierarchical for a global communicator of
+// more ranks than this instance has vNCs.
+bootstrap::Protocol choose_protocol(const BootstrapSettings& settings, bool global, int nranks);
+
+}  // namespace nccom::comm
