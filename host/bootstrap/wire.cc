@@ -33,6 +33,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <iterator>
 
 namespace nccom::bootstrap {
 namespace {
@@ -42,30 +43,25 @@ constexpr std::size_t kRootReplyFixed = 64;
 constexpr std::size_t kLeaderReplyFixed = 32;
 constexpr std::size_t kCheckInFixed = 4;
 
-void put_u16(uint8_t* p, uint16_t v) {
-  p[0] = static_cast<uint8_t>(v);
-  p[1] = static_cast<uint8_t>(v >> 8);
+// Little-endian, one byte at a time (N = width in bytes).
+template <int N>
+void put_le(uint8_t* p, uint64_t v) {
+  for (int i = 0; i < N; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
 }
-void put_u32(uint8_t* p, uint32_t v) {
-  for (int i = 0; i < 4; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
-}
-void put_u64(uint8_t* p, uint64_t v) {
-  for (int i = 0; i < 8; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
-}
-void put_i32(uint8_t* p, int32_t v) { put_u32(p, static_cast<uint32_t>(v)); }
-void put_i64(uint8_t* p, int64_t v) { put_u64(p, static_cast<uint64_t>(v)); }
-
-uint16_t get_u16(const uint8_t* p) { return static_cast<uint16_t>(p[0] | (p[1] << 8)); }
-uint32_t get_u32(const uint8_t* p) {
-  uint32_t v = 0;
-  for (int i = 3; i >= 0; --i) v = (v << 8) | p[i];
-  return v;
-}
-uint64_t get_u64(const uint8_t* p) {
+template <int N>
+uint64_t get_le(const uint8_t* p) {
   uint64_t v = 0;
-  for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
+  for (int i = N - 1; i >= 0; --i) v = (v << 8) | p[i];
   return v;
 }
+void put_u16(uint8_t* p, uint16_t v) { put_le<2>(p, v); }
+void put_u32(uint8_t* p, uint32_t v) { put_le<4>(p, v); }
+void put_u64(uint8_t* p, uint64_t v) { put_le<8>(p, v); }
+void put_i32(uint8_t* p, int32_t v) { put_le<4>(p, static_cast<uint32_t>(v)); }
+void put_i64(uint8_t* p, int64_t v) { put_le<8>(p, static_cast<uint64_t>(v)); }
+uint16_t get_u16(const uint8_t* p) { return static_cast<uint16_t>(get_le<2>(p)); }
+uint32_t get_u32(const uint8_t* p) { return static_cast<uint32_t>(get_le<4>(p)); }
+uint64_t get_u64(const uint8_t* p) { return get_le<8>(p); }
 int32_t get_i32(const uint8_t* p) { return static_cast<int32_t>(get_u32(p)); }
 int64_t get_i64(const uint8_t* p) { return static_cast<int64_t>(get_u64(p)); }
 
@@ -81,29 +77,15 @@ Error invalid(const char* record, const std::string& what) {
 
 std::string byte_count(std::size_t n) { return std::to_string(n) + (n == 1 ? " byte" : " bytes"); }
 
-// Fixed-size records: exactly `expected` bytes, no more, no less.
-Status check_exact(const char* record, const uint8_t* bytes, std::size_t length,
-                   std::size_t expected) {
+// Fixed-size records need exactly `expected` bytes (exact), variable-size
+// ones at least their fixed part.
+Status check_length(const char* record, const uint8_t* bytes, std::size_t length,
+                    std::size_t expected, bool exact) {
   if (bytes == nullptr) return invalid(record, "no input (null pointer)");
-  if (length < expected) {
-    return invalid(record, "truncated (" + std::to_string(length) + " of " +
-                               std::to_string(expected) + " bytes)");
-  }
-  if (length > expected) {
-    return invalid(record, "trailing bytes (" + byte_count(length) + ", expected " +
-                               std::to_string(expected) + ")");
-  }
-  return {};
-}
-
-// Variable-size records: at least the fixed part.
-Status check_minimum(const char* record, const uint8_t* bytes, std::size_t length,
-                     std::size_t fixed) {
-  if (bytes == nullptr) return invalid(record, "no input (null pointer)");
-  if (length < fixed) {
-    return invalid(record, "truncated (" + std::to_string(length) + " bytes, the fixed part is " +
-                               std::to_string(fixed) + ")");
-  }
+  const std::string n = std::to_string(length), m = std::to_string(expected);
+  if (length < expected && exact) return invalid(record, "truncated (" + n + " of " + m + " bytes)");
+  if (length < expected) return invalid(record, "truncated (" + n + " bytes, the fixed part is " + m + ")");
+  if (length > expected && exact) return invalid(record, "trailing bytes (" + n + " bytes, expected " + m + ")");
   return {};
 }
 
@@ -152,19 +134,12 @@ bool valid_msg_type(uint32_t type) {
 }
 
 const char* msg_type_name(uint32_t type) {
-  switch (static_cast<MsgType>(type)) {
-    case MsgType::kRing: return "RING";
-    case MsgType::kInfoToRoot: return "INFO_TO_ROOT";
-    case MsgType::kInfoFromRoot: return "INFO_FROM_ROOT";
-    case MsgType::kUser: return "USER";
-    case MsgType::kTransportInit: return "TRANSPORT_INIT";
-    case MsgType::kBarrier: return "BARRIER";
-    case MsgType::kRecursiveDoubling: return "RECURSIVE_DOUBLING";
-    case MsgType::kBruck: return "BRUCK";
-    case MsgType::kLeaderToRoot: return "LEADER_TO_ROOT";
-    case MsgType::kRootToLeader: return "ROOT_TO_LEADER";
-  }
-  return "UNKNOWN";
+  // Indexed by MsgType's value (1..kMaxType); 0 stands for every unknown type.
+  static constexpr const char* kNames[] = {
+      "UNKNOWN", "RING", "INFO_TO_ROOT", "INFO_FROM_ROOT", "USER", "TRANSPORT_INIT",
+      "BARRIER", "RECURSIVE_DOUBLING", "BRUCK", "LEADER_TO_ROOT", "ROOT_TO_LEADER"};
+  static_assert(std::size(kNames) == static_cast<std::size_t>(MsgType::kMaxType) + 1);
+  return valid_msg_type(type) ? kNames[type] : kNames[0];
 }
 
 // ---- UniqueId ---------------------------------------------------------------
@@ -182,7 +157,7 @@ ncclUniqueId UniqueId::encode() const {
 
 Result<UniqueId> UniqueId::decode(const uint8_t* bytes, std::size_t length) {
   constexpr const char* kRecord = "unique id";
-  if (auto s = check_exact(kRecord, bytes, length, NCCL_UNIQUE_ID_BYTES); !s) return s.take_error();
+  if (auto s = check_length(kRecord, bytes, length, NCCL_UNIQUE_ID_BYTES, true); !s) return s.take_error();
   if (const uint32_t magic = get_u32(bytes + 28); magic != kUniqueIdMagic) {
     return invalid(kRecord, "wrong magic " + hex(magic, 8) + " (expected " + hex(kUniqueIdMagic, 8) +
                                 " \"NCID\"): not an nccom id (was it produced by neuronGetUniqueId"
@@ -218,7 +193,7 @@ std::array<uint8_t, kHelloBytes> Hello::encode() const {
 
 Result<Hello> Hello::decode(const uint8_t* bytes, std::size_t length) {
   constexpr const char* kRecord = "hello";
-  if (auto s = check_exact(kRecord, bytes, length, kHelloBytes); !s) return s.take_error();
+  if (auto s = check_length(kRecord, bytes, length, kHelloBytes, true); !s) return s.take_error();
   if (const uint32_t magic = get_u32(bytes); magic != kHelloMagic) {
     return invalid(kRecord, "wrong magic " + hex(magic, 8) + " (expected " + hex(kHelloMagic, 8) +
                                 " \"NCCB\"): not an nccom bootstrap connection");
@@ -246,7 +221,7 @@ std::array<uint8_t, kHeaderBytes> MessageHeader::encode() const {
 
 Result<MessageHeader> MessageHeader::decode(const uint8_t* bytes, std::size_t length) {
   constexpr const char* kRecord = "message header";
-  if (auto s = check_exact(kRecord, bytes, length, kHeaderBytes); !s) return s.take_error();
+  if (auto s = check_length(kRecord, bytes, length, kHeaderBytes, true); !s) return s.take_error();
   MessageHeader header;
   header.type = get_u32(bytes);
   if (!valid_msg_type(header.type)) {
@@ -274,7 +249,7 @@ std::array<uint8_t, kExtInfoBytes> ExtInfo::encode() const {
 
 Result<ExtInfo> ExtInfo::decode(const uint8_t* bytes, std::size_t length) {
   constexpr const char* kRecord = "extInfo";
-  if (auto s = check_exact(kRecord, bytes, length, kExtInfoBytes); !s) return s.take_error();
+  if (auto s = check_length(kRecord, bytes, length, kExtInfoBytes, true); !s) return s.take_error();
   if (const uint32_t sanity = get_u32(bytes); sanity != kExtInfoSanity) {
     return invalid(kRecord, "bad sanity word " + hex(sanity, 8) + " (expected " +
                                 hex(kExtInfoSanity, 8) +
@@ -311,7 +286,7 @@ std::vector<uint8_t> RootReply::encode() const {
 
 Result<RootReply> RootReply::decode(const uint8_t* bytes, std::size_t length) {
   constexpr const char* kRecord = "root reply";
-  if (auto s = check_minimum(kRecord, bytes, length, kRootReplyFixed); !s) return s.take_error();
+  if (auto s = check_length(kRecord, bytes, length, kRootReplyFixed, false); !s) return s.take_error();
   const uint32_t text_length = get_u32(bytes + 48);
   if (text_length > kMaxErrorBytes) {
     return invalid(kRecord, "error text length exceeds 4096 (" + std::to_string(text_length) + ")");
@@ -360,7 +335,7 @@ std::array<uint8_t, kPeerRecordBytes> PeerRecord::encode() const {
 
 Result<PeerRecord> PeerRecord::decode(const uint8_t* bytes, std::size_t length, int nranks) {
   constexpr const char* kRecord = "peer record";
-  if (auto s = check_exact(kRecord, bytes, length, kPeerRecordBytes); !s) return s.take_error();
+  if (auto s = check_length(kRecord, bytes, length, kPeerRecordBytes, true); !s) return s.take_error();
   PeerRecord record;
   record.rank = get_i32(bytes);
   if (record.rank < 0 || record.rank >= nranks) {
@@ -396,7 +371,7 @@ std::vector<uint8_t> LeaderCheckIn::encode() const {
 Result<LeaderCheckIn> LeaderCheckIn::decode(const uint8_t* bytes, std::size_t length,
                                             int max_members) {
   constexpr const char* kRecord = "leader check-in";
-  if (auto s = check_minimum(kRecord, bytes, length, kCheckInFixed); !s) return s.take_error();
+  if (auto s = check_length(kRecord, bytes, length, kCheckInFixed, false); !s) return s.take_error();
   const uint32_t count = get_u32(bytes);
   if (count == 0) return invalid(kRecord, "no members (count 0)");
   if (max_members < 1 || count > static_cast<uint32_t>(max_members)) {
@@ -449,7 +424,7 @@ std::vector<uint8_t> LeaderReply::encode() const {
 
 Result<LeaderReply> LeaderReply::decode(const uint8_t* bytes, std::size_t length, int nranks) {
   constexpr const char* kRecord = "leader reply";
-  if (auto s = check_minimum(kRecord, bytes, length, kLeaderReplyFixed); !s) return s.take_error();
+  if (auto s = check_length(kRecord, bytes, length, kLeaderReplyFixed, false); !s) return s.take_error();
   const uint32_t status = get_u32(bytes + 16);
   const uint32_t text_length = get_u32(bytes + 20);
   const uint32_t count = get_u32(bytes + 24);

@@ -46,7 +46,8 @@ struct GatherRun {
 inline constexpr uint8_t kPoison = 0xEE;
 
 inline GatherRun run_all_gather(InProcessNetwork& network, std::size_t size,
-                                AllGatherAlgorithm algorithm, const std::vector<uint8_t>& expected) {
+                                AllGatherAlgorithm algorithm,
+                                const std::vector<uint8_t>& expected) {
   const int n = network.nranks();
   GatherRun run;
   run.buffers.assign(n, std::vector<uint8_t>(static_cast<std::size_t>(n) * size, kPoison));
