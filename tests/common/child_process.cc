@@ -1,6 +1,7 @@
 #include "child_process.h"
 
 #include <cerrno>
+#include <fcntl.h>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -45,8 +46,8 @@ void drain(int out_fd, int err_fd, std::string* out, std::string* err) {
 
 }  // namespace
 
-ChildResult run_child(const std::string& program, const std::vector<std::string>& args,
-                      const std::map<std::string, std::string>& env) {
+RunningChild start_child(const std::string& program, const std::vector<std::string>& args,
+                         const std::map<std::string, std::string>& env) {
   std::vector<std::string> env_strings;
   for (char** e = environ; *e != nullptr; ++e) {
     if (inherited(*e)) env_strings.emplace_back(*e);
@@ -64,7 +65,7 @@ ChildResult run_child(const std::string& program, const std::vector<std::string>
   envp.push_back(nullptr);
 
   int out_pipe[2], err_pipe[2];
-  if (pipe(out_pipe) != 0 || pipe(err_pipe) != 0) {
+  if (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0) {
     throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
   }
   const pid_t pid = fork();
@@ -72,8 +73,6 @@ ChildResult run_child(const std::string& program, const std::vector<std::string>
   if (pid == 0) {
     dup2(out_pipe[1], STDOUT_FILENO);
     dup2(err_pipe[1], STDERR_FILENO);
-    close(out_pipe[0]); close(out_pipe[1]);
-    close(err_pipe[0]); close(err_pipe[1]);
     execve(program.c_str(), argv.data(), envp.data());
     static const char kMsg[] = "run_child: execve failed\n";
     (void)!write(STDERR_FILENO, kMsg, sizeof kMsg - 1);
@@ -81,15 +80,56 @@ ChildResult run_child(const std::string& program, const std::vector<std::string>
   }
   close(out_pipe[1]);
   close(err_pipe[1]);
+  RunningChild child;
+  child.pid = pid;
+  child.out_fd = out_pipe[0];
+  child.err_fd = err_pipe[0];
+  return child;
+}
+
+std::string read_line(RunningChild& child, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    const auto newline = child.out.find('\n', child.consumed);
+    if (newline != std::string::npos) {
+      std::string line = child.out.substr(child.consumed, newline - child.consumed);
+      child.consumed = newline + 1;
+      return line;
+    }
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0 || child.out_fd < 0) return "";
+    pollfd fd{child.out_fd, POLLIN, 0};
+    if (poll(&fd, 1, static_cast<int>(left.count())) <= 0) continue;
+    char buf[4096];
+    const ssize_t n = read(child.out_fd, buf, sizeof buf);
+    if (n > 0) {
+      child.out.append(buf, static_cast<size_t>(n));
+    } else if (n == 0) {
+      return "";
+    }
+  }
+}
+
+ChildResult finish_child(RunningChild& child) {
   ChildResult result;
-  drain(out_pipe[0], err_pipe[0], &result.out, &result.err);
+  std::string rest;
+  drain(child.out_fd, child.err_fd, &rest, &result.err);
+  result.out = child.out + rest;
+  child.out_fd = child.err_fd = -1;
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
+  while (waitpid(child.pid, &status, 0) < 0) {
     if (errno != EINTR) throw std::runtime_error(std::string("waitpid: ") + std::strerror(errno));
   }
   if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);
   return result;
+}
+
+ChildResult run_child(const std::string& program, const std::vector<std::string>& args,
+                      const std::map<std::string, std::string>& env) {
+  RunningChild child = start_child(program, args, env);
+  return finish_child(child);
 }
 
 std::map<std::string, std::string> parse_report(const std::string& out, const std::string& stop) {

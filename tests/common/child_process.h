@@ -5,6 +5,7 @@
 // environment without LD_LIBRARY_PATH and NEURON_RT_*, plus `env`.
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <string>
 #include <vector>
@@ -20,6 +21,21 @@ struct ChildResult {
 
 ChildResult run_child(const std::string& program, const std::vector<std::string>& args,
                       const std::map<std::string, std::string>& env);
+
+// The same, in two halves, for several children running at once.
+struct RunningChild {
+  int pid = -1;
+  int out_fd = -1;
+  int err_fd = -1;
+  std::string out;           // stdout read so far
+  std::size_t consumed = 0;  // how much of `out` read_line has returned
+};
+RunningChild start_child(const std::string& program, const std::vector<std::string>& args,
+                         const std::map<std::string, std::string>& env);
+// The next line of the child's stdout (without '\n'); "" at EOF or timeout.
+std::string read_line(RunningChild& child, std::chrono::milliseconds timeout);
+// Reads the rest of both streams and reaps the child.
+ChildResult finish_child(RunningChild& child);
 
 // "key=value" lines of a child's stdout (the first '=' splits). Lines after a
 // line equal to `stop` are not parsed.
