@@ -209,6 +209,13 @@ Status Communicator::all_gather(void* data, std::size_t size_per_rank) {
   return mesh_->all_gather(data, size_per_rank);
 }
 
+Status Communicator::all_gather(void* data, std::size_t size_per_rank,
+                                bootstrap::AllGatherAlgorithm algorithm) {
+  if (nranks_ == 1) return {};
+  if (!mesh_) return make_error(NRT_INVALID, "bootstrap all-gather: no bootstrap network");
+  return bootstrap::all_gather(*mesh_, rank_, nranks_, data, size_per_rank, algorithm);
+}
+
 // ---- Handles ----------------------------------------------------------------
 
 namespace {

@@ -48,6 +48,8 @@ class Communicator {
   Status send(int peer, bootstrap::MsgType type, const void* data, std::size_t size);
   Status recv(int peer, bootstrap::MsgType type, void* data, std::size_t size);
   Status all_gather(void* data, std::size_t size_per_rank);
+  // The same with a given algorithm instead of the rule's (tests, benchmarks).
+  Status all_gather(void* data, std::size_t size_per_rank, bootstrap::AllGatherAlgorithm algorithm);
 
  private:
   Communicator() = default;

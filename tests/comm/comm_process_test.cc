@@ -78,11 +78,13 @@ INSTANTIATE_TEST_SUITE_P(Shapes, CommProcesses,
                          ::testing::Values(Shape{"flat", 1, 1}, Shape{"flat", 2, 1},
                                            Shape{"flat", 3, 1}, Shape{"flat", 4, 2},
                                            Shape{"flat", 8, 2}, Shape{"flat", 16, 4},
+                                           Shape{"flat", 64, 4},
                                            Shape{"hierarchical", 2, 2},
                                            Shape{"hierarchical", 3, 1},
                                            Shape{"hierarchical", 4, 4},
                                            Shape{"hierarchical", 8, 2},
-                                           Shape{"hierarchical", 16, 4}),
+                                           Shape{"hierarchical", 16, 4},
+                                           Shape{"hierarchical", 64, 4}),
                          shape_name);
 
 // A free loopback port for a root address (the kernel picks it; the root

@@ -67,6 +67,26 @@ TEST_P(CommThreads, EveryRankHasTheSamePeerTableAndTheServicesWork) {
         }
       }
     }
+    // Each algorithm explicitly (recursive doubling only for powers of two).
+    for (auto algorithm : {nccom::bootstrap::AllGatherAlgorithm::kRing,
+                           nccom::bootstrap::AllGatherAlgorithm::kRecursiveDoubling,
+                           nccom::bootstrap::AllGatherAlgorithm::kBruck}) {
+      if (algorithm == nccom::bootstrap::AllGatherAlgorithm::kRecursiveDoubling &&
+          (nranks & (nranks - 1)) != 0) {
+        continue;
+      }
+      std::vector<uint8_t> slices(kSlice * nranks, 0);
+      for (std::size_t i = 0; i < kSlice; ++i) slices[rank * kSlice + i] = static_cast<uint8_t>(rank ^ i);
+      if (auto ok = comm.all_gather(slices.data(), kSlice, algorithm); !ok) return fail(ok.error().message);
+      for (int q = 0; q < nranks; ++q) {
+        for (std::size_t i = 0; i < kSlice; ++i) {
+          if (slices[q * kSlice + i] != static_cast<uint8_t>(q ^ i)) {
+            return fail(std::string(nccom::bootstrap::algorithm_name(algorithm)) + ": rank " +
+                        std::to_string(rank) + " slice " + std::to_string(q) + " wrong");
+          }
+        }
+      }
+    }
     if (nranks > 16) return;  // the n^2 exchange below stays for small worlds
     for (int q = 0; q < nranks; ++q) {
       if (q == rank) continue;
@@ -95,7 +115,8 @@ std::string shape_name(const ::testing::TestParamInfo<Shape>& info) {
 INSTANTIATE_TEST_SUITE_P(
     Flat, CommThreads,
     ::testing::Values(Shape{"flat", 1, 1}, Shape{"flat", 2, 1}, Shape{"flat", 3, 1},
-                      Shape{"flat", 4, 2}, Shape{"flat", 8, 2}, Shape{"flat", 16, 4},
+                      Shape{"flat", 4, 2}, Shape{"flat", 5, 2}, Shape{"flat", 8, 2},
+                      Shape{"flat", 13, 3}, Shape{"flat", 16, 4},
                       Shape{"flat", 64, 4}),
     shape_name);
 INSTANTIATE_TEST_SUITE_P(
@@ -105,5 +126,24 @@ INSTANTIATE_TEST_SUITE_P(
                       Shape{"hierarchical", 8, 4}, Shape{"hierarchical", 16, 4},
                       Shape{"hierarchical", 64, 4}),
     shape_name);
+
+}  // namespace
+
+namespace {
+
+// The same over IPv6 loopback: the id carries a [::1] root address.
+TEST(CommThreadsIpv6, FourRanksOverIpv6Loopback) {
+  auto settings = nccom_test::loopback_settings("flat", std::chrono::seconds(30));
+  auto v6 = nccom::bootstrap::SocketAddress::parse("[::1]:1");
+  ASSERT_TRUE(v6);
+  v6->set_port(0);
+  if (!nccom::bootstrap::Socket::listen(*v6)) GTEST_SKIP() << "no IPv6 loopback here";
+  settings.interface.address = *v6;
+  auto ranks = nccom_test::bring_up(4, 2, settings);
+  for (int r = 0; r < 4; ++r) {
+    ASSERT_TRUE(ranks[r].status) << ranks[r].status.error().message;
+  }
+  EXPECT_EQ(ranks[0].comm->node_count(), 2);
+}
 
 }  // namespace
