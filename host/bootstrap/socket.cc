@@ -1,5 +1,7 @@
 #include "bootstrap/socket.h"
 
+#include "log/log.h"
+
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -134,6 +136,10 @@ Result<Socket> Socket::connect(const SocketAddress& address, Deadline deadline) 
       return s;
     }
     if (!connect_retryable(err) || Clock::now() >= deadline) break;
+    if (attempts == 1) {  // logged once per connect, however many retries follow
+      NCCOM_INFO(log::kBootstrap, "connect to %s: %s; retrying for up to %d ms",
+                 address.to_string().c_str(), errno_text(err).c_str(), remaining_ms(deadline));
+    }
     s.close();
     // A retry delay, not synchronisation: poll on nothing, bounded by the deadline.
     (void)::poll(nullptr, 0, std::min(remaining_ms(deadline), static_cast<int>(backoff.count())));
