@@ -15,6 +15,8 @@
 #include <stdint.h>
 #include <time.h>
 #include <sched.h>
+
+#include <nccom/nccl_ptr.h>
 #ifndef __cplusplus
 #include <stdbool.h>
 #include <assert.h>
@@ -155,12 +157,7 @@ typedef enum {
 } ofi_comm_type_t;
 NCCOM_ABI_SIZE(ofi_comm_type_t, 4);
 
-/* Memory type bits of regMr (Neuron net headers). */
-typedef enum {
-  NCCL_PTR_HOST = 0x1,
-  NCCL_PTR_CUDA = 0x2,    /* never advertised on Neuron */
-  NCCL_PTR_NEURON = 0x4   /* Neuron device memory; NVIDIA's header calls this bit DMABUF */
-} nccl_ptr_type;
+/* Memory type bits of regMr (Neuron net headers): nccom/nccl_ptr.h. */
 NCCOM_ABI_SIZE(nccl_ptr_type, 4);
 
 typedef enum {
