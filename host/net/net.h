@@ -1,0 +1,92 @@
+// nccom::net::Net — a network plugin as the host uses it: the operations of
+// the Neuron ncclNet_v6 ABI (sdk/include/nccom/net_v6.h). A native v6 plugin
+// is called straight through its table; v5, v4 and NVIDIA-layout plugins are
+// served through adapter objects (one per loaded plugin, so two plugins of
+// one version can coexist). An operation the plugin does not have returns
+// ncclInvalidUsage and logs once that it is unsupported; supports() tells
+// callers beforehand, so nothing ever calls through a NULL slot.
+#pragma once
+
+#include "common/result.h"
+#include "plugin/shared_library.h"
+
+#include <nccom/net_v4.h>
+#include <nccom/net_v5.h>
+#include <nccom/net_v6.h>
+
+#include <memory>
+#include <string>
+
+namespace nccom::net {
+
+enum class Layout {
+  kNeuron,  // aws-ofi-nccl Neuron headers (what nccom's SDK defines)
+  kNvidia   // upstream NVIDIA headers: same symbol names, other slot orders
+};
+
+enum Capability : unsigned {
+  kCapFini = 1u << 0,          // has fini (v6)
+  kCapTags = 1u << 1,          // isend/irecv carry tags (v5+)
+  kCapNonBlockingConnect = 1u << 2,  // connect/accept return NULL until ready (v5+)
+  kCapDmaBuf = 1u << 3,        // regMrDmaBuf
+  kCapRma = 1u << 4,           // getMrKey / iwrite / iwriteInline / iread usable
+  kCapFlush = 1u << 5          // iflush present
+};
+
+struct PluginInfo {
+  std::string name;      // the table's name field, e.g. "AWS Libfabric"
+  int version = 0;       // 4, 5 or 6
+  Layout layout = Layout::kNeuron;
+  std::string origin;    // where it came from: "runtime handle", a file path, ...
+};
+
+class Net {
+ public:
+  virtual ~Net() = default;
+
+  const PluginInfo& info() const { return info_; }
+  unsigned capabilities() const { return capabilities_; }
+  bool supports(Capability c) const { return (capabilities_ & c) != 0; }
+  // The plugin's own table when it is a native Neuron v6 plugin (what
+  // neuronGetOFIHandle hands out); nullptr for adapted plugins.
+  virtual const ncclNet_v6_t* native_v6() const { return nullptr; }
+
+  virtual ncclResult_t init(ncclDebugLogger_t logger) = 0;
+  virtual ncclResult_t fini() = 0;
+  virtual ncclResult_t devices(int* ndev) = 0;
+  virtual ncclResult_t get_properties(int dev, ncclNetProperties_v6_t* props) = 0;
+  virtual ncclResult_t listen(int dev, void* handle, void** listen_comm) = 0;
+  virtual ncclResult_t connect(int dev, void* handle, void** send_comm) = 0;
+  virtual ncclResult_t accept(void* listen_comm, void** recv_comm) = 0;
+  virtual ncclResult_t reg_mr(void* comm, void* data, size_t size, int type, void** mhandle) = 0;
+  virtual ncclResult_t reg_mr_dma_buf(void* comm, void* data, size_t size, int type,
+                                      uint64_t offset, int fd, void** mhandle) = 0;
+  virtual ncclResult_t dereg_mr(void* comm, void* mhandle) = 0;
+  virtual ncclResult_t isend(void* send_comm, void* data, int size, int tag, void* mhandle,
+                             void** request) = 0;
+  virtual ncclResult_t irecv(void* recv_comm, int n, void** data, int* sizes, int* tags,
+                             void** mhandles, void** request) = 0;
+  virtual ncclResult_t iflush(void* recv_comm, int n, void** data, int* sizes, void** mhandles,
+                              void** request) = 0;
+  virtual ncclResult_t test(void* request, int* done, int* sizes) = 0;
+  virtual ncclResult_t close_send(void* send_comm) = 0;
+  virtual ncclResult_t close_recv(void* recv_comm) = 0;
+  virtual ncclResult_t close_listen(void* listen_comm) = 0;
+  virtual ncclResult_t get_mr_key(void* mhandle, uint64_t* mr_key) = 0;
+  virtual ncclResult_t iwrite(void* send_comm, void* src, size_t size, void* src_mhandle,
+                              uint64_t dest, uint64_t mr_key, void** request) = 0;
+  virtual ncclResult_t iwrite_inline(void* send_comm, void* src, size_t size, uint64_t dest,
+                                     uint64_t mr_key, void** request) = 0;
+  virtual ncclResult_t iread(void* recv_comm, void* dest, size_t size, void* dest_mhandle,
+                             uint64_t src, uint64_t mr_key, void** request) = 0;
+
+ protected:
+  Net(PluginInfo info, unsigned capabilities)
+      : info_(std::move(info)), capabilities_(capabilities) {}
+
+ private:
+  PluginInfo info_;
+  unsigned capabilities_;
+};
+
+}  // namespace nccom::net
