@@ -108,7 +108,16 @@ void PeerMesh::read_ready(InboundConnection& in) {
   for (auto& message : messages) {
     queue_[{sender, message.type}].push_back(std::move(message.payload));
   }
-  if (ok) return;
+  if (ok) {
+    // A member only closes its connection when its communicator goes away:
+    // whatever it sent is queued; anything more from it would never come.
+    if (in.closed() && sender >= 0) {
+      broken_.try_emplace(sender, "rank " + std::to_string(sender) + " (" + in.from() +
+                                      ") closed its connection: its communicator was freed or "
+                                      "its process exited");
+    }
+    return;
+  }
   if (sender < 0) {
     ++refused_;
     NCCOM_WARN("bootstrap: rank %d refused a connection from %s: %s", rank_, in.from().c_str(),
@@ -197,7 +206,10 @@ Status PeerMesh::exchange(int send_to, const void* send_data, std::size_t send_s
         if (recv_size > 0) std::memcpy(recv_data, message.data(), recv_size);
         received = true;
       } else if (auto broken = broken_.find(recv_from); broken != broken_.end()) {
-        return make_error(NRT_FAILURE, "bootstrap: " + broken->second);
+        return make_error(NRT_FAILURE, "bootstrap recv of " + std::to_string(recv_size) +
+                                           " bytes (" + msg_type_name(static_cast<uint32_t>(type)) +
+                                           ") from rank " + std::to_string(recv_from) +
+                                           " failed: " + broken->second);
       }
     }
     const bool sent = written == pending.size();

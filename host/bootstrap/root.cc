@@ -143,13 +143,11 @@ void Root::serve() {
   CheckIns checkins(n);
   std::vector<Peer> peers;
 
+  // Only the secret decides membership. A member with another rank count is
+  // let through so that its check-in fails the whole communicator with the
+  // rank-count message (CheckIns::add) instead of timing the others out.
   auto validator = [this](const Hello& hello) -> Status {
     if (hello.secret != options_.secret) return make_error(NRT_INVALID, "wrong secret");
-    if (hello.nranks != options_.nranks) {
-      return make_error(NRT_INVALID, "expects " + std::to_string(hello.nranks) +
-                                         " ranks, this communicator has " +
-                                         std::to_string(options_.nranks));
-    }
     return {};
   };
 
@@ -191,18 +189,22 @@ void Root::serve() {
         }
         if (kind != Kind::kUnknown) peer.kind = kind;
       }
+      // A connection that presented the secret is a member even before its
+      // first check-in is complete: if it breaks, that rank is lost.
+      const bool member = !peer.ranks.empty() || peer.conn->identified();
+      const int rank = !peer.ranks.empty() ? peer.ranks.front() : peer.conn->hello().rank;
       if (!ok) {
-        if (peer.ranks.empty()) {
+        if (!member) {
           NCCOM_WARN("%s refused a connection from %s: %s", where.c_str(),
                      peer.conn->from().c_str(), ok.error().message.c_str());
         } else {
-          checkins.fail("the connection of rank " + std::to_string(peer.ranks.front()) + " (" +
+          checkins.fail("the connection of rank " + std::to_string(rank) + " (" +
                         peer.conn->from() + ") failed before the handshake finished: " +
                         ok.error().message);
         }
         peer.conn->close();
-      } else if (peer.conn->closed() && !peer.ranks.empty()) {
-        checkins.fail("rank " + std::to_string(peer.ranks.front()) + " (" + peer.conn->from() +
+      } else if (peer.conn->closed() && member) {
+        checkins.fail("rank " + std::to_string(rank) + " (" + peer.conn->from() +
                       ") hung up before the handshake finished (did the process die?)");
       }
     }
