@@ -1,0 +1,193 @@
+#include "socket_comm.h"
+
+#include <poll.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "socket_log.h"
+
+namespace nccom::socket {
+
+Comm::Comm(uint32_t marker, bool sending, Fd ctrl, std::vector<Fd> data, int nsocks_per_thread,
+           std::string peer)
+    : head_{marker, this},
+      peer_(std::move(peer)),
+      sending_(sending),
+      ctrl_(std::move(ctrl)),
+      data_(std::move(data)),
+      nsocks_per_thread_(nsocks_per_thread) {
+  for (Request &r : requests_) r.comm = this;
+}
+
+Comm::~Comm() {
+  head_.marker = 0;
+  stop_workers();  // normally done already by the derived destructor
+  for (Request &r : requests_) r.marker = 0;
+}
+
+void Comm::stop_workers() {
+  // Threads first: they may be inside send/recv on the data sockets.
+  for (auto &w : workers_) w->stop();
+  workers_.clear();
+}
+
+short Comm::control_events(int *fd) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (ctrl_error_ != ncclSuccess) return 0;
+  *fd = ctrl_.get();
+  return static_cast<short>(POLLIN | (ctrl_out_done_ < ctrl_out_.size() ? POLLOUT : 0));
+}
+
+bool Comm::progress_control() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  ctrl_moved_ = false;
+  progress_ctrl();
+  return ctrl_moved_;
+}
+
+Comm *Comm::from_handle(void *handle, uint32_t marker) {
+  auto *head = static_cast<CommHead *>(handle);
+  return head != nullptr && head->marker == marker ? head->owner : nullptr;
+}
+
+Request *Comm::request_from_handle(void *handle) {
+  auto *req = static_cast<Request *>(handle);
+  return req != nullptr && req->marker == kRequestMarker ? req : nullptr;
+}
+
+ncclResult_t Comm::start_workers() {
+  size_t nthreads = data_.size() / nsocks_per_thread_;
+  for (size_t t = 0; t < nthreads; ++t) {
+    std::vector<int> fds;
+    for (int i = 0; i < nsocks_per_thread_; ++i)
+      fds.push_back(data_[t * nsocks_per_thread_ + i].get());
+    ControlHook *control = t == 0 ? static_cast<ControlHook *>(this) : nullptr;
+    workers_.push_back(std::make_unique<DataWorker>(sending_, std::move(fds), control));
+  }
+  // Worker 0 last: once it runs it may queue chunks on any other worker.
+  for (size_t t = nthreads; t-- > 0;)
+    if (ncclResult_t rc = workers_[t]->start(); rc != ncclSuccess) return rc;
+  return ncclSuccess;
+}
+
+Request *Comm::alloc_request() {
+  for (size_t i = 0; i < requests_.size(); ++i) {
+    Request &r = requests_[(next_free_ + i) % requests_.size()];
+    if (r.state != Request::State::kFree) continue;
+    next_free_ = (next_free_ + i + 1) % requests_.size();
+    r.bytes = 0;
+    r.completion.chunks_left.store(0, std::memory_order_relaxed);
+    r.completion.error.store(ncclSuccess, std::memory_order_relaxed);
+    return &r;
+  }
+  return nullptr;
+}
+
+void Comm::release(Request *req) { req->state = Request::State::kFree; }
+
+void Comm::schedule(Request *req, size_t size) {
+  req->state = Request::State::kActive;
+  if (size == 0) return;
+  size_t nsocks = data_.size();
+  size_t chunk = size;
+  if (nsocks > 1 && size > kStripeThreshold)
+    chunk = std::max(kStripeThreshold, (size + nsocks - 1) / nsocks);
+  size_t count = (size + chunk - 1) / chunk;
+  // Counted before the first chunk is visible to a worker.
+  req->completion.chunks_left.store(static_cast<int>(count), std::memory_order_release);
+  for (size_t off = 0; off < size; off += chunk) {
+    size_t sock = next_socket_++ % nsocks;
+    Chunk c{req->data + off, std::min(chunk, size - off), &req->completion};
+    workers_[sock / nsocks_per_thread_]->enqueue(sock % nsocks_per_thread_, c);
+  }
+}
+
+void Comm::queue_ctrl(const CtrlMsg &msg) {
+  ctrl_out_.append(reinterpret_cast<const char *>(&msg), sizeof msg);
+}
+
+void Comm::ctrl_failed(ncclResult_t code, const char *what, int err) {
+  ctrl_error_ = code;
+  int failed = on_ctrl_failure(code);
+  const char *why = err != 0 ? strerror(err) : "connection closed by peer";
+  if (failed > 0) {
+    SOCK_WARN("control connection to %s %s (%s); %d pending request(s) failed", peer_.c_str(), what,
+              why, failed);
+  } else {
+    SOCK_TRACE("control connection to %s %s (%s)", peer_.c_str(), what, why);
+  }
+}
+
+// False once the control socket failed.
+bool Comm::flush_ctrl() {
+  if (ctrl_out_done_ == ctrl_out_.size()) return true;
+  int err = 0;
+  size_t before = ctrl_out_done_;
+  IoStatus st = send_some(ctrl_.get(), ctrl_out_.data(), ctrl_out_.size(), &ctrl_out_done_, &err);
+  ctrl_moved_ |= ctrl_out_done_ != before;
+  if (st == IoStatus::kDone) {
+    ctrl_out_.clear();
+    ctrl_out_done_ = 0;
+  } else if (st != IoStatus::kAgain) {
+    bool peer_gone = err == EPIPE || err == ECONNRESET;
+    ctrl_failed(peer_gone ? ncclRemoteError : ncclSystemError, "send failed", err);
+    return false;
+  }
+  return true;
+}
+
+void Comm::progress_ctrl() {
+  if (ctrl_error_ != ncclSuccess || !flush_ctrl()) return;
+  for (;;) {
+    int err = 0;
+    size_t before = ctrl_in_done_;
+    IoStatus st = recv_some(ctrl_.get(), &ctrl_in_, sizeof ctrl_in_, &ctrl_in_done_, &err);
+    ctrl_moved_ |= ctrl_in_done_ != before || st == IoStatus::kClosed;
+    if (st == IoStatus::kAgain) break;
+    if (st == IoStatus::kClosed) return ctrl_failed(ncclRemoteError, "closed", 0);
+    if (st == IoStatus::kError) {
+      bool peer_gone = err == ECONNRESET;
+      return ctrl_failed(peer_gone ? ncclRemoteError : ncclSystemError, "receive failed", err);
+    }
+    ctrl_in_done_ = 0;
+    if (ncclResult_t rc = on_message(ctrl_in_); rc != ncclSuccess)
+      return ctrl_failed(rc, "sent a malformed control record", 0);
+  }
+  // Clear-to-sends queued by on_message; what the socket does not take now,
+  // worker 0 sends when it becomes writable.
+  if (flush_ctrl() && ctrl_out_done_ < ctrl_out_.size() && !workers_.empty()) workers_[0]->wake();
+}
+
+ncclResult_t Comm::test(Request *req, int *done, int *size) {
+  if (done == nullptr) return ncclInvalidArgument;
+  std::lock_guard<std::mutex> lock(mutex_);
+  *done = 0;
+  if (req->state == Request::State::kFlush) {
+    *done = 1;
+    if (size != nullptr) *size = 0;
+    return ncclSuccess;
+  }
+  if (req->state == Request::State::kFree) {
+    SOCK_WARN("test: request %p is not in flight (already completed?)", static_cast<void *>(req));
+    return ncclInvalidArgument;
+  }
+  progress_ctrl();
+  if (req->state != Request::State::kActive) return ncclSuccess;
+  // Acquire: pairs with the worker's release so the payload is visible.
+  int left = req->completion.chunks_left.load(std::memory_order_acquire);
+  int error = req->completion.error.load(std::memory_order_acquire);
+  if (error != ncclSuccess) {
+    // Keep the slot while a worker may still hold one of its chunks.
+    if (left == 0) release(req);
+    return static_cast<ncclResult_t>(error);
+  }
+  if (left > 0) return ncclSuccess;
+  *done = 1;
+  if (size != nullptr) *size = req->bytes;
+  release(req);
+  return ncclSuccess;
+}
+
+}  // namespace nccom::socket

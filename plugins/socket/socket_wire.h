@@ -1,0 +1,65 @@
+// What goes over the wire (and through the listen/connect handle). The
+// handle crosses between peers of the same build over the host's bootstrap;
+// the other records travel on the plugin's own TCP sockets. Every field read
+// from a peer is validated before use.
+#pragma once
+
+#include <nccom/net_common.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace nccom::socket {
+
+inline constexpr uint32_t kHandleMarker = 0x4b53434e;  // "NCSK", handle format 1
+inline constexpr uint32_t kHelloMarker = 0x4c454843;   // "CHEL", sent first on each socket
+
+// The listen/connect handle: where to connect, and the secret a connecting
+// peer must present. `connect_token` is local to the connecting process: it
+// is 0 as written by listen and names the in-progress connection while a
+// non-blocking connect is being polled (it is never dereferenced).
+struct WireHandle {
+  uint32_t marker;
+  uint16_t family;   // AF_INET or AF_INET6
+  uint16_t port;     // network byte order
+  uint8_t addr[16];  // IPv4 in the first 4 bytes
+  uint32_t scope_id;
+  uint32_t reserved;
+  uint64_t magic;
+  uint64_t connect_token;
+};
+static_assert(sizeof(WireHandle) == 48);
+static_assert(sizeof(WireHandle) <= NCCL_NET_HANDLE_MAXSIZE_V4);
+
+// First bytes on every socket of a connection. index 0 is the control
+// socket, 1..n the data sockets. conn_id groups the sockets of one connect.
+struct Hello {
+  uint32_t marker;
+  uint16_t index;
+  uint16_t nsocks_per_thread;
+  uint16_t nthreads;
+  uint16_t reserved[3];
+  uint64_t magic;
+  uint64_t conn_id;
+};
+static_assert(sizeof(Hello) == 32);
+
+// Control socket records. The sender announces each message (kMsgHeader:
+// tag, size, id = its sequence number); the receiver answers once a receive
+// matched it (kMsgClearToSend: id, value = kCtsAccept or kCtsTooLarge). Data
+// then flows on the data sockets in clear-to-send order.
+enum : uint32_t { kMsgHeader = 1, kMsgClearToSend = 2 };
+enum : uint64_t { kCtsAccept = 0, kCtsTooLarge = 1 };
+struct CtrlMsg {
+  uint32_t type;
+  int32_t tag;
+  uint64_t id;
+  uint64_t value;  // header: size in bytes; clear-to-send: status
+};
+static_assert(sizeof(CtrlMsg) == 24);
+
+// Messages larger than this are striped over the data sockets, in chunks of
+// at least this size.
+inline constexpr size_t kStripeThreshold = 64 * 1024;
+
+}  // namespace nccom::socket

@@ -1,0 +1,156 @@
+#include "socket_worker.h"
+
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <system_error>
+
+#include "socket_config.h"
+#include "socket_log.h"
+
+namespace nccom::socket {
+namespace {
+
+constexpr int kPollTimeoutMs = 500;  // a safety net only: wake-ups use the eventfd
+constexpr size_t kMaxSocketsPerWorker = kMaxNsocksPerThread;
+constexpr size_t kBytesPerTurn = 4 << 20;
+
+void finish_chunk(const Chunk &c) {
+  c.completion->chunks_left.fetch_sub(1, std::memory_order_acq_rel);
+}
+
+void fail_chunk(const Chunk &c, ncclResult_t code) {
+  c.completion->fail(code);
+  finish_chunk(c);
+}
+
+}  // namespace
+
+DataWorker::DataWorker(bool sending, std::vector<int> fds, ControlHook *control)
+    : sending_(sending), control_(control), socks_(fds.size()), incoming_(fds.size()) {
+  for (size_t i = 0; i < fds.size(); ++i) socks_[i].fd = fds[i];
+}
+
+ncclResult_t DataWorker::start() {
+  wake_.reset(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
+  if (!wake_.valid()) {
+    SOCK_WARN("eventfd failed: %s", strerror(errno));
+    return ncclSystemError;
+  }
+  try {
+    thread_ = std::thread([this] { run(); });
+  } catch (const std::system_error &e) {
+    SOCK_WARN("cannot start a helper thread: %s", e.what());
+    return ncclSystemError;
+  }
+  return ncclSuccess;
+}
+
+void DataWorker::enqueue(size_t local, Chunk chunk) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    incoming_[local].push_back(chunk);
+  }
+  wake();
+}
+
+void DataWorker::wake() {
+  uint64_t one = 1;
+  // A full counter (impossible in practice) still leaves the fd readable.
+  (void)!write(wake_.get(), &one, sizeof one);
+}
+
+void DataWorker::stop() {
+  if (!thread_.joinable()) return;
+  stop_.store(true, std::memory_order_release);
+  wake();
+  thread_.join();
+}
+
+void DataWorker::take_incoming() {
+  uint64_t count;
+  (void)!read(wake_.get(), &count, sizeof count);
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (size_t i = 0; i < socks_.size(); ++i) {
+    for (const Chunk &c : incoming_[i]) {
+      if (socks_[i].error != ncclSuccess) {
+        fail_chunk(c, static_cast<ncclResult_t>(socks_[i].error));
+      } else {
+        socks_[i].queue.push_back(c);
+      }
+    }
+    incoming_[i].clear();
+  }
+}
+
+void DataWorker::fail_socket(size_t index, ncclResult_t code, const char *what, int err) {
+  Socket &s = socks_[index];
+  SOCK_WARN("data socket %zu (fd %d) %s: %s; failing %zu pending chunk(s)", index, s.fd, what,
+            err != 0 ? strerror(err) : "connection closed by peer", s.queue.size());
+  s.error = code;
+  for (const Chunk &c : s.queue) fail_chunk(c, code);
+  s.queue.clear();
+  s.front_done = 0;
+}
+
+// Moves as many bytes as the socket takes now. True if anything moved.
+bool DataWorker::progress(size_t index) {
+  Socket &s = socks_[index];
+  bool moved = false;
+  while (!s.queue.empty()) {
+    const Chunk &c = s.queue.front();
+    size_t before = s.front_done;
+    int err = 0;
+    // A bounded turn, so that the other sockets and stop() get their chance.
+    size_t limit = std::min(c.len, s.front_done + kBytesPerTurn);
+    IoStatus st = sending_ ? send_some(s.fd, c.ptr, limit, &s.front_done, &err)
+                           : recv_some(s.fd, c.ptr, limit, &s.front_done, &err);
+    moved |= s.front_done != before;
+    if (st == IoStatus::kDone && s.front_done < c.len) break;
+    if (st == IoStatus::kDone) {
+      finish_chunk(c);
+      s.queue.pop_front();
+      s.front_done = 0;
+      moved = true;
+    } else if (st == IoStatus::kAgain) {
+      break;
+    } else {
+      bool peer_gone = st == IoStatus::kClosed || err == EPIPE || err == ECONNRESET;
+      fail_socket(index, peer_gone ? ncclRemoteError : ncclSystemError,
+                  sending_ ? "send failed" : "receive failed", err);
+      return true;
+    }
+  }
+  return moved;
+}
+
+void DataWorker::wait_for_io() {
+  pollfd fds[2 + kMaxSocketsPerWorker];
+  nfds_t n = 0;
+  fds[n++] = {wake_.get(), POLLIN, 0};
+  if (control_ != nullptr) {
+    int fd = -1;
+    if (short events = control_->control_events(&fd); events != 0) fds[n++] = {fd, events, 0};
+  }
+  for (const Socket &s : socks_) {
+    if (s.queue.empty() || n >= sizeof fds / sizeof fds[0]) continue;
+    fds[n++] = {s.fd, static_cast<short>(sending_ ? POLLOUT : POLLIN), 0};
+  }
+  // Errors and hang-ups show up as POLLERR/POLLHUP; the next progress() names them.
+  (void)poll(fds, n, kPollTimeoutMs);
+}
+
+void DataWorker::run() {
+  while (!stop_.load(std::memory_order_acquire)) {
+    take_incoming();
+    bool moved = control_ != nullptr && control_->progress_control();
+    for (size_t i = 0; i < socks_.size(); ++i) moved |= progress(i);
+    if (!moved) wait_for_io();
+  }
+}
+
+}  // namespace nccom::socket

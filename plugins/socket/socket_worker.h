@@ -1,0 +1,93 @@
+// Helper threads: each DataWorker owns one thread that moves the bytes of its
+// share of a comm's data sockets (nsocks_per_thread of them). The caller's
+// thread only queues chunks; the worker sends or receives them in queue order
+// per socket with non-blocking I/O and poll(), and reports each finished
+// chunk through the request's Completion.
+#pragma once
+
+#include <nccom/net_common.h>
+
+#include <atomic>
+#include <cstddef>
+#include <deque>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "socket_io.h"
+
+namespace nccom::socket {
+
+// Progress of one request, shared between the caller's thread and workers.
+struct Completion {
+  std::atomic<int> chunks_left{0};
+  std::atomic<int> error{ncclSuccess};  // first failure wins
+
+  void fail(ncclResult_t code) {
+    int expected = ncclSuccess;
+    error.compare_exchange_strong(expected, code, std::memory_order_acq_rel);
+  }
+};
+
+// Lets worker 0 of a comm also progress the comm's control socket, so the
+// rendezvous moves on even while the caller tests only the other side.
+class ControlHook {
+ public:
+  // The control fd and the poll events it waits for; 0 events once it failed.
+  virtual short control_events(int *fd) = 0;
+  // Moves control bytes; true if anything moved.
+  virtual bool progress_control() = 0;
+
+ protected:
+  ~ControlHook() = default;
+};
+
+// A piece of one message on one data socket.
+struct Chunk {
+  char *ptr = nullptr;
+  size_t len = 0;
+  Completion *completion = nullptr;
+};
+
+class DataWorker {
+ public:
+  // `fds` are borrowed: the comm owns and closes them after stop().
+  DataWorker(bool sending, std::vector<int> fds, ControlHook *control = nullptr);
+  ~DataWorker() { stop(); }
+  DataWorker(const DataWorker &) = delete;
+  DataWorker &operator=(const DataWorker &) = delete;
+
+  // Creates the wake-up eventfd and the thread.
+  ncclResult_t start();
+  // Queues a chunk on socket `local` (0 .. nsocks_per_thread-1).
+  void enqueue(size_t local, Chunk chunk);
+  // Makes the thread look at its queues and the control socket again.
+  void wake();
+  // Stops and joins the thread; queued chunks are dropped. Idempotent.
+  void stop();
+
+ private:
+  struct Socket {
+    int fd = -1;
+    std::deque<Chunk> queue;  // worker-private
+    size_t front_done = 0;    // bytes of queue.front() already moved
+    int error = ncclSuccess;  // set once the socket failed
+  };
+
+  void run();
+  void take_incoming();
+  bool progress(size_t index);
+  void fail_socket(size_t index, ncclResult_t code, const char *what, int err);
+  void wait_for_io();
+
+  const bool sending_;
+  ControlHook *const control_;
+  std::vector<Socket> socks_;  // worker thread only, once started
+  std::mutex mutex_;
+  std::vector<std::deque<Chunk>> incoming_;  // guarded by mutex_
+  Fd wake_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+}  // namespace nccom::socket

@@ -1,0 +1,281 @@
+// The data path: sizes, striping, tags, back-pressure (suites NetSocketData*).
+#include <algorithm>
+
+#include "socket_fixture.h"
+
+namespace nccom_test {
+namespace {
+
+// One message each way of the pair, sender and receiver in their own threads.
+void transfer(const ncclNet_v6_t *net, Endpoints &e, size_t size, unsigned seed) {
+  std::vector<char> out(size), in(size + 1, 0x33);
+  fill_pattern(out, seed);
+  int ssize = -1, rsize = -1;
+  ncclResult_t src = ncclInternalError, rrc = ncclInternalError;
+  std::thread receiver([&] {
+    void *req = nullptr;
+    void *data = in.data();
+    int cap = static_cast<int>(in.size());
+    int tag = 7;
+    rrc = net->irecv(e.recv, 1, &data, &cap, &tag, nullptr, &req);
+    if (rrc == ncclSuccess) rrc = wait_request(net, req, &rsize);
+  });
+  std::thread sender([&] {
+    void *req = nullptr;
+    src = net->isend(e.send, out.data(), static_cast<int>(size), 7, nullptr, &req);
+    if (src == ncclSuccess) src = wait_request(net, req, &ssize);
+  });
+  sender.join();
+  receiver.join();
+  ASSERT_EQ(src, ncclSuccess);
+  ASSERT_EQ(rrc, ncclSuccess);
+  EXPECT_EQ(ssize, static_cast<int>(size));
+  EXPECT_EQ(rsize, static_cast<int>(size));
+  EXPECT_TRUE(std::equal(out.begin(), out.end(), in.begin()))
+      << "payload of " << size << " bytes differs";
+  EXPECT_EQ(in[size], 0x33) << "wrote past the message";
+}
+
+// Sizes × socket layouts (nsocks_per_thread, nthreads).
+struct Layout {
+  int nsocks;
+  int nthreads;
+};
+class NetSocketDataSizes : public SocketTest,
+                           public ::testing::WithParamInterface<std::tuple<size_t, Layout>> {};
+
+TEST_P(NetSocketDataSizes, PayloadArrivesIntact) {
+  auto [size, layout] = GetParam();
+  ASSERT_EQ(plugin().configure(layout.nsocks, layout.nthreads, nullptr), ncclSuccess);
+  Endpoints e = connect_pair(net, lo);
+  ASSERT_NE(e.send, nullptr);
+  transfer(net, e, size, 1);
+  transfer(net, e, size, 2);  // the comm is reusable, socket rotation stays in step
+  close_pair(net, e);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    , NetSocketDataSizes,
+    ::testing::Combine(::testing::Values(size_t{0}, size_t{1}, size_t{4096}, size_t{65537},
+                                         size_t{1} << 20, (size_t{1} << 20) + 7, size_t{64} << 20),
+                       ::testing::Values(Layout{1, 1}, Layout{4, 2}, Layout{3, 1})),
+    [](const auto &info) {
+      const Layout &layout = std::get<1>(info.param);
+      return "bytes" + std::to_string(std::get<0>(info.param)) + "_socks" +
+             std::to_string(layout.nsocks) + "x" + std::to_string(layout.nthreads);
+    });
+
+using NetSocketData = SocketTest;
+
+TEST_F(NetSocketData, BackPressureAtMaxRequests) {
+  Endpoints e = connect_pair(net, lo);
+  std::vector<char> rbuf(NCCL_NET_MAX_REQUESTS * 16), sbuf(NCCL_NET_MAX_REQUESTS * 16);
+  for (size_t i = 0; i < sbuf.size(); ++i) sbuf[i] = static_cast<char>(i / 16);
+  std::vector<void *> rreqs, sreqs;
+  for (int i = 0; i < NCCL_NET_MAX_REQUESTS; ++i) {
+    void *req = nullptr;
+    void *data = &rbuf[i * 16];
+    int size = 16, tag = 1;
+    ASSERT_EQ(net->irecv(e.recv, 1, &data, &size, &tag, nullptr, &req), ncclSuccess);
+    ASSERT_NE(req, nullptr) << "receive " << i;
+    rreqs.push_back(req);
+  }
+  for (int i = 0; i < NCCL_NET_MAX_REQUESTS; ++i) {
+    void *req = nullptr;
+    ASSERT_EQ(net->isend(e.send, &sbuf[i * 16], 16, 1, nullptr, &req), ncclSuccess);
+    ASSERT_NE(req, nullptr) << "send " << i;
+    sreqs.push_back(req);
+  }
+  // One more of each: "cannot post now", not an error.
+  void *req = reinterpret_cast<void *>(0x1);
+  void *data = rbuf.data();
+  int size = 16, tag = 1;
+  EXPECT_EQ(net->irecv(e.recv, 1, &data, &size, &tag, nullptr, &req), ncclSuccess);
+  EXPECT_EQ(req, nullptr);
+  req = reinterpret_cast<void *>(0x1);
+  EXPECT_EQ(net->isend(e.send, sbuf.data(), 16, 1, nullptr, &req), ncclSuccess);
+  EXPECT_EQ(req, nullptr);
+
+  // Completing one frees one slot.
+  std::thread sender([&] {
+    for (void *r : sreqs) EXPECT_EQ(wait_request(net, r), ncclSuccess);
+  });
+  for (void *r : rreqs) EXPECT_EQ(wait_request(net, r), ncclSuccess);
+  sender.join();
+  EXPECT_EQ(rbuf, sbuf);  // same tag: completed in posting order
+  req = nullptr;
+  EXPECT_EQ(net->isend(e.send, sbuf.data(), 16, 1, nullptr, &req), ncclSuccess);
+  EXPECT_NE(req, nullptr);
+  close_pair(net, e);
+}
+
+TEST_F(NetSocketData, TagsMatchInOrderPerTag) {
+  ASSERT_EQ(plugin().configure(2, 2, nullptr), ncclSuccess);
+  Endpoints e = connect_pair(net, lo);
+  // Sends: tag 1 (A), tag 2 (B), tag 1 (C), tag 2 (D, large), tag 3 (E).
+  const int send_tags[] = {1, 2, 1, 2, 3};
+  const size_t send_sizes[] = {100, 200, 300, 1 << 20, 50};
+  std::vector<std::vector<char>> out(5);
+  for (int i = 0; i < 5; ++i) {
+    out[i].resize(send_sizes[i]);
+    fill_pattern(out[i], 100 + i);
+  }
+  // Receives posted in another order: 3, 2, 2, 1, 1 → E, B, D, A, C.
+  const int recv_tags[] = {3, 2, 2, 1, 1};
+  const int expect_msg[] = {4, 1, 3, 0, 2};
+  std::vector<std::vector<char>> in(5, std::vector<char>(2 << 20));
+  std::vector<void *> rreqs(5);
+  for (int i = 0; i < 5; ++i) {
+    void *data = in[i].data();
+    int size = static_cast<int>(in[i].size()), tag = recv_tags[i];
+    ASSERT_EQ(net->irecv(e.recv, 1, &data, &size, &tag, nullptr, &rreqs[i]), ncclSuccess);
+  }
+  std::vector<void *> sreqs(5);
+  for (int i = 0; i < 5; ++i)
+    ASSERT_EQ(net->isend(e.send, out[i].data(), static_cast<int>(out[i].size()), send_tags[i],
+                         nullptr, &sreqs[i]),
+              ncclSuccess);
+  std::thread sender([&] {
+    for (void *r : sreqs) EXPECT_EQ(wait_request(net, r), ncclSuccess);
+  });
+  for (int i = 4; i >= 0; --i) {  // tested out of order too
+    int size = -1;
+    ASSERT_EQ(wait_request(net, rreqs[i], &size), ncclSuccess);
+    const std::vector<char> &want = out[expect_msg[i]];
+    ASSERT_EQ(size, static_cast<int>(want.size())) << "receive " << i;
+    EXPECT_EQ(memcmp(in[i].data(), want.data(), want.size()), 0) << "receive " << i;
+  }
+  sender.join();
+  close_pair(net, e);
+}
+
+TEST_F(NetSocketData, UnexpectedMessagesWaitForTheirReceive) {
+  Endpoints e = connect_pair(net, lo);
+  std::vector<char> a(5000, 'a'), b(7000, 'b');
+  void *sa = nullptr, *sb = nullptr;
+  ASSERT_EQ(net->isend(e.send, a.data(), 5000, 10, nullptr, &sa), ncclSuccess);
+  ASSERT_EQ(net->isend(e.send, b.data(), 7000, 20, nullptr, &sb), ncclSuccess);
+  int done = 1;
+  for (int i = 0; i < 100; ++i) ASSERT_EQ(net->test(sa, &done, nullptr), ncclSuccess);
+  EXPECT_EQ(done, 0);  // rendezvous: nothing completes before a receive is posted
+  std::vector<char> rb(8000), ra(8000);
+  void *rq_b = nullptr, *rq_a = nullptr;
+  void *data = rb.data();
+  int size = 8000, tag = 20;
+  ASSERT_EQ(net->irecv(e.recv, 1, &data, &size, &tag, nullptr, &rq_b), ncclSuccess);
+  int got = -1;
+  std::thread sender([&] { EXPECT_EQ(wait_request(net, sb), ncclSuccess); });
+  ASSERT_EQ(wait_request(net, rq_b, &got), ncclSuccess);
+  sender.join();
+  EXPECT_EQ(got, 7000);
+  EXPECT_EQ(rb[6999], 'b');
+  data = ra.data();
+  tag = 10;
+  ASSERT_EQ(net->irecv(e.recv, 1, &data, &size, &tag, nullptr, &rq_a), ncclSuccess);
+  std::thread sender2([&] { EXPECT_EQ(wait_request(net, sa), ncclSuccess); });
+  ASSERT_EQ(wait_request(net, rq_a, &got), ncclSuccess);
+  sender2.join();
+  EXPECT_EQ(got, 5000);
+  EXPECT_EQ(ra[4999], 'a');
+  close_pair(net, e);
+}
+
+TEST_F(NetSocketData, ReceiveSmallerThanMessageFailsBothSidesAndCommSurvives) {
+  Endpoints e = connect_pair(net, lo);
+  std::vector<char> out(100, 'x'), in(50);
+  size_t warnings = warning_count();
+  void *sreq = nullptr, *rreq = nullptr;
+  void *data = in.data();
+  int size = 50, tag = 0;
+  ASSERT_EQ(net->irecv(e.recv, 1, &data, &size, &tag, nullptr, &rreq), ncclSuccess);
+  ASSERT_EQ(net->isend(e.send, out.data(), 100, 0, nullptr, &sreq), ncclSuccess);
+  ncclResult_t send_rc = ncclSuccess;
+  std::thread sender([&] { send_rc = wait_request(net, sreq); });
+  EXPECT_EQ(wait_request(net, rreq), ncclInternalError);
+  sender.join();
+  EXPECT_EQ(send_rc, ncclRemoteError);
+  EXPECT_GT(warning_count(), warnings);
+  // Smaller messages than the buffer report their own size; the comm still works.
+  std::vector<char> big(1000);
+  data = big.data();
+  size = 1000;
+  ASSERT_EQ(net->irecv(e.recv, 1, &data, &size, &tag, nullptr, &rreq), ncclSuccess);
+  ASSERT_EQ(net->isend(e.send, out.data(), 10, 0, nullptr, &sreq), ncclSuccess);
+  int rsize = -1, ssize = -1;
+  std::thread sender2([&] { EXPECT_EQ(wait_request(net, sreq, &ssize), ncclSuccess); });
+  EXPECT_EQ(wait_request(net, rreq, &rsize), ncclSuccess);
+  sender2.join();
+  EXPECT_EQ(rsize, 10);
+  EXPECT_EQ(ssize, 10);
+  EXPECT_EQ(big[9], 'x');
+  close_pair(net, e);
+}
+
+TEST_F(NetSocketData, PipelinedStripedStream) {
+  ASSERT_EQ(plugin().configure(4, 2, nullptr), ncclSuccess);
+  Endpoints e = connect_pair(net, lo);
+  constexpr int kMessages = 400;
+  constexpr int kWindow = 32;
+  auto size_of = [](int i) { return static_cast<size_t>((i * 7919) % (300 << 10)); };
+  std::vector<std::vector<char>> out(kMessages);
+  for (int i = 0; i < kMessages; ++i) {
+    out[i].resize(size_of(i));
+    fill_pattern(out[i], i);
+  }
+  std::thread sender([&] {
+    std::vector<void *> window;
+    for (int i = 0; i < kMessages; ++i) {
+      void *req = nullptr;
+      while (req == nullptr)
+        ASSERT_EQ(net->isend(e.send, out[i].data(), static_cast<int>(out[i].size()), i % 3, nullptr,
+                             &req),
+                  ncclSuccess);
+      window.push_back(req);
+      if (window.size() == kWindow) {
+        for (void *r : window) ASSERT_EQ(wait_request(net, r), ncclSuccess);
+        window.clear();
+      }
+    }
+    for (void *r : window) ASSERT_EQ(wait_request(net, r), ncclSuccess);
+  });
+  std::vector<std::vector<char>> in(kWindow, std::vector<char>(300 << 10));
+  for (int base = 0; base < kMessages; base += kWindow) {
+    int n = std::min(kWindow, kMessages - base);
+    std::vector<void *> reqs(n);
+    for (int j = 0; j < n; ++j) {
+      void *data = in[j].data();
+      int size = static_cast<int>(in[j].size()), tag = (base + j) % 3;
+      ASSERT_EQ(net->irecv(e.recv, 1, &data, &size, &tag, nullptr, &reqs[j]), ncclSuccess);
+      ASSERT_NE(reqs[j], nullptr);
+    }
+    for (int j = 0; j < n; ++j) {
+      int size = -1;
+      ASSERT_EQ(wait_request(net, reqs[j], &size), ncclSuccess);
+      ASSERT_EQ(size, static_cast<int>(out[base + j].size()));
+      ASSERT_TRUE(std::equal(out[base + j].begin(), out[base + j].end(), in[j].begin()))
+          << "message " << base + j;
+    }
+  }
+  sender.join();
+  close_pair(net, e);
+}
+
+TEST_F(NetSocketData, FlushCompletesImmediately) {
+  Endpoints e = connect_pair(net, lo);
+  char buf[8];
+  void *data = buf, *req = nullptr;
+  int size = 8;
+  ASSERT_EQ(net->iflush(e.recv, 1, &data, &size, nullptr, &req), ncclSuccess);
+  ASSERT_NE(req, nullptr);
+  int done = 0;
+  EXPECT_EQ(net->test(req, &done, nullptr), ncclSuccess);
+  EXPECT_EQ(done, 1);
+  EXPECT_EQ(net->iflush(e.send, 1, &data, &size, nullptr, &req), ncclInvalidArgument);
+  EXPECT_EQ(net->irecv(e.recv, 2, &data, &size, nullptr, nullptr, &req), ncclInvalidArgument);
+  EXPECT_EQ(net->isend(e.send, buf, -1, 0, nullptr, &req), ncclInvalidArgument);
+  EXPECT_EQ(net->isend(e.recv, buf, 1, 0, nullptr, &req), ncclInvalidArgument);
+  close_pair(net, e);
+}
+
+}  // namespace
+}  // namespace nccom_test

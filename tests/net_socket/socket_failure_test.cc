@@ -1,0 +1,177 @@
+// Teardown and failures: closing with requests in flight, peers that vanish,
+// and no leaked fds or threads (suite NetSocketFailure).
+#include "socket_fixture.h"
+
+namespace nccom_test {
+namespace {
+
+using NetSocketFailure = SocketTest;
+
+void *post_recv(const ncclNet_v6_t *net, void *comm, std::vector<char> &buf, int tag = 0) {
+  void *req = nullptr;
+  void *data = buf.data();
+  int size = static_cast<int>(buf.size());
+  EXPECT_EQ(net->irecv(comm, 1, &data, &size, &tag, nullptr, &req), ncclSuccess);
+  EXPECT_NE(req, nullptr);
+  return req;
+}
+
+TEST_F(NetSocketFailure, CloseWithRequestsPending) {
+  ASSERT_EQ(plugin().configure(2, 2, nullptr), ncclSuccess);
+  Endpoints e = connect_pair(net, lo);
+  std::vector<char> big(64 << 20, 'q'), in(64 << 20), small(100);
+  // Unmatched receives, unanswered sends, and one large transfer under way.
+  for (int i = 0; i < 5; ++i) post_recv(net, e.recv, small, 99);
+  void *req = nullptr;
+  for (int i = 0; i < 5; ++i)
+    ASSERT_EQ(net->isend(e.send, small.data(), 10, 42, nullptr, &req), ncclSuccess);
+  void *rbig = post_recv(net, e.recv, in, 1);
+  void *sbig = nullptr;
+  ASSERT_EQ(net->isend(e.send, big.data(), static_cast<int>(big.size()), 1, nullptr, &sbig),
+            ncclSuccess);
+  int done = 0;
+  for (int i = 0; i < 50; ++i) {
+    ASSERT_EQ(net->test(rbig, &done, nullptr), ncclSuccess);
+    ASSERT_EQ(net->test(sbig, &done, nullptr), ncclSuccess);
+  }
+  close_pair(net, e);  // joins the helper threads while they may be mid-transfer
+}
+
+TEST_F(NetSocketFailure, SenderGoneFailsPendingReceives) {
+  Endpoints e = connect_pair(net, lo);
+  std::vector<char> buf(1000);
+  void *req = post_recv(net, e.recv, buf);
+  size_t warnings = warning_count();
+  ASSERT_EQ(net->closeSend(e.send), ncclSuccess);
+  e.send = nullptr;
+  EXPECT_EQ(wait_request(net, req), ncclRemoteError);
+  EXPECT_GT(warning_count(), warnings);
+  // Later receives fail at once.
+  void *data = buf.data();
+  int size = 1000, tag = 0;
+  EXPECT_EQ(net->irecv(e.recv, 1, &data, &size, &tag, nullptr, &req), ncclRemoteError);
+  close_pair(net, e);
+}
+
+TEST_F(NetSocketFailure, ReceiverGoneFailsPendingSends) {
+  Endpoints e = connect_pair(net, lo);
+  std::vector<char> buf(1000, 'z');
+  void *before = nullptr;
+  ASSERT_EQ(net->isend(e.send, buf.data(), 1000, 0, nullptr, &before), ncclSuccess);
+  ASSERT_EQ(net->closeRecv(e.recv), ncclSuccess);
+  e.recv = nullptr;
+  EXPECT_EQ(wait_request(net, before), ncclRemoteError);
+  void *after = nullptr;
+  ncclResult_t rc = net->isend(e.send, buf.data(), 1000, 0, nullptr, &after);
+  if (rc == ncclSuccess && after != nullptr) rc = wait_request(net, after);
+  EXPECT_TRUE(rc == ncclRemoteError || rc == ncclSystemError) << rc;
+  close_pair(net, e);
+}
+
+// Starts a 64 MiB striped transfer and polls both ends until the payload
+// is moving; false if it finished first.
+bool start_big_transfer(const ncclNet_v6_t *net, Endpoints &e, std::vector<char> &out,
+                        std::vector<char> &in, void **sreq, void **rreq) {
+  *rreq = post_recv(net, e.recv, in);
+  EXPECT_EQ(net->isend(e.send, out.data(), static_cast<int>(out.size()), 0, nullptr, sreq),
+            ncclSuccess);
+  int sdone = 0, rdone = 0;
+  auto deadline = Clock::now() + std::chrono::milliseconds(100);
+  while (Clock::now() < deadline && !sdone) {
+    EXPECT_EQ(net->test(*rreq, &rdone, nullptr), ncclSuccess);
+    EXPECT_EQ(net->test(*sreq, &sdone, nullptr), ncclSuccess);
+  }
+  return !sdone && !rdone;
+}
+
+TEST_F(NetSocketFailure, SenderGoneMidTransferFailsTheReceive) {
+  ASSERT_EQ(plugin().configure(4, 2, nullptr), ncclSuccess);
+  Endpoints e = connect_pair(net, lo);
+  std::vector<char> out(64 << 20, 'm'), in(64 << 20);
+  void *sreq = nullptr, *rreq = nullptr;
+  if (!start_big_transfer(net, e, out, in, &sreq, &rreq))
+    GTEST_SKIP() << "the transfer finished before the peer could vanish";
+  // The send is not complete, so some payload never left: the receive cannot finish.
+  ASSERT_EQ(net->closeSend(e.send), ncclSuccess);
+  e.send = nullptr;
+  EXPECT_EQ(wait_request(net, rreq), ncclRemoteError);
+  close_pair(net, e);
+}
+
+TEST_F(NetSocketFailure, ReceiverGoneMidTransferEndsTheSend) {
+  ASSERT_EQ(plugin().configure(4, 2, nullptr), ncclSuccess);
+  Endpoints e = connect_pair(net, lo);
+  std::vector<char> out(64 << 20, 'm'), in(64 << 20);
+  void *sreq = nullptr, *rreq = nullptr;
+  if (!start_big_transfer(net, e, out, in, &sreq, &rreq))
+    GTEST_SKIP() << "the transfer finished before the peer could vanish";
+  ASSERT_EQ(net->closeRecv(e.recv), ncclSuccess);
+  e.recv = nullptr;
+  // What was left may still fit in the kernel's buffers (then the send
+  // completes, as TCP allows); either way the send ends, and the next fails.
+  ncclResult_t rc = wait_request(net, sreq);
+  EXPECT_TRUE(rc == ncclSuccess || rc == ncclRemoteError || rc == ncclSystemError) << rc;
+  void *next = nullptr;
+  rc = net->isend(e.send, out.data(), 1000, 0, nullptr, &next);
+  if (rc == ncclSuccess && next != nullptr) rc = wait_request(net, next);
+  EXPECT_TRUE(rc == ncclRemoteError || rc == ncclSystemError) << rc;
+  close_pair(net, e);
+}
+
+TEST_F(NetSocketFailure, ConnectToAClosedListenerFails) {
+  char handle[NCCL_NET_HANDLE_MAXSIZE] = {};
+  void *listen = nullptr;
+  ASSERT_EQ(net->listen(lo, handle, &listen), ncclSuccess);
+  ASSERT_EQ(net->closeListen(listen), ncclSuccess);
+  // v6: the non-blocking connect ends in an error, not an endless "not yet".
+  void *send = nullptr;
+  ncclResult_t rc = ncclSuccess;
+  auto deadline = Clock::now() + kWait;
+  while (rc == ncclSuccess && send == nullptr && Clock::now() < deadline)
+    rc = net->connect(lo, handle, &send);
+  EXPECT_EQ(rc, ncclRemoteError);
+  EXPECT_EQ(send, nullptr);
+  // v4: the blocking connect returns too.
+  EXPECT_EQ(plugin().v4->connect(lo, handle, &send), ncclRemoteError);
+  EXPECT_EQ(send, nullptr);
+}
+
+TEST_F(NetSocketFailure, NoFdOrThreadLeaks) {
+  // Warm up once so that lazily created process state is not counted.
+  {
+    Endpoints e = connect_pair(net, lo);
+    close_pair(net, e);
+  }
+  int fds = open_fds();
+  int threads = live_threads();
+  for (int round = 0; round < 3; ++round) {
+    ASSERT_EQ(plugin().configure(round == 0 ? 1 : 4, round == 0 ? 1 : 2, nullptr), ncclSuccess);
+    Endpoints e = connect_pair(net, lo);
+    EXPECT_GT(open_fds(), fds);
+    EXPECT_GT(live_threads(), threads);
+    std::vector<char> out(1 << 20, 'l'), in(1 << 20);
+    void *rreq = post_recv(net, e.recv, in);
+    void *sreq = nullptr;
+    ASSERT_EQ(net->isend(e.send, out.data(), 1 << 20, 0, nullptr, &sreq), ncclSuccess);
+    std::thread sender([&] { EXPECT_EQ(wait_request(net, sreq), ncclSuccess); });
+    EXPECT_EQ(wait_request(net, rreq), ncclSuccess);
+    sender.join();
+    // An abandoned half-open connect is released by fini.
+    char handle[NCCL_NET_HANDLE_MAXSIZE] = {};
+    void *l2 = nullptr, *s2 = nullptr;
+    ASSERT_EQ(net->listen(lo, handle, &l2), ncclSuccess);
+    ASSERT_EQ(net->connect(lo, handle, &s2), ncclSuccess);
+    if (s2 != nullptr) {
+      EXPECT_EQ(net->closeSend(s2), ncclSuccess);
+    }
+    EXPECT_EQ(net->closeListen(l2), ncclSuccess);
+    close_pair(net, e);
+    ASSERT_EQ(net->fini(), ncclSuccess);
+    ASSERT_EQ(net->init(test_logger), ncclSuccess);
+  }
+  EXPECT_EQ(open_fds(), fds);
+  EXPECT_EQ(live_threads(), threads);
+}
+
+}  // namespace
+}  // namespace nccom_test

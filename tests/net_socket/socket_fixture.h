@@ -1,0 +1,184 @@
+// Shared test support for the socket net plugin: loads the built plugin with
+// dlopen (as a host would), captures its log, and connects endpoint pairs
+// over the loopback through any of its tables.
+#pragma once
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+#include <nccom/net_v4.h>
+#include <nccom/net_v5.h>
+#include <nccom/net_v6.h>
+
+#include <chrono>
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace nccom_test {
+
+using ConfigureFn = ncclResult_t (*)(int, int, const char *);
+
+struct SocketPlugin {
+  void *lib = nullptr;
+  const ncclNet_v6_t *v6 = nullptr;
+  const ncclNet_v5_t *v5 = nullptr;
+  const ncclNet_v4_t *v4 = nullptr;
+  ConfigureFn configure = nullptr;
+};
+
+// Loaded once per process, never unloaded.
+inline const SocketPlugin &plugin() {
+  static SocketPlugin p = [] {
+    SocketPlugin s;
+    s.lib = dlopen(NCCOM_NET_SOCKET_PATH, RTLD_NOW | RTLD_LOCAL);
+    if (s.lib == nullptr) return s;
+    s.v6 = static_cast<const ncclNet_v6_t *>(dlsym(s.lib, "ncclNetPlugin_v6"));
+    s.v5 = static_cast<const ncclNet_v5_t *>(dlsym(s.lib, "ncclNetPlugin_v5"));
+    s.v4 = static_cast<const ncclNet_v4_t *>(dlsym(s.lib, "ncclNetPlugin_v4"));
+    s.configure = reinterpret_cast<ConfigureFn>(dlsym(s.lib, "nccomSocketConfigure"));
+    return s;
+  }();
+  return p;
+}
+
+// Everything the plugin logs, kept for assertions.
+struct LogCapture {
+  std::mutex mutex;
+  std::vector<std::string> warnings;
+  int messages = 0;
+};
+inline LogCapture &log_capture() {
+  static LogCapture c;
+  return c;
+}
+inline void test_logger(ncclDebugLogLevel level, unsigned long, const char *, int, const char *fmt,
+                        ...) {
+  char text[1024] = "";
+  if (fmt != nullptr) {
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(text, sizeof text, fmt, args);
+    va_end(args);
+  }
+  LogCapture &c = log_capture();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  ++c.messages;
+  if (level == NCCL_LOG_WARN) c.warnings.emplace_back(text);
+}
+inline size_t warning_count() {
+  std::lock_guard<std::mutex> lock(log_capture().mutex);
+  return log_capture().warnings.size();
+}
+
+inline int count_dir(const char *path) {
+  int n = 0;
+  if (DIR *d = opendir(path)) {
+    while (dirent *e = readdir(d)) n += e->d_name[0] != '.';
+    closedir(d);
+  }
+  return n;
+}
+inline int open_fds() { return count_dir("/proc/self/fd"); }
+inline int live_threads() { return count_dir("/proc/self/task"); }
+
+using Clock = std::chrono::steady_clock;
+inline constexpr auto kWait = std::chrono::seconds(20);
+
+struct Endpoints {
+  void *listen = nullptr;
+  void *send = nullptr;
+  void *recv = nullptr;
+};
+
+// Non-blocking listen/connect/accept loop through a v5 or v6 table.
+template <typename Net>
+Endpoints connect_pair(const Net *net, int dev) {
+  Endpoints e;
+  char handle[NCCL_NET_HANDLE_MAXSIZE] = {};
+  EXPECT_EQ(net->listen(dev, handle, &e.listen), ncclSuccess);
+  auto deadline = Clock::now() + kWait;
+  while ((e.send == nullptr || e.recv == nullptr) && Clock::now() < deadline) {
+    if (e.send == nullptr) {
+      EXPECT_EQ(net->connect(dev, handle, &e.send), ncclSuccess);
+    }
+    if (e.recv == nullptr) {
+      EXPECT_EQ(net->accept(e.listen, &e.recv), ncclSuccess);
+    }
+  }
+  EXPECT_NE(e.send, nullptr);
+  EXPECT_NE(e.recv, nullptr);
+  return e;
+}
+
+template <typename Net>
+void close_pair(const Net *net, Endpoints &e) {
+  if (e.send != nullptr) {
+    EXPECT_EQ(net->closeSend(e.send), ncclSuccess);
+  }
+  if (e.recv != nullptr) {
+    EXPECT_EQ(net->closeRecv(e.recv), ncclSuccess);
+  }
+  if (e.listen != nullptr) {
+    EXPECT_EQ(net->closeListen(e.listen), ncclSuccess);
+  }
+  e = Endpoints{};
+}
+
+// Tests `request` until it completes or fails (or kWait passes: a hang).
+// Returns test()'s result; *size gets the reported byte count.
+template <typename Net>
+ncclResult_t wait_request(const Net *net, void *request, int *size = nullptr) {
+  auto deadline = Clock::now() + kWait;
+  int done = 0;
+  int reported = -1;
+  while (Clock::now() < deadline) {
+    ncclResult_t rc = net->test(request, &done, &reported);
+    if (rc != ncclSuccess) return rc;
+    if (done) {
+      if (size != nullptr) *size = reported;
+      return ncclSuccess;
+    }
+    std::this_thread::yield();  // the helper threads need the CPU more than we do
+  }
+  ADD_FAILURE() << "request " << request << " did not complete within " << kWait.count() << " s";
+  return ncclInternalError;
+}
+
+inline void fill_pattern(std::vector<char> &buf, unsigned seed) {
+  for (size_t i = 0; i < buf.size(); ++i) buf[i] = static_cast<char>((i * 131 + seed * 7919) >> 3);
+}
+
+// Fixture: the plugin initialised with the capturing logger, loopback found.
+class SocketTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const SocketPlugin &p = plugin();
+    ASSERT_NE(p.lib, nullptr) << dlerror();
+    ASSERT_NE(p.v6, nullptr);
+    ASSERT_NE(p.configure, nullptr);
+    net = p.v6;
+    ASSERT_EQ(net->init(test_logger), ncclSuccess);
+    int ndev = 0;
+    ASSERT_EQ(net->devices(&ndev), ncclSuccess);
+    for (int d = 0; d < ndev; ++d) {
+      ncclNetProperties_v6_t props;
+      ASSERT_EQ(net->getProperties(d, &props), ncclSuccess);
+      if (strcmp(props.name, "lo") == 0) lo = d;
+    }
+    if (lo < 0) GTEST_SKIP() << "no loopback device";
+  }
+  void TearDown() override {
+    EXPECT_EQ(plugin().configure(0, 0, nullptr), ncclSuccess);
+    EXPECT_EQ(net->fini(), ncclSuccess);
+  }
+
+  const ncclNet_v6_t *net = nullptr;
+  int lo = -1;
+};
+
+}  // namespace nccom_test
