@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Build nccom with the default preset and run the benchmarks.
+#
+#   bench/run.sh [nccom_bench_init options...]     e.g. --repeat 5 --json out.json
+#
+# Installs Open MPI (openmpi-bin, libopenmpi-dev) first when it is missing, so
+# the comparison has something to compare with. Idempotent: present packages
+# are left alone. Benchmarks are not ctest tests.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+
+packages=(openmpi-bin libopenmpi-dev)
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "bench: missing packages: ${missing[*]} (run as root or apt-get install them);" \
+         "continuing without Open MPI" >&2
+  else
+    echo "bench: installing ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  fi
+fi
+
+# Configure every time: find_program(mpicc) searches again while it is
+# NOTFOUND, so a freshly installed Open MPI is picked up.
+cmake --preset default >/dev/null
+cmake --build --preset default
+
+exec ./build/bin/nccom_bench_init "$@"
