@@ -21,6 +21,10 @@ constexpr sv kEnvIfname[] = {"CCOM_SOCKET_IFNAME", "NCCL_SOCKET_IFNAME"};
 constexpr sv kEnvFamily[] = {"CCOM_SOCKET_FAMILY", "NCCL_SOCKET_FAMILY"};
 constexpr sv kEnvRootCommId[] = {"NEURON_RT_ROOT_COMM_ID"};
 constexpr sv kEnvNetPlugin[] = {"NCCL_NET_PLUGIN"};
+constexpr sv kEnvNetPluginLayout[] = {"NCCOM_NET_PLUGIN_LAYOUT"};
+constexpr sv kEnvNetUseRuntime[] = {"NCCOM_NET_USE_RUNTIME_PLUGIN"};
+constexpr sv kEnvEfaForkSafe[] = {"FI_EFA_FORK_SAFE"};
+constexpr sv kNetLayouts[] = {"neuron", "nvidia"};
 constexpr sv kEnvNsocks[] = {"NCCL_NSOCKS_PERTHREAD"};
 constexpr sv kEnvNthreads[] = {"NCCL_SOCKET_NTHREADS"};
 constexpr sv kEnvPluginPath[] = {"NCCOM_PLUGIN_PATH"};
@@ -124,6 +128,32 @@ constexpr Knob kHostKnobs[] = {
      .help = "Network plugin used when the runtime does not supply one: a plugin name "
              "such as socket, or the path of a shared object. Empty means the "
              "runtime's network if it supplies one, otherwise the socket plugin."},
+    {.key = "net.plugin_layout",
+     .env = kEnvNetPluginLayout,
+     .type = Type::Enum,
+     .default_text = "neuron",
+     .help = "Header family the plugin named by net.plugin was built against: neuron (the "
+             "Neuron ncclNet_v6, v5 and v4 tables that libnccom-net.so exports) or nvidia "
+             "(upstream NCCL's tables of the same names, whose slots are in another order). "
+             "Nothing in the file tells them apart, so an NVIDIA-layout plugin is used only "
+             "when this says so. The runtime's own plugin is always read as neuron.",
+     .allowed = kNetLayouts,
+     .flags = kCaseInsensitive},
+    {.key = "net.use_runtime_plugin",
+     .env = kEnvNetUseRuntime,
+     .type = Type::Bool,
+     .default_text = "true",
+     .help = "Use the network plugin the runtime loaded (libnccom-net.so, handed over by "
+             "nrt_get_libnccl_net) when it supplies one. false skips it, so net.plugin or "
+             "the socket plugin is used even where the runtime has one."},
+    {.key = "net.efa_fork_safe",
+     .env = kEnvEfaForkSafe,
+     .type = Type::String,
+     .default_text = "",
+     .help = "Mirror of libfabric's FI_EFA_FORK_SAFE, read only for a check: on Linux "
+             "kernels older than 5.14 libnccom warns when it is empty, since EFA then needs "
+             "it. libfabric reads the environment variable itself; setting it here alone "
+             "only silences the warning."},
     {.key = "net.socket.nsocks_per_thread",
      .env = kEnvNsocks,
      .type = Type::Int,

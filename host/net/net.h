@@ -5,6 +5,11 @@
 // one version can coexist). An operation the plugin does not have returns
 // ncclInvalidUsage and logs once that it is unsupported; supports() tells
 // callers beforehand, so nothing ever calls through a NULL slot.
+//
+// Whatever the plugin's version, callers use v6 semantics: listen/connect
+// handles are NCCL_NET_HANDLE_MAXSIZE (128) byte buffers, connect/accept may
+// answer NULL ("call again"), irecv/iflush take arrays of n entries.
+// Loading, adapting and choosing plugins: bind.h and selection.h.
 #pragma once
 
 #include "common/result.h"
@@ -39,6 +44,11 @@ struct PluginInfo {
   Layout layout = Layout::kNeuron;
   std::string origin;    // where it came from: "runtime handle", a file path, ...
 };
+
+// "neuron" / "nvidia".
+const char* to_string(Layout layout);
+// The plugin as messages name it: "AWS Libfabric (Neuron ncclNet_v6)".
+std::string describe(const PluginInfo& info);
 
 class Net {
  public:

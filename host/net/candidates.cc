@@ -1,0 +1,117 @@
+// The process's candidate list (selection.h) and the kernel check.
+#include "core/runtime.h"
+#include "log/log.h"
+#include "net/selection.h"
+
+#include <dlfcn.h>
+#include <link.h>
+#include <strings.h>
+
+#include <cstdlib>
+#include <system_error>
+
+namespace nccom::net {
+namespace {
+
+constexpr const char* kFallbackName = "socket";
+
+// The file behind a dlopen handle, for messages ("" when unknown).
+std::string handle_path(void* handle) {
+  link_map* map = nullptr;
+  if (dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0 || map == nullptr || map->l_name == nullptr) {
+    return {};
+  }
+  return map->l_name;
+}
+
+// The file a name would load, so net.plugin = "socket" (or its path) does
+// not put the fallback in the list twice.
+std::filesystem::path first_existing(const std::string& name,
+                                     const std::vector<std::filesystem::path>& dirs) {
+  for (const auto& path : plugin_paths(name, dirs)) {
+    std::error_code ec;
+    if (std::filesystem::exists(path, ec)) return std::filesystem::weakly_canonical(path, ec);
+  }
+  return {};
+}
+
+// (a): nullptr when the runtime supplies nothing.
+void* runtime_handle() {
+  int err = 0;
+  char message[512] = {};
+  void* handle = runtime::api().nrt_get_libnccl_net(&err, message, sizeof message);
+  if (handle == nullptr && err != 0) {
+    // The usual state on a host without EFA (the runtime found no
+    // libnccom-net.so), hence INFO; the chosen fallback is logged as such.
+    NCCOM_INFO(log::kNet | log::kInit, "NET/Plugin: libnccom-net.so load returned %d%s%s", err,
+               message[0] != '\0' ? ": " : "", message);
+  }
+  return handle;
+}
+
+}  // namespace
+
+std::vector<Candidate> process_candidates(const config::Config& config,
+                                          const std::vector<std::filesystem::path>& plugin_dirs) {
+  std::vector<Candidate> candidates;
+  bool runtime_offered = false;
+  if (config.get_bool("net.use_runtime_plugin")) {
+    if (void* handle = runtime_handle()) {
+      runtime_offered = true;
+      const std::string path = handle_path(handle);
+      std::string where = "the runtime's libnccom-net.so";
+      if (!path.empty()) where += " (" + path + ")";
+      candidates.push_back({where, "runtime handle", [handle, where] {
+                              return bind_handle(handle, Layout::kNeuron, where, "runtime handle");
+                            }});
+    }
+  } else {
+    NCCOM_INFO(log::kNet | log::kInit,
+               "NET/Plugin: net.use_runtime_plugin is false; the runtime's plugin is not used");
+  }
+
+  const std::string configured = config.get_string("net.plugin");
+  const bool nvidia = strcasecmp(config.get_string("net.plugin_layout").c_str(), "nvidia") == 0;
+  if (!configured.empty()) {
+    const Layout layout = nvidia ? Layout::kNvidia : Layout::kNeuron;
+    std::string reason = "net.plugin from " + config.entry("net.plugin").source.to_string();
+    if (nvidia) reason += ", NVIDIA layout";
+    candidates.push_back({"net.plugin \"" + configured + "\"", reason,
+                          [configured, layout, plugin_dirs] {
+                            return open_and_bind(configured, layout, plugin_dirs, configured);
+                          }});
+  }
+
+  const auto fallback_file = first_existing(kFallbackName, plugin_dirs);
+  const bool same_as_configured =
+      !configured.empty() &&
+      (configured == kFallbackName ||
+       (!fallback_file.empty() && first_existing(configured, plugin_dirs) == fallback_file));
+  if (!same_as_configured) {
+    std::string reason = std::string("fallback: ") +
+                         (runtime_offered ? "the runtime's plugin was unusable" : "no runtime plugin") +
+                         (configured.empty() ? " and none configured" : " and net.plugin was unusable");
+    candidates.push_back({std::string("the fallback plugin \"") + kFallbackName + "\"", reason,
+                          [plugin_dirs] {
+                            return open_and_bind(kFallbackName, Layout::kNeuron, plugin_dirs,
+                                                 kFallbackName);
+                          }});
+  }
+  return candidates;
+}
+
+std::string fork_safe_warning(const std::string& release, const std::string& fork_safe) {
+  if (!fork_safe.empty()) return {};
+  char* end = nullptr;
+  const long major = std::strtol(release.c_str(), &end, 10);
+  if (end == release.c_str() || *end != '.') return {};
+  const char* minor_text = end + 1;
+  const long minor = std::strtol(minor_text, &end, 10);
+  if (end == minor_text) return {};
+  if (major > 5 || (major == 5 && minor >= 14)) return {};
+  return "Linux kernel " + std::to_string(major) + "." + std::to_string(minor) +
+         " requires setting FI_EFA_FORK_SAFE=1 (before 5.14 the kernel cannot keep memory "
+         "registered with EFA safe across fork()). Multi-node support will be disabled.";
+}
+
+}  // namespace nccom::net

@@ -1,0 +1,155 @@
+#include "net/selection.h"
+
+#include "core/context.h"
+#include "log/log.h"
+#include "net/logger.h"
+#include "net/nccl_result.h"
+
+#include <sys/utsname.h>
+
+#include <atomic>
+#include <mutex>
+
+namespace nccom::net {
+namespace {
+
+// init then devices; the failure message when the plugin is not usable.
+Result<int> start(Net& net, ncclDebugLogger_t logger) {
+  const std::string name = describe(net.info()) + " from " + net.info().origin;
+  ncclResult_t r = net.init(logger);
+  if (r != ncclSuccess) {
+    return make_error(NRT_FAILURE, "OFI plugin initNet() failed is EFA enabled? " + name +
+                                       ": init returned " + result_text(r));
+  }
+  int ndev = 0;
+  r = net.devices(&ndev);
+  if (r != ncclSuccess || ndev < 1) {
+    (void)net.fini();  // its init succeeded: let it release what it acquired
+    return make_error(NRT_FAILURE, "OFI plugin initNet() failed is EFA enabled? " + name +
+                                       (r != ncclSuccess ? ": devices returned " + result_text(r)
+                                                         : ": it reports " + std::to_string(ndev) +
+                                                               " devices"));
+  }
+  return ndev;
+}
+
+// The process's net. Never destroyed: plugin threads and the runtime may
+// still call in while static destructors run.
+struct ProcessNet {
+  std::mutex mutex;  // selection and finalisation
+  std::mutex retired_mutex;
+  bool attempted = false;
+  Net* net = nullptr;
+  Error failure;
+  std::atomic<Net*> ready{nullptr};  // fast path for the data-path exports
+  std::atomic<bool> finalized{false};
+  std::vector<std::unique_ptr<Net>> retired;
+};
+
+ProcessNet& process() {
+  static ProcessNet* state = new ProcessNet;
+  return *state;
+}
+
+void check_kernel(const config::Config& config) {
+  utsname name{};
+  if (uname(&name) != 0) return;
+  const std::string warning = fork_safe_warning(name.release, config.get_string("net.efa_fork_safe"));
+  if (!warning.empty()) NCCOM_WARN("%s", warning.c_str());
+}
+
+// Use after neuronFiniPlugin: an error (logged here, where it is
+// classified), never a call into a finalised plugin.
+Error uninitialized() {
+  Error e = make_error(NRT_UNINITIALIZED,
+                       "NET/Plugin: the net plugin was finalised by neuronFiniPlugin and is not "
+                       "selected again in this process");
+  NCCOM_WARN("%s", e.message.c_str());
+  return e;
+}
+
+}  // namespace
+
+Result<Selection> select_from(std::vector<Candidate> candidates, ncclDebugLogger_t logger) {
+  std::string tried;
+  for (Candidate& candidate : candidates) {
+    tried += (tried.empty() ? "" : "; ") + candidate.what;
+    auto bound = candidate.bind();
+    if (!bound) {
+      NCCOM_WARN("NET/Plugin: cannot use %s: %s; trying the next candidate",
+                 candidate.what.c_str(), bound.error().message.c_str());
+      continue;
+    }
+    std::unique_ptr<Net> net = std::move(bound).value();
+    auto started = start(*net, logger);
+    if (!started) {
+      NCCOM_WARN("%s; trying the next candidate", started.error().message.c_str());
+      retire(std::move(net));
+      continue;
+    }
+    NCCOM_INFO(log::kNet | log::kInit, "NET/Plugin: using %s from %s with %d device(s) (%s)",
+               describe(net->info()).c_str(), net->info().origin.c_str(), *started,
+               candidate.reason.c_str());
+    return Selection{std::move(net), *started, candidate.reason};
+  }
+  Error failure = make_error(
+      NRT_FAILURE, "no usable net plugin" +
+                       (tried.empty() ? std::string(": there was no candidate")
+                                      : " (tried " + tried + "); see the warnings above"));
+  NCCOM_WARN("NET/Plugin: %s", failure.message.c_str());
+  return failure;
+}
+
+void retire(std::unique_ptr<Net> net) {
+  ProcessNet& p = process();
+  std::lock_guard lock(p.retired_mutex);
+  p.retired.push_back(std::move(net));
+}
+
+Result<Net*> select() {
+  ProcessNet& p = process();
+  if (Net* net = p.ready.load(std::memory_order_acquire)) {
+    if (!p.finalized.load(std::memory_order_acquire)) return net;
+    return uninitialized();
+  }
+  std::lock_guard lock(p.mutex);
+  if (p.finalized.load(std::memory_order_relaxed)) return uninitialized();
+  if (!p.attempted) {
+    p.attempted = true;
+    auto context = core::Context::get();
+    if (!context) {
+      p.failure = context.error();
+    } else {
+      const config::Config& config = (*context)->config();
+      check_kernel(config);
+      auto candidates = process_candidates(config, (*context)->plugin_dirs());
+      auto chosen = select_from(std::move(candidates), plugin_logger());
+      if (chosen) {
+        p.net = chosen->net.release();
+        p.ready.store(p.net, std::memory_order_release);
+      } else {
+        p.failure = chosen.error();
+      }
+    }
+  }
+  if (p.net == nullptr) return p.failure;
+  return p.net;
+}
+
+Status finalize() {
+  ProcessNet& p = process();
+  std::lock_guard lock(p.mutex);
+  if (p.net == nullptr || p.finalized.load(std::memory_order_relaxed)) return {};
+  p.finalized.store(true, std::memory_order_release);
+  const ncclResult_t r = p.net->fini();
+  if (r != ncclSuccess) {
+    Error e = make_error(NRT_FAILURE, "NET/Plugin: fini of " + describe(p.net->info()) +
+                                          " returned " + result_text(r));
+    NCCOM_WARN("%s", e.message.c_str());
+    return e;
+  }
+  NCCOM_INFO(log::kNet | log::kInit, "NET/Plugin: %s finalised", describe(p.net->info()).c_str());
+  return {};
+}
+
+}  // namespace nccom::net

@@ -1,0 +1,193 @@
+// The process's candidate order against a scripted runtime: the runtime's
+// handle beats net.plugin, which beats the socket fallback; each choice is
+// logged with why. Configuration comes from a Context built from a fake
+// environment, so no process singleton is involved.
+#include "core/context.h"
+#include "core/runtime.h"
+#include "net/logger.h"
+#include "net/selection.h"
+#include "net_host_util.h"
+
+#include <cstring>
+#include <map>
+
+namespace nccom::net::testing {
+namespace {
+
+// What the scripted nrt_get_libnccl_net answers.
+struct RuntimeScript {
+  void* handle = nullptr;
+  int err = 0;
+  const char* message = "";
+  int calls = 0;
+};
+RuntimeScript g_script;
+
+void* scripted_get_libnccl_net(int* err_out, char* err_msg, size_t err_msg_len) {
+  ++g_script.calls;
+  if (err_out != nullptr) *err_out = g_script.err;
+  if (err_msg != nullptr && err_msg_len > 0) {
+    std::strncpy(err_msg, g_script.message, err_msg_len - 1);
+    err_msg[err_msg_len - 1] = '\0';
+  }
+  return g_script.handle;
+}
+void quiet_printk(char*, uint32_t, uint32_t) {}
+
+class NetHostCandidates : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    g_script = RuntimeScript{};
+    api_ = runtime::libnrt();
+    api_.nrt_get_libnccl_net = &scripted_get_libnccl_net;
+    api_.nec_ndl_printk = &quiet_printk;
+    runtime::install_for_testing(&api_);
+    env_["NCCL_DEBUG"] = "INFO";
+    env_["NCCL_DEBUG_SUBSYS"] = "INIT,NET";
+    env_["NCCL_DEBUG_FILE"] = log_.dir() + "/nccom.log";
+    env_["NCCOM_PLUGIN_PATH"] = std::string(NET_HOST_NAMED_DIR) + ":" + NET_HOST_FALLBACK_DIR;
+  }
+  void TearDown() override {
+    log::reset();
+    runtime::install_for_testing(nullptr);
+    if (g_script.handle != nullptr) dlclose(g_script.handle);
+    std::remove((log_.dir() + "/nccom.log").c_str());
+  }
+
+  // Builds the context, the candidates, and runs the selection.
+  Result<Selection> select_now() {
+    config::LoadOptions options;
+    options.getenv = [this](const char* name) -> const char* {
+      auto it = env_.find(name);
+      return it == env_.end() ? nullptr : it->second.c_str();
+    };
+    options.tables = {config::host_knobs()};
+    auto context = core::Context::create(options);
+    EXPECT_TRUE(context) << context.error().message;
+    if (!context) return context.take_error();
+    candidates_ = process_candidates((*context)->config(), (*context)->plugin_dirs());
+    return select_from(candidates_, plugin_logger());
+  }
+
+  void runtime_offers(const std::string& stem) {
+    g_script.handle = dlopen(plugin_path(stem).c_str(), RTLD_NOW | RTLD_LOCAL);
+    ASSERT_NE(g_script.handle, nullptr) << dlerror();
+  }
+
+  std::string log_text() const {
+    std::ifstream in(log_.dir() + "/nccom.log");
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }
+  bool logged(const std::string& needle) const {
+    return log_text().find(needle) != std::string::npos;
+  }
+
+  LogCapture log_;  // owns the directory; the context reconfigures the logger into it
+  runtime::Api api_{};
+  std::map<std::string, std::string> env_;
+  std::vector<Candidate> candidates_;
+};
+
+TEST_F(NetHostCandidates, ScriptedRuntimeHandleBeatsTomlAndFallback) {
+  runtime_offers("nethost-neuron-v6");
+  env_["NCCL_NET_PLUGIN"] = "lbnamed";
+  auto chosen = select_now();
+  ASSERT_TRUE(chosen) << chosen.error().message;
+  ASSERT_EQ(candidates_.size(), 3u);
+  EXPECT_EQ(chosen->reason, "runtime handle");
+  EXPECT_EQ(chosen->net->info().name, "loopback");
+  EXPECT_EQ(chosen->net->info().origin, "runtime handle");
+  EXPECT_TRUE(logged("NET/Plugin: using loopback (Neuron ncclNet_v6) from runtime handle with 1 "
+                     "device(s) (runtime handle)"))
+      << log_text();
+}
+
+TEST_F(NetHostCandidates, ScriptedRuntimeWithoutHandleLetsTomlBeatFallback) {
+  LogCapture scratch;
+  const std::string file = scratch.dir() + "/nccom.toml";
+  std::ofstream(file) << "[net]\nplugin = \"lbnamed\"\n";
+  env_["NCCOM_CONFIG"] = file;
+  auto chosen = select_now();
+  ASSERT_TRUE(chosen) << chosen.error().message;
+  EXPECT_EQ(candidates_.size(), 2u);
+  EXPECT_EQ(chosen->net->info().name, "lbnamed");
+  EXPECT_EQ(chosen->reason, "net.plugin from " + file + ":2");
+  EXPECT_TRUE(logged("(net.plugin from " + file + ":2)")) << log_text();
+  EXPECT_EQ(g_script.calls, 1);
+  std::remove(file.c_str());
+}
+
+TEST_F(NetHostCandidates, ScriptedRuntimeErrorFallsBackToSocket) {
+  g_script.err = 5;
+  g_script.message = "no EFA device";
+  auto chosen = select_now();
+  ASSERT_TRUE(chosen) << chosen.error().message;
+  EXPECT_EQ(chosen->net->info().name, "fake-socket");
+  EXPECT_EQ(chosen->reason, "fallback: no runtime plugin and none configured");
+  EXPECT_TRUE(logged("CCOM INFO NET/Plugin: libnccom-net.so load returned 5: no EFA device"))
+      << log_text();
+  EXPECT_TRUE(logged("(fallback: no runtime plugin and none configured)")) << log_text();
+}
+
+TEST_F(NetHostCandidates, ScriptedRuntimeHandleWithoutTableFallsBack) {
+  runtime_offers("nethost-no-table");
+  auto chosen = select_now();
+  ASSERT_TRUE(chosen) << chosen.error().message;
+  EXPECT_EQ(chosen->net->info().name, "fake-socket");
+  EXPECT_EQ(chosen->reason, "fallback: the runtime's plugin was unusable and none configured");
+  EXPECT_TRUE(logged("CCOM WARN NET/Plugin: cannot use the runtime's libnccom-net.so (" +
+                     plugin_path("nethost-no-table") +
+                     "): Failed to find ncclNetPlugin_v6 symbol."))
+      << log_text();
+}
+
+TEST_F(NetHostCandidates, ScriptedRuntimeWhosePluginFailsInitFallsBackToToml) {
+  runtime_offers("nethost-init-fails");
+  env_["NCCL_NET_PLUGIN"] = plugin_path("nethost-neuron-v5");
+  auto chosen = select_now();
+  ASSERT_TRUE(chosen) << chosen.error().message;
+  EXPECT_EQ(chosen->net->info().version, 5);
+  EXPECT_EQ(chosen->reason, "net.plugin from env NCCL_NET_PLUGIN");
+  EXPECT_TRUE(logged("OFI plugin initNet() failed is EFA enabled? init-fails (Neuron ncclNet_v6) "
+                     "from runtime handle: init returned 3 (ncclInternalError)"))
+      << log_text();
+}
+
+TEST_F(NetHostCandidates, RuntimePluginCanBeSwitchedOff) {
+  runtime_offers("nethost-neuron-v6");
+  env_["NCCOM_NET_USE_RUNTIME_PLUGIN"] = "false";
+  env_["NCCL_NET_PLUGIN"] = "lbshort";
+  auto chosen = select_now();
+  ASSERT_TRUE(chosen) << chosen.error().message;
+  EXPECT_EQ(chosen->net->info().name, "lbshort");
+  EXPECT_EQ(g_script.calls, 0) << "the runtime is not even asked";
+  EXPECT_TRUE(logged("net.use_runtime_plugin is false")) << log_text();
+}
+
+TEST_F(NetHostCandidates, NvidiaLayoutOnlyWhenConfigured) {
+  env_["NCCL_NET_PLUGIN"] = plugin_path("nethost-nvidia-v6");
+  auto refused = select_now();
+  ASSERT_TRUE(refused) << refused.error().message;
+  EXPECT_EQ(refused->net->info().name, "fake-socket") << "refused, so the fallback wins";
+  EXPECT_TRUE(logged("net.plugin_layout = \"nvidia\"")) << log_text();
+
+  env_["NCCOM_NET_PLUGIN_LAYOUT"] = "NVIDIA";  // any letter case
+  auto chosen = select_now();
+  ASSERT_TRUE(chosen) << chosen.error().message;
+  EXPECT_EQ(chosen->net->info().layout, Layout::kNvidia);
+  EXPECT_EQ(chosen->reason, "net.plugin from env NCCL_NET_PLUGIN, NVIDIA layout");
+}
+
+TEST_F(NetHostCandidates, ConfiguredSocketIsNotListedTwice) {
+  env_["NCCL_NET_PLUGIN"] = "socket";
+  auto chosen = select_now();
+  ASSERT_TRUE(chosen) << chosen.error().message;
+  ASSERT_EQ(candidates_.size(), 1u);
+  EXPECT_EQ(chosen->net->info().name, "fake-socket");
+  EXPECT_EQ(chosen->reason, "net.plugin from env NCCL_NET_PLUGIN");
+}
+
+}  // namespace
+}  // namespace nccom::net::testing

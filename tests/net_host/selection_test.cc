@@ -1,0 +1,118 @@
+// select_from: candidates in order, each broken one skipped with its own
+// WARN, the winner logged once with its reason. Also the plugin logger and
+// the kernel check.
+#include "net/logger.h"
+#include "net/selection.h"
+#include "net_host_util.h"
+
+namespace nccom::net::testing {
+namespace {
+
+Candidate file_candidate(const std::string& stem, Layout layout = Layout::kNeuron) {
+  const std::string path = plugin_path(stem);
+  return Candidate{stem, "because the test says so",
+                   [path, layout] { return open_and_bind(path, layout, {}, path); }};
+}
+
+TEST(NetHostSelect, EachBrokenCandidateIsSkippedWithItsOwnWarning) {
+  LogCapture log;
+  std::vector<Candidate> candidates;
+  for (const char* stem : {"nethost-null-slot", "nethost-nvidia-v6", "nethost-no-table",
+                           "nethost-init-fails", "nethost-no-devices", "nethost-neuron-v5"})
+    candidates.push_back(file_candidate(stem));
+  auto chosen = select_from(std::move(candidates), plugin_logger());
+  ASSERT_TRUE(chosen) << chosen.error().message;
+  EXPECT_EQ(chosen->net->info().version, 5);
+  EXPECT_EQ(chosen->devices, 1);
+  EXPECT_EQ(chosen->reason, "because the test says so");
+
+  const std::string text = log.text();
+  EXPECT_TRUE(log.has("cannot use nethost-null-slot: " + plugin_path("nethost-null-slot") +
+                      ": ncclNetPlugin_v6 has NULL mandatory slot irecv"))
+      << text;
+  EXPECT_TRUE(log.has("cannot use nethost-nvidia-v6: " + plugin_path("nethost-nvidia-v6") +
+                      ": ncclNetPlugin_v6 is 136 bytes"))
+      << text;
+  EXPECT_TRUE(log.has("cannot use nethost-no-table: Failed to find ncclNetPlugin_v6 symbol."))
+      << text;
+  EXPECT_TRUE(log.has("OFI plugin initNet() failed is EFA enabled? init-fails (Neuron "
+                      "ncclNet_v6) from " + plugin_path("nethost-init-fails") +
+                      ": init returned 3 (ncclInternalError)"))
+      << text;
+  EXPECT_TRUE(log.has("OFI plugin initNet() failed is EFA enabled? no-devices (Neuron "
+                      "ncclNet_v6) from " + plugin_path("nethost-no-devices") +
+                      ": it reports 0 devices"))
+      << text;
+  EXPECT_TRUE(log.has("CCOM INFO NET/Plugin: using loopback (Neuron ncclNet_v5) from " +
+                      plugin_path("nethost-neuron-v5") +
+                      " with 1 device(s) (because the test says so)"))
+      << text;
+  // The plugin's own lines reach the log, its NULL format included.
+  EXPECT_TRUE(log.has("init-fails: no network")) << text;
+  EXPECT_TRUE(log.has("(net plugin logged a NULL format)")) << text;
+}
+
+TEST(NetHostSelect, RejectedPluginWhoseInitRanIsFinalisedAndKeptLoaded) {
+  LogCapture log;
+  std::vector<Candidate> candidates;
+  candidates.push_back(file_candidate("nethost-no-devices"));
+  candidates.push_back(file_candidate("nethost-neuron-v6"));
+  auto chosen = select_from(std::move(candidates), plugin_logger());
+  ASSERT_TRUE(chosen) << chosen.error().message;
+  lb_stats_t* rejected = stats_of(plugin_path("nethost-no-devices"));
+  ASSERT_NE(rejected, nullptr) << "a library whose init ran is never unloaded";
+  EXPECT_GE(rejected->init_calls, 1);
+  EXPECT_EQ(rejected->fini_calls, rejected->init_calls);
+}
+
+TEST(NetHostSelect, NoUsableCandidateIsAnError) {
+  LogCapture log;
+  std::vector<Candidate> candidates;
+  candidates.push_back(file_candidate("nethost-null-name"));
+  candidates.push_back(file_candidate("nethost-neuron-v6", Layout::kNvidia));
+  auto chosen = select_from(std::move(candidates), plugin_logger());
+  ASSERT_FALSE(chosen);
+  EXPECT_EQ(chosen.error().status, NRT_FAILURE);
+  EXPECT_NE(chosen.error().message.find(
+                "no usable net plugin (tried nethost-null-name; nethost-neuron-v6)"),
+            std::string::npos)
+      << chosen.error().message;
+  EXPECT_TRUE(log.has("CCOM WARN NET/Plugin: no usable net plugin")) << log.text();
+
+  auto nothing = select_from({}, plugin_logger());
+  ASSERT_FALSE(nothing);
+  EXPECT_NE(nothing.error().message.find("there was no candidate"), std::string::npos);
+}
+
+TEST(NetHostLogger, ToleratesNullFormatNullFileAndOddLevels) {
+  LogCapture log;
+  ncclDebugLogger_t logger = plugin_logger();
+  logger(NCCL_LOG_INFO, NCCL_NET, nullptr, 0, nullptr);
+  logger(NCCL_LOG_WARN, NCCL_NET, nullptr, 0, "warned %d", 7);
+  logger(static_cast<ncclDebugLogLevel>(99), NCCL_NET, "f.c", 1, "odd level %s", "shown");
+  logger(NCCL_LOG_NONE, NCCL_NET, "f.c", 1, "never shown");
+  logger(NCCL_LOG_TRACE, NCCL_NET, "f.c", 1, "trace is above INFO");
+  const std::string text = log.text();
+  EXPECT_TRUE(log.has("CCOM INFO (net plugin logged a NULL format)")) << text;
+  EXPECT_TRUE(log.has("?:0 CCOM WARN warned 7")) << text;
+  EXPECT_TRUE(log.has("CCOM INFO odd level shown")) << text;
+  EXPECT_FALSE(log.has("never shown")) << text;
+  EXPECT_FALSE(log.has("trace is above INFO")) << text;
+}
+
+TEST(NetHostKernel, ForkSafeWarningOnlyForOldKernelsWithoutTheVariable) {
+  const std::string warning = fork_safe_warning("5.10.209-198.858.amzn2.x86_64", "");
+  EXPECT_EQ(warning.rfind("Linux kernel 5.10 requires setting FI_EFA_FORK_SAFE=1", 0), 0u)
+      << warning;
+  EXPECT_NE(warning.find("Multi-node support will be disabled."), std::string::npos);
+  EXPECT_FALSE(fork_safe_warning("4.14.1", "").empty());
+  EXPECT_EQ(fork_safe_warning("5.10.0", "1"), "");
+  EXPECT_EQ(fork_safe_warning("5.14.0", ""), "");
+  EXPECT_EQ(fork_safe_warning("6.1.0-18-amd64", ""), "");
+  EXPECT_EQ(fork_safe_warning("garbage", ""), "");
+  EXPECT_EQ(fork_safe_warning("5", ""), "");
+  EXPECT_EQ(fork_safe_warning("", ""), "");
+}
+
+}  // namespace
+}  // namespace nccom::net::testing
