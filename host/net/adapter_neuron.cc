@@ -1,33 +1,55 @@
-// Neuron ncclNet_v5 (net-plugin.md §4.1): v6 without fini. Every other slot
-// has v6's shape, so the calls go straight through. The v5 init registers the
-// plugin's own process-exit cleanup, which is why there is nothing to call at
-// fini time.
+// Neuron ncclNet_v6 (net-plugin.md §3) and v5 (§4.1, v6 without fini): both
+// have the host's own slot shapes, so every call goes straight through the
+// table; one template serves both. Only the optional slots can be missing;
+// call() answers for them. A v5 init registers the plugin's own process-exit
+// cleanup, which is why a v5 has nothing to call at fini time.
 #include "net/adapters.h"
 #include "net/bound_net.h"
 
 namespace nccom::net {
 namespace {
 
-unsigned capabilities_of(const ncclNet_v5_t& t) {
+template <class Table>
+constexpr bool kHasFini = requires(const Table& t) { t.fini; };
+
+template <class Table>
+unsigned capabilities_of(const Table& t) {
   unsigned caps = kCapTags | kCapNonBlockingConnect;
+  if constexpr (kHasFini<Table>) {
+    if (t.fini != nullptr) caps |= kCapFini;
+  }
   if (t.regMrDmaBuf != nullptr) caps |= kCapDmaBuf;
   if (t.iflush != nullptr) caps |= kCapFlush;
+  // The RMA operations libnccom uses (iwrite/iwriteInline are never called).
   if (t.getMrKey != nullptr && t.iread != nullptr) caps |= kCapRma;
   return caps;
 }
 
-class NeuronV5 final : public BoundNet {
+template <class Table>
+class NeuronDirect final : public BoundNet {
  public:
-  NeuronV5(const ncclNet_v5_t* t, PluginInfo info, std::unique_ptr<plugin::SharedLibrary> lib)
+  NeuronDirect(const Table* t, PluginInfo info, std::unique_ptr<plugin::SharedLibrary> lib)
       : BoundNet(std::move(info), capabilities_of(*t), std::move(lib)), t_(t) {}
+
+  const ncclNet_v6_t* native_v6() const override {
+    if constexpr (kHasFini<Table>) {
+      return t_;
+    } else {
+      return nullptr;
+    }
+  }
 
   ncclResult_t init(ncclDebugLogger_t logger) override { return t_->init(logger); }
   ncclResult_t fini() override {
-    return no_fini("a v5 plugin registers its own process-exit cleanup in init");
+    if constexpr (kHasFini<Table>) {
+      return t_->fini != nullptr ? t_->fini() : no_fini("its ncclNet_v6 table leaves fini NULL");
+    } else {
+      return no_fini("a v5 plugin registers its own process-exit cleanup in init");
+    }
   }
   ncclResult_t devices(int* ndev) override { return t_->devices(ndev); }
   ncclResult_t get_properties(int dev, ncclNetProperties_v6_t* props) override {
-    return t_->getProperties(dev, props);  // ncclNetProperties_v5_t is the v6 struct
+    return t_->getProperties(dev, props);  // v5's properties are the v6 struct
   }
   ncclResult_t listen(int dev, void* handle, void** listen_comm) override {
     return t_->listen(dev, handle, listen_comm);
@@ -81,26 +103,49 @@ class NeuronV5 final : public BoundNet {
   }
 
  private:
-  const ncclNet_v5_t* t_;
+  const Table* t_;
 };
 
-}  // namespace
-
-BindResult adapt_neuron_v5(BoundTable table) {
-  const auto* t = static_cast<const ncclNet_v5_t*>(table.table);
-  auto checked = check_table(
+// The slots both versions must have, checked with their own optional ones.
+template <class Table>
+Result<void, plugin::LoadError> check_neuron_table(const BoundTable& table, const Table* t,
+                                                   std::initializer_list<Slot> optional) {
+  return check_table(
       table, t->name,
       {slot("init", t->init), slot("devices", t->devices), slot("getProperties", t->getProperties),
        slot("listen", t->listen), slot("connect", t->connect), slot("accept", t->accept),
        slot("regMr", t->regMr), slot("deregMr", t->deregMr), slot("isend", t->isend),
        slot("irecv", t->irecv), slot("test", t->test), slot("closeSend", t->closeSend),
        slot("closeRecv", t->closeRecv), slot("closeListen", t->closeListen)},
+      optional);
+}
+
+}  // namespace
+
+BindResult adapt_neuron_v6(BoundTable table) {
+  const auto* t = static_cast<const ncclNet_v6_t*>(table.table);
+  auto checked = check_neuron_table(
+      table, t,
+      {slot("fini", t->fini), slot("regMrDmaBuf", t->regMrDmaBuf), slot("iflush", t->iflush),
+       slot("getMrKey", t->getMrKey), slot("iwrite", t->iwrite),
+       slot("iwriteInline", t->iwriteInline), slot("iread", t->iread)});
+  if (!checked) return checked.take_error();
+  PluginInfo info{t->name, 6, Layout::kNeuron, std::move(table.origin)};
+  return std::unique_ptr<Net>(
+      new NeuronDirect<ncclNet_v6_t>(t, std::move(info), std::move(table.library)));
+}
+
+BindResult adapt_neuron_v5(BoundTable table) {
+  const auto* t = static_cast<const ncclNet_v5_t*>(table.table);
+  auto checked = check_neuron_table(
+      table, t,
       {slot("regMrDmaBuf", t->regMrDmaBuf), slot("iflush", t->iflush),
        slot("getMrKey", t->getMrKey), slot("iwrite", t->iwrite),
        slot("iwriteInline", t->iwriteInline), slot("iread", t->iread)});
   if (!checked) return checked.take_error();
   PluginInfo info{t->name, 5, Layout::kNeuron, std::move(table.origin)};
-  return std::unique_ptr<Net>(new NeuronV5(t, std::move(info), std::move(table.library)));
+  return std::unique_ptr<Net>(
+      new NeuronDirect<ncclNet_v5_t>(t, std::move(info), std::move(table.library)));
 }
 
 }  // namespace nccom::net
