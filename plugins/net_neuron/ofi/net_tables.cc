@@ -1,0 +1,195 @@
+// The exported ABI: ncclNetPlugin_v6 (22 slots, the one libnccom binds),
+// ncclNetPlugin_v5 (21) and ncclNetPlugin_v4 (16), Neuron layouts
+// (sdk/include/nccom/net_v*.h), plus the optional nccomOfiConfigure.
+// Everything else in the library is hidden.
+//
+// Each slot is a thin shim onto Plugin; no C++ exception crosses the ABI.
+#include "plugin.h"
+
+#include <nccom/net_v4.h>
+#include <nccom/net_v5.h>
+#include <nccom/net_v6.h>
+
+#include <chrono>
+#include <new>
+#include <thread>
+
+#define NCCOM_OFI_EXPORT __attribute__((visibility("default")))
+
+namespace nccom::ofi {
+namespace {
+
+constexpr const char* kName = "AWS Libfabric";
+// v4 connect/accept block; nothing blocks forever (DESIGN.md decision 7).
+constexpr auto kV4BlockingTimeout = std::chrono::seconds(120);
+
+template <class F>
+ncclResult_t guarded(F&& body) noexcept {
+  CallScope in_call;
+  try {
+    return body().code();
+  } catch (const std::bad_alloc&) {
+    OFI_WARN("NET/OFI Out of memory");
+    return ncclSystemError;
+  } catch (...) {
+    OFI_WARN("NET/OFI Unexpected internal error");
+    return ncclInternalError;
+  }
+}
+
+Plugin& P() { return Plugin::instance(); }
+
+ncclResult_t init(ncclDebugLogger_t logger) { return guarded([&] { return P().init(logger); }); }
+ncclResult_t fini() { return guarded([&] { return P().fini(); }); }
+ncclResult_t devices(int* ndev) { return guarded([&] { return P().devices(ndev); }); }
+ncclResult_t get_properties(int dev, ncclNetProperties_v6_t* props) {
+  return guarded([&] { return P().get_properties(dev, props); });
+}
+ncclResult_t listen(int dev, void* handle, void** listen_comm) {
+  return guarded([&] { return P().listen(dev, handle, NCCL_NET_HANDLE_MAXSIZE, listen_comm); });
+}
+ncclResult_t connect(int dev, void* handle, void** send_comm) {
+  return guarded([&] { return P().connect(dev, handle, NCCL_NET_HANDLE_MAXSIZE, send_comm); });
+}
+ncclResult_t accept(void* listen_comm, void** recv_comm) {
+  return guarded([&] { return P().accept(listen_comm, recv_comm); });
+}
+ncclResult_t reg_mr(void* comm, void* data, size_t size, int type, void** mhandle) {
+  return guarded([&] { return P().reg_mr(comm, data, size, type, mhandle); });
+}
+ncclResult_t reg_mr_dma_buf(void* comm, void* data, size_t size, int type, uint64_t offset, int fd,
+                            void** mhandle) {
+  return guarded([&] { return P().reg_mr_dma_buf(comm, data, size, type, offset, fd, mhandle); });
+}
+ncclResult_t dereg_mr(void* comm, void* mhandle) {
+  return guarded([&] { return P().dereg_mr(comm, mhandle); });
+}
+ncclResult_t isend(void* send_comm, void* data, int size, int tag, void* mhandle, void** request) {
+  return guarded([&] { return P().isend(send_comm, data, size, tag, mhandle, request); });
+}
+ncclResult_t irecv(void* recv_comm, int n, void** data, int* sizes, int* tags, void** mhandles,
+                   void** request) {
+  return guarded([&] { return P().irecv(recv_comm, n, data, sizes, tags, mhandles, request); });
+}
+ncclResult_t iflush(void* recv_comm, int n, void** data, int* sizes, void** mhandles,
+                    void** request) {
+  return guarded([&] { return P().iflush(recv_comm, n, data, sizes, mhandles, request); });
+}
+ncclResult_t test(void* request, int* done, int* sizes) {
+  return guarded([&] { return P().test(request, done, sizes); });
+}
+ncclResult_t close_send(void* comm) { return guarded([&] { return P().close(comm, CommKind::kSend); }); }
+ncclResult_t close_recv(void* comm) { return guarded([&] { return P().close(comm, CommKind::kRecv); }); }
+ncclResult_t close_listen(void* comm) {
+  return guarded([&] { return P().close(comm, CommKind::kListen); });
+}
+ncclResult_t get_mr_key(void* mhandle, uint64_t* mr_key) {
+  return guarded([&] { return P().get_mr_key(mhandle, mr_key); });
+}
+ncclResult_t iwrite(void* send_comm, void* src, size_t size, void* src_mhandle, uint64_t dest,
+                    uint64_t mr_key, void** request) {
+  return guarded([&] { return P().iwrite(send_comm, src, size, src_mhandle, dest, mr_key, request); });
+}
+ncclResult_t iwrite_inline(void* send_comm, void* src, size_t size, uint64_t dest, uint64_t mr_key,
+                           void** request) {
+  return guarded([&] { return P().iwrite_inline(send_comm, src, size, dest, mr_key, request); });
+}
+ncclResult_t iread(void* recv_comm, void* dest, size_t size, void* dest_mhandle, uint64_t src,
+                   uint64_t mr_key, void** request) {
+  return guarded([&] { return P().iread(recv_comm, dest, size, dest_mhandle, src, mr_key, request); });
+}
+
+// ---- v4: 64-byte handles, blocking connect/accept, untagged single buffers ----
+ncclResult_t get_properties_v4(int dev, ncclNetProperties_v4_t* props) {
+  if (props == nullptr) return ncclInvalidArgument;
+  ncclNetProperties_v6_t full{};
+  ncclResult_t rc = get_properties(dev, &full);
+  if (rc != ncclSuccess) return rc;
+  *props = ncclNetProperties_v4_t{full.name, full.pciPath, full.guid, full.ptrSupport,
+                                  full.speed, full.port, full.maxComms};
+  return ncclSuccess;
+}
+ncclResult_t listen_v4(int dev, void* handle, void** listen_comm) {
+  return guarded([&] { return P().listen(dev, handle, NCCL_NET_HANDLE_MAXSIZE_V4, listen_comm); });
+}
+
+// Call a non-blocking setup step until it yields a comm, fails, or times out.
+template <class Step>
+ncclResult_t block_until_ready(const char* what, void** out, Step step) {
+  if (out == nullptr) return ncclInvalidArgument;
+  const auto deadline = std::chrono::steady_clock::now() + kV4BlockingTimeout;
+  for (;;) {
+    ncclResult_t rc = step();
+    if (rc != ncclSuccess || *out != nullptr) return rc;
+    if (std::chrono::steady_clock::now() > deadline) {
+      OFI_WARN("NET/OFI v4 %s: no connection within %lld s", what,
+               static_cast<long long>(kV4BlockingTimeout.count()));
+      return ncclRemoteError;
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+}
+ncclResult_t connect_v4(int dev, void* handle, void** send_comm) {
+  return block_until_ready("connect", send_comm, [&] {
+    return guarded([&] { return P().connect(dev, handle, NCCL_NET_HANDLE_MAXSIZE_V4, send_comm); });
+  });
+}
+ncclResult_t accept_v4(void* listen_comm, void** recv_comm) {
+  return block_until_ready("accept", recv_comm, [&] { return accept(listen_comm, recv_comm); });
+}
+ncclResult_t isend_v4(void* send_comm, void* data, int size, void* mhandle, void** request) {
+  return isend(send_comm, data, size, 0, mhandle, request);
+}
+ncclResult_t irecv_v4(void* recv_comm, void* data, int size, void* mhandle, void** request) {
+  int tag = 0;
+  return irecv(recv_comm, 1, &data, &size, &tag, &mhandle, request);
+}
+ncclResult_t iflush_v4(void* recv_comm, void* data, int size, void* mhandle, void** request) {
+  return iflush(recv_comm, 1, &data, &size, &mhandle, request);
+}
+
+}  // namespace
+}  // namespace nccom::ofi
+
+namespace ofi = nccom::ofi;
+
+extern "C" {
+
+NCCOM_OFI_EXPORT extern const ncclNet_v6_t ncclNetPlugin_v6;
+NCCOM_OFI_EXPORT extern const ncclNet_v5_t ncclNetPlugin_v5;
+NCCOM_OFI_EXPORT extern const ncclNet_v4_t ncclNetPlugin_v4;
+
+const ncclNet_v6_t ncclNetPlugin_v6 = {
+    ofi::kName,         ofi::init,        ofi::fini,          ofi::devices,
+    ofi::get_properties, ofi::listen,     ofi::connect,       ofi::accept,
+    ofi::reg_mr,        ofi::reg_mr_dma_buf, ofi::dereg_mr,   ofi::isend,
+    ofi::irecv,         ofi::iflush,      ofi::test,          ofi::close_send,
+    ofi::close_recv,    ofi::close_listen, ofi::get_mr_key,   ofi::iwrite,
+    ofi::iwrite_inline, ofi::iread,
+};
+
+// v5: no fini. Unlike the shipped plugin, init registers no exit-time
+// finalizer: at exit libfabric may already be finalised; the OS reclaims.
+const ncclNet_v5_t ncclNetPlugin_v5 = {
+    ofi::kName,         ofi::init,        ofi::devices,       ofi::get_properties,
+    ofi::listen,        ofi::connect,     ofi::accept,        ofi::reg_mr,
+    ofi::reg_mr_dma_buf, ofi::dereg_mr,   ofi::isend,         ofi::irecv,
+    ofi::iflush,        ofi::test,        ofi::close_send,    ofi::close_recv,
+    ofi::close_listen,  ofi::get_mr_key,  ofi::iwrite,        ofi::iwrite_inline,
+    ofi::iread,
+};
+
+const ncclNet_v4_t ncclNetPlugin_v4 = {
+    ofi::kName,         ofi::init,        ofi::devices,       ofi::get_properties_v4,
+    ofi::listen_v4,     ofi::connect_v4,  ofi::accept_v4,     ofi::reg_mr,
+    ofi::dereg_mr,      ofi::isend_v4,    ofi::irecv_v4,      ofi::iflush_v4,
+    ofi::test,          ofi::close_send,  ofi::close_recv,    ofi::close_listen,
+};
+
+// Optional: rails (NICs) per device for the next init; 1 by default. Returns
+// ncclInvalidArgument outside 1..64. See README.md.
+NCCOM_OFI_EXPORT ncclResult_t nccomOfiConfigure(int rails) {
+  return ofi::Plugin::configure(rails).code();
+}
+
+}  // extern "C"

@@ -1,0 +1,87 @@
+// The plugin: its devices and every object it handed out. The ABI tables
+// (net_tables.cc) call one Plugin method per slot.
+//
+// Every pointer the host passes back (comm, request, mhandle) is looked up
+// in the tables below before use: an unknown, closed or wrong-kind pointer is
+// ncclInvalidArgument, never a dereference.
+//
+// Locking: mutex_ is taken exclusively by whatever adds or removes objects
+// (init, fini, listen, connect, accept, close*, regMr, deregMr) and shared by
+// the data path, which then locks the one endpoint it uses. So a data-path
+// call never sees an object vanish, and calls on different comms run
+// concurrently.
+#pragma once
+
+#include "comm.h"
+#include "provider.h"
+
+#include <nccom/net_v6.h>
+
+#include <memory>
+#include <shared_mutex>
+#include <unordered_map>
+
+namespace nccom::ofi {
+
+class Plugin {
+ public:
+  static Plugin& instance();
+  ~Plugin();
+
+  // Rails per device for the next init (nccomOfiConfigure).
+  static Status configure(int rails);
+
+  Status init(ncclDebugLogger_t logger);
+  Status fini();
+  Status devices(int* ndev);
+  Status get_properties(int dev, ncclNetProperties_v6_t* props);
+  Status listen(int dev, void* handle, size_t handle_size, void** listen_comm);
+  Status connect(int dev, void* handle, size_t handle_size, void** send_comm);
+  Status accept(void* listen_comm, void** recv_comm);
+  Status close(void* comm, CommKind kind);
+
+  Status reg_mr(void* comm, void* data, size_t size, int type, void** mhandle);
+  Status reg_mr_dma_buf(void* comm, void* data, size_t size, int type, uint64_t offset, int fd,
+                        void** mhandle);
+  Status dereg_mr(void* comm, void* mhandle);
+  Status get_mr_key(void* mhandle, uint64_t* mr_key);
+
+  Status isend(void* send_comm, void* data, int size, int tag, void* mhandle, void** request);
+  Status irecv(void* recv_comm, int n, void** data, int* sizes, int* tags, void** mhandles,
+               void** request);
+  Status iflush(void* recv_comm, int n, void** data, int* sizes, void** mhandles, void** request);
+  Status test(void* request, int* done, int* sizes);
+  Status iwrite(void* send_comm, void* src, size_t size, void* src_mhandle, uint64_t dest,
+                uint64_t mr_key, void** request);
+  Status iwrite_inline(void* send_comm, void* src, size_t size, uint64_t dest, uint64_t mr_key,
+                       void** request);
+  Status iread(void* recv_comm, void* dest, size_t size, void* dest_mhandle, uint64_t src,
+               uint64_t mr_key, void** request);
+
+ private:
+  Plugin() = default;
+  Status check_device(int dev) const;  // needs mutex_ held
+  Comm* find_comm(const void* comm, CommKind kind) const;
+  Comm* find_data_comm(const void* comm) const;  // a send or a recv comm
+  void adopt(std::unique_ptr<Comm> comm);
+  void forget(Comm* comm);
+  void release_everything();
+  uint32_t next_comm_id();
+  // Data path helpers (data_path.cc); the comm's endpoint mutex is held.
+  Status local_descriptor(Comm& comm, void* mhandle, const void* buf, size_t len, void** desc);
+  Status rma(Op op, Comm& comm, void* local, size_t size, void* mhandle, uint64_t remote,
+             uint64_t mr_key, void** request);
+  void progress_others(const Comm* except);
+
+  mutable std::shared_mutex mutex_;
+  bool initialized_ = false;
+  Discovery discovery_;
+  std::unordered_map<const void*, std::unique_ptr<Comm>> comms_;
+  std::unordered_map<const void*, Comm*> requests_;  // every pool slot of every comm
+  std::unordered_map<const void*, Comm*> regions_;
+  std::unordered_map<uint64_t, std::unique_ptr<Comm>> connecting_;  // by cookie
+  uint32_t comm_id_ = 0;
+  uint64_t cookie_ = 0;
+};
+
+}  // namespace nccom::ofi

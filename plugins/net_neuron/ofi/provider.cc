@@ -1,0 +1,189 @@
+// Provider discovery (net-plugin.md §6.2–§6.4, in our own terms).
+//
+// The provider filter is what production does: FI_PROVIDER when set —
+// libfabric reads that variable itself and filters fi_getinfo with it; we
+// only ask libfabric (fi_param_get_str, after its init) whether it was set —
+// otherwise "efa". On a host without EFA and without FI_PROVIDER this finds
+// nothing and init fails cleanly, so the host falls back to sockets.
+#include "provider.h"
+
+#include <rdma/providers/fi_prov.h>
+
+#include <cstdio>
+#include <cstring>
+
+namespace nccom::ofi {
+namespace {
+
+constexpr uint64_t kRmaCaps = FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
+// The MR modes the data path copes with (see NicCaps for what each implies).
+constexpr uint64_t kMrModes =
+    FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT;
+constexpr const char* kDefaultProvider = "efa";
+constexpr int kDefaultSpeedMbps = 10000;  // when the provider reports no link speed
+
+InfoPtr make_hints(bool rma) {
+  InfoPtr hints(fi_allocinfo());
+  if (!hints) return hints;
+  hints->caps = FI_TAGGED | FI_MSG | (rma ? kRmaCaps : 0);
+  hints->mode = FI_CONTEXT | FI_CONTEXT2;  // every op context is a fi_context2 we own
+  hints->ep_attr->type = FI_EP_RDM;
+  hints->domain_attr->mr_mode = kMrModes;
+  hints->domain_attr->av_type = FI_AV_TABLE;
+  // Same-tag messages of one comm must match receives in the order they were sent.
+  hints->tx_attr->msg_order = FI_ORDER_SAS;
+  hints->rx_attr->msg_order = FI_ORDER_SAS;
+  // Queue depth: a comm has at most NCCL_NET_MAX_REQUESTS in flight plus its
+  // control message; asking for what we use keeps providers from sizing
+  // bounce-buffer pools for thousands (ofi_rxm: ~70 MB per endpoint).
+  hints->tx_attr->size = 2 * kMaxRequests;
+  hints->rx_attr->size = 2 * kMaxRequests;
+  return hints;
+}
+
+// Empty: libfabric applied FI_PROVIDER itself. Only meaningful after the
+// first fi_getinfo (libfabric defines its parameters during its own init).
+std::string provider_filter() {
+  char* value = nullptr;
+  if (fi_param_get_str(nullptr, "provider", &value) == FI_SUCCESS && value != nullptr &&
+      value[0] != '\0') {
+    OFI_INFO(NCCL_INIT | NCCL_NET, "NET/OFI Provider filter from FI_PROVIDER: %s", value);
+    return "";
+  }
+  OFI_INFO(NCCL_INIT | NCCL_NET, "NET/OFI Setting provider_filter to %s", kDefaultProvider);
+  return kDefaultProvider;
+}
+
+// fi_getinfo, then keep the infos of `filter` (all when empty). rc as fi_getinfo's.
+int query(bool rma, bool* filter_known, std::string* filter, InfoPtr* out) {
+  InfoPtr hints = make_hints(rma);
+  if (!hints) return -FI_ENOMEM;
+  fi_info* found = nullptr;
+  int rc = fi_getinfo(kFiApiVersion, nullptr, nullptr, 0, hints.get(), &found);
+  InfoPtr all(found);
+  if (!*filter_known) {
+    *filter = provider_filter();
+    *filter_known = true;
+  }
+  if (rc != 0) return rc;
+  fi_info* head = nullptr;
+  fi_info** tail = &head;
+  for (fi_info* info = all.get(); info != nullptr; info = info->next) {
+    if (!filter->empty() && std::strcmp(info->fabric_attr->prov_name, filter->c_str()) != 0) continue;
+    *tail = fi_dupinfo(info);
+    if (*tail == nullptr) {
+      fi_freeinfo(head);
+      return -FI_ENOMEM;
+    }
+    tail = &(*tail)->next;
+  }
+  out->reset(head);
+  return head != nullptr ? 0 : -FI_ENODATA;
+}
+
+uint64_t fnv1a64(const std::string& text) {
+  uint64_t hash = 1469598103934665603ull;
+  for (unsigned char c : text) {
+    hash ^= c;
+    hash *= 1099511628211ull;
+  }
+  return hash;
+}
+
+void describe_rail(const fi_info& info, Device* device) {
+  const fid_nic* nic = info.nic;
+  if (nic != nullptr && nic->bus_attr != nullptr && nic->bus_attr->bus_type == FI_BUS_PCI) {
+    const fi_pci_attr& pci = nic->bus_attr->attr.pci;
+    char path[64];
+    std::snprintf(path, sizeof path, "/sys/bus/pci/devices/%04x:%02x:%02x.%x", pci.domain_id,
+                  pci.bus_id, pci.device_id, pci.function_id);
+    if (device->pci_path.empty()) device->pci_path = path;
+  }
+  size_t bps = (nic != nullptr && nic->link_attr != nullptr) ? nic->link_attr->speed : 0;
+  device->speed_mbps += bps >= 1000000 ? static_cast<int>(bps / 1000000) : kDefaultSpeedMbps;
+}
+
+}  // namespace
+
+NicCaps decode_caps(const fi_info& info) {
+  NicCaps caps;
+  const uint64_t mr_mode = info.domain_attr->mr_mode;
+  caps.mr_local = (mr_mode & FI_MR_LOCAL) != 0;
+  caps.virt_addr = (mr_mode & FI_MR_VIRT_ADDR) != 0;
+  caps.prov_key = (mr_mode & FI_MR_PROV_KEY) != 0;
+  caps.mr_endpoint = (mr_mode & FI_MR_ENDPOINT) != 0;
+  caps.manual_progress = info.domain_attr->data_progress != FI_PROGRESS_AUTO;
+  const bool has_rma = (info.caps & (FI_RMA | FI_READ | FI_REMOTE_READ)) ==
+                       (FI_RMA | FI_READ | FI_REMOTE_READ);
+  // Without FI_MR_VIRT_ADDR the target address is an offset into the region;
+  // we carry the region base inside our own key (see memory.cc), which needs
+  // a key we choose ourselves, i.e. no FI_MR_PROV_KEY.
+  caps.rma = has_rma && info.domain_attr->mr_key_size <= 8 && (caps.virt_addr || !caps.prov_key);
+  caps.inject_size = caps.rma ? info.tx_attr->inject_size : 0;
+  return caps;
+}
+
+Status discover(int rails, Discovery* out) {
+  bool filter_known = false;
+  std::string filter;
+  InfoPtr infos;
+  int rc = query(/*rma=*/true, &filter_known, &filter, &infos);
+  if (rc == -FI_ENODATA) rc = query(/*rma=*/false, &filter_known, &filter, &infos);
+  if (rc == -FI_ENODATA) {
+    OFI_WARN("NET/OFI No eligible providers were found (provider %s, FI_EP_RDM, tagged "
+             "messages): %s", filter.empty() ? "from FI_PROVIDER" : filter.c_str(),
+             fi_error_text(rc).c_str());
+    return ncclInternalError;
+  }
+  if (rc != 0) {
+    OFI_WARN("NET/OFI fi_getinfo failed: %s", fi_error_text(rc).c_str());
+    return ncclInternalError;
+  }
+
+  // The first answer decides the provider; NICs are its distinct domains.
+  const std::string provider = infos->fabric_attr->prov_name;
+  std::vector<InfoPtr> nics;
+  for (fi_info* info = infos.get(); info != nullptr; info = info->next) {
+    if (provider != info->fabric_attr->prov_name) continue;
+    bool seen = false;
+    for (const InfoPtr& nic : nics) {
+      seen = seen || std::strcmp(nic->domain_attr->name, info->domain_attr->name) == 0;
+    }
+    if (seen) continue;
+    InfoPtr copy(fi_dupinfo(info));
+    if (!copy) return ncclSystemError;
+    nics.push_back(std::move(copy));
+  }
+  OFI_INFO(NCCL_INIT | NCCL_NET, "NET/OFI Selected provider is %s, fabric is %s (found %d nics)",
+           provider.c_str(), infos->fabric_attr->name, static_cast<int>(nics.size()));
+  if (provider == "efa" && fi_version() <= FI_VERSION(1, 21)) {
+    OFI_WARN("NET/OFI EFA provider requires at least libfabric version 1.22.0.");
+    return ncclInternalError;
+  }
+
+  Discovery found;
+  found.provider = provider;
+  found.fabric = infos->fabric_attr->name;
+  found.nics = static_cast<int>(nics.size());
+  for (size_t first = 0; first < nics.size(); first += static_cast<size_t>(rails)) {
+    Device device;
+    device.name = nics[first]->domain_attr->name;
+    device.caps = decode_caps(*nics[first]);
+    device.guid = fnv1a64(provider + "/" + device.name);
+    for (size_t i = first; i < nics.size() && i < first + static_cast<size_t>(rails); ++i) {
+      describe_rail(*nics[i], &device);
+      device.rails.push_back(std::move(nics[i]));
+    }
+    OFI_INFO(NCCL_INIT | NCCL_NET,
+             "NET/OFI Device %zu: %s (%zu rail%s), RMA %s, mr_mode 0x%llx, %s progress",
+             found.devices.size(), device.name.c_str(), device.rails.size(),
+             device.rails.size() == 1 ? "" : "s", device.caps.rma ? "yes" : "no",
+             static_cast<unsigned long long>(device.rails[0]->domain_attr->mr_mode),
+             device.caps.manual_progress ? "manual" : "auto");
+    found.devices.push_back(std::move(device));
+  }
+  *out = std::move(found);
+  return ncclSuccess;
+}
+
+}  // namespace nccom::ofi

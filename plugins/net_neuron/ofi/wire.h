@@ -1,0 +1,69 @@
+// The plugin's private wire formats (net-plugin.md open point 5: "the
+// connect-message/handle wire format is private to the plugin"):
+//
+//  * ListenHandle — what listen writes into the host's handle buffer and the
+//    host ships to the connecting peer: the listening endpoint's fi_getname
+//    address and the id of the comm that will receive. 24 bytes + address,
+//    so it fits NCCL_NET_HANDLE_MAXSIZE (128) and, for every address format
+//    seen (IPv4 16 B, IPv6 28 B, EFA 32 B, shm strings), the v4 limit (64).
+//  * ConnectMessage — the one message connect sends to the listener (tagged,
+//    control tag space): the sender's address, so the receiver can insert it
+//    into its AV for the reply path (iread/iwrite need it).
+//
+// Both carry a magic, a version and an FNV-1a checksum, so a garbage or
+// truncated handle is rejected with ncclInvalidArgument instead of being fed
+// to fi_av_insert.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace nccom::ofi {
+
+constexpr size_t kMaxAddrLen = 96;
+
+struct ListenHandle {
+  uint32_t magic;
+  uint8_t version;
+  uint8_t addr_len;
+  uint16_t reserved;
+  uint32_t listen_id;       // id of the receiving comm; data tags carry it
+  uint32_t checksum;        // over every field except checksum and connect_cookie
+  uint64_t connect_cookie;  // written by connect into the caller's copy: a pending
+                            // connect resumes from it on the next call (0 = none)
+  uint8_t addr[kMaxAddrLen];
+};
+constexpr size_t kHandleHeaderSize = offsetof(ListenHandle, addr);
+static_assert(kHandleHeaderSize == 24);
+static_assert(sizeof(ListenHandle) <= 128, "must fit NCCL_NET_HANDLE_MAXSIZE");
+
+struct ConnectMessage {
+  uint32_t magic;
+  uint8_t version;
+  uint8_t addr_len;
+  uint16_t reserved;
+  uint32_t listen_id;  // must match the listener's id
+  uint32_t checksum;
+  uint8_t addr[kMaxAddrLen];  // the sender's endpoint address
+};
+
+// A decoded handle or message: the fields a reader needs.
+struct PeerAddress {
+  uint32_t listen_id = 0;
+  std::vector<uint8_t> addr;
+};
+
+// Write a handle for `listen_id` / `addr` into `out` (capacity bytes).
+// False when the address does not fit (then `out` is untouched).
+bool write_handle(void* out, size_t capacity, uint32_t listen_id, const std::vector<uint8_t>& addr);
+// Decode and validate; false for anything that is not a handle we wrote.
+bool read_handle(const void* in, size_t capacity, PeerAddress* out);
+uint64_t read_cookie(const void* handle);
+void write_cookie(void* handle, uint64_t cookie);
+
+ConnectMessage make_connect_message(uint32_t listen_id, const std::vector<uint8_t>& addr);
+// Validate a received message of `len` bytes; false for anything malformed.
+bool read_connect_message(const ConnectMessage& message, size_t len, PeerAddress* out);
+
+}  // namespace nccom::ofi

@@ -1,0 +1,78 @@
+// NetConformancePlugins: every built net plugin passes nccom-plugin-check,
+// with the peer as a thread and as a second process; the libfabric plugin
+// once per provider this host has (FI_PROVIDER is passed to the child).
+#include "conformance_test.h"
+
+#include <gtest/gtest.h>
+
+#include <ostream>
+
+namespace net_conformance {
+namespace {
+
+struct PluginRun {
+  std::string name;
+  std::string path;
+  std::map<std::string, std::string> env;
+  bool two_process = false;
+};
+
+std::vector<PluginRun> plugin_runs() {
+  std::vector<PluginRun> plugins;
+#ifdef NET_CONFORMANCE_SOCKET
+  plugins.push_back({"socket", NET_CONFORMANCE_SOCKET, {}});
+#endif
+#ifdef NET_CONFORMANCE_NEURON
+  plugins.push_back({"neuron_tcp", NET_CONFORMANCE_NEURON, {{"FI_PROVIDER", "tcp;ofi_rxm"}}});
+  plugins.push_back({"neuron_shm", NET_CONFORMANCE_NEURON, {{"FI_PROVIDER", "shm"}}});
+#endif
+  std::vector<PluginRun> runs;
+  for (const PluginRun& p : plugins) {
+    for (bool two : {false, true}) {
+      PluginRun run = p;
+      run.two_process = two;
+      run.name += two ? "_two_processes" : "_threads";
+      runs.push_back(run);
+    }
+  }
+  return runs;
+}
+
+void PrintTo(const PluginRun& run, std::ostream* out) { *out << run.name; }
+
+class NetConformancePlugins : public ::testing::TestWithParam<PluginRun> {};
+
+TEST_P(NetConformancePlugins, EveryCheckPasses) {
+  const PluginRun& run = GetParam();
+  std::vector<std::string> args;
+  if (run.two_process) args.push_back("--two-process");
+  args.push_back(run.path);
+  const nccom_test::ChildResult r = run_check(args, run.env);
+  EXPECT_EQ(r.exit_code, 0) << output(r);
+  EXPECT_TRUE(failed_rows(r.out).empty()) << output(r);
+  // The table has a row per check, and the plugin's tables were found.
+  EXPECT_NE(r.out.find("binds:   ncclNetPlugin_v6 as a Neuron ncclNet_v6 table"), std::string::npos)
+      << output(r);
+  for (const char* check : {"init ", "sizes ", "many-outstanding ", "recv-too-small ", "fini "}) {
+    EXPECT_NE(r.out.find(std::string("\n") + check), std::string::npos) << check << output(r);
+  }
+}
+
+TEST_P(NetConformancePlugins, JsonReportSaysItConforms) {
+  const PluginRun& run = GetParam();
+  std::vector<std::string> args{"--json", "--only", "tags"};
+  if (run.two_process) args.push_back("--two-process");
+  args.push_back(run.path);
+  const nccom_test::ChildResult r = run_check(args, run.env);
+  EXPECT_EQ(r.exit_code, 0) << output(r);
+  EXPECT_NE(r.out.find("\"conforms\": true"), std::string::npos) << output(r);
+  EXPECT_NE(r.out.find("\"name\": \"tags\", \"result\": \"PASS\""), std::string::npos) << output(r);
+  EXPECT_EQ(r.out.find("\"result\": \"FAIL\""), std::string::npos) << output(r);
+}
+
+INSTANTIATE_TEST_SUITE_P(, NetConformancePlugins, ::testing::ValuesIn(plugin_runs()),
+                         [](const auto& info) { return info.param.name; });
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(NetConformancePlugins);
+
+}  // namespace
+}  // namespace net_conformance

@@ -1,0 +1,124 @@
+// NetOfiInit: the exported tables, init without an eligible provider (what
+// every host without EFA sees), configuration, and calls outside init/fini.
+#include "net_ofi_fixture.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+namespace net_ofi_test {
+namespace {
+
+TEST(NetOfiInit, TablesAreExportedWithTheSpecName) {
+  const PluginTables& t = plugin();
+  ASSERT_NE(t.v6, nullptr);
+  ASSERT_NE(t.v5, nullptr);
+  ASSERT_NE(t.v4, nullptr);
+  ASSERT_NE(t.configure, nullptr);
+  EXPECT_STREQ(t.v6->name, "AWS Libfabric");
+  EXPECT_STREQ(t.v5->name, "AWS Libfabric");
+  EXPECT_STREQ(t.v4->name, "AWS Libfabric");
+  // All 22 v6 slots are filled (the host never null-checks them).
+  const void* const* slots = reinterpret_cast<const void* const*>(t.v6);
+  for (size_t i = 0; i < sizeof(ncclNet_v6_t) / sizeof(void*); ++i) {
+    EXPECT_NE(slots[i], nullptr) << "v6 slot " << i;
+  }
+  slots = reinterpret_cast<const void* const*>(t.v5);
+  for (size_t i = 0; i < sizeof(ncclNet_v5_t) / sizeof(void*); ++i) {
+    EXPECT_NE(slots[i], nullptr) << "v5 slot " << i;
+  }
+  slots = reinterpret_cast<const void* const*>(t.v4);
+  for (size_t i = 0; i < sizeof(ncclNet_v4_t) / sizeof(void*); ++i) {
+    EXPECT_NE(slots[i], nullptr) << "v4 slot " << i;
+  }
+  // Shared slots point at the same implementations.
+  EXPECT_EQ(t.v5->isend, t.v6->isend);
+  EXPECT_EQ(t.v4->regMr, t.v6->regMr);
+}
+
+void expect_clean_failure(const char* provider_env) {
+  const ncclNet_v6_t* net = plugin().v6;
+  ASSERT_NE(net, nullptr);
+  if (provider_env != nullptr) {
+    setenv("FI_PROVIDER", provider_env, 1);
+  } else {
+    unsetenv("FI_PROVIDER");
+  }
+  clear_logs();
+  const int fds = open_fd_count();
+  const int threads = thread_count();
+  EXPECT_EQ(net->init(capture_logger), ncclInternalError);
+  EXPECT_TRUE(logs_contain("NET/OFI Using Libfabric version")) << captured_logs();
+  EXPECT_TRUE(logs_contain("No eligible providers")) << captured_logs();
+  int ndev = -1;
+  EXPECT_EQ(net->devices(&ndev), ncclInternalError);
+  char handle[NCCL_NET_HANDLE_MAXSIZE] = {};
+  void* comm = nullptr;
+  EXPECT_EQ(net->listen(0, handle, &comm), ncclInternalError);
+  // A second attempt fails the same way (the host may retry).
+  EXPECT_EQ(net->init(capture_logger), ncclInternalError);
+  EXPECT_EQ(net->fini(), ncclSuccess);
+  EXPECT_EQ(open_fd_count(), fds);
+  EXPECT_EQ(thread_count(), threads);
+}
+
+// Production default: no FI_PROVIDER → efa only; there is no EFA here.
+TEST(NetOfiInit, WithoutFiProviderOnlyEfaIsEligibleAndInitFailsCleanly) {
+  expect_clean_failure(nullptr);
+  EXPECT_TRUE(logs_contain("Setting provider_filter to efa")) << captured_logs();
+}
+
+TEST(NetOfiInit, ExplicitEfaFailsCleanly) { expect_clean_failure("efa"); }
+
+TEST(NetOfiInit, CallsBeforeInitAreErrorsNotCrashes) {
+  const ncclNet_v6_t* net = plugin().v6;
+  ASSERT_NE(net, nullptr);
+  int ndev = 0;
+  ncclNetProperties_v6_t props{};
+  char handle[NCCL_NET_HANDLE_MAXSIZE] = {};
+  void* comm = nullptr;
+  int done = 0;
+  EXPECT_EQ(net->devices(&ndev), ncclInternalError);
+  EXPECT_EQ(net->getProperties(0, &props), ncclInternalError);
+  EXPECT_EQ(net->listen(0, handle, &comm), ncclInternalError);
+  EXPECT_EQ(net->test(handle, &done, nullptr), ncclInvalidArgument);
+  EXPECT_EQ(net->closeSend(handle), ncclInvalidArgument);
+  EXPECT_EQ(net->fini(), ncclSuccess);  // fini without init is harmless
+}
+
+TEST(NetOfiInit, RailsGroupNicsIntoDevices) {
+  const PluginTables& t = plugin();
+  ASSERT_NE(t.configure, nullptr);
+  EXPECT_EQ(t.configure(0), ncclInvalidArgument);
+  EXPECT_EQ(t.configure(65), ncclInvalidArgument);
+  setenv("FI_PROVIDER", "tcp;ofi_rxm", 1);
+  ASSERT_EQ(t.configure(1), ncclSuccess);
+  ASSERT_EQ(t.v6->init(capture_logger), ncclSuccess) << captured_logs();
+  EXPECT_EQ(t.v6->init(capture_logger), ncclSuccess);  // idempotent
+  int nics = 0;
+  ASSERT_EQ(t.v6->devices(&nics), ncclSuccess);
+  ncclNetProperties_v6_t one{};
+  ASSERT_EQ(t.v6->getProperties(0, &one), ncclSuccess);
+  const std::string first_name = one.name;  // property strings live until fini
+  ASSERT_EQ(t.v6->fini(), ncclSuccess);
+
+  ASSERT_EQ(t.configure(64), ncclSuccess);
+  ASSERT_EQ(t.v6->init(capture_logger), ncclSuccess) << captured_logs();
+  int grouped = 0;
+  ASSERT_EQ(t.v6->devices(&grouped), ncclSuccess);
+  EXPECT_EQ(grouped, 1) << "all " << nics << " NICs in one device";
+  ncclNetProperties_v6_t all{};
+  ASSERT_EQ(t.v6->getProperties(0, &all), ncclSuccess);
+  EXPECT_GE(all.speed, one.speed);
+  EXPECT_EQ(all.name, first_name);
+  // A comm still works on a grouped device (it uses one rail).
+  char handle[NCCL_NET_HANDLE_MAXSIZE] = {};
+  void* listen = nullptr;
+  EXPECT_EQ(t.v6->listen(0, handle, &listen), ncclSuccess);
+  EXPECT_EQ(t.v6->closeListen(listen), ncclSuccess);
+  ASSERT_EQ(t.v6->fini(), ncclSuccess);
+  EXPECT_EQ(t.configure(1), ncclSuccess);
+}
+
+}  // namespace
+}  // namespace net_ofi_test

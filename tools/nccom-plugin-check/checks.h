@@ -1,0 +1,92 @@
+// The conformance checks and what they share.
+//
+// A check is a named step with prerequisites; the suite (suite.cc) runs them
+// in order, skips a check whose prerequisite did not pass, and records an
+// Outcome for each. Checks that need a second endpoint drive the Peer; the
+// two long-lived connections are made by the connection checks and used by
+// the data checks after them.
+#pragma once
+
+#include "guard.h"
+#include "net/net.h"
+#include "outcome.h"
+#include "peer.h"
+#include "report.h"
+#include "transfer.h"
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace nccom::plugin_check {
+
+struct Options {
+  std::string plugin;
+  net::Layout layout = net::Layout::kNeuron;
+  std::string only;          // run just this check (and what it needs)
+  bool two_process = false;  // the peer is another process
+  bool json = false;
+  bool verbose = false;
+  std::chrono::milliseconds timeout{30000};  // every wait
+};
+
+// A connection, one end here and one in the peer.
+struct Link {
+  void* local = nullptr;         // this side's send comm (outbound) or recv comm (inbound)
+  void* local_listen = nullptr;  // this side's listen comm, when it listened
+  int remote = 0;                // the peer's comm id
+  int remote_listen = 0;         // the peer's listen comm id, when it listened
+};
+
+struct Context {
+  Options options;
+  std::unique_ptr<net::Net> net;
+  int ndev = 0;
+  ncclNetProperties_v6_t props{};  // device 0, where every connection is made
+  std::unique_ptr<Peer> peer;
+  Link outbound;  // this side sends, the peer receives
+  Link inbound;   // the peer sends, this side receives
+  int tag = 0;    // a tag every message may carry (0 without tag support)
+
+  Deadline deadline() const { return Deadline(options.timeout); }
+};
+
+struct CheckDef {
+  const char* name;
+  const char* description;
+  std::vector<const char*> needs;  // checks that must have passed first
+  Outcome (*run)(Context&);
+};
+
+// In running order.
+std::vector<CheckDef> setup_checks();  // bind ... connections, registration
+std::vector<CheckDef> data_checks();   // transfers, tags, iflush, iread
+std::vector<CheckDef> error_checks();  // error paths, close, fini
+
+// Every check, in running order.
+std::vector<CheckDef> all_checks();
+// Runs every check, or with options.only that check, what it needs, and
+// the teardown (close, fini); a check whose prerequisite did not pass is
+// skipped. Appends to report.checks.
+void run_suite(Context& ctx, Report& report);
+
+// Opens a fresh connection on device 0: outbound (this side connects first,
+// then the peer accepts) or inbound (this side polls accept first, then the
+// peer connects). The connect/accept of an ncclNet_v4 plugin block, so
+// with those the peer is set going first.
+enum class Direction { kOutbound, kInbound };
+Expected<Link> open_link(Context& ctx, Direction direction);
+// Closes both ends; the first failure is reported, every close is tried.
+Expected<> close_link(Context& ctx, Link& link, Direction direction);
+
+// Moves messages along `link` (outbound: this side sends) and verifies them
+// at the receiving end: the peer runs its plan while this side runs the
+// other. Answers a note on back-pressure seen, or "".
+Expected<std::string> transfer(Context& ctx, const Link& link, Direction direction,
+                               const Plan& send_plan, const Plan& recv_plan);
+// The sender's copy of a receiver's plan: the same messages, buffers of
+// exactly the message size.
+Plan sender_plan(const Plan& recv_plan);
+
+}  // namespace nccom::plugin_check
