@@ -1,5 +1,6 @@
 /* nccom/plugin.h must compile as strict C99 (built with -std=c99 -pedantic-errors). */
 #include <nccom/plugin.h>
+#include <nccom/topo_plugin.h>
 
 #include <stddef.h>
 
@@ -20,3 +21,6 @@ size_t sdk_c_descriptor_size(void) { return sizeof(nccom_plugin_descriptor_t); }
 size_t sdk_c_descriptor_ops_offset(void) { return offsetof(nccom_plugin_descriptor_t, ops); }
 size_t sdk_c_host_api_size(void) { return sizeof(nccom_host_api_t); }
 size_t sdk_c_ops_size(void) { return sizeof(nccom_plugin_ops_t); }
+size_t sdk_c_topo_ops_size(void) { return sizeof(nccom_topo_ops_t); }
+size_t sdk_c_topo_ops_free_text_offset(void) { return offsetof(nccom_topo_ops_t, free_text); }
+size_t sdk_c_topo_node_size(void) { return sizeof(nccom_topo_node_t); }

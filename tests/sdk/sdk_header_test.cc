@@ -1,6 +1,7 @@
 // The SDK headers as a plugin author sees them: C and C++ agree on every
 // layout, and the descriptor's head never moves.
 #include <nccom/plugin.h>
+#include <nccom/topo_plugin.h>
 
 #include <gtest/gtest.h>
 
@@ -12,6 +13,9 @@ size_t sdk_c_descriptor_size(void);
 size_t sdk_c_descriptor_ops_offset(void);
 size_t sdk_c_host_api_size(void);
 size_t sdk_c_ops_size(void);
+size_t sdk_c_topo_ops_size(void);
+size_t sdk_c_topo_ops_free_text_offset(void);
+size_t sdk_c_topo_node_size(void);
 }
 
 TEST(SdkPluginHeader, DescriptorHeadIsFrozen) {
@@ -35,6 +39,17 @@ TEST(SdkPluginHeader, CAndCxxAgree) {
   EXPECT_EQ(sdk_c_descriptor_ops_offset(), offsetof(nccom_plugin_descriptor_t, ops));
   EXPECT_EQ(sdk_c_host_api_size(), sizeof(nccom_host_api_t));
   EXPECT_EQ(sdk_c_ops_size(), sizeof(nccom_plugin_ops_t));
+  EXPECT_EQ(sdk_c_topo_ops_size(), sizeof(nccom_topo_ops_t));
+  EXPECT_EQ(sdk_c_topo_ops_free_text_offset(), offsetof(nccom_topo_ops_t, free_text));
+  EXPECT_EQ(sdk_c_topo_node_size(), sizeof(nccom_topo_node_t));
+}
+
+// The topology vtable starts with the common head, so the loader's generic
+// checks (struct_size, init, fini) apply to it unchanged.
+TEST(SdkTopoHeader, VtableStartsWithTheCommonHead) {
+  EXPECT_EQ(offsetof(nccom_topo_ops_t, head), 0u);
+  EXPECT_EQ(offsetof(nccom_topo_ops_t, ops_version), sizeof(nccom_plugin_ops_t));
+  EXPECT_EQ(sizeof(nccom_topo_machine_t) % 8, 0u);
 }
 
 TEST(SdkPluginHeader, CDescriptorIsUsable) {

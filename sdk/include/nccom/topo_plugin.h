@@ -1,0 +1,109 @@
+/*
+ * nccom/topo_plugin.h — the vtable of a topology plugin
+ * (nccom_plugin_descriptor_t.kind == NCCOM_PLUGIN_KIND_TOPOLOGY).
+ *
+ * A topology backend answers two questions for one node of a communicator:
+ *   1. What does this node look like? — NCCL topology XML (<system>…), the
+ *      schema of upstream NCCL's NCCL_TOPO_FILE (topology.md §3.3).
+ *   2. Optionally: which rings should the channels follow? — NCCL graph XML
+ *      (<graphs><graph><channel>…), the schema of NCCL_GRAPH_FILE.
+ * Text crosses the boundary, not structs: the formats are the public ones,
+ * already versioned, readable in a dump, and the host validates them like
+ * any other untrusted input. Plugins built in tree: topo_neuron (Trn1, Inf2,
+ * Trn2, Trn3 and the emulated platform; the NEW priority search) and
+ * topo_nccl (NCCL_TOPO_FILE, host detection, the inherited OLD search).
+ *
+ * Every text a plugin returns is allocated by the plugin and released by the
+ * host through free_text. Error text goes to the caller's buffer (always
+ * NUL-terminated when err_len > 0) so the host can say what failed where.
+ *
+ * Pure C99; usable from C++.
+ */
+#ifndef NCCOM_TOPO_PLUGIN_H
+#define NCCOM_TOPO_PLUGIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "nccom/plugin.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define NCCOM_TOPO_OPS_VERSION 1u
+
+/* Capability bits of a topology plugin's descriptor. */
+#define NCCOM_CAP_TOPO_SYSTEM ((uint64_t)1 << 0) /* get_system_xml answers */
+#define NCCOM_CAP_TOPO_GRAPH ((uint64_t)1 << 1)  /* compute_graph answers */
+
+/* The machine as the runtime describes it (nrt_get_instance_info and the
+ * nec_* device callbacks). Identical on every rank of a node. */
+typedef struct nccom_topo_machine {
+  uint32_t struct_size;
+  uint32_t instance_family;   /* nrt_instance_info_t.family (topology.md §2.1) */
+  uint32_t instance_size;     /* nrt_instance_info_t.size */
+  char arch_name[16];         /* NUL-terminated */
+  char device_revision[8];    /* generation tag, NUL-terminated */
+  int32_t device_count;       /* Neuron devices on this node (nec_get_device_count) */
+  int32_t vcore_size;         /* NeuronCores per logical core (nec_get_virtual_core_size) */
+  int32_t pod_type;           /* 0 = none, 1 = P2P, 2 = SWITCH (our numbering, docs/decisions.md) */
+  int32_t pod_size;           /* nodes per UltraServer pod; 1 when there is no pod */
+  int32_t reserved;           /* zero; keeps the struct a multiple of 8 bytes */
+} nccom_topo_machine_t;
+
+/* This node's share of the communicator. */
+typedef struct nccom_topo_node {
+  uint32_t struct_size;
+  int32_t n_ranks;            /* ranks in the communicator */
+  int32_t n_nodes;            /* distinct hosts in the communicator */
+  int32_t node;               /* this node's index, 0 .. n_nodes-1 */
+  int32_t n_local;            /* ranks on this node */
+  int32_t reserved;
+  const int32_t *local_ranks;   /* n_local global ranks, ascending */
+  const int32_t *local_devices; /* the Neuron device of each local rank */
+  const int32_t *local_cores;   /* the logical core of each local rank within its device */
+} nccom_topo_node_t;
+
+/* What the host wants searched: the RING template of rings.md §2. */
+typedef struct nccom_topo_graph_request {
+  uint32_t struct_size;
+  int32_t pattern;            /* 4 = RING (the only one built) */
+  int32_t cross_nic;          /* 0, 1 or 2 = auto */
+  int32_t min_channels;
+  int32_t max_channels;
+  int32_t new_algorithm;      /* NCCL_GRAPH_USE_NEW_ALGORITHM: -1 unset, 0 off, 1 on */
+} nccom_topo_graph_request_t;
+
+typedef struct nccom_topo_ops {
+  nccom_plugin_ops_t head;    /* head.struct_size == sizeof(nccom_topo_ops_t) */
+  uint32_t ops_version;       /* NCCOM_TOPO_OPS_VERSION */
+  uint32_t reserved;
+
+  /* Mandatory. NCCOM_PLUGIN_OK if this backend describes `machine`,
+   * NCCOM_PLUGIN_UNSUPPORTED (with the reason in `why`) otherwise. */
+  nccom_plugin_status_t (*probe)(void *ctx, const nccom_topo_machine_t *machine, char *why,
+                                 size_t why_len);
+
+  /* Mandatory. This node's topology as NCCL topology XML. */
+  nccom_plugin_status_t (*get_system_xml)(void *ctx, const nccom_topo_machine_t *machine,
+                                          const nccom_topo_node_t *node, char **xml_out,
+                                          char *err, size_t err_len);
+
+  /* Optional. The RING graph over `system_xml` (the host's possibly trimmed
+   * copy) as NCCL graph XML. NCCOM_PLUGIN_UNSUPPORTED means "not mine to
+   * search for this request" and the host asks the next backend. */
+  nccom_plugin_status_t (*compute_graph)(void *ctx, const nccom_topo_machine_t *machine,
+                                         const nccom_topo_node_t *node, const char *system_xml,
+                                         const nccom_topo_graph_request_t *request,
+                                         char **graph_xml_out, char *err, size_t err_len);
+
+  /* Mandatory. Releases a text returned by this plugin. */
+  void (*free_text)(void *ctx, char *text);
+} nccom_topo_ops_t;
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* NCCOM_TOPO_PLUGIN_H */
