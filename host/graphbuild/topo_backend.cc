@@ -1,0 +1,123 @@
+#include "graphbuild/topo_backend.h"
+
+#include <array>
+#include <cstring>
+
+namespace nccom::graphbuild {
+namespace {
+
+constexpr size_t kErrLen = 1024;
+
+const char* status_name(nccom_plugin_status_t s) {
+  switch (s) {
+    case NCCOM_PLUGIN_OK: return "OK";
+    case NCCOM_PLUGIN_ERROR: return "ERROR";
+    case NCCOM_PLUGIN_UNSUPPORTED: return "UNSUPPORTED";
+    case NCCOM_PLUGIN_INVALID_ARGUMENT: return "INVALID_ARGUMENT";
+    case NCCOM_PLUGIN_SYSTEM_ERROR: return "SYSTEM_ERROR";
+  }
+  return "an unknown status";
+}
+
+// The plugin's error text, even if it forgot the terminator.
+std::string terminated(const std::array<char, kErrLen>& buf) {
+  return std::string(buf.data(), strnlen(buf.data(), buf.size()));
+}
+
+}  // namespace
+
+Result<TopoBackend> TopoBackend::bind(plugin::LoadedPlugin& plugin) {
+  const std::string who = "topology plugin " + plugin.name() + " (" + plugin.path().string() + ")";
+  if (plugin.kind() != NCCOM_PLUGIN_KIND_TOPOLOGY) {
+    return make_error(NRT_INVALID, who + " is not a topology plugin");
+  }
+  const nccom_plugin_ops_t& head = plugin.ops();
+  if (head.struct_size < sizeof(nccom_topo_ops_t)) {
+    return make_error(NRT_INVALID, who + ": ops struct_size " + std::to_string(head.struct_size) +
+                                       " is smaller than nccom_topo_ops_t (" +
+                                       std::to_string(sizeof(nccom_topo_ops_t)) +
+                                       "); rebuild it against this SDK");
+  }
+  const auto& ops = reinterpret_cast<const nccom_topo_ops_t&>(head);
+  if (ops.ops_version != NCCOM_TOPO_OPS_VERSION) {
+    return make_error(NRT_INVALID, who + ": topology ops version " +
+                                       std::to_string(ops.ops_version) + ", this host reads " +
+                                       std::to_string(NCCOM_TOPO_OPS_VERSION));
+  }
+  const char* missing = ops.probe == nullptr            ? "probe"
+                        : ops.get_system_xml == nullptr ? "get_system_xml"
+                        : ops.free_text == nullptr      ? "free_text"
+                                                        : nullptr;
+  if (missing != nullptr) {
+    return make_error(NRT_INVALID, who + ": mandatory slot " + missing + " is NULL");
+  }
+  return TopoBackend(plugin, ops);
+}
+
+Error TopoBackend::failure(const char* call, nccom_plugin_status_t status,
+                           const char* detail) const {
+  std::string msg = "topology plugin " + name() + " (" + plugin_->path().string() + "): " + call +
+                    " returned " + status_name(status);
+  if (detail != nullptr && *detail != '\0') msg += ": " + std::string(detail);
+  return make_error(status == NCCOM_PLUGIN_INVALID_ARGUMENT ? NRT_INVALID : NRT_FAILURE,
+                    std::move(msg));
+}
+
+Result<std::string> TopoBackend::take_text(char* text, const char* call) const {
+  if (text == nullptr) return failure(call, NCCOM_PLUGIN_ERROR, "it returned OK but no text");
+  const size_t n = strnlen(text, kMaxPluginText + 1);
+  std::string out(text, n > kMaxPluginText ? 0 : n);
+  ops_->free_text(plugin_->context(), text);
+  if (n > kMaxPluginText) {
+    return failure(call, NCCOM_PLUGIN_ERROR, "its text exceeds the 64 MiB limit");
+  }
+  return out;
+}
+
+bool TopoBackend::probe(const nccom_topo_machine_t& machine, std::string* why) const {
+  std::array<char, kErrLen> buf{};
+  const nccom_plugin_status_t s = ops_->probe(plugin_->context(), &machine, buf.data(), buf.size());
+  if (s == NCCOM_PLUGIN_OK) return true;
+  if (why != nullptr) {
+    *why = terminated(buf);
+    if (why->empty()) *why = std::string("probe returned ") + status_name(s);
+  }
+  return false;
+}
+
+Result<std::string> TopoBackend::system_xml(const nccom_topo_machine_t& machine,
+                                            const nccom_topo_node_t& node) const {
+  std::array<char, kErrLen> buf{};
+  char* text = nullptr;
+  const nccom_plugin_status_t s =
+      ops_->get_system_xml(plugin_->context(), &machine, &node, &text, buf.data(), buf.size());
+  if (s != NCCOM_PLUGIN_OK) {
+    if (text != nullptr) ops_->free_text(plugin_->context(), text);
+    return failure("get_system_xml", s, terminated(buf).c_str());
+  }
+  return take_text(text, "get_system_xml");
+}
+
+Result<std::optional<std::string>> TopoBackend::graph_xml(
+    const nccom_topo_machine_t& machine, const nccom_topo_node_t& node,
+    const std::string& system_xml, const nccom_topo_graph_request_t& request) const {
+  if (ops_->compute_graph == nullptr) return std::optional<std::string>{};
+  std::array<char, kErrLen> buf{};
+  char* text = nullptr;
+  const nccom_plugin_status_t s = ops_->compute_graph(plugin_->context(), &machine, &node,
+                                                      system_xml.c_str(), &request, &text,
+                                                      buf.data(), buf.size());
+  if (s == NCCOM_PLUGIN_UNSUPPORTED) {
+    if (text != nullptr) ops_->free_text(plugin_->context(), text);
+    return std::optional<std::string>{};
+  }
+  if (s != NCCOM_PLUGIN_OK) {
+    if (text != nullptr) ops_->free_text(plugin_->context(), text);
+    return failure("compute_graph", s, terminated(buf).c_str());
+  }
+  auto out = take_text(text, "compute_graph");
+  if (!out) return out.take_error();
+  return std::optional<std::string>(std::move(*out));
+}
+
+}  // namespace nccom::graphbuild

@@ -1,0 +1,53 @@
+// nccom::graphbuild::TopoBackend — the host's view of one topology plugin
+// (sdk nccom/topo_plugin.h): its vtable checked once, then three calls that
+// move XML text across the boundary and turn every failure into an Error
+// naming the plugin, its file and the call.
+#pragma once
+
+#include "common/result.h"
+#include "plugin/plugin_loader.h"
+
+#include <nccom/topo_plugin.h>
+
+#include <optional>
+#include <string>
+
+namespace nccom::graphbuild {
+
+// Largest text accepted from a plugin. The biggest legitimate topology (the
+// spec's 10,432-node XML limit at ~200 bytes a node) is about 2 MiB.
+inline constexpr size_t kMaxPluginText = 64u << 20;
+
+class TopoBackend {
+ public:
+  // Checks the vtable of an initialised topology plugin: struct_size covers
+  // nccom_topo_ops_t, ops_version is one this host reads, and the mandatory
+  // slots (probe, get_system_xml, free_text) are set.
+  static Result<TopoBackend> bind(plugin::LoadedPlugin& plugin);
+
+  const std::string& name() const { return plugin_->name(); }
+
+  // Whether this backend describes `machine`; `why` says why not.
+  bool probe(const nccom_topo_machine_t& machine, std::string* why) const;
+
+  Result<std::string> system_xml(const nccom_topo_machine_t& machine,
+                                 const nccom_topo_node_t& node) const;
+
+  // The graph XML, or nullopt when the backend has no search for this
+  // request (no compute_graph slot, or it answered UNSUPPORTED).
+  Result<std::optional<std::string>> graph_xml(const nccom_topo_machine_t& machine,
+                                               const nccom_topo_node_t& node,
+                                               const std::string& system_xml,
+                                               const nccom_topo_graph_request_t& request) const;
+
+ private:
+  TopoBackend(plugin::LoadedPlugin& plugin, const nccom_topo_ops_t& ops)
+      : plugin_(&plugin), ops_(&ops) {}
+  Result<std::string> take_text(char* text, const char* call) const;
+  Error failure(const char* call, nccom_plugin_status_t status, const char* detail) const;
+
+  plugin::LoadedPlugin* plugin_;
+  const nccom_topo_ops_t* ops_;
+};
+
+}  // namespace nccom::graphbuild
