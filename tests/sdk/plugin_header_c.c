@@ -1,6 +1,7 @@
 /* nccom/plugin.h must compile as strict C99 (built with -std=c99 -pedantic-errors). */
 #include <nccom/plugin.h>
 #include <nccom/topo_plugin.h>
+#include <nccom/transport_plugin.h>
 
 #include <stddef.h>
 
@@ -24,3 +25,6 @@ size_t sdk_c_ops_size(void) { return sizeof(nccom_plugin_ops_t); }
 size_t sdk_c_topo_ops_size(void) { return sizeof(nccom_topo_ops_t); }
 size_t sdk_c_topo_ops_free_text_offset(void) { return offsetof(nccom_topo_ops_t, free_text); }
 size_t sdk_c_topo_node_size(void) { return sizeof(nccom_topo_node_t); }
+size_t sdk_c_transport_ops_size(void) { return sizeof(nccom_transport_ops_t); }
+size_t sdk_c_transport_ops_op_free_offset(void) { return offsetof(nccom_transport_ops_t, op_free); }
+size_t sdk_c_transport_comm_size(void) { return sizeof(nccom_transport_comm_t); }

@@ -2,6 +2,7 @@
 // layout, and the descriptor's head never moves.
 #include <nccom/plugin.h>
 #include <nccom/topo_plugin.h>
+#include <nccom/transport_plugin.h>
 
 #include <gtest/gtest.h>
 
@@ -16,6 +17,9 @@ size_t sdk_c_ops_size(void);
 size_t sdk_c_topo_ops_size(void);
 size_t sdk_c_topo_ops_free_text_offset(void);
 size_t sdk_c_topo_node_size(void);
+size_t sdk_c_transport_ops_size(void);
+size_t sdk_c_transport_ops_op_free_offset(void);
+size_t sdk_c_transport_comm_size(void);
 }
 
 TEST(SdkPluginHeader, DescriptorHeadIsFrozen) {
@@ -42,6 +46,15 @@ TEST(SdkPluginHeader, CAndCxxAgree) {
   EXPECT_EQ(sdk_c_topo_ops_size(), sizeof(nccom_topo_ops_t));
   EXPECT_EQ(sdk_c_topo_ops_free_text_offset(), offsetof(nccom_topo_ops_t, free_text));
   EXPECT_EQ(sdk_c_topo_node_size(), sizeof(nccom_topo_node_t));
+  EXPECT_EQ(sdk_c_transport_ops_size(), sizeof(nccom_transport_ops_t));
+  EXPECT_EQ(sdk_c_transport_ops_op_free_offset(), offsetof(nccom_transport_ops_t, op_free));
+  EXPECT_EQ(sdk_c_transport_comm_size(), sizeof(nccom_transport_comm_t));
+}
+
+TEST(SdkTransportHeader, VtableStartsWithTheCommonHead) {
+  EXPECT_EQ(offsetof(nccom_transport_ops_t, head), 0u);
+  EXPECT_EQ(offsetof(nccom_transport_ops_t, ops_version), sizeof(nccom_plugin_ops_t));
+  EXPECT_EQ(NCCOM_TRANSPORT_CONNECT_BYTES, 128);
 }
 
 // The topology vtable starts with the common head, so the loader's generic

@@ -382,6 +382,64 @@ NCCOM_ABI_OFFSET(enc_host_mem_t, va, 8);
 NCCOM_ABI_OFFSET(enc_host_mem_t, pa, 16);
 NCCOM_ABI_OFFSET(enc_host_mem_t, size, 24);
 
+/* ---- Runtime-owned channel objects the proxy reads (proxy.md §3.5) -------
+ * Layouts from a public nec.h [PUB]; the 2.31.24 ones are not published.
+ * libnccom reads only these prefixes, through net_ops_info_t.enc_channel. */
+
+#define NEC_MAX_FOLD_N 8
+#define NEC_CACHE_LINE_SIZE 128
+
+/* One device<->proxy index word, alone on its cache line. */
+typedef struct enc_net_host_index {
+  volatile uint32_t index;
+  uint8_t pad[NEC_CACHE_LINE_SIZE - sizeof(uint32_t)];
+} enc_net_host_index_t;
+NCCOM_ABI_SIZE(enc_net_host_index_t, 128);
+
+/* The host memory behind enc_net_connector.net_host_mem: one index word per
+ * fold, for posted receives or posted sends. */
+typedef union enc_net_host_memory {
+  enc_net_host_index_t post_recv[NEC_MAX_FOLD_N];
+  enc_net_host_index_t post_send[NEC_MAX_FOLD_N];
+} enc_net_host_memory_t;
+NCCOM_ABI_SIZE(enc_net_host_memory_t, 1024);
+
+typedef struct enc_host_mem_shared {
+  enc_host_mem_t mem;
+  int refcnt;
+} enc_host_mem_shared_t;
+NCCOM_ABI_SIZE(enc_host_mem_shared_t, 40);
+
+typedef struct enc_net_connector {
+  int fold_n;
+  enc_host_mem_t net_host_mem;                  /* va -> enc_net_host_memory_t */
+  enc_host_mem_shared_t *dynamic_input_host_mem; /* passed to the dynamic-size callbacks */
+  void *devmem_res;
+  void *nccl_mhandle;
+  void *inc_recv_sem_nccl_mhandle;
+  uint32_t *inc_recv_sem_values_buffer;
+  void *inc_recv_sem_values_buffer_mhandle;
+  void *nccl_connector;                         /* from neuronGetNetConnector */
+} enc_net_connector_t;
+NCCOM_ABI_SIZE(enc_net_connector_t, 96);
+NCCOM_ABI_OFFSET(enc_net_connector_t, net_host_mem, 8);
+NCCOM_ABI_OFFSET(enc_net_connector_t, dynamic_input_host_mem, 40);
+NCCOM_ABI_OFFSET(enc_net_connector_t, inc_recv_sem_values_buffer, 72);
+NCCOM_ABI_OFFSET(enc_net_connector_t, nccl_connector, 88);
+
+/* The prefix of libnrt's struct enc_channel that libnccom reads; the
+ * runtime's object continues (device memory, gateway buffers, ...). */
+typedef struct enc_channel_prefix {
+  int id;
+  enc_pattern_t pattern;
+  enc_net_connector_t *net_recv;
+  enc_net_connector_t *net_send;
+} enc_channel_prefix_t;
+NCCOM_ABI_SIZE(enc_channel_prefix_t, 24);
+NCCOM_ABI_OFFSET(enc_channel_prefix_t, pattern, 4);
+NCCOM_ABI_OFFSET(enc_channel_prefix_t, net_recv, 8);
+NCCOM_ABI_OFFSET(enc_channel_prefix_t, net_send, 16);
+
 /* ---- ncclUniqueId — 128 bytes, opaque to libnrt (abi.md §6.9) ------------ */
 
 #define NCCL_UNIQUE_ID_BYTES 128
