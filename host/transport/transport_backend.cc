@@ -1,0 +1,183 @@
+#include "transport/transport_backend.h"
+
+#include <cstring>
+
+namespace nccom::transport {
+namespace {
+
+constexpr size_t kErrLen = 1024;
+using ErrBuf = std::array<char, kErrLen>;
+
+std::string text(const ErrBuf& b) { return std::string(b.data(), strnlen(b.data(), b.size())); }
+
+const char* status_name(nccom_plugin_status_t s) {
+  switch (s) {
+    case NCCOM_PLUGIN_OK: return "OK";
+    case NCCOM_PLUGIN_ERROR: return "ERROR";
+    case NCCOM_PLUGIN_UNSUPPORTED: return "UNSUPPORTED";
+    case NCCOM_PLUGIN_INVALID_ARGUMENT: return "INVALID_ARGUMENT";
+    case NCCOM_PLUGIN_SYSTEM_ERROR: return "SYSTEM_ERROR";
+  }
+  return "an unknown status";
+}
+
+// One op of a transport plugin, as the scheduler sees it.
+class PluginOp : public proxy::ProxyOp {
+ public:
+  PluginOp(const nccom_transport_ops_t& ops, void* op, std::string who)
+      : ops_(ops), op_(op), who_(std::move(who)) {}
+  ~PluginOp() override { ops_.op_free(op_); }
+
+  Result<proxy::Tick> progress() override {
+    ErrBuf err{};
+    int idle = 1;
+    int done = 0;
+    const nccom_plugin_status_t s = ops_.op_progress(op_, &idle, &done, err.data(), err.size());
+    if (s != NCCOM_PLUGIN_OK) {
+      return make_error(NRT_NETWORK_PROXY_FAILURE, who_ + ": " + (text(err).empty() ? status_name(s) : text(err)));
+    }
+    return proxy::Tick{idle != 0, done != 0};
+  }
+  Status rearm() override {
+    ErrBuf err{};
+    const nccom_plugin_status_t s = ops_.op_rearm(op_, err.data(), err.size());
+    if (s == NCCOM_PLUGIN_OK) return {};
+    return make_error(NRT_NETWORK_PROXY_FAILURE, who_ + ": re-arm failed: " +
+                                                     (text(err).empty() ? status_name(s) : text(err)));
+  }
+  std::string describe() const override {
+    ErrBuf buf{};
+    ops_.op_describe(op_, buf.data(), buf.size());
+    return who_ + " " + text(buf);
+  }
+
+ private:
+  const nccom_transport_ops_t& ops_;
+  void* op_;
+  std::string who_;
+};
+
+class PluginProxyTransport : public proxy::ProxyTransport {
+ public:
+  PluginProxyTransport(const nccom_transport_ops_t& ops, void* ctx, const nccom_transport_comm_t& comm,
+                       std::string name)
+      : ops_(ops), ctx_(ctx), comm_(comm), name_(std::move(name)) {}
+
+  Result<std::unique_ptr<proxy::ProxyOp>> make_op(proxy::Direction dir, const proxy::BlockFifos& f,
+                                                  uint32_t stream, uint32_t bb) override {
+    const bool send = dir == proxy::Direction::Send;
+    const std::string who = name_ + (send ? " send" : " recv") + " op (stream " +
+                            std::to_string(stream) + ", basic block " + std::to_string(bb) + ")";
+    ErrBuf err{};
+    void* op = nullptr;
+    const nccom_plugin_status_t s = ops_.create_op(
+        ctx_, &comm_, send ? NCCOM_TRANSPORT_SEND : NCCOM_TRANSPORT_RECV, f.ops, f.ops_n,
+        send ? static_cast<const void*>(f.src) : static_cast<const void*>(f.dst),
+        send ? f.src_n : f.dst_n, &op, err.data(), err.size());
+    if (s != NCCOM_PLUGIN_OK || op == nullptr) {
+      if (op != nullptr) ops_.op_free(op);
+      return make_error(s == NCCOM_PLUGIN_INVALID_ARGUMENT ? NRT_INVALID : NRT_FAILURE,
+                        who + ": create_op failed: " +
+                            (text(err).empty() ? (s == NCCOM_PLUGIN_OK ? "no op returned" : status_name(s))
+                                               : text(err)));
+    }
+    return std::unique_ptr<proxy::ProxyOp>(std::make_unique<PluginOp>(ops_, op, who));
+  }
+
+ private:
+  const nccom_transport_ops_t& ops_;
+  void* ctx_;
+  const nccom_transport_comm_t& comm_;
+  std::string name_;
+};
+
+}  // namespace
+
+Result<TransportBackend> TransportBackend::bind(plugin::LoadedPlugin& plugin) {
+  const std::string who = "transport plugin " + plugin.name() + " (" + plugin.path().string() + ")";
+  if (plugin.kind() != NCCOM_PLUGIN_KIND_TRANSPORT) {
+    return make_error(NRT_INVALID, who + " is not a transport plugin");
+  }
+  const nccom_plugin_ops_t& head = plugin.ops();
+  if (head.struct_size < sizeof(nccom_transport_ops_t)) {
+    return make_error(NRT_INVALID, who + ": ops struct_size " + std::to_string(head.struct_size) +
+                                       " is smaller than nccom_transport_ops_t (" +
+                                       std::to_string(sizeof(nccom_transport_ops_t)) +
+                                       "); rebuild it against this SDK");
+  }
+  const auto& ops = reinterpret_cast<const nccom_transport_ops_t&>(head);
+  if (ops.ops_version != NCCOM_TRANSPORT_OPS_VERSION) {
+    return make_error(NRT_INVALID, who + ": transport ops version " +
+                                       std::to_string(ops.ops_version) + ", this host reads " +
+                                       std::to_string(NCCOM_TRANSPORT_OPS_VERSION));
+  }
+  const char* missing = ops.can_connect == nullptr      ? "can_connect"
+                        : ops.setup == nullptr          ? "setup"
+                        : ops.connect == nullptr        ? "connect"
+                        : ops.free_connector == nullptr ? "free_connector"
+                                                        : nullptr;
+  if (missing != nullptr) return make_error(NRT_INVALID, who + ": mandatory slot " + missing + " is NULL");
+  const int op_slots = (ops.create_op != nullptr) + (ops.op_progress != nullptr) +
+                       (ops.op_rearm != nullptr) + (ops.op_describe != nullptr) +
+                       (ops.op_free != nullptr);
+  if (op_slots != 0 && op_slots != 5) {
+    return make_error(NRT_INVALID, who + ": the proxy slots (create_op, op_progress, op_rearm, "
+                                         "op_describe, op_free) must be all set or all NULL; " +
+                                         std::to_string(op_slots) + " of 5 are set");
+  }
+  if ((ops.reg_mr == nullptr) != (ops.dereg_mr == nullptr)) {
+    return make_error(NRT_INVALID, who + ": reg_mr and dereg_mr must be both set or both NULL");
+  }
+  return TransportBackend(plugin, ops);
+}
+
+Error TransportBackend::failure(const char* call, nccom_plugin_status_t status,
+                                const char* detail) const {
+  std::string msg = "transport plugin " + name() + " (" + plugin_->path().string() + "): " + call +
+                    " returned " + status_name(status);
+  if (detail != nullptr && *detail != '\0') msg += ": " + std::string(detail);
+  return make_error(status == NCCOM_PLUGIN_INVALID_ARGUMENT ? NRT_INVALID : NRT_FAILURE,
+                    std::move(msg));
+}
+
+Result<bool> TransportBackend::can_connect(const nccom_transport_comm_t& comm,
+                                           const nccom_transport_peer_t& me,
+                                           const nccom_transport_peer_t& peer) const {
+  int ok = 0;
+  const nccom_plugin_status_t s = ops_->can_connect(plugin_->context(), &comm, &me, &peer, &ok);
+  if (s != NCCOM_PLUGIN_OK) return failure("can_connect", s, nullptr);
+  return ok != 0;
+}
+
+Result<TransportBackend::SetupResult> TransportBackend::setup(const nccom_transport_comm_t& comm,
+                                                              nccom_transport_direction_t dir,
+                                                              int channel,
+                                                              const nccom_transport_peer_t& peer) const {
+  SetupResult out;
+  ErrBuf err{};
+  void* handle = nullptr;
+  const nccom_plugin_status_t s = ops_->setup(plugin_->context(), &comm, dir, channel, &peer,
+                                              out.blob.data(), &handle, err.data(), err.size());
+  if (handle != nullptr) out.connector = std::make_unique<Connector>(*ops_, plugin_->context(), handle);
+  if (s != NCCOM_PLUGIN_OK) return failure("setup", s, text(err).c_str());
+  if (handle == nullptr) return failure("setup", NCCOM_PLUGIN_ERROR, "it returned OK but no connector");
+  return out;
+}
+
+Result<bool> TransportBackend::connect_step(
+    Connector& connector, const std::array<uint8_t, NCCOM_TRANSPORT_CONNECT_BYTES>& peer_blob) const {
+  ErrBuf err{};
+  int done = 0;
+  const nccom_plugin_status_t s = ops_->connect(plugin_->context(), connector.handle(),
+                                                peer_blob.data(), &done, err.data(), err.size());
+  if (s != NCCOM_PLUGIN_OK) return failure("connect", s, text(err).c_str());
+  return done != 0;
+}
+
+std::unique_ptr<proxy::ProxyTransport> TransportBackend::proxy_transport(
+    const nccom_transport_comm_t& comm) const {
+  if (!has_proxy()) return nullptr;
+  return std::make_unique<PluginProxyTransport>(*ops_, plugin_->context(), comm, name());
+}
+
+}  // namespace nccom::transport
