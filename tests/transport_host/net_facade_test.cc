@@ -1,0 +1,118 @@
+// The v6 table transports receive: a native v6 plugin's own table, or a
+// facade over an adapted Net whose absent capabilities are NULL slots.
+#include "transport/net_facade.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace nccom::transport {
+namespace {
+
+// A Net that records the calls forwarded to it (the facade's only job is
+// forwarding, so recording is the observable).
+class RecordingNet : public net::Net {
+ public:
+  RecordingNet(std::string name, unsigned caps, const ncclNet_v6_t* native = nullptr)
+      : Net(net::PluginInfo{std::move(name), 5, net::Layout::kNeuron, "test"}, caps),
+        native_(native) {}
+  const ncclNet_v6_t* native_v6() const override { return native_; }
+  std::vector<std::string> calls;
+
+  ncclResult_t init(ncclDebugLogger_t) override { return note("init"); }
+  ncclResult_t fini() override { return note("fini"); }
+  ncclResult_t devices(int* n) override { *n = 3; return note("devices"); }
+  ncclResult_t get_properties(int, ncclNetProperties_v6_t*) override { return note("props"); }
+  ncclResult_t listen(int dev, void*, void**) override { return note("listen " + std::to_string(dev)); }
+  ncclResult_t connect(int, void*, void**) override { return note("connect"); }
+  ncclResult_t accept(void*, void**) override { return note("accept"); }
+  ncclResult_t reg_mr(void*, void*, size_t size, int type, void**) override {
+    return note("reg_mr " + std::to_string(size) + " " + std::to_string(type));
+  }
+  ncclResult_t reg_mr_dma_buf(void*, void*, size_t, int, uint64_t, int, void**) override { return note("dmabuf"); }
+  ncclResult_t dereg_mr(void*, void*) override { return note("dereg"); }
+  ncclResult_t isend(void*, void*, int size, int tag, void*, void** req) override {
+    *req = this;
+    return note("isend " + std::to_string(size) + " tag " + std::to_string(tag));
+  }
+  ncclResult_t irecv(void*, int n, void**, int*, int*, void**, void**) override {
+    return note("irecv n=" + std::to_string(n));
+  }
+  ncclResult_t iflush(void*, int, void**, int*, void**, void**) override { return note("iflush"); }
+  ncclResult_t test(void*, int* done, int* sizes) override {
+    *done = 1;
+    *sizes = 77;
+    return note("test");
+  }
+  ncclResult_t close_send(void*) override { return note("close_send"); }
+  ncclResult_t close_recv(void*) override { return note("close_recv"); }
+  ncclResult_t close_listen(void*) override { return note("close_listen"); }
+  ncclResult_t get_mr_key(void*, uint64_t* k) override { *k = 42; return note("key"); }
+  ncclResult_t iwrite(void*, void*, size_t, void*, uint64_t, uint64_t, void**) override { return note("iwrite"); }
+  ncclResult_t iwrite_inline(void*, void*, size_t, uint64_t, uint64_t, void**) override { return note("iwi"); }
+  ncclResult_t iread(void*, void*, size_t n, void*, uint64_t, uint64_t, void**) override {
+    return note("iread " + std::to_string(n));
+  }
+
+ private:
+  ncclResult_t note(std::string c) {
+    calls.push_back(std::move(c));
+    return ncclSuccess;
+  }
+  const ncclNet_v6_t* native_;
+};
+
+TEST(TransportNetFacade, ANativeTableIsHandedOutUnchanged) {
+  ncclNet_v6_t native{};
+  native.name = "native";
+  RecordingNet net("native", net::kCapRma, &native);
+  EXPECT_EQ(net_v6_for(net), &native);
+}
+
+TEST(TransportNetFacade, AnAdaptedNetIsServedAsV6WithItsGapsAsNullSlots) {
+  RecordingNet net("old socket", net::kCapTags);  // no RMA, no flush, no dma-buf
+  const ncclNet_v6_t* t = net_v6_for(net);
+  ASSERT_NE(t, nullptr);
+  EXPECT_STREQ(t->name, "old socket");
+  EXPECT_EQ(t->iread, nullptr);
+  EXPECT_EQ(t->getMrKey, nullptr);
+  EXPECT_EQ(t->iwrite, nullptr);
+  EXPECT_EQ(t->iflush, nullptr);
+  EXPECT_EQ(t->regMrDmaBuf, nullptr);
+  int n = 0;
+  EXPECT_EQ(t->devices(&n), ncclSuccess);
+  EXPECT_EQ(n, 3);
+  void* req = nullptr;
+  char buf[8];
+  EXPECT_EQ(t->isend(nullptr, buf, 8, 5, nullptr, &req), ncclSuccess);
+  EXPECT_EQ(req, &net);
+  int done = 0, size = 0;
+  EXPECT_EQ(t->test(req, &done, &size), ncclSuccess);
+  EXPECT_EQ(size, 77);
+  void* mh = nullptr;
+  EXPECT_EQ(t->regMr(nullptr, buf, 8, 1, &mh), ncclSuccess);
+  // init/fini belong to the host: not forwarded.
+  EXPECT_EQ(t->init(nullptr), ncclSuccess);
+  EXPECT_EQ(t->fini(), ncclSuccess);
+  const std::vector<std::string> expected = {"devices", "isend 8 tag 5", "test", "reg_mr 8 1"};
+  EXPECT_EQ(net.calls, expected);
+}
+
+TEST(TransportNetFacade, RmaCapableNetsGetTheRmaSlots) {
+  RecordingNet net("rma", net::kCapTags | net::kCapRma | net::kCapFlush);
+  const ncclNet_v6_t* t = net_v6_for(net);
+  ASSERT_NE(t->iread, nullptr);
+  ASSERT_NE(t->getMrKey, nullptr);
+  ASSERT_NE(t->iflush, nullptr);
+  uint64_t key = 0;
+  EXPECT_EQ(t->getMrKey(nullptr, &key), ncclSuccess);
+  EXPECT_EQ(key, 42u);
+  char buf[4];
+  void* req = nullptr;
+  EXPECT_EQ(t->iread(nullptr, buf, 4, nullptr, 0, key, &req), ncclSuccess);
+  EXPECT_EQ(net.calls.back(), "iread 4");
+}
+
+}  // namespace
+}  // namespace nccom::transport
