@@ -1,0 +1,35 @@
+// UltraServer pod inter-node ordering (topology.md §8; rules are our design,
+// README.md "Pod ordering").
+#pragma once
+
+#include <vector>
+
+#include "common/result.h"
+#include "platform.h"
+
+namespace nccom::topo_neuron {
+
+struct PodNode {
+  int node;       // the caller's node index (returned in the order)
+  int podId;      // which pod (UltraServer) the node is in
+  int podNodeId;  // its position inside the pod, 0 .. podNodes-1
+};
+
+struct PodGeometry {
+  PodLayout layout = PodLayout::None;
+  int podNodes = 0;  // instances per pod
+};
+
+PodGeometry podGeometry(Variant v);
+
+// Whether two pod positions are direct neighbours in the pod fabric.
+bool podNeighbours(const PodGeometry& g, int a, int b);
+
+// An order of all nodes: pods by ascending podId; inside a pod, a ring over
+// the present positions where consecutive nodes are pod neighbours (closing
+// hop included) if one exists, else such a path, else ascending podNodeId.
+// Errors: a podNodeId outside the pod, two nodes at one position, a pod
+// larger than 64 nodes.
+Result<std::vector<int>> podNodeOrder(const std::vector<PodNode>& nodes, const PodGeometry& g);
+
+}  // namespace nccom::topo_neuron
