@@ -3,6 +3,9 @@
 #
 #   bench/run.sh [nccom_bench_init options...]     e.g. --repeat 5 --json out.json
 #
+# Then runs the network benchmark, bench/net/run.sh (NCCOM_BENCH_SKIP_NET=1
+# skips it).
+#
 # Installs Open MPI (openmpi-bin, libopenmpi-dev) first when it is missing, so
 # the comparison has something to compare with. Idempotent: present packages
 # are left alone. Benchmarks are not ctest tests.
@@ -34,4 +37,10 @@ fi
 cmake --preset default >/dev/null
 cmake --build --preset default
 
-exec ./build/bin/nccom_bench_init "$@"
+./build/bin/nccom_bench_init "$@"
+
+# The network benchmark: net plugins vs iperf3 / fi_pingpong (bench/net/run.sh
+# installs those when missing). NCCOM_BENCH_SKIP_NET=1 skips it.
+if [ "${NCCOM_BENCH_SKIP_NET:-0}" != 1 ]; then
+  NCCOM_NET_BENCH_BUILD_DIR=build bench/net/run.sh
+fi

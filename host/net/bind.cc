@@ -31,7 +31,7 @@ constexpr Flavor kNvidiaFlavors[] = {
     {NCCL_NET_PLUGIN_SYMBOL_V4, sizeof(nvidia::Net_v4), sizeof(ncclNet_v4_t), adapt_nvidia_v4},
 };
 
-using Lookup = std::function<const void*(const char*)>;
+using Lookup = std::function<void*(const char*)>;
 
 BindResult bind_with(const Lookup& lookup, Layout layout, std::string where, std::string origin,
                      std::unique_ptr<plugin::SharedLibrary> library) {
@@ -44,7 +44,11 @@ BindResult bind_with(const Lookup& lookup, Layout layout, std::string where, std
     BoundTable bound{table, f.symbol, std::move(where), std::move(origin), std::move(library)};
     auto sized = check_symbol_size(bound, layout, f.size, f.other_layout);
     if (!sized) return sized.take_error();
-    return f.adapt(std::move(bound));
+    auto adapted = f.adapt(std::move(bound));
+    // The lookup reaches the library the Net owns (or the borrowed handle),
+    // so it stays valid for the Net's lifetime.
+    if (adapted) (*adapted)->set_symbol_lookup(lookup);
+    return adapted;
   }
   return plugin::LoadError{
       plugin::LoadErrorKind::MissingSymbol, where,
@@ -58,7 +62,7 @@ BindResult bind_with(const Lookup& lookup, Layout layout, std::string where, std
 BindResult bind_library(plugin::SharedLibrary library, Layout layout, std::string origin) {
   auto owned = std::make_unique<plugin::SharedLibrary>(std::move(library));
   const plugin::SharedLibrary* lib = owned.get();
-  return bind_with([lib](const char* name) -> const void* { return lib->symbol(name); }, layout,
+  return bind_with([lib](const char* name) -> void* { return lib->symbol(name); }, layout,
                    lib->path().string(), std::move(origin), std::move(owned));
 }
 
@@ -67,7 +71,7 @@ BindResult bind_handle(void* dl_handle, Layout layout, std::string where, std::s
     return plugin::LoadError{plugin::LoadErrorKind::NotFound, where, where + ": no handle"};
   }
   return bind_with(
-      [dl_handle](const char* name) -> const void* {
+      [dl_handle](const char* name) -> void* {
         (void)dlerror();
         return dlsym(dl_handle, name);
       },

@@ -2,6 +2,7 @@
 #include "core/runtime.h"
 #include "log/log.h"
 #include "net/selection.h"
+#include "net/socket_settings.h"
 
 #include <dlfcn.h>
 #include <link.h>
@@ -54,6 +55,9 @@ void* runtime_handle() {
 std::vector<Candidate> process_candidates(const config::Config& config,
                                           const std::vector<std::filesystem::path>& plugin_dirs) {
   std::vector<Candidate> candidates;
+  // Whichever candidate wins, a plugin exporting nccomSocketConfigure gets the knobs.
+  const SocketSettings socket = socket_settings(config);
+  const auto prepare = [socket](Net& net) { return configure_socket(net, socket); };
   bool runtime_offered = false;
   if (config.get_bool("net.use_runtime_plugin")) {
     if (void* handle = runtime_handle()) {
@@ -63,7 +67,7 @@ std::vector<Candidate> process_candidates(const config::Config& config,
       if (!path.empty()) where += " (" + path + ")";
       candidates.push_back({where, "runtime handle", [handle, where] {
                               return bind_handle(handle, Layout::kNeuron, where, "runtime handle");
-                            }});
+                            }, prepare});
     }
   } else {
     NCCOM_INFO(log::kNet | log::kInit,
@@ -79,7 +83,7 @@ std::vector<Candidate> process_candidates(const config::Config& config,
     candidates.push_back({"net.plugin \"" + configured + "\"", reason,
                           [configured, layout, plugin_dirs] {
                             return open_and_bind(configured, layout, plugin_dirs, configured);
-                          }});
+                          }, prepare});
   }
 
   const auto fallback_file = first_existing(kFallbackName, plugin_dirs);
@@ -95,7 +99,7 @@ std::vector<Candidate> process_candidates(const config::Config& config,
                           [plugin_dirs] {
                             return open_and_bind(kFallbackName, Layout::kNeuron, plugin_dirs,
                                                  kFallbackName);
-                          }});
+                          }, prepare});
   }
   return candidates;
 }

@@ -19,8 +19,10 @@
 #include <nccom/net_v5.h>
 #include <nccom/net_v6.h>
 
+#include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 
 namespace nccom::net {
 
@@ -61,6 +63,13 @@ class Net {
   // neuronGetOFIHandle hands out); nullptr for adapted plugins.
   virtual const ncclNet_v6_t* native_v6() const { return nullptr; }
 
+  // Another symbol exported by the plugin's file (e.g. nccomSocketConfigure),
+  // looked up by dlsym on the plugin's own handle; nullptr when absent or
+  // when the Net was not made by bind.h.
+  void* symbol(const char* name) const { return lookup_ ? lookup_(name) : nullptr; }
+  using SymbolLookup = std::function<void*(const char*)>;
+  void set_symbol_lookup(SymbolLookup lookup) { lookup_ = std::move(lookup); }
+
   virtual ncclResult_t init(ncclDebugLogger_t logger) = 0;
   virtual ncclResult_t fini() = 0;
   virtual ncclResult_t devices(int* ndev) = 0;
@@ -97,6 +106,7 @@ class Net {
  private:
   PluginInfo info_;
   unsigned capabilities_;
+  SymbolLookup lookup_;  // valid as long as this Net (it owns or borrows the handle)
 };
 
 }  // namespace nccom::net

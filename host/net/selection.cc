@@ -81,6 +81,13 @@ Result<Selection> select_from(std::vector<Candidate> candidates, ncclDebugLogger
       continue;
     }
     std::unique_ptr<Net> net = std::move(bound).value();
+    if (candidate.prepare) {
+      if (Status prepared = candidate.prepare(*net); !prepared) {
+        NCCOM_WARN("NET/Plugin: cannot use %s: %s; trying the next candidate",
+                   candidate.what.c_str(), prepared.error().message.c_str());
+        continue;  // init never ran: nothing of it can still be running, unload it
+      }
+    }
     auto started = start(*net, logger);
     if (!started) {
       NCCOM_WARN("%s; trying the next candidate", started.error().message.c_str());

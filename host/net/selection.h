@@ -23,6 +23,9 @@ struct Candidate {
   std::string what;    // for messages: "the runtime's libnccom-net.so", "net.plugin \"x\""
   std::string reason;  // logged when chosen: "runtime handle", "net.plugin from env NCCL_NET_PLUGIN"
   std::function<BindResult()> bind;
+  // Optional, run after bind and before init (e.g. configure_socket): an
+  // error rejects this candidate, which is then unloaded (its init never ran).
+  std::function<Status(Net&)> prepare;
 };
 
 struct Selection {
@@ -31,7 +34,7 @@ struct Selection {
   std::string reason;
 };
 
-// Tries the candidates in order: bind, init(logger), devices(). The first
+// Tries the candidates in order: bind, prepare, init(logger), devices(). The first
 // that gets through with at least one device wins and is logged once at INFO
 // (NET|INIT) with its reason. Each failure is one WARN naming the candidate
 // and why (the bind error, or "OFI plugin initNet() failed is EFA enabled?"
@@ -49,6 +52,9 @@ Result<Selection> select_from(std::vector<Candidate> candidates, ncclDebugLogger
 //      net.plugin_layout, when set;
 //  (c) the socket plugin (libnccom-net-socket.so in `plugin_dirs`), unless
 //      (b) already names it.
+// Every candidate's prepare is configure_socket (socket_settings.h) with the
+// configuration's socket knobs: it acts only on a plugin exporting
+// nccomSocketConfigure, whichever way that plugin was chosen.
 std::vector<Candidate> process_candidates(const config::Config& config,
                                           const std::vector<std::filesystem::path>& plugin_dirs);
 

@@ -10,6 +10,7 @@
 #include <exception>
 
 #include "socket_comm.h"
+#include "socket_config.h"
 #include "socket_devices.h"
 #include "socket_log.h"
 #include "socket_setup.h"
@@ -47,6 +48,11 @@ ncclResult_t unsupported(const char *slot) {
 
 ncclResult_t sock_init(ncclDebugLogger_t logger) {
   set_logger(logger);
+  // The configuration in force, as set by nccomSocketConfigure (or the
+  // defaults): lets the host's log show what the plugin actually took.
+  SocketConfig config = current_config();
+  SOCK_INFO("init: nsocks_per_thread %d, nthreads %d, interfaces \"%s\"",
+            config.nsocks_per_thread, config.nthreads, config.ifnames.c_str());
   return guarded("init", [] { return devices_init(); });
 }
 

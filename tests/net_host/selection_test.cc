@@ -10,8 +10,10 @@ namespace {
 
 Candidate file_candidate(const std::string& stem, Layout layout = Layout::kNeuron) {
   const std::string path = plugin_path(stem);
-  return Candidate{stem, "because the test says so",
-                   [path, layout] { return open_and_bind(path, layout, {}, path); }};
+  return Candidate{.what = stem,
+                   .reason = "because the test says so",
+                   .bind = [path, layout] { return open_and_bind(path, layout, {}, path); },
+                   .prepare = {}};
 }
 
 TEST(NetHostSelect, EachBrokenCandidateIsSkippedWithItsOwnWarning) {

@@ -13,13 +13,15 @@
 namespace nccom::ofi {
 namespace {
 
-// Take a slot, submit, hand it out; NULL request when the pool is empty.
+// Take a slot, post, hand it out. NULL request ("retry later", the ncclNet
+// contract) when the pool is empty or the provider pushes back: the call is
+// bounded — at most two provider posts and one progress pass — and nothing
+// is left queued on the host's behalf.
 Status post(Comm& comm, Request* r, void** request) {
-  if (r == nullptr) {
-    *request = nullptr;  // NCCL_NET_MAX_REQUESTS in flight: retry later
-    return ncclSuccess;
-  }
-  if (Status s = comm.endpoint->submit(*r); !s.ok()) {
+  *request = nullptr;
+  if (r == nullptr) return ncclSuccess;  // NCCL_NET_MAX_REQUESTS in flight
+  bool busy = false;
+  if (Status s = comm.endpoint->try_submit(*r, &busy); !s.ok() || busy) {
     comm.release_request(r);
     return s;
   }

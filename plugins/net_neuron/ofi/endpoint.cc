@@ -138,10 +138,34 @@ Status Endpoint::submit(Request& r) {
              fi_error_text(rc).c_str());
     return ncclSystemError;
   }
+  mark_posted(r);
+  return ncclSuccess;
+}
+
+Status Endpoint::try_submit(Request& r, bool* busy) {
+  *busy = false;
+  ssize_t rc = queued_.empty() ? issue(r) : -FI_EAGAIN;
+  if (rc == -FI_EAGAIN) {  // full: one progress pass (harvest, drain the FIFO), one retry
+    progress();
+    rc = queued_.empty() ? issue(r) : -FI_EAGAIN;
+  }
+  if (rc == -FI_EAGAIN) {
+    *busy = true;
+    return ncclSuccess;
+  }
+  if (rc < 0) {
+    OFI_WARN("NET/OFI Error posting %s request of %zu bytes: %s", op_name(r.op), r.len,
+             fi_error_text(rc).c_str());
+    return ncclSystemError;
+  }
+  mark_posted(r);
+  return ncclSuccess;
+}
+
+void Endpoint::mark_posted(Request& r) {
   const bool immediate = r.op == Op::kInjectWrite || r.op == Op::kLocal;
   r.state = immediate ? RequestState::kDone : RequestState::kPosted;
   r.bytes = immediate ? r.len : 0;
-  return ncclSuccess;
 }
 
 void Endpoint::progress() {
@@ -219,9 +243,7 @@ void Endpoint::retry_queued() {
       r.error = ncclSystemError;
       continue;
     }
-    const bool immediate = r.op == Op::kInjectWrite || r.op == Op::kLocal;
-    r.state = immediate ? RequestState::kDone : RequestState::kPosted;
-    r.bytes = immediate ? r.len : 0;
+    mark_posted(r);
   }
 }
 

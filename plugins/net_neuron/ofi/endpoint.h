@@ -3,8 +3,10 @@
 // (FI_AV_TABLE) — and the requests posted on it.
 //
 // Posting never spins: -FI_EAGAIN from the provider runs one completion pass
-// and one retry, then the request waits in a FIFO that every later progress
-// pass drains in order (so a deferred message is never overtaken). Errors
+// and one retry. Then a data-path post gives up (the host gets a NULL
+// request and retries later), while a control message waits in a FIFO that
+// every later progress pass drains in order (so a deferred message is never
+// overtaken). Errors
 // surface through fi_cq_readerr and fail exactly the request they belong to.
 // Not thread-safe by itself: the owning comm serialises access (mutex()).
 #pragma once
@@ -68,8 +70,15 @@ class Endpoint {
 
   Status insert_peer(const std::vector<uint8_t>& addr, fi_addr_t* out);
   // Post (or queue) `request`; on failure the request is untouched and the
-  // error logged.
+  // error logged. For the plugin's own control messages, which must go out
+  // eventually whatever the caller does next.
   Status submit(Request& request);
+  // For the host's data-path calls (isend, irecv, RMA): never queues and
+  // never loops. Posts at once; on -FI_EAGAIN runs one progress pass and
+  // tries once more; if the provider still refuses, or earlier deferred
+  // posts are still waiting (they must not be overtaken), sets *busy and
+  // leaves the request kNew — the caller hands out a NULL request.
+  Status try_submit(Request& request, bool* busy);
   // One completion pass, then retry queued posts.
   void progress();
   // Forget a request that is queued (its comm is releasing it).
@@ -83,6 +92,7 @@ class Endpoint {
  private:
   explicit Endpoint(const NicCaps& caps) : caps_(caps) {}
   ssize_t issue(Request& request);
+  void mark_posted(Request& request);
   void drain_completions();
   void read_error_entry();
   void retry_queued();

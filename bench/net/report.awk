@@ -1,0 +1,74 @@
+# Tables for bench/net/run.sh from its "result" lines:
+#   result LABEL stream SIZE ITERS SECONDS MBPS
+#   result LABEL pingpong SIZE ITERS SECONDS USEC_ONE_WAY MBPS
+function human(s) {
+  if (s >= 1048576) return sprintf("%d MiB", s / 1048576)
+  if (s >= 1024) return sprintf("%d KiB", s / 1024)
+  return sprintf("%d B", s)
+}
+# Sorts a[1..n] numerically in place (mawk has no asort).
+function sort(a, n,    i, j, t) {
+  for (i = 2; i <= n; ++i) {
+    t = a[i]
+    for (j = i - 1; j >= 1 && a[j] > t; --j) a[j + 1] = a[j]
+    a[j + 1] = t
+  }
+}
+function cell(v) { return v == "" ? "-" : v }
+function ratio(a, b) { return (a == "" || b == "" || b + 0 == 0) ? "-" : sprintf("%.2f", a / b) }
+$1 == "result" && $3 == "stream" {
+  bw[$2, $4] = $7
+  if ($2 != "iperf3" && !($4 in ssize)) { ssize[$4] = 1; sizes[++ns] = $4 + 0 }
+}
+$1 == "result" && $3 == "pingpong" {
+  lat[$2, $4] = $7; pbw[$2, $4] = $8; if (!($4 in psize)) { psize[$4] = 1; psizes[++np] = $4 + 0 }
+}
+END {
+  split("socket ofi-tcp ofi-shm", nccom, " ")
+  printf "\nStream bandwidth, MB/s (10^6 B/s), one direction, 16 requests in flight\n"
+  printf "%-9s %10s %10s %10s\n", "size", "socket", "ofi-tcp", "ofi-shm"
+  sort(sizes, ns)
+  for (i = 1; i <= ns; ++i) {
+    s = sizes[i]
+    printf "%-9s %10s %10s %10s\n", human(s), cell(bw["socket", s]), cell(bw["ofi-tcp", s]),
+           cell(bw["ofi-shm", s])
+  }
+  printf "iperf3, one TCP stream over 127.0.0.1: %s MB/s\n", cell(bw["iperf3", 0])
+
+  printf "\nPing-pong: one-way latency in us (time / 2 iterations) | MB/s (both directions)\n"
+  printf "%-9s %17s %17s %17s %21s %21s\n", "size", "socket", "ofi-tcp", "ofi-shm",
+         "fi_pingpong tcp;rxm", "fi_pingpong shm"
+  sort(psizes, np)
+  for (i = 1; i <= np; ++i) {
+    s = psizes[i]
+    printf "%-9s", human(s)
+    n = split("socket ofi-tcp ofi-shm fi_pingpong-tcp fi_pingpong-shm", all, " ")
+    for (j = 1; j <= n; ++j) {
+      w = j <= 3 ? 17 : 21
+      v = lat[all[j], s] == "" ? "-" : sprintf("%.1f | %.1f", lat[all[j], s], pbw[all[j], s])
+      printf " %" w "s", v
+    }
+    printf "\n"
+  }
+
+  M = 1048576; G = 64 * M
+  printf "\nRatios nccom / peer (bandwidth: above 1 is better; latency: below 1 is better)\n"
+  printf "%-44s %12s %12s %8s\n", "figure", "nccom", "peer", "ratio"
+  n = split("socket ofi-tcp ofi-shm", labels, " ")
+  for (j = 1; j <= n; ++j) {
+    l = labels[j]
+    peer = l == "ofi-shm" ? "fi_pingpong-shm" : "fi_pingpong-tcp"
+    for (k = 0; k < 2; ++k) {
+      s = k == 0 ? M : G
+      printf "%-44s %12s %12s %8s\n", l " stream " human(s) " MB/s vs iperf3", cell(bw[l, s]),
+             cell(bw["iperf3", 0]), ratio(bw[l, s], bw["iperf3", 0])
+    }
+    for (k = 0; k < 2; ++k) {
+      s = k == 0 ? M : G
+      printf "%-44s %12s %12s %8s\n", l " ping-pong " human(s) " MB/s vs " peer,
+             cell(pbw[l, s]), cell(pbw[peer, s]), ratio(pbw[l, s], pbw[peer, s])
+    }
+    printf "%-44s %12s %12s %8s\n", l " 8 B latency us vs " peer, cell(lat[l, 8]),
+           cell(lat[peer, 8]), ratio(lat[l, 8], lat[peer, 8])
+  }
+}
