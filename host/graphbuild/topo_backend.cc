@@ -1,12 +1,15 @@
 #include "graphbuild/topo_backend.h"
 
 #include <array>
+#include <cstddef>
 #include <cstring>
 
 namespace nccom::graphbuild {
 namespace {
 
 constexpr size_t kErrLen = 1024;
+// The first version of nccom_topo_ops_t ended with free_text.
+constexpr size_t kMinTopoOpsSize = offsetof(nccom_topo_ops_t, free_text) + sizeof(void*);
 
 const char* status_name(nccom_plugin_status_t s) {
   switch (s) {
@@ -32,10 +35,12 @@ Result<TopoBackend> TopoBackend::bind(plugin::LoadedPlugin& plugin) {
     return make_error(NRT_INVALID, who + " is not a topology plugin");
   }
   const nccom_plugin_ops_t& head = plugin.ops();
-  if (head.struct_size < sizeof(nccom_topo_ops_t)) {
+  // Slots appended after free_text are read only when struct_size covers
+  // them (plugin.h's size-first rule).
+  if (head.struct_size < kMinTopoOpsSize) {
     return make_error(NRT_INVALID, who + ": ops struct_size " + std::to_string(head.struct_size) +
                                        " is smaller than nccom_topo_ops_t (" +
-                                       std::to_string(sizeof(nccom_topo_ops_t)) +
+                                       std::to_string(kMinTopoOpsSize) +
                                        "); rebuild it against this SDK");
   }
   const auto& ops = reinterpret_cast<const nccom_topo_ops_t&>(head);
@@ -51,7 +56,11 @@ Result<TopoBackend> TopoBackend::bind(plugin::LoadedPlugin& plugin) {
   if (missing != nullptr) {
     return make_error(NRT_INVALID, who + ": mandatory slot " + missing + " is NULL");
   }
-  return TopoBackend(plugin, ops);
+  TopoBackend backend(plugin, ops);
+  if (head.struct_size >= offsetof(nccom_topo_ops_t, order_nodes) + sizeof(void*)) {
+    backend.order_nodes_ = ops.order_nodes;
+  }
+  return backend;
 }
 
 Error TopoBackend::failure(const char* call, nccom_plugin_status_t status,
@@ -118,6 +127,36 @@ Result<std::optional<std::string>> TopoBackend::graph_xml(
   auto out = take_text(text, "compute_graph");
   if (!out) return out.take_error();
   return std::optional<std::string>(std::move(*out));
+}
+
+}  // namespace nccom::graphbuild
+
+namespace nccom::graphbuild {
+
+Result<std::vector<int>> TopoBackend::order_nodes(const nccom_topo_machine_t& machine,
+                                                  const std::vector<int>& pod_node_ids) const {
+  const int n = static_cast<int>(pod_node_ids.size());
+  std::vector<int> identity(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) identity[i] = i;
+  if (order_nodes_ == nullptr || n <= 1) return identity;
+  std::vector<int32_t> ids(pod_node_ids.begin(), pod_node_ids.end());
+  std::vector<int32_t> order(static_cast<size_t>(n), -1);
+  std::array<char, kErrLen> buf{};
+  const nccom_plugin_status_t s =
+      order_nodes_(plugin_->context(), &machine, n, ids.data(), order.data(), buf.data(), buf.size());
+  if (s == NCCOM_PLUGIN_UNSUPPORTED) return identity;
+  if (s != NCCOM_PLUGIN_OK) return failure("order_nodes", s, terminated(buf).c_str());
+  std::vector<bool> seen(static_cast<size_t>(n), false);
+  for (int i = 0; i < n; ++i) {
+    if (order[i] < 0 || order[i] >= n || seen[order[i]]) {
+      return failure("order_nodes", NCCOM_PLUGIN_ERROR,
+                     ("its answer is not a permutation of the " + std::to_string(n) +
+                      " nodes (entry " + std::to_string(i) + " is " + std::to_string(order[i]) + ")")
+                         .c_str());
+    }
+    seen[order[i]] = true;
+  }
+  return std::vector<int>(order.begin(), order.end());
 }
 
 }  // namespace nccom::graphbuild

@@ -11,6 +11,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace nccom::graphbuild {
 
@@ -35,6 +36,12 @@ class TopoBackend {
 
   // The graph XML, or nullopt when the backend has no search for this
   // request (no compute_graph slot, or it answered UNSUPPORTED).
+  // The ring order over nodes given each node's pod node id; index order
+  // when the plugin has no order_nodes or answers UNSUPPORTED. The answer is
+  // checked to be a permutation.
+  Result<std::vector<int>> order_nodes(const nccom_topo_machine_t& machine,
+                                       const std::vector<int>& pod_node_ids) const;
+
   Result<std::optional<std::string>> graph_xml(const nccom_topo_machine_t& machine,
                                                const nccom_topo_node_t& node,
                                                const std::string& system_xml,
@@ -48,6 +55,7 @@ class TopoBackend {
 
   plugin::LoadedPlugin* plugin_;
   const nccom_topo_ops_t* ops_;
+  decltype(nccom_topo_ops_t::order_nodes) order_nodes_ = nullptr;
 };
 
 }  // namespace nccom::graphbuild

@@ -9,6 +9,7 @@
 
 #include <cstring>
 #include <string>
+#include <vector>
 
 namespace nccom::graphbuild {
 namespace {
@@ -115,6 +116,35 @@ TEST(GraphbuildTopoBackend, NoSearchIsNotAnError) {
     ASSERT_TRUE(graph.ok()) << variant;
     EXPECT_FALSE(graph->has_value()) << variant;
   }
+}
+
+TEST(GraphbuildTopoBackend, NodeOrderComesFromThePluginAndIsChecked) {
+  const std::vector<int> pods = {7, 7, 9, 9};
+  auto p = load("default");
+  ASSERT_NE(p, nullptr);
+  auto b = TopoBackend::bind(*p);
+  ASSERT_TRUE(b.ok());
+  auto order = b->order_nodes(machine("emu"), pods);
+  ASSERT_TRUE(order.ok()) << order.error().message;
+  EXPECT_EQ(*order, (std::vector<int>{3, 2, 1, 0}));
+  for (const char* variant : {"no_graph", "unsupported"}) {  // no slot / UNSUPPORTED: index order
+    auto q = load(variant);
+    ASSERT_NE(q, nullptr);
+    auto c = TopoBackend::bind(*q);
+    ASSERT_TRUE(c.ok());
+    auto same = c->order_nodes(machine("emu"), pods);
+    ASSERT_TRUE(same.ok()) << variant;
+    EXPECT_EQ(*same, (std::vector<int>{0, 1, 2, 3})) << variant;
+  }
+  auto bad = load("bad_order");
+  ASSERT_NE(bad, nullptr);
+  auto d = TopoBackend::bind(*bad);
+  ASSERT_TRUE(d.ok());
+  auto refused = d->order_nodes(machine("emu"), pods);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("not a permutation of the 4 nodes (entry 1 is 0)"),
+            std::string::npos)
+      << refused.error().message;
 }
 
 TEST(GraphbuildTopoBackend, BadVtablesAreRefusedAtBind) {

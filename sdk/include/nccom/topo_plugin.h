@@ -100,6 +100,14 @@ typedef struct nccom_topo_ops {
 
   /* Mandatory. Releases a text returned by this plugin. */
   void (*free_text)(void *ctx, char *text);
+
+  /* Optional. The ring order over the communicator's nodes (rings.md §5.2,
+   * the UltraServer pod branch): pod_node_ids[n] is node n's pod node id;
+   * write a permutation of 0..n_nodes-1 to order_out. UNSUPPORTED (or a
+   * NULL slot) keeps the nodes in index order. */
+  nccom_plugin_status_t (*order_nodes)(void *ctx, const nccom_topo_machine_t *machine,
+                                       int32_t n_nodes, const int32_t *pod_node_ids,
+                                       int32_t *order_out, char *err, size_t err_len);
 } nccom_topo_ops_t;
 
 #ifdef __cplusplus

@@ -82,6 +82,24 @@ MAYBE_UNUSED static nccom_plugin_status_t topo_graph(void *ctx, const nccom_topo
 }
 #endif
 
+MAYBE_UNUSED static nccom_plugin_status_t topo_order(void *ctx, const nccom_topo_machine_t *m,
+                                                    int32_t n, const int32_t *pod_ids,
+                                                    int32_t *order, char *err, size_t err_len) {
+  (void)ctx; (void)m; (void)pod_ids;
+#if defined(TOPO_UNSUPPORTED)
+  (void)n; (void)order; (void)err; (void)err_len;
+  return NCCOM_PLUGIN_UNSUPPORTED;
+#elif defined(TOPO_BAD_ORDER)
+  (void)err; (void)err_len;
+  for (int32_t i = 0; i < n; ++i) order[i] = 0;
+  return NCCOM_PLUGIN_OK;
+#else
+  (void)err; (void)err_len;
+  for (int32_t i = 0; i < n; ++i) order[i] = n - 1 - i;  /* reverse */
+  return NCCOM_PLUGIN_OK;
+#endif
+}
+
 MAYBE_UNUSED static void topo_free(void *ctx, char *text) {
   (void)ctx;
   topo_test_free_calls++;
@@ -111,7 +129,13 @@ static const nccom_topo_ops_t topo_ops = {
 #else
     topo_graph,
 #endif
-    topo_free};
+    topo_free,
+#if defined(TOPO_NO_GRAPH)
+    NULL
+#else
+    topo_order
+#endif
+};
 #define TOPO_OPS_PTR (&topo_ops.head)
 #endif
 

@@ -1,0 +1,50 @@
+// One node's topology, as every rank of that node computes it alike
+// (topology.md §3.1, §4.1, §5): the system XML from the first topology
+// plugin that describes the machine (or from NCCL_TOPO_FILE), the typed
+// system and its paths, and the RING graph from NCCL_GRAPH_FILE, from the
+// first plugin whose search answers, or the simple-order fallback.
+// No sockets: the cross-rank part is rank_graph.h.
+#pragma once
+
+#include "common/result.h"
+#include "graphbuild/topo_backend.h"
+#include "topo/graph.h"
+#include "topo/paths.h"
+#include "topo/system.h"
+
+#include <nccom/topo_plugin.h>
+
+#include <span>
+#include <string>
+#include <vector>
+
+namespace nccom::graphbuild {
+
+struct GraphSettings {
+  // NCCL_TOPO_FILE is set: the system comes from the backend named
+  // "nccl" (which reads the file itself, through its configuration).
+  bool topo_file_set = false;
+  std::string topo_dump_file;  // NCCL_TOPO_DUMP_FILE: written when `dump` is true
+  bool dump = false;           // this rank writes the dump (rank 0, as upstream)
+  std::string graph_file;      // NCCL_GRAPH_FILE: the graph is loaded, not searched
+  int new_algorithm = -1;      // NCCL_GRAPH_USE_NEW_ALGORITHM: -1 unset, 0, 1
+  topo::PathSettings paths;    // NCCL_P2P_LEVEL / NCCL_P2P_DISABLE, resolved
+};
+
+struct NodeTopology {
+  std::string backend;       // the plugin that described the node
+  std::string system_xml;    // its text, as returned
+  topo::TopoSystem system;   // parsed, paths computed
+  topo::TopoGraph graph;     // the RING graph over this node's ranks
+  std::string graph_origin;  // e.g. "the NEW search of topology plugin neuron"
+};
+
+// The RING template of rings.md §2.
+topo::TopoGraph ring_template();
+
+Result<NodeTopology> build_node_topology(std::span<const TopoBackend> backends,
+                                         const nccom_topo_machine_t& machine,
+                                         const nccom_topo_node_t& node,
+                                         const GraphSettings& settings);
+
+}  // namespace nccom::graphbuild
