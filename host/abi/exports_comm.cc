@@ -5,6 +5,7 @@
 #include "comm/communicator.h"
 #include "comm/settings.h"
 #include "core/context.h"
+#include "graphbuild/comm_graph.h"
 #include "log/log.h"
 
 #include <sched.h>
@@ -118,12 +119,23 @@ NCCOM_API NRT_STATUS neuronInitComm(void** comm_out, int rank_n, char* id, int r
   return init(comm_out, request);
 }
 
-NCCOM_API NRT_STATUS neuronBuildGraphComm(void* comm) {
-  return not_implemented("neuronBuildGraphComm", 4);
+// The second phase of bring-up (rings.md §2): topology, rings, kangaRing
+// paths and MLA cycles. Transports to the ring neighbours are the proxy
+// issue's (#6); until then the graph is built and reported, not connected.
+NCCOM_API NRT_STATUS neuronBuildGraphComm(void* handle) {
+  comm::Communicator* c = lookup(handle, "neuronBuildGraphComm");
+  if (c == nullptr) return NRT_INVALID_HANDLE;
+  auto built = nccom::graphbuild::build_comm_graph(*c);
+  if (!built) {
+    NCCOM_WARN("neuronBuildGraphComm (rank %d of %d): %s", c->rank(), c->nranks(),
+               built.error().message.c_str());
+    return fail(built.error());
+  }
+  c->set_graph(std::move(built).value());
+  return NRT_SUCCESS;
 }
 
-// The rank and peer part (the bootstrap issue); rings, kangaRing paths and
-// MLA cycles arrive with the topology issue and are reported empty until then.
+// Ranks and peers; rings, kangaRing paths and MLA cycles once the graph is built.
 NCCOM_API NRT_STATUS neuronGetCommInfo(void* handle, nccl_comm_info_t* out) {
   comm::Communicator* c = lookup(handle, "neuronGetCommInfo");
   if (c == nullptr) return NRT_INVALID_HANDLE;
@@ -148,6 +160,27 @@ NCCOM_API NRT_STATUS neuronGetCommInfo(void* handle, nccl_comm_info_t* out) {
     out->node += first ? 1 : 0;
   }
   out->use_net = out->node_n > 1;
+  // Rings, kangaRing paths and MLA cycles, once neuronBuildGraphComm ran;
+  // the arrays belong to the communicator (valid until the next build or
+  // neuronFreeComm).
+  if (const auto& g = c->graph()) {
+    out->channel_n = g->rings.nChannels;
+    for (int ch = 0; ch < g->rings.nChannels && ch < NEC_MAX_CHANNELS; ++ch) {
+      const auto& ring = g->rings.channels[ch];
+      out->rings[ch].prev = ring.prev;
+      out->rings[ch].next = ring.next;
+      out->rings[ch].user_ranks = const_cast<int*>(ring.userRanks.data());
+      out->rings[ch].duplicate = ring.duplicate;
+    }
+    out->kangaring_channel_n = static_cast<int>(g->kangaRing.size());
+    for (size_t k = 0; k < g->kangaRing.size() && k < NEC_MAX_CHANNELS; ++k) {
+      out->kangaring_paths[k] = const_cast<int*>(g->kangaRing[k].data());
+    }
+    out->mla_cycle_n = static_cast<int>(g->mla.cycles.size());
+    for (size_t m = 0; m < g->mla.cycles.size() && m < NEC_MAX_CHANNELS; ++m) {
+      out->mla_cycles[m] = const_cast<int*>(g->mla.cycles[m].data());
+    }
+  }
   if (peers != nullptr) {
     for (int r = 0; r < c->nranks(); ++r) {
       peers[r].neuron_dev = records[r].device;

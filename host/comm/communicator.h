@@ -7,10 +7,12 @@
 #include "bootstrap/wire.h"
 #include "comm/settings.h"
 #include "common/result.h"
+#include "graph/summary.h"
 
 #include <nccom/nrt_abi.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,6 +53,12 @@ class Communicator {
   // The same with a given algorithm instead of the rule's (tests, benchmarks).
   Status all_gather(void* data, std::size_t size_per_rank, bootstrap::AllGatherAlgorithm algorithm);
 
+  // The rings, kangaRing paths and MLA cycles neuronBuildGraphComm built
+  // (empty before). neuronGetCommInfo hands out pointers into it, valid
+  // until the next build or neuronFreeComm.
+  const std::optional<graph::GraphSummary>& graph() const { return graph_; }
+  void set_graph(graph::GraphSummary summary) { graph_ = std::move(summary); }
+
  private:
   Communicator() = default;
   Status bring_up(const InitRequest& request, const BootstrapSettings& settings);
@@ -64,6 +72,7 @@ class Communicator {
   enc_neuron_device_info_t device_info_{};
   std::unique_ptr<bootstrap::PeerMesh> mesh_;
   std::vector<bootstrap::PeerRecord> peers_;
+  std::optional<graph::GraphSummary> graph_;
 };
 
 // ---- Handles --------------------------------------------------------------

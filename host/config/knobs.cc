@@ -34,6 +34,15 @@ constexpr sv kEnvProtocol[] = {"NCCOM_BOOTSTRAP_PROTOCOL"};
 constexpr sv kEnvSecret[] = {"NCCOM_BOOTSTRAP_SECRET"};
 constexpr sv kEnvHostId[] = {"NCCL_HOSTID"};
 constexpr sv kProtocols[] = {"auto", "flat", "hierarchical"};
+constexpr sv kEnvTopoPlugins[] = {"NCCOM_TOPOLOGY_PLUGINS"};
+constexpr sv kEnvTopoFile[] = {"NCCL_TOPO_FILE"};
+constexpr sv kEnvTopoDump[] = {"NCCL_TOPO_DUMP_FILE"};
+constexpr sv kEnvGraphFile[] = {"NCCL_GRAPH_FILE"};
+constexpr sv kEnvNewAlgorithm[] = {"NCCL_GRAPH_USE_NEW_ALGORITHM"};
+constexpr sv kEnvP2pLevel[] = {"NCCL_P2P_LEVEL"};
+constexpr sv kEnvP2pDisable[] = {"NCCL_P2P_DISABLE"};
+constexpr sv kEnvStallWarn[] = {"NCCOM_PROXY_STALL_WARN_MS"};
+constexpr sv kEnvStallFail[] = {"NCCOM_PROXY_STALL_FAIL_MS"};
 
 constexpr Knob kHostKnobs[] = {
     {.key = "log.level",
@@ -184,6 +193,69 @@ constexpr Knob kHostKnobs[] = {
              "expected shape; meant for debugging only. In the environment any value "
              "other than 0, false, no or off turns it on, as in libnccom.",
      .flags = kPresenceMeansTrue},
+    {.key = "topology.plugins",
+     .env = kEnvTopoPlugins,
+     .type = Type::String,
+     .default_text = "neuron,nccl",
+     .help = "Comma-separated topology plugins, in the order they are asked to describe "
+             "the machine and to search the rings: names (libnccom-topo_<name>.so in the "
+             "plugin directories) or paths. neuron covers Trn1, Inf2, Trn2, Trn3 and the "
+             "reference runtime's emulated platform; nccl reads topology.file and detects "
+             "other hosts."},
+    {.key = "topology.file",
+     .env = kEnvTopoFile,
+     .type = Type::String,
+     .default_text = "",
+     .help = "An NCCL topology XML file that describes every node instead of the platform "
+             "tables or host detection (read by the nccl topology plugin). Empty: unused."},
+    {.key = "topology.dump_file",
+     .env = kEnvTopoDump,
+     .type = Type::String,
+     .default_text = "",
+     .help = "Where rank 0 writes the topology XML it used (NCCL's dump layout, loadable "
+             "as topology.file). Empty: no dump."},
+    {.key = "graph.file",
+     .env = kEnvGraphFile,
+     .type = Type::String,
+     .default_text = "",
+     .help = "An NCCL graph XML file whose RING graph (id 0) is used instead of searching. "
+             "Empty: search."},
+    {.key = "graph.use_new_algorithm",
+     .env = kEnvNewAlgorithm,
+     .type = Type::Int,
+     .default_text = "-1",
+     .help = "Ring search: 1 the NEW priority search of the Neuron platforms, 0 the OLD "
+             "bandwidth-tier search, -1 the default (OLD, except Trn3 on NeuronSwitch-v1, "
+             "which always uses NEW).",
+     .min = -1,
+     .max = 1},
+    {.key = "graph.p2p_level",
+     .env = kEnvP2pLevel,
+     .type = Type::String,
+     .default_text = "",
+     .help = "Highest path type over which two local ranks use P2P: LOC, NVL, NVB, PIX, "
+             "PXB, PHB, SYS, or 0-4 as in NCCL. Empty: the CPU-architecture default."},
+    {.key = "graph.p2p_disable",
+     .env = kEnvP2pDisable,
+     .type = Type::String,
+     .default_text = "",
+     .help = "Set to 1 to disable P2P between local ranks (as NCCL_P2P_LEVEL=LOC). Empty or 0: "
+             "enabled."},
+    {.key = "proxy.stall_warn_ms",
+     .env = kEnvStallWarn,
+     .type = Type::Int,
+     .default_text = "10000",
+     .help = "A basic block whose network ops make no progress for this many milliseconds "
+             "logs one WARN naming each op's position. 0: never.",
+     .min = 0},
+    {.key = "proxy.stall_fail_ms",
+     .env = kEnvStallFail,
+     .type = Type::Int,
+     .default_text = "0",
+     .help = "A stall this long fails the proxy stream with NRT_TIMEOUT. 0 (default): "
+             "never, since the device may compute for a long time without network traffic; "
+             "a dead peer is reported by the network plugin.",
+     .min = 0},
 };
 
 }  // namespace

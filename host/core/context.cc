@@ -114,6 +114,11 @@ std::size_t Context::load_plugins(nccom_plugin_kind_t kind,
                            });
 }
 
+std::vector<plugin::LoadedPlugin*> Context::plugins(nccom_plugin_kind_t kind) const {
+  std::lock_guard lock(plugins_mutex_);
+  return plugins_.plugins(kind);
+}
+
 plugin::LoadedPlugin* Context::find_plugin(nccom_plugin_kind_t kind,
                                            const std::string& name) const {
   std::lock_guard lock(plugins_mutex_);

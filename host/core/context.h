@@ -42,6 +42,8 @@ class Context {
   // Returns the number loaded by this call.
   std::size_t load_plugins(nccom_plugin_kind_t kind, const std::vector<std::string>& names);
   plugin::LoadedPlugin* find_plugin(nccom_plugin_kind_t kind, const std::string& name) const;
+  // Every loaded plugin of `kind`, in load order.
+  std::vector<plugin::LoadedPlugin*> plugins(nccom_plugin_kind_t kind) const;
 
  private:
   explicit Context(config::Config config);

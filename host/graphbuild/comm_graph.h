@@ -1,0 +1,27 @@
+// neuronBuildGraphComm for a live communicator: the topology plugins the
+// configuration names (loaded once per process), the machine as the runtime
+// describes it, this node's share of the communicator, then
+// build_node_topology and build_rank_graph over the communicator's
+// bootstrap all-gather.
+#pragma once
+
+#include "comm/communicator.h"
+#include "common/result.h"
+#include "config/config.h"
+#include "graph/summary.h"
+#include "graphbuild/node_topology.h"
+
+#include <nccom/topo_plugin.h>
+
+namespace nccom::graphbuild {
+
+// The machine from nrt_get_instance_info, nec_get_device_count and
+// nec_get_virtual_core_size, and the pod type of this rank's device info.
+Result<nccom_topo_machine_t> runtime_machine(const enc_neuron_device_info_t& device);
+
+// The graph settings of a configuration (topology.*, graph.*).
+Result<GraphSettings> graph_settings(const config::Config& config, bool is_rank0);
+
+Result<graph::GraphSummary> build_comm_graph(comm::Communicator& comm);
+
+}  // namespace nccom::graphbuild

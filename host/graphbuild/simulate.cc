@@ -1,0 +1,124 @@
+#include "graphbuild/simulate.h"
+
+#include "graph/fragment.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace nccom::graphbuild {
+
+Result<SimulatedCluster> simulate_cluster(std::span<const TopoBackend> backends,
+                                          const ClusterRequest& req) {
+  if (req.n_nodes < 1 || req.ranks_per_node < 1 || req.cores_per_device < 1) {
+    return make_error(NRT_INVALID, "a simulated cluster needs at least one node, one rank per "
+                                   "node and one core per device");
+  }
+  if (!req.pod_node_ids.empty() && static_cast<int>(req.pod_node_ids.size()) != req.n_nodes) {
+    return make_error(NRT_INVALID, "pod_node_ids has " + std::to_string(req.pod_node_ids.size()) +
+                                       " entries for " + std::to_string(req.n_nodes) + " nodes");
+  }
+  SimulatedCluster out;
+  out.machine = req.machine;
+  std::vector<RankIdentity> ids;
+  for (int n = 0; n < req.n_nodes; ++n) {
+    for (int i = 0; i < req.ranks_per_node; ++i) {
+      RankIdentity id;
+      id.host_hash = 0x5100000000ull + static_cast<uint64_t>(n);
+      id.device = i / req.cores_per_device;
+      id.mla_idx = id.device;
+      id.pod_node_id = req.pod_node_ids.empty() ? n : req.pod_node_ids[n];
+      ids.push_back(id);
+    }
+  }
+  out.layout = make_layout(ids);
+  const ClusterLayout& l = out.layout;
+
+  for (int n = 0; n < req.n_nodes; ++n) {
+    const std::vector<int>& ranks = l.node_ranks[n];
+    std::vector<int32_t> r32(ranks.begin(), ranks.end()), dev, core;
+    for (int r : ranks) {
+      dev.push_back(l.rank_device[r]);
+      core.push_back(l.rank_core[r]);
+    }
+    nccom_topo_node_t node{};
+    node.struct_size = sizeof node;
+    node.n_ranks = l.n_ranks;
+    node.n_nodes = l.n_nodes;
+    node.node = n;
+    node.n_local = static_cast<int32_t>(ranks.size());
+    node.local_ranks = r32.data();
+    node.local_devices = dev.data();
+    node.local_cores = core.data();
+    GraphSettings settings = req.settings;
+    settings.dump = settings.dump && n == 0;
+    auto t = build_node_topology(backends, req.machine, node, settings);
+    if (!t) {
+      Error e = t.take_error();
+      e.message = "node " + std::to_string(n) + ": " + e.message;
+      return e;
+    }
+    out.nodes.push_back(std::move(*t));
+  }
+
+  // The pod order comes from the backend that described the nodes.
+  std::vector<int> pods;
+  for (int n = 0; n < l.n_nodes; ++n) pods.push_back(l.rank_pod_node[l.nodes_first_rank[n]]);
+  out.node_order.resize(static_cast<size_t>(l.n_nodes));
+  for (int n = 0; n < l.n_nodes; ++n) out.node_order[n] = n;
+  for (const TopoBackend& b : backends) {
+    if (b.name() != out.nodes[0].backend) continue;
+    auto order = b.order_nodes(req.machine, pods);
+    if (!order) return order.take_error();
+    out.node_order = std::move(*order);
+  }
+
+  out.agreed_channels = graph::kMaxChannels;
+  for (const NodeTopology& t : out.nodes) out.agreed_channels = std::min(out.agreed_channels, t.graph.nChannels);
+  out.fragments.resize(static_cast<size_t>(l.n_ranks));
+  for (int r = 0; r < l.n_ranks; ++r) {
+    topo::TopoGraph g = out.nodes[l.rank_node[r]].graph;
+    g.nChannels = out.agreed_channels;
+    g.intra.resize(static_cast<size_t>(g.nChannels) * g.nLocal);
+    g.inter.resize(static_cast<size_t>(g.nChannels));
+    auto f = graph::preset(g, r);
+    if (!f) return f.take_error();
+    const auto bytes = graph::encodeFragment(*f);
+    out.fragments[r].assign(bytes.begin(), bytes.end());
+  }
+  return out;
+}
+
+Result<graph::GraphSummary> simulate_rank(const SimulatedCluster& c, int rank) {
+  if (rank < 0 || rank >= c.layout.n_ranks) {
+    return make_error(NRT_INVALID, "rank " + std::to_string(rank) + " is not in the simulated "
+                                   "cluster of " + std::to_string(c.layout.n_ranks) + " ranks");
+  }
+  // The communicator's two all-gathers, answered from what every rank of
+  // the simulated cluster contributes.
+  int call = 0;
+  AllGather gather = [&](void* data, std::size_t per_rank) -> Status {
+    auto* out = static_cast<uint8_t*>(data);
+    for (int r = 0; r < c.layout.n_ranks; ++r) {
+      if (call == 0 && per_rank == sizeof(int32_t)) {
+        const int32_t n = c.nodes[c.layout.rank_node[r]].graph.nChannels;
+        std::memcpy(out + r * per_rank, &n, sizeof n);
+      } else if (call == 1 && per_rank == graph::kFragmentBytes) {
+        std::memcpy(out + r * per_rank, c.fragments[r].data(), per_rank);
+      } else {
+        return make_error(NRT_FAILURE, "simulated all-gather: unexpected call " +
+                                           std::to_string(call) + " of " +
+                                           std::to_string(per_rank) + " bytes per rank");
+      }
+    }
+    ++call;
+    return {};
+  };
+  RankGraphInput in;
+  in.my_rank = rank;
+  in.layout = &c.layout;
+  in.graph = &c.nodes[c.layout.rank_node[rank]].graph;
+  in.node_order = c.node_order;
+  return build_rank_graph(in, gather);
+}
+
+}  // namespace nccom::graphbuild
