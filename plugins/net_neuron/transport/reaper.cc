@@ -1,0 +1,109 @@
+// pollPosted (proxy.md §9.4): test every request in flight, move it through
+// its reqStage states, and retire slots strictly in posting order, each
+// exactly once: its semaphore unit, its dynamic receive size, its op's count.
+//
+//   send:    SEND --test done--> DONE
+//   receive: RECV --test done--> RECV_DONE --(sidelink: iread)--> FLUSH --> DONE
+//   empty:   EMPTY (zero-size static slice, no request)
+#include "op.h"
+
+namespace nccom::net_neuron {
+
+// Every request in flight is tested each pass (a failure anywhere surfaces at
+// once, and a plugin that progresses per request moves them all); slots
+// retire strictly in posting order.
+Status NetOp::reap(bool* moved) {
+  for (uint64_t k = done_; k < posted_; ++k) {
+    if (Status s = test_slot(slot(k), moved); !s) return s;
+  }
+  while (done_ < posted_) {
+    RequestInfo& r = slot(done_);
+    if (r.state != Stage::Done && r.state != Stage::Empty) break;
+    retire(r);
+    r = RequestInfo{};
+    ++done_;
+    *moved = true;
+  }
+  return {};
+}
+
+Status NetOp::test_slot(RequestInfo& r, bool* moved) {
+  int done = 0;
+  switch (r.state) {
+    case Stage::Send: {
+      int unused = 0;  // a plugin may leave sizes unwritten for sends
+      ncclResult_t rc = net_->test(r.req, &done, &unused);
+      if (rc != ncclSuccess) {
+        r.state = Stage::Error;
+        return verb_error(r, "test (send)", rc);
+      }
+      if (done == 0) return {};
+      r.req = nullptr;
+      r.state = Stage::Done;
+      *moved = true;
+      return {};
+    }
+    case Stage::Recv: {
+      int size = -1;
+      ncclResult_t rc = net_->test(r.req, &done, &size);
+      if (rc != ncclSuccess) {
+        r.state = Stage::Error;
+        return verb_error(r, "test (receive)", rc);
+      }
+      if (done == 0) return {};
+      r.req = nullptr;
+      *moved = true;
+      if (r.control) {
+        r.size = size;
+        if (Status s = sidelink_accept(r); !s) return s;
+        r.state = Stage::Done;
+        return {};
+      }
+      if (size < 0 || size > r.size || (r.expected >= 0 && size != r.expected)) {
+        r.state = Stage::Error;
+        return entry_error(r.fifo_idx, r.conn,
+                           "received " + std::to_string(size) + " bytes, the descriptor " +
+                               (r.expected >= 0 ? "expects " : "has room for ") +
+                               std::to_string(r.size));
+      }
+      r.size = size;
+      r.state = Stage::RecvDone;
+      [[fallthrough]];
+    }
+    case Stage::RecvDone:
+      if (!sidelink_active(r.conn)) {
+        r.state = Stage::Done;
+        return {};
+      }
+      return sidelink_confirm(r);
+    case Stage::Flush: {
+      int unused = 0;
+      ncclResult_t rc = net_->test(r.req, &done, &unused);
+      if (rc != ncclSuccess) {
+        r.state = Stage::Error;
+        return verb_error(r, "test (sidelink iread)", rc);
+      }
+      if (done == 0) return {};
+      r.req = nullptr;
+      *moved = true;
+      if (Status s = sidelink_check(r); !s) return s;
+      r.state = Stage::Done;
+      return {};
+    }
+    default:
+      return {};
+  }
+}
+
+void NetOp::retire(RequestInfo& r) {
+  if (r.control) return;  // the sidelink announcement is not a slice
+  const net_ops_info_t& info = ops_[r.net_op_idx];
+  if (!is_send() && r.dynamic) {
+    comm_->set_recv_size(op_plans_[r.net_op_idx].dyn, static_cast<size_t>(r.size),
+                         info.data_type_sz, dst(r.fifo_idx).src_rank, comm_->n_ranks);
+  }
+  add_signal(is_send() ? info.inc_send_complete : info.inc_recv_complete, r.complete_report);
+  ++retired_[r.net_op_idx];
+}
+
+}  // namespace nccom::net_neuron
