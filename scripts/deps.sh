@@ -8,6 +8,7 @@ packages=(
   libboost-dev libtomlplusplus-dev libfabric-dev libfabric-bin libibverbs-dev
   libgtest-dev libgmock-dev
   clang libclang-rt-14-dev            # libFuzzer targets (tests/fuzz)
+  graphviz                            # nccom-topo --svg/--png (dot)
 )
 
 missing=()
