@@ -6,6 +6,7 @@
 #include "comm/settings.h"
 #include "core/context.h"
 #include "graphbuild/comm_graph.h"
+#include "transport/comm_setup.h"
 #include "log/log.h"
 
 #include <sched.h>
@@ -120,8 +121,8 @@ NCCOM_API NRT_STATUS neuronInitComm(void** comm_out, int rank_n, char* id, int r
 }
 
 // The second phase of bring-up (rings.md §2): topology, rings, kangaRing
-// paths and MLA cycles. Transports to the ring neighbours are the proxy
-// issue's (#6); until then the graph is built and reported, not connected.
+// paths and MLA cycles, then a connector per ring channel and direction and
+// the proxy scheduler over them.
 NCCOM_API NRT_STATUS neuronBuildGraphComm(void* handle) {
   comm::Communicator* c = lookup(handle, "neuronBuildGraphComm");
   if (c == nullptr) return NRT_INVALID_HANDLE;
@@ -132,6 +133,11 @@ NCCOM_API NRT_STATUS neuronBuildGraphComm(void* handle) {
     return fail(built.error());
   }
   c->set_graph(std::move(built).value());
+  if (nccom::Status t = nccom::transport::build_comm_transports(*c); !t) {
+    NCCOM_WARN("neuronBuildGraphComm (rank %d of %d): connecting the rings: %s", c->rank(),
+               c->nranks(), t.error().message.c_str());
+    return fail(t.error());
+  }
   return NRT_SUCCESS;
 }
 

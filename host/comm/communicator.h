@@ -27,6 +27,14 @@ struct InitRequest {
   bool global = false;
 };
 
+// Something a later stage attaches to a communicator and that lives and
+// dies with it (the transports and proxy of neuronBuildGraphComm), without
+// the communicator layer depending on it.
+class CommExtension {
+ public:
+  virtual ~CommExtension() = default;
+};
+
 class Communicator {
  public:
   // ncclCommInitRank + initTransportsRank (init-bootstrap §6–§8).
@@ -59,6 +67,11 @@ class Communicator {
   const std::optional<graph::GraphSummary>& graph() const { return graph_; }
   void set_graph(graph::GraphSummary summary) { graph_ = std::move(summary); }
 
+  // The transports built over the graph (nullptr before); replaced by a
+  // later build, released with the communicator (before its mesh).
+  CommExtension* transports() const { return transports_.get(); }
+  void set_transports(std::unique_ptr<CommExtension> t) { transports_ = std::move(t); }
+
  private:
   Communicator() = default;
   Status bring_up(const InitRequest& request, const BootstrapSettings& settings);
@@ -73,6 +86,7 @@ class Communicator {
   std::unique_ptr<bootstrap::PeerMesh> mesh_;
   std::vector<bootstrap::PeerRecord> peers_;
   std::optional<graph::GraphSummary> graph_;
+  std::unique_ptr<CommExtension> transports_;  // declared last: destroyed first
 };
 
 // ---- Handles --------------------------------------------------------------

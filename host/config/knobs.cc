@@ -42,6 +42,8 @@ constexpr sv kEnvNewAlgorithm[] = {"NCCL_GRAPH_USE_NEW_ALGORITHM"};
 constexpr sv kEnvP2pLevel[] = {"NCCL_P2P_LEVEL"};
 constexpr sv kEnvP2pDisable[] = {"NCCL_P2P_DISABLE"};
 constexpr sv kEnvStallWarn[] = {"NCCOM_PROXY_STALL_WARN_MS"};
+constexpr sv kEnvTransportPlugins[] = {"NCCOM_TRANSPORT_PLUGINS"};
+constexpr sv kEnvConnectTimeout[] = {"NCCOM_TRANSPORT_CONNECT_TIMEOUT_MS"};
 constexpr sv kEnvStallFail[] = {"NCCOM_PROXY_STALL_FAIL_MS"};
 
 constexpr Knob kHostKnobs[] = {
@@ -241,6 +243,21 @@ constexpr Knob kHostKnobs[] = {
      .default_text = "",
      .help = "Set to 1 to disable P2P between local ranks (as NCCL_P2P_LEVEL=LOC). Empty or 0: "
              "enabled."},
+    {.key = "transport.plugins",
+     .env = kEnvTransportPlugins,
+     .type = Type::String,
+     .default_text = "net_neuron",
+     .help = "Comma-separated transport plugins, in the order they are asked whether they "
+             "can connect two ranks: names (libnccom-<name>.so in the plugin directories) "
+             "or paths. net_neuron carries a ring channel over the selected network "
+             "plugin."},
+    {.key = "transport.connect_timeout_ms",
+     .env = kEnvConnectTimeout,
+     .type = Type::Int,
+     .default_text = "60000",
+     .help = "Time limit in milliseconds for connecting every ring channel of a "
+             "communicator after the connection blobs were exchanged.",
+     .min = 1},
     {.key = "proxy.stall_warn_ms",
      .env = kEnvStallWarn,
      .type = Type::Int,

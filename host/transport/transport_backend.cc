@@ -174,6 +174,28 @@ Result<bool> TransportBackend::connect_step(
   return done != 0;
 }
 
+Result<void*> TransportBackend::reg_mr(Connector& connector, void* data, size_t size,
+                                       int type) const {
+  if (ops_->reg_mr == nullptr) {
+    return make_error(NRT_INVALID, "transport plugin " + name() + " registers no memory (no reg_mr)");
+  }
+  ErrBuf err{};
+  void* mhandle = nullptr;
+  const nccom_plugin_status_t s = ops_->reg_mr(plugin_->context(), connector.handle(), data, size,
+                                               type, &mhandle, err.data(), err.size());
+  if (s != NCCOM_PLUGIN_OK) return failure("reg_mr", s, text(err).c_str());
+  return mhandle;
+}
+
+Status TransportBackend::dereg_mr(Connector& connector, void* mhandle) const {
+  if (ops_->dereg_mr == nullptr) {
+    return make_error(NRT_INVALID, "transport plugin " + name() + " registers no memory (no dereg_mr)");
+  }
+  const nccom_plugin_status_t s = ops_->dereg_mr(plugin_->context(), connector.handle(), mhandle);
+  if (s != NCCOM_PLUGIN_OK) return failure("dereg_mr", s, nullptr);
+  return {};
+}
+
 std::unique_ptr<proxy::ProxyTransport> TransportBackend::proxy_transport(
     const nccom_transport_comm_t& comm) const {
   if (!has_proxy()) return nullptr;

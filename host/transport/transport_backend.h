@@ -55,6 +55,11 @@ class TransportBackend {
   Result<bool> connect_step(Connector& connector,
                             const std::array<uint8_t, NCCOM_TRANSPORT_CONNECT_BYTES>& peer_blob) const;
 
+  // Memory registration on a connector's network comm; an error when the
+  // transport has no reg_mr (a proxy-free transport).
+  Result<void*> reg_mr(Connector& connector, void* data, size_t size, int type) const;
+  Status dereg_mr(Connector& connector, void* mhandle) const;
+
   // The scheduler's transport: ops of this plugin for `comm` (which must
   // outlive every op created).
   std::unique_ptr<proxy::ProxyTransport> proxy_transport(const nccom_transport_comm_t& comm) const;

@@ -1,0 +1,108 @@
+#include "transport/comm_setup.h"
+
+#include "core/context.h"
+#include "core/runtime.h"
+#include "log/log.h"
+#include "net/selection.h"
+#include "transport/net_facade.h"
+
+#include <mutex>
+#include <sstream>
+
+namespace nccom::transport {
+namespace {
+
+struct Backends {
+  std::vector<TransportBackend> list;
+};
+
+const Backends& backends(core::Context& ctx) {
+  static std::once_flag once;
+  static Backends b;
+  std::call_once(once, [&ctx] {
+    std::vector<std::string> names;
+    std::stringstream text(ctx.config().get_string("transport.plugins"));
+    for (std::string name; std::getline(text, name, ',');) {
+      if (!name.empty()) names.push_back(name);
+    }
+    ctx.load_plugins(NCCOM_PLUGIN_KIND_TRANSPORT, names);
+    for (plugin::LoadedPlugin* p : ctx.plugins(NCCOM_PLUGIN_KIND_TRANSPORT)) {
+      auto bound = TransportBackend::bind(*p);
+      if (bound) {
+        b.list.push_back(std::move(*bound));
+      } else {
+        NCCOM_WARN("skipping transport plugin: %s", bound.error().message.c_str());
+      }
+    }
+  });
+  return b;
+}
+
+// Trn2 and Trn3 families confirm receives with a 4-byte RDMA read
+// (proxy.md §9.2 sidelink_present).
+bool sidelink_platform() {
+  nrt_instance_info_t info{};
+  if (runtime::api().nrt_get_instance_info(&info, sizeof info) != NRT_SUCCESS) return false;
+  switch (info.family) {
+    case 5: case 6: case 8: case 9:  // TRN2, TRN2N, TRN2P, TRN2U
+    case 10:                         // TRN3
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+Status build_comm_transports(comm::Communicator& comm) {
+  const auto& g = comm.graph();
+  if (!g) return make_error(NRT_FAILURE, "the communicator has no graph to connect");
+  auto ctx = core::Context::get();
+  if (!ctx) return ctx.take_error();
+  const config::Config& cfg = (*ctx)->config();
+  const Backends& b = backends(**ctx);
+  std::vector<const TransportBackend*> list;
+  for (const TransportBackend& t : b.list) list.push_back(&t);
+  if (list.empty() && comm.nranks() > 1) {
+    return make_error(NRT_FAILURE, "no transport plugin is loaded (transport.plugins = \"" +
+                                       cfg.get_string("transport.plugins") +
+                                       "\"; see the WARN lines above)");
+  }
+
+  NetForTransports net;
+  if (comm.nranks() > 1) {
+    auto selected = net::select();
+    if (!selected) return selected.take_error();
+    net::Net& n = **selected;
+    net.table = net_v6_for(n);
+    net.name = net.table->name != nullptr ? net.table->name : "net";
+    int devices = 0;
+    if (n.devices(&devices) != ncclSuccess || devices < 1) {
+      return make_error(NRT_FAILURE, "the network plugin " + net::describe(n.info()) +
+                                         " reports no device");
+    }
+    net.devices = devices;
+    net.sidelink = sidelink_platform();
+  }
+
+  TransportSettings settings;
+  settings.connect_timeout = std::chrono::milliseconds(cfg.get_int("transport.connect_timeout_ms"));
+  settings.scheduler.stall_warn_ms = static_cast<uint64_t>(cfg.get_int("proxy.stall_warn_ms"));
+  settings.scheduler.stall_fail_ms = static_cast<uint64_t>(cfg.get_int("proxy.stall_fail_ms"));
+  auto t = CommTransports::connect(comm, *g, std::move(list), net, settings);
+  if (!t) return t.take_error();
+  comm.set_transports(std::move(*t));
+  return {};
+}
+
+Result<CommTransports*> transports_of(comm::Communicator& comm, const char* export_name) {
+  auto* t = dynamic_cast<CommTransports*>(comm.transports());
+  if (t == nullptr) {
+    return make_error(NRT_INVALID, std::string(export_name) +
+                                       ": the communicator has no transports yet; call "
+                                       "neuronBuildGraphComm first");
+  }
+  return t;
+}
+
+}  // namespace nccom::transport

@@ -1,0 +1,83 @@
+// The transports of one communicator (rings.md §2 steps 7-8, transports.md
+// §1.4): for every ring channel a receive connector from `prev` and a send
+// connector to `next`, each over the first transport plugin that can
+// connect the pair, set up and exchanged over the bootstrap
+// (kTransportInit), then connected; and the proxy scheduler whose ops use
+// them (neuronStart/Stop/NetworkProxyProgress, neuronGetNetConnector,
+// neuronNetRegMr/DeregMr).
+#pragma once
+
+#include "comm/communicator.h"
+#include "common/result.h"
+#include "graph/summary.h"
+#include "proxy/scheduler.h"
+#include "transport/transport_backend.h"
+
+#include <nccom/transport_plugin.h>
+
+#include <chrono>
+#include <memory>
+#include <vector>
+
+namespace nccom::transport {
+
+struct TransportSettings {
+  std::chrono::milliseconds connect_timeout{60000};
+  proxy::SchedulerSettings scheduler;
+};
+
+// The network the transports use, in the v6 shape (net_facade.h).
+struct NetForTransports {
+  const ncclNet_v6_t* table = nullptr;
+  const char* name = "";
+  int devices = 0;
+  bool sidelink = false;  // Trn2/Trn3 receive confirmation
+};
+
+class CommTransports : public comm::CommExtension {
+ public:
+  // Connects every ring channel of `graph` (no-op for one rank). Every
+  // failure names the channel, the peer and the transport.
+  static Result<std::unique_ptr<CommTransports>> connect(comm::Communicator& comm,
+                                                         const graph::GraphSummary& graph,
+                                                         std::vector<const TransportBackend*> backends,
+                                                         const NetForTransports& net,
+                                                         const TransportSettings& settings);
+  ~CommTransports() override;
+
+  // neuronGetNetConnector: the connector of (pattern, channel, direction).
+  Result<void*> connector(enc_pattern_t pattern, int channel, bool is_send) const;
+  // neuronNetRegMr / neuronNetDeregMr on that connector's network comm.
+  Result<void*> reg_mr(enc_pattern_t pattern, int channel, bool is_send, void* data, size_t size,
+                       int type);
+  Status dereg_mr(enc_pattern_t pattern, int channel, bool is_send, void* mhandle);
+
+  // nullptr when no transport of this communicator has a proxy.
+  proxy::Scheduler* scheduler() { return scheduler_.get(); }
+
+ private:
+  struct End {
+    std::unique_ptr<Connector> connector;
+    const TransportBackend* via = nullptr;
+    int peer = -1;
+  };
+  struct Channel {
+    End send, recv;
+  };
+  CommTransports() = default;
+  Result<const End*> end(enc_pattern_t pattern, int channel, bool is_send) const;
+
+  std::vector<nccom_transport_peer_t> peers_;
+  nccom_transport_comm_t services_{};
+  std::vector<Channel> channels_;
+  std::unique_ptr<proxy::ProxyTransport> proxy_transport_;
+  std::unique_ptr<proxy::Scheduler> scheduler_;  // after proxy_transport_: destroyed first
+};
+
+// The services a transport gets for `comm` (peers filled from its records).
+nccom_transport_comm_t transport_services(const comm::Communicator& comm,
+                                          std::vector<nccom_transport_peer_t>& peers,
+                                          const ncclNet_v6_t* net, const char* net_name,
+                                          int net_devices, bool sidelink);
+
+}  // namespace nccom::transport
