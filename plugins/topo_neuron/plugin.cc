@@ -1,0 +1,256 @@
+// libnccom-topo_neuron.so: the Neuron topology plugin (sdk nccom/topo_plugin.h).
+//   probe          Neuron instance families and arch "emu"; the rest UNSUPPORTED
+//   get_system_xml verifyTopology + checkRanksFitCores, then the synthesized <system>
+//   compute_graph  the NEW search when selectSearch says NEW; UNSUPPORTED for OLD
+//   order_nodes    the UltraServer pod order (podNodeOrder); UNSUPPORTED without pods
+// Configuration ([topology] section): disable_verify ("true"/"false"),
+// default_new_algorithm ("true"/"false", default false: selectSearch's
+// defaultNew). Errors go to the caller's buffer with the rule named; the
+// plugin's own copy of the logger is silenced (plugins never print).
+#include <nccom/topo_plugin.h>
+
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "graph_compute.h"
+#include "log/log.h"
+#include "machine.h"
+#include "pod.h"
+#include "selection.h"
+#include "synthesize.h"
+
+namespace {
+
+using namespace nccom;
+using namespace nccom::topo_neuron;
+
+struct Context {
+  nccom_host_api_t host{};
+  bool hasHost = false;
+};
+
+void copyText(char* buf, size_t len, const std::string& text) {
+  if (buf == nullptr || len == 0) return;
+  std::snprintf(buf, len, "%s", text.c_str());
+}
+
+nccom_plugin_status_t failWith(const Error& e, char* buf, size_t len) {
+  copyText(buf, len, e.message);
+  return e.status == NRT_INVALID ? NCCOM_PLUGIN_INVALID_ARGUMENT : NCCOM_PLUGIN_ERROR;
+}
+
+char* dupText(const std::string& s) {
+  char* out = static_cast<char*>(std::malloc(s.size() + 1));
+  if (out != nullptr) std::memcpy(out, s.c_str(), s.size() + 1);
+  return out;
+}
+
+void hostInfo(const Context* c, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+void hostInfo(const Context* c, const char* fmt, ...) {
+  if (c == nullptr || !c->hasHost || c->host.log == nullptr) return;
+  char line[512];
+  va_list args;
+  va_start(args, fmt);
+  std::vsnprintf(line, sizeof line, fmt, args);
+  va_end(args);
+  c->host.log(NCCOM_LOG_LEVEL_INFO, static_cast<unsigned long>(log::kGraph), __FILE__, __LINE__,
+              "%s", line);
+}
+
+// A boolean configuration key: unset = fallback; "true"/"false" (also 1/0,
+// yes/no, on/off); anything else is an error naming the key.
+Result<bool> configBool(const Context* c, const char* key, bool fallback) {
+  if (c == nullptr || !c->hasHost || c->host.config_get == nullptr) return fallback;
+  const char* v = c->host.config_get(c->host.host_ctx, key);
+  if (v == nullptr) return fallback;
+  const std::string s(v);
+  if (s == "true" || s == "1" || s == "yes" || s == "on") return true;
+  if (s == "false" || s == "0" || s == "no" || s == "off" || s.empty()) return false;
+  return make_error(NRT_INVALID, std::string("topo_neuron: configuration topology.") + key +
+                                     " = '" + s + "' is not a boolean (true or false)");
+}
+
+nccom_plugin_status_t neuronInit(const nccom_host_api_t* host, void** ctx) {
+  // Silence this object's private logger: errors travel through err buffers.
+  log::Settings quiet;
+  quiet.level = log::Level::None;
+  (void)log::configure(quiet);
+  auto* c = new (std::nothrow) Context;
+  if (c == nullptr) return NCCOM_PLUGIN_SYSTEM_ERROR;
+  if (host != nullptr && host->struct_size >= sizeof(nccom_host_api_t)) {
+    c->host = *host;
+    c->hasHost = true;
+  }
+  *ctx = c;
+  return NCCOM_PLUGIN_OK;
+}
+
+void neuronFini(void* ctx) { delete static_cast<Context*>(ctx); }
+
+nccom_plugin_status_t neuronProbe(void* ctx, const nccom_topo_machine_t* m, char* why,
+                                  size_t whyLen) {
+  (void)ctx;
+  if (m == nullptr) {
+    copyText(why, whyLen, "topo_neuron: no machine description");
+    return NCCOM_PLUGIN_INVALID_ARGUMENT;
+  }
+  auto d = describeMachine(*m);
+  if (!d) {
+    copyText(why, whyLen, d.error().message);
+    return NCCOM_PLUGIN_UNSUPPORTED;
+  }
+  return NCCOM_PLUGIN_OK;
+}
+
+nccom_plugin_status_t neuronSystemXml(void* ctx, const nccom_topo_machine_t* m,
+                                      const nccom_topo_node_t* node, char** xmlOut, char* err,
+                                      size_t errLen) {
+  if (m == nullptr || node == nullptr || xmlOut == nullptr) {
+    copyText(err, errLen, "topo_neuron get_system_xml: a NULL argument");
+    return NCCOM_PLUGIN_INVALID_ARGUMENT;
+  }
+  *xmlOut = nullptr;
+  const auto* c = static_cast<const Context*>(ctx);
+  auto disable = configBool(c, "disable_verify", false);
+  if (!disable) return failWith(disable.error(), err, errLen);
+  auto d = describeMachine(*m);
+  if (!d) return failWith(d.error(), err, errLen);
+  auto share = shareFromNode(*node);
+  if (!share) return failWith(share.error(), err, errLen);
+  auto text = synthesizeSystemXml(*d, *share, *disable);
+  if (!text) return failWith(text.error(), err, errLen);
+  *xmlOut = dupText(*text);
+  if (*xmlOut == nullptr) {
+    copyText(err, errLen, "topo_neuron get_system_xml: out of memory");
+    return NCCOM_PLUGIN_SYSTEM_ERROR;
+  }
+  return NCCOM_PLUGIN_OK;
+}
+
+nccom_plugin_status_t neuronGraph(void* ctx, const nccom_topo_machine_t* m,
+                                  const nccom_topo_node_t* node, const char* systemXml,
+                                  const nccom_topo_graph_request_t* request, char** graphOut,
+                                  char* err, size_t errLen) {
+  if (m == nullptr || node == nullptr || systemXml == nullptr || request == nullptr ||
+      graphOut == nullptr) {
+    copyText(err, errLen, "topo_neuron compute_graph: a NULL argument");
+    return NCCOM_PLUGIN_INVALID_ARGUMENT;
+  }
+  *graphOut = nullptr;
+  if (request->struct_size < sizeof(nccom_topo_graph_request_t)) {
+    copyText(err, errLen, "topo_neuron compute_graph: nccom_topo_graph_request_t struct_size " +
+                              std::to_string(request->struct_size) + " is too small");
+    return NCCOM_PLUGIN_INVALID_ARGUMENT;
+  }
+  const auto* c = static_cast<const Context*>(ctx);
+  auto variant = machineVariant(*m);
+  if (!variant) return failWith(variant.error(), err, errLen);
+  std::optional<bool> knob;
+  if (request->new_algorithm == 0 || request->new_algorithm == 1) {
+    knob = request->new_algorithm == 1;
+  } else if (request->new_algorithm != -1) {
+    copyText(err, errLen, "topo_neuron compute_graph: new_algorithm " +
+                              std::to_string(request->new_algorithm) +
+                              " is not -1 (unset), 0 (off) or 1 (on)");
+    return NCCOM_PLUGIN_INVALID_ARGUMENT;
+  }
+  auto defaultNew = configBool(c, "default_new_algorithm", false);
+  if (!defaultNew) return failWith(defaultNew.error(), err, errLen);
+  const SearchChoice choice = selectSearch(*variant, knob, *defaultNew);
+  if (choice.fromKnob) hostInfo(c, "NCCL_GRAPH_USE_NEW_ALGORITHM set by environment");
+  hostInfo(c, "topo_neuron: %s", choice.reason);
+  if (choice.algorithm == SearchAlgorithm::Old) {
+    copyText(err, errLen, std::string("topo_neuron: ") + choice.reason);
+    return NCCOM_PLUGIN_UNSUPPORTED;
+  }
+  auto disable = configBool(c, "disable_verify", false);
+  if (!disable) return failWith(disable.error(), err, errLen);
+  auto d = describeMachine(*m);
+  if (!d) return failWith(d.error(), err, errLen);
+  auto share = shareFromNode(*node);
+  if (!share) return failWith(share.error(), err, errLen);
+  GraphRequest req;
+  req.pattern = request->pattern;
+  req.crossNic = request->cross_nic;
+  req.minChannels = request->min_channels;
+  req.maxChannels = request->max_channels;
+  auto g = computeGraph(*d, *share, systemXml, req, *disable);
+  if (!g) return failWith(g.error(), err, errLen);
+  *graphOut = dupText(g->xml);
+  if (*graphOut == nullptr) {
+    copyText(err, errLen, "topo_neuron compute_graph: out of memory");
+    return NCCOM_PLUGIN_SYSTEM_ERROR;
+  }
+  return NCCOM_PLUGIN_OK;
+}
+
+// UltraServer pods only (trn2-ultraserver, trn3-switch-v1): pod node id
+// = podId * podNodes + position (README.md "Plugin"); podNodeOrder decides.
+nccom_plugin_status_t neuronOrderNodes(void* ctx, const nccom_topo_machine_t* m, int32_t nNodes,
+                                       const int32_t* podNodeIds, int32_t* orderOut, char* err,
+                                       size_t errLen) {
+  (void)ctx;
+  if (m == nullptr || (nNodes > 0 && (podNodeIds == nullptr || orderOut == nullptr)) || nNodes < 0) {
+    copyText(err, errLen, "topo_neuron order_nodes: a NULL argument or a negative node count");
+    return NCCOM_PLUGIN_INVALID_ARGUMENT;
+  }
+  auto variant = machineVariant(*m);
+  if (!variant) return failWith(variant.error(), err, errLen);
+  const PodGeometry geo = podGeometry(*variant);
+  if (geo.layout == PodLayout::None || geo.podNodes < 1) {
+    copyText(err, errLen, std::string("topo_neuron: platform ") + platformSpec(*variant).name +
+                              " has no pods; nodes keep their index order");
+    return NCCOM_PLUGIN_UNSUPPORTED;
+  }
+  std::vector<PodNode> nodes;
+  for (int32_t n = 0; n < nNodes; ++n) {
+    const int32_t id = podNodeIds[n];
+    if (id < 0) {
+      copyText(err, errLen, "topo_neuron order_nodes: node " + std::to_string(n) +
+                                " has the negative pod node id " + std::to_string(id));
+      return NCCOM_PLUGIN_INVALID_ARGUMENT;
+    }
+    nodes.push_back({n, id / geo.podNodes, id % geo.podNodes});
+  }
+  auto order = podNodeOrder(nodes, geo);
+  if (!order) return failWith(order.error(), err, errLen);
+  if (static_cast<int32_t>(order->size()) != nNodes) {
+    copyText(err, errLen, "topo_neuron order_nodes: the pod order lost nodes");
+    return NCCOM_PLUGIN_ERROR;
+  }
+  for (int32_t n = 0; n < nNodes; ++n) orderOut[n] = (*order)[static_cast<size_t>(n)];
+  return NCCOM_PLUGIN_OK;
+}
+
+void neuronFree(void* ctx, char* text) {
+  (void)ctx;
+  std::free(text);
+}
+
+const nccom_topo_ops_t kOps = {
+    {sizeof(nccom_topo_ops_t), 0, neuronInit, neuronFini},
+    NCCOM_TOPO_OPS_VERSION,
+    0,
+    neuronProbe,
+    neuronSystemXml,
+    neuronGraph,
+    neuronFree,
+    neuronOrderNodes};
+
+}  // namespace
+
+extern "C" NCCOM_PLUGIN_EXPORT const nccom_plugin_descriptor_t nccom_plugin = {
+    NCCOM_PLUGIN_ABI_VERSION,
+    sizeof(nccom_plugin_descriptor_t),
+    NCCOM_PLUGIN_KIND_TOPOLOGY,
+    0,
+    "neuron",
+    "1.0.0",
+    NCCOM_CAP_TOPO_SYSTEM | NCCOM_CAP_TOPO_GRAPH,
+    &kOps.head};
