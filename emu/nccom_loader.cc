@@ -210,6 +210,28 @@ void NccomLoader::unload() {
   dlsym_count_ = 0;
 }
 
+NRT_STATUS NccomLoader::install_for_test(const nccom_export_table_t* table) {
+  if (table == nullptr) {
+    unload();
+    return NRT_SUCCESS;
+  }
+  std::lock_guard lock(mutex_);
+  if (nccom_ != nullptr) {
+    log::message(log::Level::Error,
+                 "nrt_emu_debug_install_table: a real libnccom is loaded; unload it first");
+    return NRT_INVALID;
+  }
+  attempted_ = true;
+  status_ = NRT_SUCCESS;
+  table_ = *table;
+  table_valid_ = true;
+  path_ = "(test table)";
+  last_error_.clear();
+  sticky_error_.clear();
+  sticky_armed_ = false;
+  return NRT_SUCCESS;
+}
+
 const nccom_export_table_t* NccomLoader::table() const {
   std::lock_guard lock(mutex_);
   return table_valid_ ? &table_ : nullptr;

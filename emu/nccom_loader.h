@@ -25,6 +25,11 @@ class NccomLoader {
   // later load() starts again. The runtime log is kept.
   void unload();
 
+  // Test seam (nrt_emu_debug_install_table): answer as if libnccom had
+  // loaded with `table` (copied, slots may be NULL); nullptr = unload().
+  // NRT_INVALID while a real libnccom is mapped.
+  NRT_STATUS install_for_test(const nccom_export_table_t* table);
+
   // The 37 slots when all resolved, else nullptr.
   const nccom_export_table_t* table() const;
   // The raw slots: all valid or all NULL (debug query).

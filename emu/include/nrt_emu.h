@@ -19,7 +19,9 @@
 
 #include <nccom/nrt_abi.h>
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -78,6 +80,186 @@ NRT_EMU_PUBLIC const nccom_export_table_t *nrt_emu_debug_slots(void);
  * recorded, or -1 if none were. */
 NRT_EMU_PUBLIC int nrt_emu_debug_port_and_rid_map(int dev, int *mla_indexes,
                                                   int *host_device_ids, int cap);
+
+
+/* ==== Device-side memory the proxy touches ================================
+ * One region = one memfd mapped MAP_SHARED: another process can map the same
+ * file (nrt_emu_devmem_fd, e.g. through /proc/<pid>/fd/<fd>) and reach the
+ * same words at the same offsets. Objects are carved from the region with a
+ * bump allocator and live until nrt_emu_devmem_destroy. Objects holding
+ * pointers (connectors, channels) are only meaningful in the creating
+ * process's mapping. Allocation failures are logged (ERROR) and answer
+ * NRT_RESOURCE; NULL arguments NRT_INVALID. */
+typedef struct nrt_emu_devmem nrt_emu_devmem_t;
+
+NRT_EMU_PUBLIC NRT_STATUS nrt_emu_devmem_create(size_t bytes, nrt_emu_devmem_t **out);
+NRT_EMU_PUBLIC void nrt_emu_devmem_destroy(nrt_emu_devmem_t *mem);
+NRT_EMU_PUBLIC int nrt_emu_devmem_fd(const nrt_emu_devmem_t *mem);
+NRT_EMU_PUBLIC void *nrt_emu_devmem_base(const nrt_emu_devmem_t *mem);
+NRT_EMU_PUBLIC size_t nrt_emu_devmem_size(const nrt_emu_devmem_t *mem);
+/* Offset of p in the region, or (size_t)-1 when p is not inside it. */
+NRT_EMU_PUBLIC size_t nrt_emu_devmem_offset(const nrt_emu_devmem_t *mem, const volatile void *p);
+
+/* A semaphore: a zeroed 32-bit word. nec_inc_semaphore(addr, val) adds val
+ * atomically: the emu's stand-in for the device's increment register (a
+ * store of val there makes the hardware add val). *out is NULL on failure. */
+NRT_EMU_PUBLIC NRT_STATUS nrt_emu_devmem_semaphore(nrt_emu_devmem_t *mem, volatile uint32_t **out);
+
+/* A device-trigger word for the task gate, armed: it reads 0xFFFFFFFF until
+ * the device posts (stores any other value); the proxy task then writes 0.
+ * nrt_emu_proxy_arm_trigger re-arms it for the next execution. */
+NRT_EMU_PUBLIC NRT_STATUS nrt_emu_devmem_trigger_word(nrt_emu_devmem_t *mem,
+                                                      volatile uint32_t **out);
+NRT_EMU_PUBLIC void nrt_emu_proxy_arm_trigger(volatile uint32_t *word);
+
+/* The host index words of one connector: an enc_net_host_memory_t (8 folds ×
+ * one 32-bit index on its own 128-byte line, 1024 bytes, 128-aligned, zeroed)
+ * described by *out (mem_handle = the region, va, pa = region offset, size). */
+NRT_EMU_PUBLIC NRT_STATUS nrt_emu_devmem_host_indices(nrt_emu_devmem_t *mem, enc_host_mem_t *out);
+
+/* The dynamic-size table behind enc_host_mem_t.va, read and written by the
+ * four dynamic-size callbacks. Header (16 bytes) then rank_n entries of 32
+ * bytes, one per peer rank; counts and offsets are in ELEMENTS of the op's
+ * data_type_sz. The device (or a test) fills send_count/send_offset/
+ * recv_offset before publishing the slice; nec_set_recv_size_bytes stores
+ * recv_count. A callback checks: input and va non-NULL, size ≥ header, magic,
+ * size ≥ NRT_EMU_DYN_TABLE_BYTES(table rank_n), 1 ≤ rank_n ≤ table rank_n,
+ * 0 ≤ peer < rank_n, data_type_sz > 0, no size_t overflow; a failure is one
+ * ERROR line and the answer 0 (nothing stored). */
+#define NRT_EMU_DYN_TABLE_MAGIC 0x4e59444eu /* "NDYN" little-endian */
+typedef struct nrt_emu_dyn_table {
+  uint32_t magic;   /* NRT_EMU_DYN_TABLE_MAGIC */
+  uint32_t rank_n;  /* entries that follow */
+  uint64_t reserved;
+} nrt_emu_dyn_table_t;
+typedef struct nrt_emu_dyn_entry {
+  uint64_t send_count;  /* elements this rank sends to the peer */
+  uint64_t send_offset; /* elements from the send buffer's start */
+  uint64_t recv_offset; /* elements from the receive buffer's start for the peer's data */
+  uint64_t recv_count;  /* elements received from the peer (set by nec_set_recv_size_bytes) */
+} nrt_emu_dyn_entry_t;
+#define NRT_EMU_DYN_TABLE_BYTES(rank_n) \
+  (sizeof(nrt_emu_dyn_table_t) + (size_t)(rank_n) * sizeof(nrt_emu_dyn_entry_t))
+#define NRT_EMU_DYN_TABLE_ENTRIES(table) \
+  ((nrt_emu_dyn_entry_t *)((char *)(table) + sizeof(nrt_emu_dyn_table_t)))
+
+/* A zeroed table for rank_n (1..65536) peers with its header written, as the
+ * shared input of a connector: (*out)->mem describes it, refcnt = 1. */
+NRT_EMU_PUBLIC NRT_STATUS nrt_emu_devmem_dynamic_table(nrt_emu_devmem_t *mem, int rank_n,
+                                                       enc_host_mem_shared_t **out);
+
+/* An enc_net_connector_t: fold_n (1..8), its own host index words
+ * (net_host_mem), the dynamic input (may be NULL) and libnccom's connector
+ * (from neuronGetNetConnector; may be NULL); the other fields zero. */
+NRT_EMU_PUBLIC NRT_STATUS nrt_emu_devmem_connector(nrt_emu_devmem_t *mem, int fold_n,
+                                                   enc_host_mem_shared_t *dynamic_input,
+                                                   void *nccl_connector,
+                                                   enc_net_connector_t **out);
+
+/* An enc_channel_prefix_t (what net_ops_info_t.enc_channel points at):
+ * pattern RING or MESH; either connector may be NULL. */
+NRT_EMU_PUBLIC NRT_STATUS nrt_emu_devmem_channel(nrt_emu_devmem_t *mem, int id,
+                                                 enc_pattern_t pattern,
+                                                 enc_net_connector_t *net_recv,
+                                                 enc_net_connector_t *net_send,
+                                                 enc_channel_prefix_t **out);
+
+/* ==== The proxy worker (spec proxy.md §13) =================================
+ * One queue and one worker thread ("proxy-<tid>") per shared-proxy group.
+ * A rank's group is rank / NEURON_RT_RANKS_PER_NETWORK_PROXY (1..4096,
+ * default 1: one worker per rank). The rank is the caller's local rank (the
+ * runtime's vNC index in this process). Handles of one group share the queue
+ * and its worker; the last release stops and joins the worker. The worker's
+ * first act is libnccom's neuronSetAffinity(comm, NULL, &saved, -1) for the
+ * comm that created the group. libnccom must be loaded (or a test table
+ * installed, nrt_emu_debug_install_table). */
+typedef struct nrt_emu_proxy nrt_emu_proxy_t;               /* one comm's seat in a group */
+typedef struct nrt_emu_proxy_status nrt_emu_proxy_status_t; /* one task's published status */
+
+typedef enum {
+  NRT_EMU_TASK_INIT = 0,
+  NRT_EMU_TASK_PROGRESSING = 1,
+  NRT_EMU_TASK_WAITING_DEVICE_TRIGGER = 2,
+  NRT_EMU_TASK_IDLE = 3,
+  NRT_EMU_TASK_DONE = 4
+} nrt_emu_task_run_state_t;
+
+#define NRT_EMU_MAX_STREAMS 4
+#define NRT_EMU_MAX_BLOCKS 1024
+
+/* One basic block's three FIFOs (they must outlive the task). */
+typedef struct nrt_emu_proxy_block {
+  uint32_t basic_block_id;
+  net_ops_info_t *ops;
+  int ops_n;
+  net_src_addr_t *src;
+  int src_n;
+  net_dest_addr_t *dst;
+  int dst_n;
+} nrt_emu_proxy_block_t;
+
+/* One stream's program in an execution: its basic blocks in run order. */
+typedef struct nrt_emu_proxy_stream {
+  uint32_t stream; /* 0..3, distinct within a task */
+  const nrt_emu_proxy_block_t *blocks;
+  int blocks_n; /* 1..NRT_EMU_MAX_BLOCKS */
+} nrt_emu_proxy_stream_t;
+
+/* A network task: one execution of comm over 1..4 streams. When
+ * device_gated, the task waits until no trigger_words[i] (i < streams_n)
+ * reads 0xFFFFFFFF, then writes 0 to each. When skip, it finishes at once
+ * with success without calling libnccom. exec_id names the task in messages. */
+typedef struct nrt_emu_network_task {
+  const nrt_emu_proxy_stream_t *streams;
+  int streams_n;
+  bool device_gated;
+  volatile uint32_t *trigger_words[NRT_EMU_MAX_STREAMS];
+  bool skip;
+  uint64_t exec_id;
+} nrt_emu_network_task_t;
+
+/* Joins (or creates) the group of `rank`. nec_dev appears in messages. */
+NRT_EMU_PUBLIC NRT_STATUS nrt_emu_proxy_acquire(void *comm, int rank, int nec_dev,
+                                                nrt_emu_proxy_t **out);
+/* Leaves the group; the last member stops and joins the worker (tasks still
+ * queued or active then finish with NRT_CLOSED). Outstanding statuses stay
+ * valid. */
+NRT_EMU_PUBLIC void nrt_emu_proxy_release(nrt_emu_proxy_t *proxy);
+NRT_EMU_PUBLIC int nrt_emu_proxy_group(const nrt_emu_proxy_t *proxy);
+/* The worker's kernel thread id (its name is "proxy-<tid>"). */
+NRT_EMU_PUBLIC int nrt_emu_proxy_worker_tid(const nrt_emu_proxy_t *proxy);
+/* Members of proxy's group right now. */
+NRT_EMU_PUBLIC int nrt_emu_proxy_refcount(const nrt_emu_proxy_t *proxy);
+/* Live worker threads in the process. */
+NRT_EMU_PUBLIC int nrt_emu_proxy_worker_count(void);
+
+/* Validates and queues a network task; *status_out is its status (free it
+ * with nrt_emu_proxy_status_free). A refused task is NRT_INVALID with the
+ * reason logged and nothing queued. */
+NRT_EMU_PUBLIC NRT_STATUS nrt_emu_proxy_submit(nrt_emu_proxy_t *proxy,
+                                               const nrt_emu_network_task_t *task,
+                                               nrt_emu_proxy_status_t **status_out);
+/* Waits up to timeout_ms for the task to reach DONE. Returns its status
+ * (NRT_SUCCESS, or what libnccom returned — NRT_NETWORK_PROXY_FAILURE from a
+ * progress tick —, or NRT_CLOSED), or NRT_TIMEOUT. A timeout or a failure
+ * is logged and kept as the status message, naming the task:
+ *   [nec_dev D gid G] Timeout exceeded: Waiting on proxy task type 1 (network
+ *   task exec E, run state S): T sec
+ *   [nec_dev D gid G] Proxy failed to execute task, status = N (network task
+ *   exec E): reason */
+NRT_EMU_PUBLIC NRT_STATUS nrt_emu_proxy_wait(nrt_emu_proxy_status_t *status, uint32_t timeout_ms);
+NRT_EMU_PUBLIC nrt_emu_task_run_state_t nrt_emu_proxy_run_state(const nrt_emu_proxy_status_t *s);
+/* The last timeout/failure message ("" when none); valid until the next
+ * wait or free. One waiter per status at a time (the message is the
+ * status's own buffer); the run state may be read from any thread. */
+NRT_EMU_PUBLIC const char *nrt_emu_proxy_status_message(const nrt_emu_proxy_status_t *s);
+NRT_EMU_PUBLIC void nrt_emu_proxy_status_free(nrt_emu_proxy_status_t *s);
+
+/* Test seam: makes the loader answer as if libnccom had loaded with this
+ * table (copied; slots may be NULL — the proxy checks the ones it uses).
+ * NULL uninstalls (as nrt_emu_unload_nccom). Refused (NRT_INVALID) while a
+ * real libnccom is loaded. */
+NRT_EMU_PUBLIC NRT_STATUS nrt_emu_debug_install_table(const nccom_export_table_t *table);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -177,21 +177,7 @@ TEST(EmuCallbacks, LibncclNetBeforeAnyLoadSaysWhyAndTruncates) {
   EXPECT_EQ(nrt_get_libnccl_net(nullptr, nullptr, 0), nullptr);  // all outputs optional
 }
 
-TEST(EmuCallbacks, DynamicSizesAreAKnownGapThatSaysSo) {
-  nrt_emu_log_clear();
-  enc_host_mem_t mem{};
-  EXPECT_EQ(nec_get_dynamic_send_size_bytes(&mem, 4, 1, 2), 0u);
-  EXPECT_EQ(nec_get_dynamic_send_offset_bytes(&mem, 4, 1, 2), 0u);
-  EXPECT_EQ(nec_get_dynamic_recv_offset_bytes(&mem, 4, 1, 2), 0u);
-  nec_set_recv_size_bytes(&mem, 128, 4, 1, 2);
-  const std::string log = runtime_log();
-  for (const char* name : {"nec_get_dynamic_send_size_bytes", "nec_get_dynamic_send_offset_bytes",
-                           "nec_get_dynamic_recv_offset_bytes", "nec_set_recv_size_bytes"}) {
-    EXPECT_NE(log.find(std::string(name) +
-                       ": dynamic send/recv sizes are not implemented in the reference runtime yet"),
-              std::string::npos)
-        << log;
-  }
-}
+// The dynamic-size callbacks now work over a table (emu/README.md); their
+// bounds checks are EmuDynamicSizes.* in tests/emu_proxy.
 
 }  // namespace

@@ -1,0 +1,223 @@
+#include "proxy_queue.h"
+
+#include "env.h"
+#include "nccom_loader.h"
+#include "runtime_log.h"
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <system_error>
+#include <unistd.h>
+
+namespace nrt_emu::proxy {
+namespace {
+
+constexpr const char* kRanksPerProxy = "NEURON_RT_RANKS_PER_NETWORK_PROXY";
+constexpr long kMaxRanksPerProxy = 4096;
+
+std::atomic<int> g_live_workers{0};
+
+struct Group {
+  std::unique_ptr<Queue> queue;
+  int refcount = 0;
+};
+
+std::mutex& groups_mutex() {
+  static auto* m = new std::mutex;  // never destroyed: no exit-time teardown order issues
+  return *m;
+}
+std::map<int, Group>& groups() {
+  static auto* g = new std::map<int, Group>;
+  return *g;
+}
+
+}  // namespace
+
+Queue::Queue(int gid, const NccomProxyFns& fns, void* affinity_comm)
+    : gid_(gid), fns_(fns), affinity_comm_(affinity_comm) {}
+
+Queue::~Queue() { shutdown(); }
+
+bool Queue::start(std::string* why) {
+  try {
+    thread_ = std::thread([this] { run(); });
+  } catch (const std::system_error& e) {
+    log::message(log::Level::Error, "Failed to create worker thread: %d", e.code().value());
+    *why = std::string("cannot create the proxy worker thread: ") + e.what();
+    return false;
+  }
+  std::unique_lock lock(mutex_);
+  cv_.wait(lock, [this] { return started_; });
+  return true;
+}
+
+void Queue::shutdown() {
+  {
+    std::lock_guard lock(mutex_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void Queue::submit(std::shared_ptr<NetworkTask> task) {
+  {
+    std::lock_guard lock(mutex_);
+    pending_.push_back(std::move(task));
+  }
+  cv_.notify_all();
+}
+
+void Queue::take_pending() {
+  while (!pending_.empty()) {
+    auto task = std::move(pending_.front());
+    pending_.pop_front();
+    const int rank = task->rank();
+    active_[rank].push_back(std::move(task));
+  }
+}
+
+void Queue::run() {
+  ++g_live_workers;
+  const int tid = static_cast<int>(syscall(SYS_gettid));
+  char name[16];
+  std::snprintf(name, sizeof name, "proxy-%d", tid);
+  if (const int rc = pthread_setname_np(pthread_self(), name); rc != 0) {
+    log::message(log::Level::Warn, "Cannot set thread name: %d", rc);
+  }
+  {
+    std::lock_guard lock(mutex_);
+    tid_ = tid;
+    started_ = true;
+  }
+  cv_.notify_all();
+
+  // Placement first, before any task (spec §13.1). A failure is not fatal:
+  // the worker keeps the affinity it inherited.
+  cpu_set_t saved;
+  CPU_ZERO(&saved);
+  const NRT_STATUS affinity = fns_.set_affinity(affinity_comm_, nullptr, &saved, -1);
+  if (affinity != NRT_SUCCESS) {
+    log::message(log::Level::Warn,
+                 "proxy worker of group %d: neuronSetAffinity returned %d; the worker keeps its "
+                 "inherited CPU affinity",
+                 gid_, static_cast<int>(affinity));
+  }
+
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    take_pending();
+    if (stop_) break;
+    if (active_.empty()) {
+      cv_.wait(lock, [this] { return stop_ || !pending_.empty(); });
+      continue;
+    }
+    lock.unlock();
+    bool all_idle = true;
+    for (auto rank = active_.begin(); rank != active_.end();) {
+      auto& tasks = rank->second;
+      for (auto it = tasks.begin(); it != tasks.end();) {
+        const nrt_emu_task_run_state_t state = (*it)->step();
+        if (state == NRT_EMU_TASK_DONE) {
+          it = tasks.erase(it);
+          continue;
+        }
+        if (state != NRT_EMU_TASK_IDLE) all_idle = false;
+        ++it;
+      }
+      rank = tasks.empty() ? active_.erase(rank) : std::next(rank);
+    }
+    if (all_idle) sched_yield();  // IDLE is not terminal: keep ticking, politely
+    lock.lock();
+  }
+  // Stopped: whatever is left will never run.
+  lock.unlock();
+  const std::string why = "the proxy queue of group " + std::to_string(gid_) +
+                          " was destroyed before the task finished";
+  for (auto& [rank, tasks] : active_) {
+    for (auto& task : tasks) task->abandon(NRT_CLOSED, why);
+  }
+  active_.clear();
+  --g_live_workers;
+}
+
+// ---- the process-global groups ------------------------------------------------
+
+NRT_STATUS acquire(void* comm, int rank, int nec_dev, Seat** out) {
+  if (out == nullptr || comm == nullptr) {
+    log::message(log::Level::Error, "nrt_emu_proxy_acquire: %s is NULL",
+                 out == nullptr ? "out" : "comm");
+    return NRT_INVALID;
+  }
+  *out = nullptr;
+  if (rank < 0) {
+    log::message(log::Level::Error, "nrt_emu_proxy_acquire: rank %d is negative", rank);
+    return NRT_INVALID;
+  }
+  const auto per_proxy = env::int_knob(kRanksPerProxy, 1, 1, kMaxRanksPerProxy);
+  if (!per_proxy) return NRT_INVALID;  // logged by int_knob
+  const nccom_export_table_t* table = NccomLoader::instance().table();
+  if (table == nullptr) {
+    log::message(log::Level::Error,
+                 "nrt_emu_proxy_acquire: libnccom is not loaded (nrt_emu_load_nccom)");
+    return NRT_UNINITIALIZED;
+  }
+  NccomProxyFns fns{table->neuronStartNetworkProxy, table->neuronNetworkProxyProgress,
+                    table->neuronStopNetworkProxy, table->neuronSetAffinity};
+  const char* missing = fns.start == nullptr      ? "neuronStartNetworkProxy"
+                        : fns.progress == nullptr ? "neuronNetworkProxyProgress"
+                        : fns.stop == nullptr     ? "neuronStopNetworkProxy"
+                        : fns.set_affinity == nullptr ? "neuronSetAffinity"
+                                                      : nullptr;
+  if (missing != nullptr) {
+    log::message(log::Level::Error, "nrt_emu_proxy_acquire: libnccom's table has no %s", missing);
+    return NRT_UNINITIALIZED;
+  }
+  const int gid = rank / static_cast<int>(*per_proxy);
+
+  std::lock_guard lock(groups_mutex());
+  Group& group = groups()[gid];
+  if (group.queue == nullptr) {
+    auto queue = std::make_unique<Queue>(gid, fns, comm);
+    std::string why;
+    if (!queue->start(&why)) {
+      groups().erase(gid);
+      log::message(log::Level::Error, "proxy group %d: %s", gid, why.c_str());
+      return NRT_RESOURCE;
+    }
+    group.queue = std::move(queue);
+  }
+  ++group.refcount;
+  *out = new Seat{comm, rank, nec_dev, gid, fns, group.queue.get()};
+  return NRT_SUCCESS;
+}
+
+void release(Seat* seat) {
+  if (seat == nullptr) return;
+  std::unique_ptr<Queue> last;
+  {
+    std::lock_guard lock(groups_mutex());
+    auto it = groups().find(seat->gid);
+    if (it != groups().end() && --it->second.refcount == 0) {
+      last = std::move(it->second.queue);
+      groups().erase(it);
+    }
+  }
+  delete seat;
+  // Joined outside the map's lock: other groups stay usable meanwhile.
+  if (last) last->shutdown();
+}
+
+int refcount(int gid) {
+  std::lock_guard lock(groups_mutex());
+  auto it = groups().find(gid);
+  return it == groups().end() ? 0 : it->second.refcount;
+}
+
+int live_workers() { return g_live_workers.load(); }
+
+}  // namespace nrt_emu::proxy
