@@ -198,11 +198,11 @@ constexpr Knob kHostKnobs[] = {
     {.key = "topology.plugins",
      .env = kEnvTopoPlugins,
      .type = Type::String,
-     .default_text = "neuron,nccl",
+     .default_text = "topo_neuron,topo_nccl",
      .help = "Comma-separated topology plugins, in the order they are asked to describe "
-             "the machine and to search the rings: names (libnccom-topo_<name>.so in the "
-             "plugin directories) or paths. neuron covers Trn1, Inf2, Trn2, Trn3 and the "
-             "reference runtime's emulated platform; nccl reads topology.file and detects "
+             "the machine and to search the rings: names (libnccom-<name>.so in the "
+             "plugin directories) or paths. topo_neuron covers Trn1, Inf2, Trn2, Trn3 and the "
+             "reference runtime's emulated platform; topo_nccl reads topology.file and detects "
              "other hosts."},
     {.key = "topology.file",
      .env = kEnvTopoFile,

@@ -138,6 +138,8 @@ Result<graph::GraphSummary> build_comm_graph(comm::Communicator& comm) {
   in.my_rank = comm.rank();
   in.layout = &layout;
   in.graph = &topology->graph;
+  in.switch_v1 = machine->pod_type == NEC_POD_TYPE_SWITCH && machine->instance_family == 10;
+  if (in.switch_v1) in.kanga_paths = topology->kanga_paths;
   if (machine->pod_type != NEC_POD_TYPE_NONE && layout.n_nodes > 1) {
     std::vector<int> pods;
     for (int n = 0; n < layout.n_nodes; ++n) pods.push_back(layout.rank_pod_node[layout.nodes_first_rank[n]]);

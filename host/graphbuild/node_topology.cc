@@ -32,8 +32,8 @@ Result<const TopoBackend*> choose_system_backend(std::span<const TopoBackend> ba
     reasons.push_back(b.name() + ": " + why);
   }
   if (settings.topo_file_set && reasons.empty()) {
-    return make_error(NRT_FAILURE, "NCCL_TOPO_FILE (topology.file) is set, but the nccl topology "
-                                   "plugin that reads it is not loaded; add \"nccl\" to "
+    return make_error(NRT_FAILURE, "NCCL_TOPO_FILE (topology.file) is set, but the topology "
+                                   "plugin nccl that reads it is not loaded; add \"topo_nccl\" to "
                                    "topology.plugins");
   }
   return make_error(NRT_FAILURE, std::string("no topology plugin describes this machine (arch ") +
@@ -83,8 +83,56 @@ topo::TopoGraph simple_order(const nccom_topo_node_t& node) {
   return g;
 }
 
+// The nccom attributes of the RING <graph>: crossracktorack and up to four
+// kangaRing lanes given as <gpu dev> lists, translated to ranks.
+Status read_kanga(const topo::XmlDocument& doc, const topo::TopoSystem& system,
+                  const std::string& source, topo::TopoGraph& g,
+                  std::vector<std::vector<int>>& paths) {
+  const topo::XmlNode* graph = nullptr;
+  for (const topo::XmlNode* n : doc.root->childrenNamed("graph")) {
+    auto id = n->getIntOr("id", -1);
+    if (id && *id == g.id) graph = n;
+  }
+  if (graph == nullptr) return {};
+  auto cross = graph->getIntOr("crossracktorack", 0);
+  if (!cross) return cross.take_error();
+  g.crossRackToRack = *cross != 0;
+  auto lanes = graph->getIntOr("nkangaring", 0);
+  if (!lanes) return lanes.take_error();
+  if (*lanes < 0 || *lanes > topo::kMaxKangaPaths) {
+    return make_error(NRT_INVALID, source + ": nkangaring " + std::to_string(*lanes) +
+                                       " is outside 0..4 (paths.size() <= MAX_KANGA_PATHS)");
+  }
+  for (int k = 0; k < *lanes; ++k) {
+    auto list = graph->getString("kangaring" + std::to_string(k));
+    if (!list) return list.take_error();
+    std::vector<int> ranks;
+    size_t start = 0;
+    while (start <= list->size()) {
+      const size_t comma = list->find(',', start);
+      const std::string item = list->substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      auto dev = topo::parseIntText(item);
+      const int gpu = dev ? system.gpuIndexOfDev(static_cast<int>(*dev)) : -1;
+      if (gpu < 0) {
+        return make_error(NRT_INVALID, source + ": kangaring" + std::to_string(k) + " entry \"" +
+                                           item + "\" is no <gpu dev> of the system");
+      }
+      ranks.push_back(system.of(topo::NodeType::GPU)[static_cast<size_t>(gpu)].gpu.rank);
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+    if (ranks.size() > static_cast<size_t>(topo::kKangaPathLen)) {
+      return make_error(NRT_INVALID, source + ": kangaring" + std::to_string(k) + " has " +
+                                         std::to_string(ranks.size()) + " entries; 64 at most");
+    }
+    paths.push_back(std::move(ranks));
+  }
+  return {};
+}
+
 Result<topo::TopoGraph> graph_from_text(const std::string& text, const std::string& source,
-                                        const topo::TopoSystem& system) {
+                                        const topo::TopoSystem& system,
+                                        std::vector<std::vector<int>>& kanga) {
   auto doc = topo::parseXml(text, source);
   if (!doc) return doc.take_error();
   topo::TopoGraph g = ring_template();
@@ -93,6 +141,7 @@ Result<topo::TopoGraph> graph_from_text(const std::string& text, const std::stri
   if (g.nChannels <= 0) {
     return make_error(NRT_INVALID, source + " holds no channel for graph id 0 (RING)");
   }
+  if (Status s = read_kanga(*doc, system, source, g, kanga); !s) return s.take_error();
   return g;
 }
 
@@ -170,7 +219,8 @@ Result<NodeTopology> build_node_topology(std::span<const TopoBackend> backends,
     auto text = b->graph_xml(machine, node, out.system_xml, request);
     if (!text) return text.take_error();
     if (!text->has_value()) continue;
-    auto g = graph_from_text(**text, "the graph XML of topology plugin " + b->name(), out.system);
+    auto g = graph_from_text(**text, "the graph XML of topology plugin " + b->name(), out.system,
+                             out.kanga_paths);
     if (!g) return g.take_error();
     out.graph = std::move(*g);
     out.graph_origin = "the search of topology plugin " + b->name();

@@ -37,6 +37,10 @@ struct NodeTopology {
   topo::TopoSystem system;   // parsed, paths computed
   topo::TopoGraph graph;     // the RING graph over this node's ranks
   std::string graph_origin;  // e.g. "the NEW search of topology plugin neuron"
+  // Trn3-SwitchV1 (rings.md §6): the kangaRing paths of this node, in ranks,
+  // from the graph XML's nccom attributes (nkangaring, kangaring<k>,
+  // crossracktorack on <graph>); empty elsewhere.
+  std::vector<std::vector<int>> kanga_paths;
 };
 
 // The RING template of rings.md §2.

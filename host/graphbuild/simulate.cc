@@ -80,7 +80,9 @@ Result<SimulatedCluster> simulate_cluster(std::span<const TopoBackend> backends,
     g.nChannels = out.agreed_channels;
     g.intra.resize(static_cast<size_t>(g.nChannels) * g.nLocal);
     g.inter.resize(static_cast<size_t>(g.nChannels));
-    auto f = graph::preset(g, r);
+    const bool switch_v1 = req.machine.pod_type == NEC_POD_TYPE_SWITCH && req.machine.instance_family == 10;
+    auto f = graph::preset(g, r, switch_v1 ? out.nodes[l.rank_node[r]].kanga_paths
+                                           : std::vector<std::vector<int>>{});
     if (!f) return f.take_error();
     const auto bytes = graph::encodeFragment(*f);
     out.fragments[r].assign(bytes.begin(), bytes.end());
@@ -118,6 +120,8 @@ Result<graph::GraphSummary> simulate_rank(const SimulatedCluster& c, int rank) {
   in.layout = &c.layout;
   in.graph = &c.nodes[c.layout.rank_node[rank]].graph;
   in.node_order = c.node_order;
+  in.switch_v1 = c.machine.pod_type == NEC_POD_TYPE_SWITCH && c.machine.instance_family == 10;
+  if (in.switch_v1) in.kanga_paths = c.nodes[c.layout.rank_node[rank]].kanga_paths;
   return build_rank_graph(in, gather);
 }
 

@@ -143,7 +143,8 @@ float interCpuWidth(const CpuInfo& cpu);
 float nvlinkWidthForSm(int sm);
 
 struct SystemOptions {
-  // > 0: per-link width of every <nvlink>, overriding nvlinkWidthForSm().
+  // > 0: per-link width of every <nvlink>, overriding <system nvlinkwidth>
+  // (an nccom extension the Neuron synthesizer writes) and nvlinkWidthForSm().
   float nvlinkWidth = 0.0F;
 };
 

@@ -68,6 +68,7 @@ class SystemBuilder {
 
   const XmlDocument& doc_;
   const SystemOptions& options_;
+  float nvlinkWidth_ = 0.0F;
   TopoSystem sys_;
   std::vector<GpuElement> gpus_;
 };
@@ -274,7 +275,7 @@ Status SystemBuilder::addNvlinks(const GpuElement& g) {
       }
       remote = {NodeType::NVS, nvs};
     }
-    const float perLink = options_.nvlinkWidth > 0 ? options_.nvlinkWidth : nvlinkWidthForSm(sys_.at(gpu).gpu.sm);
+    const float perLink = nvlinkWidth_ > 0 ? nvlinkWidth_ : nvlinkWidthForSm(sys_.at(gpu).gpu.sm);
     const float width = static_cast<float>(*count) * perLink;
     if (auto st = connectNodes(sys_, gpu, remote, LinkType::NVL, width); !st) return wrap(st.take_error());
     // GPU peers add their own direction from their own <nvlink> elements.
@@ -294,6 +295,16 @@ Result<TopoSystem> SystemBuilder::run() {
   if (*version != kTopoXmlVersion) {
     return fail(root, "topology XML version " + std::to_string(*version) + ", " + std::to_string(kTopoXmlVersion) +
                           " supported");
+  }
+  // nccom extension: <system nvlinkwidth="GB/s"> gives the per-link width of
+  // every <nvlink> when the `sm` values are not NVIDIA SM versions (the
+  // Neuron platforms write their generation tag there). Options win.
+  nvlinkWidth_ = options_.nvlinkWidth;
+  if (nvlinkWidth_ <= 0 && root.hasAttribute("nvlinkwidth")) {
+    auto w = root.getFloat("nvlinkwidth");
+    if (!w) return wrap(w.take_error());
+    if (!(*w > 0 && *w < 1e6)) return fail(root, "nvlinkwidth must be a positive width in GB/s");
+    nvlinkWidth_ = static_cast<float>(*w);
   }
   for (const XmlNode* cpu : root.childrenNamed("cpu")) {
     if (auto st = addCpu(*cpu); !st) return st.take_error();

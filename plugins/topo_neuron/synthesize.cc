@@ -188,6 +188,11 @@ Result<topo::XmlDocument> Synth::run() {
   doc.source = "<topo_neuron " + d_.name + ">";
   doc.root = std::make_unique<topo::XmlNode>("system");
   if (auto st = check(doc.root->setInt("version", 1)); !st) return st.take_error();
+  // The per-link width travels with the XML, so any reader (the host, a
+  // dump loaded as NCCL_TOPO_FILE) weighs the links alike.
+  if (auto st = check(doc.root->setFloat("nvlinkwidth", linkWidthForSm(smTag(d_.platform)))); !st) {
+    return st.take_error();
+  }
   for (int numa : numas) {
     auto cpu = doc.root->addChild("cpu");
     if (!cpu) return check(cpu.take_error()).take_error();
