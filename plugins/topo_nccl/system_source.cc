@@ -1,0 +1,95 @@
+#include "system_source.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace nccom::topo_nccl {
+namespace {
+
+Error fileError(const std::string& path, const std::string& what) {
+  return make_error(NRT_INVALID, "topology file '" + path + "': " + what);
+}
+
+std::string where(const std::string& source, const topo::XmlNode& node) {
+  return source + ":" + std::to_string(node.line()) + ":" + std::to_string(node.column());
+}
+
+std::string joinRanks(const std::vector<int>& ranks) {
+  std::string out;
+  for (std::size_t i = 0; i < ranks.size() && i < 16; ++i) out += (i == 0 ? "" : ", ") + std::to_string(ranks[i]);
+  if (ranks.size() > 16) out += ", ...";
+  return out;
+}
+
+}  // namespace
+
+Result<std::string> readBoundedFile(const std::string& path, std::size_t maxBytes) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return fileError(path, std::string("cannot open: ") + std::strerror(errno));
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return fileError(path, std::string("cannot stat: ") + std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) return fileError(path, "not a regular file");
+  if (static_cast<std::size_t>(st.st_size) > maxBytes) {
+    return fileError(path, std::to_string(st.st_size) + " bytes, over the limit of " + std::to_string(maxBytes));
+  }
+  std::string text;
+  char buf[65536];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return fileError(path, std::string("read failed: ") + std::strerror(errno));
+    if (n == 0) break;
+    if (text.size() + static_cast<std::size_t>(n) > maxBytes) {
+      return fileError(path, "grew beyond the limit of " + std::to_string(maxBytes) + " bytes while being read");
+    }
+    text.append(buf, static_cast<std::size_t>(n));
+  }
+  return text;
+}
+
+std::vector<int> missingRanks(const topo::TopoSystem& system, const LocalShare& share) {
+  std::vector<int> missing;
+  for (const int r : share.ranks) {
+    if (system.gpuIndexOfRank(r) < 0) missing.push_back(r);
+  }
+  return missing;
+}
+
+Result<topo::TopoSystem> checkSystemXml(std::string_view text, const std::string& source, const LocalShare& share) {
+  topo::XmlLimits limits;
+  limits.maxInputBytes = kMaxTopologyFileBytes;
+  auto doc = topo::parseXml(text, source, limits);
+  if (!doc) return doc.take_error();
+  const topo::XmlNode& root = *doc->root;
+  if (root.name() != "system") {
+    return make_error(NRT_INVALID, where(source, root) + ": root element is <" + root.name() +
+                                       ">, a topology must be a <system> document");
+  }
+  auto sys = topo::buildSystem(*doc);
+  if (!sys) return sys.take_error();
+  const auto missing = missingRanks(*sys, share);
+  if (!missing.empty()) {
+    return make_error(NRT_INVALID, where(source, root) + ": <system> has no <gpu rank> for local rank" +
+                                       (missing.size() > 1 ? "s " : " ") + joinRanks(missing) +
+                                       "; every local rank of this node (" + share.rankList() +
+                                       ") must appear as a gpu rank");
+  }
+  return sys;
+}
+
+Result<std::string> loadTopologyFile(const std::string& path, const LocalShare& share) {
+  auto text = readBoundedFile(path, kMaxTopologyFileBytes);
+  if (!text) return text.take_error();
+  auto sys = checkSystemXml(*text, path, share);
+  if (!sys) return sys.take_error();
+  return text;
+}
+
+}  // namespace nccom::topo_nccl

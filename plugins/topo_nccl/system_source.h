@@ -1,0 +1,39 @@
+// Where this node's <system> comes from (topology.md §3.1): an operator's
+// topology file (NCCL_TOPO_FILE / topology.file) or host detection
+// serialised as NCCL topology XML (host_xml.h). Both end in the same check:
+// the text parses, its root is <system>, it builds as a system graph, and
+// every local rank is a <gpu rank>.
+#pragma once
+
+#include "common/result.h"
+#include "local_share.h"
+#include "topo/system.h"
+#include "topo/xml.h"
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace nccom::topo_nccl {
+
+// Topology files larger than this are refused. The spec's largest document
+// (10,432 elements at ~200 bytes) is about 2 MiB.
+inline constexpr std::size_t kMaxTopologyFileBytes = 16u << 20;
+
+// Reads a whole regular file of at most maxBytes. Opened non-blocking, so a
+// FIFO or device is refused instead of hanging. Errors name the file.
+Result<std::string> readBoundedFile(const std::string& path, std::size_t maxBytes);
+
+// Parses `text` (named `source` in errors) and checks it as described above.
+// Errors read "<source>:<line>:<col>: <rule>" (XML and structure errors come
+// from host/topo with the same location).
+Result<topo::TopoSystem> checkSystemXml(std::string_view text, const std::string& source, const LocalShare& share);
+
+// The local ranks that have no <gpu rank> in `system`.
+std::vector<int> missingRanks(const topo::TopoSystem& system, const LocalShare& share);
+
+// The configured topology file, read and checked; returns its text as is.
+Result<std::string> loadTopologyFile(const std::string& path, const LocalShare& share);
+
+}  // namespace nccom::topo_nccl
