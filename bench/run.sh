@@ -44,3 +44,9 @@ cmake --build --preset default
 if [ "${NCCOM_BENCH_SKIP_NET:-0}" != 1 ]; then
   NCCOM_NET_BENCH_BUILD_DIR=build bench/net/run.sh
 fi
+
+# The graph-build benchmark (bench/graph/run.sh): Trn2 LNC=2, 1..256 nodes,
+# OLD vs NEW search. NCCOM_BENCH_SKIP_GRAPH=1 skips it.
+if [ "${NCCOM_BENCH_SKIP_GRAPH:-0}" != 1 ]; then
+  NCCOM_GRAPH_BENCH_BUILD_DIR=build bench/graph/run.sh
+fi

@@ -1,0 +1,203 @@
+// nccom-topo: the topology, rings and NIC binding nccom would build for a
+// platform and cluster size, computed through the real topology plugins
+// without the hardware. See README.md next to this file.
+//
+// Exit status: 0 success, 1 a request nccom cannot serve (the one line on
+// stderr says why), 2 a usage error.
+#include "log/log.h"
+#include "render.h"
+#include "topo_tool.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <string>
+
+namespace {
+
+using nccom::topotool::ToolRequest;
+
+constexpr const char* kUsage =
+    "usage: nccom-topo --platform P --nodes N [--devices D] [--lnc 1|2] [--ranks-per-node R]\n"
+    "                  [--algorithm auto|new|old] [--topo-file F] [--rank R] [--xml OUT]\n"
+    "                  [--graph-xml OUT] [--dot OUT] [--svg OUT] [--png OUT] [--json]\n";
+
+struct Options {
+  ToolRequest req;
+  std::string xml, graph_xml, dot, svg, png;
+  bool json = false;
+};
+
+int usage(const std::string& why) {
+  std::fprintf(stderr, "nccom-topo: %s\n%s", why.c_str(), kUsage);
+  return 2;
+}
+
+int fail(const std::string& why) {
+  std::fprintf(stderr, "nccom-topo: %s\n", why.c_str());
+  return 1;
+}
+
+std::optional<int> to_int(const std::string& s) {
+  if (s.empty()) return std::nullopt;
+  char* end = nullptr;
+  errno = 0;
+  const long v = std::strtol(s.c_str(), &end, 10);
+  if (*end != '\0' || errno != 0 || v < -1000000000L || v > 1000000000L) return std::nullopt;
+  return static_cast<int>(v);
+}
+
+// Parses argv into `o`; returns a usage error text, or "" when fine.
+std::string parse(int argc, char** argv, Options& o) {
+  std::map<std::string, std::string*> text = {
+      {"--platform", &o.req.platform}, {"--algorithm", &o.req.algorithm},
+      {"--topo-file", &o.req.topo_file}, {"--xml", &o.xml}, {"--graph-xml", &o.graph_xml},
+      {"--dot", &o.dot}, {"--svg", &o.svg}, {"--png", &o.png}};
+  std::map<std::string, int*> ints = {{"--nodes", &o.req.nodes}, {"--devices", &o.req.devices},
+                                      {"--lnc", &o.req.lnc}, {"--ranks-per-node", &o.req.ranks_per_node},
+                                      {"--rank", &o.req.rank}};
+  bool have_nodes = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--json") {
+      o.json = true;
+      continue;
+    }
+    if (a == "-h" || a == "--help") return "help";
+    const bool is_text = text.count(a) != 0, is_int = ints.count(a) != 0;
+    if (!is_text && !is_int) return "unknown option " + a;
+    if (i + 1 >= argc) return a + " needs a value";
+    const std::string v = argv[++i];
+    if (is_text) {
+      *text[a] = v;
+      continue;
+    }
+    auto n = to_int(v);
+    if (!n || *n < (a == "--rank" ? 0 : 1)) return a + " needs a positive integer, not \"" + v + "\"";
+    *ints[a] = *n;
+    if (a == "--nodes") have_nodes = true;
+  }
+  if (o.req.platform.empty()) return "--platform is required";
+  if (!have_nodes) return "--nodes is required";
+  if (o.req.algorithm != "auto" && o.req.algorithm != "new" && o.req.algorithm != "old")
+    return "--algorithm must be auto, new or old, not \"" + o.req.algorithm + "\"";
+  if (o.req.lnc != -1 && o.req.lnc != 1 && o.req.lnc != 2) return "--lnc must be 1 or 2";
+  return "";
+}
+
+bool write_file(const std::string& path, const std::string& text, std::string* why) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f << text;
+  f.close();
+  if (!f) *why = "cannot write " + path + ": " + std::strerror(errno);
+  return static_cast<bool>(f);
+}
+
+// `dot` from PATH, or "" when it is not installed.
+std::string find_dot() {
+  const char* path = std::getenv("PATH");
+  std::string dirs = path != nullptr ? path : "/usr/bin:/bin";
+  size_t start = 0;
+  while (start <= dirs.size()) {
+    size_t end = dirs.find(':', start);
+    if (end == std::string::npos) end = dirs.size();
+    const std::string cand = (end > start ? dirs.substr(start, end - start) : ".") + "/dot";
+    if (access(cand.c_str(), X_OK) == 0) return cand;
+    start = end + 1;
+  }
+  return "";
+}
+
+// Renders `dot_text` with Graphviz into `out` as `format` (svg, png).
+bool run_dot(const std::string& dot_text, const std::string& format, const std::string& out,
+             std::string* why) {
+  const std::string dot = find_dot();
+  if (dot.empty()) {
+    *why = "--" + format + " needs Graphviz's `dot`, which is not on PATH (scripts/deps.sh installs graphviz)";
+    return false;
+  }
+  char tmpl[] = "/tmp/nccom-topo-XXXXXX";
+  const int fd = mkstemp(tmpl);
+  if (fd < 0 || write(fd, dot_text.data(), dot_text.size()) != static_cast<ssize_t>(dot_text.size())) {
+    *why = std::string("cannot write a temporary DOT file: ") + std::strerror(errno);
+    if (fd >= 0) close(fd), unlink(tmpl);
+    return false;
+  }
+  close(fd);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    const std::string fmt = "-T" + format;
+    execl(dot.c_str(), "dot", fmt.c_str(), tmpl, "-o", out.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  int status = 0;
+  if (pid > 0) waitpid(pid, &status, 0);
+  unlink(tmpl);
+  if (pid < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    *why = dot + " -T" + format + " failed writing " + out + " (status " +
+           std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) + ")";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  namespace tt = nccom::topotool;
+  Options o;
+  if (const std::string why = parse(argc, argv, o); !why.empty()) {
+    if (why == "help") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
+    return usage(why);
+  }
+  // Quiet unless NCCL_DEBUG asks for log lines: a failure is the one line
+  // below, not the WARN the library logs on its way out.
+  auto env = [](const char* name) {
+    const char* v = std::getenv(name);
+    return std::string(v != nullptr ? v : "");
+  };
+  auto logging = nccom::log::parse_settings(env("NCCL_DEBUG"), env("NCCL_DEBUG_SUBSYS"), env("NCCL_DEBUG_FILE"));
+  if (!logging) return fail(logging.error().message);
+  if (auto st = nccom::log::configure(*logging); !st) return fail(st.error().message);
+  // A bad platform is reported before any plugin is looked for.
+  if (auto p = tt::choose_platform(o.req.platform, o.req.devices, o.req.lnc); !p) {
+    return fail(p.error().message);
+  }
+  auto backends = tt::Backends::load(tt::plugin_dirs(argv[0]), o.req.topo_file);
+  if (!backends) return fail(backends.error().message);
+  auto result = tt::run(o.req, **backends);
+  if (!result) return fail(result.error().message);
+  const tt::ToolResult& r = *result;
+  const int node = r.cluster.layout.rank_node[r.summary.rank];
+
+  std::string why;
+  if (!o.xml.empty()) {
+    auto text = tt::system_xml_text(r, node);
+    if (!text) return fail(text.error().message);
+    if (!write_file(o.xml, *text, &why)) return fail(why);
+  }
+  if (!o.graph_xml.empty()) {
+    auto text = tt::graph_xml_text(r, node);
+    if (!text) return fail(text.error().message);
+    if (!write_file(o.graph_xml, *text, &why)) return fail(why);
+  }
+  const std::string dot = (o.dot.empty() && o.svg.empty() && o.png.empty()) ? "" : tt::render_dot(r);
+  if (!o.dot.empty() && !write_file(o.dot, dot, &why)) return fail(why);
+  if (!o.svg.empty() && !run_dot(dot, "svg", o.svg, &why)) return fail(why);
+  if (!o.png.empty() && !run_dot(dot, "png", o.png, &why)) return fail(why);
+  const std::string out = o.json ? tt::render_json(r) : tt::render_text(r);
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  if (r.cluster.layout.n_nodes > tt::kMaxDrawnNodes && !dot.empty() && !o.json) {
+    std::printf("note: the picture shows %d of %d nodes\n", tt::kMaxDrawnNodes, r.cluster.layout.n_nodes);
+  }
+  return 0;
+}

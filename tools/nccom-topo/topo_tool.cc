@@ -1,0 +1,187 @@
+#include "topo_tool.h"
+
+#include "topo/xml.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+
+namespace nccom::topotool {
+namespace {
+
+namespace tn = topo_neuron;
+
+// The family a runtime reports for each row (topology.md §2.1); the first
+// of the row's families, Trn3 for both Trn3 rows.
+uint32_t family_of(tn::Variant v) {
+  const auto& f = tn::platformSpec(v).families;
+  return f.empty() ? 0u : static_cast<uint32_t>(f.front());
+}
+
+// arch_name as the runtime spells it: the instance family, lower case.
+const char* arch_of(tn::Variant v) {
+  switch (v) {
+    case tn::Variant::Trn1:
+    case tn::Variant::Trn1n:
+      return "trn1";
+    case tn::Variant::Inf2:
+      return "inf2";
+    case tn::Variant::Trn2:
+    case tn::Variant::Trn2UltraServer:
+      return "trn2";
+    case tn::Variant::Trn3:
+    case tn::Variant::Trn3SwitchV1:
+      return "trn3";
+    case tn::Variant::Emu:
+      return "emu";
+  }
+  return "";
+}
+
+const char* config_get(void* host_ctx, const char* key) {
+  const auto* file = static_cast<const std::string*>(host_ctx);
+  if (file == nullptr || key == nullptr || std::strcmp(key, "file") != 0 || file->empty()) {
+    return nullptr;
+  }
+  return file->c_str();
+}
+
+}  // namespace
+
+std::vector<std::string> platform_names() {
+  std::vector<std::string> names;
+  for (const auto& s : tn::platformTable()) names.emplace_back(s.name);
+  return names;
+}
+
+nccom_topo_machine_t machine_for(tn::Variant v, int devices, int lnc) {
+  const tn::PlatformSpec& s = tn::platformSpec(v);
+  nccom_topo_machine_t m{};
+  m.struct_size = sizeof m;
+  m.instance_family = family_of(v);
+  m.instance_size = static_cast<uint32_t>(tn::InstanceSize::Unknown);
+  std::strncpy(m.arch_name, arch_of(v), sizeof m.arch_name - 1);
+  std::strncpy(m.device_revision, s.generation, sizeof m.device_revision - 1);
+  m.device_count = devices;
+  m.vcore_size = lnc;
+  m.pod_type = s.pod == tn::PodLayout::None ? 0 : (v == tn::Variant::Trn3SwitchV1 ? 2 : 1);
+  m.pod_size = s.podNodes > 0 ? s.podNodes : 1;
+  return m;
+}
+
+Result<PlatformChoice> choose_platform(const std::string& name, int devices, int lnc) {
+  for (const auto& s : tn::platformTable()) {
+    if (name != s.name) continue;
+    tn::DescribeOptions o;
+    o.instanceDevices = devices;
+    o.lnc = lnc;
+    auto d = tn::describePlatform(s.variant, o);
+    if (!d) return d.take_error();
+    PlatformChoice c;
+    c.variant = s.variant;
+    c.desc = std::move(*d);
+    c.machine = machine_for(s.variant, c.desc.nDevices, c.desc.lnc);
+    return c;
+  }
+  std::string valid;
+  for (const std::string& n : platform_names()) valid += (valid.empty() ? "" : ", ") + n;
+  return make_error(NRT_INVALID, "unknown platform \"" + name + "\" (valid: " + valid + ")");
+}
+
+Result<std::unique_ptr<Backends>> Backends::load(const std::vector<std::filesystem::path>& dirs,
+                                                 const std::string& topo_file) {
+  std::unique_ptr<Backends> b(new Backends);
+  b->topo_file_ = topo_file;
+  nccom_host_api_t host{};
+  host.struct_size = sizeof host;
+  host.abi_version = NCCOM_PLUGIN_ABI_VERSION;
+  host.config_get = &config_get;
+  host.host_ctx = &b->topo_file_;  // stable: *b is never moved
+  std::string where;
+  for (const auto& d : dirs) where += (where.empty() ? "" : ", ") + d.string();
+  for (const char* name : {"topo_neuron", "topo_nccl"}) {
+    auto p = plugin::load_plugin(name, NCCOM_PLUGIN_KIND_TOPOLOGY, host, dirs);
+    if (!p) {
+      return make_error(NRT_FAILURE, std::string("topology plugin libnccom-") + name +
+                                         ".so could not be loaded (searched " + where +
+                                         "; set NCCOM_PLUGIN_PATH): " + p.error().message);
+    }
+    b->plugins_.push_back(std::move(*p));
+    auto bound = graphbuild::TopoBackend::bind(*b->plugins_.back());
+    if (!bound) return bound.take_error();
+    b->backends_.push_back(std::move(*bound));
+  }
+  return b;
+}
+
+std::vector<std::filesystem::path> plugin_dirs(const std::string& argv0) {
+  std::vector<std::filesystem::path> dirs;
+  std::error_code ec;
+  std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) exe = std::filesystem::absolute(argv0, ec);
+  dirs.push_back((exe.parent_path() / ".." / "lib" / "nccom").lexically_normal());
+  if (const char* env = std::getenv("NCCOM_PLUGIN_PATH"); env != nullptr) {
+    std::stringstream text(env);
+    for (std::string d; std::getline(text, d, ':');) {
+      if (!d.empty()) dirs.emplace_back(d);
+    }
+  }
+  return dirs;
+}
+
+graphbuild::ClusterRequest cluster_request(const PlatformChoice& p, int nodes, int ranks_per_node,
+                                           int new_algorithm) {
+  graphbuild::ClusterRequest r;
+  r.machine = p.machine;
+  r.n_nodes = nodes;
+  r.ranks_per_node = ranks_per_node;
+  r.cores_per_device = p.desc.vcoresPerDevice;
+  r.settings.new_algorithm = new_algorithm;
+  return r;
+}
+
+Result<ToolResult> run(const ToolRequest& req, const Backends& backends) {
+  auto choice = choose_platform(req.platform, req.devices, req.lnc);
+  if (!choice) return choice.take_error();
+  const int cores = choice->desc.nVcores();
+  const int rpn = req.ranks_per_node < 0 ? cores : req.ranks_per_node;
+  if (rpn < 1 || rpn > cores) {
+    return make_error(NRT_INVALID, std::to_string(rpn) + " ranks per node on " + req.platform +
+                                       " with " + std::to_string(choice->desc.nDevices) +
+                                       " devices at LNC=" + std::to_string(choice->desc.lnc) +
+                                       ": a node has " + std::to_string(cores) +
+                                       " logical cores, one rank each");
+  }
+  if (req.nodes < 1 || req.nodes > kMaxNodes) {
+    return make_error(NRT_INVALID, std::to_string(req.nodes) + " nodes: nccom-topo simulates 1 to " +
+                                       std::to_string(kMaxNodes) + " nodes");
+  }
+  const long n_ranks = static_cast<long>(req.nodes) * rpn;
+  if (req.rank < 0 || req.rank >= n_ranks) {
+    return make_error(NRT_INVALID, "rank " + std::to_string(req.rank) + " is outside the " +
+                                       std::to_string(n_ranks) + " ranks of the cluster");
+  }
+  if (!req.topo_file.empty()) {
+    // Parsed here first so a bad file is reported as file:line:col.
+    auto doc = topo::parseXmlFile(req.topo_file);
+    if (!doc) return doc.take_error();
+  }
+  int new_algorithm = -1;
+  if (req.algorithm == "new") new_algorithm = 1;
+  if (req.algorithm == "old") new_algorithm = 0;
+
+  ToolResult out;
+  out.request = req;
+  out.platform = std::move(*choice);
+  out.cluster_request = cluster_request(out.platform, req.nodes, rpn, new_algorithm);
+  out.cluster_request.settings.topo_file_set = !req.topo_file.empty();
+  auto cluster = graphbuild::simulate_cluster(backends.list(), out.cluster_request);
+  if (!cluster) return cluster.take_error();
+  out.cluster = std::move(*cluster);
+  auto summary = graphbuild::simulate_rank(out.cluster, req.rank);
+  if (!summary) return summary.take_error();
+  out.summary = std::move(*summary);
+  return out;
+}
+
+}  // namespace nccom::topotool
