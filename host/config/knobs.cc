@@ -39,6 +39,7 @@ constexpr sv kEnvTopoFile[] = {"NCCL_TOPO_FILE"};
 constexpr sv kEnvTopoDump[] = {"NCCL_TOPO_DUMP_FILE"};
 constexpr sv kEnvGraphFile[] = {"NCCL_GRAPH_FILE"};
 constexpr sv kEnvNewAlgorithm[] = {"NCCL_GRAPH_USE_NEW_ALGORITHM"};
+constexpr sv kEnvDefaultNew[] = {"NCCOM_GRAPH_DEFAULT_NEW_ALGORITHM"};
 constexpr sv kEnvP2pLevel[] = {"NCCL_P2P_LEVEL"};
 constexpr sv kEnvP2pDisable[] = {"NCCL_P2P_DISABLE"};
 constexpr sv kEnvStallWarn[] = {"NCCOM_PROXY_STALL_WARN_MS"};
@@ -227,10 +228,18 @@ constexpr Knob kHostKnobs[] = {
      .type = Type::Int,
      .default_text = "-1",
      .help = "Ring search: 1 the NEW priority search of the Neuron platforms, 0 the OLD "
-             "bandwidth-tier search, -1 the default (OLD, except Trn3 on NeuronSwitch-v1, "
-             "which always uses NEW).",
+             "bandwidth-tier search, -1 the default (topology.default_new_algorithm; Trn3 "
+             "on NeuronSwitch-v1 always uses NEW).",
      .min = -1,
      .max = 1},
+    {.key = "topology.default_new_algorithm",
+     .env = kEnvDefaultNew,
+     .type = Type::Bool,
+     .default_text = "true",
+     .help = "The ring search on the Neuron platforms when graph.use_new_algorithm is -1: "
+             "true the NEW priority search, false the OLD bandwidth-tier search (the "
+             "original's default, which cannot place 64 cores per node across nodes within "
+             "its budget and then falls back to the simple order)."},
     {.key = "graph.p2p_level",
      .env = kEnvP2pLevel,
      .type = Type::String,

@@ -42,12 +42,23 @@ Result<const TopoBackend*> choose_system_backend(std::span<const TopoBackend> ba
                                      "): " + join_reasons(reasons));
 }
 
+// Parses the system, drops the GPUs of ranks that are not on this node (a
+// topology file may describe more cores than the communicator uses; the
+// graph holds exactly the local ranks), then computes the paths.
 Result<topo::TopoSystem> parse_system(const std::string& text, const std::string& source,
-                                      const topo::PathSettings& paths) {
+                                      const topo::PathSettings& paths,
+                                      const nccom_topo_node_t& node) {
   auto doc = topo::parseXml(text, source);
   if (!doc) return doc.take_error();
   auto system = topo::buildSystem(*doc);
   if (!system) return system.take_error();
+  const std::vector<int> local(node.local_ranks, node.local_ranks + node.n_local);
+  for (int g = system->count(topo::NodeType::GPU) - 1; g >= 0; --g) {
+    const int rank = system->of(topo::NodeType::GPU)[static_cast<size_t>(g)].gpu.rank;
+    if (std::find(local.begin(), local.end(), rank) == local.end()) {
+      topo::removeNode(*system, topo::NodeRef{topo::NodeType::GPU, g});
+    }
+  }
   if (Status s = topo::computePaths(*system, paths); !s) return s.take_error();
   topo::computeSearchWidths(*system);
   return system;
@@ -172,7 +183,7 @@ Result<NodeTopology> build_node_topology(std::span<const TopoBackend> backends,
   if (!xml) return xml.take_error();
   out.system_xml = std::move(*xml);
   const std::string source = "the system XML of topology plugin " + out.backend;
-  auto system = parse_system(out.system_xml, source, settings.paths);
+  auto system = parse_system(out.system_xml, source, settings.paths, node);
   if (!system) return system.take_error();
   out.system = std::move(*system);
   if (Status s = check_ranks(out.system, node, source, settings.paths); !s) return s.take_error();

@@ -298,6 +298,12 @@ Result<std::vector<int>> shareVcores(const PlatformDescription& d, const NodeSha
   }
   if (std::set<int>(s.ranks.begin(), s.ranks.end()).size() != n)
     return fail(NRT_INVALID, where + "a global rank is listed twice among the local ranks");
+  // A ring across nodes leaves and enters each node through a NIC; a
+  // platform without one (Inf2) cannot be part of a multi-node communicator.
+  if (s.nNodes > 1 && d.nics.empty())
+    return fail(NRT_INVALID, where + "the communicator spans " + std::to_string(s.nNodes) +
+                                 " nodes, but this platform has no NIC to leave the node "
+                                 "through; use one node per communicator");
   VerifyInput vin;
   vin.rankDevices = s.devices;
   for (const auto& dev : d.devices) vin.presentDevices.push_back(dev.id);

@@ -62,9 +62,11 @@ bool directNvl(const topo::TopoSystem& sys, int a, int b, float* width) {
 void checkCase(const Case& c) {
   auto d = describePlatform(c.variant, {c.instance, c.lnc, -1});
   ASSERT_TRUE(d) << d.error().message;
-  // This node is node 1 of 2: global ranks start after the first node's.
+  // This node is node 1 of 2 (global ranks start after the first node's);
+  // a platform without NICs only ever forms single-node communicators.
   const int perNode = c.local * d->vcoresPerDevice;
-  const NodeShare share = fullShare(*d, c.local, perNode, 2 * perNode, 2, 1);
+  const int nodes = d->nics.empty() ? 1 : 2;
+  const NodeShare share = fullShare(*d, c.local, (nodes - 1) * perNode, nodes * perNode, nodes, nodes - 1);
   auto text = synthesizeSystemXml(*d, share, false);
   ASSERT_TRUE(text) << text.error().message;
   auto doc = topo::parseXml(*text);
@@ -123,6 +125,20 @@ TEST(NeuronSynthesize, PlatformMatrix) {
     SCOPED_TRACE(caseName(c));
     checkCase(c);
   }
+}
+
+TEST(NeuronSynthesize, APlatformWithoutNicsCannotSpanNodes) {
+  auto d = describePlatform(Variant::Inf2, {12, 1, -1});
+  ASSERT_TRUE(d) << d.error().message;
+  ASSERT_TRUE(d->nics.empty());
+  const int perNode = 12 * d->vcoresPerDevice;
+  auto one = synthesizeSystemXml(*d, fullShare(*d, 12, 0, perNode, 1, 0), false);
+  EXPECT_TRUE(one) << one.error().message;
+  auto two = synthesizeSystemXml(*d, fullShare(*d, 12, perNode, 2 * perNode, 2, 1), false);
+  ASSERT_FALSE(two);
+  EXPECT_NE(two.error().message.find("spans 2 nodes, but this platform has no NIC"),
+            std::string::npos)
+      << two.error().message;
 }
 
 TEST(NeuronSynthesize, HandCheckedNicCounts) {
