@@ -109,6 +109,7 @@ Result<Progress> Scheduler::progress(uint32_t stream, uint32_t basic_block) {
       if (Status r = p.op->rearm(); !r) {
         Error e = r.take_error();
         e.message = where(stream, s.current) + ": re-arming after the execution: " + e.message;
+        NCCOM_WARN("proxy: %s", e.message.c_str());
         s.failed = e;
         return e;
       }
@@ -148,6 +149,8 @@ void Scheduler::watchdog(Stream& s, uint32_t stream, bool moved) {
     s.failed = make_error(NRT_TIMEOUT, where(stream, s.current) + ": no progress for " +
                                            std::to_string(stalled) + " ms (proxy.stall_fail_ms): " +
                                            positions());
+    // Logged once here; later ticks return the same error silently.
+    NCCOM_WARN("proxy: %s", s.failed->message.c_str());
   }
 }
 

@@ -1,5 +1,7 @@
 #include "system_source.h"
 
+#include <algorithm>
+
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
@@ -84,12 +86,52 @@ Result<topo::TopoSystem> checkSystemXml(std::string_view text, const std::string
   return sys;
 }
 
+// A file written for another node of a homogeneous cluster (or with the
+// ranks of a one-node run) carries other ranks: when it holds exactly as
+// many <gpu> as this node has local ranks and none of them is one of this
+// node's, its gpus in `dev` order take this node's ranks in order — as
+// upstream NCCL assigns ranks to the devices of a topology file.
+Result<std::string> rebaseRanks(const std::string& text, const std::string& source,
+                                const LocalShare& share) {
+  topo::XmlLimits limits;
+  limits.maxInputBytes = kMaxTopologyFileBytes;
+  auto doc = topo::parseXml(text, source, limits);
+  if (!doc) return doc.take_error();
+  std::vector<topo::XmlNode*> gpus;
+  std::vector<topo::XmlNode*> stack{doc->root.get()};
+  while (!stack.empty()) {
+    topo::XmlNode* n = stack.back();
+    stack.pop_back();
+    if (n->name() == "gpu") gpus.push_back(n);
+    for (const auto& c : n->children()) stack.push_back(c.get());
+  }
+  if (gpus.size() != share.ranks.size()) return text;  // checked (and refused) by the caller
+  std::vector<std::pair<int64_t, topo::XmlNode*>> byDev;
+  for (topo::XmlNode* g : gpus) {
+    auto rank = g->getIntOr("rank", -1);
+    if (!rank) return rank.take_error();
+    if (std::find(share.ranks.begin(), share.ranks.end(), *rank) != share.ranks.end()) return text;
+    auto dev = g->getInt("dev");
+    if (!dev) return dev.take_error();
+    byDev.emplace_back(*dev, g);
+  }
+  std::sort(byDev.begin(), byDev.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<int> ranks(share.ranks.begin(), share.ranks.end());
+  std::sort(ranks.begin(), ranks.end());
+  for (std::size_t i = 0; i < byDev.size(); ++i) {
+    if (auto st = byDev[i].second->setInt("rank", ranks[i]); !st) return st.take_error();
+  }
+  return topo::writeXml(*doc->root);
+}
+
 Result<std::string> loadTopologyFile(const std::string& path, const LocalShare& share) {
   auto text = readBoundedFile(path, kMaxTopologyFileBytes);
   if (!text) return text.take_error();
-  auto sys = checkSystemXml(*text, path, share);
+  auto rebased = rebaseRanks(*text, path, share);
+  if (!rebased) return rebased.take_error();
+  auto sys = checkSystemXml(*rebased, path, share);
   if (!sys) return sys.take_error();
-  return text;
+  return rebased;
 }
 
 }  // namespace nccom::topo_nccl

@@ -286,6 +286,11 @@ TEST_F(ProxyScheduler, AStalledBlockWarnsOnceNamingEachOp) {
 }
 
 TEST_F(ProxyScheduler, AStallLongerThanTheFailLimitFailsTheStream) {
+  log::set_warn_sink(capture_warn);
+  {
+    std::lock_guard lock(g_warn_mu);
+    g_warns.clear();
+  }
   Scheduler sched(transport_, settings(0, 30000));
   transport_.ticks = 1000;
   ASSERT_TRUE(sched.start(1, 2, block_.fifos()).ok());
@@ -298,6 +303,12 @@ TEST_F(ProxyScheduler, AStallLongerThanTheFailLimitFailsTheStream) {
   ASSERT_FALSE(p.ok());
   EXPECT_EQ(p.error().status, NRT_TIMEOUT);
   EXPECT_NE(p.error().message.find("no progress for 30000 ms"), std::string::npos);
+  EXPECT_FALSE(sched.progress(1, 2).ok());  // sticky, and not logged again
+  log::set_warn_sink(nullptr);
+  std::lock_guard lock(g_warn_mu);
+  ASSERT_EQ(g_warns.size(), 1u) << "the failure's reason is logged exactly once";
+  EXPECT_NE(g_warns[0].find("no progress for 30000 ms (proxy.stall_fail_ms)"), std::string::npos)
+      << g_warns[0];
 }
 
 TEST_F(ProxyScheduler, ProgressAfterTheStallResumesCleanly) {

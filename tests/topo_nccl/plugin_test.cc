@@ -166,6 +166,32 @@ TEST(TopoNcclPlugin, TopologyFileEndToEnd) {
   EXPECT_TRUE(logged("INFO topo_nccl: topology from " + file));
 }
 
+// One file for every node of a homogeneous cluster: pcie_host.xml names
+// ranks 8-15; node 0 of the same cluster (ranks 0-7) gets the file's gpus in
+// dev order as its ranks, node 1 the file as written.
+TEST(TopoNcclPlugin, ATopologyFileServesEveryNodeOfAHomogeneousCluster) {
+  auto l = load({{"file", dataFile("pcie_host.xml")}});
+  ASSERT_NE(l.backend, nullptr);
+  Node first({0, 1, 2, 3, 4, 5, 6, 7}, 2, 16);
+  auto sys = l.backend->system_xml(machine(), first.node);
+  ASSERT_TRUE(sys.ok()) << sys.error().message;
+  auto doc = nccom::topo::parseXml(*sys);
+  ASSERT_TRUE(doc.ok()) << doc.error().message;
+  auto system = nccom::topo::buildSystem(*doc);
+  ASSERT_TRUE(system.ok()) << system.error().message;
+  for (int dev = 0; dev < 8; ++dev) {
+    const int g = system->gpuIndexOfDev(dev);
+    ASSERT_GE(g, 0) << "dev " << dev;
+    EXPECT_EQ(system->of(nccom::topo::NodeType::GPU)[static_cast<size_t>(g)].gpu.rank, dev);
+  }
+  auto graph = l.backend->graph_xml(machine(), first.node, *sys, ring());
+  ASSERT_TRUE(graph.ok()) << graph.error().message;
+  ASSERT_TRUE(graph->has_value());
+  // A node whose rank count differs from the file's gpus is still refused.
+  Node three({0, 1, 2}, 2, 16);
+  EXPECT_FALSE(l.backend->system_xml(machine(), three.node).ok());
+}
+
 TEST(TopoNcclPlugin, MalformedTopologyFilesNameFileLineColumnAndRule) {
   nccom_test::TempDir dir;
   struct Case {
