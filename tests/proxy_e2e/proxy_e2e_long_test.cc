@@ -1,0 +1,41 @@
+// The 8-rank shapes of the end-to-end proxy test (label long: eight
+// processes on two cores take a while to bootstrap and build their graph).
+#include "e2e_launch.h"
+
+namespace proxy_e2e_test {
+namespace {
+
+class ProxyE2ELong : public ::testing::TestWithParam<Shape> {};
+
+TEST_P(ProxyE2ELong, OddAndZeroSizedSlicesOnEightRanks) {
+  std::string skipped;
+  std::vector<Report> reports = run_ranks(GetParam(), {"sizes=1,7,0,4096,65537,0,3,1000", "execs=2"}, &skipped);
+  if (HasFailure()) return;
+  if (!skipped.empty()) GTEST_SKIP() << skipped;
+  const int n = static_cast<int>(reports.size());
+  for (int r = 0; r < n; ++r) {
+    EXPECT_EQ(reports[r]["exec0"], "ok");
+    EXPECT_EQ(reports[r]["exec1"], "ok");
+    const int next = std::stoi(reports[r]["next"]);
+    ASSERT_TRUE(next >= 0 && next < n && next != r);
+    EXPECT_EQ(std::stoi(reports[next]["prev"]), r);
+  }
+}
+
+TEST_P(ProxyE2ELong, DynamicSizesOnEightRanks) {
+  std::string skipped;
+  std::vector<Report> reports = run_ranks(GetParam(), {"sizes=8,0,4096,12", "dynamic=1", "channels=2"}, &skipped);
+  if (HasFailure()) return;
+  if (!skipped.empty()) GTEST_SKIP() << skipped;
+  for (size_t r = 0; r < reports.size(); ++r) EXPECT_EQ(reports[r]["exec0"], "ok") << "rank " << r;
+}
+
+std::string shape_name(const ::testing::TestParamInfo<Shape>& info) {
+  return std::to_string(info.param.ranks()) + "ranks_" + std::to_string(info.param.hosts) + "hosts";
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, ProxyE2ELong,
+                         ::testing::Values(Shape{1, 8}, Shape{2, 4}), shape_name);
+
+}  // namespace
+}  // namespace proxy_e2e_test
