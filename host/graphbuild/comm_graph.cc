@@ -111,24 +111,9 @@ Result<graph::GraphSummary> build_comm_graph(comm::Communicator& comm) {
     ids.push_back(RankIdentity{p.host_hash, p.device, p.mla_idx, p.pod_node_id});
   }
   const ClusterLayout layout = make_layout(ids);
-  const int my_node = layout.rank_node[comm.rank()];
-  const std::vector<int>& ranks = layout.node_ranks[my_node];
-  std::vector<int32_t> r32(ranks.begin(), ranks.end()), dev, core;
-  for (int r : ranks) {
-    dev.push_back(layout.rank_device[r]);
-    core.push_back(layout.rank_core[r]);
-  }
-  nccom_topo_node_t node{};
-  node.struct_size = sizeof node;
-  node.n_ranks = layout.n_ranks;
-  node.n_nodes = layout.n_nodes;
-  node.node = my_node;
-  node.n_local = static_cast<int32_t>(ranks.size());
-  node.local_ranks = r32.data();
-  node.local_devices = dev.data();
-  node.local_cores = core.data();
+  const NodeShare share(layout, layout.rank_node[comm.rank()]);
 
-  auto topology = build_node_topology(b.list, *machine, node, *settings);
+  auto topology = build_node_topology(b.list, *machine, share.view, *settings);
   if (!topology) return topology.take_error();
   NCCOM_INFO(log::kGraph | log::kInit, "topology from plugin %s, %d channel(s) from %s",
              topology->backend.c_str(), topology->graph.nChannels,
@@ -138,18 +123,11 @@ Result<graph::GraphSummary> build_comm_graph(comm::Communicator& comm) {
   in.my_rank = comm.rank();
   in.layout = &layout;
   in.graph = &topology->graph;
-  in.switch_v1 = machine->pod_type == NEC_POD_TYPE_SWITCH && machine->instance_family == 10;
+  in.switch_v1 = is_switch_v1(*machine);
   if (in.switch_v1) in.kanga_paths = topology->kanga_paths;
-  if (machine->pod_type != NEC_POD_TYPE_NONE && layout.n_nodes > 1) {
-    std::vector<int> pods;
-    for (int n = 0; n < layout.n_nodes; ++n) pods.push_back(layout.rank_pod_node[layout.nodes_first_rank[n]]);
-    for (const TopoBackend& t : b.list) {
-      if (t.name() != topology->backend) continue;
-      auto order = t.order_nodes(*machine, pods);
-      if (!order) return order.take_error();
-      in.node_order = std::move(*order);
-    }
-  }
+  auto order = node_order(b.list, topology->backend, *machine, layout);
+  if (!order) return order.take_error();
+  in.node_order = std::move(*order);
   return build_rank_graph(in, [&comm](void* data, std::size_t per_rank) {
     return comm.all_gather(data, per_rank);
   });

@@ -34,6 +34,41 @@ ClusterLayout make_layout(std::span<const RankIdentity> ranks) {
   return l;
 }
 
+NodeShare::NodeShare(const ClusterLayout& l, int node) {
+  for (int r : l.node_ranks[static_cast<size_t>(node)]) {
+    ranks.push_back(r);
+    devices.push_back(l.rank_device[r]);
+    cores.push_back(l.rank_core[r]);
+  }
+  view.struct_size = sizeof view;
+  view.n_ranks = l.n_ranks;
+  view.n_nodes = l.n_nodes;
+  view.node = node;
+  view.n_local = static_cast<int32_t>(ranks.size());
+  view.local_ranks = ranks.data();
+  view.local_devices = devices.data();
+  view.local_cores = cores.data();
+}
+
+bool is_switch_v1(const nccom_topo_machine_t& machine) {
+  constexpr uint32_t kFamilyTrn3 = 10;
+  return machine.pod_type == NEC_POD_TYPE_SWITCH && machine.instance_family == kFamilyTrn3;
+}
+
+Result<std::vector<int>> node_order(std::span<const TopoBackend> backends,
+                                    const std::string& describing_backend,
+                                    const nccom_topo_machine_t& machine, const ClusterLayout& l) {
+  std::vector<int> order(static_cast<size_t>(l.n_nodes));
+  for (int n = 0; n < l.n_nodes; ++n) order[n] = n;
+  if (machine.pod_type == NEC_POD_TYPE_NONE || l.n_nodes <= 1) return order;
+  std::vector<int> pods;
+  for (int n = 0; n < l.n_nodes; ++n) pods.push_back(l.rank_pod_node[l.nodes_first_rank[n]]);
+  for (const TopoBackend& b : backends) {
+    if (b.name() == describing_backend) return b.order_nodes(machine, pods);
+  }
+  return order;
+}
+
 Result<graph::GraphSummary> build_rank_graph(const RankGraphInput& in, const AllGather& all_gather) {
   const ClusterLayout& l = *in.layout;
   topo::TopoGraph graph = *in.graph;

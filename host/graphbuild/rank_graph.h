@@ -7,11 +7,15 @@
 
 #include "common/result.h"
 #include "graph/summary.h"
+#include "graphbuild/topo_backend.h"
 #include "topo/graph.h"
+
+#include <nccom/topo_plugin.h>
 
 #include <cstdint>
 #include <functional>
 #include <span>
+#include <string>
 #include <vector>
 
 namespace nccom::graphbuild {
@@ -39,6 +43,26 @@ struct RankIdentity {
 // Nodes are numbered in order of their lowest rank; a rank's logical core is
 // its position among the ranks of its node on the same device, by rank.
 ClusterLayout make_layout(std::span<const RankIdentity> ranks);
+
+// One node's share of the communicator as a topology plugin receives it;
+// `view` points into the vectors, so a NodeShare is neither copied nor moved.
+struct NodeShare {
+  std::vector<int32_t> ranks, devices, cores;
+  nccom_topo_node_t view{};
+  NodeShare(const ClusterLayout& layout, int node);
+  NodeShare(const NodeShare&) = delete;
+  NodeShare& operator=(const NodeShare&) = delete;
+};
+
+// Trn3 on a NeuronSwitch-v1 pod (topology.md §2.1): the kangaRing platform.
+bool is_switch_v1(const nccom_topo_machine_t& machine);
+
+// The ring order over nodes (rings.md §5.2, the pod branch): asked of the
+// backend that described the nodes when the machine is in a pod and there
+// is more than one node; node index order otherwise.
+Result<std::vector<int>> node_order(std::span<const TopoBackend> backends,
+                                    const std::string& describing_backend,
+                                    const nccom_topo_machine_t& machine, const ClusterLayout& layout);
 
 // Every rank contributes `per_rank` bytes at data + rank * per_rank and
 // receives everyone's (neuronBootstrapAllGather's contract).

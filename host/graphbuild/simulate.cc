@@ -34,24 +34,10 @@ Result<SimulatedCluster> simulate_cluster(std::span<const TopoBackend> backends,
   const ClusterLayout& l = out.layout;
 
   for (int n = 0; n < req.n_nodes; ++n) {
-    const std::vector<int>& ranks = l.node_ranks[n];
-    std::vector<int32_t> r32(ranks.begin(), ranks.end()), dev, core;
-    for (int r : ranks) {
-      dev.push_back(l.rank_device[r]);
-      core.push_back(l.rank_core[r]);
-    }
-    nccom_topo_node_t node{};
-    node.struct_size = sizeof node;
-    node.n_ranks = l.n_ranks;
-    node.n_nodes = l.n_nodes;
-    node.node = n;
-    node.n_local = static_cast<int32_t>(ranks.size());
-    node.local_ranks = r32.data();
-    node.local_devices = dev.data();
-    node.local_cores = core.data();
+    const NodeShare share(l, n);
     GraphSettings settings = req.settings;
     settings.dump = settings.dump && n == 0;
-    auto t = build_node_topology(backends, req.machine, node, settings);
+    auto t = build_node_topology(backends, req.machine, share.view, settings);
     if (!t) {
       Error e = t.take_error();
       e.message = "node " + std::to_string(n) + ": " + e.message;
@@ -60,17 +46,9 @@ Result<SimulatedCluster> simulate_cluster(std::span<const TopoBackend> backends,
     out.nodes.push_back(std::move(*t));
   }
 
-  // The pod order comes from the backend that described the nodes.
-  std::vector<int> pods;
-  for (int n = 0; n < l.n_nodes; ++n) pods.push_back(l.rank_pod_node[l.nodes_first_rank[n]]);
-  out.node_order.resize(static_cast<size_t>(l.n_nodes));
-  for (int n = 0; n < l.n_nodes; ++n) out.node_order[n] = n;
-  for (const TopoBackend& b : backends) {
-    if (b.name() != out.nodes[0].backend) continue;
-    auto order = b.order_nodes(req.machine, pods);
-    if (!order) return order.take_error();
-    out.node_order = std::move(*order);
-  }
+  auto order = node_order(backends, out.nodes[0].backend, req.machine, l);
+  if (!order) return order.take_error();
+  out.node_order = std::move(*order);
 
   out.agreed_channels = graph::kMaxChannels;
   for (const NodeTopology& t : out.nodes) out.agreed_channels = std::min(out.agreed_channels, t.graph.nChannels);
@@ -80,7 +58,7 @@ Result<SimulatedCluster> simulate_cluster(std::span<const TopoBackend> backends,
     g.nChannels = out.agreed_channels;
     g.intra.resize(static_cast<size_t>(g.nChannels) * g.nLocal);
     g.inter.resize(static_cast<size_t>(g.nChannels));
-    const bool switch_v1 = req.machine.pod_type == NEC_POD_TYPE_SWITCH && req.machine.instance_family == 10;
+    const bool switch_v1 = is_switch_v1(req.machine);
     auto f = graph::preset(g, r, switch_v1 ? out.nodes[l.rank_node[r]].kanga_paths
                                            : std::vector<std::vector<int>>{});
     if (!f) return f.take_error();
@@ -120,7 +98,7 @@ Result<graph::GraphSummary> simulate_rank(const SimulatedCluster& c, int rank) {
   in.layout = &c.layout;
   in.graph = &c.nodes[c.layout.rank_node[rank]].graph;
   in.node_order = c.node_order;
-  in.switch_v1 = c.machine.pod_type == NEC_POD_TYPE_SWITCH && c.machine.instance_family == 10;
+  in.switch_v1 = is_switch_v1(c.machine);
   if (in.switch_v1) in.kanga_paths = c.nodes[c.layout.rank_node[rank]].kanga_paths;
   return build_rank_graph(in, gather);
 }

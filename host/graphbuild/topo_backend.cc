@@ -1,5 +1,7 @@
 #include "graphbuild/topo_backend.h"
 
+#include "plugin/plugin_call.h"
+
 #include <array>
 #include <cstddef>
 #include <cstring>
@@ -7,25 +9,12 @@
 namespace nccom::graphbuild {
 namespace {
 
-constexpr size_t kErrLen = 1024;
 // The first version of nccom_topo_ops_t ended with free_text.
 constexpr size_t kMinTopoOpsSize = offsetof(nccom_topo_ops_t, free_text) + sizeof(void*);
 
-const char* status_name(nccom_plugin_status_t s) {
-  switch (s) {
-    case NCCOM_PLUGIN_OK: return "OK";
-    case NCCOM_PLUGIN_ERROR: return "ERROR";
-    case NCCOM_PLUGIN_UNSUPPORTED: return "UNSUPPORTED";
-    case NCCOM_PLUGIN_INVALID_ARGUMENT: return "INVALID_ARGUMENT";
-    case NCCOM_PLUGIN_SYSTEM_ERROR: return "SYSTEM_ERROR";
-  }
-  return "an unknown status";
-}
-
-// The plugin's error text, even if it forgot the terminator.
-std::string terminated(const std::array<char, kErrLen>& buf) {
-  return std::string(buf.data(), strnlen(buf.data(), buf.size()));
-}
+using plugin::ErrorBuffer;
+using plugin::status_name;
+std::string terminated(const ErrorBuffer& buf) { return plugin::error_text(buf); }
 
 }  // namespace
 
@@ -65,11 +54,7 @@ Result<TopoBackend> TopoBackend::bind(plugin::LoadedPlugin& plugin) {
 
 Error TopoBackend::failure(const char* call, nccom_plugin_status_t status,
                            const char* detail) const {
-  std::string msg = "topology plugin " + name() + " (" + plugin_->path().string() + "): " + call +
-                    " returned " + status_name(status);
-  if (detail != nullptr && *detail != '\0') msg += ": " + std::string(detail);
-  return make_error(status == NCCOM_PLUGIN_INVALID_ARGUMENT ? NRT_INVALID : NRT_FAILURE,
-                    std::move(msg));
+  return plugin::call_failure(*plugin_, "topology", call, status, detail != nullptr ? detail : "");
 }
 
 Result<std::string> TopoBackend::take_text(char* text, const char* call) const {
@@ -84,7 +69,7 @@ Result<std::string> TopoBackend::take_text(char* text, const char* call) const {
 }
 
 bool TopoBackend::probe(const nccom_topo_machine_t& machine, std::string* why) const {
-  std::array<char, kErrLen> buf{};
+  ErrorBuffer buf{};
   const nccom_plugin_status_t s = ops_->probe(plugin_->context(), &machine, buf.data(), buf.size());
   if (s == NCCOM_PLUGIN_OK) return true;
   if (why != nullptr) {
@@ -96,7 +81,7 @@ bool TopoBackend::probe(const nccom_topo_machine_t& machine, std::string* why) c
 
 Result<std::string> TopoBackend::system_xml(const nccom_topo_machine_t& machine,
                                             const nccom_topo_node_t& node) const {
-  std::array<char, kErrLen> buf{};
+  ErrorBuffer buf{};
   char* text = nullptr;
   const nccom_plugin_status_t s =
       ops_->get_system_xml(plugin_->context(), &machine, &node, &text, buf.data(), buf.size());
@@ -111,7 +96,7 @@ Result<std::optional<std::string>> TopoBackend::graph_xml(
     const nccom_topo_machine_t& machine, const nccom_topo_node_t& node,
     const std::string& system_xml, const nccom_topo_graph_request_t& request) const {
   if (ops_->compute_graph == nullptr) return std::optional<std::string>{};
-  std::array<char, kErrLen> buf{};
+  ErrorBuffer buf{};
   char* text = nullptr;
   const nccom_plugin_status_t s = ops_->compute_graph(plugin_->context(), &machine, &node,
                                                       system_xml.c_str(), &request, &text,
@@ -141,7 +126,7 @@ Result<std::vector<int>> TopoBackend::order_nodes(const nccom_topo_machine_t& ma
   if (order_nodes_ == nullptr || n <= 1) return identity;
   std::vector<int32_t> ids(pod_node_ids.begin(), pod_node_ids.end());
   std::vector<int32_t> order(static_cast<size_t>(n), -1);
-  std::array<char, kErrLen> buf{};
+  ErrorBuffer buf{};
   const nccom_plugin_status_t s =
       order_nodes_(plugin_->context(), &machine, n, ids.data(), order.data(), buf.data(), buf.size());
   if (s == NCCOM_PLUGIN_UNSUPPORTED) return identity;

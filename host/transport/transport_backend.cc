@@ -1,25 +1,15 @@
 #include "transport/transport_backend.h"
 
+#include "plugin/plugin_call.h"
+
 #include <cstring>
 
 namespace nccom::transport {
 namespace {
 
-constexpr size_t kErrLen = 1024;
-using ErrBuf = std::array<char, kErrLen>;
-
-std::string text(const ErrBuf& b) { return std::string(b.data(), strnlen(b.data(), b.size())); }
-
-const char* status_name(nccom_plugin_status_t s) {
-  switch (s) {
-    case NCCOM_PLUGIN_OK: return "OK";
-    case NCCOM_PLUGIN_ERROR: return "ERROR";
-    case NCCOM_PLUGIN_UNSUPPORTED: return "UNSUPPORTED";
-    case NCCOM_PLUGIN_INVALID_ARGUMENT: return "INVALID_ARGUMENT";
-    case NCCOM_PLUGIN_SYSTEM_ERROR: return "SYSTEM_ERROR";
-  }
-  return "an unknown status";
-}
+using ErrBuf = plugin::ErrorBuffer;
+using plugin::status_name;
+std::string text(const ErrBuf& b) { return plugin::error_text(b); }
 
 // One op of a transport plugin, as the scheduler sees it.
 class PluginOp : public proxy::ProxyOp {
@@ -133,11 +123,7 @@ Result<TransportBackend> TransportBackend::bind(plugin::LoadedPlugin& plugin) {
 
 Error TransportBackend::failure(const char* call, nccom_plugin_status_t status,
                                 const char* detail) const {
-  std::string msg = "transport plugin " + name() + " (" + plugin_->path().string() + "): " + call +
-                    " returned " + status_name(status);
-  if (detail != nullptr && *detail != '\0') msg += ": " + std::string(detail);
-  return make_error(status == NCCOM_PLUGIN_INVALID_ARGUMENT ? NRT_INVALID : NRT_FAILURE,
-                    std::move(msg));
+  return plugin::call_failure(*plugin_, "transport", call, status, detail != nullptr ? detail : "");
 }
 
 Result<bool> TransportBackend::can_connect(const nccom_transport_comm_t& comm,
