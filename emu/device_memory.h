@@ -14,6 +14,7 @@
 #pragma once
 
 #include <nccom/nrt_abi.h>
+#include <nrt_emu.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -49,5 +50,9 @@ class Region {
   std::mutex mutex_;
   size_t used_ = 0;
 };
+
+// The region behind a C handle (nrt_emu.h), for code inside the emu that
+// carves its own objects (the device engine's slots and counters).
+Region* region_of(nrt_emu_devmem_t* mem);
 
 }  // namespace nrt_emu::devmem

@@ -26,6 +26,10 @@ struct nrt_emu_proxy_status {
   std::shared_ptr<nrt_emu::proxy::Status> status;
 };
 
+namespace nrt_emu::devmem {
+Region* region_of(nrt_emu_devmem_t* mem) { return mem ? mem->region.get() : nullptr; }
+}  // namespace nrt_emu::devmem
+
 namespace {
 
 constexpr uint32_t kTriggerArmed = 0xFFFFFFFFu;

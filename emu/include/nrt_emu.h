@@ -255,6 +255,92 @@ NRT_EMU_PUBLIC nrt_emu_task_run_state_t nrt_emu_proxy_run_state(const nrt_emu_pr
 NRT_EMU_PUBLIC const char *nrt_emu_proxy_status_message(const nrt_emu_proxy_status_t *s);
 NRT_EMU_PUBLIC void nrt_emu_proxy_status_free(nrt_emu_proxy_status_t *s);
 
+/* ==== Collectives: the reference device engine (issue 7) ==================
+ * A CPU engine playing the Neuron device: per-rank device memory in shared
+ * memory, ring algorithms over the communicator's channels, intra-host hops
+ * as direct copies into the peer's device memory, inter-host hops as basic
+ * blocks of descriptor FIFOs run by libnccom's network proxy (through the
+ * proxy worker above) and waited on through semaphores. See emu/engine/
+ * README.md and docs/user-guide.md ("The reference runtime's C API"). */
+typedef struct nrt_emu_ccom nrt_emu_ccom_t; /* one rank: its comm + device */
+
+typedef enum {
+  NRT_EMU_INT8 = 0, NRT_EMU_UINT8, NRT_EMU_INT16, NRT_EMU_UINT16,
+  NRT_EMU_INT32, NRT_EMU_UINT32, NRT_EMU_INT64, NRT_EMU_UINT64,
+  NRT_EMU_FP16, NRT_EMU_BF16, NRT_EMU_FP32, NRT_EMU_FP64,
+  NRT_EMU_FP8_E4M3, NRT_EMU_FP8_E5M2
+} nrt_emu_dtype_t;
+
+typedef enum { NRT_EMU_SUM = 0, NRT_EMU_PROD, NRT_EMU_MIN, NRT_EMU_MAX, NRT_EMU_AVG } nrt_emu_redop_t;
+
+typedef enum {
+  NRT_EMU_ALL_REDUCE = 0,
+  NRT_EMU_ALL_GATHER,
+  NRT_EMU_REDUCE_SCATTER,
+  NRT_EMU_BROADCAST,
+  NRT_EMU_REDUCE,
+  NRT_EMU_ALL_TO_ALL,
+  NRT_EMU_PERMUTE /* send/recv: every rank sends to send_to, receives from recv_from */
+} nrt_emu_coll_t;
+
+typedef struct nrt_emu_ccom_config {
+  size_t struct_size;         /* sizeof(nrt_emu_ccom_config_t) */
+  int rank;                   /* 0..rank_n-1 */
+  int rank_n;                 /* ranks in the communicator */
+  const char *root_comm_id;   /* "host:port" where rank 0 listens (NEURON_RT_ROOT_COMM_ID); NULL = that variable */
+  int host;                   /* emulated host id (virtual_server_id); ranks with one host id share a host */
+  int local_rank;             /* device index on that host, 0..local_n-1 */
+  int local_n;                /* ranks on that host (NEURON_RT_EMU_DEVICES is set from it when unset) */
+  size_t device_bytes;        /* device memory of this rank; 0 = 256 MiB */
+  uint32_t timeout_ms;        /* bound of every wait in a collective; 0 = 60000 */
+} nrt_emu_ccom_config_t;
+
+/* Loads libnccom (nrt_emu_load_nccom), joins the communicator through
+ * neuronInitGlobalComm, builds its graph and transports, creates the device
+ * memory and maps the same-host peers'. Collective: every rank calls it. */
+NRT_EMU_PUBLIC NRT_STATUS nrt_emu_ccom_init(const nrt_emu_ccom_config_t *cfg, nrt_emu_ccom_t **out);
+/* Frees everything (collective: peers may still read this rank's memory
+ * until all have closed). NULL is a no-op. */
+NRT_EMU_PUBLIC void nrt_emu_ccom_close(nrt_emu_ccom_t *c);
+/* The reason of the last failure on c ("" when none); with c = NULL, why
+ * this thread's last nrt_emu_ccom_init failed. */
+NRT_EMU_PUBLIC const char *nrt_emu_ccom_error(const nrt_emu_ccom_t *c);
+NRT_EMU_PUBLIC int nrt_emu_ccom_rank(const nrt_emu_ccom_t *c);
+NRT_EMU_PUBLIC int nrt_emu_ccom_rank_n(const nrt_emu_ccom_t *c);
+/* Ring channels the engine spreads an operation across. */
+NRT_EMU_PUBLIC int nrt_emu_ccom_channel_n(const nrt_emu_ccom_t *c);
+
+/* Device memory (host-addressable in the emu), 64-byte aligned. */
+NRT_EMU_PUBLIC NRT_STATUS nrt_emu_ccom_alloc(nrt_emu_ccom_t *c, size_t bytes, void **out);
+NRT_EMU_PUBLIC void nrt_emu_ccom_free(nrt_emu_ccom_t *c, void *p);
+
+typedef struct nrt_emu_coll_args {
+  nrt_emu_coll_t coll;
+  nrt_emu_dtype_t dtype;
+  nrt_emu_redop_t op;   /* all-reduce, reduce-scatter, reduce */
+  /* Elements: all-reduce, broadcast, reduce, permute = the whole buffer;
+   * all-gather = this rank's input (output = rank_n × count);
+   * reduce-scatter = this rank's output (input = rank_n × count);
+   * all-to-all = one block per peer (both buffers = rank_n × count). */
+  size_t count;
+  /* Device memory. In place as NCCL: send == recv (all-reduce, broadcast,
+   * reduce), send == recv + rank*count (all-gather), recv == send +
+   * rank*count (reduce-scatter); all-to-all and permute are never in place.
+   * Other overlaps are refused. */
+  const void *send;
+  void *recv;
+  int root;             /* broadcast, reduce */
+  int send_to;          /* permute: -1 = send nothing */
+  int recv_from;        /* permute: -1 = receive nothing */
+} nrt_emu_coll_args_t;
+
+/* Runs one collective to completion (every rank calls it with matching
+ * arguments). A peer that fails or dies ends it with an error naming that
+ * rank, within cfg.timeout_ms. */
+NRT_EMU_PUBLIC NRT_STATUS nrt_emu_ccom_run(nrt_emu_ccom_t *c, const nrt_emu_coll_args_t *a);
+/* Every rank waits for every other (through libnccom's bootstrap). */
+NRT_EMU_PUBLIC NRT_STATUS nrt_emu_ccom_barrier(nrt_emu_ccom_t *c);
+
 /* Test seam: makes the loader answer as if libnccom had loaded with this
  * table (copied; slots may be NULL — the proxy checks the ones it uses).
  * NULL uninstalls (as nrt_emu_unload_nccom). Refused (NRT_INVALID) while a

@@ -97,7 +97,8 @@ std::vector<PlatformSpec> buildTable() {
   sw.podNodes = 9;  // 144 chips / 16
   t.push_back(sw);
   auto emu = row(Variant::Emu, Platform::Emu, "emu", "EMU", "emu", {});
-  emu.instanceDevices = {1, 4, 8, 16};
+  emu.instanceDevices = {1, 2, 3, 4, 8, 16};  // 2 and 3: small reference-runtime hosts (issue 7)
+  emu.localDeviceCounts = {1, 2, 3, 4, 8, 16};
   emu.coresPerDevice = 2;
   emu.lncModes = {1, 2};
   emu.defaultLnc = 1;

@@ -312,8 +312,9 @@ TEST_F(NeuronPlugin, UnknownFamilyIsUnsupportedWithAReason) {
 TEST_F(NeuronPlugin, ProbeChecksTheMachine) {
   std::string why;
   EXPECT_TRUE(backend_->probe(machineFor(Variant::Emu, 8, 1), &why)) << why;
-  EXPECT_FALSE(backend_->probe(machineFor(Variant::Emu, 3, 1), &why));
-  EXPECT_NE(why.find("no instance with 3 devices"), std::string::npos) << why;
+  EXPECT_TRUE(backend_->probe(machineFor(Variant::Emu, 3, 1), &why)) << why;
+  EXPECT_FALSE(backend_->probe(machineFor(Variant::Emu, 5, 1), &why));
+  EXPECT_NE(why.find("no instance with 5 devices"), std::string::npos) << why;
   EXPECT_FALSE(backend_->probe(machineFor(Variant::Trn2, 16, 4), &why));
   EXPECT_NE(why.find("logical-core size 4"), std::string::npos) << why;
   auto sw = machineFor(Variant::Trn3SwitchV1, 16, 1);  // Switch-V1 is LNC 2 only

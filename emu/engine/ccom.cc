@@ -1,0 +1,313 @@
+// Ccom: bring-up and teardown of one engine rank (ccom.h).
+#include "ccom.h"
+
+#include "../device_memory.h"
+#include "../runtime_log.h"
+
+#include <nccom/nccl_ptr.h>
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+namespace nrt_emu::engine {
+namespace {
+
+constexpr uint32_t kCardMagic = 0x4343454eu;  // "NECC"
+constexpr size_t kDefaultDeviceBytes = 256u << 20;
+constexpr uint64_t kDefaultSlotBytes = 512u << 10;
+
+std::string st(const char* what, NRT_STATUS s) { return std::string(what) + " returned status " + std::to_string(s); }
+
+// A knob of the engine from the environment: unset = def; bad = error.
+bool env_u64(const char* name, uint64_t lo, uint64_t hi, uint64_t def, uint64_t* out, std::string* why) {
+  const char* v = std::getenv(name);
+  *out = def;
+  if (v == nullptr || *v == '\0') return true;
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long x = std::strtoull(v, &end, 10);
+  if (errno != 0 || end == v || *end != '\0' || x < lo || x > hi) {
+    *why = std::string(name) + "=" + v + " is not an integer in " + std::to_string(lo) + ".." + std::to_string(hi);
+    return false;
+  }
+  *out = x;
+  return true;
+}
+
+}  // namespace
+
+NRT_STATUS Ccom::fail(NRT_STATUS s, std::string why) {
+  error_ = std::move(why);
+  nrt_emu::log::message(nrt_emu::log::Level::Error, "[engine rank %d] %s", rank_, error_.c_str());
+  return s;
+}
+
+NRT_STATUS Ccom::create(const nrt_emu_ccom_config_t& cfg, Ccom** out, std::string* why) {
+  std::unique_ptr<Ccom> c(new Ccom());
+  if (std::string e = c->init(cfg); !e.empty()) {
+    *why = "rank " + std::to_string(cfg.rank) + " of " + std::to_string(cfg.rank_n) + ": " + e;
+    nrt_emu::log::message(nrt_emu::log::Level::Error, "nrt_emu_ccom_init: %s", why->c_str());
+    return NRT_FAILURE;
+  }
+  *out = c.release();
+  return NRT_SUCCESS;
+}
+
+std::string Ccom::init(const nrt_emu_ccom_config_t& cfg) {
+  if (cfg.struct_size != sizeof(nrt_emu_ccom_config_t))
+    return "config struct_size " + std::to_string(cfg.struct_size) + " is not sizeof(nrt_emu_ccom_config_t) = " +
+           std::to_string(sizeof(nrt_emu_ccom_config_t));
+  if (cfg.rank_n < 1 || cfg.rank < 0 || cfg.rank >= cfg.rank_n)
+    return "rank " + std::to_string(cfg.rank) + " is outside 0.." + std::to_string(cfg.rank_n - 1);
+  if (cfg.local_n < 1 || cfg.local_n > 16 || cfg.local_rank < 0 || cfg.local_rank >= cfg.local_n)
+    return "local rank " + std::to_string(cfg.local_rank) + " of " + std::to_string(cfg.local_n) +
+           " ranks per host (1..16 per host)";
+  if (cfg.host < 0) return "host id " + std::to_string(cfg.host) + " is negative";
+  rank_ = cfg.rank;
+  n_ = cfg.rank_n;
+  host_ = cfg.host;
+  local_ = cfg.local_rank;
+  timeout_ms_ = cfg.timeout_ms != 0 ? cfg.timeout_ms : 60000;
+  std::string why;
+  uint64_t slot = 0, max_ch = 0;
+  if (!env_u64("NEURON_RT_EMU_SLICE_BYTES", 4096, 16u << 20, kDefaultSlotBytes, &slot, &why)) return why;
+  if (!env_u64("NEURON_RT_EMU_ENGINE_CHANNELS", 1, kMaxEngineChannels, kMaxEngineChannels, &max_ch, &why)) return why;
+  slot_bytes_ = slot / 64 * 64;
+
+  // The emulated host has as many devices as ranks on it, unless told.
+  if (std::getenv("NEURON_RT_EMU_DEVICES") == nullptr) {
+    setenv("NEURON_RT_EMU_DEVICES", std::to_string(cfg.local_n).c_str(), 0);
+  }
+  if (nrt_emu_load_nccom() != NRT_SUCCESS) {
+    const char* e = nrt_emu_last_error();
+    return std::string("libnccom did not load: ") + (e ? e : "unknown reason");
+  }
+  t_ = nrt_emu_nccom_table();
+  const char* root = cfg.root_comm_id != nullptr ? cfg.root_comm_id : std::getenv("NEURON_RT_ROOT_COMM_ID");
+  if (n_ > 1 && (root == nullptr || *root == '\0'))
+    return "no root address: set NEURON_RT_ROOT_COMM_ID=host:port (where rank 0 listens) or pass root_comm_id";
+
+  enc_neuron_device_info_t dev{};
+  dev.nec_dev_id = local_;
+  dev.mla_idx = local_;
+  dev.host_device_id = local_;
+  dev.routing_id = local_;
+  dev.virtual_server_id = static_cast<uint32_t>(host_);
+  if (NRT_STATUS s = t_->neuronInitGlobalComm(rank_, n_, &dev, root, &comm_, "nrt_emu_ccom"); s != NRT_SUCCESS)
+    return st("neuronInitGlobalComm", s) + " (root " + (root ? root : "(none)") + "; libnccom's log says why)";
+  if (NRT_STATUS s = t_->neuronBuildGraphComm(comm_); s != NRT_SUCCESS) return st("neuronBuildGraphComm", s);
+  nccl_comm_info_t info{};
+  if (NRT_STATUS s = t_->neuronGetCommInfo(comm_, &info); s != NRT_SUCCESS) return st("neuronGetCommInfo", s);
+  if (info.rank != rank_ || info.rank_n != n_)
+    return "libnccom reports rank " + std::to_string(info.rank) + " of " + std::to_string(info.rank_n);
+  const int channels = std::min<int>(info.channel_n, static_cast<int>(max_ch));
+  if (channels < 1) return "the communicator has no ring channel";
+  for (int c = 0; c < channels; ++c) {
+    Channel ch;
+    ch.id = c;
+    ch.prev = info.rings[c].prev;
+    ch.next = info.rings[c].next;
+    const int* ur = info.rings[c].user_ranks;
+    if (ur == nullptr) return "ring " + std::to_string(c) + " has no user_ranks";
+    ch.ring.order.assign(ur, ur + n_);
+    // user_ranks starts at the calling rank; every rank must index ring
+    // positions alike, so the ring is rotated to start at its lowest rank.
+    std::rotate(ch.ring.order.begin(), std::min_element(ch.ring.order.begin(), ch.ring.order.end()),
+                ch.ring.order.end());
+    ch.ring.pos = static_cast<int>(std::find(ch.ring.order.begin(), ch.ring.order.end(), rank_) - ch.ring.order.begin());
+    if (ch.ring.pos >= n_) return "ring " + std::to_string(c) + " does not contain this rank";
+    if (ch.ring.order[static_cast<size_t>((ch.ring.pos + 1) % n_)] != ch.next ||
+        ch.ring.order[static_cast<size_t>((ch.ring.pos + n_ - 1) % n_)] != ch.prev)
+      return "ring " + std::to_string(c) + ": user_ranks disagree with prev/next";
+    chans_.push_back(std::move(ch));
+  }
+
+  const size_t dev_bytes = cfg.device_bytes != 0 ? cfg.device_bytes : kDefaultDeviceBytes;
+  if (NRT_STATUS s = nrt_emu_devmem_create(dev_bytes, &user_mem_); s != NRT_SUCCESS)
+    return "device memory of " + std::to_string(dev_bytes) + " bytes: " + st("nrt_emu_devmem_create", s);
+  heap_.reset(static_cast<uint8_t*>(nrt_emu_devmem_base(user_mem_)), nrt_emu_devmem_size(user_mem_));
+  const size_t engine_bytes = static_cast<size_t>(channels) * (2 * kSlots * slot_bytes_ + 64 * 1024) + (1u << 20);
+  if (NRT_STATUS s = nrt_emu_devmem_create(engine_bytes, &engine_mem_); s != NRT_SUCCESS)
+    return st("engine memory: nrt_emu_devmem_create", s);
+  if (std::string e = build_channels(); !e.empty()) return e;
+  if (std::string e = exchange_and_map(); !e.empty()) return e;
+  bool any_net = false;
+  for (const Channel& c : chans_) {
+    any_net = any_net || c.send.net || c.recv.net;
+    nrt_emu::log::message(nrt_emu::log::Level::Info, "[engine rank %d] channel %d: from rank %d %s, to rank %d %s",
+                          rank_, c.id, c.prev, c.recv.net ? "over the network" : "direct", c.next,
+                          c.send.net ? "over the network" : "direct");
+  }
+  if (any_net) {
+    if (NRT_STATUS s = nrt_emu_proxy_acquire(comm_, local_, local_, &proxy_); s != NRT_SUCCESS)
+      return st("nrt_emu_proxy_acquire", s);
+  }
+  return "";
+}
+
+std::string Ccom::build_channels() {
+  devmem::Region* region = devmem::region_of(engine_mem_);
+  for (Channel& c : chans_) {
+    const std::string at = "channel " + std::to_string(c.id) + ": ";
+    c.recv.slots = static_cast<uint8_t*>(region->allocate(kSlots * slot_bytes_, 4096, "engine receive slots"));
+    c.recv.tail = static_cast<volatile uint64_t*>(region->allocate(64, 64, "engine tail"));
+    c.recv.head = static_cast<volatile uint64_t*>(region->allocate(64, 64, "engine head"));
+    if (c.recv.slots == nullptr || c.recv.tail == nullptr || c.recv.head == nullptr) return at + "engine memory is full";
+    if (n_ == 1) continue;  // no hops: a one-rank ring only copies
+    void* rc = nullptr;
+    void* sc = nullptr;
+    if (NRT_STATUS s = t_->neuronGetNetConnector(comm_, ENC_PATTERN_RING, c.id, false, &rc); s != NRT_SUCCESS)
+      return at + st("neuronGetNetConnector(receive)", s);
+    if (NRT_STATUS s = t_->neuronGetNetConnector(comm_, ENC_PATTERN_RING, c.id, true, &sc); s != NRT_SUCCESS)
+      return at + st("neuronGetNetConnector(send)", s);
+    c.recv.net = rc != nullptr;
+    c.send.net = sc != nullptr;
+    if (!c.recv.net && !c.send.net) continue;
+    if (std::string e = net_channel(c); !e.empty()) return at + e;
+    if (c.recv.net) {
+      if (NRT_STATUS s = nrt_emu_devmem_connector(engine_mem_, 1, nullptr, rc, &c.recv.conn); s != NRT_SUCCESS)
+        return at + st("receive connector", s);
+      if (NRT_STATUS s = t_->neuronNetRegMr(comm_, ENC_PATTERN_RING, c.id, false, NET_RECV_COMM, c.recv.slots,
+                                            kSlots * slot_bytes_, NCCL_PTR_HOST, &c.recv.mhandle);
+          s != NRT_SUCCESS)
+        return at + st("neuronNetRegMr(receive slots)", s);
+    }
+    if (c.send.net) {
+      c.send.slots = static_cast<uint8_t*>(region->allocate(kSlots * slot_bytes_, 4096, "engine send slots"));
+      if (c.send.slots == nullptr) return at + "engine memory is full";
+      if (NRT_STATUS s = nrt_emu_devmem_connector(engine_mem_, 1, nullptr, sc, &c.send.conn); s != NRT_SUCCESS)
+        return at + st("send connector", s);
+      if (NRT_STATUS s = t_->neuronNetRegMr(comm_, ENC_PATTERN_RING, c.id, true, NET_SEND_COMM, c.send.slots,
+                                            kSlots * slot_bytes_, NCCL_PTR_HOST, &c.send.mhandle);
+          s != NRT_SUCCESS)
+        return at + st("neuronNetRegMr(send slots)", s);
+    }
+    if (NRT_STATUS s = nrt_emu_devmem_channel(engine_mem_, c.id, ENC_PATTERN_RING, c.recv.conn, c.send.conn, &c.chan);
+        s != NRT_SUCCESS)
+      return at + st("enc_channel", s);
+  }
+  return "";
+}
+
+// Semaphores and the trigger word of a channel with a network hop.
+std::string Ccom::net_channel(Channel& c) {
+  volatile uint32_t** words[] = {&c.recv.hs, &c.recv.cmp, &c.send.hs, &c.send.cmp};
+  for (volatile uint32_t** w : words) {
+    if (NRT_STATUS s = nrt_emu_devmem_semaphore(engine_mem_, w); s != NRT_SUCCESS) return st("semaphore", s);
+  }
+  if (NRT_STATUS s = nrt_emu_devmem_trigger_word(engine_mem_, &c.trigger); s != NRT_SUCCESS)
+    return st("trigger word", s);
+  return "";
+}
+
+// Every rank learns every other's process, memory file and slot offsets;
+// the receiver of each DIRECT hop is mapped.
+std::string Ccom::exchange_and_map() {
+  PeerCard me{};
+  me.magic = kCardMagic;
+  me.rank = rank_;
+  me.host = host_;
+  me.pid = static_cast<int32_t>(getpid());
+  me.fd = nrt_emu_devmem_fd(engine_mem_);
+  me.channels = static_cast<int32_t>(chans_.size());
+  me.region_bytes = nrt_emu_devmem_size(engine_mem_);
+  me.slot_bytes = slot_bytes_;
+  gethostname(me.hostname, sizeof me.hostname - 1);
+  for (const Channel& c : chans_) {
+    me.recv_slots[c.id] = nrt_emu_devmem_offset(engine_mem_, c.recv.slots);
+    me.tail[c.id] = nrt_emu_devmem_offset(engine_mem_, c.recv.tail);
+    me.head[c.id] = nrt_emu_devmem_offset(engine_mem_, c.recv.head);
+  }
+  cards_.assign(static_cast<size_t>(n_), PeerCard{});
+  cards_[static_cast<size_t>(rank_)] = me;
+  if (NRT_STATUS s = t_->neuronBootstrapAllGather(comm_, cards_.data(), sizeof(PeerCard), "nrt_emu engine cards");
+      s != NRT_SUCCESS)
+    return st("neuronBootstrapAllGather(engine cards)", s);
+  for (int r = 0; r < n_; ++r) {
+    const PeerCard& p = cards_[static_cast<size_t>(r)];
+    if (p.magic != kCardMagic || p.rank != r)
+      return "rank " + std::to_string(r) + " sent a malformed engine card";
+    if (p.channels != me.channels || p.slot_bytes != me.slot_bytes)
+      return "rank " + std::to_string(r) + " runs " + std::to_string(p.channels) + " engine channels of " +
+             std::to_string(p.slot_bytes) + "-byte slices, this rank " + std::to_string(me.channels) + " of " +
+             std::to_string(me.slot_bytes) + " (NEURON_RT_EMU_ENGINE_CHANNELS / NEURON_RT_EMU_SLICE_BYTES must agree)";
+  }
+  peer_maps_.assign(static_cast<size_t>(n_), Mapping{});
+  for (Channel& c : chans_) {
+    if (c.send.net) continue;
+    const PeerCard& p = cards_[static_cast<size_t>(c.next)];
+    if (std::strncmp(p.hostname, me.hostname, sizeof me.hostname) != 0)
+      return "channel " + std::to_string(c.id) + ": the hop to rank " + std::to_string(c.next) +
+             " is not a network hop, but that rank runs on machine '" + p.hostname + "', not '" + me.hostname +
+             "'; direct copies need one machine (give the ranks distinct host ids)";
+    Mapping& m = peer_maps_[static_cast<size_t>(c.next)];
+    if (m.base == nullptr) {
+      const std::string path = "/proc/" + std::to_string(p.pid) + "/fd/" + std::to_string(p.fd);
+      const int fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
+      if (fd < 0) return "cannot open rank " + std::to_string(c.next) + "'s device memory " + path + ": " + std::strerror(errno);
+      void* base = mmap(nullptr, p.region_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+      const int err = errno;
+      close(fd);
+      if (base == MAP_FAILED) return "cannot map rank " + std::to_string(c.next) + "'s device memory: " + std::strerror(err);
+      m.base = base;
+      m.bytes = p.region_bytes;
+    }
+    auto* b = static_cast<uint8_t*>(m.base);
+    if (p.recv_slots[c.id] + kSlots * slot_bytes_ > m.bytes || p.tail[c.id] + 8 > m.bytes || p.head[c.id] + 8 > m.bytes)
+      return "rank " + std::to_string(c.next) + "'s engine card has offsets outside its memory";
+    c.send.slots = b + p.recv_slots[c.id];
+    c.send.tail = reinterpret_cast<volatile uint64_t*>(b + p.tail[c.id]);
+    c.send.head = reinterpret_cast<volatile uint64_t*>(b + p.head[c.id]);
+  }
+  return "";
+}
+
+Ccom::~Ccom() {
+  if (comm_ != nullptr && t_ != nullptr) {
+    // Peers may still read or write this rank's memory until everyone is here.
+    std::vector<int> fence(static_cast<size_t>(n_), 0);
+    (void)t_->neuronBootstrapAllGather(comm_, fence.data(), sizeof(int), "nrt_emu engine close");
+  }
+  if (proxy_ != nullptr) nrt_emu_proxy_release(proxy_);
+  for (Channel& c : chans_) {
+    if (c.recv.mhandle != nullptr)
+      (void)t_->neuronNetDeregMr(comm_, ENC_PATTERN_RING, c.id, false, NET_RECV_COMM, c.recv.mhandle);
+    if (c.send.mhandle != nullptr)
+      (void)t_->neuronNetDeregMr(comm_, ENC_PATTERN_RING, c.id, true, NET_SEND_COMM, c.send.mhandle);
+  }
+  for (Mapping& m : peer_maps_) {
+    if (m.base != nullptr) munmap(m.base, m.bytes);
+  }
+  if (comm_ != nullptr && t_ != nullptr) (void)t_->neuronFreeComm(comm_);
+  if (engine_mem_ != nullptr) nrt_emu_devmem_destroy(engine_mem_);
+  if (user_mem_ != nullptr) nrt_emu_devmem_destroy(user_mem_);
+}
+
+NRT_STATUS Ccom::alloc(size_t bytes, void** out) {
+  if (out == nullptr) return fail(NRT_INVALID, "nrt_emu_ccom_alloc: out is NULL");
+  *out = heap_.allocate(bytes);
+  if (*out == nullptr)
+    return fail(NRT_RESOURCE, "device memory: " + std::to_string(bytes) + " bytes do not fit (largest free range " +
+                                  std::to_string(heap_.largest_free()) + " of " + std::to_string(heap_.free_bytes()) +
+                                  " free; raise nrt_emu_ccom_config_t.device_bytes)");
+  return NRT_SUCCESS;
+}
+
+void Ccom::free(void* p) {
+  if (p != nullptr && !heap_.release(p)) (void)fail(NRT_INVALID, "nrt_emu_ccom_free: not a live allocation");
+}
+
+NRT_STATUS Ccom::barrier() {
+  std::vector<int> fence(static_cast<size_t>(n_), 0);
+  if (NRT_STATUS s = t_->neuronBootstrapAllGather(comm_, fence.data(), sizeof(int), "nrt_emu barrier"); s != NRT_SUCCESS)
+    return fail(s, st("barrier: neuronBootstrapAllGather", s));
+  return NRT_SUCCESS;
+}
+
+}  // namespace nrt_emu::engine

@@ -1,0 +1,160 @@
+// ccom.h — one rank of the reference device engine: its communicator, its
+// device memory, its links to ring neighbours and peers, and the executor
+// that runs collective programs over them.
+//
+// Links. Every ring channel has a receive link (from prev) and a send link
+// (to next). A hop libnccom connected over the network (neuronGetNetConnector
+// answers a connector) is a NET link: slices go through K staging slots in
+// this rank's device memory, described to libnccom's proxy as one basic block
+// per channel and execution (src/dest FIFOs over the slots), published by
+// advancing the connector's index words and completed through semaphores —
+// the device's side of spec proxy.md §10–§11. Any other hop is a DIRECT
+// link: the sender copies straight into the receiver's slots (the peer's
+// device memory, mapped from its memfd), with two counters in the
+// receiver's memory (tail: slices written, head: slices consumed).
+#pragma once
+
+#include "heap.h"
+#include "program.h"
+
+#include <nrt_emu.h>
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace nrt_emu::engine {
+
+inline constexpr int kMaxEngineChannels = 4;  // one proxy stream per channel
+inline constexpr uint32_t kSlots = 4;         // staging slots per link
+
+// What a rank publishes about itself at init (bootstrap all-gather).
+struct PeerCard {
+  uint32_t magic;
+  int32_t rank;
+  int32_t host;
+  int32_t pid;
+  int32_t fd;
+  int32_t channels;
+  uint64_t region_bytes;
+  uint64_t slot_bytes;
+  char hostname[64];
+  // Per channel: offsets in the region of the receive slots, tail, head.
+  uint64_t recv_slots[kMaxEngineChannels];
+  uint64_t tail[kMaxEngineChannels];
+  uint64_t head[kMaxEngineChannels];
+};
+
+struct RecvLink {
+  bool net = false;
+  uint8_t* slots = nullptr;            // this rank's memory
+  // DIRECT
+  volatile uint64_t* tail = nullptr;   // written by prev
+  volatile uint64_t* head = nullptr;   // written here
+  uint64_t base = 0;                   // slices received in earlier executions
+  // NET
+  enc_net_connector_t* conn = nullptr;
+  void* mhandle = nullptr;
+  volatile uint32_t* hs = nullptr;
+  volatile uint32_t* cmp = nullptr;
+};
+
+struct SendLink {
+  bool net = false;
+  uint8_t* slots = nullptr;            // DIRECT: the peer's slots (mapped); NET: this rank's
+  volatile uint64_t* tail = nullptr;   // DIRECT, in the peer's memory
+  volatile uint64_t* head = nullptr;   // DIRECT, in the peer's memory
+  uint64_t base = 0;
+  enc_net_connector_t* conn = nullptr;
+  void* mhandle = nullptr;
+  volatile uint32_t* hs = nullptr;
+  volatile uint32_t* cmp = nullptr;
+};
+
+struct Channel {
+  int id = 0;
+  Ring ring;
+  int prev = -1, next = -1;
+  RecvLink recv;
+  SendLink send;
+  enc_channel_prefix_t* chan = nullptr;  // NET hops only
+  volatile uint32_t* trigger = nullptr;
+};
+
+// One collective shape, built once and executed many times.
+struct NetBlock {
+  int channel = 0;
+  net_ops_info_t op{};
+  std::vector<net_src_addr_t> src;
+  std::vector<net_dest_addr_t> dst;
+  nrt_emu_proxy_block_t block{};
+};
+
+struct Plan {
+  CollDesc desc;
+  const void* send = nullptr;
+  void* recv = nullptr;
+  int send_to = -1, recv_from = -1;
+  std::vector<ChannelProgram> progs;  // per engine channel
+  std::vector<NetBlock> blocks;       // at most one per channel
+  uint64_t uses = 0;
+};
+
+class Ccom {
+ public:
+  ~Ccom();
+  static NRT_STATUS create(const nrt_emu_ccom_config_t& cfg, Ccom** out, std::string* why);
+
+  NRT_STATUS run(const nrt_emu_coll_args_t& a);
+  NRT_STATUS barrier();
+  NRT_STATUS alloc(size_t bytes, void** out);
+  void free(void* p);
+
+  int rank() const { return rank_; }
+  int rank_n() const { return n_; }
+  int channel_n() const { return static_cast<int>(chans_.size()); }
+  const std::string& error() const { return error_; }
+
+ private:
+  Ccom() = default;
+  NRT_STATUS fail(NRT_STATUS s, std::string why);
+  std::string init(const nrt_emu_ccom_config_t& cfg);
+  std::string build_channels();
+  std::string exchange_and_map();
+  std::string net_channel(Channel& c);
+  std::string validate(const nrt_emu_coll_args_t& a, CollDesc* d) const;
+  Plan* plan_for(const nrt_emu_coll_args_t& a, const CollDesc& d, std::string* why);
+  std::string build_plan(Plan& p);
+  std::string execute(Plan& p);
+  std::string describe_peer(int rank) const;
+  std::string peer_gone() const;
+
+  const nccom_export_table_t* t_ = nullptr;
+  void* comm_ = nullptr;
+  int rank_ = 0, n_ = 1, host_ = 0, local_ = 0;
+  uint32_t timeout_ms_ = 60000;
+  uint64_t slot_bytes_ = 0;
+  nrt_emu_devmem_t* engine_mem_ = nullptr;  // slots, counters, semaphores, connectors
+  nrt_emu_devmem_t* user_mem_ = nullptr;    // nrt_emu_ccom_alloc
+  Heap heap_;
+  std::vector<PeerCard> cards_;
+  struct Mapping {
+    void* base = nullptr;
+    size_t bytes = 0;
+  };
+  std::vector<Mapping> peer_maps_;  // by rank; mapped only for DIRECT neighbours
+  std::vector<Channel> chans_;
+  nrt_emu_proxy_t* proxy_ = nullptr;
+  std::list<Plan> plans_;  // most recently used first
+  std::string error_;
+  uint64_t executions_ = 0;
+  bool broken_ = false;  // a failed execution leaves the links in an unknown state
+  std::string broken_reason_;
+};
+
+}  // namespace nrt_emu::engine

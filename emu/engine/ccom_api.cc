@@ -1,0 +1,72 @@
+// The collective API of the reference runtime (nrt_emu_ccom_*, nrt_emu.h).
+#include <nrt_emu.h>
+
+#include "ccom.h"
+
+#include <new>
+#include <string>
+
+struct nrt_emu_ccom {
+  nrt_emu::engine::Ccom* impl;
+};
+
+namespace {
+thread_local std::string init_error;  // why the last nrt_emu_ccom_init failed (no handle to hold it)
+}
+
+extern "C" {
+
+NRT_STATUS nrt_emu_ccom_init(const nrt_emu_ccom_config_t* cfg, nrt_emu_ccom_t** out) {
+  if (out == nullptr) return NRT_INVALID;
+  *out = nullptr;
+  if (cfg == nullptr) {
+    init_error = "nrt_emu_ccom_init: cfg is NULL";
+    return NRT_INVALID;
+  }
+  nrt_emu::engine::Ccom* c = nullptr;
+  init_error.clear();
+  const NRT_STATUS s = nrt_emu::engine::Ccom::create(*cfg, &c, &init_error);
+  if (s != NRT_SUCCESS) return s;
+  *out = new (std::nothrow) nrt_emu_ccom{c};
+  if (*out == nullptr) {
+    delete c;
+    init_error = "out of memory";
+    return NRT_RESOURCE;
+  }
+  return NRT_SUCCESS;
+}
+
+void nrt_emu_ccom_close(nrt_emu_ccom_t* c) {
+  if (c == nullptr) return;
+  delete c->impl;
+  delete c;
+}
+
+const char* nrt_emu_ccom_error(const nrt_emu_ccom_t* c) {
+  return c == nullptr ? init_error.c_str() : c->impl->error().c_str();
+}
+
+int nrt_emu_ccom_rank(const nrt_emu_ccom_t* c) { return c ? c->impl->rank() : -1; }
+int nrt_emu_ccom_rank_n(const nrt_emu_ccom_t* c) { return c ? c->impl->rank_n() : 0; }
+int nrt_emu_ccom_channel_n(const nrt_emu_ccom_t* c) { return c ? c->impl->channel_n() : 0; }
+
+NRT_STATUS nrt_emu_ccom_alloc(nrt_emu_ccom_t* c, size_t bytes, void** out) {
+  if (c == nullptr) return NRT_INVALID;
+  return c->impl->alloc(bytes, out);
+}
+
+void nrt_emu_ccom_free(nrt_emu_ccom_t* c, void* p) {
+  if (c != nullptr) c->impl->free(p);
+}
+
+NRT_STATUS nrt_emu_ccom_run(nrt_emu_ccom_t* c, const nrt_emu_coll_args_t* a) {
+  if (c == nullptr || a == nullptr) return NRT_INVALID;
+  return c->impl->run(*a);
+}
+
+NRT_STATUS nrt_emu_ccom_barrier(nrt_emu_ccom_t* c) {
+  if (c == nullptr) return NRT_INVALID;
+  return c->impl->barrier();
+}
+
+}  // extern "C"

@@ -1,0 +1,255 @@
+// Ccom::execute: one execution of a plan — the device's side of every link
+// (ccom.h) while the runtime's proxy worker ticks libnccom for the NET ones.
+#include "ccom.h"
+
+#include <sched.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+namespace nrt_emu::engine {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr uint32_t kIndexLoop = 512;
+
+uint32_t load32(const volatile uint32_t* w) { return __atomic_load_n(w, __ATOMIC_ACQUIRE); }
+uint64_t load64(const volatile uint64_t* w) { return __atomic_load_n(w, __ATOMIC_ACQUIRE); }
+void store64(volatile uint64_t* w, uint64_t v) { __atomic_store_n(w, v, __ATOMIC_RELEASE); }
+
+volatile uint32_t* post_word(enc_net_connector_t* c, bool send) {
+  auto* hm = static_cast<enc_net_host_memory_t*>(c->net_host_mem.va);
+  return send ? &hm->post_send[0].index : &hm->post_recv[0].index;
+}
+
+// One FIFO entry released to the proxy (transport README, decision 4).
+void publish(volatile uint32_t* word) {
+  __atomic_store_n(word, (load32(word) + 1) % kIndexLoop, __ATOMIC_RELEASE);
+}
+
+// Per channel, per execution.
+struct Run {
+  size_t step = 0;
+  uint64_t sseq = 0, rseq = 0;  // slices sent / consumed
+  uint64_t pub_rx = 0;          // NET receive descriptors released
+  bool tx_closed = false, rx_closed = false;
+  const NetBlock* block = nullptr;
+};
+
+// A process that exited but was not reaped yet (a zombie) is gone too.
+bool process_alive(pid_t pid) {
+  if (kill(pid, 0) != 0 && errno == ESRCH) return false;
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d/stat", static_cast<int>(pid));
+  FILE* f = std::fopen(path, "r");
+  if (f == nullptr) return errno != ENOENT;
+  char buf[512];
+  const size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+  std::fclose(f);
+  buf[n] = '\0';
+  const char* close_paren = std::strrchr(buf, ')');  // the name may hold spaces and parentheses
+  if (close_paren == nullptr || close_paren[1] == '\0') return true;
+  const char state = close_paren[2];
+  return state != 'Z' && state != 'X';
+}
+
+}  // namespace
+
+std::string Ccom::describe_peer(int r) const {
+  if (r < 0 || static_cast<size_t>(r) >= cards_.size()) return "rank " + std::to_string(r);
+  const PeerCard& p = cards_[static_cast<size_t>(r)];
+  return "rank " + std::to_string(r) + " (host " + std::to_string(p.host) + ", pid " + std::to_string(p.pid) + " on " +
+         p.hostname + ")";
+}
+
+// The ranks on this machine whose processes are gone ("" when none): the
+// first one named is the lowest rank, usually the one that died first —
+// the others may have exited after failing because of it.
+std::string Ccom::peer_gone() const {
+  char me[64] = {};
+  gethostname(me, sizeof me - 1);
+  std::string out;
+  for (size_t r = 0; r < cards_.size(); ++r) {
+    const PeerCard& p = cards_[r];
+    if (static_cast<int>(r) == rank_ || std::strncmp(p.hostname, me, sizeof me) != 0) continue;
+    if (!process_alive(p.pid)) out += (out.empty() ? "" : ", ") + describe_peer(static_cast<int>(r));
+  }
+  return out.empty() ? out : "process gone: " + out;
+}
+
+std::string Ccom::execute(Plan& p) {
+  const DType t = p.desc.dtype;
+  const RedOp op = p.desc.op;
+  const uint64_t es = dtype_size(t);
+  const auto* in = static_cast<const uint8_t*>(p.send);
+  auto* out = static_cast<uint8_t*>(p.recv);
+  std::vector<Run> runs(chans_.size());
+  for (const NetBlock& b : p.blocks) runs[static_cast<size_t>(b.channel)].block = &b;
+
+  // The network task: one stream per channel with a NET hop, gated on the
+  // device's trigger words (proxy.md §13.4).
+  nrt_emu_proxy_status_t* status = nullptr;
+  if (!p.blocks.empty()) {
+    std::vector<nrt_emu_proxy_stream_t> streams;
+    nrt_emu_network_task_t task{};
+    for (size_t i = 0; i < p.blocks.size(); ++i) {
+      const Channel& c = chans_[static_cast<size_t>(p.blocks[i].channel)];
+      for (volatile uint32_t* w : {c.send.hs, c.send.cmp, c.recv.hs, c.recv.cmp}) __atomic_store_n(w, 0u, __ATOMIC_RELEASE);
+      nrt_emu_proxy_arm_trigger(c.trigger);
+      streams.push_back({static_cast<uint32_t>(i), &p.blocks[i].block, 1});
+      task.trigger_words[i] = c.trigger;
+    }
+    task.streams = streams.data();
+    task.streams_n = static_cast<int>(streams.size());
+    task.device_gated = true;
+    task.exec_id = executions_;
+    if (NRT_STATUS s = nrt_emu_proxy_submit(proxy_, &task, &status); s != NRT_SUCCESS)
+      return "the proxy worker refused the network task (status " + std::to_string(s) + "; the runtime log says why)";
+    for (const NetBlock& b : p.blocks) __atomic_store_n(chans_[static_cast<size_t>(b.channel)].trigger, 1u, __ATOMIC_RELEASE);
+  }
+  struct StatusGuard {
+    nrt_emu_proxy_status_t*& s;
+    ~StatusGuard() {
+      if (s != nullptr) nrt_emu_proxy_status_free(s);
+    }
+  } guard{status};
+
+  const auto start = Clock::now();
+  const auto deadline = start + std::chrono::milliseconds(timeout_ms_);
+  auto last_check = start;
+  bool proxy_checked = false;
+  for (;;) {
+    bool moved = false, done = true;
+    for (size_t ci = 0; ci < chans_.size(); ++ci) {
+      Channel& c = chans_[ci];
+      Run& r = runs[ci];
+      const ChannelProgram& prog = p.progs[ci];
+      const bool net_tx = r.block != nullptr && r.block->op.tx_entry_cnt > 0;
+      const bool net_rx = r.block != nullptr && r.block->op.rx_entry_cnt > 0;
+      // Receive descriptors, as far as free slots allow.
+      while (net_rx && r.pub_rx < prog.recvs && r.pub_rx < r.rseq + kSlots) {
+        publish(post_word(c.recv.conn, false));
+        ++r.pub_rx;
+        moved = true;
+      }
+      while (r.step < prog.steps.size()) {
+        const Step& s = prog.steps[r.step];
+        const bool rv = (s.flags & kRecv) != 0, sd = (s.flags & kSend) != 0;
+        const uint8_t* rslot = nullptr;
+        uint8_t* sslot = nullptr;
+        if (rv) {
+          if (c.recv.net) {
+            if (load32(c.recv.cmp) <= r.rseq) break;
+            rslot = c.recv.slots + (r.rseq % kSlots) * slot_bytes_;
+          } else {
+            const uint64_t g = c.recv.base + r.rseq;
+            if (load64(c.recv.tail) <= g) break;
+            rslot = c.recv.slots + (g % kSlots) * slot_bytes_;
+          }
+        }
+        if (sd) {
+          if (c.send.net) {
+            if (r.sseq >= static_cast<uint64_t>(load32(c.send.hs)) + load32(c.send.cmp)) break;
+            sslot = c.send.slots + (r.sseq % kSlots) * slot_bytes_;
+          } else {
+            const uint64_t g = c.send.base + r.sseq;
+            if (g - load64(c.send.head) >= kSlots) break;
+            sslot = c.send.slots + (g % kSlots) * slot_bytes_;
+          }
+        }
+        const size_t bytes = s.elems * es;
+        const uint8_t* src = s.src >= 0 ? in + static_cast<uint64_t>(s.src) * es : nullptr;
+        uint8_t* target = s.dst >= 0 ? out + static_cast<uint64_t>(s.dst) * es : sslot;
+        if (bytes > 0 && target != nullptr) {
+          if (rv && (s.flags & kReduce)) {
+            reduce(t, op, target, rslot, src, s.elems);
+          } else {
+            const uint8_t* from = rv ? rslot : src;
+            if (from != target) std::memmove(target, from, bytes);
+          }
+          if (s.flags & kAvg) avg_finish(t, target, s.elems, n_);
+          if (sd && target != sslot) std::memcpy(sslot, target, bytes);
+        }
+        if (sd) {
+          if (c.send.net) {
+            publish(post_word(c.send.conn, true));
+          } else {
+            store64(c.send.tail, c.send.base + r.sseq + 1);
+          }
+          ++r.sseq;
+        }
+        if (rv) {
+          if (!c.recv.net) store64(c.recv.head, c.recv.base + r.rseq + 1);
+          ++r.rseq;
+        }
+        ++r.step;
+        moved = true;
+      }
+      // The end of the execution on the NET words: NET_OP_COMPLETE once the
+      // op's entries are out (receive: once everything arrived), then
+      // EXEC_COMPLETE on the same word.
+      if (net_tx && !r.tx_closed && r.sseq == prog.sends) {
+        publish(post_word(c.send.conn, true));
+        publish(post_word(c.send.conn, true));
+        r.tx_closed = moved = true;
+      }
+      if (net_rx && !r.rx_closed && r.rseq == prog.recvs) {
+        publish(post_word(c.recv.conn, false));
+        publish(post_word(c.recv.conn, false));
+        r.rx_closed = moved = true;
+      }
+      done = done && r.step == prog.steps.size() && (!net_tx || r.tx_closed) && (!net_rx || r.rx_closed);
+    }
+    const bool task_done = status == nullptr || nrt_emu_proxy_run_state(status) == NRT_EMU_TASK_DONE;
+    if (done && task_done) break;
+    if (task_done && status != nullptr && !proxy_checked) {
+      // The proxy may finish first (the device's last steps are direct
+      // hops); if it finished with an error, stop now.
+      proxy_checked = true;
+      if (const NRT_STATUS s = nrt_emu_proxy_wait(status, 0); s != NRT_SUCCESS) {
+        std::string gone = peer_gone();
+        return "the network proxy failed (status " + std::to_string(s) + "): " +
+               nrt_emu_proxy_status_message(status) + (gone.empty() ? "" : "; " + gone);
+      }
+    }
+    if (moved) continue;
+    const auto now = Clock::now();
+    if (now - last_check > std::chrono::milliseconds(50)) {
+      last_check = now;
+      if (std::string gone = peer_gone(); !gone.empty()) return gone;
+    }
+    if (now > deadline) {
+      std::string where;
+      for (size_t ci = 0; ci < chans_.size() && where.empty(); ++ci) {
+        const Run& r = runs[ci];
+        const ChannelProgram& prog = p.progs[ci];
+        if (r.step >= prog.steps.size()) continue;
+        const Step& s = prog.steps[r.step];
+        const Channel& c = chans_[ci];
+        where = "channel " + std::to_string(ci) + " step " + std::to_string(r.step) + " of " +
+                std::to_string(prog.steps.size()) + " waits for " +
+                ((s.flags & kRecv) ? "slice " + std::to_string(r.rseq) + " from " + describe_peer(c.prev) +
+                                         (c.recv.net ? " over the network" : " (direct)")
+                                   : "room at " + describe_peer(c.next) + (c.send.net ? " over the network" : " (direct)"));
+      }
+      if (where.empty()) where = "the network proxy to finish the task";
+      return "timed out after " + std::to_string(timeout_ms_) + " ms: " + where;
+    }
+    sched_yield();
+  }
+  if (status != nullptr) {
+    const NRT_STATUS s = nrt_emu_proxy_wait(status, 1000);
+    if (s != NRT_SUCCESS)
+      return "the network proxy failed (status " + std::to_string(s) + "): " + nrt_emu_proxy_status_message(status);
+  }
+  for (size_t ci = 0; ci < chans_.size(); ++ci) {
+    if (!chans_[ci].send.net) chans_[ci].send.base += p.progs[ci].sends;
+    if (!chans_[ci].recv.net) chans_[ci].recv.base += p.progs[ci].recvs;
+  }
+  return "";
+}
+
+}  // namespace nrt_emu::engine

@@ -1,0 +1,202 @@
+// Ccom::run: argument checks, the plan cache and the net blocks of a plan.
+#include "ccom.h"
+
+#include "../runtime_log.h"
+
+#include <algorithm>
+#include <climits>
+
+namespace nrt_emu::engine {
+namespace {
+
+constexpr size_t kMaxPlans = 16;
+constexpr uint32_t kIndexLoop = 512;
+// A channel carries at least this much of an operation before the next
+// channel is used: small operations stay on one ring.
+constexpr uint64_t kMinChannelBytes = 64u << 10;
+
+bool overlaps(const void* a, size_t na, const void* b, size_t nb) {
+  const auto* x = static_cast<const uint8_t*>(a);
+  const auto* y = static_cast<const uint8_t*>(b);
+  return na > 0 && nb > 0 && x < y + nb && y < x + na;
+}
+
+}  // namespace
+
+std::string Ccom::validate(const nrt_emu_coll_args_t& a, CollDesc* d) const {
+  if (a.coll < NRT_EMU_ALL_REDUCE || a.coll > NRT_EMU_PERMUTE) return "unknown collective " + std::to_string(a.coll);
+  if (a.dtype < NRT_EMU_INT8 || a.dtype > NRT_EMU_FP8_E5M2) return "unknown data type " + std::to_string(a.dtype);
+  if (a.op < NRT_EMU_SUM || a.op > NRT_EMU_AVG) return "unknown reduction " + std::to_string(a.op);
+  d->coll = static_cast<Coll>(a.coll);
+  d->dtype = static_cast<DType>(a.dtype);
+  d->op = static_cast<RedOp>(a.op);
+  d->count = a.count;
+  d->root = a.root;
+  const std::string what = coll_name(d->coll);
+  const uint64_t es = dtype_size(d->dtype);
+  const uint64_t n = static_cast<uint64_t>(n_);
+  if (a.count > (UINT64_MAX / es) / n) return what + ": count " + std::to_string(a.count) + " overflows";
+  uint64_t in = a.count, out = a.count;
+  switch (d->coll) {
+    case Coll::AllGather: out = a.count * n; break;
+    case Coll::ReduceScatter: in = a.count * n; break;
+    case Coll::AllToAll: in = out = a.count * n; break;
+    default: break;
+  }
+  if ((d->coll == Coll::Broadcast || d->coll == Coll::Reduce) && (a.root < 0 || a.root >= n_))
+    return what + ": root " + std::to_string(a.root) + " is outside 0.." + std::to_string(n_ - 1);
+  if (d->coll == Coll::Permute &&
+      (a.send_to < -1 || a.send_to >= n_ || a.recv_from < -1 || a.recv_from >= n_))
+    return what + ": send_to " + std::to_string(a.send_to) + " / recv_from " + std::to_string(a.recv_from) +
+           " outside -1.." + std::to_string(n_ - 1);
+  const size_t in_bytes = in * es, out_bytes = out * es;
+  const bool reads = !(d->coll == Coll::Broadcast && a.root != rank_) &&
+                     !(d->coll == Coll::Permute && a.send_to < 0);
+  const bool writes = !(d->coll == Coll::Reduce && a.root != rank_) &&
+                      !(d->coll == Coll::Permute && a.recv_from < 0);
+  if (a.count > 0) {
+    if (reads && !heap_.contains(a.send, in_bytes))
+      return what + ": the send buffer is not " + std::to_string(in_bytes) + " bytes of device memory from nrt_emu_ccom_alloc";
+    if (writes && !heap_.contains(a.recv, out_bytes))
+      return what + ": the receive buffer is not " + std::to_string(out_bytes) + " bytes of device memory from nrt_emu_ccom_alloc";
+  }
+  // In place: NCCL's rules; any other overlap is refused.
+  const auto* s = static_cast<const uint8_t*>(a.send);
+  const auto* r = static_cast<const uint8_t*>(a.recv);
+  bool in_place = s == r;
+  if (d->coll == Coll::AllGather) in_place = s == r + static_cast<uint64_t>(rank_) * a.count * es;
+  if (d->coll == Coll::ReduceScatter) in_place = r == s + static_cast<uint64_t>(rank_) * a.count * es;
+  if (d->coll == Coll::AllToAll || d->coll == Coll::Permute) in_place = false;
+  if (reads && writes && !in_place && overlaps(a.send, in_bytes, a.recv, out_bytes))
+    return what + ": the send and receive buffers overlap without being in place";
+  return "";
+}
+
+Plan* Ccom::plan_for(const nrt_emu_coll_args_t& a, const CollDesc& d, std::string* why) {
+  for (auto it = plans_.begin(); it != plans_.end(); ++it) {
+    const Plan& p = *it;
+    if (p.desc.coll == d.coll && p.desc.dtype == d.dtype && p.desc.op == d.op && p.desc.count == d.count &&
+        p.desc.root == d.root && p.send == a.send && p.recv == a.recv && p.send_to == a.send_to &&
+        p.recv_from == a.recv_from) {
+      plans_.splice(plans_.begin(), plans_, it);
+      return &plans_.front();
+    }
+  }
+  Plan p;
+  p.desc = d;
+  p.send = a.send;
+  p.recv = a.recv;
+  p.send_to = a.send_to;
+  p.recv_from = a.recv_from;
+  if (std::string e = build_plan(p); !e.empty()) {
+    *why = e;
+    return nullptr;
+  }
+  plans_.push_front(std::move(p));
+  while (plans_.size() > kMaxPlans) plans_.pop_back();
+  // Blocks point into the FIFO vectors of the plan: fix them where it lives.
+  for (NetBlock& b : plans_.front().blocks) {
+    b.block = {1, &b.op, 1, b.src.data(), static_cast<int>(b.src.size()), b.dst.data(), static_cast<int>(b.dst.size())};
+  }
+  return &plans_.front();
+}
+
+std::string Ccom::build_plan(Plan& p) {
+  const DType t = p.desc.dtype;
+  const uint64_t es = dtype_size(t);
+  const uint64_t slice = slot_bytes_ / es;
+  if (p.desc.coll == Coll::AllToAll || p.desc.coll == Coll::Permute)
+    return std::string(coll_name(p.desc.coll)) + " is not implemented yet in the reference engine (it needs the "
+                                                  "peer links of neuronExpandConnectivity)";
+  const uint64_t total = split_total(p.desc);
+  const uint64_t bytes = total * es;
+  const int used = static_cast<int>(std::clamp<uint64_t>(bytes / kMinChannelBytes, 1, chans_.size()));
+  const auto ranges = split_channels(total, used, std::max<uint64_t>(1, 64 / es));
+  p.progs.assign(chans_.size(), ChannelProgram{});
+  for (size_t c = 0; c < chans_.size(); ++c) {
+    if (static_cast<int>(c) >= used) continue;
+    const auto [first, last] = ranges[c];
+    if (std::string e = build_ring_program(p.desc, chans_[c].ring, rank_, first, last, slice, &p.progs[c]); !e.empty())
+      return e;
+  }
+  for (size_t c = 0; c < chans_.size(); ++c) {
+    const Channel& ch = chans_[c];
+    const ChannelProgram& prog = p.progs[c];
+    const bool tx = ch.send.net && prog.sends > 0;
+    const bool rx = ch.recv.net && prog.recvs > 0;
+    if (!tx && !rx) continue;
+    if (prog.sends > INT_MAX || prog.recvs > INT_MAX) return "an operation of more than 2^31 slices";
+    NetBlock b;
+    b.channel = static_cast<int>(c);
+    net_ops_info_t& op = b.op;
+    op.inc_send_handshake = ch.send.hs;
+    op.inc_send_complete = ch.send.cmp;
+    op.inc_recv_handshake = ch.recv.hs;
+    op.inc_recv_complete = ch.recv.cmp;
+    op.tx_entry_cnt = tx ? static_cast<uint32_t>(prog.sends) : 0;
+    op.rx_entry_cnt = rx ? static_cast<uint32_t>(prog.recvs) : 0;
+    op.net_idx_loop_size = kIndexLoop;
+    op.initial_send_credits = kSlots;
+    op.ending_recv_credits = 1;
+    op.data_type_sz = es;
+    op.basic_block_id = 1;
+    op.func_rel_op_idx = static_cast<uint32_t>(c);
+    op.unrolled_count = 1;
+    op.enc_channel = ch.chan;
+    uint64_t j = 0, k = 0;
+    for (const Step& s : prog.steps) {
+      if (tx && (s.flags & kSend)) {
+        net_src_addr_t e{};
+        e.host_addr = ch.send.slots + (j++ % kSlots) * slot_bytes_;
+        e.nccl_mhandle = ch.send.mhandle;
+        e.size = static_cast<uint32_t>(s.elems * es);
+        e.mark = NET_TRANSFER;
+        e.dst_rank = ch.next;
+        b.src.push_back(e);
+      }
+      if (rx && (s.flags & kRecv)) {
+        net_dest_addr_t e{};
+        e.host_addr = ch.recv.slots + (k++ % kSlots) * slot_bytes_;
+        e.nccl_mhandle = ch.recv.mhandle;
+        e.size = static_cast<uint32_t>(s.elems * es);
+        e.mark = NET_TRANSFER;
+        e.src_rank = ch.prev;
+        b.dst.push_back(e);
+      }
+    }
+    net_src_addr_t sc{};
+    sc.mark = NET_OP_COMPLETE;
+    sc.dst_rank = -1;
+    if (tx) b.src.push_back(sc);
+    sc.mark = EXEC_COMPLETE;
+    b.src.push_back(sc);
+    net_dest_addr_t dc{};
+    dc.mark = NET_OP_COMPLETE;
+    dc.src_rank = -1;
+    if (rx) b.dst.push_back(dc);
+    dc.mark = EXEC_COMPLETE;
+    b.dst.push_back(dc);
+    p.blocks.push_back(std::move(b));
+  }
+  if (p.blocks.size() > NRT_EMU_MAX_STREAMS) return "more network blocks than proxy streams";
+  return "";
+}
+
+NRT_STATUS Ccom::run(const nrt_emu_coll_args_t& a) {
+  if (broken_) return fail(NRT_FAILURE, "an earlier collective failed (" + broken_reason_ + "); close and re-create the communicator");
+  CollDesc d;
+  if (std::string e = validate(a, &d); !e.empty()) return fail(NRT_INVALID, e);
+  std::string why;
+  Plan* p = plan_for(a, d, &why);
+  if (p == nullptr) return fail(why.find("not implemented") != std::string::npos ? NRT_FAILURE : NRT_INVALID, why);
+  if (std::string e = execute(*p); !e.empty()) {
+    broken_ = true;
+    broken_reason_ = e;
+    return fail(NRT_FAILURE, std::string(coll_name(d.coll)) + " (execution " + std::to_string(executions_) + "): " + e);
+  }
+  ++p->uses;
+  ++executions_;
+  return NRT_SUCCESS;
+}
+
+}  // namespace nrt_emu::engine

@@ -1,0 +1,152 @@
+// EngineE2E/*: the reference device engine end to end — ranks as processes
+// on 1-2 emulated hosts, brought up through NEURON_RT_ROOT_COMM_ID, running
+// every collective over every data type and reduction, checked exactly
+// (engine_rank_driver, reference.h), over the socket net and libnccom-net
+// (tcp;ofi_rxm). Also: a rank that dies makes the others fail in time with
+// a message naming it.
+#include "child_process.h"
+
+#include <gtest/gtest.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace {
+
+using nccom_test::RunningChild;
+using Clock = std::chrono::steady_clock;
+
+// A loopback port nobody listens on right now (rank 0 binds it next).
+int free_port() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) return -1;
+  socklen_t len = sizeof a;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  close(fd);
+  return ntohs(a.sin_port);
+}
+
+struct Shape {
+  int ranks;
+  int hosts;
+  std::string net;  // "socket" or "ofi"
+};
+
+void PrintTo(const Shape& s, std::ostream* os) { *os << s.ranks << " ranks on " << s.hosts << " hosts, " << s.net; }
+
+std::string shape_name(const ::testing::TestParamInfo<Shape>& p) {
+  return std::to_string(p.param.ranks) + "ranks_" + std::to_string(p.param.hosts) + "hosts_" + p.param.net;
+}
+
+std::map<std::string, std::string> env_for(const Shape& s, int port) {
+  std::map<std::string, std::string> env = {
+      {"CCOM_SOCKET_IFNAME", "lo"},
+      {"NCCOM_BOOTSTRAP_TIMEOUT_MS", "30000"},
+      {"NEURON_CCOM_SOCK_TIMEOUT", "30000"},
+      {"NCCOM_CONFIG", ""},
+      {"NCCL_DEBUG", "WARN"},
+      {"NCCOM_BOOTSTRAP_SECRET", "engine-e2e-" + std::to_string(port)},
+      {"NEURON_RT_ROOT_COMM_ID", "127.0.0.1:" + std::to_string(port)},
+      {"NEURON_RT_EMU_DEVICES", std::to_string(s.ranks / s.hosts)},
+      // Small slices: many slices, rounds and channels on small buffers.
+      {"NEURON_RT_EMU_SLICE_BYTES", "4096"},
+      {"NCCOM_TRANSPORT_CONNECT_TIMEOUT_MS", "30000"}};
+  if (s.net == "socket") {
+    env["NCCOM_NET_USE_RUNTIME_PLUGIN"] = "false";
+  } else {
+    env["NCCOM_NET_USE_RUNTIME_PLUGIN"] = "true";
+    env["FI_PROVIDER"] = "tcp;ofi_rxm";
+  }
+  return env;
+}
+
+std::vector<RunningChild> start(const Shape& s, const std::vector<std::string>& args,
+                                std::map<std::string, std::string> env) {
+  std::vector<RunningChild> kids;
+  const int per = s.ranks / s.hosts;
+  for (int r = 0; r < s.ranks; ++r) {
+    std::vector<std::string> a = {std::to_string(r), std::to_string(s.ranks), std::to_string(r / per),
+                                  std::to_string(r % per), std::to_string(per)};
+    a.insert(a.end(), args.begin(), args.end());
+    kids.push_back(nccom_test::start_child(ENGINE_RANK_DRIVER, a, env));
+  }
+  return kids;
+}
+
+void run_all(const Shape& s, const std::vector<std::string>& args) {
+  const int port = free_port();
+  ASSERT_GT(port, 0);
+  std::vector<RunningChild> kids = start(s, args, env_for(s, port));
+  for (size_t r = 0; r < kids.size(); ++r) {
+    nccom_test::ChildResult res = nccom_test::finish_child(kids[r]);
+    auto rep = nccom_test::parse_report(res.out);
+    EXPECT_EQ(res.exit_code, 0) << "rank " << r << ":\n" << res.out << res.err;
+    EXPECT_EQ(rep["ok"], "1") << "rank " << r << ":\n" << res.out << res.err;
+    if (r == 0) ::testing::Test::RecordProperty("cases", rep["cases"]);
+  }
+}
+
+class EngineE2E : public ::testing::TestWithParam<Shape> {};
+
+// Every collective × every type × every reduction, sizes 0, 1, 13 and 5003
+// elements (many 4 KiB slices, not a multiple of the rank count), in and out
+// of place, twice each (the second execution reuses the cached plan).
+TEST_P(EngineE2E, EveryCollectiveTypeAndReductionIsExact) {
+  run_all(GetParam(), {"execs=2"});
+}
+
+#ifndef ENGINE_E2E_LONG
+const Shape kShapes[] = {
+    {1, 1, "socket"}, {2, 1, "socket"}, {3, 1, "socket"}, {4, 1, "socket"}, {2, 2, "socket"}, {4, 2, "socket"},
+};
+#else
+// 8 ranks, and libnccom-net over tcp;ofi_rxm (~3 s of connection setup per
+// rank pair on this provider).
+const Shape kShapes[] = {
+    {8, 1, "socket"}, {8, 2, "socket"}, {2, 2, "ofi"}, {4, 2, "ofi"}, {8, 2, "ofi"},
+};
+#endif
+INSTANTIATE_TEST_SUITE_P(Shapes, EngineE2E, ::testing::ValuesIn(kShapes), shape_name);
+
+class EngineFault : public ::testing::TestWithParam<Shape> {};
+
+// Rank 1 is SIGKILLed before its first collective; every survivor fails
+// within the bound, naming rank 1.
+TEST_P(EngineFault, ADeadRankFailsTheOthersNamingIt) {
+  const Shape s = GetParam();
+  const int port = free_port();
+  ASSERT_GT(port, 0);
+  const auto t0 = Clock::now();
+  std::vector<RunningChild> kids = start(s, {"die=1", "timeout_ms=20000"}, env_for(s, port));
+  for (size_t r = 0; r < kids.size(); ++r) {
+    nccom_test::ChildResult res = nccom_test::finish_child(kids[r]);
+    if (r == 1) {
+      EXPECT_EQ(res.signal, SIGKILL) << res.out << res.err;
+      continue;
+    }
+    auto rep = nccom_test::parse_report(res.out);
+    EXPECT_EQ(res.exit_code, 0) << "rank " << r << ":\n" << res.out << res.err;
+    EXPECT_NE(rep["result"], "0") << "rank " << r << " finished a collective with a dead peer";
+    EXPECT_NE(rep["message"].find("rank 1"), std::string::npos) << "rank " << r << ": " << rep["message"];
+  }
+  EXPECT_LT(Clock::now() - t0, std::chrono::seconds(40));
+}
+
+#ifndef ENGINE_E2E_LONG
+const Shape kFaultShapes[] = {{3, 1, "socket"}, {4, 2, "socket"}};
+#else
+const Shape kFaultShapes[] = {{4, 2, "ofi"}};
+#endif
+INSTANTIATE_TEST_SUITE_P(Shapes, EngineFault, ::testing::ValuesIn(kFaultShapes), shape_name);
+
+}  // namespace
