@@ -73,6 +73,7 @@ std::string Ccom::init(const nrt_emu_ccom_config_t& cfg) {
   n_ = cfg.rank_n;
   host_ = cfg.host;
   local_ = cfg.local_rank;
+  local_n_ = cfg.local_n;
   timeout_ms_ = cfg.timeout_ms != 0 ? cfg.timeout_ms : 60000;
   std::string why;
   uint64_t slot = 0, max_ch = 0;
@@ -132,7 +133,10 @@ std::string Ccom::init(const nrt_emu_ccom_config_t& cfg) {
   if (NRT_STATUS s = nrt_emu_devmem_create(dev_bytes, &user_mem_); s != NRT_SUCCESS)
     return "device memory of " + std::to_string(dev_bytes) + " bytes: " + st("nrt_emu_devmem_create", s);
   heap_.reset(static_cast<uint8_t*>(nrt_emu_devmem_base(user_mem_)), nrt_emu_devmem_size(user_mem_));
-  const size_t engine_bytes = static_cast<size_t>(channels) * (2 * kSlots * slot_bytes_ + 64 * 1024) + (1u << 20);
+  pair_stride_ = kSlots * slot_bytes_ + 4096;
+  const size_t engine_bytes = static_cast<size_t>(channels) * (2 * kSlots * slot_bytes_ + 64 * 1024) +
+                              static_cast<size_t>(local_n_) * pair_stride_ + 2 * kPeerSlots * slot_bytes_ +
+                              (1u << 20);
   if (NRT_STATUS s = nrt_emu_devmem_create(engine_bytes, &engine_mem_); s != NRT_SUCCESS)
     return st("engine memory: nrt_emu_devmem_create", s);
   if (std::string e = build_channels(); !e.empty()) return e;
@@ -153,6 +157,9 @@ std::string Ccom::init(const nrt_emu_ccom_config_t& cfg) {
 
 std::string Ccom::build_channels() {
   devmem::Region* region = devmem::region_of(engine_mem_);
+  pair_area_ = static_cast<uint8_t*>(region->allocate(static_cast<size_t>(local_n_) * pair_stride_, 4096,
+                                                      "engine peer rings"));
+  if (pair_area_ == nullptr) return "engine memory is full (peer rings)";
   for (Channel& c : chans_) {
     const std::string at = "channel " + std::to_string(c.id) + ": ";
     c.recv.slots = static_cast<uint8_t*>(region->allocate(kSlots * slot_bytes_, 4096, "engine receive slots"));
@@ -218,6 +225,10 @@ std::string Ccom::exchange_and_map() {
   me.channels = static_cast<int32_t>(chans_.size());
   me.region_bytes = nrt_emu_devmem_size(engine_mem_);
   me.slot_bytes = slot_bytes_;
+  me.local = local_;
+  me.local_n = local_n_;
+  me.pair_area = nrt_emu_devmem_offset(engine_mem_, pair_area_);
+  me.pair_stride = pair_stride_;
   gethostname(me.hostname, sizeof me.hostname - 1);
   for (const Channel& c : chans_) {
     me.recv_slots[c.id] = nrt_emu_devmem_offset(engine_mem_, c.recv.slots);
@@ -246,18 +257,8 @@ std::string Ccom::exchange_and_map() {
       return "channel " + std::to_string(c.id) + ": the hop to rank " + std::to_string(c.next) +
              " is not a network hop, but that rank runs on machine '" + p.hostname + "', not '" + me.hostname +
              "'; direct copies need one machine (give the ranks distinct host ids)";
-    Mapping& m = peer_maps_[static_cast<size_t>(c.next)];
-    if (m.base == nullptr) {
-      const std::string path = "/proc/" + std::to_string(p.pid) + "/fd/" + std::to_string(p.fd);
-      const int fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
-      if (fd < 0) return "cannot open rank " + std::to_string(c.next) + "'s device memory " + path + ": " + std::strerror(errno);
-      void* base = mmap(nullptr, p.region_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-      const int err = errno;
-      close(fd);
-      if (base == MAP_FAILED) return "cannot map rank " + std::to_string(c.next) + "'s device memory: " + std::strerror(err);
-      m.base = base;
-      m.bytes = p.region_bytes;
-    }
+    if (std::string e = map_peer(c.next); !e.empty()) return e;
+    const Mapping& m = peer_maps_[static_cast<size_t>(c.next)];
     auto* b = static_cast<uint8_t*>(m.base);
     if (p.recv_slots[c.id] + kSlots * slot_bytes_ > m.bytes || p.tail[c.id] + 8 > m.bytes || p.head[c.id] + 8 > m.bytes)
       return "rank " + std::to_string(c.next) + "'s engine card has offsets outside its memory";
@@ -268,9 +269,27 @@ std::string Ccom::exchange_and_map() {
   return "";
 }
 
+// Maps another rank's engine memory (once).
+std::string Ccom::map_peer(int r) {
+  Mapping& m = peer_maps_[static_cast<size_t>(r)];
+  if (m.base != nullptr) return "";
+  const PeerCard& p = cards_[static_cast<size_t>(r)];
+  const std::string path = "/proc/" + std::to_string(p.pid) + "/fd/" + std::to_string(p.fd);
+  const int fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
+  if (fd < 0) return "cannot open rank " + std::to_string(r) + "'s device memory " + path + ": " + std::strerror(errno);
+  void* base = mmap(nullptr, p.region_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  const int err = errno;
+  close(fd);
+  if (base == MAP_FAILED) return "cannot map rank " + std::to_string(r) + "'s device memory: " + std::strerror(err);
+  m.base = base;
+  m.bytes = p.region_bytes;
+  return "";
+}
+
 Ccom::~Ccom() {
-  if (comm_ != nullptr && t_ != nullptr) {
-    // Peers may still read or write this rank's memory until everyone is here.
+  if (comm_ != nullptr && t_ != nullptr && !broken_) {
+    // Peers may still read or write this rank's memory until everyone is
+    // here. (After a failure some peer may be gone: no fence.)
     std::vector<int> fence(static_cast<size_t>(n_), 0);
     (void)t_->neuronBootstrapAllGather(comm_, fence.data(), sizeof(int), "nrt_emu engine close");
   }
@@ -280,6 +299,13 @@ Ccom::~Ccom() {
       (void)t_->neuronNetDeregMr(comm_, ENC_PATTERN_RING, c.id, false, NET_RECV_COMM, c.recv.mhandle);
     if (c.send.mhandle != nullptr)
       (void)t_->neuronNetDeregMr(comm_, ENC_PATTERN_RING, c.id, true, NET_SEND_COMM, c.send.mhandle);
+  }
+  for (size_t q = 0; q < links_.peers.size(); ++q) {
+    const PeerLink& l = links_.peers[q];
+    if (l.tx_mhandle != nullptr)
+      (void)t_->neuronNetDeregMr(comm_, ENC_PATTERN_MESH, static_cast<int>(q), true, NET_SEND_COMM, l.tx_mhandle);
+    if (l.rx_mhandle != nullptr)
+      (void)t_->neuronNetDeregMr(comm_, ENC_PATTERN_MESH, static_cast<int>(q), false, NET_RECV_COMM, l.rx_mhandle);
   }
   for (Mapping& m : peer_maps_) {
     if (m.base != nullptr) munmap(m.base, m.bytes);

@@ -44,6 +44,10 @@ struct PeerCard {
   uint64_t region_bytes;
   uint64_t slot_bytes;
   char hostname[64];
+  int32_t local;          // device index on its host
+  int32_t local_n;
+  uint64_t pair_area;     // offset of the receive rings for same-host senders
+  uint64_t pair_stride;   // one ring per sender's local rank
   // Per channel: offsets in the region of the receive slots, tail, head.
   uint64_t recv_slots[kMaxEngineChannels];
   uint64_t tail[kMaxEngineChannels];
@@ -86,6 +90,48 @@ struct Channel {
   volatile uint32_t* trigger = nullptr;
 };
 
+// The peer links (all-to-all, permute): to every other rank, DIRECT for a
+// pair libnccom does not connect over the network, else over the MESH
+// connectors of neuronExpandConnectivity. DIRECT pairs have one ring per
+// (sender, receiver) in the receiver's memory; NET pairs share one ring of
+// kPeerSlots send and receive slots in FIFO order (one variable-peer op).
+inline constexpr uint32_t kPeerSlots = 8;
+
+struct PeerLink {
+  bool net = false;
+  // DIRECT send: the ring for this rank in the peer's memory.
+  uint8_t* tx_slots = nullptr;
+  volatile uint64_t* tx_tail = nullptr;
+  volatile uint64_t* tx_head = nullptr;
+  uint64_t tx_base = 0;
+  // DIRECT receive: the ring for the peer in this rank's memory.
+  uint8_t* rx_slots = nullptr;
+  volatile uint64_t* rx_tail = nullptr;
+  volatile uint64_t* rx_head = nullptr;
+  uint64_t rx_base = 0;
+  // NET: registrations of the shared slots with this peer's comms.
+  void* tx_mhandle = nullptr;
+  void* rx_mhandle = nullptr;
+};
+
+struct PeerLinks {
+  bool ready = false;
+  std::vector<PeerLink> peers;  // by rank
+  uint8_t* tx_slots = nullptr;  // NET, shared by every NET peer
+  uint8_t* rx_slots = nullptr;
+  enc_net_connector_t* send_conn = nullptr;  // index words of the op
+  enc_net_connector_t* recv_conn = nullptr;
+  enc_channel_prefix_t* chan = nullptr;
+  volatile uint32_t* sem[4] = {};  // send hs, send cmp, recv hs, recv cmp
+  volatile uint32_t* trigger = nullptr;
+};
+
+struct PeerItem {
+  int peer;
+  uint64_t off;    // elements into the input (send) or output (receive)
+  uint64_t elems;
+};
+
 // One collective shape, built once and executed many times.
 struct NetBlock {
   int channel = 0;
@@ -103,6 +149,11 @@ struct Plan {
   std::vector<ChannelProgram> progs;  // per engine channel
   std::vector<NetBlock> blocks;       // at most one per channel
   uint64_t uses = 0;
+  // Peer collectives (all-to-all, permute) instead of channel programs.
+  bool peer = false;
+  std::vector<PeerItem> sends, recvs;  // in the order every rank agrees on
+  uint64_t copy_src = 0, copy_dst = 0, copy_elems = 0;  // this rank's own block
+  std::vector<NetBlock> peer_block;    // zero or one
 };
 
 class Ccom {
@@ -132,6 +183,10 @@ class Ccom {
   std::string build_plan(Plan& p);
   std::string execute(Plan& p);
   std::string describe_peer(int rank) const;
+  std::string setup_peer_links();
+  std::string map_peer(int rank);
+  std::string build_peer_plan(Plan& p);
+  std::string execute_peers(Plan& p);
   std::string peer_gone() const;
 
   const nccom_export_table_t* t_ = nullptr;
@@ -149,6 +204,10 @@ class Ccom {
   };
   std::vector<Mapping> peer_maps_;  // by rank; mapped only for DIRECT neighbours
   std::vector<Channel> chans_;
+  PeerLinks links_;
+  int local_n_ = 1;
+  uint8_t* pair_area_ = nullptr;  // this rank's receive rings for same-host senders
+  uint64_t pair_stride_ = 0;
   nrt_emu_proxy_t* proxy_ = nullptr;
   std::list<Plan> plans_;  // most recently used first
   std::string error_;

@@ -74,7 +74,9 @@ std::string Ccom::peer_gone() const {
   std::string out;
   for (size_t r = 0; r < cards_.size(); ++r) {
     const PeerCard& p = cards_[r];
-    if (static_cast<int>(r) == rank_ || std::strncmp(p.hostname, me, sizeof me) != 0) continue;
+    if (static_cast<int>(r) == rank_ || p.pid == static_cast<int32_t>(getpid()) ||
+        std::strncmp(p.hostname, me, sizeof me) != 0)
+      continue;  // threads of this process cannot die alone
     if (!process_alive(p.pid)) out += (out.empty() ? "" : ", ") + describe_peer(static_cast<int>(r));
   }
   return out.empty() ? out : "process gone: " + out;

@@ -11,9 +11,6 @@ namespace {
 
 constexpr size_t kMaxPlans = 16;
 constexpr uint32_t kIndexLoop = 512;
-// A channel carries at least this much of an operation before the next
-// channel is used: small operations stay on one ring.
-constexpr uint64_t kMinChannelBytes = 64u << 10;
 
 bool overlaps(const void* a, size_t na, const void* b, size_t nb) {
   const auto* x = static_cast<const uint8_t*>(a);
@@ -95,8 +92,11 @@ Plan* Ccom::plan_for(const nrt_emu_coll_args_t& a, const CollDesc& d, std::strin
   plans_.push_front(std::move(p));
   while (plans_.size() > kMaxPlans) plans_.pop_back();
   // Blocks point into the FIFO vectors of the plan: fix them where it lives.
-  for (NetBlock& b : plans_.front().blocks) {
-    b.block = {1, &b.op, 1, b.src.data(), static_cast<int>(b.src.size()), b.dst.data(), static_cast<int>(b.dst.size())};
+  for (auto* list : {&plans_.front().blocks, &plans_.front().peer_block}) {
+    for (NetBlock& b : *list) {
+      b.block = {b.op.basic_block_id, &b.op, 1, b.src.data(), static_cast<int>(b.src.size()), b.dst.data(),
+                 static_cast<int>(b.dst.size())};
+    }
   }
   return &plans_.front();
 }
@@ -105,12 +105,12 @@ std::string Ccom::build_plan(Plan& p) {
   const DType t = p.desc.dtype;
   const uint64_t es = dtype_size(t);
   const uint64_t slice = slot_bytes_ / es;
-  if (p.desc.coll == Coll::AllToAll || p.desc.coll == Coll::Permute)
-    return std::string(coll_name(p.desc.coll)) + " is not implemented yet in the reference engine (it needs the "
-                                                  "peer links of neuronExpandConnectivity)";
+  if (p.desc.coll == Coll::AllToAll || p.desc.coll == Coll::Permute) return build_peer_plan(p);
   const uint64_t total = split_total(p.desc);
   const uint64_t bytes = total * es;
-  const int used = static_cast<int>(std::clamp<uint64_t>(bytes / kMinChannelBytes, 1, chans_.size()));
+  // A channel carries at least two slices before the next one is used:
+  // small operations stay on one ring.
+  const int used = static_cast<int>(std::clamp<uint64_t>(bytes / (2 * slot_bytes_), 1, chans_.size()));
   const auto ranges = split_channels(total, used, std::max<uint64_t>(1, 64 / es));
   p.progs.assign(chans_.size(), ChannelProgram{});
   for (size_t c = 0; c < chans_.size(); ++c) {
@@ -188,8 +188,8 @@ NRT_STATUS Ccom::run(const nrt_emu_coll_args_t& a) {
   if (std::string e = validate(a, &d); !e.empty()) return fail(NRT_INVALID, e);
   std::string why;
   Plan* p = plan_for(a, d, &why);
-  if (p == nullptr) return fail(why.find("not implemented") != std::string::npos ? NRT_FAILURE : NRT_INVALID, why);
-  if (std::string e = execute(*p); !e.empty()) {
+  if (p == nullptr) return fail(NRT_FAILURE, why);
+  if (std::string e = p->peer ? execute_peers(*p) : execute(*p); !e.empty()) {
     broken_ = true;
     broken_reason_ = e;
     return fail(NRT_FAILURE, std::string(coll_name(d.coll)) + " (execution " + std::to_string(executions_) + "): " + e);

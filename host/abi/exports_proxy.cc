@@ -6,8 +6,8 @@
 #include "log/log.h"
 #include "proxy/fifo.h"
 #include "transport/comm_setup.h"
+#include "transport/preferred_nic.h"
 
-using nccom::abi::not_implemented;
 namespace comm = nccom::comm;
 namespace transport = nccom::transport;
 
@@ -34,8 +34,28 @@ NRT_STATUS status_of(const nccom::Error& e) {
 
 }  // namespace
 
+// Collective: every rank calls it with the same argument (agreed first, so a
+// mismatch fails on every rank). MESH: a send and a receive end to every
+// other rank; RDH: to the recursive doubling/halving partners; DEFAULT: the
+// rings only. Each pair over the transport the selection picks (NET_NEURON
+// across servers, P2P within one); idempotent (host/transport/README.md).
 NCCOM_API NRT_STATUS neuronExpandConnectivity(void* comm, enc_net_connectivity_t conn) {
-  return not_implemented("neuronExpandConnectivity", 6);
+  comm::Communicator* c = comm::find_handle(comm);
+  if (c == nullptr) {
+    NCCOM_WARN("neuronExpandConnectivity: %p is not a live communicator handle", comm);
+    return NRT_INVALID_HANDLE;
+  }
+  auto t = transport::transports_of(*c, "neuronExpandConnectivity");
+  if (!t) {
+    NCCOM_WARN("%s", t.error().message.c_str());
+    return NRT_INVALID;
+  }
+  if (nccom::Status s = (*t)->expand(*c, conn); !s) {
+    NCCOM_WARN("neuronExpandConnectivity (rank %d of %d): %s", c->rank(), c->nranks(),
+               s.error().message.c_str());
+    return status_of(s.error());
+  }
+  return NRT_SUCCESS;
 }
 
 NCCOM_API NRT_STATUS neuronStartNetworkProxy(void* comm, uint32_t stream, uint32_t basic_block_id,
@@ -85,13 +105,42 @@ NCCOM_API NRT_STATUS neuronNetworkProxyProgress(void* comm, uint32_t stream,
   return NRT_SUCCESS;
 }
 
+// a = the runtime device id (enc_peer_info.neuron_dev), b = its routing id
+// (enc_peer_info.rid); the answer is the net device index nearest to that
+// device, from what neuronBuildGraphComm learnt in this process
+// (host/transport/README.md, decision 6).
 NCCOM_API NRT_STATUS neuronPreferredNcRidNic(uint32_t a, uint32_t b, int* nic_out) {
-  return not_implemented("neuronPreferredNcRidNic", 6);
+  if (nic_out == nullptr) {
+    NCCOM_WARN("neuronPreferredNcRidNic: nic_out is NULL");
+    return NRT_INVALID;
+  }
+  auto nic = transport::preferred_nic_of_process(a, b);
+  if (!nic) {
+    NCCOM_WARN("neuronPreferredNcRidNic(%u, %u): %s", a, b, nic.error().message.c_str());
+    return status_of(nic.error());
+  }
+  *nic_out = nic->index;
+  return NRT_SUCCESS;
 }
 
+// The same NIC as its PCI address "dddd:bb:dd.f" (NUL-terminated, so
+// bdf_len must be at least 13); a NIC without a PCI device is an error.
 NCCOM_API NRT_STATUS neuronPreferredNcRidNicBdf(uint32_t a, uint32_t b, char* bdf_out,
                                                 size_t bdf_len) {
-  return not_implemented("neuronPreferredNcRidNicBdf", 6);
+  if (bdf_out == nullptr) {
+    NCCOM_WARN("neuronPreferredNcRidNicBdf: bdf_out is NULL");
+    return NRT_INVALID;
+  }
+  auto nic = transport::preferred_nic_of_process(a, b);
+  if (!nic) {
+    NCCOM_WARN("neuronPreferredNcRidNicBdf(%u, %u): %s", a, b, nic.error().message.c_str());
+    return status_of(nic.error());
+  }
+  if (nccom::Status w = transport::write_bdf(*nic, bdf_out, bdf_len); !w) {
+    NCCOM_WARN("neuronPreferredNcRidNicBdf(%u, %u): %s", a, b, w.error().message.c_str());
+    return status_of(w.error());
+  }
+  return NRT_SUCCESS;
 }
 
 NCCOM_API NRT_STATUS neuronNetRegMr(void* comm, enc_pattern_t pattern, int channel, bool is_send,
@@ -123,6 +172,10 @@ NCCOM_API NRT_STATUS neuronNetDeregMr(void* comm, enc_pattern_t pattern, int cha
   return NRT_SUCCESS;
 }
 
+// RING: channel = ring channel; MESH: channel = the peer's rank (after
+// neuronExpandConnectivity). A hop carried by a proxy-free transport (P2P,
+// same server) is not a network hop: NRT_SUCCESS with *connector_out = NULL,
+// and the runtime moves that hop's data itself.
 NCCOM_API NRT_STATUS neuronGetNetConnector(void* comm, enc_pattern_t pattern, int channel,
                                            bool is_send, void** connector_out) {
   if (connector_out == nullptr) {

@@ -255,11 +255,12 @@ constexpr Knob kHostKnobs[] = {
     {.key = "transport.plugins",
      .env = kEnvTransportPlugins,
      .type = Type::String,
-     .default_text = "net_neuron",
+     .default_text = "p2p,net_neuron",
      .help = "Comma-separated transport plugins, in the order they are asked whether they "
              "can connect two ranks: names (libnccom-<name>.so in the plugin directories) "
-             "or paths. net_neuron carries a ring channel over the selected network "
-             "plugin."},
+             "or paths; the first that can connect a pair carries it. p2p: ranks of one "
+             "server, reached directly by the device (off with NCCL_P2P_DISABLE=1); "
+             "net_neuron: over the selected network plugin."},
     {.key = "transport.connect_timeout_ms",
      .env = kEnvConnectTimeout,
      .type = Type::Int,

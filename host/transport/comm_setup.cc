@@ -5,6 +5,7 @@
 #include "log/log.h"
 #include "net/selection.h"
 #include "transport/net_facade.h"
+#include "transport/preferred_nic.h"
 
 #include <mutex>
 #include <sstream>
@@ -70,6 +71,7 @@ Status build_comm_transports(comm::Communicator& comm) {
   }
 
   NetForTransports net;
+  NicTable nics;
   if (comm.nranks() > 1) {
     auto selected = net::select();
     if (!selected) return selected.take_error();
@@ -83,12 +85,30 @@ Status build_comm_transports(comm::Communicator& comm) {
     }
     net.devices = devices;
     net.sidelink = sidelink_platform();
+    for (int d = 0; d < devices; ++d) {
+      ncclNetProperties_v6_t props{};
+      if (net.table->getProperties(d, &props) != ncclSuccess) continue;
+      nics.nics.push_back(NetDevice{d, props.name != nullptr ? props.name : "",
+                                    props.pciPath != nullptr ? props.pciPath : ""});
+    }
   }
+  // What neuronPreferredNcRidNic answers from: this host's devices (as
+  // neuronGetCommInfo reports them: neuron_dev, rid = MLA index) and the NICs.
+  for (const auto& r : comm.peers()) {
+    if (r.host_hash != comm.peers()[comm.rank()].host_hash) continue;
+    nics.devices.push_back(LocalDevice{static_cast<uint32_t>(r.device),
+                                       static_cast<uint32_t>(r.mla_idx), r.bus_id});
+  }
+  publish_nic_table(nics);
 
   TransportSettings settings;
   settings.connect_timeout = std::chrono::milliseconds(cfg.get_int("transport.connect_timeout_ms"));
   settings.scheduler.stall_warn_ms = static_cast<uint64_t>(cfg.get_int("proxy.stall_warn_ms"));
   settings.scheduler.stall_fail_ms = static_cast<uint64_t>(cfg.get_int("proxy.stall_fail_ms"));
+  auto policy = P2pPolicy::from_text(cfg.get_string("graph.p2p_disable"),
+                                     cfg.get_string("graph.p2p_level"));
+  if (!policy) return policy.take_error();
+  settings.p2p = *policy;
   auto t = CommTransports::connect(comm, *g, std::move(list), net, settings);
   if (!t) return t.take_error();
   comm.set_transports(std::move(*t));

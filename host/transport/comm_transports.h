@@ -1,29 +1,40 @@
 // The transports of one communicator (rings.md §2 steps 7-8, transports.md
 // §1.4): for every ring channel a receive connector from `prev` and a send
-// connector to `next`, each over the first transport plugin that can
-// connect the pair, set up and exchanged over the bootstrap
-// (kTransportInit), then connected; and the proxy scheduler whose ops use
-// them (neuronStart/Stop/NetworkProxyProgress, neuronGetNetConnector,
-// neuronNetRegMr/DeregMr).
+// connector to `next`, each over the first transport that may and can
+// connect the pair (selection.h), set up and exchanged over the bootstrap,
+// then connected (link_exchange.h); the mesh/RDH peers that
+// neuronExpandConnectivity adds (mesh.cc); and the proxy scheduler whose
+// ops use them (neuronStart/Stop/NetworkProxyProgress,
+// neuronGetNetConnector, neuronNetRegMr/DeregMr).
 #pragma once
 
 #include "comm/communicator.h"
 #include "common/result.h"
 #include "graph/summary.h"
 #include "proxy/scheduler.h"
+#include "transport/link_exchange.h"
+#include "transport/selection.h"
 #include "transport/transport_backend.h"
 
 #include <nccom/transport_plugin.h>
 
 #include <chrono>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 namespace nccom::transport {
 
+// The transport channel of every mesh/RDH connection: above the ring
+// channels (< NEC_MAX_CHANNELS), so the NET_NEURON plugin tells a mesh
+// connection from a ring one (README, decision 5).
+inline constexpr int kMeshChannel = NEC_MAX_CHANNELS;
+
 struct TransportSettings {
   std::chrono::milliseconds connect_timeout{60000};
   proxy::SchedulerSettings scheduler;
+  P2pPolicy p2p;
 };
 
 // The network the transports use, in the v6 shape (net_facade.h).
@@ -45,7 +56,14 @@ class CommTransports : public comm::CommExtension {
                                                          const TransportSettings& settings);
   ~CommTransports() override;
 
-  // neuronGetNetConnector: the connector of (pattern, channel, direction).
+  // neuronExpandConnectivity (collective): agrees on `conn` with every rank,
+  // then connects the peers connectivity_peers() names that are not
+  // connected yet (idempotent). DEFAULT connects nothing.
+  Status expand(comm::Communicator& comm, enc_net_connectivity_t conn);
+
+  // neuronGetNetConnector: the network connector of (pattern, channel,
+  // direction); nullptr for a direct (P2P) hop, which has none. For MESH the
+  // channel is the peer's rank.
   Result<void*> connector(enc_pattern_t pattern, int channel, bool is_send) const;
   // neuronNetRegMr / neuronNetDeregMr on that connector's network comm.
   Result<void*> reg_mr(enc_pattern_t pattern, int channel, bool is_send, void* data, size_t size,
@@ -56,20 +74,21 @@ class CommTransports : public comm::CommExtension {
   proxy::Scheduler* scheduler() { return scheduler_.get(); }
 
  private:
-  struct End {
-    std::unique_ptr<Connector> connector;
-    const TransportBackend* via = nullptr;
-    int peer = -1;
-  };
   struct Channel {
     End send, recv;
   };
   CommTransports() = default;
   Result<const End*> end(enc_pattern_t pattern, int channel, bool is_send) const;
+  Result<const End*> ring_end(int channel, bool is_send) const;
+  Result<const End*> mesh_end(int peer, bool is_send) const;
 
   std::vector<nccom_transport_peer_t> peers_;
   nccom_transport_comm_t services_{};
+  std::vector<const TransportBackend*> backends_;
+  TransportSettings settings_;
   std::vector<Channel> channels_;
+  mutable std::mutex mesh_mutex_;  // expand vs lookups
+  std::map<int, std::unique_ptr<Channel>> mesh_;  // peer rank -> its ends (stable addresses)
   std::unique_ptr<proxy::ProxyTransport> proxy_transport_;
   std::unique_ptr<proxy::Scheduler> scheduler_;  // after proxy_transport_: destroyed first
 };

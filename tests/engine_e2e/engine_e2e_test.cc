@@ -150,3 +150,28 @@ const Shape kFaultShapes[] = {{4, 2, "ofi"}};
 INSTANTIATE_TEST_SUITE_P(Shapes, EngineFault, ::testing::ValuesIn(kFaultShapes), shape_name);
 
 }  // namespace
+
+namespace {
+
+// Ranks as threads of one process, 2 emulated hosts × 2 ranks: with
+// NEURON_RT_RANKS_PER_NETWORK_PROXY=2 both local ranks of every host (and
+// the two hosts' comms, whose local ranks coincide) share one proxy worker;
+// with 1, each local rank has its own.
+class EngineThreads : public ::testing::TestWithParam<int> {};
+
+TEST_P(EngineThreads, RanksShareProxyWorkersByGroup) {
+  const int per_proxy = GetParam();
+  const int port = free_port();
+  ASSERT_GT(port, 0);
+  auto env = env_for(Shape{4, 2, "socket"}, port);
+  env["NEURON_RT_RANKS_PER_NETWORK_PROXY"] = std::to_string(per_proxy);
+  nccom_test::ChildResult res = nccom_test::run_child(ENGINE_THREAD_DRIVER, {"4", "2"}, env);
+  auto rep = nccom_test::parse_report(res.out);
+  ASSERT_EQ(res.exit_code, 0) << res.out << res.err;
+  EXPECT_EQ(rep["ok"], "1") << res.out << res.err;
+  EXPECT_EQ(rep["workers"], per_proxy == 1 ? "2" : "1") << res.out;
+}
+
+INSTANTIATE_TEST_SUITE_P(PerProxy, EngineThreads, ::testing::Values(1, 2));
+
+}  // namespace

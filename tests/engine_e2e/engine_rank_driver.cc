@@ -3,7 +3,7 @@
 // of collectives, each checked exactly against reference.h.
 //
 //   engine_rank_driver RANK NRANKS HOST LOCAL LOCAL_N [key=value...]
-//     colls=allr,allg,redsct,bcast,reduce   dtypes=all|fp32,int8,...
+//     colls=allr,allg,redsct,bcast,reduce,alltoall,sendrecv   dtypes=all|fp32,int8,...
 //     ops=all|sum,prod,...   counts=0,1,13,5003   inplace=0|1|both
 //     execs=N (each case run N times)   roots=all|0
 //     die=R   rank R kills itself before its first collective; the others
@@ -61,7 +61,9 @@ const Coll kColls[] = {{"allr", NRT_EMU_ALL_REDUCE, true, false},
                        {"allg", NRT_EMU_ALL_GATHER, false, false},
                        {"redsct", NRT_EMU_REDUCE_SCATTER, true, false},
                        {"bcast", NRT_EMU_BROADCAST, false, true},
-                       {"reduce", NRT_EMU_REDUCE, true, true}};
+                       {"reduce", NRT_EMU_REDUCE, true, true},
+                       {"alltoall", NRT_EMU_ALL_TO_ALL, false, false},
+                       {"sendrecv", NRT_EMU_PERMUTE, false, false}};
 
 constexpr uint8_t kSentinel = 0xA5;
 
@@ -86,6 +88,7 @@ std::string run_case(nrt_emu_ccom_t* cc, int rank, int n, const Case& k, int exe
   uint64_t in_n = C, out_n = C;
   if (k.c->coll == NRT_EMU_ALL_GATHER) out_n = C * n;
   if (k.c->coll == NRT_EMU_REDUCE_SCATTER) in_n = C * n;
+  if (k.c->coll == NRT_EMU_ALL_TO_ALL) in_n = out_n = C * n;
   const size_t in_b = in_n * es, out_b = out_n * es;
   void* sbuf = nullptr;
   void* rbuf = nullptr;
@@ -116,6 +119,8 @@ std::string run_case(nrt_emu_ccom_t* cc, int rank, int n, const Case& k, int exe
     a.send = sbuf;
     a.recv = out;
     a.root = k.root;
+    a.send_to = (rank + 1) % n;        // sendrecv: a ring shift
+    a.recv_from = (rank + n - 1) % n;
     if (NRT_STATUS st = nrt_emu_ccom_run(cc, &a); st != NRT_SUCCESS)
       return "run returned " + std::to_string(st) + ": " + nrt_emu_ccom_error(cc);
     // Expected output image.
@@ -135,6 +140,20 @@ std::string run_case(nrt_emu_ccom_t* cc, int rank, int n, const Case& k, int exe
       case NRT_EMU_ALL_GATHER:
         want.resize(out_b);
         for (int r = 0; r < n; ++r) fill(k.t, k.op, r, s, 0, C, want.data() + static_cast<uint64_t>(r) * C * es);
+        break;
+      case NRT_EMU_ALL_TO_ALL: {
+        want.resize(out_b);
+        std::vector<uint8_t> theirs(in_b);
+        for (int r = 0; r < n; ++r) {
+          fill(k.t, k.op, r, s, 0, in_n, theirs.data());
+          std::memcpy(want.data() + static_cast<uint64_t>(r) * C * es, theirs.data() + static_cast<uint64_t>(rank) * C * es,
+                      C * es);
+        }
+        break;
+      }
+      case NRT_EMU_PERMUTE:
+        want.resize(C * es);
+        fill(k.t, k.op, (rank + n - 1) % n, s, 0, C, want.data());
         break;
       default: return "unexpected collective";
     }
@@ -223,7 +242,7 @@ int main(int argc, char** argv) {
   }
 
   std::vector<const Coll*> colls;
-  for (const std::string& s : split(get("colls", "allr,allg,redsct,bcast,reduce"))) {
+  for (const std::string& s : split(get("colls", "allr,allg,redsct,bcast,reduce,alltoall,sendrecv"))) {
     const Coll* found = nullptr;
     for (const Coll& c : kColls) found = s == c.name ? &c : found;
     if (found == nullptr) die("unknown collective " + s);
@@ -264,6 +283,8 @@ int main(int argc, char** argv) {
       for (RedOp op : these) {
         for (uint64_t count : counts) {
           for (bool inplace : places) {
+            // all-to-all and permute never run in place
+            if (inplace && (c->coll == NRT_EMU_ALL_TO_ALL || c->coll == NRT_EMU_PERMUTE)) continue;
             std::vector<int> roots = {c->rooted ? (all_roots ? 0 : static_cast<int>(salt % n)) : 0};
             if (c->rooted && all_roots)
               for (int r = 1; r < n; ++r) roots.push_back(r);

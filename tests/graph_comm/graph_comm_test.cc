@@ -2,25 +2,22 @@
 // hosts of the reference runtime's platform, each through the real exports,
 // the real topology and transport plugins and the selected net (sockets
 // over loopback). Every rank must report rings that visit every rank once,
-// the same rings as every other rank, and connectors for every channel.
-#include "child_process.h"
+// the same rings as every other rank, and for every channel a network
+// connector exactly where the hop leaves the host (P2P within one: no
+// connector), or everywhere when NCCL_P2P_DISABLE=1.
+#include "graph_launch.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <map>
 #include <set>
 #include <sstream>
-#include <string>
 #include <tuple>
-#include <vector>
 
 namespace {
 
-using nccom_test::ChildResult;
-using nccom_test::RunningChild;
-
-const std::string kDriver = GRAPH_RANK_DRIVER;
+using graph_comm_test::Launch;
+using graph_comm_test::Report;
 
 std::vector<int> parse_ring(const std::string& text) {
   std::vector<int> out;
@@ -40,44 +37,16 @@ std::vector<int> canonical(std::vector<int> ring) {
   return ring;
 }
 
-using Shape = std::tuple<int, int, int>;  // hosts, ranks per host, NCCL_GRAPH_USE_NEW_ALGORITHM
-class GraphComm : public ::testing::TestWithParam<Shape> {};
-
-TEST_P(GraphComm, EveryRankBuildsTheSameRingsOverEveryRank) {
-  const auto [hosts, per_host, new_algorithm] = GetParam();
+// The checks every shape shares; `p2p` = same-host hops are direct.
+void check_rings(const std::vector<Report>& reports, int hosts, int per_host, bool p2p) {
   const int nranks = hosts * per_host;
-  const std::map<std::string, std::string> env = {
-      {"CCOM_SOCKET_IFNAME", "lo"},         {"NCCOM_BOOTSTRAP_TIMEOUT_MS", "30000"},
-      {"NEURON_CCOM_SOCK_TIMEOUT", "30000"}, {"NCCOM_CONFIG", ""},
-      {"NCCL_DEBUG", "WARN"},               {"NEURON_RT_EMU_DEVICES", std::to_string(per_host)},
-      {"NCCOM_NET_USE_RUNTIME_PLUGIN", "false"},
-      {"NCCOM_TRANSPORT_CONNECT_TIMEOUT_MS", "30000"},
-      {"NCCL_GRAPH_USE_NEW_ALGORITHM", std::to_string(new_algorithm)}};
-  std::vector<RunningChild> children;
-  children.push_back(nccom_test::start_child(kDriver, {std::to_string(nranks), "0", "0", "0", "--make-id"}, env));
-  const std::string first = nccom_test::read_line(children[0], std::chrono::seconds(30));
-  ASSERT_EQ(first.rfind("id=", 0), 0u) << "rank 0 said: " << first;
-  for (int r = 1; r < nranks; ++r) {
-    children.push_back(nccom_test::start_child(
-        kDriver,
-        {std::to_string(nranks), std::to_string(r), std::to_string(r / per_host),
-         std::to_string(r % per_host), "--id", first.substr(3)},
-        env));
-  }
-  std::vector<std::map<std::string, std::string>> reports;
-  for (int r = 0; r < nranks; ++r) {
-    ChildResult res = nccom_test::finish_child(children[r]);
-    auto report = nccom_test::parse_report(res.out);
-    ASSERT_EQ(res.exit_code, 0) << "rank " << r << ":\n" << res.out << res.err;
-    ASSERT_EQ(report["ok"], "1") << "rank " << r;
-    reports.push_back(report);
-  }
-  const int channels = std::stoi(reports[0]["channel_n"]);
+  ASSERT_EQ(static_cast<int>(reports.size()), nranks);
+  const int channels = std::stoi(reports[0].at("channel_n"));
   ASSERT_GE(channels, 1);
   ASSERT_LE(channels, 32);
   for (int c = 0; c < channels; ++c) {
     const std::string key = "ring" + std::to_string(c);
-    const std::vector<int> ring0 = canonical(parse_ring(reports[0][key]));
+    const std::vector<int> ring0 = canonical(parse_ring(reports[0].at(key)));
     ASSERT_EQ(static_cast<int>(ring0.size()), nranks);
     EXPECT_EQ(std::set<int>(ring0.begin(), ring0.end()).size(), static_cast<size_t>(nranks))
         << "channel " << c << " visits a rank twice";
@@ -89,16 +58,53 @@ TEST_P(GraphComm, EveryRankBuildsTheSameRingsOverEveryRank) {
     }
     EXPECT_EQ(crossings, hosts > 1 ? hosts : 0) << "channel " << c;
     for (int r = 0; r < nranks; ++r) {
-      EXPECT_EQ(std::stoi(reports[r]["channel_n"]), channels) << "rank " << r;
-      const std::vector<int> mine = parse_ring(reports[r][key]);
+      const Report& rep = reports[r];
+      const std::string ch = std::to_string(c);
+      EXPECT_EQ(std::stoi(rep.at("channel_n")), channels) << "rank " << r;
+      const std::vector<int> mine = parse_ring(rep.at(key));
       ASSERT_EQ(static_cast<int>(mine.size()), nranks);
       EXPECT_EQ(mine[0], r) << "rank " << r << " channel " << c << ": userRanks starts at self";
       EXPECT_EQ(canonical(mine), ring0) << "rank " << r << " channel " << c;
-      if (nranks > 1) {
-        EXPECT_EQ(std::stoi(reports[r]["next" + std::to_string(c)]), mine[1]);
-        EXPECT_EQ(std::stoi(reports[r]["prev" + std::to_string(c)]), mine[nranks - 1]);
-      }
+      if (nranks == 1) continue;
+      const int next = std::stoi(rep.at("next" + ch));
+      const int prev = std::stoi(rep.at("prev" + ch));
+      EXPECT_EQ(next, mine[1]);
+      EXPECT_EQ(prev, mine[nranks - 1]);
+      const bool next_remote = next / per_host != r / per_host;
+      const bool prev_remote = prev / per_host != r / per_host;
+      EXPECT_EQ(rep.at("send" + ch), next_remote || !p2p ? "net" : "direct")
+          << "rank " << r << " channel " << c << " -> " << next;
+      EXPECT_EQ(rep.at("recv" + ch), prev_remote || !p2p ? "net" : "direct")
+          << "rank " << r << " channel " << c << " <- " << prev;
     }
+  }
+}
+
+using Shape = std::tuple<int, int, int>;  // hosts, ranks per host, NCCL_GRAPH_USE_NEW_ALGORITHM
+class GraphComm : public ::testing::TestWithParam<Shape> {};
+
+TEST_P(GraphComm, EveryRankBuildsTheSameRingsOverEveryRank) {
+  const auto [hosts, per_host, new_algorithm] = GetParam();
+  Launch l;
+  l.hosts = hosts;
+  l.per_host = per_host;
+  l.env = {{"NCCL_GRAPH_USE_NEW_ALGORITHM", std::to_string(new_algorithm)}};
+  const std::vector<Report> reports = graph_comm_test::run_ranks(l);
+  ASSERT_FALSE(reports.empty());
+  check_rings(reports, hosts, per_host, /*p2p=*/true);
+  for (int r = 0; r < hosts * per_host; ++r) {
+    const Report& rep = reports[r];
+    if (hosts * per_host == 1) {
+      // No net is selected for a single rank: no NIC is known.
+      EXPECT_EQ(rep.at("nic_status"), "2") << "rank " << r;
+      continue;
+    }
+    // The socket net on loopback has one device (lo), without a PCI address:
+    // the index answers, the BDF form does not (status 1, not a short-buffer 2).
+    EXPECT_EQ(rep.at("nic_status"), "0") << "rank " << r;
+    EXPECT_EQ(rep.at("nic"), "0") << "rank " << r;
+    EXPECT_EQ(rep.at("nic_unknown_status"), "2") << "rank " << r;
+    EXPECT_EQ(rep.at("bdf_short_status"), "1") << "rank " << r;
   }
 }
 
@@ -112,5 +118,16 @@ INSTANTIATE_TEST_SUITE_P(Shapes, GraphComm,
                                            Shape{2, 4, -1}, Shape{4, 1, -1}, Shape{3, 4, -1},
                                            Shape{1, 8, 1}, Shape{2, 4, 1}, Shape{3, 4, 1}),
                          shape_name);
+
+// NCCL_P2P_DISABLE=1: every hop, on one host or not, goes over the network.
+TEST(GraphCommP2pDisabled, EveryHopIsANetworkHop) {
+  Launch l;
+  l.hosts = 2;
+  l.per_host = 4;
+  l.env = {{"NCCL_P2P_DISABLE", "1"}};
+  const std::vector<Report> reports = graph_comm_test::run_ranks(l);
+  ASSERT_FALSE(reports.empty());
+  check_rings(reports, 2, 4, /*p2p=*/false);
+}
 
 }  // namespace

@@ -39,8 +39,8 @@ constexpr uint32_t kLoop = 512;
 RankDevice::~RankDevice() {
   for (StreamState& s : streams_) {
     for (OpState& o : s.ops) {
-      if (o.send_mh != nullptr) t_->neuronNetDeregMr(comm_, ENC_PATTERN_RING, o.channel, true, NET_SEND_COMM, o.send_mh);
-      if (o.recv_mh != nullptr) t_->neuronNetDeregMr(comm_, ENC_PATTERN_RING, o.channel, false, NET_RECV_COMM, o.recv_mh);
+      if (o.send_mh != nullptr) t_->neuronNetDeregMr(comm_, o.pattern, o.send_key, true, NET_SEND_COMM, o.send_mh);
+      if (o.recv_mh != nullptr) t_->neuronNetDeregMr(comm_, o.pattern, o.recv_key, false, NET_RECV_COMM, o.recv_mh);
     }
   }
   if (mem_ != nullptr) nrt_emu_devmem_destroy(mem_);
@@ -62,14 +62,18 @@ std::string RankDevice::build_stream(StreamState& s, int first_channel) {
   const uint32_t n = static_cast<uint32_t>(plan_.sizes.size());
   for (int k = 0; k < plan_.channels; ++k) {
     OpState& o = s.ops[k];
-    o.channel = first_channel + k;
-    o.prev = prev_[static_cast<size_t>(o.channel)];
-    o.next = next_[static_cast<size_t>(o.channel)];
+    const int idx = first_channel + k;
+    o.prev = prev_[static_cast<size_t>(idx)];
+    o.next = next_[static_cast<size_t>(idx)];
+    o.channel = plan_.mesh ? kMeshChannelIdBase + idx : idx;
+    o.pattern = plan_.mesh ? ENC_PATTERN_MESH : ENC_PATTERN_RING;
+    o.send_key = plan_.mesh ? o.next : o.channel;  // MESH: the channel argument is the peer
+    o.recv_key = plan_.mesh ? o.prev : o.channel;
     void* send = nullptr;
     void* recv = nullptr;
-    if (NRT_STATUS st = t_->neuronGetNetConnector(comm_, ENC_PATTERN_RING, o.channel, true, &send); st != NRT_SUCCESS || !send)
+    if (NRT_STATUS st = t_->neuronGetNetConnector(comm_, o.pattern, o.send_key, true, &send); st != NRT_SUCCESS || !send)
       return status("neuronGetNetConnector(send)", st);
-    if (NRT_STATUS st = t_->neuronGetNetConnector(comm_, ENC_PATTERN_RING, o.channel, false, &recv); st != NRT_SUCCESS || !recv)
+    if (NRT_STATUS st = t_->neuronGetNetConnector(comm_, o.pattern, o.recv_key, false, &recv); st != NRT_SUCCESS || !recv)
       return status("neuronGetNetConnector(recv)", st);
     if (plan_.dynamic) {
       if (NRT_STATUS st = nrt_emu_devmem_dynamic_table(mem_, nranks_, &o.send_table); st != NRT_SUCCESS) return status("dynamic table", st);
@@ -77,7 +81,7 @@ std::string RankDevice::build_stream(StreamState& s, int first_channel) {
     }
     if (NRT_STATUS st = nrt_emu_devmem_connector(mem_, 1, o.send_table, send, &o.send_conn); st != NRT_SUCCESS) return status("connector", st);
     if (NRT_STATUS st = nrt_emu_devmem_connector(mem_, 1, o.recv_table, recv, &o.recv_conn); st != NRT_SUCCESS) return status("connector", st);
-    if (NRT_STATUS st = nrt_emu_devmem_channel(mem_, o.channel, ENC_PATTERN_RING, o.recv_conn, o.send_conn, &o.chan); st != NRT_SUCCESS)
+    if (NRT_STATUS st = nrt_emu_devmem_channel(mem_, o.channel, o.pattern, o.recv_conn, o.send_conn, &o.chan); st != NRT_SUCCESS)
       return status("channel", st);
     for (volatile uint32_t*& w : o.sem) {
       if (NRT_STATUS st = nrt_emu_devmem_semaphore(mem_, &w); st != NRT_SUCCESS) return status("semaphore", st);
@@ -91,10 +95,10 @@ std::string RankDevice::build_stream(StreamState& s, int first_channel) {
     }
     o.send_buf.assign(at + 64, 0);
     o.recv_buf.assign(at + 64, kUntouched);
-    if (NRT_STATUS st = t_->neuronNetRegMr(comm_, ENC_PATTERN_RING, o.channel, true, NET_SEND_COMM, o.send_buf.data(),
+    if (NRT_STATUS st = t_->neuronNetRegMr(comm_, o.pattern, o.send_key, true, NET_SEND_COMM, o.send_buf.data(),
                                            o.send_buf.size(), NCCL_PTR_HOST, &o.send_mh); st != NRT_SUCCESS)
       return status("neuronNetRegMr(send)", st);
-    if (NRT_STATUS st = t_->neuronNetRegMr(comm_, ENC_PATTERN_RING, o.channel, false, NET_RECV_COMM, o.recv_buf.data(),
+    if (NRT_STATUS st = t_->neuronNetRegMr(comm_, o.pattern, o.recv_key, false, NET_RECV_COMM, o.recv_buf.data(),
                                            o.recv_buf.size(), NCCL_PTR_HOST, &o.recv_mh); st != NRT_SUCCESS)
       return status("neuronNetRegMr(recv)", st);
 
@@ -116,6 +120,7 @@ std::string RankDevice::build_stream(StreamState& s, int first_channel) {
     info.func_rel_op_idx = 100 + static_cast<uint32_t>(k);
     info.unrolled_count = 1;
     info.enc_channel = o.chan;
+    info.variable_peer = plan_.mesh;
     s.info.push_back(info);
     for (uint32_t i = 0; i < n; ++i) {
       net_src_addr_t e{};

@@ -25,7 +25,16 @@ struct Plan {
   bool shared_sems = false;     // ring identity: handshake and complete are one word per direction
   bool early_send = false;      // early_send_completion
   bool early_recv = false;      // early_recv_posting
+  // Mesh: op k sends to rank+k+1 and receives from rank-k-1 (prev/next are
+  // indexed by op) over the mesh connections of neuronExpandConnectivity, on
+  // a MESH enc_channel of id kMeshChannelIdBase+k with variable_peer set, so
+  // the proxy must route by dst_rank/src_rank.
+  bool mesh = false;
 };
+
+// Above every ring channel id a 4-rank graph builds (12): a descriptor routed
+// by the channel's id instead of the mesh would find no connection.
+constexpr int kMeshChannelIdBase = 20;
 
 constexpr uint32_t kElem = 4;  // data_type_sz
 constexpr uint8_t kUntouched = 0xEE;
@@ -36,7 +45,9 @@ inline uint8_t pattern(int sender, int channel, int slice, int exec, size_t k) {
 }
 
 struct OpState {
-  int channel = 0;
+  int channel = 0;               // enc_channel id (and the data pattern's channel)
+  enc_pattern_t pattern = ENC_PATTERN_RING;
+  int send_key = 0, recv_key = 0;  // the channel argument of neuronGetNetConnector / NetRegMr
   int prev = -1, next = -1;  // ring neighbours on this channel
   enc_net_connector_t* send_conn = nullptr;
   enc_net_connector_t* recv_conn = nullptr;

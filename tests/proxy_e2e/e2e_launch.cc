@@ -7,8 +7,12 @@ using nccom_test::RunningChild;
 namespace {
 const std::string kDriver = E2E_RANK_DRIVER;
 
+// NCCL_P2P_DISABLE=1: these cases test the network proxy on every ring hop,
+// also between ranks of one emulated host, which would otherwise be P2P
+// hops without a network connector (README, "P2P off").
 std::map<std::string, std::string> env_for(Shape shape) {
-  return {{"CCOM_SOCKET_IFNAME", "lo"},
+  return {{"NCCL_P2P_DISABLE", "1"},
+          {"CCOM_SOCKET_IFNAME", "lo"},
           {"NCCOM_BOOTSTRAP_TIMEOUT_MS", "30000"},
           {"NEURON_CCOM_SOCK_TIMEOUT", "30000"},
           {"NCCOM_CONFIG", ""},

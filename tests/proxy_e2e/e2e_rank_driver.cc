@@ -10,6 +10,8 @@
 //     victim=R     rank R publishes half its slices, prints victim_ready=1 and
 //                  waits to be killed; the others report their task's result
 //     malformed=1  calls neuronStartNetworkProxy with two bad FIFOs instead
+//     mesh=1       neuronExpandConnectivity(MESH), then one op per peer over
+//                  the mesh connections (channels = NRANKS-1, one stream)
 // Prints key=value lines; ok=1 at the end, or error=... and exit 1.
 #include "e2e_block.h"
 
@@ -154,6 +156,11 @@ int main(int argc, char** argv) {
   const int execs = num("execs", 1);
   const int victim = num("victim", -1);
   const bool malformed = num("malformed", 0) != 0;
+  plan.mesh = num("mesh", 0) != 0;
+  if (plan.mesh) {
+    plan.streams = 1;
+    plan.channels = nranks - 1;
+  }
   if (rank == victim) plan.publish_limit = static_cast<uint32_t>(plan.sizes.size() / 2);
 
   void* comm = nullptr;
@@ -162,7 +169,8 @@ int main(int argc, char** argv) {
   nccl_comm_info_t info{};
   check(t->neuronGetCommInfo(comm, &info), "neuronGetCommInfo");
   say("channel_n=" + std::to_string(info.channel_n));
-  if (info.channel_n < plan.streams * plan.channels) {
+  if (plan.mesh) check(t->neuronExpandConnectivity(comm, ENC_CONNECTIVITY_MESH), "neuronExpandConnectivity");
+  if (!plan.mesh && info.channel_n < plan.streams * plan.channels) {
     say("skip=the graph built " + std::to_string(info.channel_n) + " ring channels, the case needs " +
         std::to_string(plan.streams * plan.channels));
     _exit(0);
@@ -175,6 +183,14 @@ int main(int argc, char** argv) {
         std::to_string(next.back()));
   }
   say("prev=" + std::to_string(prev[0]) + "\nnext=" + std::to_string(next[0]));
+  if (plan.mesh) {  // op k: to rank+k+1, from rank-k-1
+    prev.clear();
+    next.clear();
+    for (int k = 0; k < nranks - 1; ++k) {
+      next.push_back((rank + k + 1) % nranks);
+      prev.push_back((rank - k - 1 + nranks) % nranks);
+    }
+  }
   auto dev = std::make_unique<RankDevice>(t, comm, rank, nranks, prev, next, plan);
   if (std::string e = dev->build(); !e.empty()) die("build: " + e);
 

@@ -53,6 +53,28 @@ INSTANTIATE_TEST_SUITE_P(Shapes, ProxyE2EShapes,
                          ::testing::Values(Shape{2, 1}, Shape{3, 1}, Shape{1, 4}, Shape{4, 1}),
                          shape_name);
 
+// neuronExpandConnectivity(MESH), then one op per peer whose descriptors are
+// routed by dst_rank/src_rank (variable_peer) to the mesh connections: every
+// rank sends to and receives from every other rank, bytes and semaphores
+// checked by each rank (its enc_channel ids are above every ring channel, so
+// a descriptor routed by channel id would find no connection).
+class ProxyE2EMesh : public ::testing::TestWithParam<Shape> {};
+
+TEST_P(ProxyE2EMesh, EveryRankExchangesWithEveryPeerOverTheMesh) {
+  std::string skipped;
+  const std::vector<Report> reports = run_ranks(GetParam(), {"mesh=1", kOddSizes, "execs=2"}, &skipped);
+  ASSERT_TRUE(skipped.empty()) << skipped;
+  for (size_t r = 0; r < reports.size(); ++r) {
+    Report rep = reports[r];
+    EXPECT_EQ(rep["exec0"], "ok") << "rank " << r;
+    EXPECT_EQ(rep["exec1"], "ok") << "rank " << r;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, ProxyE2EMesh,
+                         ::testing::Values(Shape{2, 1}, Shape{3, 1}, Shape{1, 4}, Shape{4, 1}),
+                         shape_name);
+
 TEST(ProxyE2E, DynamicSizesFromTheRuntimesTable) {
   run_case({2, 1}, {"sizes=4,0,8192,12,65536,0,400", "dynamic=1", "execs=2"}, 2);
 }

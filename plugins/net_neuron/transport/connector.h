@@ -18,6 +18,12 @@ namespace nccom::net_neuron {
 
 inline constexpr uint64_t kConnectorMarker = 0x4e45544e45555231ull;  // "NETNEUR1"
 
+// The transport channel the host sets mesh/RDH connections up on
+// (neuronExpandConnectivity): above every ring channel, so a variable-peer
+// descriptor of a MESH channel finds its peer's mesh connection (README,
+// decision 2). Mirrors host/transport kMeshChannel.
+inline constexpr int kMeshChannel = NEC_MAX_CHANNELS;
+
 struct Connector {
   uint64_t marker = kConnectorMarker;
   const nccom_transport_comm_t* comm = nullptr;

@@ -142,11 +142,18 @@ Result<NetOp*> NetOp::create(const ConnectorRegistry& registry,
     }
     Connector* c = nullptr;
     if (info.variable_peer) {
-      c = registry.find(comm, dir, ch->id, peer_rank);
+      // README decision 2: a MESH channel's peers are the communicator's mesh
+      // connections (transport channel kMeshChannel, neuronExpandConnectivity);
+      // otherwise, or without one, the connection on the channel's own id.
+      if (ch->pattern == ENC_PATTERN_MESH) c = registry.find(comm, dir, kMeshChannel, peer_rank);
+      if (c == nullptr) c = registry.find(comm, dir, ch->id, peer_rank);
       if (c == nullptr) {
         return refuse(dir, op_at + ": variable peer rank " + std::to_string(peer_rank) +
                                " has no NET_NEURON connection on channel " +
-                               std::to_string(ch->id));
+                               std::to_string(ch->id) +
+                               (ch->pattern == ENC_PATTERN_MESH
+                                    ? " nor a mesh connection (neuronExpandConnectivity)"
+                                    : ""));
       }
     } else {
       c = static_cast<Connector*>(nc->nccl_connector);

@@ -1,0 +1,342 @@
+// The peer collectives (all-to-all, permute) over the peer links (ccom.h).
+//
+// Order. Every rank walks its transfers in the same global order — round r
+// (a slice of each block), then step s = 1..n-1: send to rank + s, receive
+// from rank - s — with a send cursor and a receive cursor that never wait on
+// each other. The earliest unfinished transfer of that order can always
+// move (everything before it is done, so its ring has room and its receiver
+// is at it), hence no deadlock, with DIRECT rings per pair and one shared
+// ring for the NET pairs alike.
+#include "ccom.h"
+
+#include "../device_memory.h"
+
+#include <nccom/nccl_ptr.h>
+
+#include <sched.h>
+
+#include <algorithm>
+#include <cstring>
+
+namespace nrt_emu::engine {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr uint32_t kIndexLoop = 512;
+
+uint32_t load32(const volatile uint32_t* w) { return __atomic_load_n(w, __ATOMIC_ACQUIRE); }
+uint64_t load64(const volatile uint64_t* w) { return __atomic_load_n(w, __ATOMIC_ACQUIRE); }
+void store64(volatile uint64_t* w, uint64_t v) { __atomic_store_n(w, v, __ATOMIC_RELEASE); }
+void publish(volatile uint32_t* word) { __atomic_store_n(word, (load32(word) + 1) % kIndexLoop, __ATOMIC_RELEASE); }
+volatile uint32_t* post_word(enc_net_connector_t* c, bool send) {
+  auto* hm = static_cast<enc_net_host_memory_t*>(c->net_host_mem.va);
+  return send ? &hm->post_send[0].index : &hm->post_recv[0].index;
+}
+std::string st(const char* what, NRT_STATUS s) { return std::string(what) + " returned status " + std::to_string(s); }
+
+}  // namespace
+
+// Collective (the first peer collective of every rank): MESH connectivity,
+// then a DIRECT or NET link to every other rank.
+std::string Ccom::setup_peer_links() {
+  if (links_.ready) return "";
+  if (n_ > 1) {
+    if (NRT_STATUS s = t_->neuronExpandConnectivity(comm_, ENC_CONNECTIVITY_MESH); s != NRT_SUCCESS)
+      return st("neuronExpandConnectivity(MESH)", s);
+  }
+  links_.peers.assign(static_cast<size_t>(n_), PeerLink{});
+  bool any_net = false;
+  for (int q = 0; q < n_; ++q) {
+    if (q == rank_) continue;
+    PeerLink& l = links_.peers[static_cast<size_t>(q)];
+    void* sc = nullptr;
+    void* rc = nullptr;
+    if (NRT_STATUS s = t_->neuronGetNetConnector(comm_, ENC_PATTERN_MESH, q, true, &sc); s != NRT_SUCCESS)
+      return "peer rank " + std::to_string(q) + ": " + st("neuronGetNetConnector(MESH, send)", s);
+    if (NRT_STATUS s = t_->neuronGetNetConnector(comm_, ENC_PATTERN_MESH, q, false, &rc); s != NRT_SUCCESS)
+      return "peer rank " + std::to_string(q) + ": " + st("neuronGetNetConnector(MESH, receive)", s);
+    if ((sc == nullptr) != (rc == nullptr))
+      return "peer rank " + std::to_string(q) + ": libnccom connected only one direction over the network";
+    l.net = sc != nullptr;
+    any_net = any_net || l.net;
+    const PeerCard& p = cards_[static_cast<size_t>(q)];
+    if (!l.net) {
+      if (p.host != host_) return "peer rank " + std::to_string(q) + " is on host " + std::to_string(p.host) +
+                                  " but libnccom gave no network connection to it";
+      if (std::string e = map_peer(q); !e.empty()) return e;
+      auto* b = static_cast<uint8_t*>(peer_maps_[static_cast<size_t>(q)].base);
+      uint8_t* ring = b + p.pair_area + static_cast<uint64_t>(local_) * p.pair_stride;
+      l.tx_slots = ring;
+      l.tx_tail = reinterpret_cast<volatile uint64_t*>(ring + kSlots * slot_bytes_);
+      l.tx_head = reinterpret_cast<volatile uint64_t*>(ring + kSlots * slot_bytes_ + 64);
+      uint8_t* mine = pair_area_ + static_cast<uint64_t>(p.local) * pair_stride_;
+      l.rx_slots = mine;
+      l.rx_tail = reinterpret_cast<volatile uint64_t*>(mine + kSlots * slot_bytes_);
+      l.rx_head = reinterpret_cast<volatile uint64_t*>(mine + kSlots * slot_bytes_ + 64);
+    }
+  }
+  if (any_net) {
+    devmem::Region* region = devmem::region_of(engine_mem_);
+    links_.tx_slots = static_cast<uint8_t*>(region->allocate(kPeerSlots * slot_bytes_, 4096, "engine mesh send slots"));
+    links_.rx_slots = static_cast<uint8_t*>(region->allocate(kPeerSlots * slot_bytes_, 4096, "engine mesh receive slots"));
+    if (links_.tx_slots == nullptr || links_.rx_slots == nullptr) return "engine memory is full (mesh slots)";
+    for (volatile uint32_t*& w : links_.sem) {
+      if (NRT_STATUS s = nrt_emu_devmem_semaphore(engine_mem_, &w); s != NRT_SUCCESS) return st("semaphore", s);
+    }
+    if (NRT_STATUS s = nrt_emu_devmem_trigger_word(engine_mem_, &links_.trigger); s != NRT_SUCCESS)
+      return st("trigger word", s);
+    // The op's index words; the connection per descriptor is found by peer.
+    if (NRT_STATUS s = nrt_emu_devmem_connector(engine_mem_, 1, nullptr, nullptr, &links_.send_conn); s != NRT_SUCCESS)
+      return st("mesh send connector", s);
+    if (NRT_STATUS s = nrt_emu_devmem_connector(engine_mem_, 1, nullptr, nullptr, &links_.recv_conn); s != NRT_SUCCESS)
+      return st("mesh receive connector", s);
+    if (NRT_STATUS s = nrt_emu_devmem_channel(engine_mem_, NEC_MAX_CHANNELS, ENC_PATTERN_MESH, links_.recv_conn,
+                                              links_.send_conn, &links_.chan);
+        s != NRT_SUCCESS)
+      return st("mesh enc_channel", s);
+    for (int q = 0; q < n_; ++q) {
+      PeerLink& l = links_.peers[static_cast<size_t>(q)];
+      if (!l.net) continue;
+      if (NRT_STATUS s = t_->neuronNetRegMr(comm_, ENC_PATTERN_MESH, q, true, NET_SEND_COMM, links_.tx_slots,
+                                            kPeerSlots * slot_bytes_, NCCL_PTR_HOST, &l.tx_mhandle);
+          s != NRT_SUCCESS)
+        return "peer rank " + std::to_string(q) + ": " + st("neuronNetRegMr(MESH send slots)", s);
+      if (NRT_STATUS s = t_->neuronNetRegMr(comm_, ENC_PATTERN_MESH, q, false, NET_RECV_COMM, links_.rx_slots,
+                                            kPeerSlots * slot_bytes_, NCCL_PTR_HOST, &l.rx_mhandle);
+          s != NRT_SUCCESS)
+        return "peer rank " + std::to_string(q) + ": " + st("neuronNetRegMr(MESH receive slots)", s);
+    }
+    if (proxy_ == nullptr) {
+      if (NRT_STATUS s = nrt_emu_proxy_acquire(comm_, local_, local_, &proxy_); s != NRT_SUCCESS)
+        return st("nrt_emu_proxy_acquire", s);
+    }
+  }
+  links_.ready = true;
+  return "";
+}
+
+std::string Ccom::build_peer_plan(Plan& p) {
+  if (std::string e = setup_peer_links(); !e.empty()) return e;
+  p.peer = true;
+  const uint64_t es = dtype_size(p.desc.dtype);
+  const uint64_t slice = slot_bytes_ / es;
+  const uint64_t C = p.desc.count;
+  const int n = n_;
+  if (p.desc.coll == Coll::AllToAll) {
+    p.copy_src = p.copy_dst = static_cast<uint64_t>(rank_) * C;
+    p.copy_elems = C;
+    for (uint64_t off = 0; off < C; off += slice) {
+      const uint64_t len = std::min(slice, C - off);
+      for (int s = 1; s < n; ++s) {
+        const int to = (rank_ + s) % n, from = (rank_ - s + n) % n;
+        p.sends.push_back({to, static_cast<uint64_t>(to) * C + off, len});
+        p.recvs.push_back({from, static_cast<uint64_t>(from) * C + off, len});
+      }
+    }
+  } else {  // permute
+    if ((p.send_to == rank_) != (p.recv_from == rank_))
+      return "permute: a rank that sends to itself must also receive from itself (send_to " +
+             std::to_string(p.send_to) + ", recv_from " + std::to_string(p.recv_from) + ")";
+    if (p.send_to == rank_) {
+      p.copy_elems = C;
+    } else {
+      for (uint64_t off = 0; off < C; off += slice) {
+        const uint64_t len = std::min(slice, C - off);
+        if (p.send_to >= 0) p.sends.push_back({p.send_to, off, len});
+        if (p.recv_from >= 0) p.recvs.push_back({p.recv_from, off, len});
+      }
+    }
+  }
+  uint64_t tx = 0, rx = 0;
+  for (const PeerItem& i : p.sends) tx += links_.peers[static_cast<size_t>(i.peer)].net ? 1 : 0;
+  for (const PeerItem& i : p.recvs) rx += links_.peers[static_cast<size_t>(i.peer)].net ? 1 : 0;
+  if (tx == 0 && rx == 0) return "";
+  if (tx > INT32_MAX || rx > INT32_MAX) return "an operation of more than 2^31 slices";
+  NetBlock b;
+  b.channel = -1;
+  net_ops_info_t& op = b.op;
+  op.inc_send_handshake = links_.sem[0];
+  op.inc_send_complete = links_.sem[1];
+  op.inc_recv_handshake = links_.sem[2];
+  op.inc_recv_complete = links_.sem[3];
+  op.tx_entry_cnt = static_cast<uint32_t>(tx);
+  op.rx_entry_cnt = static_cast<uint32_t>(rx);
+  op.net_idx_loop_size = kIndexLoop;
+  op.initial_send_credits = kPeerSlots;
+  op.ending_recv_credits = 1;
+  op.data_type_sz = es;
+  op.variable_peer = true;
+  op.basic_block_id = 2;
+  op.func_rel_op_idx = 1000;
+  op.unrolled_count = 1;
+  op.enc_channel = links_.chan;
+  uint64_t e = 0;
+  for (const PeerItem& i : p.sends) {
+    const PeerLink& l = links_.peers[static_cast<size_t>(i.peer)];
+    if (!l.net) continue;
+    net_src_addr_t d{};
+    d.host_addr = links_.tx_slots + (e++ % kPeerSlots) * slot_bytes_;
+    d.nccl_mhandle = l.tx_mhandle;
+    d.size = static_cast<uint32_t>(i.elems * es);
+    d.mark = NET_TRANSFER;
+    d.dst_rank = i.peer;
+    b.src.push_back(d);
+  }
+  e = 0;
+  for (const PeerItem& i : p.recvs) {
+    const PeerLink& l = links_.peers[static_cast<size_t>(i.peer)];
+    if (!l.net) continue;
+    net_dest_addr_t d{};
+    d.host_addr = links_.rx_slots + (e++ % kPeerSlots) * slot_bytes_;
+    d.nccl_mhandle = l.rx_mhandle;
+    d.size = static_cast<uint32_t>(i.elems * es);
+    d.mark = NET_TRANSFER;
+    d.src_rank = i.peer;
+    b.dst.push_back(d);
+  }
+  net_src_addr_t sc{};
+  sc.dst_rank = -1;
+  sc.mark = NET_OP_COMPLETE;
+  if (tx > 0) b.src.push_back(sc);
+  sc.mark = EXEC_COMPLETE;
+  b.src.push_back(sc);
+  net_dest_addr_t dc{};
+  dc.src_rank = -1;
+  dc.mark = NET_OP_COMPLETE;
+  if (rx > 0) b.dst.push_back(dc);
+  dc.mark = EXEC_COMPLETE;
+  b.dst.push_back(dc);
+  p.peer_block.push_back(std::move(b));
+  return "";
+}
+
+std::string Ccom::execute_peers(Plan& p) {
+  const uint64_t es = dtype_size(p.desc.dtype);
+  const auto* in = static_cast<const uint8_t*>(p.send);
+  auto* out = static_cast<uint8_t*>(p.recv);
+  if (p.copy_elems > 0 && in + p.copy_src * es != out + p.copy_dst * es)
+    std::memmove(out + p.copy_dst * es, in + p.copy_src * es, p.copy_elems * es);
+  const NetBlock* nb = p.peer_block.empty() ? nullptr : &p.peer_block[0];
+  nrt_emu_proxy_status_t* status = nullptr;
+  if (nb != nullptr) {
+    for (volatile uint32_t* w : links_.sem) __atomic_store_n(w, 0u, __ATOMIC_RELEASE);
+    nrt_emu_proxy_arm_trigger(links_.trigger);
+    nrt_emu_proxy_stream_t stream{0, &nb->block, 1};
+    nrt_emu_network_task_t task{};
+    task.streams = &stream;
+    task.streams_n = 1;
+    task.device_gated = true;
+    task.trigger_words[0] = links_.trigger;
+    task.exec_id = executions_;
+    if (NRT_STATUS s = nrt_emu_proxy_submit(proxy_, &task, &status); s != NRT_SUCCESS)
+      return "the proxy worker refused the network task (status " + std::to_string(s) + "; the runtime log says why)";
+    __atomic_store_n(links_.trigger, 1u, __ATOMIC_RELEASE);
+  }
+  struct StatusGuard {
+    nrt_emu_proxy_status_t*& s;
+    ~StatusGuard() {
+      if (s != nullptr) nrt_emu_proxy_status_free(s);
+    }
+  } guard{status};
+  const uint64_t net_tx = nb ? nb->op.tx_entry_cnt : 0, net_rx = nb ? nb->op.rx_entry_cnt : 0;
+  std::vector<uint64_t> tx_seq(static_cast<size_t>(n_), 0), rx_seq(static_cast<size_t>(n_), 0);
+  size_t si = 0, ri = 0;
+  uint64_t ntx = 0, nrx = 0, pub_rx = 0;  // NET entries sent, consumed, receive descriptors released
+  bool tx_closed = net_tx == 0, rx_closed = net_rx == 0;
+  const auto start = Clock::now();
+  const auto deadline = start + std::chrono::milliseconds(timeout_ms_);
+  auto last_check = start;
+  bool proxy_checked = false;
+  for (;;) {
+    bool moved = false;
+    while (nb != nullptr && pub_rx < net_rx && pub_rx < nrx + kPeerSlots) {
+      publish(post_word(links_.recv_conn, false));
+      ++pub_rx;
+      moved = true;
+    }
+    while (si < p.sends.size()) {
+      const PeerItem& it = p.sends[si];
+      PeerLink& l = links_.peers[static_cast<size_t>(it.peer)];
+      const size_t bytes = it.elems * es;
+      if (l.net) {
+        if (ntx >= static_cast<uint64_t>(load32(links_.sem[0])) + load32(links_.sem[1])) break;
+        std::memcpy(links_.tx_slots + (ntx % kPeerSlots) * slot_bytes_, in + it.off * es, bytes);
+        publish(post_word(links_.send_conn, true));
+        ++ntx;
+      } else {
+        const uint64_t g = l.tx_base + tx_seq[static_cast<size_t>(it.peer)];
+        if (g - load64(l.tx_head) >= kSlots) break;
+        std::memcpy(l.tx_slots + (g % kSlots) * slot_bytes_, in + it.off * es, bytes);
+        store64(l.tx_tail, g + 1);
+        ++tx_seq[static_cast<size_t>(it.peer)];
+      }
+      ++si;
+      moved = true;
+    }
+    while (ri < p.recvs.size()) {
+      const PeerItem& it = p.recvs[ri];
+      PeerLink& l = links_.peers[static_cast<size_t>(it.peer)];
+      const size_t bytes = it.elems * es;
+      if (l.net) {
+        if (load32(links_.sem[3]) <= nrx) break;
+        std::memcpy(out + it.off * es, links_.rx_slots + (nrx % kPeerSlots) * slot_bytes_, bytes);
+        ++nrx;
+      } else {
+        const uint64_t g = l.rx_base + rx_seq[static_cast<size_t>(it.peer)];
+        if (load64(l.rx_tail) <= g) break;
+        std::memcpy(out + it.off * es, l.rx_slots + (g % kSlots) * slot_bytes_, bytes);
+        store64(l.rx_head, g + 1);
+        ++rx_seq[static_cast<size_t>(it.peer)];
+      }
+      ++ri;
+      moved = true;
+    }
+    if (!tx_closed && ntx == net_tx) {
+      publish(post_word(links_.send_conn, true));
+      publish(post_word(links_.send_conn, true));
+      tx_closed = moved = true;
+    }
+    if (!rx_closed && nrx == net_rx) {
+      publish(post_word(links_.recv_conn, false));
+      publish(post_word(links_.recv_conn, false));
+      rx_closed = moved = true;
+    }
+    const bool done = si == p.sends.size() && ri == p.recvs.size() && tx_closed && rx_closed;
+    const bool task_done = status == nullptr || nrt_emu_proxy_run_state(status) == NRT_EMU_TASK_DONE;
+    if (done && task_done) break;
+    if (task_done && status != nullptr && !proxy_checked) {
+      proxy_checked = true;
+      if (const NRT_STATUS s = nrt_emu_proxy_wait(status, 0); s != NRT_SUCCESS) {
+        const std::string gone = peer_gone();
+        return "the network proxy failed (status " + std::to_string(s) + "): " +
+               nrt_emu_proxy_status_message(status) + (gone.empty() ? "" : "; " + gone);
+      }
+    }
+    if (moved) continue;
+    const auto now = Clock::now();
+    if (now - last_check > std::chrono::milliseconds(50)) {
+      last_check = now;
+      if (std::string gone = peer_gone(); !gone.empty()) return gone;
+    }
+    if (now > deadline) {
+      std::string where = ri < p.recvs.size() ? "slice " + std::to_string(ri) + " of " + std::to_string(p.recvs.size()) +
+                                                    " from " + describe_peer(p.recvs[ri].peer)
+                                              : "the network proxy to finish the task";
+      if (si < p.sends.size()) where += ", room at " + describe_peer(p.sends[si].peer);
+      return "timed out after " + std::to_string(timeout_ms_) + " ms waiting for " + where;
+    }
+    sched_yield();
+  }
+  if (status != nullptr) {
+    if (const NRT_STATUS s = nrt_emu_proxy_wait(status, 1000); s != NRT_SUCCESS)
+      return "the network proxy failed (status " + std::to_string(s) + "): " + nrt_emu_proxy_status_message(status);
+  }
+  for (int q = 0; q < n_; ++q) {
+    PeerLink& l = links_.peers[static_cast<size_t>(q)];
+    l.tx_base += tx_seq[static_cast<size_t>(q)];
+    l.rx_base += rx_seq[static_cast<size_t>(q)];
+  }
+  return "";
+}
+
+}  // namespace nrt_emu::engine

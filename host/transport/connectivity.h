@@ -1,0 +1,23 @@
+// The peers neuronExpandConnectivity connects (abi.md §7, open point 10;
+// README, decision 4). Pure functions of (connectivity, rank, rank count), so
+// every rank computes the same symmetric plan.
+#pragma once
+
+#include "common/result.h"
+
+#include <nccom/nrt_abi.h>
+
+#include <vector>
+
+namespace nccom::transport {
+
+// MESH: every other rank. RDH: recursive doubling/halving partners over the
+// largest power of two p2 <= n (rank XOR 2^k, k < log2 p2) plus the fold
+// partner of the n - p2 extra ranks (r + p2 for r < n - p2; r - p2 for
+// r >= p2, which then has only that partner). DEFAULT: none (rings only).
+// Sorted ascending, never `rank` itself. An out-of-range argument is an error.
+Result<std::vector<int>> connectivity_peers(enc_net_connectivity_t conn, int rank, int n);
+
+const char* connectivity_name(enc_net_connectivity_t conn);  // "MESH", "RDH", "DEFAULT", "?"
+
+}  // namespace nccom::transport

@@ -1,0 +1,123 @@
+#include "transport/link_exchange.h"
+
+#include "bootstrap/wire.h"
+
+#include <cstring>
+#include <map>
+#include <thread>
+
+namespace nccom::transport {
+namespace {
+
+enum class Kind : uint32_t { RecvBlob = 0, SendBlob = 1 };
+
+// One exchanged entry: the channel, which side's blob, the blob.
+constexpr size_t kEntryBytes = 8 + NCCOM_TRANSPORT_CONNECT_BYTES;
+
+void encode(const PendingEnd& e, uint8_t* p) {
+  const uint32_t channel = static_cast<uint32_t>(e.channel);
+  const uint32_t kind = static_cast<uint32_t>(e.send ? Kind::SendBlob : Kind::RecvBlob);
+  std::memcpy(p, &channel, 4);
+  std::memcpy(p + 4, &kind, 4);
+  std::memcpy(p + 8, e.mine.data(), NCCOM_TRANSPORT_CONNECT_BYTES);
+}
+
+Error at(const std::string& what, int channel, int peer, const std::string& detail) {
+  return make_error(NRT_FAILURE, what + " transport setup, channel " + std::to_string(channel) +
+                                     ", peer rank " + std::to_string(peer) + ": " + detail);
+}
+
+}  // namespace
+
+Status setup_end(End& end, const TransportBackend& via, const nccom_transport_comm_t& services,
+                 bool send, int channel, const nccom_transport_peer_t& peer,
+                 std::vector<PendingEnd>& pending) {
+  auto made = via.setup(services, send ? NCCOM_TRANSPORT_SEND : NCCOM_TRANSPORT_RECV, channel, peer);
+  if (!made) return made.take_error();
+  end.connector = std::move(made->connector);
+  end.via = &via;
+  end.peer = peer.rank;
+  pending.push_back(PendingEnd{&end, channel, send, made->blob, std::nullopt});
+  return {};
+}
+
+Status exchange_and_connect(comm::Communicator& comm, std::vector<PendingEnd>& pending,
+                            std::chrono::milliseconds timeout, const std::string& what) {
+  std::map<int, std::vector<const PendingEnd*>> by_peer;
+  for (const PendingEnd& e : pending) by_peer[e.end->peer].push_back(&e);
+
+  // Everything out, then everything in: a peer expects as many entries as it
+  // has ends towards this rank, which the symmetric plans guarantee.
+  for (const auto& [peer, ends] : by_peer) {
+    std::vector<uint8_t> bytes(ends.size() * kEntryBytes);
+    for (size_t i = 0; i < ends.size(); ++i) encode(*ends[i], bytes.data() + i * kEntryBytes);
+    if (Status s = comm.send(peer, bootstrap::MsgType::kTransportInit, bytes.data(), bytes.size()); !s) {
+      return at(what, -1, peer, "sending the connection blobs: " + s.error().message);
+    }
+  }
+  for (const auto& [peer, ends] : by_peer) {
+    std::vector<uint8_t> bytes(ends.size() * kEntryBytes);
+    if (Status s = comm.recv(peer, bootstrap::MsgType::kTransportInit, bytes.data(), bytes.size()); !s) {
+      return at(what, -1, peer, "receiving the connection blobs: " + s.error().message);
+    }
+    for (size_t i = 0; i < ends.size(); ++i) {
+      const uint8_t* p = bytes.data() + i * kEntryBytes;
+      uint32_t ch = 0, kind = 0;
+      std::memcpy(&ch, p, 4);
+      std::memcpy(&kind, p + 4, 4);
+      if (kind > 1) {
+        return at(what, static_cast<int>(ch), peer, "malformed connection blob entry " +
+                                                        std::to_string(i) + " (kind " +
+                                                        std::to_string(kind) + ")");
+      }
+      // The peer's receive blob serves my send end of the same channel, its
+      // send blob my receive end.
+      const bool for_send = kind == static_cast<uint32_t>(Kind::RecvBlob);
+      PendingEnd* match = nullptr;
+      for (PendingEnd& e : pending) {
+        if (e.end->peer == peer && e.send == for_send && static_cast<uint32_t>(e.channel) == ch) {
+          match = &e;
+        }
+      }
+      if (match == nullptr || match->theirs.has_value()) {
+        return at(what, static_cast<int>(ch), peer,
+                  std::string(match == nullptr ? "unexpected " : "duplicate ") +
+                      (for_send ? "receive" : "send") + " blob: the " + what +
+                      " plans of the two ranks disagree");
+      }
+      match->theirs.emplace();
+      std::memcpy(match->theirs->data(), p + 8, NCCOM_TRANSPORT_CONNECT_BYTES);
+    }
+  }
+
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::vector<bool> done(pending.size(), false);
+  for (size_t left = pending.size(); left > 0;) {
+    for (size_t k = 0; k < pending.size(); ++k) {
+      if (done[k]) continue;
+      PendingEnd& e = pending[k];
+      auto up = e.end->via->connect_step(*e.end->connector, *e.theirs);
+      if (!up) return at(what, e.channel, e.end->peer, up.error().message);
+      if (*up) {
+        done[k] = true;
+        --left;
+      }
+    }
+    if (left > 0 && std::chrono::steady_clock::now() > deadline) {
+      std::string waiting;
+      for (size_t k = 0; k < pending.size(); ++k) {
+        if (done[k]) continue;
+        const PendingEnd& e = pending[k];
+        waiting += std::string(e.send ? " send ch" : " recv ch") + std::to_string(e.channel) +
+                   (e.send ? "->" : "<-") + std::to_string(e.end->peer);
+      }
+      return make_error(NRT_TIMEOUT, what + " transport connect: not connected after " +
+                                         std::to_string(timeout.count()) +
+                                         " ms (transport.connect_timeout_ms):" + waiting);
+    }
+    if (left > 0) std::this_thread::yield();
+  }
+  return {};
+}
+
+}  // namespace nccom::transport

@@ -1,0 +1,132 @@
+// The C boundary of the P2P transport: the nccom_plugin descriptor and its
+// nccom_transport_ops_t. Proxy-free, as the original's p2pTransport: the
+// memory-registration and op slots are NULL (transports.md §1.2), so the
+// host never builds a proxy path over P2P and neuronGetNetConnector answers
+// NULL for a P2P hop. Every slot checks its pointers and catches exceptions.
+#include <nccom/plugin.h>
+#include <nccom/transport_plugin.h>
+
+#include "log.h"
+#include "p2p_connector.h"
+
+#include <cstdio>
+#include <exception>
+#include <new>
+#include <string>
+
+namespace {
+
+using namespace nccom::p2p;
+
+// Nothing process-wide: connectors carry all their state.
+struct PluginContext {};
+
+void put_error(char* err, size_t len, const std::string& text) {
+  if (err != nullptr && len > 0) std::snprintf(err, len, "%s", text.c_str());
+}
+
+template <class F>
+nccom_plugin_status_t guarded(const char* slot, char* err, size_t len, F&& body) {
+  try {
+    return body();
+  } catch (const std::bad_alloc&) {
+    put_error(err, len, std::string("P2P ") + slot + ": out of memory");
+  } catch (const std::exception& e) {
+    put_error(err, len, std::string("P2P ") + slot + ": " + e.what());
+  }
+  return NCCOM_PLUGIN_SYSTEM_ERROR;
+}
+
+nccom_plugin_status_t fail(const nccom::Error& e, char* err, size_t len) {
+  put_error(err, len, e.message);
+  return e.status == NRT_INVALID ? NCCOM_PLUGIN_INVALID_ARGUMENT : NCCOM_PLUGIN_ERROR;
+}
+
+Connector* as_connector(void* p) {
+  auto* c = static_cast<Connector*>(p);
+  return c != nullptr && c->marker == kConnectorMarker ? c : nullptr;
+}
+
+nccom_plugin_status_t p2p_init(const nccom_host_api_t* host, void** plugin_ctx) {
+  if (plugin_ctx == nullptr) return NCCOM_PLUGIN_INVALID_ARGUMENT;
+  if (host != nullptr && host->struct_size >= offsetof(nccom_host_api_t, log) + sizeof host->log) {
+    set_logger(host->log);
+  }
+  auto* ctx = new (std::nothrow) PluginContext();
+  if (ctx == nullptr) return NCCOM_PLUGIN_SYSTEM_ERROR;
+  *plugin_ctx = ctx;
+  return NCCOM_PLUGIN_OK;
+}
+
+void p2p_fini(void* plugin_ctx) { delete static_cast<PluginContext*>(plugin_ctx); }
+
+nccom_plugin_status_t p2p_can_connect(void*, const nccom_transport_comm_t* comm,
+                                      const nccom_transport_peer_t* me,
+                                      const nccom_transport_peer_t* peer, int* ok) {
+  if (comm == nullptr || me == nullptr || peer == nullptr || ok == nullptr) {
+    return NCCOM_PLUGIN_INVALID_ARGUMENT;
+  }
+  *ok = reachable(*me, *peer) ? 1 : 0;
+  return NCCOM_PLUGIN_OK;
+}
+
+nccom_plugin_status_t p2p_setup(void* ctx, const nccom_transport_comm_t* comm,
+                                nccom_transport_direction_t dir, int channel,
+                                const nccom_transport_peer_t* peer,
+                                uint8_t blob_out[NCCOM_TRANSPORT_CONNECT_BYTES], void** connector,
+                                char* err, size_t err_len) {
+  return guarded("setup", err, err_len, [&] {
+    if (ctx == nullptr || connector == nullptr) return NCCOM_PLUGIN_INVALID_ARGUMENT;
+    auto c = connector_setup(comm, dir, channel, peer, blob_out);
+    if (!c) return fail(c.error(), err, err_len);
+    *connector = *c;
+    return NCCOM_PLUGIN_OK;
+  });
+}
+
+nccom_plugin_status_t p2p_connect(void*, void* connector,
+                                  const uint8_t peer_blob[NCCOM_TRANSPORT_CONNECT_BYTES],
+                                  int* done, char* err, size_t err_len) {
+  return guarded("connect", err, err_len, [&] {
+    Connector* c = as_connector(connector);
+    if (c == nullptr || done == nullptr) return NCCOM_PLUGIN_INVALID_ARGUMENT;
+    *done = 0;
+    if (auto s = connector_connect(c, peer_blob); !s) return fail(s.error(), err, err_len);
+    *done = 1;
+    return NCCOM_PLUGIN_OK;
+  });
+}
+
+void p2p_free_connector(void*, void* connector) {
+  if (Connector* c = as_connector(connector); c != nullptr) connector_free(c);
+}
+
+const nccom_transport_ops_t kOps = {
+    {sizeof(nccom_transport_ops_t), 0, p2p_init, p2p_fini},
+    NCCOM_TRANSPORT_OPS_VERSION,
+    0,
+    p2p_can_connect,
+    p2p_setup,
+    p2p_connect,
+    p2p_free_connector,
+    nullptr,  // reg_mr: no network comm behind a P2P connector
+    nullptr,  // dereg_mr
+    nullptr,  // create_op: P2P has no proxy path (the device moves the data)
+    nullptr,  // op_progress
+    nullptr,  // op_rearm
+    nullptr,  // op_describe
+    nullptr,  // op_free
+};
+
+}  // namespace
+
+extern "C" NCCOM_PLUGIN_EXPORT const nccom_plugin_descriptor_t nccom_plugin = {
+    NCCOM_PLUGIN_ABI_VERSION,
+    sizeof(nccom_plugin_descriptor_t),
+    NCCOM_PLUGIN_KIND_TRANSPORT,
+    0,
+    "p2p",
+    "1.0.0",
+    0,
+    &kOps.head,
+};

@@ -1,0 +1,51 @@
+#include "graph_launch.h"
+
+#include "child_process.h"
+
+#include <gtest/gtest.h>
+
+namespace graph_comm_test {
+
+std::vector<Report> run_ranks(const Launch& launch) {
+  const int nranks = launch.hosts * launch.per_host;
+  std::map<std::string, std::string> env = {
+      {"CCOM_SOCKET_IFNAME", "lo"},         {"NCCOM_BOOTSTRAP_TIMEOUT_MS", "30000"},
+      {"NEURON_CCOM_SOCK_TIMEOUT", "30000"}, {"NCCOM_CONFIG", ""},
+      {"NCCL_DEBUG", "WARN"},               {"NEURON_RT_EMU_DEVICES", std::to_string(launch.per_host)},
+      {"NCCOM_NET_USE_RUNTIME_PLUGIN", "false"},
+      {"NCCOM_TRANSPORT_CONNECT_TIMEOUT_MS", "30000"}};
+  for (const auto& [k, v] : launch.env) env[k] = v;
+  auto extra = [&](int r) {
+    return launch.args ? launch.args(r) : std::vector<std::string>{};
+  };
+  std::vector<nccom_test::RunningChild> children;
+  std::vector<std::string> args0 = {std::to_string(nranks), "0", "0", "0", "--make-id"};
+  for (const std::string& a : extra(0)) args0.push_back(a);
+  children.push_back(nccom_test::start_child(GRAPH_RANK_DRIVER, args0, env));
+  const std::string first = nccom_test::read_line(children[0], std::chrono::seconds(30));
+  EXPECT_EQ(first.rfind("id=", 0), 0u) << "rank 0 said: " << first;
+  if (first.rfind("id=", 0) != 0) {
+    nccom_test::finish_child(children[0]);
+    return {};
+  }
+  for (int r = 1; r < nranks; ++r) {
+    std::vector<std::string> args = {std::to_string(nranks), std::to_string(r),
+                                     std::to_string(r / launch.per_host),
+                                     std::to_string(r % launch.per_host), "--id", first.substr(3)};
+    for (const std::string& a : extra(r)) args.push_back(a);
+    children.push_back(nccom_test::start_child(GRAPH_RANK_DRIVER, args, env));
+  }
+  std::vector<Report> reports;
+  bool failed = false;
+  for (int r = 0; r < nranks; ++r) {
+    nccom_test::ChildResult res = nccom_test::finish_child(children[r]);
+    Report report = nccom_test::parse_report(res.out);
+    EXPECT_EQ(res.exit_code, 0) << "rank " << r << ":\n" << res.out << res.err;
+    EXPECT_EQ(report["ok"], "1") << "rank " << r;
+    failed = failed || res.exit_code != 0 || report["ok"] != "1";
+    reports.push_back(std::move(report));
+  }
+  return failed ? std::vector<Report>{} : reports;
+}
+
+}  // namespace graph_comm_test
