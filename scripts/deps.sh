@@ -9,6 +9,7 @@ packages=(
   libgtest-dev libgmock-dev
   clang libclang-rt-14-dev            # libFuzzer targets (tests/fuzz)
   graphviz                            # nccom-topo --svg/--png (dot)
+  openmpi-bin                         # nccom-test under mpirun (tests/tools_nccom_test)
 )
 
 missing=()

@@ -1,0 +1,67 @@
+// The nccom-test binary's answers that need no engine: help, usage errors
+// (one line, exit 2), shapes a launch cannot serve, a bad plot path.
+#include "child_process.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+
+namespace {
+
+const std::string kTool = std::string(NCCOM_BUILD_DIR) + "/bin/nccom-test";
+
+nccom_test::ChildResult run(const std::vector<std::string>& args,
+                            const std::map<std::string, std::string>& env = {}) {
+  return nccom_test::run_child(kTool, args, env);
+}
+
+size_t lines(const std::string& s) { return static_cast<size_t>(std::count(s.begin(), s.end(), '\n')); }
+
+TEST(NccomTestCli, Help) {
+  const auto r = run({"--help"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("usage: nccom-test"), std::string::npos);
+  EXPECT_NE(r.out.find("--stepfactor"), std::string::npos);
+}
+
+TEST(NccomTestCli, UsageErrorsAreOneLineAndExitTwo) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string says;
+  };
+  const Case cases[] = {
+      {{"--bogus", "allr"}, "nccom-test: unknown option --bogus (see --help)\n"},
+      {{"allr", "-b"}, "nccom-test: -b needs a value\n"},
+      {{}, "nccom-test: name at least one operation (allr allg redsct sendrecv alltoall bcast reduce)\n"},
+      {{"-r", "8", "-N", "3", "allr"},
+       "nccom-test: -N 3 does not divide -r 8: every emulated host gets the same number of ranks\n"},
+      {{"--plot", "/nonexistent-dir/x.svg", "allr"},
+       "nccom-test: --plot /nonexistent-dir/x.svg: the directory /nonexistent-dir does not exist or is not "
+       "writable\n"},
+  };
+  for (const Case& c : cases) {
+    const auto r = run(c.args);
+    EXPECT_EQ(r.exit_code, 2) << c.says;
+    EXPECT_EQ(r.err, c.says);
+    EXPECT_EQ(lines(r.err), 1u);
+    EXPECT_TRUE(r.out.empty()) << r.out;
+  }
+}
+
+TEST(NccomTestCli, LauncherMismatchesAreUsageErrors) {
+  const std::map<std::string, std::string> mpi = {{"OMPI_COMM_WORLD_RANK", "0"},       {"OMPI_COMM_WORLD_SIZE", "4"},
+                                                   {"OMPI_COMM_WORLD_LOCAL_RANK", "0"}, {"OMPI_COMM_WORLD_LOCAL_SIZE", "2"},
+                                                   {"OMPI_MCA_orte_num_nodes", "2"}};
+  auto r = run({"allr"}, mpi);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("NEURON_RT_ROOT_COMM_ID is not set"), std::string::npos) << r.err;
+  EXPECT_EQ(lines(r.err), 1u);
+  auto env = mpi;
+  env["NEURON_RT_ROOT_COMM_ID"] = "127.0.0.1:1";
+  r = run({"-r", "2", "allr"}, env);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "nccom-test: -r 2 but mpirun started 4 processes (leave -r out under a launcher)\n");
+}
+
+}  // namespace

@@ -1,0 +1,266 @@
+// The local launch (see local_launcher.h and README.md, "Launch modes").
+#include "local_launcher.h"
+
+#include "bench.h"
+#include "launch_env.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+extern char** environ;
+
+namespace nccom::nccomtest {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Child {
+  Placement place;
+  pid_t pid = -1;
+  int err_fd = -1;      // the rank's stderr (and, for ranks > 0, its stdout)
+  std::string pending;  // an unfinished line of a rank > 0
+  std::string last;     // its last non-empty line
+  bool running = false;
+  int status = 0;
+};
+
+// The environment of rank i: ours with the rank's placement and root, its
+// emulated device count, and loopback for the bootstrap unless the user
+// chose interfaces. Built before fork (no allocation in the child).
+std::vector<std::string> child_env(const Placement& p, bool tty) {
+  std::vector<std::string> env;
+  bool have_ifname = false;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string kv = *e;
+    const std::string name = kv.substr(0, kv.find('='));
+    if (name == kChildVar || name == kTtyVar || name == "NEURON_RT_ROOT_COMM_ID" || name == "NEURON_RT_EMU_DEVICES") {
+      continue;
+    }
+    if (name == "CCOM_SOCKET_IFNAME" || name == "NCCL_SOCKET_IFNAME") have_ifname = true;
+    env.push_back(kv);
+  }
+  env.push_back(std::string(kChildVar) + "=" + encode_child(p));
+  env.push_back("NEURON_RT_ROOT_COMM_ID=" + p.root_comm_id);
+  env.push_back("NEURON_RT_EMU_DEVICES=" + std::to_string(p.local_n));
+  if (!have_ifname) env.push_back("CCOM_SOCKET_IFNAME=lo");
+  if (tty) env.push_back(std::string(kTtyVar) + "=1");
+  return env;
+}
+
+// Starts one rank; false (and *err) when fork or pipe fails.
+bool start(Child& c, const std::string& argv0, const std::vector<std::string>& args, bool tty, std::string* err) {
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) {
+    *err = std::string("pipe: ") + std::strerror(errno);
+    return false;
+  }
+  std::vector<std::string> env = child_env(c.place, tty);
+  std::vector<char*> envp, argv;
+  for (std::string& s : env) envp.push_back(s.data());
+  envp.push_back(nullptr);
+  std::string a0 = argv0;
+  argv.push_back(a0.data());
+  std::vector<std::string> copy = args;
+  for (std::string& s : copy) argv.push_back(s.data());
+  argv.push_back(nullptr);
+  const pid_t parent = getpid();
+  const pid_t pid = fork();
+  if (pid < 0) {
+    *err = std::string("fork: ") + std::strerror(errno);
+    close(fds[0]);
+    close(fds[1]);
+    return false;
+  }
+  if (pid == 0) {
+    // A rank never outlives the launcher that started it.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(127);
+    dup2(fds[1], STDERR_FILENO);
+    if (c.place.rank != 0) dup2(fds[1], STDOUT_FILENO);
+    execve("/proc/self/exe", argv.data(), envp.data());
+    const char msg[] = "nccom-test: exec /proc/self/exe failed\n";
+    (void)!write(STDERR_FILENO, msg, sizeof msg - 1);
+    _exit(127);
+  }
+  close(fds[1]);
+  c.pid = pid;
+  c.err_fd = fds[0];
+  c.running = true;
+  return true;
+}
+
+// Reads what a rank wrote: rank 0's bytes go to our stderr as they come
+// (its progress line rewrites itself), the others' lines get a prefix.
+void drain(Child& c) {
+  char buf[4096];
+  const ssize_t n = read(c.err_fd, buf, sizeof buf);
+  if (n <= 0) {
+    close(c.err_fd);
+    c.err_fd = -1;
+    return;
+  }
+  const std::string chunk(buf, static_cast<size_t>(n));
+  if (c.place.rank == 0) (void)!write(STDERR_FILENO, buf, static_cast<size_t>(n));
+  c.pending += chunk;
+  size_t nl;
+  while ((nl = c.pending.find('\n')) != std::string::npos) {
+    std::string line = c.pending.substr(0, nl);
+    c.pending.erase(0, nl + 1);
+    if (c.place.rank != 0) std::fprintf(stderr, "[rank %d] %s\n", c.place.rank, line.c_str());
+    const size_t cr = line.rfind('\r');  // a progress line's last state
+    if (cr != std::string::npos) line = line.substr(cr + 1);
+    // The rank's own "nccom-test: rank N: " prefix is said again in the summary.
+    const std::string own = "nccom-test: rank " + std::to_string(c.place.rank) + ": ";
+    if (line.rfind(own, 0) == 0) line.erase(0, own.size());
+    if (!line.empty()) c.last = line;
+  }
+  if (c.pending.size() > 65536) c.pending.erase(0, c.pending.size() - 4096);
+}
+
+void signal_running(std::vector<Child>& children, int sig) {
+  for (Child& c : children) {
+    if (c.running) kill(c.pid, sig);
+  }
+}
+
+bool any_running(const std::vector<Child>& children) {
+  for (const Child& c : children) {
+    if (c.running || c.err_fd >= 0) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+uint16_t find_free_port(std::string* err) {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    *err = std::string("socket: ") + std::strerror(errno);
+    return 0;
+  }
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  uint16_t port = 0;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+      getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0) {
+    port = ntohs(a.sin_port);
+  } else {
+    *err = std::string("binding a loopback port: ") + std::strerror(errno);
+  }
+  close(fd);
+  return port;
+}
+
+uint64_t run_bound_ms(const Options& o) {
+  const uint64_t rows = size_series(o).size() * o.ops.size();
+  const uint64_t per_placement = static_cast<uint64_t>(o.warmup) + o.iters + 1 + (o.check ? 1 : 0);
+  const uint64_t calls = rows * (2 * per_placement + 2) + 4;
+  const uint64_t cap = 7ull * 24 * 3600 * 1000;
+  return calls > cap / o.timeout_ms ? cap : calls * o.timeout_ms;
+}
+
+std::string describe_wait_status(int status) {
+  if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) {
+    const int sig = WTERMSIG(status);
+    const char* name = strsignal(sig);
+    return "was killed by signal " + std::to_string(sig) + " (" + (name ? name : "?") + ")";
+  }
+  return "ended with wait status " + std::to_string(status);
+}
+
+int run_local(const Options& o, const std::string& argv0, const std::vector<std::string>& args) {
+  std::string err;
+  const uint16_t port = find_free_port(&err);
+  if (port == 0) {
+    std::fprintf(stderr, "nccom-test: no free loopback port for the root: %s\n", err.c_str());
+    return 1;
+  }
+  const std::string root = "127.0.0.1:" + std::to_string(port);
+  const bool tty = isatty(STDERR_FILENO) == 1;
+  std::fflush(stdout);
+  std::fflush(stderr);
+  std::vector<Child> children(static_cast<size_t>(o.ranks));
+  const Child* failed = nullptr;
+  bool start_failed = false;
+  for (int i = 0; i < o.ranks; ++i) {
+    children[i].place = local_rank_placement(o, i, root);
+    if (!start(children[i], argv0, args, tty, &err)) {
+      std::fprintf(stderr, "nccom-test: starting rank %d failed: %s\n", i, err.c_str());
+      signal_running(children, SIGKILL);
+      start_failed = true;
+      break;
+    }
+  }
+  const uint64_t bound = run_bound_ms(o);
+  const auto deadline = Clock::now() + std::chrono::milliseconds(bound);
+  Clock::time_point kill_at = Clock::time_point::max();
+  bool check_failed = false, timed_out = false;
+  while (any_running(children)) {
+    std::vector<pollfd> fds;
+    std::vector<Child*> owners;
+    for (Child& c : children) {
+      if (c.err_fd >= 0) {
+        fds.push_back({c.err_fd, POLLIN, 0});
+        owners.push_back(&c);
+      }
+    }
+    poll(fds.data(), fds.size(), 50);
+    for (size_t i = 0; i < fds.size(); ++i) {
+      if (fds[i].revents != 0) drain(*owners[i]);
+    }
+    for (Child& c : children) {
+      if (!c.running || waitpid(c.pid, &c.status, WNOHANG) != c.pid) continue;
+      c.running = false;
+      if (WIFEXITED(c.status) && WEXITSTATUS(c.status) == 0) continue;
+      if (WIFEXITED(c.status) && WEXITSTATUS(c.status) == kExitCheckFailed) {
+        check_failed = true;
+        continue;
+      }
+      if (failed == nullptr && !start_failed) {
+        // The first rank to fail; the ones we stop after it are not news.
+        failed = &c;
+        signal_running(children, SIGTERM);
+        kill_at = Clock::now() + std::chrono::seconds(2);
+      }
+    }
+    if (Clock::now() >= kill_at) signal_running(children, SIGKILL);
+    if (!timed_out && failed == nullptr && !start_failed && Clock::now() >= deadline) {
+      timed_out = true;
+      signal_running(children, SIGKILL);
+    }
+  }
+  if (start_failed) return 1;
+  if (timed_out) {
+    std::fprintf(stderr,
+                 "nccom-test: the run exceeded its bound of %.1f s (--timeout-ms %u for each of its collective "
+                 "calls); stopped every rank\n",
+                 static_cast<double>(bound) / 1000, o.timeout_ms);
+    return 1;
+  }
+  if (failed != nullptr) {
+    std::fprintf(stderr, "nccom-test: rank %d (host %d, local rank %d) %s%s%s; stopped the other ranks\n",
+                 failed->place.rank, failed->place.host, failed->place.local_rank,
+                 describe_wait_status(failed->status).c_str(), failed->last.empty() ? "" : ": ",
+                 failed->last.c_str());
+    return 1;
+  }
+  return check_failed ? 1 : 0;
+}
+
+}  // namespace nccom::nccomtest
