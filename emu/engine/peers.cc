@@ -90,7 +90,7 @@ std::string Ccom::setup_peer_links() {
       return st("mesh send connector", s);
     if (NRT_STATUS s = nrt_emu_devmem_connector(engine_mem_, 1, nullptr, nullptr, &links_.recv_conn); s != NRT_SUCCESS)
       return st("mesh receive connector", s);
-    if (NRT_STATUS s = nrt_emu_devmem_channel(engine_mem_, NEC_MAX_CHANNELS, ENC_PATTERN_MESH, links_.recv_conn,
+    if (NRT_STATUS s = nrt_emu_devmem_channel(engine_mem_, NEC_MAX_CHANNELS /* the mesh connections' channel */, ENC_PATTERN_MESH, links_.recv_conn,
                                               links_.send_conn, &links_.chan);
         s != NRT_SUCCESS)
       return st("mesh enc_channel", s);

@@ -29,7 +29,8 @@ namespace nccom::transport {
 // The transport channel of every mesh/RDH connection: above the ring
 // channels (< NEC_MAX_CHANNELS), so the NET_NEURON plugin tells a mesh
 // connection from a ring one (README, decision 5).
-inline constexpr int kMeshChannel = NEC_MAX_CHANNELS;
+inline constexpr int kMeshChannel = NCCOM_TRANSPORT_MESH_CHANNEL;
+static_assert(NCCOM_TRANSPORT_MESH_CHANNEL == NEC_MAX_CHANNELS);
 
 struct TransportSettings {
   std::chrono::milliseconds connect_timeout{60000};

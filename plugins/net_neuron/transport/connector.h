@@ -22,7 +22,8 @@ inline constexpr uint64_t kConnectorMarker = 0x4e45544e45555231ull;  // "NETNEUR
 // (neuronExpandConnectivity): above every ring channel, so a variable-peer
 // descriptor of a MESH channel finds its peer's mesh connection (README,
 // decision 2). Mirrors host/transport kMeshChannel.
-inline constexpr int kMeshChannel = NEC_MAX_CHANNELS;
+inline constexpr int kMeshChannel = NCCOM_TRANSPORT_MESH_CHANNEL;
+static_assert(NCCOM_TRANSPORT_MESH_CHANNEL == NEC_MAX_CHANNELS);
 
 struct Connector {
   uint64_t marker = kConnectorMarker;

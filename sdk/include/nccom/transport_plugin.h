@@ -34,6 +34,10 @@ extern "C" {
 
 #define NCCOM_TRANSPORT_OPS_VERSION 1u
 #define NCCOM_TRANSPORT_CONNECT_BYTES 128 /* ncclConnect: one exchange unit per connection */
+/* The transport channel of the connections neuronExpandConnectivity makes
+ * (MESH / RDH peers): one past the last ring channel (setup carries a
+ * channel, not a pattern). */
+#define NCCOM_TRANSPORT_MESH_CHANNEL 32
 
 /* One rank, from the communicator's peer records. */
 typedef struct nccom_transport_peer {
