@@ -36,6 +36,8 @@ const PluginTables& plugin() {
     t.v5 = static_cast<const ncclNet_v5_t*>(dlsym(t.library, NCCL_NET_PLUGIN_SYMBOL_V5));
     t.v4 = static_cast<const ncclNet_v4_t*>(dlsym(t.library, NCCL_NET_PLUGIN_SYMBOL_V4));
     t.configure = reinterpret_cast<ncclResult_t (*)(int)>(dlsym(t.library, "nccomOfiConfigure"));
+    t.configure_liveness = reinterpret_cast<ncclResult_t (*)(int, int, int)>(
+        dlsym(t.library, "nccomOfiConfigureLiveness"));
     return t;
   }();
   EXPECT_NE(tables.library, nullptr) << NET_OFI_PLUGIN << ": " << dlerror();
@@ -124,6 +126,11 @@ void NetOfiProvider::SetUp() {
 void NetOfiProvider::TearDown() {
   if (initialized_) {
     EXPECT_EQ(net->fini(), ncclSuccess);
+  }
+  // Tests that change the liveness knobs must not leak them into the next
+  // test when the whole binary runs in one process.
+  if (plugin().configure_liveness != nullptr) {
+    EXPECT_EQ(plugin().configure_liveness(1, kLivenessCheckMs, kLivenessGraceMs), ncclSuccess);
   }
 }
 

@@ -25,7 +25,12 @@ struct PluginTables {
   const ncclNet_v5_t* v5 = nullptr;
   const ncclNet_v4_t* v4 = nullptr;
   ncclResult_t (*configure)(int rails) = nullptr;
+  ncclResult_t (*configure_liveness)(int enabled, int check_ms, int grace_ms) = nullptr;
 };
+
+// The plugin's liveness defaults (README "Robustness"); TearDown restores them.
+constexpr int kLivenessCheckMs = 100;
+constexpr int kLivenessGraceMs = 500;
 
 // dlopen(NET_OFI_PLUGIN) once per process; fails the test if it cannot.
 const PluginTables& plugin();

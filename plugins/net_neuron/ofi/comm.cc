@@ -4,6 +4,7 @@
 #include "comm.h"
 
 #include <atomic>
+#include <cstdio>
 
 namespace nccom::ofi {
 namespace {
@@ -48,7 +49,25 @@ Status post_connect_receive(Comm& listen) {
   return listen.endpoint->submit(r);
 }
 
+// A malformed or unmatched connect message is ignored: listen again.
+Status ignore_connect_message(Comm& listen) {
+  OFI_WARN("NET/OFI accept: ignoring a malformed connect message on listen comm %u", listen.id);
+  listen.have_sender = false;
+  listen.sender = PeerAddress{};
+  return post_connect_receive(listen);
+}
+
 }  // namespace
+
+std::string comm_label(const Comm& comm) {
+  const char* kind = comm.kind == CommKind::kListen ? "listen"
+                     : comm.kind == CommKind::kSend ? "send"
+                                                    : "recv";
+  char text[96];
+  std::snprintf(text, sizeof text, "%s comm %u (%p)", kind, comm.id,
+                static_cast<const void*>(&comm));
+  return text;
+}
 
 uint16_t KeyPool::take() {
   if (!free_.empty()) {
@@ -73,6 +92,10 @@ void Comm::close_resources() {
   regions.clear();
   close_control_mr(*this);
   endpoint.reset();  // endpoint (if still open), AV, CQ, domain, fabric
+  // Last: the data already handed to the provider is on its way before the
+  // peer hears the goodbye.
+  watch.close_gracefully();
+  liveness_listener.reset();
 }
 
 Request* Comm::allocate_request(Op op) {
@@ -88,8 +111,13 @@ Request* Comm::allocate_request(Op op) {
   return nullptr;
 }
 
+void Comm::abandon_request(Request* r) {
+  if (r->state == RequestState::kQueued && endpoint) endpoint->forget(*r);
+  r->state = RequestState::kAbandoned;
+}
+
 void Comm::release_request(Request* r) {
-  if (r->state == RequestState::kFree) return;
+  if (r->state == RequestState::kFree || r->state == RequestState::kAbandoned) return;
   if (r->state == RequestState::kQueued && endpoint) endpoint->forget(*r);
   *r = Request{};
   --requests_in_use;
@@ -111,6 +139,12 @@ Status open_listen_comm(const Device& device, int dev, uint32_t id, std::unique_
   if (Status s = Endpoint::open(pick_rail(device), device.caps, &comm->endpoint); !s.ok()) return s;
   if (Status s = prepare_control(*comm); !s.ok()) return s;
   if (Status s = post_connect_receive(*comm); !s.ok()) return s;
+  if (liveness_config().enabled) {
+    // Failing to open it (logged) costs this connection its liveness, not the
+    // connection: the handle then says "none" and both sides go without.
+    const Endpoint& ep = *comm->endpoint;
+    (void)LivenessListener::open(ep.addr_format(), ep.address(), &comm->liveness_listener);
+  }
   *out = std::move(comm);
   return ncclSuccess;
 }
@@ -121,7 +155,15 @@ Status open_send_comm(const Device& device, int dev, const PeerAddress& listener
   if (Status s = Endpoint::open(pick_rail(device), device.caps, &comm->endpoint); !s.ok()) return s;
   Endpoint& ep = *comm->endpoint;
   if (Status s = ep.insert_peer(listener.addr, &comm->peer); !s.ok()) return s;
-  comm->control_message = make_connect_message(listener.listen_id, ep.address());
+  // Liveness only when both sides want it: the listener says so in its handle.
+  const bool liveness = liveness_config().enabled &&
+                        listener.liveness.kind != static_cast<uint8_t>(LivenessKind::kNone);
+  const uint64_t nonce = liveness ? make_nonce() : 0;
+  comm->watch.name(comm_label(*comm), describe_address(listener.addr));
+  if (liveness) {
+    if (Status s = comm->watch.start_connect(listener, nonce); !s.ok()) return s;
+  }
+  comm->control_message = make_connect_message(listener.listen_id, ep.address(), nonce);
   if (Status s = prepare_control(*comm); !s.ok()) return s;
   Request& r = comm->control;
   r.op = Op::kSend;
@@ -136,19 +178,17 @@ Status open_send_comm(const Device& device, int dev, const PeerAddress& listener
 }
 
 Status poll_connect(Comm& send, bool* connected) {
+  *connected = false;
   send.endpoint->progress();
-  switch (send.control.state) {
-    case RequestState::kDone:
-      close_control_mr(send);
-      send.control = Request{};
-      *connected = true;
-      return ncclSuccess;
-    case RequestState::kFailed:  // already logged with the provider's reason
-      return send.control.error;
-    default:
-      *connected = false;
-      return ncclSuccess;
-  }
+  // Failed: already logged with the provider's reason.
+  if (send.control.state == RequestState::kFailed) return send.control.error;
+  bool link_ready = false;
+  if (Status s = send.watch.poll_connect(&link_ready); !s.ok()) return s;
+  if (send.control.state != RequestState::kDone || !link_ready) return ncclSuccess;
+  close_control_mr(send);
+  send.control = Request{};
+  *connected = true;
+  return ncclSuccess;
 }
 
 Status poll_accept(Comm& listen, std::unique_ptr<Comm>* recv) {
@@ -157,22 +197,34 @@ Status poll_accept(Comm& listen, std::unique_ptr<Comm>* recv) {
              "per listen comm)", listen.id);
     return ncclInvalidUsage;
   }
-  listen.endpoint->progress();
-  const RequestState state = listen.control.state;
-  if (state != RequestState::kDone && state != RequestState::kFailed) return ncclSuccess;
-  PeerAddress sender;
-  if (state == RequestState::kFailed ||
-      !read_connect_message(listen.control_message, listen.control.bytes, &sender) ||
-      sender.listen_id != listen.id) {
-    // Not a connect message of ours (or one that failed): ignore it, keep listening.
-    OFI_WARN("NET/OFI accept: ignoring a malformed connect message on listen comm %u", listen.id);
-    return post_connect_receive(listen);
+  if (!listen.have_sender) {
+    listen.endpoint->progress();
+    const RequestState state = listen.control.state;
+    if (state != RequestState::kDone && state != RequestState::kFailed) return ncclSuccess;
+    PeerAddress sender;
+    if (state == RequestState::kFailed ||
+        !read_connect_message(listen.control_message, listen.control.bytes, &sender) ||
+        sender.listen_id != listen.id ||
+        (sender.liveness_nonce != 0 && !listen.liveness_listener)) {
+      // Not a connect message of ours (or one that failed): ignore it, keep listening.
+      return ignore_connect_message(listen);
+    }
+    listen.sender = std::move(sender);
+    listen.have_sender = true;
+  }
+  SocketFd link;
+  if (listen.sender.liveness_nonce != 0) {
+    link = listen.liveness_listener->take(listen.id, listen.sender.liveness_nonce);
+    if (!link.valid()) return ncclSuccess;  // its hello has not arrived yet
   }
   auto comm = std::make_unique<Comm>(CommKind::kRecv, listen.dev, listen.id);
-  if (Status s = listen.endpoint->insert_peer(sender.addr, &comm->peer); !s.ok()) return s;
+  if (Status s = listen.endpoint->insert_peer(listen.sender.addr, &comm->peer); !s.ok()) return s;
+  comm->watch.name(comm_label(*comm), describe_address(listen.sender.addr));
+  if (link.valid()) comm->watch.adopt(std::move(link));
   close_control_mr(listen);  // it lives in the domain we are handing over
   listen.control = Request{};
   comm->endpoint = std::move(listen.endpoint);
+  listen.liveness_listener.reset();  // one connection per listen comm
   listen.accepted = true;
   *recv = std::move(comm);
   return ncclSuccess;

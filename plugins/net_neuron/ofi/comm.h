@@ -11,13 +11,18 @@
 //  * recv comm: the listener's endpoint; the sender's address (from the
 //    connect message) is its peer, for iread/iwrite.
 // Every data-path message of a pair carries the recv comm's id in its tag.
+// With liveness on, the listen comm also owns a TCP listening socket, and a
+// send/recv pair one TCP connection that tells each side when the other is
+// gone (liveness.h).
 #pragma once
 
 #include "endpoint.h"
+#include "liveness.h"
 #include "wire.h"
 
 #include <array>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace nccom::ofi {
@@ -88,6 +93,9 @@ struct Comm {
   // NCCL_NET_MAX_REQUESTS are in flight (the caller gets a NULL request).
   Request* allocate_request(Op op);
   void release_request(Request* request);
+  // Fail a request that is still posted because its peer is gone: the host
+  // is done with it, the slot stays taken (kAbandoned) until the comm closes.
+  void abandon_request(Request* request);
   bool owns_request(const Request* request) const;
   MemoryRegion* find_region(const void* mhandle) const;
   // Closes the endpoint, the MRs, then the rest; no completion arrives after.
@@ -108,17 +116,31 @@ struct Comm {
   ConnectMessage control_message{};
   fid_mr* control_mr = nullptr;
   bool accepted = false;  // listen comm: its connection was handed out
+
+  // Liveness: the listen comm's socket, and a valid connect message that
+  // waits for its liveness socket's hello; the watch of a send/recv comm.
+  std::unique_ptr<LivenessListener> liveness_listener;
+  bool have_sender = false;
+  PeerAddress sender;
+  PeerWatch watch;
 };
 
+// "send comm 12 (0x5555...)" for log lines.
+std::string comm_label(const Comm& comm);
+
 // Open an endpoint on one rail of `device` (round-robin) and post the
-// connect receive, tagged with the listen comm's `id`.
+// connect receive, tagged with the listen comm's `id`; with liveness on, open
+// the liveness socket too.
 Status open_listen_comm(const Device& device, int dev, uint32_t id, std::unique_ptr<Comm>* out);
-// Open a send comm to the listener described by `peer` and post its connect message.
+// Open a send comm to the listener described by `peer`, post its connect
+// message and, when both sides have liveness on, start the liveness connect.
 Status open_send_comm(const Device& device, int dev, const PeerAddress& peer,
                       std::unique_ptr<Comm>* out);
-// Progress a pending connect: true once the connect message was delivered.
+// Progress a pending connect: true once the connect message was delivered
+// and the liveness hello written.
 Status poll_connect(Comm& send, bool* connected);
-// Progress a listen comm: a recv comm once a valid connect message arrived.
+// Progress a listen comm: a recv comm once a valid connect message arrived
+// (and, when it asks for one, the liveness socket carrying its nonce).
 Status poll_accept(Comm& listen, std::unique_ptr<Comm>* recv);
 
 }  // namespace nccom::ofi

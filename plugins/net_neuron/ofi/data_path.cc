@@ -31,6 +31,16 @@ Status post(Comm& comm, Request* r, void** request) {
 
 }  // namespace
 
+// A comm whose peer is gone takes no new requests: they could never
+// complete. (Within the grace period after detection it still does, so
+// data already on its way can be received.)
+Status Plugin::check_peer(Comm& comm, const char* call) {
+  if (!comm.watch.enabled() || !comm.watch.peer_lost(monotonic_ns())) return ncclSuccess;
+  OFI_WARN("NET/OFI %s on %s failed: %s", call, comm.watch.label().c_str(),
+           comm.watch.what_happened().c_str());
+  return ncclRemoteError;
+}
+
 Status Plugin::local_descriptor(Comm& comm, void* mhandle, const void* buf, size_t len,
                                 void** desc) {
   *desc = nullptr;
@@ -64,6 +74,7 @@ Status Plugin::isend(void* send_comm, void* data, int size, int tag, void* mhand
     return ncclInvalidArgument;
   }
   std::lock_guard guard(comm->endpoint->mutex());
+  if (Status s = check_peer(*comm, "isend"); !s.ok()) return s;
   void* desc = nullptr;
   if (Status s = local_descriptor(*comm, mhandle, data, size, &desc); !s.ok()) return s;
   Request* r = comm->allocate_request(Op::kSend);
@@ -92,6 +103,7 @@ Status Plugin::irecv(void* recv_comm, int n, void** data, int* sizes, int* tags,
     return ncclInvalidArgument;
   }
   std::lock_guard guard(comm->endpoint->mutex());
+  if (Status s = check_peer(*comm, "irecv"); !s.ok()) return s;
   void* desc = nullptr;
   void* mhandle = mhandles != nullptr ? mhandles[0] : nullptr;
   if (Status s = local_descriptor(*comm, mhandle, data[0], sizes[0], &desc); !s.ok()) return s;
@@ -136,6 +148,7 @@ Status Plugin::rma(Op op, Comm& comm, void* local, size_t size, void* mhandle, u
              caps.inject_size);
     return ncclInvalidArgument;
   }
+  if (Status s = check_peer(comm, op == Op::kRead ? "iread" : "iwrite"); !s.ok()) return s;
   RemoteTarget target;
   if (!decode_remote_key(caps, remote, mr_key, &target)) {
     OFI_WARN("NET/OFI Remote address 0x%llx does not belong to the region of key 0x%llx",
@@ -206,7 +219,8 @@ Status Plugin::test(void* request, int* done, int* sizes) {
   bool needs_peer_progress = false;
   {
     std::lock_guard guard(comm.endpoint->mutex());
-    if (r->state == RequestState::kFree || r->state == RequestState::kNew) {
+    if (r->state == RequestState::kFree || r->state == RequestState::kNew ||
+        r->state == RequestState::kAbandoned) {
       OFI_WARN("NET/OFI test: request %p is not in flight", request);
       return ncclInvalidArgument;
     }
@@ -223,6 +237,12 @@ Status Plugin::test(void* request, int* done, int* sizes) {
       Status error = r->error;
       comm.release_request(r);
       return error;
+    }
+    if (comm.watch.enabled() && comm.watch.peer_lost(monotonic_ns())) {
+      OFI_WARN("NET/OFI %s request %p on %s failed: %s", op_name(r->op), request,
+               comm.watch.label().c_str(), comm.watch.what_happened().c_str());
+      comm.abandon_request(r);
+      return ncclRemoteError;
     }
     *done = 0;
     needs_peer_progress = comm.endpoint->caps().manual_progress &&

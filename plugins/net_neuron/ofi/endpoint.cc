@@ -18,6 +18,15 @@ static_assert(std::is_standard_layout_v<Request> && offsetof(Request, context) =
 constexpr size_t kCqBatch = 16;
 constexpr int kMaxCqReadsPerPass = 8;  // bounded: progress never spins forever
 
+
+Status check(int rc, const char* what) {
+  if (rc == 0) return ncclSuccess;
+  OFI_WARN("NET/OFI %s failed: %s", what, fi_error_text(rc).c_str());
+  return ncclSystemError;
+}
+
+}  // namespace
+
 const char* op_name(Op op) {
   switch (op) {
     case Op::kSend: return "send";
@@ -29,14 +38,6 @@ const char* op_name(Op op) {
   }
   return "?";
 }
-
-Status check(int rc, const char* what) {
-  if (rc == 0) return ncclSuccess;
-  OFI_WARN("NET/OFI %s failed: %s", what, fi_error_text(rc).c_str());
-  return ncclSystemError;
-}
-
-}  // namespace
 
 Status Endpoint::open(const fi_info& info, const NicCaps& caps, std::unique_ptr<Endpoint>* out) {
   std::unique_ptr<Endpoint> e(new Endpoint(caps));
@@ -81,6 +82,7 @@ Status Endpoint::open(const fi_info& info, const NicCaps& caps, std::unique_ptr<
     return ncclInternalError;
   }
   e->address_.assign(name, name + len);
+  e->addr_format_ = info.addr_format;
   *out = std::move(e);
   return ncclSuccess;
 }

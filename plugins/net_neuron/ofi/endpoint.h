@@ -30,8 +30,14 @@ enum class Op : uint8_t {
   kLocal         // nothing to post: complete at once (iflush on host memory)
 };
 
-// kNew: handed out by the pool, not yet submitted.
-enum class RequestState : uint8_t { kFree, kNew, kQueued, kPosted, kDone, kFailed };
+// "send", "receive", "RMA read", ... for log lines.
+const char* op_name(Op op);
+
+// kNew: handed out by the pool, not yet submitted. kAbandoned: failed because
+// the peer is gone (liveness.h) while still posted in the provider; the slot
+// stays taken until the comm closes, so a late completion can never land in
+// a reused request.
+enum class RequestState : uint8_t { kFree, kNew, kQueued, kPosted, kDone, kFailed, kAbandoned };
 
 // A request is its own libfabric op context: `context` must stay the first
 // member so the op_context libfabric returns is the Request's address.
@@ -65,6 +71,7 @@ class Endpoint {
   std::mutex& mutex() { return mutex_; }
   const NicCaps& caps() const { return caps_; }
   const std::vector<uint8_t>& address() const { return address_; }
+  uint32_t addr_format() const { return addr_format_; }  // FI_SOCKADDR_IN, FI_ADDR_STR, ...
   fid_domain* domain() const { return domain_.get(); }
   fid_ep* ep() const { return ep_.get(); }
 
@@ -106,6 +113,7 @@ class Endpoint {
   AvPtr av_;
   EpPtr ep_;
   std::vector<uint8_t> address_;
+  uint32_t addr_format_ = FI_FORMAT_UNSPEC;
   std::deque<Request*> queued_;
 };
 

@@ -1,6 +1,7 @@
 // The exported ABI: ncclNetPlugin_v6 (22 slots, the one libnccom binds),
 // ncclNetPlugin_v5 (21) and ncclNetPlugin_v4 (16), Neuron layouts
-// (sdk/include/nccom/net_v*.h), plus the optional nccomOfiConfigure.
+// (sdk/include/nccom/net_v*.h), plus the optional nccomOfiConfigure and
+// nccomOfiConfigureLiveness.
 // Everything else in the library is hidden.
 //
 // Each slot is a thin shim onto Plugin; no C++ exception crosses the ABI.
@@ -190,6 +191,15 @@ const ncclNet_v4_t ncclNetPlugin_v4 = {
 // ncclInvalidArgument outside 1..64. See README.md.
 NCCOM_OFI_EXPORT ncclResult_t nccomOfiConfigure(int rails) {
   return ofi::Plugin::configure(rails).code();
+}
+
+// Optional: peer liveness (README "Robustness") for comms created afterwards.
+// enabled 1 (default) or 0; check_ms 1..60000 (default 100): at most one
+// liveness poll per comm per period; grace_ms 0..600000 (default 500): how
+// long pending requests may still complete after the peer was found gone.
+// Anything else → ncclInvalidArgument.
+NCCOM_OFI_EXPORT ncclResult_t nccomOfiConfigureLiveness(int enabled, int check_ms, int grace_ms) {
+  return ofi::Plugin::configure_liveness(enabled, check_ms, grace_ms).code();
 }
 
 }  // extern "C"

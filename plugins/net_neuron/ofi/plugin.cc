@@ -50,6 +50,10 @@ Plugin::~Plugin() {
   (void)abandoned;
 }
 
+Status Plugin::configure_liveness(int enabled, int check_ms, int grace_ms) {
+  return ::nccom::ofi::configure_liveness(enabled, check_ms, grace_ms);
+}
+
 Status Plugin::configure(int rails) {
   if (rails < 1 || rails > kMaxRails) return ncclInvalidArgument;
   g_rails.store(rails);
@@ -181,9 +185,12 @@ Status Plugin::listen(int dev, void* handle, size_t handle_size, void** listen_c
   if (Status s = open_listen_comm(discovery_.devices[dev], dev, next_comm_id(), &comm); !s.ok()) {
     return s;
   }
-  if (!write_handle(handle, handle_size, comm->id, comm->endpoint->address())) {
-    OFI_WARN("NET/OFI listen: an endpoint address of %zu bytes does not fit a %zu-byte handle",
-             comm->endpoint->address().size(), handle_size);
+  const LivenessAddress liveness =
+      comm->liveness_listener ? comm->liveness_listener->address() : LivenessAddress{};
+  if (!write_handle(handle, handle_size, comm->id, comm->endpoint->address(), liveness)) {
+    OFI_WARN("NET/OFI listen: an endpoint address of %zu bytes (+%zu bytes of liveness address) "
+             "does not fit a %zu-byte handle",
+             comm->endpoint->address().size(), sizeof(LivenessAddress), handle_size);
     return ncclInternalError;
   }
   *listen_comm = comm.get();

@@ -30,6 +30,8 @@ class Plugin {
 
   // Rails per device for the next init (nccomOfiConfigure).
   static Status configure(int rails);
+  // Peer liveness for comms created afterwards (nccomOfiConfigureLiveness).
+  static Status configure_liveness(int enabled, int check_ms, int grace_ms);
 
   Status init(ncclDebugLogger_t logger);
   Status fini();
@@ -72,6 +74,8 @@ class Plugin {
   Status rma(Op op, Comm& comm, void* local, size_t size, void* mhandle, uint64_t remote,
              uint64_t mr_key, void** request);
   void progress_others(const Comm* except);
+  // ncclRemoteError (logged) once the comm's peer is known to be gone.
+  Status check_peer(Comm& comm, const char* call);
 
   mutable std::shared_mutex mutex_;
   bool initialized_ = false;
