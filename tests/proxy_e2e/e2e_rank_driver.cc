@@ -231,7 +231,13 @@ int main(int argc, char** argv) {
         say("result=" + std::to_string(r));
         say("message=" + one_line(nrt_emu_proxy_status_message(st)));
         say("log=" + one_line(log_text()));
-        _exit(0);  // a peer is dead: no collective teardown
+        // A peer is dead: no collective teardown. Stay up (connections
+        // open) until the test releases this rank (SIGUSR1): it collects the
+        // victim's neighbours first, so their failures are the victim's
+        // doing, then lets survivors go so that the others see them leave.
+        signal(SIGUSR1, [](int) { _exit(0); });
+        alarm(60);
+        for (;;) pause();
       }
       if (r != NRT_SUCCESS) {
         die("exec " + std::to_string(exec) + ": task status " + std::to_string(r) + ": " +

@@ -156,8 +156,27 @@ void kill_case(Shape shape, int victim, bool kill_it = true) {
   if (kill_it) ASSERT_EQ(kill(children[victim].pid, SIGKILL), 0);
   const auto killed = Clock::now();
   const auto bound = std::chrono::seconds(20);
-  for (int r = 0; r < n; ++r) {
-    if (r == victim) continue;
+  // The victim's ring neighbours report first, while every other survivor
+  // stays up (so their failure can only come from the victim); then each
+  // reported survivor is released (SIGUSR1: it exits and closes its
+  // connections), which is how a rank further away learns of the failure.
+  auto neighbour = [&](int r) {
+    const Report rep = nccom_test::parse_report(seen[r]);
+    return (rep.count("prev") && std::stoi(rep.at("prev")) == victim) ||
+           (rep.count("next") && std::stoi(rep.at("next")) == victim);
+  };
+  std::vector<int> order;
+  for (int pass = 0; pass < 2; ++pass) {
+    for (int r = 0; r < n; ++r) {
+      if (r != victim && neighbour(r) == (pass == 0)) order.push_back(r);
+    }
+  }
+  std::vector<int> reported;
+  for (size_t i = 0; i < order.size(); ++i) {
+    const int r = order[i];
+    if (i > 0 && neighbour(order[i - 1]) && !neighbour(r)) {
+      for (int q : reported) kill(children[q].pid, SIGUSR1);
+    }
     const std::string result = wait_for(children[r], "result=", killed + bound, &seen[r]);
     const double secs = std::chrono::duration<double>(Clock::now() - killed).count();
     const Report rep = nccom_test::parse_report(seen[r]);
@@ -185,8 +204,10 @@ void kill_case(Shape shape, int victim, bool kill_it = true) {
     ::testing::Test::RecordProperty("rank" + std::to_string(r) + "_result", result);
     std::printf("rank %d: task status %s after %.2f s: %s\n  log: %s\n", r, result.c_str(), secs, message.c_str(),
                 log.c_str());
+    reported.push_back(r);
   }
   if (!kill_it) ASSERT_EQ(kill(children[victim].pid, SIGKILL), 0);  // it waits to be killed
+  for (int q : reported) kill(children[q].pid, SIGUSR1);
   for (int r = 0; r < n; ++r) {
     nccom_test::ChildResult res = nccom_test::finish_child(children[r]);
     if (r == victim) {
