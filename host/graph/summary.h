@@ -20,6 +20,9 @@ struct GraphSummary {
   std::vector<KangaRingPath> kangaRing;  // empty except on Trn3-SwitchV1
   MlaCycles mla;
   std::optional<P2pChannels> p2p;
+  // The NIC of each ring channel (netDevForChannel of the searched graph for
+  // this rank; -1 when the graph has none). rings.nChannels entries.
+  std::vector<int> channelNic;
 };
 
 // Upstream's rank-0 dump: "Channel %02d/%02d : r0 r1 ..." per ring channel,

@@ -1,6 +1,7 @@
 #include "graphbuild/rank_graph.h"
 
 #include "graph/fragment.h"
+#include "graph/channels.h"
 #include "graph/stage.h"
 
 #include <algorithm>
@@ -126,7 +127,15 @@ Result<graph::GraphSummary> build_rank_graph(const RankGraphInput& in, const All
   stage.localKanga = in.kanga_paths;
   stage.nodeRanks = l.node_ranks[static_cast<size_t>(l.rank_node[in.my_rank])];
   stage.strictMla = in.strict_mla;
-  return graph::runPostsetStage(stage);
+  auto summary = graph::runPostsetStage(stage);
+  if (!summary) return summary;
+  // The NIC of every ring channel, from the searched graph (doubled channels
+  // wrap onto the searched ones, as ncclTopoGetNetDev does).
+  for (int c = 0; c < summary->rings.nChannels; ++c) {
+    auto nic = graph::netDevForChannel(&graph, in.my_rank, c);
+    summary->channelNic.push_back(nic ? *nic : -1);
+  }
+  return summary;
 }
 
 }  // namespace nccom::graphbuild

@@ -57,6 +57,12 @@ Result<std::unique_ptr<CommTransports>> CommTransports::connect(
     const TransportSettings& settings) {
   std::unique_ptr<CommTransports> t(new CommTransports());
   t->services_ = transport_services(comm, t->peers_, net.table, net.name, net.devices, net.sidelink);
+  // The topology's NIC per ring channel; the mesh channel leaves it to the
+  // transport.
+  t->channel_nic_.assign(NCCOM_TRANSPORT_MESH_CHANNEL + 1, -1);
+  for (size_t c = 0; c < graph.channelNic.size() && c < NCCOM_TRANSPORT_MESH_CHANNEL; ++c)
+    t->channel_nic_[c] = graph.channelNic[c];
+  t->services_.channel_nic = t->channel_nic_.data();
   t->backends_ = std::move(backends);
   t->settings_ = settings;
   for (const TransportBackend* b : t->backends_) {

@@ -84,6 +84,7 @@ class CommTransports : public comm::CommExtension {
   Result<const End*> mesh_end(int peer, bool is_send) const;
 
   std::vector<nccom_transport_peer_t> peers_;
+  std::vector<int32_t> channel_nic_;  // services_.channel_nic
   nccom_transport_comm_t services_{};
   std::vector<const TransportBackend*> backends_;
   TransportSettings settings_;

@@ -171,12 +171,22 @@ TEST_P(ToolsTopoMatrix, RingsUseThePlatformsLinksAndNics) {
     }
   }
 
-  // Every rank computes the same rings.
+  // Every rank computes the same rings, and the NIC of each of its ring
+  // channels (what the transports are handed): the channel's head on the
+  // node enters through inter[c][0], every other rank leaves through
+  // inter[c][1] (rings.md §8.3), doubled channels copying the searched ones.
   for (int r : ranks) {
-    if (r == 0) continue;
-    auto s = graphbuild::simulate_rank(c, r);
+    auto s = r == 0 ? first : graphbuild::simulate_rank(c, r);
     ASSERT_TRUE(s.ok()) << "rank " << r << ": " << s.error().message;
-    ASSERT_EQ(all_successors(*s, l.n_ranks), rings) << "rank " << r << " computed other rings";
+    if (r != 0) ASSERT_EQ(all_successors(*s, l.n_ranks), rings) << "rank " << r << " computed other rings";
+    ASSERT_EQ(static_cast<int>(s->channelNic.size()), s->rings.nChannels) << "rank " << r;
+    if (k.nodes == 1) continue;
+    const topo::TopoGraph& g = c.nodes[l.rank_node[r]].graph;
+    for (int ch = 0; ch < s->rings.nChannels; ++ch) {
+      const int gc = ch % base;
+      const int want = g.inter[gc][g.channel(gc)[0] == r ? 0 : 1];
+      ASSERT_EQ(s->channelNic[ch], want) << "rank " << r << " channel " << ch;
+    }
   }
 
   // Deterministic: a second run gives the same graphs and fragments.

@@ -52,6 +52,46 @@ TEST_F(NetNeuronConnector, ConnectsAndLogsTheChannelLines) {
   free_link(link);
 }
 
+// A net that claims four devices, all of them the inner net's device 0: the
+// device a connector picks shows in its channel line.
+const ncclNet_v6_t* four_devices(const ncclNet_v6_t* inner) {
+  static const ncclNet_v6_t* in = nullptr;
+  static ncclNet_v6_t t{};
+  in = inner;
+  t = *inner;
+  t.devices = [](int* n) {
+    *n = 4;
+    return ncclSuccess;
+  };
+  t.getProperties = [](int, ncclNetProperties_v6_t* p) { return in->getProperties(0, p); };
+  t.listen = [](int, void* handle, void** listen_comm) { return in->listen(0, handle, listen_comm); };
+  t.connect = [](int, void* handle, void** send_comm) { return in->connect(0, handle, send_comm); };
+  return &t;
+}
+
+TEST_F(NetNeuronConnector, SetupUsesTheTopologysNicForTheChannel) {
+  const ncclNet_v6_t* four = four_devices(net);
+  std::vector<int32_t> nic(NCCOM_TRANSPORT_MESH_CHANNEL + 1, -1);
+  nic[3] = 6;  // the topology's NIC 6 → device 6 % 4
+  for (const bool lent : {true, false}) {
+    auto ranks = make_ranks(2, four);
+    for (auto& r : ranks) {
+      r->comm.net_devices = 4;
+      r->comm.channel_nic = lent ? nic.data() : nullptr;
+    }
+    clear_logs();
+    Link link = connect_link(*ranks[0], *ranks[1], 3);
+    ASSERT_FALSE(HasFailure());
+    const std::string logs = captured_logs();
+    const std::string dev = lent ? "2" : "3";  // else channel % devices
+    EXPECT_NE(logs.find("Channel 03 : 0[10] -> 1[11] [send] via NET_NEURON/test/" + dev), std::string::npos)
+        << (lent ? "lent: " : "none: ") << logs;
+    EXPECT_NE(logs.find("Channel 03 : 0[10] -> 1[11] [receive] via NET_NEURON/test/" + dev), std::string::npos)
+        << logs;
+    free_link(link);
+  }
+}
+
 TEST_F(NetNeuronConnector, SetupRefusesSelfAndOutOfRangePeers) {
   auto ranks = make_ranks(2, net);
   uint8_t blob[NCCOM_TRANSPORT_CONNECT_BYTES];

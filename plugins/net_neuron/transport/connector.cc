@@ -3,6 +3,7 @@
 #include "log.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <memory>
 
@@ -79,6 +80,16 @@ void log_channel(const Connector& c) {
   }
 }
 
+// The topology's NIC for the channel when the host lends one (an index
+// into the topology's NICs, mapped onto the net's devices), else
+// channel % devices.
+int pick_device(const nccom_transport_comm_t* comm, int channel) {
+  const bool lent = comm->struct_size >= offsetof(nccom_transport_comm_t, channel_nic) + sizeof(comm->channel_nic) &&
+                    comm->channel_nic != nullptr && channel <= NCCOM_TRANSPORT_MESH_CHANNEL;
+  const int nic = lent ? comm->channel_nic[channel] : -1;
+  return (nic >= 0 ? nic : channel) % comm->net_devices;
+}
+
 }  // namespace
 
 Result<Connector*> connector_setup(ConnectorRegistry& registry, const nccom_transport_comm_t* comm,
@@ -110,7 +121,7 @@ Result<Connector*> connector_setup(ConnectorRegistry& registry, const nccom_tran
   c->dir = dir;
   c->channel = channel;
   c->peer = peer->rank;
-  c->dev = channel % comm->net_devices;  // README: NIC choice
+  c->dev = pick_device(comm, channel);  // README: NIC choice
   ncclNetProperties_v6_t props{};
   if (comm->net->getProperties != nullptr &&
       comm->net->getProperties(c->dev, &props) == ncclSuccess) {

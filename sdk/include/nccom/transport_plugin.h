@@ -76,6 +76,13 @@ typedef struct nccom_transport_comm {
                                 int rank_n);
   void (*set_recv_size)(enc_host_mem_t *dyn, size_t recv_size_bytes, size_t data_type_sz,
                         int src_rank, int rank_n);
+
+  /* Appended (present when struct_size covers it): the NIC the topology
+   * chose for each transport channel (ncclTopoGetNetDev, rings.md §8.3),
+   * NCCOM_TRANSPORT_MESH_CHANNEL + 1 entries; -1 (or NULL) = the transport
+   * decides. An index into the topology's NICs: map it onto the net's
+   * devices modulo net_devices. */
+  const int32_t *channel_nic;
 } nccom_transport_comm_t;
 
 typedef enum {
