@@ -6,14 +6,14 @@
 # Then runs the network benchmark, bench/net/run.sh (NCCOM_BENCH_SKIP_NET=1
 # skips it).
 #
-# Installs Open MPI (openmpi-bin, libopenmpi-dev) first when it is missing, so
-# the comparison has something to compare with. Idempotent: present packages
+# Installs Open MPI (openmpi-bin, libopenmpi-dev) and Gloo (libgloo-dev) first
+# when they are missing, so the comparisons have something to compare with. Idempotent: present packages
 # are left alone. Benchmarks are not ctest tests.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
 
-packages=(openmpi-bin libopenmpi-dev)
+packages=(openmpi-bin libopenmpi-dev libgloo-dev)
 missing=()
 for p in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
@@ -49,4 +49,15 @@ fi
 # OLD vs NEW search. NCCOM_BENCH_SKIP_GRAPH=1 skips it.
 if [ "${NCCOM_BENCH_SKIP_GRAPH:-0}" != 1 ]; then
   NCCOM_GRAPH_BENCH_BUILD_DIR=build bench/graph/run.sh
+fi
+
+# Collectives: nccom-test against Open MPI (shm, tcp) and Gloo (bench/coll/run.sh).
+# NCCOM_BENCH_SKIP_COLL=1 skips it.
+if [ "${NCCOM_BENCH_SKIP_COLL:-0}" != 1 ]; then
+  NCCOM_COLL_BENCH_BUILD_DIR=build bench/coll/run.sh
+fi
+
+# The proxy's overhead (bench/proxy/run.sh). NCCOM_BENCH_SKIP_PROXY=1 skips it.
+if [ "${NCCOM_BENCH_SKIP_PROXY:-0}" != 1 ]; then
+  bench/proxy/run.sh
 fi
