@@ -102,7 +102,9 @@ std::string Ccom::init(const nrt_emu_ccom_config_t& cfg) {
   dev.virtual_server_id = static_cast<uint32_t>(host_);
   if (NRT_STATUS s = t_->neuronInitGlobalComm(rank_, n_, &dev, root, &comm_, "nrt_emu_ccom"); s != NRT_SUCCESS)
     return st("neuronInitGlobalComm", s) + " (root " + (root ? root : "(none)") + "; libnccom's log says why)";
-  if (NRT_STATUS s = t_->neuronBuildGraphComm(comm_); s != NRT_SUCCESS) return st("neuronBuildGraphComm", s);
+  if (NRT_STATUS s = t_->neuronBuildGraphComm(comm_); s != NRT_SUCCESS)
+    return st("neuronBuildGraphComm", s) + " (libnccom's WARN lines say why; e.g. the emu platform has hosts of 1, 2, 3, "
+                                            "4, 8 or 16 devices, and this host has " + std::to_string(local_n_) + ")";
   nccl_comm_info_t info{};
   if (NRT_STATUS s = t_->neuronGetCommInfo(comm_, &info); s != NRT_SUCCESS) return st("neuronGetCommInfo", s);
   if (info.rank != rank_ || info.rank_n != n_)
