@@ -27,6 +27,10 @@ constexpr sv kEnvEfaForkSafe[] = {"FI_EFA_FORK_SAFE"};
 constexpr sv kNetLayouts[] = {"neuron", "nvidia"};
 constexpr sv kEnvNsocks[] = {"NCCL_NSOCKS_PERTHREAD"};
 constexpr sv kEnvNthreads[] = {"NCCL_SOCKET_NTHREADS"};
+constexpr sv kEnvOfiRails[] = {"NCCOM_OFI_RAILS"};
+constexpr sv kEnvOfiLiveness[] = {"NCCOM_OFI_LIVENESS"};
+constexpr sv kEnvOfiLivenessCheck[] = {"NCCOM_OFI_LIVENESS_CHECK_MS"};
+constexpr sv kEnvOfiLivenessGrace[] = {"NCCOM_OFI_LIVENESS_GRACE_MS"};
 constexpr sv kEnvPluginPath[] = {"NCCOM_PLUGIN_PATH"};
 constexpr sv kEnvDisableVerify[] = {"CCOM_DBG_DISABLE_VERIFY_TOPOLOGY"};
 constexpr sv kEnvHandshake[] = {"NCCOM_BOOTSTRAP_TIMEOUT_MS"};
@@ -166,6 +170,40 @@ constexpr Knob kHostKnobs[] = {
              "kernels older than 5.14 libnccom warns when it is empty, since EFA then needs "
              "it. libfabric reads the environment variable itself; setting it here alone "
              "only silences the warning."},
+    {.key = "net.ofi_rails",
+     .env = kEnvOfiRails,
+     .type = Type::Int,
+     .default_text = "1",
+     .help = "Number of consecutive NICs the libfabric network plugin (libnccom-net.so) "
+             "groups into one device; each connection uses one of them, round-robin. "
+             "Passed to the plugin's nccomOfiConfigure before its init; plugins without "
+             "that export ignore it.",
+     .min = 1,
+     .max = 64},
+    {.key = "net.ofi_liveness",
+     .env = kEnvOfiLiveness,
+     .type = Type::Bool,
+     .default_text = "true",
+     .help = "Whether the libfabric network plugin watches each connection's peer over a "
+             "side TCP connection, so requests of a peer that closed or died fail with a "
+             "remote error instead of staying pending. Passed to the plugin's "
+             "nccomOfiConfigureLiveness before its init."},
+    {.key = "net.ofi_liveness_check_ms",
+     .env = kEnvOfiLivenessCheck,
+     .type = Type::Int,
+     .default_text = "100",
+     .help = "How often, in milliseconds, the libfabric network plugin looks at a "
+             "connection's liveness socket while that connection has pending requests.",
+     .min = 1,
+     .max = 60000},
+    {.key = "net.ofi_liveness_grace_ms",
+     .env = kEnvOfiLivenessGrace,
+     .type = Type::Int,
+     .default_text = "500",
+     .help = "Milliseconds the libfabric network plugin still lets a connection's "
+             "requests complete after it found the peer gone, before failing them.",
+     .min = 0,
+     .max = 600000},
     {.key = "net.socket.nsocks_per_thread",
      .env = kEnvNsocks,
      .type = Type::Int,

@@ -2,6 +2,7 @@
 #include "core/runtime.h"
 #include "log/log.h"
 #include "net/selection.h"
+#include "net/ofi_settings.h"
 #include "net/socket_settings.h"
 
 #include <dlfcn.h>
@@ -55,9 +56,14 @@ void* runtime_handle() {
 std::vector<Candidate> process_candidates(const config::Config& config,
                                           const std::vector<std::filesystem::path>& plugin_dirs) {
   std::vector<Candidate> candidates;
-  // Whichever candidate wins, a plugin exporting nccomSocketConfigure gets the knobs.
+  // Whichever candidate wins, a plugin exporting nccomSocketConfigure or the
+  // nccomOfiConfigure* calls gets the knobs.
   const SocketSettings socket = socket_settings(config);
-  const auto prepare = [socket](Net& net) { return configure_socket(net, socket); };
+  const OfiSettings ofi = ofi_settings(config);
+  const auto prepare = [socket, ofi](Net& net) -> Status {
+    if (Status s = configure_socket(net, socket); !s) return s;
+    return configure_ofi(net, ofi);
+  };
   bool runtime_offered = false;
   if (config.get_bool("net.use_runtime_plugin")) {
     if (void* handle = runtime_handle()) {

@@ -53,8 +53,10 @@ Result<Selection> select_from(std::vector<Candidate> candidates, ncclDebugLogger
 //  (c) the socket plugin (libnccom-net-socket.so in `plugin_dirs`), unless
 //      (b) already names it.
 // Every candidate's prepare is configure_socket (socket_settings.h) with the
-// configuration's socket knobs: it acts only on a plugin exporting
-// nccomSocketConfigure, whichever way that plugin was chosen.
+// configuration's socket knobs, then configure_ofi (ofi_settings.h) with the
+// net.ofi_* knobs: each acts only on a plugin exporting its calls
+// (nccomSocketConfigure; nccomOfiConfigure, nccomOfiConfigureLiveness),
+// whichever way that plugin was chosen.
 std::vector<Candidate> process_candidates(const config::Config& config,
                                           const std::vector<std::filesystem::path>& plugin_dirs);
 

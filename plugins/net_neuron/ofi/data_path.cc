@@ -7,6 +7,7 @@
 // failed.
 #include "plugin.h"
 
+#include <algorithm>
 #include <climits>
 #include <mutex>
 
@@ -214,9 +215,19 @@ Status Plugin::test(void* request, int* done, int* sizes) {
     OFI_WARN("NET/OFI test: %p is not a request of an open comm", request);
     return ncclInvalidArgument;
   }
+  idle_.note_activity();
   Comm& comm = *it->second;
   auto* r = static_cast<Request*>(request);
   bool needs_peer_progress = false;
+  // Whatever the outcome, this call also moves a few other comms along: an
+  // RMA whose target is one of them, issued by another process, moves only
+  // while this process progresses that endpoint (README "Progress across
+  // comms"). After this comm's own pass, so the caller's request goes first.
+  struct NextOthers {
+    Plugin* plugin;
+    const Comm* except;
+    ~NextOthers() { plugin->progress_next_others(except); }
+  } next_others{this, &comm};
   {
     std::lock_guard guard(comm.endpoint->mutex());
     if (r->state == RequestState::kFree || r->state == RequestState::kNew ||
@@ -259,6 +270,41 @@ Status Plugin::test(void* request, int* done, int* sizes) {
 void Plugin::progress_others(const Comm* except) {
   for (const auto& [key, comm] : comms_) {
     if (comm.get() == except || !comm->endpoint) continue;
+    std::unique_lock guard(comm->endpoint->mutex(), std::try_to_lock);
+    if (guard.owns_lock()) comm->endpoint->progress();
+  }
+}
+
+// Every test() does this, for the other direction: a peer process reads
+// from (or writes into) one of our comms that nobody here tests any more —
+// the NET_NEURON transport's 4-byte slice confirmation reads from the send
+// comm after its sends completed. Bounded per call: at most
+// kRoundRobinPerTest progress passes, none of them waiting for a lock; the
+// shared cursor makes every such comm's turn come within
+// ring size / kRoundRobinPerTest calls of test() in the process. The ring
+// holds only comms with a remotely keyed region: nothing else can be an RMA
+// target, and two-sided traffic needs no help (the receiver tests its own
+// receives).
+void Plugin::progress_next_others(const Comm* except) {
+  constexpr size_t kRoundRobinPerTest = 2;
+  const size_t n = progress_ring_.size();
+  if (n == 0) return;
+  const size_t visits = std::min(n, kRoundRobinPerTest);
+  const size_t start = progress_cursor_.fetch_add(visits, std::memory_order_relaxed);
+  for (size_t i = 0; i < visits; ++i) {
+    Comm* comm = progress_ring_[(start + i) % n];
+    if (comm == except) continue;
+    std::unique_lock guard(comm->endpoint->mutex(), std::try_to_lock);
+    if (guard.owns_lock()) comm->endpoint->progress();
+  }
+}
+
+// The idle-progress thread's pass (idle_progress.h): runs only when no
+// test() ran for a period, so it never competes with the caller's own polling.
+void Plugin::progress_idle() {
+  std::shared_lock lock(mutex_, std::try_to_lock);
+  if (!lock.owns_lock()) return;  // init/fini/connect/close... run: next period
+  for (Comm* comm : progress_ring_) {
     std::unique_lock guard(comm->endpoint->mutex(), std::try_to_lock);
     if (guard.owns_lock()) comm->endpoint->progress();
   }

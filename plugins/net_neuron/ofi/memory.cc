@@ -90,6 +90,7 @@ Status Plugin::reg_mr(void* comm, void* data, size_t size, int type, void** mhan
   *mhandle = region.get();
   regions_[region.get()] = owner;
   owner->regions.push_back(std::move(region));
+  update_progress_ring(owner);  // a peer may now read or write here
   return ncclSuccess;
 }
 
@@ -114,6 +115,7 @@ Status Plugin::dereg_mr(void* comm, void* mhandle) {
   regions_.erase(region);
   owner->keys.give_back(region->key_id);
   std::erase_if(owner->regions, [region](const auto& r) { return r.get() == region; });
+  update_progress_ring(owner);
   return ncclSuccess;
 }
 

@@ -4,6 +4,7 @@
 #include <sys/random.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <mutex>
@@ -37,16 +38,19 @@ Plugin& Plugin::instance() {
 Plugin::~Plugin() {
   set_logger(nullptr);
   if (CallScope::active() == 0) {
+    idle_.stop();
     release_everything();
     return;
   }
+  idle_.stop_at_exit();
   struct Abandoned {
     decltype(comms_) comms;
     decltype(connecting_) connecting;
     Discovery discovery;
+    decltype(progress_ring_) ring;
   };
-  static Abandoned* abandoned =
-      new Abandoned{std::move(comms_), std::move(connecting_), std::move(discovery_)};
+  static Abandoned* abandoned = new Abandoned{std::move(comms_), std::move(connecting_),
+                                              std::move(discovery_), std::move(progress_ring_)};
   (void)abandoned;
 }
 
@@ -87,6 +91,7 @@ Status Plugin::fini() {
   if (!initialized_) return ncclSuccess;
   const size_t open = comms_.size() + connecting_.size();
   if (open != 0) OFI_INFO(NCCL_NET, "NET/OFI fini: closing %zu comms still open", open);
+  idle_.stop();  // its pass only try-locks mutex_, so joining under it is safe
   release_everything();
   initialized_ = false;
   set_logger(nullptr);  // nothing is logged after fini
@@ -94,6 +99,7 @@ Status Plugin::fini() {
 }
 
 void Plugin::release_everything() {
+  progress_ring_.clear();
   requests_.clear();
   regions_.clear();
   comms_.clear();
@@ -165,9 +171,25 @@ void Plugin::adopt(std::unique_ptr<Comm> comm) {
   comms_[key] = std::move(comm);
 }
 
+void Plugin::update_progress_ring(Comm* comm) {
+  const auto found = std::find(progress_ring_.begin(), progress_ring_.end(), comm);
+  const bool in_ring = found != progress_ring_.end();
+  const bool target = comm->endpoint && comm->endpoint->caps().manual_progress &&
+                      std::any_of(comm->regions.begin(), comm->regions.end(),
+                                  [](const auto& region) { return region->remote_key_valid; });
+  if (target && !in_ring) {
+    progress_ring_.push_back(comm);
+    if (!idle_.running()) idle_.start([this] { progress_idle(); });
+  } else if (!target && in_ring) {
+    progress_ring_.erase(found);
+  }
+}
+
 void Plugin::forget(Comm* comm) {
   for (const Request& r : comm->requests) requests_.erase(&r);
   for (const auto& region : comm->regions) regions_.erase(region.get());
+  progress_ring_.erase(std::remove(progress_ring_.begin(), progress_ring_.end(), comm),
+                       progress_ring_.end());
   comms_.erase(comm);  // closes its MRs, then its endpoint
 }
 

@@ -13,13 +13,16 @@
 #pragma once
 
 #include "comm.h"
+#include "idle_progress.h"
 #include "provider.h"
 
 #include <nccom/net_v6.h>
 
+#include <atomic>
 #include <memory>
 #include <shared_mutex>
 #include <unordered_map>
+#include <vector>
 
 namespace nccom::ofi {
 
@@ -66,6 +69,10 @@ class Plugin {
   Comm* find_comm(const void* comm, CommKind kind) const;
   Comm* find_data_comm(const void* comm) const;  // a send or a recv comm
   void adopt(std::unique_ptr<Comm> comm);
+  // Puts `comm` into progress_ring_ while it can be an RMA target (a region
+  // with a remote key, manual-progress provider), takes it out otherwise;
+  // starts the idle-progress thread with the first one. mutex_ exclusive.
+  void update_progress_ring(Comm* comm);
   void forget(Comm* comm);
   void release_everything();
   uint32_t next_comm_id();
@@ -73,7 +80,14 @@ class Plugin {
   Status local_descriptor(Comm& comm, void* mhandle, const void* buf, size_t len, void** desc);
   Status rma(Op op, Comm& comm, void* local, size_t size, void* mhandle, uint64_t remote,
              uint64_t mr_key, void** request);
+  // Progress across comms (README "Progress across comms"), try-lock only:
+  // every other comm (while a local RMA is pending), or the next
+  // kRoundRobinPerTest of the RMA-target comms in turn (every test).
   void progress_others(const Comm* except);
+  void progress_next_others(const Comm* except);
+  // The idle-progress thread's pass: every RMA-target comm, try-lock only
+  // (nothing when the plugin's lock is taken exclusively right now).
+  void progress_idle();
   // ncclRemoteError (logged) once the comm's peer is known to be gone.
   Status check_peer(Comm& comm, const char* call);
 
@@ -84,6 +98,12 @@ class Plugin {
   std::unordered_map<const void*, Comm*> requests_;  // every pool slot of every comm
   std::unordered_map<const void*, Comm*> regions_;
   std::unordered_map<uint64_t, std::unique_ptr<Comm>> connecting_;  // by cookie
+  // The comms a peer's RMA may target (see update_progress_ring), in the
+  // order test() progresses them round-robin; changed with mutex_
+  // exclusive, read shared.
+  std::vector<Comm*> progress_ring_;
+  std::atomic<size_t> progress_cursor_{0};
+  IdleProgress idle_;  // started with the first RMA-target comm, stopped by fini
   uint32_t comm_id_ = 0;
   uint64_t cookie_ = 0;
 };
