@@ -39,13 +39,17 @@ int free_port() {
 struct Shape {
   int ranks;
   int hosts;
-  std::string net;  // "socket" or "ofi"
+  std::string net;               // "socket" or "ofi"
+  std::string platform = "emu";  // NEURON_RT_EMU_PLATFORM (trn2: the sidelink path)
 };
 
-void PrintTo(const Shape& s, std::ostream* os) { *os << s.ranks << " ranks on " << s.hosts << " hosts, " << s.net; }
+void PrintTo(const Shape& s, std::ostream* os) {
+  *os << s.ranks << " ranks on " << s.hosts << " hosts, " << s.net << ", " << s.platform;
+}
 
 std::string shape_name(const ::testing::TestParamInfo<Shape>& p) {
-  return std::to_string(p.param.ranks) + "ranks_" + std::to_string(p.param.hosts) + "hosts_" + p.param.net;
+  return std::to_string(p.param.ranks) + "ranks_" + std::to_string(p.param.hosts) + "hosts_" + p.param.net +
+         (p.param.platform == "emu" ? "" : "_" + p.param.platform);
 }
 
 std::map<std::string, std::string> env_for(const Shape& s, int port) {
@@ -58,6 +62,7 @@ std::map<std::string, std::string> env_for(const Shape& s, int port) {
       {"NCCOM_BOOTSTRAP_SECRET", "engine-e2e-" + std::to_string(port)},
       {"NEURON_RT_ROOT_COMM_ID", "127.0.0.1:" + std::to_string(port)},
       {"NEURON_RT_EMU_DEVICES", std::to_string(s.ranks / s.hosts)},
+      {"NEURON_RT_EMU_PLATFORM", s.platform},
       // Small slices: many slices, rounds and channels on small buffers.
       {"NEURON_RT_EMU_SLICE_BYTES", "4096"},
       {"NCCOM_TRANSPORT_CONNECT_TIMEOUT_MS", "30000"}};
@@ -111,9 +116,10 @@ const Shape kShapes[] = {
 };
 #else
 // 8 ranks, and libnccom-net over tcp;ofi_rxm (~3 s of connection setup per
-// rank pair on this provider).
+// rank pair on this provider); on trn2 (one device per host) every received
+// slice is confirmed by the sidelink's 4-byte RMA read.
 const Shape kShapes[] = {
-    {8, 1, "socket"}, {8, 2, "socket"}, {2, 2, "ofi"}, {4, 2, "ofi"}, {8, 2, "ofi"},
+    {8, 1, "socket"}, {8, 2, "socket"}, {2, 2, "ofi"}, {4, 2, "ofi"}, {8, 2, "ofi"}, {2, 2, "ofi", "trn2"},
 };
 #endif
 INSTANTIATE_TEST_SUITE_P(Shapes, EngineE2E, ::testing::ValuesIn(kShapes), shape_name);
