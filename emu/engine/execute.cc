@@ -1,6 +1,7 @@
 // Ccom::execute: one execution of a plan — the device's side of every link
 // (ccom.h) while the runtime's proxy worker ticks libnccom for the NET ones.
 #include "ccom.h"
+#include "device_words.h"
 
 #include <sched.h>
 #include <signal.h>
@@ -12,23 +13,6 @@
 
 namespace nrt_emu::engine {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-constexpr uint32_t kIndexLoop = 512;
-
-uint32_t load32(const volatile uint32_t* w) { return __atomic_load_n(w, __ATOMIC_ACQUIRE); }
-uint64_t load64(const volatile uint64_t* w) { return __atomic_load_n(w, __ATOMIC_ACQUIRE); }
-void store64(volatile uint64_t* w, uint64_t v) { __atomic_store_n(w, v, __ATOMIC_RELEASE); }
-
-volatile uint32_t* post_word(enc_net_connector_t* c, bool send) {
-  auto* hm = static_cast<enc_net_host_memory_t*>(c->net_host_mem.va);
-  return send ? &hm->post_send[0].index : &hm->post_recv[0].index;
-}
-
-// One FIFO entry released to the proxy (transport README, decision 4).
-void publish(volatile uint32_t* word) {
-  __atomic_store_n(word, (load32(word) + 1) % kIndexLoop, __ATOMIC_RELEASE);
-}
 
 // Per channel, per execution.
 struct Run {
@@ -91,38 +75,38 @@ std::string Ccom::execute(Plan& p) {
   std::vector<Run> runs(chans_.size());
   for (const NetBlock& b : p.blocks) runs[static_cast<size_t>(b.channel)].block = &b;
 
-  // The network task: one stream per channel with a NET hop, gated on the
-  // device's trigger words (proxy.md §13.4).
-  nrt_emu_proxy_status_t* status = nullptr;
-  if (!p.blocks.empty()) {
-    std::vector<nrt_emu_proxy_stream_t> streams;
-    nrt_emu_network_task_t task{};
-    for (size_t i = 0; i < p.blocks.size(); ++i) {
-      const Channel& c = chans_[static_cast<size_t>(p.blocks[i].channel)];
-      for (volatile uint32_t* w : {c.send.hs, c.send.cmp, c.recv.hs, c.recv.cmp}) __atomic_store_n(w, 0u, __ATOMIC_RELEASE);
-      nrt_emu_proxy_arm_trigger(c.trigger);
-      streams.push_back({static_cast<uint32_t>(i), &p.blocks[i].block, 1});
-      task.trigger_words[i] = c.trigger;
+  // The network task: one stream per channel with a NET hop.
+  NetTask task;
+  {
+    std::vector<const NetBlock*> blocks;
+    std::vector<volatile uint32_t*> triggers, sems;
+    for (const NetBlock& b : p.blocks) {
+      const Channel& c = chans_[static_cast<size_t>(b.channel)];
+      blocks.push_back(&b);
+      triggers.push_back(c.trigger);
+      for (volatile uint32_t* w : {c.send.hs, c.send.cmp, c.recv.hs, c.recv.cmp}) sems.push_back(w);
     }
-    task.streams = streams.data();
-    task.streams_n = static_cast<int>(streams.size());
-    task.device_gated = true;
-    task.exec_id = executions_;
-    if (NRT_STATUS s = nrt_emu_proxy_submit(proxy_, &task, &status); s != NRT_SUCCESS)
-      return "the proxy worker refused the network task (status " + std::to_string(s) + "; the runtime log says why)";
-    for (const NetBlock& b : p.blocks) __atomic_store_n(chans_[static_cast<size_t>(b.channel)].trigger, 1u, __ATOMIC_RELEASE);
+    if (!blocks.empty()) {
+      if (std::string e = task.submit(proxy_, blocks, triggers, sems, executions_); !e.empty()) return e;
+    }
   }
-  struct StatusGuard {
-    nrt_emu_proxy_status_t*& s;
-    ~StatusGuard() {
-      if (s != nullptr) nrt_emu_proxy_status_free(s);
+  // What the device waits for, for a timeout's message.
+  auto waiting_for = [&] {
+    for (size_t ci = 0; ci < chans_.size(); ++ci) {
+      const Run& r = runs[ci];
+      const ChannelProgram& prog = p.progs[ci];
+      if (r.step >= prog.steps.size()) continue;
+      const Step& s = prog.steps[r.step];
+      const Channel& c = chans_[ci];
+      return "channel " + std::to_string(ci) + " step " + std::to_string(r.step) + " of " +
+             std::to_string(prog.steps.size()) + ": " +
+             ((s.flags & kRecv) ? "slice " + std::to_string(r.rseq) + " from " + describe_peer(c.prev) +
+                                      (c.recv.net ? " over the network" : " (direct)")
+                                : "room at " + describe_peer(c.next) + (c.send.net ? " over the network" : " (direct)"));
     }
-  } guard{status};
-
-  const auto start = Clock::now();
-  const auto deadline = start + std::chrono::milliseconds(timeout_ms_);
-  auto last_check = start;
-  bool proxy_checked = false;
+    return std::string("the network proxy to finish the task");
+  };
+  IdleWatch watch(timeout_ms_);
   for (;;) {
     bool moved = false, done = true;
     for (size_t ci = 0; ci < chans_.size(); ++ci) {
@@ -205,48 +189,19 @@ std::string Ccom::execute(Plan& p) {
       }
       done = done && r.step == prog.steps.size() && (!net_tx || r.tx_closed) && (!net_rx || r.rx_closed);
     }
-    const bool task_done = status == nullptr || nrt_emu_proxy_run_state(status) == NRT_EMU_TASK_DONE;
-    if (done && task_done) break;
-    if (task_done && status != nullptr && !proxy_checked) {
-      // The proxy may finish first (the device's last steps are direct
-      // hops); if it finished with an error, stop now.
-      proxy_checked = true;
-      if (const NRT_STATUS s = nrt_emu_proxy_wait(status, 0); s != NRT_SUCCESS) {
-        std::string gone = peer_gone();
-        return "the network proxy failed (status " + std::to_string(s) + "): " +
-               nrt_emu_proxy_status_message(status) + (gone.empty() ? "" : "; " + gone);
+    if (done && task.done()) break;
+    if (task.done()) {
+      if (std::string e = task.failure(); !e.empty()) {
+        const std::string gone = peer_gone();
+        return e + (gone.empty() ? "" : "; " + gone);
       }
     }
     if (moved) continue;
-    const auto now = Clock::now();
-    if (now - last_check > std::chrono::milliseconds(50)) {
-      last_check = now;
-      if (std::string gone = peer_gone(); !gone.empty()) return gone;
-    }
-    if (now > deadline) {
-      std::string where;
-      for (size_t ci = 0; ci < chans_.size() && where.empty(); ++ci) {
-        const Run& r = runs[ci];
-        const ChannelProgram& prog = p.progs[ci];
-        if (r.step >= prog.steps.size()) continue;
-        const Step& s = prog.steps[r.step];
-        const Channel& c = chans_[ci];
-        where = "channel " + std::to_string(ci) + " step " + std::to_string(r.step) + " of " +
-                std::to_string(prog.steps.size()) + " waits for " +
-                ((s.flags & kRecv) ? "slice " + std::to_string(r.rseq) + " from " + describe_peer(c.prev) +
-                                         (c.recv.net ? " over the network" : " (direct)")
-                                   : "room at " + describe_peer(c.next) + (c.send.net ? " over the network" : " (direct)"));
-      }
-      if (where.empty()) where = "the network proxy to finish the task";
-      return "timed out after " + std::to_string(timeout_ms_) + " ms: " + where;
-    }
+    if (std::string e = watch.check([&] { return peer_gone(); }, waiting_for); !e.empty())
+      return e;
     sched_yield();
   }
-  if (status != nullptr) {
-    const NRT_STATUS s = nrt_emu_proxy_wait(status, 1000);
-    if (s != NRT_SUCCESS)
-      return "the network proxy failed (status " + std::to_string(s) + "): " + nrt_emu_proxy_status_message(status);
-  }
+  if (std::string e = task.finish(); !e.empty()) return e;
   for (size_t ci = 0; ci < chans_.size(); ++ci) {
     if (!chans_[ci].send.net) chans_[ci].send.base += p.progs[ci].sends;
     if (!chans_[ci].recv.net) chans_[ci].recv.base += p.progs[ci].recvs;

@@ -8,6 +8,7 @@
 // is at it), hence no deadlock, with DIRECT rings per pair and one shared
 // ring for the NET pairs alike.
 #include "ccom.h"
+#include "device_words.h"
 
 #include "../device_memory.h"
 
@@ -21,17 +22,6 @@
 namespace nrt_emu::engine {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-constexpr uint32_t kIndexLoop = 512;
-
-uint32_t load32(const volatile uint32_t* w) { return __atomic_load_n(w, __ATOMIC_ACQUIRE); }
-uint64_t load64(const volatile uint64_t* w) { return __atomic_load_n(w, __ATOMIC_ACQUIRE); }
-void store64(volatile uint64_t* w, uint64_t v) { __atomic_store_n(w, v, __ATOMIC_RELEASE); }
-void publish(volatile uint32_t* word) { __atomic_store_n(word, (load32(word) + 1) % kIndexLoop, __ATOMIC_RELEASE); }
-volatile uint32_t* post_word(enc_net_connector_t* c, bool send) {
-  auto* hm = static_cast<enc_net_host_memory_t*>(c->net_host_mem.va);
-  return send ? &hm->post_send[0].index : &hm->post_recv[0].index;
-}
 std::string st(const char* what, NRT_STATUS s) { return std::string(what) + " returned status " + std::to_string(s); }
 
 }  // namespace
@@ -217,36 +207,26 @@ std::string Ccom::execute_peers(Plan& p) {
   if (p.copy_elems > 0 && in + p.copy_src * es != out + p.copy_dst * es)
     std::memmove(out + p.copy_dst * es, in + p.copy_src * es, p.copy_elems * es);
   const NetBlock* nb = p.peer_block.empty() ? nullptr : &p.peer_block[0];
-  nrt_emu_proxy_status_t* status = nullptr;
+  NetTask task;
   if (nb != nullptr) {
-    for (volatile uint32_t* w : links_.sem) __atomic_store_n(w, 0u, __ATOMIC_RELEASE);
-    nrt_emu_proxy_arm_trigger(links_.trigger);
-    nrt_emu_proxy_stream_t stream{0, &nb->block, 1};
-    nrt_emu_network_task_t task{};
-    task.streams = &stream;
-    task.streams_n = 1;
-    task.device_gated = true;
-    task.trigger_words[0] = links_.trigger;
-    task.exec_id = executions_;
-    if (NRT_STATUS s = nrt_emu_proxy_submit(proxy_, &task, &status); s != NRT_SUCCESS)
-      return "the proxy worker refused the network task (status " + std::to_string(s) + "; the runtime log says why)";
-    __atomic_store_n(links_.trigger, 1u, __ATOMIC_RELEASE);
+    if (std::string e = task.submit(proxy_, {nb}, {links_.trigger},
+                                    {links_.sem[0], links_.sem[1], links_.sem[2], links_.sem[3]}, executions_);
+        !e.empty())
+      return e;
   }
-  struct StatusGuard {
-    nrt_emu_proxy_status_t*& s;
-    ~StatusGuard() {
-      if (s != nullptr) nrt_emu_proxy_status_free(s);
-    }
-  } guard{status};
   const uint64_t net_tx = nb ? nb->op.tx_entry_cnt : 0, net_rx = nb ? nb->op.rx_entry_cnt : 0;
   std::vector<uint64_t> tx_seq(static_cast<size_t>(n_), 0), rx_seq(static_cast<size_t>(n_), 0);
   size_t si = 0, ri = 0;
   uint64_t ntx = 0, nrx = 0, pub_rx = 0;  // NET entries sent, consumed, receive descriptors released
   bool tx_closed = net_tx == 0, rx_closed = net_rx == 0;
-  const auto start = Clock::now();
-  const auto deadline = start + std::chrono::milliseconds(timeout_ms_);
-  auto last_check = start;
-  bool proxy_checked = false;
+  auto waiting_for = [&] {
+    std::string where = ri < p.recvs.size() ? "slice " + std::to_string(ri) + " of " + std::to_string(p.recvs.size()) +
+                                                  " from " + describe_peer(p.recvs[ri].peer)
+                                            : "the network proxy to finish the task";
+    if (si < p.sends.size()) where += ", room at " + describe_peer(p.sends[si].peer);
+    return where;
+  };
+  IdleWatch watch(timeout_ms_);
   for (;;) {
     bool moved = false;
     while (nb != nullptr && pub_rx < net_rx && pub_rx < nrx + kPeerSlots) {
@@ -302,35 +282,18 @@ std::string Ccom::execute_peers(Plan& p) {
       rx_closed = moved = true;
     }
     const bool done = si == p.sends.size() && ri == p.recvs.size() && tx_closed && rx_closed;
-    const bool task_done = status == nullptr || nrt_emu_proxy_run_state(status) == NRT_EMU_TASK_DONE;
-    if (done && task_done) break;
-    if (task_done && status != nullptr && !proxy_checked) {
-      proxy_checked = true;
-      if (const NRT_STATUS s = nrt_emu_proxy_wait(status, 0); s != NRT_SUCCESS) {
+    if (done && task.done()) break;
+    if (task.done()) {
+      if (std::string e = task.failure(); !e.empty()) {
         const std::string gone = peer_gone();
-        return "the network proxy failed (status " + std::to_string(s) + "): " +
-               nrt_emu_proxy_status_message(status) + (gone.empty() ? "" : "; " + gone);
+        return e + (gone.empty() ? "" : "; " + gone);
       }
     }
     if (moved) continue;
-    const auto now = Clock::now();
-    if (now - last_check > std::chrono::milliseconds(50)) {
-      last_check = now;
-      if (std::string gone = peer_gone(); !gone.empty()) return gone;
-    }
-    if (now > deadline) {
-      std::string where = ri < p.recvs.size() ? "slice " + std::to_string(ri) + " of " + std::to_string(p.recvs.size()) +
-                                                    " from " + describe_peer(p.recvs[ri].peer)
-                                              : "the network proxy to finish the task";
-      if (si < p.sends.size()) where += ", room at " + describe_peer(p.sends[si].peer);
-      return "timed out after " + std::to_string(timeout_ms_) + " ms waiting for " + where;
-    }
+    if (std::string e = watch.check([&] { return peer_gone(); }, waiting_for); !e.empty()) return e;
     sched_yield();
   }
-  if (status != nullptr) {
-    if (const NRT_STATUS s = nrt_emu_proxy_wait(status, 1000); s != NRT_SUCCESS)
-      return "the network proxy failed (status " + std::to_string(s) + "): " + nrt_emu_proxy_status_message(status);
-  }
+  if (std::string e = task.finish(); !e.empty()) return e;
   for (int q = 0; q < n_; ++q) {
     PeerLink& l = links_.peers[static_cast<size_t>(q)];
     l.tx_base += tx_seq[static_cast<size_t>(q)];

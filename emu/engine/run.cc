@@ -1,5 +1,6 @@
 // Ccom::run: argument checks, the plan cache and the net blocks of a plan.
 #include "ccom.h"
+#include "device_words.h"
 
 #include "../runtime_log.h"
 
@@ -10,7 +11,6 @@ namespace nrt_emu::engine {
 namespace {
 
 constexpr size_t kMaxPlans = 16;
-constexpr uint32_t kIndexLoop = 512;
 
 bool overlaps(const void* a, size_t na, const void* b, size_t nb) {
   const auto* x = static_cast<const uint8_t*>(a);

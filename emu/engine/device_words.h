@@ -1,0 +1,76 @@
+// device_words.h — what both executors (ring programs, peer links) share:
+// the device's view of its words (semaphores, index words, DIRECT
+// counters), the network task of an execution, and the watch over an idle
+// wait (dead peers, the deadline).
+#pragma once
+
+#include "ccom.h"
+
+#include <nrt_emu.h>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace nrt_emu::engine {
+
+inline constexpr uint32_t kIndexLoop = 512;  // net_idx_loop_size of every op
+
+inline uint32_t load32(const volatile uint32_t* w) { return __atomic_load_n(w, __ATOMIC_ACQUIRE); }
+inline uint64_t load64(const volatile uint64_t* w) { return __atomic_load_n(w, __ATOMIC_ACQUIRE); }
+inline void store64(volatile uint64_t* w, uint64_t v) { __atomic_store_n(w, v, __ATOMIC_RELEASE); }
+
+// The index word the device advances for one direction of a connector.
+inline volatile uint32_t* post_word(enc_net_connector_t* c, bool send) {
+  auto* hm = static_cast<enc_net_host_memory_t*>(c->net_host_mem.va);
+  return send ? &hm->post_send[0].index : &hm->post_recv[0].index;
+}
+
+// One FIFO entry released to the proxy (transport README, decision 4).
+inline void publish(volatile uint32_t* word) {
+  __atomic_store_n(word, (load32(word) + 1) % kIndexLoop, __ATOMIC_RELEASE);
+}
+
+// The network task of one execution: one stream per block, gated on the
+// device's trigger words (proxy.md §13.4). No blocks, no task.
+class NetTask {
+ public:
+  NetTask() = default;
+  NetTask(const NetTask&) = delete;
+  NetTask& operator=(const NetTask&) = delete;
+  ~NetTask();
+  // Zeroes `sems`, arms the triggers, submits, then posts the triggers.
+  std::string submit(nrt_emu_proxy_t* proxy, const std::vector<const NetBlock*>& blocks,
+                     const std::vector<volatile uint32_t*>& triggers, const std::vector<volatile uint32_t*>& sems,
+                     uint64_t exec_id);
+  bool active() const { return status_ != nullptr; }
+  bool done() const;  // no task, or the worker finished it
+  // Once the task is done: "" when it succeeded, else why it failed (the
+  // first call only; later calls answer "").
+  std::string failure();
+  // At the end of an execution: waits (bounded) and reports a failure.
+  std::string finish();
+
+ private:
+  nrt_emu_proxy_status_t* status_ = nullptr;
+  bool checked_ = false;
+};
+
+// Watches a wait that made no progress: every 50 ms the processes of the
+// ranks on this machine, and the deadline.
+class IdleWatch {
+ public:
+  explicit IdleWatch(uint32_t timeout_ms);
+  // "" to go on waiting, else the failure: a peer's process is gone, or the
+  // deadline passed ("timed out after N ms waiting for " + where()).
+  std::string check(const std::function<std::string()>& peer_gone, const std::function<std::string()>& where);
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  uint32_t timeout_ms_;
+  Clock::time_point deadline_, last_check_;
+};
+
+}  // namespace nrt_emu::engine
