@@ -162,6 +162,9 @@ int main(int argc, char** argv) {
     plan.channels = nranks - 1;
   }
   if (rank == victim) plan.publish_limit = static_cast<uint32_t>(plan.sizes.size() / 2);
+  // The test releases a survivor with SIGUSR1 once it has read its report;
+  // the handler is in place before any report line is printed.
+  if (victim >= 0) signal(SIGUSR1, [](int) { _exit(0); });
 
   void* comm = nullptr;
   check(t->neuronInitComm(&comm, nranks, id, rank, &devinfo, false), "neuronInitComm");
@@ -232,10 +235,10 @@ int main(int argc, char** argv) {
         say("message=" + one_line(nrt_emu_proxy_status_message(st)));
         say("log=" + one_line(log_text()));
         // A peer is dead: no collective teardown. Stay up (connections
-        // open) until the test releases this rank (SIGUSR1): it collects the
-        // victim's neighbours first, so their failures are the victim's
-        // doing, then lets survivors go so that the others see them leave.
-        signal(SIGUSR1, [](int) { _exit(0); });
+        // open) until the test releases this rank (SIGUSR1, handler set at
+        // start): it collects the victim's neighbours first, so their
+        // failures are the victim's doing, then lets survivors go so that
+        // the others see them leave.
         alarm(60);
         for (;;) pause();
       }
