@@ -56,8 +56,9 @@ std::string wait_for(RunningChild& child, const std::string& prefix,
   }
 }
 
-std::vector<Report> run_ranks(Shape shape, const std::vector<std::string>& args, std::string* skipped) {
-  std::vector<RunningChild> children = start_ranks(shape, args);
+std::vector<Report> run_ranks(Shape shape, const std::vector<std::string>& args, std::string* skipped,
+                              const std::map<std::string, std::string>& extra_env) {
+  std::vector<RunningChild> children = start_ranks(shape, args, extra_env);
   std::vector<Report> reports;
   for (size_t r = 0; r < children.size(); ++r) {
     nccom_test::ChildResult res = nccom_test::finish_child(children[r]);

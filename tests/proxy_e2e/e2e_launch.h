@@ -35,6 +35,7 @@ std::string wait_for(nccom_test::RunningChild& child, const std::string& prefix,
 
 // Starts the ranks, waits for all and checks each exited 0 with ok=1 (or
 // skip=...: *skipped then says why). Returns the reports.
-std::vector<Report> run_ranks(Shape shape, const std::vector<std::string>& args, std::string* skipped);
+std::vector<Report> run_ranks(Shape shape, const std::vector<std::string>& args, std::string* skipped,
+                              const std::map<std::string, std::string>& extra_env = {});
 
 }  // namespace proxy_e2e_test
