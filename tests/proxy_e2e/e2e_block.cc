@@ -17,11 +17,11 @@ void advance(volatile uint32_t* word, uint32_t loop) {
   __atomic_store_n(word, (load(word) + 1) % loop, __ATOMIC_RELEASE);
 }
 
-volatile uint32_t* post_send(enc_net_connector_t* c) {
-  return &static_cast<enc_net_host_memory_t*>(c->net_host_mem.va)->post_send[0].index;
+volatile uint32_t* post_send(enc_net_connector_t* c, int fold) {
+  return &static_cast<enc_net_host_memory_t*>(c->net_host_mem.va)->post_send[fold].index;
 }
-volatile uint32_t* post_recv(enc_net_connector_t* c) {
-  return &static_cast<enc_net_host_memory_t*>(c->net_host_mem.va)->post_recv[0].index;
+volatile uint32_t* post_recv(enc_net_connector_t* c, int fold) {
+  return &static_cast<enc_net_host_memory_t*>(c->net_host_mem.va)->post_recv[fold].index;
 }
 
 nrt_emu_dyn_entry_t& entry(enc_host_mem_shared_t* t, int peer) {
@@ -79,8 +79,10 @@ std::string RankDevice::build_stream(StreamState& s, int first_channel) {
       if (NRT_STATUS st = nrt_emu_devmem_dynamic_table(mem_, nranks_, &o.send_table); st != NRT_SUCCESS) return status("dynamic table", st);
       if (NRT_STATUS st = nrt_emu_devmem_dynamic_table(mem_, nranks_, &o.recv_table); st != NRT_SUCCESS) return status("dynamic table", st);
     }
-    if (NRT_STATUS st = nrt_emu_devmem_connector(mem_, 1, o.send_table, send, &o.send_conn); st != NRT_SUCCESS) return status("connector", st);
-    if (NRT_STATUS st = nrt_emu_devmem_connector(mem_, 1, o.recv_table, recv, &o.recv_conn); st != NRT_SUCCESS) return status("connector", st);
+    if (NRT_STATUS st = nrt_emu_devmem_connector(mem_, plan_.folds, o.send_table, send, &o.send_conn); st != NRT_SUCCESS)
+      return status("connector", st);
+    if (NRT_STATUS st = nrt_emu_devmem_connector(mem_, plan_.folds, o.recv_table, recv, &o.recv_conn); st != NRT_SUCCESS)
+      return status("connector", st);
     if (NRT_STATUS st = nrt_emu_devmem_channel(mem_, o.channel, o.pattern, o.recv_conn, o.send_conn, &o.chan); st != NRT_SUCCESS)
       return status("channel", st);
     for (volatile uint32_t*& w : o.sem) {
@@ -212,7 +214,9 @@ std::string RankDevice::publish_send(StreamState& s) {
       }
       ++o.pub_tx;
     }
-    advance(post_send(o.send_conn), kLoop);
+    // Every fold publishes the entry (the proxy takes the minimum over folds),
+    // the last fold first so that fold 0 alone never suffices.
+    for (int f = plan_.folds - 1; f >= 0; --f) advance(post_send(o.send_conn, f), kLoop);
     ++s.next_src;
   }
   return "";
@@ -242,7 +246,7 @@ std::string RankDevice::publish_recv(StreamState& s) {
       }
       ++o.pub_rx;
     }
-    advance(post_recv(o.recv_conn), kLoop);
+    for (int f = plan_.folds - 1; f >= 0; --f) advance(post_recv(o.recv_conn, f), kLoop);
     ++s.next_dst;
   }
   return "";

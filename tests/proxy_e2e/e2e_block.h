@@ -25,6 +25,7 @@ struct Plan {
   bool shared_sems = false;     // ring identity: handshake and complete are one word per direction
   bool early_send = false;      // early_send_completion
   bool early_recv = false;      // early_recv_posting
+  int folds = 1;                // fold_n of every connector: each entry is published on every fold word
   // Mesh: op k sends to rank+k+1 and receives from rank-k-1 (prev/next are
   // indexed by op) over the mesh connections of neuronExpandConnectivity, on
   // a MESH enc_channel of id kMeshChannelIdBase+k with variable_peer set, so

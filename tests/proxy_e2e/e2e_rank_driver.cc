@@ -6,7 +6,7 @@
 //
 //   e2e_rank_driver NRANKS RANK HOST LOCAL (--make-id | --id HEX) [key=value...]
 //     sizes=a,b,c  dynamic=0|1  execs=N  streams=S  channels=C
-//     shared_sems=0|1  early_send=0|1  early_recv=0|1
+//     shared_sems=0|1  early_send=0|1  early_recv=0|1  folds=1..8
 //     victim=R     rank R publishes half its slices, prints victim_ready=1 and
 //                  waits to be killed; the others report their task's result
 //     malformed=1  calls neuronStartNetworkProxy with two bad FIFOs instead
@@ -153,6 +153,7 @@ int main(int argc, char** argv) {
   plan.shared_sems = num("shared_sems", 0) != 0;
   plan.early_send = num("early_send", 0) != 0;
   plan.early_recv = num("early_recv", 0) != 0;
+  plan.folds = num("folds", 1);
   const int execs = num("execs", 1);
   const int victim = num("victim", -1);
   const bool malformed = num("malformed", 0) != 0;

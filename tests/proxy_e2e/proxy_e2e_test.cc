@@ -103,6 +103,13 @@ TEST(ProxyE2E, FourStreamsOfThreeChannelsOnFourRanks) {
   run_case({1, 4}, {"sizes=3,0,70000", "streams=4", "channels=3", "execs=2"}, 2);
 }
 
+// fold_n 4: the device publishes each entry on all four fold words; the
+// proxy takes the minimum and resets every fold at EXEC_COMPLETE (the second
+// execution starts them at 0 again).
+TEST(ProxyE2E, FourFoldsPublishEveryEntryTwice) {
+  run_case({2, 1}, {kOddSizes, "folds=4", "execs=2"}, 2);
+}
+
 TEST(ProxyE2E, SixHundredSlicesWrapTheIndexRing) {
   std::string sizes = "sizes=";
   for (int i = 0; i < 600; ++i) sizes += std::to_string(i % 5 == 4 ? 0 : 16 + i % 7) + (i < 599 ? "," : "");
