@@ -101,9 +101,12 @@ class RankBench {
 
   int run() {
     init();
-    // Test seam (README.md): this rank dies as its peers enter the first collective.
-    if (const char* k = std::getenv("NCCOM_TEST_DEBUG_KILL_RANK"); k != nullptr && std::atoi(k) == p_.rank && *k) {
-      raise(SIGKILL);
+    // Test seam (README.md): this rank dies as its peers enter the first
+    // collective — after a barrier, so that every rank has finished joining
+    // (and mapping its peers' memory) first.
+    if (const char* k = std::getenv("NCCOM_TEST_DEBUG_KILL_RANK"); k != nullptr && *k) {
+      if (nrt_emu_ccom_barrier(c_) != NRT_SUCCESS) die(p_, std::string("barrier before the test kill: ") + nrt_emu_ccom_error(c_));
+      if (std::atoi(k) == p_.rank) raise(SIGKILL);
     }
     std::vector<OpResult> results;
     const std::vector<uint64_t> sizes = size_series(o_);

@@ -38,11 +38,11 @@ struct Child {
 };
 
 // The environment of rank i: ours with the rank's placement and root, its
-// emulated device count, and loopback for the bootstrap unless the user
-// chose interfaces. Built before fork (no allocation in the child).
+// emulated device count, and loopback for the bootstrap and libfabric's
+// tcp provider unless the user chose interfaces. Built before fork (no allocation in the child).
 std::vector<std::string> child_env(const Placement& p, bool tty) {
   std::vector<std::string> env;
-  bool have_ifname = false;
+  bool have_ifname = false, have_fi_iface = false;
   for (char** e = environ; *e != nullptr; ++e) {
     const std::string kv = *e;
     const std::string name = kv.substr(0, kv.find('='));
@@ -50,12 +50,15 @@ std::vector<std::string> child_env(const Placement& p, bool tty) {
       continue;
     }
     if (name == "CCOM_SOCKET_IFNAME" || name == "NCCL_SOCKET_IFNAME") have_ifname = true;
+    if (name == "FI_TCP_IFACE") have_fi_iface = true;
     env.push_back(kv);
   }
   env.push_back(std::string(kChildVar) + "=" + encode_child(p));
   env.push_back("NEURON_RT_ROOT_COMM_ID=" + p.root_comm_id);
   env.push_back("NEURON_RT_EMU_DEVICES=" + std::to_string(p.local_n));
   if (!have_ifname) env.push_back("CCOM_SOCKET_IFNAME=lo");
+  // libnccom-net's tcp provider too (it does not read CCOM_SOCKET_IFNAME).
+  if (!have_fi_iface) env.push_back("FI_TCP_IFACE=lo");
   if (tty) env.push_back(std::string(kTtyVar) + "=1");
   return env;
 }
