@@ -3,6 +3,7 @@
 // within the bound, naming the peer (plugins/net_neuron/README.md
 // "Peer liveness").
 #include "child_process.h"
+#include "handle_hex.h"
 #include "liveness_support.h"
 
 #include <signal.h>
@@ -13,25 +14,8 @@
 namespace net_ofi_test {
 namespace {
 
-std::string to_hex(const char* bytes, size_t len) {
-  std::string hex;
-  char two[3];
-  for (size_t i = 0; i < len; ++i) {
-    std::snprintf(two, sizeof two, "%02x", static_cast<unsigned char>(bytes[i]));
-    hex += two;
-  }
-  return hex;
-}
-
-bool from_hex(const std::string& hex, char* out, size_t len) {
-  if (hex.size() != 2 * len) return false;
-  for (size_t i = 0; i < len; ++i) {
-    unsigned value = 0;
-    if (std::sscanf(hex.c_str() + 2 * i, "%2x", &value) != 1) return false;
-    out[i] = static_cast<char>(value);
-  }
-  return true;
-}
+using net_ofi_wire::from_hex;
+using net_ofi_wire::to_hex;
 
 class NetOfiLivenessKilled : public NetOfiProvider {
  protected:

@@ -10,6 +10,8 @@
 // Exit codes: 0 after the idle period, 2 usage, 3 plugin, 4 connection setup.
 #include <nccom/net_v6.h>
 
+#include "handle_hex.h"
+
 #include <dlfcn.h>
 
 #include <chrono>
@@ -20,38 +22,14 @@
 
 namespace {
 
-void quiet_logger(ncclDebugLogLevel level, unsigned long, const char*, int, const char* fmt, ...) {
-  if (level == NCCL_LOG_WARN) std::fprintf(stderr, "peer WARN: %s\n", fmt);
-}
-
-std::string to_hex(const char* bytes, size_t len) {
-  std::string hex;
-  char two[3];
-  for (size_t i = 0; i < len; ++i) {
-    std::snprintf(two, sizeof two, "%02x", static_cast<unsigned char>(bytes[i]));
-    hex += two;
-  }
-  return hex;
-}
-
-bool from_hex(const std::string& hex, char* out, size_t len) {
-  if (hex.size() != 2 * len) return false;
-  for (size_t i = 0; i < len; ++i) {
-    unsigned value = 0;
-    if (std::sscanf(hex.c_str() + 2 * i, "%2x", &value) != 1) return false;
-    out[i] = static_cast<char>(value);
-  }
-  return true;
-}
+using net_ofi_wire::from_hex;
+using net_ofi_wire::quiet_logger;
+using net_ofi_wire::to_hex;
 
 // Calls step until it yields a comm or fails; 20 s at most.
 template <class Step>
 bool until_ready(void** comm, Step step) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  while (*comm == nullptr && std::chrono::steady_clock::now() < deadline) {
-    if (step() != ncclSuccess) return false;
-  }
-  return *comm != nullptr;
+  return net_ofi_wire::until_ready(comm, std::chrono::seconds(20), step);
 }
 
 void say(const std::string& line) {

@@ -9,6 +9,7 @@
 // Before test() progressed other comms and before the idle-progress thread,
 // these reads never completed.
 #include "child_process.h"
+#include "handle_hex.h"
 #include "net_ofi_fixture.h"
 
 #include <cinttypes>
@@ -23,25 +24,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::string to_hex(const char* bytes, size_t len) {
-  std::string hex;
-  char two[3];
-  for (size_t i = 0; i < len; ++i) {
-    std::snprintf(two, sizeof two, "%02x", static_cast<unsigned char>(bytes[i]));
-    hex += two;
-  }
-  return hex;
-}
-
-bool from_hex(const std::string& hex, char* out, size_t len) {
-  if (hex.size() != 2 * len) return false;
-  for (size_t i = 0; i < len; ++i) {
-    unsigned value = 0;
-    if (std::sscanf(hex.c_str() + 2 * i, "%2x", &value) != 1) return false;
-    out[i] = static_cast<char>(value);
-  }
-  return true;
-}
+using net_ofi_wire::from_hex;
+using net_ofi_wire::to_hex;
 
 // The peer's pattern (rma_target_peer.cc).
 uint8_t peer_byte(size_t i) { return static_cast<uint8_t>(i * 7 + 3); }
