@@ -2,6 +2,62 @@
 
 namespace nrt_emu::engine {
 
+NetBlock make_block(const BlockOpSpec& spec) {
+  NetBlock b;
+  net_ops_info_t& op = b.op;
+  op.inc_send_handshake = spec.sems[0];
+  op.inc_send_complete = spec.sems[1];
+  op.inc_recv_handshake = spec.sems[2];
+  op.inc_recv_complete = spec.sems[3];
+  op.tx_entry_cnt = spec.tx;
+  op.rx_entry_cnt = spec.rx;
+  op.net_idx_loop_size = kIndexLoop;
+  op.initial_send_credits = spec.credits;
+  op.ending_recv_credits = 1;
+  op.data_type_sz = spec.data_type_sz;
+  op.variable_peer = spec.variable_peer;
+  op.basic_block_id = spec.basic_block_id;
+  op.func_rel_op_idx = spec.func_rel_op_idx;
+  op.unrolled_count = 1;
+  op.enc_channel = spec.enc_channel;
+  return b;
+}
+
+void add_send(NetBlock& b, uint8_t* slot, void* mhandle, uint64_t bytes, int dst_rank) {
+  net_src_addr_t e{};
+  e.host_addr = slot;
+  e.nccl_mhandle = mhandle;
+  e.size = static_cast<uint32_t>(bytes);
+  e.mark = NET_TRANSFER;
+  e.dst_rank = dst_rank;
+  b.src.push_back(e);
+}
+
+void add_recv(NetBlock& b, uint8_t* slot, void* mhandle, uint64_t bytes, int src_rank) {
+  net_dest_addr_t e{};
+  e.host_addr = slot;
+  e.nccl_mhandle = mhandle;
+  e.size = static_cast<uint32_t>(bytes);
+  e.mark = NET_TRANSFER;
+  e.src_rank = src_rank;
+  b.dst.push_back(e);
+}
+
+void close_fifos(NetBlock& b) {
+  net_src_addr_t sc{};
+  sc.dst_rank = -1;
+  sc.mark = NET_OP_COMPLETE;
+  if (b.op.tx_entry_cnt > 0) b.src.push_back(sc);
+  sc.mark = EXEC_COMPLETE;
+  b.src.push_back(sc);
+  net_dest_addr_t dc{};
+  dc.src_rank = -1;
+  dc.mark = NET_OP_COMPLETE;
+  if (b.op.rx_entry_cnt > 0) b.dst.push_back(dc);
+  dc.mark = EXEC_COMPLETE;
+  b.dst.push_back(dc);
+}
+
 NetTask::~NetTask() {
   if (status_ != nullptr) nrt_emu_proxy_status_free(status_);
 }

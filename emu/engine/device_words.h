@@ -33,6 +33,22 @@ inline void publish(volatile uint32_t* word) {
   __atomic_store_n(word, (load32(word) + 1) % kIndexLoop, __ATOMIC_RELEASE);
 }
 
+// A one-op basic block (one op per direction's FIFO, EXEC_COMPLETE last).
+struct BlockOpSpec {
+  volatile uint32_t* sems[4];  // send handshake, send complete, receive handshake, receive complete
+  uint32_t tx = 0, rx = 0;     // NET_TRANSFER entries per direction
+  uint32_t credits = 0;        // initial_send_credits = the sender's slots
+  size_t data_type_sz = 0;
+  bool variable_peer = false;
+  uint32_t basic_block_id = 0, func_rel_op_idx = 0;
+  void* enc_channel = nullptr;
+};
+NetBlock make_block(const BlockOpSpec& spec);
+void add_send(NetBlock& b, uint8_t* slot, void* mhandle, uint64_t bytes, int dst_rank);
+void add_recv(NetBlock& b, uint8_t* slot, void* mhandle, uint64_t bytes, int src_rank);
+// NET_OP_COMPLETE for each direction with transfers, then EXEC_COMPLETE.
+void close_fifos(NetBlock& b);
+
 // The network task of one execution: one stream per block, gated on the
 // device's trigger words (proxy.md §13.4). No blocks, no task.
 class NetTask {

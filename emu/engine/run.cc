@@ -126,56 +126,24 @@ std::string Ccom::build_plan(Plan& p) {
     const bool rx = ch.recv.net && prog.recvs > 0;
     if (!tx && !rx) continue;
     if (prog.sends > INT_MAX || prog.recvs > INT_MAX) return "an operation of more than 2^31 slices";
-    NetBlock b;
+    BlockOpSpec spec{{ch.send.hs, ch.send.cmp, ch.recv.hs, ch.recv.cmp}};
+    spec.tx = tx ? static_cast<uint32_t>(prog.sends) : 0;
+    spec.rx = rx ? static_cast<uint32_t>(prog.recvs) : 0;
+    spec.credits = kSlots;
+    spec.data_type_sz = es;
+    spec.basic_block_id = 1;
+    spec.func_rel_op_idx = static_cast<uint32_t>(c);
+    spec.enc_channel = ch.chan;
+    NetBlock b = make_block(spec);
     b.channel = static_cast<int>(c);
-    net_ops_info_t& op = b.op;
-    op.inc_send_handshake = ch.send.hs;
-    op.inc_send_complete = ch.send.cmp;
-    op.inc_recv_handshake = ch.recv.hs;
-    op.inc_recv_complete = ch.recv.cmp;
-    op.tx_entry_cnt = tx ? static_cast<uint32_t>(prog.sends) : 0;
-    op.rx_entry_cnt = rx ? static_cast<uint32_t>(prog.recvs) : 0;
-    op.net_idx_loop_size = kIndexLoop;
-    op.initial_send_credits = kSlots;
-    op.ending_recv_credits = 1;
-    op.data_type_sz = es;
-    op.basic_block_id = 1;
-    op.func_rel_op_idx = static_cast<uint32_t>(c);
-    op.unrolled_count = 1;
-    op.enc_channel = ch.chan;
     uint64_t j = 0, k = 0;
     for (const Step& s : prog.steps) {
-      if (tx && (s.flags & kSend)) {
-        net_src_addr_t e{};
-        e.host_addr = ch.send.slots + (j++ % kSlots) * slot_bytes_;
-        e.nccl_mhandle = ch.send.mhandle;
-        e.size = static_cast<uint32_t>(s.elems * es);
-        e.mark = NET_TRANSFER;
-        e.dst_rank = ch.next;
-        b.src.push_back(e);
-      }
-      if (rx && (s.flags & kRecv)) {
-        net_dest_addr_t e{};
-        e.host_addr = ch.recv.slots + (k++ % kSlots) * slot_bytes_;
-        e.nccl_mhandle = ch.recv.mhandle;
-        e.size = static_cast<uint32_t>(s.elems * es);
-        e.mark = NET_TRANSFER;
-        e.src_rank = ch.prev;
-        b.dst.push_back(e);
-      }
+      if (tx && (s.flags & kSend))
+        add_send(b, ch.send.slots + (j++ % kSlots) * slot_bytes_, ch.send.mhandle, s.elems * es, ch.next);
+      if (rx && (s.flags & kRecv))
+        add_recv(b, ch.recv.slots + (k++ % kSlots) * slot_bytes_, ch.recv.mhandle, s.elems * es, ch.prev);
     }
-    net_src_addr_t sc{};
-    sc.mark = NET_OP_COMPLETE;
-    sc.dst_rank = -1;
-    if (tx) b.src.push_back(sc);
-    sc.mark = EXEC_COMPLETE;
-    b.src.push_back(sc);
-    net_dest_addr_t dc{};
-    dc.mark = NET_OP_COMPLETE;
-    dc.src_rank = -1;
-    if (rx) b.dst.push_back(dc);
-    dc.mark = EXEC_COMPLETE;
-    b.dst.push_back(dc);
+    close_fifos(b);
     p.blocks.push_back(std::move(b));
   }
   if (p.blocks.size() > NRT_EMU_MAX_STREAMS) return "more network blocks than proxy streams";
