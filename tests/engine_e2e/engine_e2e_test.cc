@@ -61,7 +61,6 @@ std::map<std::string, std::string> env_for(const Shape& s, int port) {
       {"NCCL_DEBUG", "WARN"},
       {"NCCOM_BOOTSTRAP_SECRET", "engine-e2e-" + std::to_string(port)},
       {"NEURON_RT_ROOT_COMM_ID", "127.0.0.1:" + std::to_string(port)},
-      {"NEURON_RT_EMU_DEVICES", std::to_string(s.ranks / s.hosts)},
       {"NEURON_RT_EMU_PLATFORM", s.platform},
       // Small slices: many slices, rounds and channels on small buffers.
       {"NEURON_RT_EMU_SLICE_BYTES", "4096"},
@@ -78,10 +77,22 @@ std::map<std::string, std::string> env_for(const Shape& s, int port) {
 std::vector<RunningChild> start(const Shape& s, const std::vector<std::string>& args,
                                 std::map<std::string, std::string> env) {
   std::vector<RunningChild> kids;
-  const int per = s.ranks / s.hosts;
+  // Blocks of consecutive ranks, the first ranks % hosts hosts one more
+  // (3 on 2: 2 + 1). Each host's device count is its rank count (the
+  // engine sets NEURON_RT_EMU_DEVICES from local_n).
+  std::vector<int> host_of, local_of, count(static_cast<size_t>(s.hosts), s.ranks / s.hosts);
+  for (int h = 0; h < s.ranks % s.hosts; ++h) ++count[static_cast<size_t>(h)];
+  for (int h = 0; h < s.hosts; ++h) {
+    for (int l = 0; l < count[static_cast<size_t>(h)]; ++l) {
+      host_of.push_back(h);
+      local_of.push_back(l);
+    }
+  }
   for (int r = 0; r < s.ranks; ++r) {
-    std::vector<std::string> a = {std::to_string(r), std::to_string(s.ranks), std::to_string(r / per),
-                                  std::to_string(r % per), std::to_string(per)};
+    const int h = host_of[static_cast<size_t>(r)];
+    std::vector<std::string> a = {std::to_string(r), std::to_string(s.ranks), std::to_string(h),
+                                  std::to_string(local_of[static_cast<size_t>(r)]),
+                                  std::to_string(count[static_cast<size_t>(h)])};
     a.insert(a.end(), args.begin(), args.end());
     kids.push_back(nccom_test::start_child(ENGINE_RANK_DRIVER, a, env));
   }
@@ -112,7 +123,8 @@ TEST_P(EngineE2E, EveryCollectiveTypeAndReductionIsExact) {
 
 #ifndef ENGINE_E2E_LONG
 const Shape kShapes[] = {
-    {1, 1, "socket"}, {2, 1, "socket"}, {3, 1, "socket"}, {4, 1, "socket"}, {2, 2, "socket"}, {4, 2, "socket"},
+    {1, 1, "socket"}, {2, 1, "socket"}, {3, 1, "socket"}, {4, 1, "socket"},
+    {2, 2, "socket"}, {3, 2, "socket"}, {4, 2, "socket"},
 };
 #else
 // 8 ranks, and libnccom-net over tcp;ofi_rxm (~3 s of connection setup per

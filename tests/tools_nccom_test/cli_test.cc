@@ -34,8 +34,8 @@ TEST(NccomTestCli, UsageErrorsAreOneLineAndExitTwo) {
       {{"--bogus", "allr"}, "nccom-test: unknown option --bogus (see --help)\n"},
       {{"allr", "-b"}, "nccom-test: -b needs a value\n"},
       {{}, "nccom-test: name at least one operation (allr allg redsct sendrecv alltoall bcast reduce)\n"},
-      {{"-r", "8", "-N", "3", "allr"},
-       "nccom-test: -N 3 does not divide -r 8: every emulated host gets the same number of ranks\n"},
+      {{"-r", "2", "-N", "3", "allr"},
+       "nccom-test: -N 3 is more than -r 2: every emulated host needs at least one rank\n"},
       {{"--plot", "/nonexistent-dir/x.svg", "allr"},
        "nccom-test: --plot /nonexistent-dir/x.svg: the directory /nonexistent-dir does not exist or is not "
        "writable\n"},

@@ -95,6 +95,14 @@ TEST(NccomTestE2e, SendRecvAndAllToAllChecked) {
   }
 }
 
+// Uneven emulated hosts: 3 ranks on 2 hosts (2 + 1), every result checked.
+TEST(NccomTestE2e, UnevenHostsChecked) {
+  for (const char* op : {"allr", "allg", "redsct"}) {
+    const auto r = run({"-r", "3", "-N", "2", "-b", "8", "-e", "64K", "-f", "8", "-n", "2", "-w", "1", "--check", op});
+    expect_clean_table(r, 5, /*in_place=*/true);
+  }
+}
+
 TEST(NccomTestE2e, BothNetPluginsAcrossEmulatedHosts) {
   for (const char* net : {"socket", "ofi"}) {
     const auto r = run({"-r", "4", "-N", "2", "--net", net, "-b", "8", "-e", "64K", "-f", "8", "-n", "2", "-w", "1",

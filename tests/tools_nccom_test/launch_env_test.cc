@@ -46,9 +46,9 @@ TEST(NccomTestLaunch, NoLauncherMeansALocalParent) {
 }
 
 TEST(NccomTestLaunch, LocalShapesThatCannotWork) {
-  EXPECT_EQ(fails({}, opts({"-r", "8", "-N", "3", "allr"})),
-            "-N 3 does not divide -r 8: every emulated host gets the same number of ranks");
-  EXPECT_NE(fails({}, opts({"-r", "4", "-N", "8", "allr"})).find("does not divide"), std::string::npos);
+  EXPECT_EQ(fails({}, opts({"-r", "4", "-N", "8", "allr"})),
+            "-N 8 is more than -r 4: every emulated host needs at least one rank");
+  EXPECT_NE(fails({}, opts({"-r", "33", "-N", "2", "allr"})).find("17 ranks per emulated host"), std::string::npos);
   EXPECT_NE(fails({}, opts({"-r", "32", "allr"})).find("more than the 16 devices an emulated host has"),
             std::string::npos);
   EXPECT_NE(fails({}, opts({"-r", "512", "-N", "64", "allr"})).find("more than the 256 ranks"), std::string::npos);
@@ -77,12 +77,13 @@ TEST(NccomTestLaunch, LocalRankPlacementSplitsRanksEvenlyOverHosts) {
 
 TEST(NccomTestLaunch, MalformedChildVariable) {
   const Options o = opts({"allr"});
-  for (const char* v : {"1,2,0,0", "2,2,0,0,1", "1,2,0,1,1", "a,b,c,d,e", "1,2,0,0,1,9", "-1,2,0,0,1"}) {
+  for (const char* v : {"1,2,0,0,1", "2,2,0,0,1,1", "1,2,0,1,1,1", "a,b,c,d,e,f", "1,2,0,0,1,9",
+                        "-1,2,0,0,1,1", "1,2,1,0,1,1", "1,2,0,0,1,1,7", "1,2,0,0,1,0"}) {
     EXPECT_NE(fails({{kChildVar, v}, {"NEURON_RT_ROOT_COMM_ID", "127.0.0.1:1"}}, o).find("is malformed"),
               std::string::npos)
         << v;
   }
-  EXPECT_NE(fails({{kChildVar, "0,2,0,0,2"}}, o).find("NEURON_RT_ROOT_COMM_ID is not"), std::string::npos);
+  EXPECT_NE(fails({{kChildVar, "0,2,0,0,2,1"}}, o).find("NEURON_RT_ROOT_COMM_ID is not"), std::string::npos);
 }
 
 TEST(NccomTestLaunch, MpirunOnOneMachineDerivesALoopbackRoot) {
@@ -101,6 +102,35 @@ TEST(NccomTestLaunch, MpirunOnOneMachineDerivesALoopbackRoot) {
   EXPECT_EQ(q->root_comm_id, p->root_comm_id);
 }
 
+// Uneven shapes: in blocks, the first r % N hosts one rank more.
+TEST(NccomTestLaunch, LocalRankPlacementGivesTheFirstHostsTheRemainder) {
+  struct Case {
+    int ranks, hosts;
+    std::vector<int> per_host;
+  };
+  const Case cases[] = {{3, 2, {2, 1}}, {8, 3, {3, 3, 2}}, {5, 5, {1, 1, 1, 1, 1}}, {7, 2, {4, 3}}, {9, 4, {3, 2, 2, 2}}};
+  for (const Case& c : cases) {
+    const Options o = opts({"-r", std::to_string(c.ranks), "-N", std::to_string(c.hosts), "allr"});
+    ASSERT_TRUE(detect_placement({}, o).ok()) << c.ranks << " on " << c.hosts;
+    // Walk the hosts' blocks independently of the implementation's formula.
+    int rank = 0;
+    for (int h = 0; h < c.hosts; ++h) {
+      for (int l = 0; l < c.per_host[static_cast<size_t>(h)]; ++l, ++rank) {
+        const Placement p = local_rank_placement(o, rank, "127.0.0.1:5000");
+        EXPECT_EQ(p.host, h) << c.ranks << " on " << c.hosts << ", rank " << rank;
+        EXPECT_EQ(p.local_rank, l) << c.ranks << " on " << c.hosts << ", rank " << rank;
+        EXPECT_EQ(p.local_n, c.per_host[static_cast<size_t>(h)]) << c.ranks << " on " << c.hosts << ", rank " << rank;
+        auto back = detect_placement({{kChildVar, encode_child(p)}, {"NEURON_RT_ROOT_COMM_ID", "127.0.0.1:5000"}}, o);
+        ASSERT_TRUE(back.ok()) << back.error().message;
+        EXPECT_EQ(back->hosts, c.hosts);
+        EXPECT_EQ(back->host, h);
+        EXPECT_EQ(back->local_n, c.per_host[static_cast<size_t>(h)]);
+      }
+    }
+    EXPECT_EQ(rank, c.ranks);
+  }
+}
+
 TEST(NccomTestLaunch, MpirunOnOneMachineEmulatesHostsWithN) {
   auto p = detect_placement(ompi(3, 4, 3, 4), opts({"-N", "2", "allr"}));
   ASSERT_TRUE(p.ok()) << p.error().message;
@@ -108,7 +138,13 @@ TEST(NccomTestLaunch, MpirunOnOneMachineEmulatesHostsWithN) {
   EXPECT_EQ(p->local_rank, 1);
   EXPECT_EQ(p->local_n, 2);
   EXPECT_EQ(p->hosts, 2);
-  EXPECT_NE(fails(ompi(3, 4, 3, 4), opts({"-N", "3", "allr"})).find("-N 3 does not divide the 4 ranks"),
+  // 4 ranks on 3 emulated hosts: 2, 1, 1.
+  auto q = detect_placement(ompi(3, 4, 3, 4), opts({"-N", "3", "allr"}));
+  ASSERT_TRUE(q.ok()) << q.error().message;
+  EXPECT_EQ(q->host, 2);
+  EXPECT_EQ(q->local_rank, 0);
+  EXPECT_EQ(q->local_n, 1);
+  EXPECT_NE(fails(ompi(3, 4, 3, 4), opts({"-N", "5", "allr"})).find("-N 5 is more than the 4 ranks"),
             std::string::npos);
 }
 

@@ -46,15 +46,12 @@ Status apply_options(const Options& o, bool one_machine, Placement& p) {
   }
   if (!o.nodes_given) return {};
   if (one_machine) {
-    if (p.size % o.nodes != 0) {
-      return env_error("-N " + std::to_string(o.nodes) + " does not divide the " + std::to_string(p.size) +
-                       " ranks: every emulated host gets the same number of ranks");
+    if (o.nodes > p.size) {
+      return env_error("-N " + std::to_string(o.nodes) + " is more than the " + std::to_string(p.size) +
+                       " ranks: every emulated host needs at least one rank");
     }
-    const int per_host = p.size / o.nodes;
     p.hosts = o.nodes;
-    p.host = p.rank / per_host;
-    p.local_rank = p.rank % per_host;
-    p.local_n = per_host;
+    split_hosts(p.size, o.nodes, p.rank, p);
     return {};
   }
   if (o.nodes != p.hosts) {
@@ -91,13 +88,13 @@ Result<Placement> from_child(const EnvMap& env) {
   p.launcher = Launcher::LocalChild;
   const std::string& v = env.at(kChildVar);
   std::istringstream in(v);
-  char c1 = 0, c2 = 0, c3 = 0, c4 = 0;
-  if (!(in >> p.rank >> c1 >> p.size >> c2 >> p.host >> c3 >> p.local_rank >> c4 >> p.local_n) || c1 != ',' ||
-      c2 != ',' || c3 != ',' || c4 != ',' || !in.eof() || p.size < 1 || p.rank < 0 || p.rank >= p.size ||
-      p.local_n < 1 || p.local_rank < 0 || p.local_rank >= p.local_n || p.host < 0) {
-    return env_error(std::string(kChildVar) + "=" + v + " is malformed (rank,size,host,local_rank,local_n)");
+  char c1 = 0, c2 = 0, c3 = 0, c4 = 0, c5 = 0;
+  if (!(in >> p.rank >> c1 >> p.size >> c2 >> p.host >> c3 >> p.local_rank >> c4 >> p.local_n >> c5 >> p.hosts) ||
+      c1 != ',' || c2 != ',' || c3 != ',' || c4 != ',' || c5 != ',' || !in.eof() || p.size < 1 || p.rank < 0 ||
+      p.rank >= p.size || p.local_n < 1 || p.local_rank < 0 || p.local_rank >= p.local_n || p.hosts < 1 ||
+      p.hosts > p.size || p.host < 0 || p.host >= p.hosts) {
+    return env_error(std::string(kChildVar) + "=" + v + " is malformed (rank,size,host,local_rank,local_n,hosts)");
   }
-  p.hosts = p.size / p.local_n;
   const std::string* id = find(env, "NEURON_RT_ROOT_COMM_ID");
   if (id == nullptr) return env_error(std::string(kChildVar) + " is set but NEURON_RT_ROOT_COMM_ID is not");
   p.root_comm_id = *id;
@@ -176,16 +173,17 @@ Result<Placement> from_slurm(const EnvMap& env, const Options& o) {
 }
 
 Result<Placement> local_parent(const Options& o) {
-  if (o.ranks % o.nodes != 0) {
-    return env_error("-N " + std::to_string(o.nodes) + " does not divide -r " + std::to_string(o.ranks) +
-                     ": every emulated host gets the same number of ranks");
+  if (o.nodes > o.ranks) {
+    return env_error("-N " + std::to_string(o.nodes) + " is more than -r " + std::to_string(o.ranks) +
+                     ": every emulated host needs at least one rank");
   }
   if (o.ranks > kMaxLocalRanks) {
     return env_error("-r " + std::to_string(o.ranks) + " is more than the " + std::to_string(kMaxLocalRanks) +
                      " ranks a local launch starts");
   }
-  if (o.ranks / o.nodes > kMaxRanksPerHost) {
-    return env_error(std::to_string(o.ranks / o.nodes) + " ranks per emulated host (-r/-N) is more than the " +
+  const int most = (o.ranks + o.nodes - 1) / o.nodes;  // the first hosts' share
+  if (most > kMaxRanksPerHost) {
+    return env_error(std::to_string(most) + " ranks per emulated host (-r/-N) is more than the " +
                      std::to_string(kMaxRanksPerHost) + " devices an emulated host has: raise -N");
   }
   if (o.root >= o.ranks) {
@@ -195,11 +193,25 @@ Result<Placement> local_parent(const Options& o) {
   p.launcher = Launcher::LocalParent;
   p.size = o.ranks;
   p.hosts = o.nodes;
-  p.local_n = o.ranks / o.nodes;
+  p.local_n = most;
   return p;
 }
 
 }  // namespace
+
+void split_hosts(int size, int hosts, int rank, Placement& p) {
+  const int base = size / hosts, extra = size % hosts;
+  const int big = extra * (base + 1);  // ranks on the hosts with one more
+  if (rank < big) {
+    p.host = rank / (base + 1);
+    p.local_rank = rank % (base + 1);
+    p.local_n = base + 1;
+  } else {
+    p.host = extra + (rank - big) / base;
+    p.local_rank = (rank - big) % base;
+    p.local_n = base;
+  }
+}
 
 const char* launcher_name(Launcher l) {
   switch (l) {
@@ -240,9 +252,7 @@ Placement local_rank_placement(const Options& o, int i, const std::string& root_
   p.rank = i;
   p.size = o.ranks;
   p.hosts = o.nodes;
-  p.local_n = o.ranks / o.nodes;
-  p.host = i / p.local_n;
-  p.local_rank = i % p.local_n;
+  split_hosts(o.ranks, o.nodes, i, p);
   p.root_comm_id = root_comm_id;
   p.root_source = "the local parent";
   return p;
@@ -250,7 +260,7 @@ Placement local_rank_placement(const Options& o, int i, const std::string& root_
 
 std::string encode_child(const Placement& p) {
   return std::to_string(p.rank) + "," + std::to_string(p.size) + "," + std::to_string(p.host) + "," +
-         std::to_string(p.local_rank) + "," + std::to_string(p.local_n);
+         std::to_string(p.local_rank) + "," + std::to_string(p.local_n) + "," + std::to_string(p.hosts);
 }
 
 uint16_t derived_port(const std::string& job_key) {

@@ -36,13 +36,18 @@ struct Placement {
   std::string root_source;   // where root_comm_id came from, for messages
 };
 
-// The variable a local parent hands each rank: "rank,size,host,local_rank,local_n".
+// The variable a local parent hands each rank: "rank,size,host,local_rank,local_n,hosts".
 inline constexpr const char* kChildVar = "NCCOM_TEST_CHILD";
 // Set to 1 by a local parent whose stderr is a terminal (rank 0's progress line).
 inline constexpr const char* kTtyVar = "NCCOM_TEST_STDERR_TTY";
 
 // The process environment as a map.
 EnvMap current_env();
+
+// Where rank `rank` of `size` sits when `hosts` emulated hosts share them:
+// in blocks, the first size % hosts hosts one rank more (8 on 3: 3, 3, 2).
+// Sets host, local_rank and local_n.
+void split_hosts(int size, int hosts, int rank, Placement& p);
 
 // Decides the launcher and this process's place. Precedence: NCCOM_TEST_CHILD,
 // then OpenMPI (OMPI_COMM_WORLD_RANK and _SIZE), then Slurm (an srun step:

@@ -308,7 +308,7 @@ const char* usage_text() {
   return "usage: nccom-test [options] OP [OP...]\n"
          "  OP: allr allg redsct sendrecv alltoall bcast reduce (one table each)\n"
          "  -r, --ranks N          ranks (local launch; default 2)\n"
-         "  -N, --nodes N          emulated hosts, ranks split evenly (default 1)\n"
+         "  -N, --nodes N          emulated hosts, ranks in blocks (default 1)\n"
          "  -b, --minbytes SIZE    smallest message (default 8; K, M, G suffixes)\n"
          "  -e, --maxbytes SIZE    largest message (default 1M)\n"
          "  -f, --stepfactor F     multiply the size by F (default 2)\n"
