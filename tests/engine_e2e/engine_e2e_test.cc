@@ -131,7 +131,8 @@ const Shape kShapes[] = {
 // rank pair on this provider); on trn2 (one device per host) every received
 // slice is confirmed by the sidelink's 4-byte RMA read.
 const Shape kShapes[] = {
-    {8, 1, "socket"}, {8, 2, "socket"}, {2, 2, "ofi"}, {4, 2, "ofi"}, {8, 2, "ofi"}, {2, 2, "ofi", "trn2"},
+    {8, 1, "socket"}, {8, 2, "socket"}, {2, 2, "ofi"}, {3, 2, "ofi"}, {4, 2, "ofi"}, {8, 2, "ofi"},
+    {2, 2, "ofi", "trn2"},
 };
 #endif
 INSTANTIATE_TEST_SUITE_P(Shapes, EngineE2E, ::testing::ValuesIn(kShapes), shape_name);
