@@ -104,14 +104,26 @@ void Comm::schedule(Request *req, size_t size) {
   }
 }
 
-void Comm::queue_ctrl(const CtrlMsg &msg) {
-  ctrl_out_.append(reinterpret_cast<const char *>(&msg), sizeof msg);
+void Comm::queue_ctrl(const CtrlMsg &msg) { queue_ctrl_bytes(&msg, sizeof msg); }
+
+void Comm::queue_ctrl_bytes(const void *data, size_t len) {
+  ctrl_out_.append(static_cast<const char *>(data), len);
+  ctrl_queued_total_ += len;
+}
+
+void Comm::begin_payload(char *dst, size_t len) {
+  in_payload_ = true;
+  in_dst_ = dst;
+  in_len_ = len;
+  in_done_ = 0;
 }
 
 void Comm::ctrl_failed(ncclResult_t code, const char *what, int err) {
   ctrl_error_ = code;
   int failed = on_ctrl_failure(code);
-  const char *why = err != 0 ? strerror(err) : "connection closed by peer";
+  const char *why = err != 0                   ? strerror(err)
+                    : code == ncclRemoteError ? "connection closed by peer"
+                                              : "protocol error";
   if (failed > 0) {
     SOCK_WARN("control connection to %s %s (%s); %d pending request(s) failed", peer_.c_str(), what,
               why, failed);
@@ -127,10 +139,18 @@ bool Comm::flush_ctrl() {
   size_t before = ctrl_out_done_;
   IoStatus st = send_some(ctrl_.get(), ctrl_out_.data(), ctrl_out_.size(), &ctrl_out_done_, &err);
   ctrl_moved_ |= ctrl_out_done_ != before;
+  ctrl_sent_total_ += ctrl_out_done_ - before;
   if (st == IoStatus::kDone) {
     ctrl_out_.clear();
     ctrl_out_done_ = 0;
-  } else if (st != IoStatus::kAgain) {
+  } else if (st == IoStatus::kAgain) {
+    // A stream that never drains completely must not keep its sent prefix
+    // forever (eager payloads make the records larger).
+    if (ctrl_out_done_ >= kStripeThreshold && ctrl_out_done_ * 2 >= ctrl_out_.size()) {
+      ctrl_out_.erase(0, ctrl_out_done_);
+      ctrl_out_done_ = 0;
+    }
+  } else {
     bool peer_gone = err == EPIPE || err == ECONNRESET;
     ctrl_failed(peer_gone ? ncclRemoteError : ncclSystemError, "send failed", err);
     return false;
@@ -142,18 +162,31 @@ void Comm::progress_ctrl() {
   if (ctrl_error_ != ncclSuccess || !flush_ctrl()) return;
   for (;;) {
     int err = 0;
-    size_t before = ctrl_in_done_;
-    IoStatus st = recv_some(ctrl_.get(), &ctrl_in_, sizeof ctrl_in_, &ctrl_in_done_, &err);
-    ctrl_moved_ |= ctrl_in_done_ != before || st == IoStatus::kClosed;
+    // The stream alternates records and (after a kMsgEager record) payloads.
+    size_t *done = in_payload_ ? &in_done_ : &ctrl_in_done_;
+    size_t before = *done;
+    IoStatus st = in_payload_ ? recv_some(ctrl_.get(), in_dst_, in_len_, done, &err)
+                              : recv_some(ctrl_.get(), &ctrl_in_, sizeof ctrl_in_, done, &err);
+    ctrl_moved_ |= *done != before || st == IoStatus::kClosed;
     if (st == IoStatus::kAgain) break;
     if (st == IoStatus::kClosed) return ctrl_failed(ncclRemoteError, "closed", 0);
     if (st == IoStatus::kError) {
       bool peer_gone = err == ECONNRESET;
       return ctrl_failed(peer_gone ? ncclRemoteError : ncclSystemError, "receive failed", err);
     }
+    if (in_payload_) {
+      in_payload_ = false;
+      on_payload();
+      continue;
+    }
     ctrl_in_done_ = 0;
-    if (ncclResult_t rc = on_message(ctrl_in_); rc != ncclSuccess)
+    if (ncclResult_t rc = on_message(ctrl_in_); rc != ncclSuccess) {
+      // Always worth a warning, pending requests or not: the peer broke the protocol.
+      SOCK_WARN("%s sent an unexpected control record (type %u, tag %d, id %lu, value %lu)",
+                peer_.c_str(), ctrl_in_.type, ctrl_in_.tag, static_cast<unsigned long>(ctrl_in_.id),
+                static_cast<unsigned long>(ctrl_in_.value));
       return ctrl_failed(rc, "sent a malformed control record", 0);
+    }
   }
   // Clear-to-sends queued by on_message; what the socket does not take now,
   // worker 0 sends when it becomes writable.
@@ -174,6 +207,13 @@ ncclResult_t Comm::test(Request *req, int *done, int *size) {
     return ncclInvalidArgument;
   }
   progress_ctrl();
+  if (req->state == Request::State::kEager) {
+    if (ctrl_sent_total_ < req->ctrl_end) return ncclSuccess;
+    *done = 1;
+    if (size != nullptr) *size = req->bytes;
+    release(req);
+    return ncclSuccess;
+  }
   if (req->state != Request::State::kActive) return ncclSuccess;
   // Acquire: pairs with the worker's release so the payload is visible.
   int left = req->completion.chunks_left.load(std::memory_order_acquire);

@@ -2,19 +2,35 @@
 // nsocks_per_thread x nthreads data sockets, each group of nsocks_per_thread
 // progressed by one DataWorker thread.
 //
-// Protocol (rendezvous, so that receives may match in any tag order without
-// buffering payloads): isend writes a header {tag, size, id} on the control
-// socket. The receiver matches headers to posted receives — a receive with
-// tag T takes the oldest unmatched header with tag T, a header takes the
-// oldest posted receive with its tag — and answers each match with a
-// clear-to-send. Both sides then queue the payload on the data sockets in
-// clear-to-send order: one chunk for messages up to kStripeThreshold, else
-// chunks of max(kStripeThreshold, size / nsockets) dealt round-robin, the
-// socket counter carried over from message to message identically on both
-// ends. The control socket is progressed by the caller's thread inside
-// isend/irecv/test and by the first helper thread (so a send completes even
-// while the caller only tests the send side); the payload by the helper
-// threads.
+// Protocol (socket_wire.h has the records). Two paths, chosen per message by
+// the sender; the receiver matches both the same way — a receive with tag T
+// takes the oldest unmatched message with tag T, a message takes the oldest
+// posted receive with its tag — in the order the sender numbered them (ids
+// on the one control stream), so receives may be posted in any tag order.
+//
+// Eager (size <= the eager_max agreed at connect, and a credit left): isend
+// writes the record and the payload on the control socket from the caller's
+// thread and the send completes once the kernel took the last byte. The
+// receiver reads the payload straight into a matching posted receive, or
+// holds it (bounded: one credit per held message) until a receive takes it;
+// each consumed message gives its credit back (kMsgCredit, in batches). With
+// no credit left the sender uses rendezvous, which needs none, so running out
+// never blocks or deadlocks. The connecting side offers eager in its hello;
+// the accepting side grants it in its first control record; until the grant
+// arrives (or if it never does: a peer without the eager path) every message
+// goes rendezvous.
+//
+// Rendezvous (everything else): isend writes a header {tag, size, id}; the
+// receiver answers each match with a clear-to-send. Both sides then queue the
+// payload on the data sockets in clear-to-send order: one chunk for messages
+// up to kStripeThreshold, else chunks of max(kStripeThreshold, size /
+// nsockets) dealt round-robin, the socket counter carried over from message
+// to message identically on both ends.
+//
+// The control socket is progressed by the caller's thread inside
+// isend/irecv/test and by the first helper thread (so a send completes and
+// credits come back even while the caller only tests the one side); the
+// data-socket payload by the helper threads.
 #pragma once
 
 #include <nccom/net_common.h>
@@ -54,7 +70,11 @@ struct MemRegion {
 };
 
 struct Request {
-  enum class State { kFree, kPosted, kActive, kFlush };
+  // kPosted: waiting for a match (receive) or a clear-to-send (send).
+  // kActive: payload moving; done when completion.chunks_left reaches 0.
+  // kEager: an eager send written to the control stream; done once the
+  // kernel took its last byte (Comm::ctrl_sent() >= ctrl_end).
+  enum class State { kFree, kPosted, kActive, kEager, kFlush };
   uint32_t marker = kRequestMarker;
   Comm *comm = nullptr;
   State state = State::kFree;
@@ -63,6 +83,7 @@ struct Request {
   int tag = 0;
   uint64_t id = 0;  // message id (sender's sequence number)
   int bytes = 0;    // what test reports
+  uint64_t ctrl_end = 0;  // kEager: control-stream offset just past its payload
   Completion completion;
 };
 
@@ -94,11 +115,19 @@ class Comm : private ControlHook {
   // Queues the payload of a matched message on the data sockets.
   void schedule(Request *req, size_t size);
   void queue_ctrl(const CtrlMsg &msg);
+  void queue_ctrl_bytes(const void *data, size_t len);
+  // Bytes of the control stream queued / handed to the kernel so far.
+  uint64_t ctrl_queued() const { return ctrl_queued_total_; }
+  uint64_t ctrl_sent() const { return ctrl_sent_total_; }
+  // Called by on_message: the next `len` bytes of the control stream are a
+  // payload for `dst`; on_payload() runs once they are all in.
+  void begin_payload(char *dst, size_t len);
   // Moves control bytes both ways and dispatches complete records. A failure
   // is recorded in ctrl_error_ and fails the requests waiting on control.
   void progress_ctrl();
 
   virtual ncclResult_t on_message(const CtrlMsg &msg) = 0;
+  virtual void on_payload() {}
   // Fails requests that can no longer complete; returns how many.
   virtual int on_ctrl_failure(ncclResult_t code) = 0;
 
@@ -122,8 +151,14 @@ class Comm : private ControlHook {
   uint64_t next_socket_ = 0;
   std::string ctrl_out_;
   size_t ctrl_out_done_ = 0;
+  uint64_t ctrl_queued_total_ = 0;
+  uint64_t ctrl_sent_total_ = 0;
   CtrlMsg ctrl_in_{};
   size_t ctrl_in_done_ = 0;
+  bool in_payload_ = false;  // reading a payload, not a record
+  char *in_dst_ = nullptr;
+  size_t in_len_ = 0;
+  size_t in_done_ = 0;
   bool ctrl_moved_ = false;  // progress_ctrl() moved bytes
   size_t next_free_ = 0;
 };
@@ -140,14 +175,30 @@ class SendComm : public Comm {
   using Comm::Comm;
   ncclResult_t on_message(const CtrlMsg &msg) override;
   int on_ctrl_failure(ncclResult_t code) override;
+  ncclResult_t on_grant(const CtrlMsg &msg);
+  void send_eager(Request *req);
 
   uint64_t next_id_ = 0;
+  // Eager state, 0 until the receiver's grant arrived (and for good if it
+  // never does).
+  bool granted_ = false;
+  size_t eager_max_ = 0;
+  int eager_credits_ = 0;  // granted
+  int credits_ = 0;        // left now
+};
+
+// What the connecting side offered in its hello (zeros: no eager path).
+struct EagerOffer {
+  size_t max_bytes = 0;
+  int credits = 0;
 };
 
 class RecvComm : public Comm {
  public:
+  // Grants min(offer, this build's kEagerMaxBytes / kEagerCredits) when the
+  // offer is not zero.
   static ncclResult_t create(Fd ctrl, std::vector<Fd> data, int nsocks_per_thread, std::string peer,
-                             RecvComm **out);
+                             EagerOffer offer, RecvComm **out);
   ncclResult_t irecv(void *data, int size, int tag, void **request);
   ncclResult_t iflush(void **request);
   ~RecvComm() override { stop_workers(); }
@@ -156,12 +207,43 @@ class RecvComm : public Comm {
   using Comm::Comm;
   ncclResult_t on_message(const CtrlMsg &msg) override;
   int on_ctrl_failure(ncclResult_t code) override;
+  void on_payload() override;
+  // A message that arrived before its receive: a rendezvous header, or an
+  // eager message with its payload.
+  struct Arrived {
+    CtrlMsg header;
+    bool eager = false;
+    std::vector<char> payload;
+  };
   void match(Request *req, const CtrlMsg &header);
+  // socket_eager.cc
+  void grant(EagerOffer offer);
+  ncclResult_t on_eager(const CtrlMsg &msg);
+  void match_held(Request *req, Arrived &held);
+  void refuse_eager(const CtrlMsg &header, int capacity);
+  void consumed_eager();
+  std::deque<Request *>::iterator posted_with_tag(int tag);
 
   uint64_t expected_id_ = 0;
-  std::deque<Request *> posted_;    // receives waiting for a header, oldest first
-  std::deque<CtrlMsg> unexpected_;  // headers waiting for a receive, oldest first
+  std::deque<Request *> posted_;    // receives waiting for a message, oldest first
+  std::deque<Arrived> unexpected_;  // messages waiting for a receive, oldest first
+  size_t unexpected_headers_ = 0;   // rendezvous entries of unexpected_
   Request flush_request_;           // iflush: always complete (host memory)
+
+  // Eager path (all 0 when not granted).
+  size_t eager_max_ = 0;
+  int eager_credits_ = 0;
+  int eager_unreturned_ = 0;  // eager messages received, credit not yet sent back
+  int credits_to_return_ = 0;
+  int credit_batch_ = 1;
+  // The eager payload being read now: into `target` (a matched receive), or
+  // into `held` (no receive yet, or one too small: `refused`).
+  struct EagerIn {
+    CtrlMsg header{};
+    Request *target = nullptr;
+    bool refused = false;
+    std::vector<char> held;
+  } eager_in_;
 };
 
 }  // namespace nccom::socket

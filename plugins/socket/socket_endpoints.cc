@@ -1,5 +1,6 @@
-// The two ends of a comm: SendComm (isend, clear-to-send handling) and
-// RecvComm (irecv, tag matching, iflush). See socket_comm.h for the protocol.
+// The two ends of a comm: SendComm (isend, clear-to-send and credit
+// handling) and RecvComm (irecv, tag matching, iflush; its eager half is in
+// socket_eager.cc). See socket_comm.h for the protocol.
 #include <algorithm>
 #include <climits>
 
@@ -36,13 +37,60 @@ ncclResult_t SendComm::isend(void *data, int size, int tag, void **request) {
   req->bytes = size;
   req->tag = tag;
   req->id = next_id_++;
-  queue_ctrl(CtrlMsg{kMsgHeader, tag, req->id, static_cast<uint64_t>(size)});
+  if (static_cast<size_t>(size) <= eager_max_ && credits_ > 0) {
+    send_eager(req);
+  } else {
+    queue_ctrl(CtrlMsg{kMsgHeader, tag, req->id, static_cast<uint64_t>(size)});
+  }
   progress_ctrl();
   return ncclSuccess;
 }
 
+// Record and payload join the control stream (copied: the caller's buffer is
+// not looked at again); the send is done once the kernel took them.
+void SendComm::send_eager(Request *req) {
+  --credits_;
+  req->state = Request::State::kEager;
+  queue_ctrl(CtrlMsg{kMsgEager, req->tag, req->id, static_cast<uint64_t>(req->size)});
+  queue_ctrl_bytes(req->data, static_cast<size_t>(req->size));
+  req->ctrl_end = ctrl_queued();
+}
+
+ncclResult_t SendComm::on_grant(const CtrlMsg &msg) {
+  // Once, and never more than this build offered in its hello.
+  if (granted_ || msg.id > kEagerMaxBytes || msg.value > static_cast<uint64_t>(kEagerCredits))
+    return ncclInternalError;
+  granted_ = true;
+  eager_max_ = msg.id;
+  eager_credits_ = credits_ = static_cast<int>(msg.value);
+  SOCK_TRACE("%s: eager path granted (messages up to %zu bytes, %d credits)", peer_.c_str(),
+             eager_max_, eager_credits_);
+  return ncclSuccess;
+}
+
 ncclResult_t SendComm::on_message(const CtrlMsg &msg) {
-  if (msg.type != kMsgClearToSend) return ncclInternalError;
+  switch (msg.type) {
+    case kMsgClearToSend:
+      break;
+    case kMsgEagerGrant:
+      return on_grant(msg);
+    case kMsgCredit:
+      // Never more back than are out.
+      if (msg.value == 0 || msg.value > static_cast<uint64_t>(eager_credits_ - credits_))
+        return ncclInternalError;
+      credits_ += static_cast<int>(msg.value);
+      return ncclSuccess;
+    case kMsgEagerDropped:
+      if (!granted_ || msg.id >= next_id_) return ncclInternalError;
+      SOCK_WARN(
+          "%s dropped eager message %lu (%lu bytes, tag %d): its receive buffer is smaller; the "
+          "send had completed already, the receive failed",
+          peer_.c_str(), static_cast<unsigned long>(msg.id), static_cast<unsigned long>(msg.value),
+          msg.tag);
+      return ncclSuccess;
+    default:
+      return ncclInternalError;
+  }
   auto it = std::find_if(requests_.begin(), requests_.end(), [&](const Request &r) {
     return r.state == Request::State::kPosted && r.id == msg.id;
   });
@@ -63,7 +111,9 @@ ncclResult_t SendComm::on_message(const CtrlMsg &msg) {
 int SendComm::on_ctrl_failure(ncclResult_t code) {
   int failed = 0;
   for (Request &r : requests_) {
-    if (r.state != Request::State::kPosted) continue;
+    // Eager sends whose bytes the kernel took have completed; the rest fail.
+    bool unsent_eager = r.state == Request::State::kEager && r.ctrl_end > ctrl_sent();
+    if (r.state != Request::State::kPosted && !unsent_eager) continue;
     r.completion.fail(code);
     r.state = Request::State::kActive;
     ++failed;
@@ -74,9 +124,10 @@ int SendComm::on_ctrl_failure(ncclResult_t code) {
 // ---- RecvComm -------------------------------------------------------------
 
 ncclResult_t RecvComm::create(Fd ctrl, std::vector<Fd> data, int nsocks_per_thread,
-                              std::string peer, RecvComm **out) {
+                              std::string peer, EagerOffer offer, RecvComm **out) {
   std::unique_ptr<RecvComm> comm(new RecvComm(kRecvCommMarker, /*sending=*/false, std::move(ctrl),
                                               std::move(data), nsocks_per_thread, std::move(peer)));
+  comm->grant(offer);  // before the workers run: the grant is the first record
   if (ncclResult_t rc = comm->start_workers(); rc != ncclSuccess) return rc;
   *out = comm.release();
   return ncclSuccess;
@@ -99,11 +150,16 @@ ncclResult_t RecvComm::irecv(void *data, int size, int tag, void **request) {
   req->size = size;
   req->tag = tag;
   auto it = std::find_if(unexpected_.begin(), unexpected_.end(),
-                         [&](const CtrlMsg &h) { return h.tag == tag; });
+                         [&](const Arrived &a) { return a.header.tag == tag; });
   if (it != unexpected_.end()) {
-    CtrlMsg header = *it;
+    Arrived arrived = std::move(*it);
     unexpected_.erase(it);
-    match(req, header);
+    if (arrived.eager) {
+      match_held(req, arrived);
+    } else {
+      --unexpected_headers_;
+      match(req, arrived.header);
+    }
     progress_ctrl();
   } else {
     posted_.push_back(req);
@@ -136,16 +192,24 @@ void RecvComm::match(Request *req, const CtrlMsg &header) {
   schedule(req, header.value);
 }
 
+std::deque<Request *>::iterator RecvComm::posted_with_tag(int tag) {
+  return std::find_if(posted_.begin(), posted_.end(),
+                      [&](const Request *r) { return r->tag == tag; });
+}
+
 ncclResult_t RecvComm::on_message(const CtrlMsg &msg) {
-  // Headers come in the sender's order; at most NCCL_NET_MAX_REQUESTS wait.
-  if (msg.type != kMsgHeader || msg.id != expected_id_ || msg.value > INT_MAX ||
-      unexpected_.size() >= NCCL_NET_MAX_REQUESTS)
+  // Messages come in the sender's order.
+  if ((msg.type != kMsgHeader && msg.type != kMsgEager) || msg.id != expected_id_ ||
+      msg.value > INT_MAX)
     return ncclInternalError;
+  if (msg.type == kMsgEager) return on_eager(msg);
+  // At most NCCL_NET_MAX_REQUESTS rendezvous headers wait: each holds a send request.
+  if (unexpected_headers_ >= NCCL_NET_MAX_REQUESTS) return ncclInternalError;
   ++expected_id_;
-  auto it = std::find_if(posted_.begin(), posted_.end(),
-                         [&](const Request *r) { return r->tag == msg.tag; });
+  auto it = posted_with_tag(msg.tag);
   if (it == posted_.end()) {
-    unexpected_.push_back(msg);
+    unexpected_.push_back(Arrived{msg, false, {}});
+    ++unexpected_headers_;
     return ncclSuccess;
   }
   Request *req = *it;
@@ -161,7 +225,16 @@ int RecvComm::on_ctrl_failure(ncclResult_t code) {
     r->state = Request::State::kActive;
   }
   posted_.clear();
+  // Eager payloads of a dead peer are dropped with it: later receives fail.
   unexpected_.clear();
+  unexpected_headers_ = 0;
+  if (eager_in_.target != nullptr) {
+    eager_in_.target->completion.fail(code);
+    eager_in_.target->completion.chunks_left.store(0, std::memory_order_release);
+    eager_in_.target = nullptr;
+    ++failed;
+  }
+  eager_in_.held.clear();
   return failed;
 }
 

@@ -123,6 +123,7 @@ void ListenComm::file(Incoming &in) {
               peer_name(in.fd.get()).c_str(), h.index);
     return;
   }
+  if (h.index == 0) g.eager = EagerOffer{h.eager_max, h.eager_credits};
   g.fds[h.index] = std::move(in.fd);
   ++g.arrived;
 }
@@ -168,11 +169,12 @@ ncclResult_t ListenComm::take_complete_group(RecvComm **out) {
     std::vector<Fd> data;
     for (size_t i = 1; i < g.fds.size(); ++i) data.push_back(std::move(g.fds[i]));
     int nspt = g.nsocks_per_thread;
+    EagerOffer eager = g.eager;
     groups_.erase(it);
     std::string peer = peer_name(ctrl.get());
     SOCK_TRACE("accepted a connection from %s on %s (%zu data sockets)", peer.c_str(),
                addr_.c_str(), data.size());
-    return RecvComm::create(std::move(ctrl), std::move(data), nspt, std::move(peer), out);
+    return RecvComm::create(std::move(ctrl), std::move(data), nspt, std::move(peer), eager, out);
   }
   return ncclSuccess;
 }

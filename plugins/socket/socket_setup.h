@@ -5,7 +5,7 @@
 //
 // A connect opens 1 + nsocks_per_thread x nthreads TCP sockets to the
 // listener and sends a Hello on each (the listen magic, a random connection
-// id, the socket's index and the counts). The listener groups sockets by
+// id, the socket's index, the counts and the eager offer). The listener groups sockets by
 // connection id and returns a RecvComm once a group is complete; sockets
 // presenting the wrong magic or malformed hellos are closed and logged.
 #pragma once
@@ -50,6 +50,7 @@ class ListenComm {
     std::vector<Fd> fds;  // by hello index; 0 is the control socket
     int nsocks_per_thread = 0;
     int nthreads = 0;
+    EagerOffer eager;  // from the control socket's hello
     size_t arrived = 0;
     int64_t since_ms = 0;
   };

@@ -33,30 +33,64 @@ static_assert(sizeof(WireHandle) <= NCCL_NET_HANDLE_MAXSIZE_V4);
 
 // First bytes on every socket of a connection. index 0 is the control
 // socket, 1..n the data sockets. conn_id groups the sockets of one connect.
+// eager_max / eager_credits: the connecting side's offer to send messages of
+// up to eager_max bytes eagerly, at most eager_credits of them unconsumed at
+// the receiver (both 0: no eager path; a peer built before the eager path
+// sends zeros there). The acceptor takes the offer, or not, with its first
+// control record (kMsgEagerGrant); it reads them from the control socket's
+// hello.
 struct Hello {
   uint32_t marker;
   uint16_t index;
   uint16_t nsocks_per_thread;
   uint16_t nthreads;
-  uint16_t reserved[3];
+  uint16_t eager_max;
+  uint16_t eager_credits;
+  uint16_t reserved;
   uint64_t magic;
   uint64_t conn_id;
 };
 static_assert(sizeof(Hello) == 32);
 
-// Control socket records. The sender announces each message (kMsgHeader:
-// tag, size, id = its sequence number); the receiver answers once a receive
-// matched it (kMsgClearToSend: id, value = kCtsAccept or kCtsTooLarge). Data
-// then flows on the data sockets in clear-to-send order.
-enum : uint32_t { kMsgHeader = 1, kMsgClearToSend = 2 };
+// Control socket records, each message numbered by the sender (id, from 0):
+//  sender -> receiver
+//   kMsgHeader      rendezvous announce: tag, id, value = size. The payload
+//                   follows on the data sockets after the clear-to-send.
+//   kMsgEager       tag, id, value = size, then `size` payload bytes right
+//                   here on the control socket. Needs a credit.
+//  receiver -> sender
+//   kMsgEagerGrant  the first record, only if the hello offered eager:
+//                   id = accepted eager_max, value = accepted credits
+//                   (at most what was offered).
+//   kMsgClearToSend id, value = kCtsAccept or kCtsTooLarge.
+//   kMsgCredit      value = eager credits handed back (messages consumed).
+//   kMsgEagerDropped tag, id, value = size: an eager message that did not fit
+//                   its receive buffer (the send had completed already; the
+//                   sender only logs it).
+enum : uint32_t {
+  kMsgHeader = 1,
+  kMsgClearToSend = 2,
+  kMsgEager = 3,
+  kMsgEagerGrant = 4,
+  kMsgCredit = 5,
+  kMsgEagerDropped = 6,
+};
 enum : uint64_t { kCtsAccept = 0, kCtsTooLarge = 1 };
 struct CtrlMsg {
   uint32_t type;
   int32_t tag;
   uint64_t id;
-  uint64_t value;  // header: size in bytes; clear-to-send: status
+  uint64_t value;  // header/eager: size in bytes; clear-to-send: status; ...
 };
 static_assert(sizeof(CtrlMsg) == 24);
+
+// The eager path as this build offers and accepts it: messages of at most
+// kEagerMaxBytes go on the control socket without a clear-to-send, at most
+// kEagerCredits of them unconsumed at the receiver (so at most
+// kEagerMaxBytes x kEagerCredits = 128 KiB held per receiving comm).
+inline constexpr size_t kEagerMaxBytes = 8 * 1024;
+inline constexpr int kEagerCredits = 16;
+static_assert(kEagerMaxBytes <= UINT16_MAX && kEagerCredits <= UINT16_MAX);
 
 // Messages larger than this are striped over the data sockets, in chunks of
 // at least this size.

@@ -30,7 +30,8 @@ struct Completion {
 };
 
 // Lets worker 0 of a comm also progress the comm's control socket, so the
-// rendezvous moves on even while the caller tests only the other side.
+// rendezvous, eager payloads and credit returns move on even while the
+// caller tests only the other side.
 class ControlHook {
  public:
   // The control fd and the poll events it waits for; 0 events once it failed.

@@ -149,46 +149,49 @@ TEST_F(NetSocketData, TagsMatchInOrderPerTag) {
   close_pair(net, e);
 }
 
+// Above the eager limit (socket_eager_test.cc has the small messages).
 TEST_F(NetSocketData, UnexpectedMessagesWaitForTheirReceive) {
   Endpoints e = connect_pair(net, lo);
-  std::vector<char> a(5000, 'a'), b(7000, 'b');
+  std::vector<char> a(50000, 'a'), b(70000, 'b');
   void *sa = nullptr, *sb = nullptr;
-  ASSERT_EQ(net->isend(e.send, a.data(), 5000, 10, nullptr, &sa), ncclSuccess);
-  ASSERT_EQ(net->isend(e.send, b.data(), 7000, 20, nullptr, &sb), ncclSuccess);
+  ASSERT_EQ(net->isend(e.send, a.data(), 50000, 10, nullptr, &sa), ncclSuccess);
+  ASSERT_EQ(net->isend(e.send, b.data(), 70000, 20, nullptr, &sb), ncclSuccess);
   int done = 1;
   for (int i = 0; i < 100; ++i) ASSERT_EQ(net->test(sa, &done, nullptr), ncclSuccess);
   EXPECT_EQ(done, 0);  // rendezvous: nothing completes before a receive is posted
-  std::vector<char> rb(8000), ra(8000);
+  std::vector<char> rb(80000), ra(80000);
   void *rq_b = nullptr, *rq_a = nullptr;
   void *data = rb.data();
-  int size = 8000, tag = 20;
+  int size = 80000, tag = 20;
   ASSERT_EQ(net->irecv(e.recv, 1, &data, &size, &tag, nullptr, &rq_b), ncclSuccess);
   int got = -1;
   std::thread sender([&] { EXPECT_EQ(wait_request(net, sb), ncclSuccess); });
   ASSERT_EQ(wait_request(net, rq_b, &got), ncclSuccess);
   sender.join();
-  EXPECT_EQ(got, 7000);
-  EXPECT_EQ(rb[6999], 'b');
+  EXPECT_EQ(got, 70000);
+  EXPECT_EQ(rb[69999], 'b');
   data = ra.data();
   tag = 10;
   ASSERT_EQ(net->irecv(e.recv, 1, &data, &size, &tag, nullptr, &rq_a), ncclSuccess);
   std::thread sender2([&] { EXPECT_EQ(wait_request(net, sa), ncclSuccess); });
   ASSERT_EQ(wait_request(net, rq_a, &got), ncclSuccess);
   sender2.join();
-  EXPECT_EQ(got, 5000);
-  EXPECT_EQ(ra[4999], 'a');
+  EXPECT_EQ(got, 50000);
+  EXPECT_EQ(ra[49999], 'a');
   close_pair(net, e);
 }
 
+// Rendezvous sizes; an eager message's send has completed before the
+// receiver sees it (socket_eager_test.cc, TooLargeForTheReceiveFailsTheReceiveOnly).
 TEST_F(NetSocketData, ReceiveSmallerThanMessageFailsBothSidesAndCommSurvives) {
   Endpoints e = connect_pair(net, lo);
-  std::vector<char> out(100, 'x'), in(50);
+  std::vector<char> out(20000, 'x'), in(10000);
   size_t warnings = warning_count();
   void *sreq = nullptr, *rreq = nullptr;
   void *data = in.data();
-  int size = 50, tag = 0;
+  int size = 10000, tag = 0;
   ASSERT_EQ(net->irecv(e.recv, 1, &data, &size, &tag, nullptr, &rreq), ncclSuccess);
-  ASSERT_EQ(net->isend(e.send, out.data(), 100, 0, nullptr, &sreq), ncclSuccess);
+  ASSERT_EQ(net->isend(e.send, out.data(), 20000, 0, nullptr, &sreq), ncclSuccess);
   ncclResult_t send_rc = ncclSuccess;
   std::thread sender([&] { send_rc = wait_request(net, sreq); });
   EXPECT_EQ(wait_request(net, rreq), ncclInternalError);

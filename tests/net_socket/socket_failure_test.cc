@@ -55,9 +55,9 @@ TEST_F(NetSocketFailure, SenderGoneFailsPendingReceives) {
 
 TEST_F(NetSocketFailure, ReceiverGoneFailsPendingSends) {
   Endpoints e = connect_pair(net, lo);
-  std::vector<char> buf(1000, 'z');
-  void *before = nullptr;
-  ASSERT_EQ(net->isend(e.send, buf.data(), 1000, 0, nullptr, &before), ncclSuccess);
+  std::vector<char> buf(20000, 'z');
+  void *before = nullptr;  // rendezvous (above the eager limit): waits for a clear-to-send
+  ASSERT_EQ(net->isend(e.send, buf.data(), 20000, 0, nullptr, &before), ncclSuccess);
   ASSERT_EQ(net->closeRecv(e.recv), ncclSuccess);
   e.recv = nullptr;
   EXPECT_EQ(wait_request(net, before), ncclRemoteError);

@@ -1,0 +1,315 @@
+// The eager negotiation on the wire (suite NetSocketEagerWire): the test
+// plays the other end with raw TCP sockets, as a peer built without the eager
+// path (zeros in the hello, no grant) or granting less than offered.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "socket_fixture.h"
+#include "socket_wire.h"
+
+namespace nccom_test {
+namespace {
+
+namespace wire = nccom::socket;
+using NetSocketEagerWire = SocketTest;
+
+// A blocking loopback socket whose reads and writes give up after kWait.
+struct RawSocket {
+  int fd = -1;
+  RawSocket() = default;
+  explicit RawSocket(int f) : fd(f) {
+    timeval tv{static_cast<time_t>(kWait.count()), 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  }
+  RawSocket(RawSocket &&o) noexcept : fd(o.fd) { o.fd = -1; }
+  RawSocket &operator=(RawSocket &&o) noexcept {
+    if (this != &o) {
+      if (fd >= 0) close(fd);
+      fd = o.fd;
+      o.fd = -1;
+    }
+    return *this;
+  }
+  ~RawSocket() {
+    if (fd >= 0) close(fd);
+  }
+  bool write_all(const void *p, size_t n) {
+    auto *c = static_cast<const char *>(p);
+    while (n > 0) {
+      ssize_t k = send(fd, c, n, MSG_NOSIGNAL);
+      if (k <= 0) return false;
+      c += k;
+      n -= static_cast<size_t>(k);
+    }
+    return true;
+  }
+  bool read_all(void *p, size_t n) {
+    auto *c = static_cast<char *>(p);
+    while (n > 0) {
+      ssize_t k = recv(fd, c, n, 0);
+      if (k <= 0) return false;
+      c += k;
+      n -= static_cast<size_t>(k);
+    }
+    return true;
+  }
+};
+
+wire::Hello legacy_hello(uint64_t magic, uint16_t index) {
+  // As a build without the eager path sends it: the eager fields were reserved, zero.
+  wire::Hello h{};
+  h.marker = wire::kHelloMarker;
+  h.index = index;
+  h.nsocks_per_thread = 1;
+  h.nthreads = 1;
+  h.magic = magic;
+  h.conn_id = 0x1234;
+  return h;
+}
+
+TEST_F(NetSocketEagerWire, AcceptorGrantsNothingToAPeerThatOffersNothing) {
+  char handle[NCCL_NET_HANDLE_MAXSIZE] = {};
+  void *listen = nullptr, *recv_comm = nullptr;
+  ASSERT_EQ(net->listen(lo, handle, &listen), ncclSuccess);
+  wire::WireHandle h;
+  memcpy(&h, handle, sizeof h);
+  ASSERT_EQ(h.family, AF_INET);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = h.port;
+  memcpy(&addr.sin_addr, h.addr, 4);
+  std::vector<RawSocket> socks;
+  for (uint16_t i = 0; i < 2; ++i) {
+    socks.emplace_back(socket(AF_INET, SOCK_STREAM, 0));
+    ASSERT_EQ(connect(socks[i].fd, reinterpret_cast<sockaddr *>(&addr), sizeof addr), 0);
+    wire::Hello hello = legacy_hello(h.magic, i);
+    ASSERT_TRUE(socks[i].write_all(&hello, sizeof hello));
+  }
+  auto deadline = Clock::now() + kWait;
+  while (recv_comm == nullptr && Clock::now() < deadline)
+    ASSERT_EQ(net->accept(listen, &recv_comm), ncclSuccess);
+  ASSERT_NE(recv_comm, nullptr);
+  RawSocket &ctrl = socks[0];
+  RawSocket &data = socks[1];
+
+  // A small message goes rendezvous; the first record back is its
+  // clear-to-send, not a grant.
+  std::vector<char> in(100);
+  void *rreq = nullptr;
+  void *buf = in.data();
+  int size = 100, tag = 4;
+  ASSERT_EQ(net->irecv(recv_comm, 1, &buf, &size, &tag, nullptr, &rreq), ncclSuccess);
+  wire::CtrlMsg header{wire::kMsgHeader, 4, 0, 10};
+  ASSERT_TRUE(ctrl.write_all(&header, sizeof header));
+  wire::CtrlMsg reply{};
+  ASSERT_TRUE(ctrl.read_all(&reply, sizeof reply));
+  EXPECT_EQ(reply.type, wire::kMsgClearToSend);
+  EXPECT_EQ(reply.id, 0u);
+  EXPECT_EQ(reply.value, wire::kCtsAccept);
+  ASSERT_TRUE(data.write_all("0123456789", 10));
+  int got = -1;
+  ASSERT_EQ(wait_request(net, rreq, &got), ncclSuccess);
+  EXPECT_EQ(got, 10);
+  EXPECT_EQ(memcmp(in.data(), "0123456789", 10), 0);
+
+  // An eager record without a grant breaks the protocol: the comm fails.
+  ASSERT_EQ(net->irecv(recv_comm, 1, &buf, &size, &tag, nullptr, &rreq), ncclSuccess);
+  size_t warnings = warning_count();
+  wire::CtrlMsg eager{wire::kMsgEager, 4, 1, 3};
+  ASSERT_TRUE(ctrl.write_all(&eager, sizeof eager));
+  ASSERT_TRUE(ctrl.write_all("abc", 3));
+  EXPECT_EQ(wait_request(net, rreq), ncclInternalError);
+  EXPECT_GT(warning_count(), warnings);
+  EXPECT_EQ(net->closeRecv(recv_comm), ncclSuccess);
+  EXPECT_EQ(net->closeListen(listen), ncclSuccess);
+}
+
+TEST_F(NetSocketEagerWire, AcceptorGrantsAtMostTheOfferAndTakesSplitPayloads) {
+  char handle[NCCL_NET_HANDLE_MAXSIZE] = {};
+  void *listen = nullptr, *recv_comm = nullptr;
+  ASSERT_EQ(net->listen(lo, handle, &listen), ncclSuccess);
+  wire::WireHandle h;
+  memcpy(&h, handle, sizeof h);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = h.port;
+  memcpy(&addr.sin_addr, h.addr, 4);
+  std::vector<RawSocket> socks;
+  for (uint16_t i = 0; i < 2; ++i) {
+    socks.emplace_back(socket(AF_INET, SOCK_STREAM, 0));
+    ASSERT_EQ(connect(socks[i].fd, reinterpret_cast<sockaddr *>(&addr), sizeof addr), 0);
+    wire::Hello hello = legacy_hello(h.magic, i);
+    hello.eager_max = 4096;  // less than this build's limits: the grant follows the offer
+    hello.eager_credits = 3;
+    ASSERT_TRUE(socks[i].write_all(&hello, sizeof hello));
+  }
+  auto deadline = Clock::now() + kWait;
+  while (recv_comm == nullptr && Clock::now() < deadline)
+    ASSERT_EQ(net->accept(listen, &recv_comm), ncclSuccess);
+  ASSERT_NE(recv_comm, nullptr);
+  RawSocket &ctrl = socks[0];
+  wire::CtrlMsg grant{};
+  ASSERT_TRUE(ctrl.read_all(&grant, sizeof grant));
+  EXPECT_EQ(grant.type, wire::kMsgEagerGrant);
+  EXPECT_EQ(grant.id, 4096u);
+  EXPECT_EQ(grant.value, 3u);
+
+  // An eager message whose payload arrives in two parts, its receive posted
+  // in between: the receive takes it once the rest is in.
+  std::vector<char> in(200), other(10);
+  void *rreq = nullptr, *probe = nullptr;
+  void *buf = other.data();
+  int size = 10, tag = 99;
+  ASSERT_EQ(net->irecv(recv_comm, 1, &buf, &size, &tag, nullptr, &probe), ncclSuccess);
+  std::vector<char> payload(100);
+  fill_pattern(payload, 5);
+  wire::CtrlMsg eager{wire::kMsgEager, 6, 0, payload.size()};
+  ASSERT_TRUE(ctrl.write_all(&eager, sizeof eager));
+  ASSERT_TRUE(ctrl.write_all(payload.data(), 40));
+  int done = 0;
+  // Testing any request of the comm reads what arrived: the record and 40 bytes.
+  for (int i = 0; i < 10; ++i) ASSERT_EQ(net->test(probe, &done, nullptr), ncclSuccess);
+  buf = in.data();
+  size = 200;
+  tag = 6;
+  ASSERT_EQ(net->irecv(recv_comm, 1, &buf, &size, &tag, nullptr, &rreq), ncclSuccess);
+  ASSERT_TRUE(ctrl.write_all(payload.data() + 40, 60));
+  int got = -1;
+  ASSERT_EQ(wait_request(net, rreq, &got), ncclSuccess);
+  EXPECT_EQ(got, 100);
+  EXPECT_TRUE(std::equal(payload.begin(), payload.end(), in.begin()));
+
+  // Beyond the granted size: a protocol error, the comm fails.
+  size_t warnings = warning_count();
+  wire::CtrlMsg big{wire::kMsgEager, 99, 1, 4097};
+  ASSERT_TRUE(ctrl.write_all(&big, sizeof big));
+  EXPECT_EQ(wait_request(net, probe), ncclInternalError);
+  EXPECT_GT(warning_count(), warnings);
+  EXPECT_EQ(net->closeRecv(recv_comm), ncclSuccess);
+  EXPECT_EQ(net->closeListen(listen), ncclSuccess);
+}
+
+// A raw listener on 127.0.0.1 and a handle pointing at it.
+struct RawListener {
+  RawSocket sock;
+  char handle[NCCL_NET_HANDLE_MAXSIZE] = {};
+  static constexpr uint64_t kMagic = 0xfeedfacecafe0001ull;
+
+  bool open() {
+    sock = RawSocket(socket(AF_INET, SOCK_STREAM, 0));
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    if (bind(sock.fd, reinterpret_cast<sockaddr *>(&a), sizeof a) != 0 ||
+        ::listen(sock.fd, 8) != 0 || getsockname(sock.fd, reinterpret_cast<sockaddr *>(&a), &len))
+      return false;
+    wire::WireHandle h{};
+    h.marker = wire::kHandleMarker;
+    h.family = AF_INET;
+    h.port = a.sin_port;
+    memcpy(h.addr, &a.sin_addr, 4);
+    h.magic = kMagic;
+    memcpy(handle, &h, sizeof h);
+    return true;
+  }
+};
+
+TEST_F(NetSocketEagerWire, ConnectorOffersAndFollowsTheGrant) {
+  ASSERT_EQ(plugin().configure(1, 1, nullptr), ncclSuccess);
+  for (bool grant : {false, true}) {
+    SCOPED_TRACE(grant ? "peer grants 16 bytes, 2 credits" : "peer grants nothing");
+    RawListener l;
+    ASSERT_TRUE(l.open());
+    void *send_comm = nullptr;
+    auto deadline = Clock::now() + kWait;
+    while (send_comm == nullptr && Clock::now() < deadline)
+      ASSERT_EQ(net->connect(lo, l.handle, &send_comm), ncclSuccess);
+    ASSERT_NE(send_comm, nullptr);
+    std::vector<RawSocket> socks(2);
+    for (int i = 0; i < 2; ++i) {
+      RawSocket s(accept(l.sock.fd, nullptr, nullptr));
+      wire::Hello hello{};
+      ASSERT_TRUE(s.read_all(&hello, sizeof hello));
+      ASSERT_EQ(hello.magic, RawListener::kMagic);
+      // The offer: this build's eager limits.
+      EXPECT_EQ(hello.eager_max, wire::kEagerMaxBytes);
+      EXPECT_EQ(hello.eager_credits, wire::kEagerCredits);
+      ASSERT_LT(hello.index, 2);
+      socks[hello.index] = std::move(s);
+    }
+    RawSocket &ctrl = socks[0];
+    RawSocket &data = socks[1];
+    if (grant) {
+      wire::CtrlMsg g{wire::kMsgEagerGrant, 0, 16, 2};
+      ASSERT_TRUE(ctrl.write_all(&g, sizeof g));
+    }
+    // A 1-byte message: rendezvous. Once it completed, the sender has seen
+    // whatever was granted (the grant precedes the clear-to-send).
+    char one = '!';
+    void *req = nullptr;
+    ASSERT_EQ(net->isend(send_comm, &one, 1, 7, nullptr, &req), ncclSuccess);
+    wire::CtrlMsg rec{};
+    ASSERT_TRUE(ctrl.read_all(&rec, sizeof rec));
+    wire::CtrlMsg cts{wire::kMsgClearToSend, 7, rec.id, wire::kCtsAccept};
+    if (grant && rec.type == wire::kMsgEager) {
+      ASSERT_TRUE(ctrl.read_all(&one, 1));  // the grant arrived first after all
+    } else {
+      ASSERT_EQ(rec.type, wire::kMsgHeader);
+      ASSERT_TRUE(ctrl.write_all(&cts, sizeof cts));
+      ASSERT_TRUE(data.read_all(&one, 1));
+    }
+    ASSERT_EQ(wait_request(net, req), ncclSuccess);
+    EXPECT_EQ(one, '!');
+    // Then, messages of 16 and 17 bytes, three of 16 in a row.
+    std::vector<char> payload(17, 'p');
+    const int sizes[] = {16, 17, 16, 16};
+    // Granted: each message of at most 16 bytes goes eager while one of the
+    // 2 credits is left (none come back here), everything else rendezvous.
+    int credits = grant ? 2 - (rec.type == wire::kMsgEager ? 1 : 0) : 0;
+    for (int size : sizes) {
+      SCOPED_TRACE("size " + std::to_string(size));
+      ASSERT_EQ(net->isend(send_comm, payload.data(), size, 7, nullptr, &req), ncclSuccess);
+      ASSERT_TRUE(ctrl.read_all(&rec, sizeof rec));
+      std::vector<char> got(size);
+      if (size <= 16 && credits > 0) {
+        --credits;
+        ASSERT_EQ(rec.type, wire::kMsgEager);
+        ASSERT_EQ(rec.value, static_cast<uint64_t>(size));
+        ASSERT_TRUE(ctrl.read_all(got.data(), got.size()));
+      } else {
+        ASSERT_EQ(rec.type, wire::kMsgHeader);
+        cts.id = rec.id;
+        ASSERT_TRUE(ctrl.write_all(&cts, sizeof cts));
+        ASSERT_TRUE(data.read_all(got.data(), got.size()));
+      }
+      EXPECT_EQ(got, std::vector<char>(payload.begin(), payload.begin() + size));
+      ASSERT_EQ(wait_request(net, req), ncclSuccess);
+    }
+    // A credit handed back beyond what is out is a protocol error.
+    if (grant) {
+      size_t warnings = warning_count();
+      wire::CtrlMsg bogus{wire::kMsgCredit, 0, 0, 5};
+      ASSERT_TRUE(ctrl.write_all(&bogus, sizeof bogus));
+      // Found by this isend (then it fails at once) or while its header waits.
+      req = nullptr;
+      ncclResult_t rc = net->isend(send_comm, payload.data(), 17, 7, nullptr, &req);
+      if (rc == ncclSuccess && req != nullptr) rc = wait_request(net, req);
+      EXPECT_EQ(rc, ncclInternalError);
+      EXPECT_GT(warning_count(), warnings);
+    }
+    EXPECT_EQ(net->closeSend(send_comm), ncclSuccess);
+  }
+}
+
+}  // namespace
+}  // namespace nccom_test
