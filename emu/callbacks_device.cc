@@ -2,6 +2,7 @@
 // (abi.md §5.2), answered from the emulated host of device_model.h.
 #include "device_model.h"
 #include "env.h"
+#include "platform.h"
 #include "export.h"
 
 #include <nccom/nrt_abi.h>
@@ -32,11 +33,13 @@ NRT_EMU_API int nec_get_device_pci_bdf(int neuron_dev, uint32_t* domain, uint32_
   return 0;
 }
 
+// NEURON_RT_VIRTUAL_CORE_SIZE; a platform with one LNC (trn3-switch-v1: 2)
+// defaults to it and refuses any other value (logged: what to set).
 NRT_EMU_API NRT_STATUS nec_get_virtual_core_size(uint32_t* virtual_core_size) {
   if (virtual_core_size == nullptr) return NRT_INVALID;
-  const auto size = nrt_emu::env::int_knob("NEURON_RT_VIRTUAL_CORE_SIZE", 1, 1, 2);
+  const auto size = nrt_emu::platform::virtual_core_size();
   if (!size) return NRT_INVALID;
-  *virtual_core_size = static_cast<uint32_t>(*size);
+  *virtual_core_size = *size;
   return NRT_SUCCESS;
 }
 
@@ -61,14 +64,15 @@ NRT_EMU_API int nec_get_peer_mla_idx(int local_nec_dev_id, int mla_idx, int port
   return devices::peer_mla(local_nec_dev_id, mla_idx, port);
 }
 
-// No pods on the emulated host: every node has no pod peer.
+// Pods: none on most platforms (every node has no pod peer, nothing is
+// reachable through a pod); trn3-switch-v1 is a NeuronSwitch pod of one node
+// (device_model.h).
 NRT_EMU_API int nec_get_p2p_pod_peer_node(uint32_t nec_dev_id, int node, uint32_t port_distance,
                                           int* peer_node) {
   if (peer_node == nullptr || nec_dev_id >= static_cast<uint32_t>(devices::kMaxDevices) ||
-      !devices::valid_device(static_cast<int>(nec_dev_id))) {
+      !devices::pod_peer_node(static_cast<int>(nec_dev_id), node, port_distance, peer_node)) {
     return -1;
   }
-  *peer_node = -1;
   return 0;
 }
 
@@ -81,6 +85,7 @@ NRT_EMU_API NRT_STATUS nec_pod_node_can_access_peer_node(nec_pod_type_t pod_type
   if (can_access_peer == nullptr || static_cast<uint32_t>(pod_type) >= NEC_POD_TYPE_INVALID) {
     return NRT_INVALID;
   }
-  *can_access_peer = 0;
+  *can_access_peer =
+      devices::pod_can_access(pod_type, local_rid, local_node_id, remote_rid, remote_node_id) ? 1 : 0;
   return NRT_SUCCESS;
 }

@@ -1,6 +1,7 @@
 #include "device_model.h"
 
 #include "env.h"
+#include "platform.h"
 #include "runtime_log.h"
 
 #include <map>
@@ -25,8 +26,21 @@ Recorded& recorded() {
 }  // namespace
 
 int count() {
-  const auto n = env::int_knob("NEURON_RT_EMU_DEVICES", kDefaultDevices, 1, kMaxDevices);
-  return n ? static_cast<int>(*n) : -1;
+  // A platform that exists with one device count only (trn3-switch-v1: 16)
+  // defaults to it and refuses any other: libnccom's topology would reject
+  // the node later with a less direct message.
+  const platform::Spec* p = platform::current();
+  const long fallback = p != nullptr && p->devices != 0 ? p->devices : kDefaultDevices;
+  const auto n = env::int_knob("NEURON_RT_EMU_DEVICES", fallback, 1, kMaxDevices);
+  if (!n) return -1;
+  if (p != nullptr && p->devices != 0 && *n != p->devices) {
+    log::message(log::Level::Warn,
+                 "NEURON_RT_EMU_PLATFORM=%s has %d devices per node: set NEURON_RT_EMU_DEVICES=%d (or "
+                 "unset it), not %ld",
+                 p->name, p->devices, p->devices, *n);
+    return -1;
+  }
+  return static_cast<int>(*n);
 }
 
 bool valid_device(int dev) { return dev >= 0 && dev < count(); }
@@ -53,6 +67,27 @@ int peer_mla(int dev, int mla, int port) {
     case 1: return (mla + n - 1) % n;
     default: return -1;
   }
+}
+
+bool pod_peer_node(int dev, int node, uint32_t port_distance, int* peer_node) {
+  if (!valid_device(dev)) return false;
+  const platform::Spec* p = platform::current();
+  *peer_node = -1;
+  if (p == nullptr || p->pod_type == NEC_POD_TYPE_NONE || p->pod_nodes <= 1 || node < 0 || node >= p->pod_nodes)
+    return true;
+  const int peer = static_cast<int>((static_cast<uint64_t>(node) + port_distance) % static_cast<uint64_t>(p->pod_nodes));
+  *peer_node = peer == node ? -1 : peer;
+  return true;
+}
+
+bool pod_can_access(nec_pod_type_t pod_type, uint32_t local_rid, uint32_t local_node, uint32_t remote_rid,
+                    uint32_t remote_node) {
+  const platform::Spec* p = platform::current();
+  if (p == nullptr || p->pod_type == NEC_POD_TYPE_NONE || pod_type != p->pod_type) return false;
+  const auto nodes = static_cast<uint32_t>(p->pod_nodes);
+  const int n = count();
+  return n > 0 && local_node < nodes && remote_node < nodes && local_rid < static_cast<uint32_t>(n) &&
+         remote_rid < static_cast<uint32_t>(n);
 }
 
 NRT_STATUS record_port_and_rid_map(int dev, const int* mla_indexes, const int* host_device_ids,

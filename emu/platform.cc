@@ -11,21 +11,21 @@ extern "C" const char nccom_build_git_hash[];  // generated: cmake/WriteBuildId.
 namespace nrt_emu::platform {
 namespace {
 
-struct PlatformSpec {
-  const char* name;      // NEURON_RT_EMU_PLATFORM value and arch_name
-  uint32_t family;
-  uint32_t size;
-  const char* revision;  // device_revision: the generation tag (topology.md §2.1)
-};
-
 // Sizes are the largest instance of each family (trn1.32xlarge,
 // trn2.48xlarge); Trn3's instance size is not in the spec, hence UNKNOWN.
-constexpr PlatformSpec kPlatforms[] = {
-    {"emu", kFamilyUnknown, kSizeUnknown, "emu"},
-    {"trn1", kFamilyTrn1, kSize32xl, "v2"},
-    {"trn2", kFamilyTrn2, kSize48xl, "v3"},
-    {"trn3", kFamilyTrn3, kSizeUnknown, "v4"},
+// trn3-switch-v1 is a Trn3 node of a NeuronSwitch pod (topology.md §2.1):
+// libnccom tells it from trn3 only by the pod type in the device info, and
+// it exists with 16 devices and LNC 2 only (plugins/topo_neuron decision 4).
+// Its pod is this one node: the emu has no second node to switch to.
+constexpr Spec kPlatforms[] = {
+    {"emu", kFamilyUnknown, kSizeUnknown, "emu", "emu", NEC_POD_TYPE_NONE, 1, 2, 0, 0},
+    {"trn1", kFamilyTrn1, kSize32xl, "trn1", "v2", NEC_POD_TYPE_NONE, 1, 2, 0, 0},
+    {"trn2", kFamilyTrn2, kSize48xl, "trn2", "v3", NEC_POD_TYPE_NONE, 1, 8, 0, 0},
+    {"trn3", kFamilyTrn3, kSizeUnknown, "trn3", "v4", NEC_POD_TYPE_NONE, 1, 8, 0, 0},
+    {"trn3-switch-v1", kFamilyTrn3, kSizeUnknown, "trn3", "v4", NEC_POD_TYPE_SWITCH, 1, 8, 16, 2},
 };
+
+constexpr const char* kKnown = "emu, trn1, trn2, trn3 or trn3-switch-v1";
 
 template <std::size_t N>
 void copy_text(char (&field)[N], const char* text) {
@@ -33,23 +33,69 @@ void copy_text(char (&field)[N], const char* text) {
   std::strncpy(field, text, N - 1);
 }
 
+const Spec* find(std::string_view wanted) {
+  for (const Spec& p : kPlatforms) {
+    if (wanted == p.name) return &p;
+  }
+  return nullptr;
+}
+
 }  // namespace
 
-std::optional<nrt_instance_info_t> instance_info() {
+const Spec* current() {
   const std::string_view wanted = env::get("NEURON_RT_EMU_PLATFORM").value_or("emu");
-  for (const PlatformSpec& p : kPlatforms) {
-    if (wanted != p.name) continue;
-    nrt_instance_info_t info{};
-    info.family = p.family;
-    info.size = p.size;
-    copy_text(info.arch_name, p.name);
-    copy_text(info.device_revision, p.revision);
-    return info;
+  const Spec* p = find(wanted);
+  if (p == nullptr) {
+    log::message(log::Level::Warn, "NEURON_RT_EMU_PLATFORM=%.*s is not a known platform: use %s",
+                 static_cast<int>(wanted.size()), wanted.data(), kKnown);
   }
-  log::message(log::Level::Warn,
-               "NEURON_RT_EMU_PLATFORM=%.*s is not a known platform: use emu, trn1, trn2 or trn3",
-               static_cast<int>(wanted.size()), wanted.data());
-  return std::nullopt;
+  return p;
+}
+
+std::optional<nrt_instance_info_t> instance_info() {
+  const Spec* p = current();
+  if (p == nullptr) return std::nullopt;
+  nrt_instance_info_t info{};
+  info.family = p->family;
+  info.size = p->size;
+  copy_text(info.arch_name, p->arch);
+  copy_text(info.device_revision, p->revision);
+  return info;
+}
+
+std::optional<uint32_t> virtual_core_size() {
+  const Spec* p = current();
+  const long fallback = p != nullptr && p->lnc != 0 ? p->lnc : 1;
+  const auto size = env::int_knob("NEURON_RT_VIRTUAL_CORE_SIZE", fallback, 1, 2);
+  if (!size) return std::nullopt;
+  if (p != nullptr && p->lnc != 0 && *size != p->lnc) {
+    log::message(log::Level::Warn,
+                 "NEURON_RT_EMU_PLATFORM=%s runs LNC %d only: set NEURON_RT_VIRTUAL_CORE_SIZE=%d (or "
+                 "unset it), not %ld",
+                 p->name, p->lnc, p->lnc, *size);
+    return std::nullopt;
+  }
+  return static_cast<uint32_t>(*size);
+}
+
+std::string configuration_error() {
+  const std::string_view wanted = env::get("NEURON_RT_EMU_PLATFORM").value_or("emu");
+  const Spec* p = find(wanted);
+  if (p == nullptr)
+    return "NEURON_RT_EMU_PLATFORM=" + std::string(wanted) + " is not a known platform: use " + kKnown;
+  if (p->lnc != 0) {
+    if (const auto lnc = env::get("NEURON_RT_VIRTUAL_CORE_SIZE"); lnc && env::parse_int(*lnc, 1, 2) != p->lnc)
+      return "NEURON_RT_EMU_PLATFORM=" + std::string(p->name) + " runs LNC " + std::to_string(p->lnc) +
+             " only: set NEURON_RT_VIRTUAL_CORE_SIZE=" + std::to_string(p->lnc) + " (or unset it), not " +
+             std::string(*lnc);
+  }
+  if (p->devices != 0) {
+    if (const auto d = env::get("NEURON_RT_EMU_DEVICES"); d && env::parse_int(*d, 1, 16) != p->devices)
+      return "NEURON_RT_EMU_PLATFORM=" + std::string(p->name) + " has " + std::to_string(p->devices) +
+             " devices per node: set NEURON_RT_EMU_DEVICES=" + std::to_string(p->devices) + " (or unset it), not " +
+             std::string(*d);
+  }
+  return "";
 }
 
 const char* git_hash() {

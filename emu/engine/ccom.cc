@@ -2,6 +2,7 @@
 #include "ccom.h"
 
 #include "../device_memory.h"
+#include "../platform.h"
 #include "../runtime_log.h"
 
 #include <nccom/nccl_ptr.h>
@@ -81,8 +82,21 @@ std::string Ccom::init(const nrt_emu_ccom_config_t& cfg) {
   if (!env_u64("NEURON_RT_EMU_ENGINE_CHANNELS", 1, kMaxEngineChannels, kMaxEngineChannels, &max_ch, &why)) return why;
   slot_bytes_ = slot / 64 * 64;
 
-  // The emulated host has as many devices as ranks on it, unless told.
-  if (std::getenv("NEURON_RT_EMU_DEVICES") == nullptr) {
+  if (std::string e = platform::configuration_error(); !e.empty()) return e;
+  const platform::Spec* spec = platform::current();
+  // Trn3 Switch-V1: ranks are logical cores, vcores_per_device of them per
+  // device (LNC 2: 4), filling devices in local-rank order — what libnccom's
+  // graph build counts (device = nec_dev_id, core = order among the ranks of
+  // that device). Every other platform: one device per rank.
+  const bool switch_v1 = spec->pod_type == NEC_POD_TYPE_SWITCH;
+  const int vcores_per_device = switch_v1 ? spec->cores_per_device / spec->lnc : 1;
+  dev_ = local_ / vcores_per_device;
+  if (switch_v1 && dev_ >= spec->devices)
+    return "local rank " + std::to_string(local_) + " does not fit on " + std::to_string(spec->devices) + " devices of " +
+           std::to_string(vcores_per_device) + " logical cores (" + spec->name + ")";
+  // The emulated host has as many devices as ranks on it, unless told (a
+  // platform with a fixed device count has its own default).
+  if (std::getenv("NEURON_RT_EMU_DEVICES") == nullptr && spec->devices == 0) {
     setenv("NEURON_RT_EMU_DEVICES", std::to_string(cfg.local_n).c_str(), 0);
   }
   if (nrt_emu_load_nccom() != NRT_SUCCESS) {
@@ -95,11 +109,19 @@ std::string Ccom::init(const nrt_emu_ccom_config_t& cfg) {
     return "no root address: set NEURON_RT_ROOT_COMM_ID=host:port (where rank 0 listens) or pass root_comm_id";
 
   enc_neuron_device_info_t dev{};
-  dev.nec_dev_id = local_;
-  dev.mla_idx = local_;
-  dev.host_device_id = local_;
-  dev.routing_id = local_;
+  dev.nec_dev_id = dev_;
+  dev.mla_idx = dev_;
+  dev.host_device_id = dev_;
+  dev.routing_id = dev_;
+  dev.tpb_idx = local_ % vcores_per_device;
   dev.virtual_server_id = static_cast<uint32_t>(host_);
+  if (switch_v1) {
+    dev.pod_type = NEC_POD_TYPE_SWITCH;  // with family Trn3: libnccom builds kangaRing paths
+    // One pod; host h is its node h (libnccom orders the nodes of a pod by
+    // these ids and refuses two nodes at one position).
+    dev.pod_id = 0;
+    dev.pod_node_id = static_cast<uint32_t>(host_);
+  }
   if (NRT_STATUS s = t_->neuronInitGlobalComm(rank_, n_, &dev, root, &comm_, "nrt_emu_ccom"); s != NRT_SUCCESS)
     return st("neuronInitGlobalComm", s) + " (root " + (root ? root : "(none)") + "; libnccom's log says why)";
   if (NRT_STATUS s = t_->neuronBuildGraphComm(comm_); s != NRT_SUCCESS)
@@ -130,6 +152,7 @@ std::string Ccom::init(const nrt_emu_ccom_config_t& cfg) {
       return "ring " + std::to_string(c) + ": user_ranks disagree with prev/next";
     chans_.push_back(std::move(ch));
   }
+  if (std::string e = build_kanga_lanes(info); !e.empty()) return e;
 
   const size_t dev_bytes = cfg.device_bytes != 0 ? cfg.device_bytes : kDefaultDeviceBytes;
   if (NRT_STATUS s = nrt_emu_devmem_create(dev_bytes, &user_mem_); s != NRT_SUCCESS)
@@ -137,6 +160,7 @@ std::string Ccom::init(const nrt_emu_ccom_config_t& cfg) {
   heap_.reset(static_cast<uint8_t*>(nrt_emu_devmem_base(user_mem_)), nrt_emu_devmem_size(user_mem_));
   pair_stride_ = kSlots * slot_bytes_ + 4096;
   const size_t engine_bytes = static_cast<size_t>(channels) * (2 * kSlots * slot_bytes_ + 64 * 1024) +
+                              kanga_.size() * (kSlots * slot_bytes_ + 64 * 1024) +
                               static_cast<size_t>(local_n_) * pair_stride_ + 2 * kPeerSlots * slot_bytes_ +
                               (1u << 20);
   if (NRT_STATUS s = nrt_emu_devmem_create(engine_bytes, &engine_mem_); s != NRT_SUCCESS)
@@ -151,7 +175,7 @@ std::string Ccom::init(const nrt_emu_ccom_config_t& cfg) {
                           c.send.net ? "over the network" : "direct");
   }
   if (any_net) {
-    if (NRT_STATUS s = nrt_emu_proxy_acquire(comm_, local_, local_, &proxy_); s != NRT_SUCCESS)
+    if (NRT_STATUS s = nrt_emu_proxy_acquire(comm_, local_, dev_, &proxy_); s != NRT_SUCCESS)
       return st("nrt_emu_proxy_acquire", s);
   }
   return "";
@@ -162,6 +186,13 @@ std::string Ccom::build_channels() {
   pair_area_ = static_cast<uint8_t*>(region->allocate(static_cast<size_t>(local_n_) * pair_stride_, 4096,
                                                       "engine peer rings"));
   if (pair_area_ == nullptr) return "engine memory is full (peer rings)";
+  for (Channel& c : kanga_) {  // DIRECT only: all ranks are on this host
+    c.recv.slots = static_cast<uint8_t*>(region->allocate(kSlots * slot_bytes_, 4096, "kangaRing receive slots"));
+    c.recv.tail = static_cast<volatile uint64_t*>(region->allocate(64, 64, "kangaRing tail"));
+    c.recv.head = static_cast<volatile uint64_t*>(region->allocate(64, 64, "kangaRing head"));
+    if (c.recv.slots == nullptr || c.recv.tail == nullptr || c.recv.head == nullptr)
+      return "kangaRing lane " + std::to_string(c.id) + ": engine memory is full";
+  }
   for (Channel& c : chans_) {
     const std::string at = "channel " + std::to_string(c.id) + ": ";
     c.recv.slots = static_cast<uint8_t*>(region->allocate(kSlots * slot_bytes_, 4096, "engine receive slots"));
@@ -237,6 +268,13 @@ std::string Ccom::exchange_and_map() {
     me.tail[c.id] = nrt_emu_devmem_offset(engine_mem_, c.recv.tail);
     me.head[c.id] = nrt_emu_devmem_offset(engine_mem_, c.recv.head);
   }
+  me.kanga_lanes = static_cast<int32_t>(kanga_.size());
+  me.kanga_sum = kanga_sum_;
+  for (const Channel& c : kanga_) {
+    me.kanga_recv_slots[c.id] = nrt_emu_devmem_offset(engine_mem_, c.recv.slots);
+    me.kanga_tail[c.id] = nrt_emu_devmem_offset(engine_mem_, c.recv.tail);
+    me.kanga_head[c.id] = nrt_emu_devmem_offset(engine_mem_, c.recv.head);
+  }
   cards_.assign(static_cast<size_t>(n_), PeerCard{});
   cards_[static_cast<size_t>(rank_)] = me;
   if (NRT_STATUS s = t_->neuronBootstrapAllGather(comm_, cards_.data(), sizeof(PeerCard), "nrt_emu engine cards");
@@ -250,41 +288,25 @@ std::string Ccom::exchange_and_map() {
       return "rank " + std::to_string(r) + " runs " + std::to_string(p.channels) + " engine channels of " +
              std::to_string(p.slot_bytes) + "-byte slices, this rank " + std::to_string(me.channels) + " of " +
              std::to_string(me.slot_bytes) + " (NEURON_RT_EMU_ENGINE_CHANNELS / NEURON_RT_EMU_SLICE_BYTES must agree)";
+    if (p.kanga_lanes != me.kanga_lanes || p.kanga_sum != me.kanga_sum)
+      return "rank " + std::to_string(r) + " runs " + std::to_string(p.kanga_lanes) + " kangaRing lanes (path checksum " +
+             std::to_string(p.kanga_sum) + "), this rank " + std::to_string(me.kanga_lanes) + " (" +
+             std::to_string(me.kanga_sum) + "): libnccom gave the ranks different kangaRing paths";
   }
   peer_maps_.assign(static_cast<size_t>(n_), Mapping{});
   for (Channel& c : chans_) {
     if (c.send.net) continue;
     const PeerCard& p = cards_[static_cast<size_t>(c.next)];
-    if (std::strncmp(p.hostname, me.hostname, sizeof me.hostname) != 0)
-      return "channel " + std::to_string(c.id) + ": the hop to rank " + std::to_string(c.next) +
-             " is not a network hop, but that rank runs on machine '" + p.hostname + "', not '" + me.hostname +
-             "'; direct copies need one machine (give the ranks distinct host ids)";
-    if (std::string e = map_peer(c.next); !e.empty()) return e;
-    const Mapping& m = peer_maps_[static_cast<size_t>(c.next)];
-    auto* b = static_cast<uint8_t*>(m.base);
-    if (p.recv_slots[c.id] + kSlots * slot_bytes_ > m.bytes || p.tail[c.id] + 8 > m.bytes || p.head[c.id] + 8 > m.bytes)
-      return "rank " + std::to_string(c.next) + "'s engine card has offsets outside its memory";
-    c.send.slots = b + p.recv_slots[c.id];
-    c.send.tail = reinterpret_cast<volatile uint64_t*>(b + p.tail[c.id]);
-    c.send.head = reinterpret_cast<volatile uint64_t*>(b + p.head[c.id]);
+    if (std::string e = map_direct_send(c, p.recv_slots[c.id], p.tail[c.id], p.head[c.id], "channel"); !e.empty())
+      return e;
   }
-  return "";
-}
-
-// Maps another rank's engine memory (once).
-std::string Ccom::map_peer(int r) {
-  Mapping& m = peer_maps_[static_cast<size_t>(r)];
-  if (m.base != nullptr) return "";
-  const PeerCard& p = cards_[static_cast<size_t>(r)];
-  const std::string path = "/proc/" + std::to_string(p.pid) + "/fd/" + std::to_string(p.fd);
-  const int fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
-  if (fd < 0) return "cannot open rank " + std::to_string(r) + "'s device memory " + path + ": " + std::strerror(errno);
-  void* base = mmap(nullptr, p.region_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  const int err = errno;
-  close(fd);
-  if (base == MAP_FAILED) return "cannot map rank " + std::to_string(r) + "'s device memory: " + std::strerror(err);
-  m.base = base;
-  m.bytes = p.region_bytes;
+  for (Channel& c : kanga_) {
+    const PeerCard& p = cards_[static_cast<size_t>(c.next)];
+    if (std::string e = map_direct_send(c, p.kanga_recv_slots[c.id], p.kanga_tail[c.id], p.kanga_head[c.id],
+                                        "kangaRing lane");
+        !e.empty())
+      return e;
+  }
   return "";
 }
 
@@ -294,6 +316,14 @@ Ccom::~Ccom() {
     // here. (After a failure some peer may be gone: no fence.)
     std::vector<int> fence(static_cast<size_t>(n_), 0);
     (void)t_->neuronBootstrapAllGather(comm_, fence.data(), sizeof(int), "nrt_emu engine close");
+  }
+  if (comm_ != nullptr) {
+    std::string steps;
+    for (size_t k = 0; k < kanga_.size(); ++k) steps += " " + std::to_string(kanga_lane_steps_[k]);
+    nrt_emu::log::message(nrt_emu::log::Level::Info,
+                          "[engine rank %d] closing: %llu executions, %llu on kangaRing lanes (slice steps per lane:%s)",
+                          rank_, static_cast<unsigned long long>(executions_),
+                          static_cast<unsigned long long>(kanga_executions_), steps.empty() ? " none" : steps.c_str());
   }
   if (proxy_ != nullptr) nrt_emu_proxy_release(proxy_);
   for (Channel& c : chans_) {

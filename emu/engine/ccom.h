@@ -52,6 +52,12 @@ struct PeerCard {
   uint64_t recv_slots[kMaxEngineChannels];
   uint64_t tail[kMaxEngineChannels];
   uint64_t head[kMaxEngineChannels];
+  // kangaRing lanes (Trn3 Switch-V1, one host): their own receive links.
+  int32_t kanga_lanes;
+  uint32_t kanga_sum;     // checksum of the lanes' paths: every rank must use the same
+  uint64_t kanga_recv_slots[kMaxEngineChannels];
+  uint64_t kanga_tail[kMaxEngineChannels];
+  uint64_t kanga_head[kMaxEngineChannels];
 };
 
 struct RecvLink {
@@ -146,7 +152,8 @@ struct Plan {
   const void* send = nullptr;
   void* recv = nullptr;
   int send_to = -1, recv_from = -1;
-  std::vector<ChannelProgram> progs;  // per engine channel
+  bool kanga = false;                 // progs run over the kangaRing lanes, not the ring channels
+  std::vector<ChannelProgram> progs;  // per engine channel (or kangaRing lane)
   std::vector<NetBlock> blocks;       // at most one per channel
   uint64_t uses = 0;
   // Peer collectives (all-to-all, permute) instead of channel programs.
@@ -169,6 +176,7 @@ class Ccom {
   int rank() const { return rank_; }
   int rank_n() const { return n_; }
   int channel_n() const { return static_cast<int>(chans_.size()); }
+  int kanga_lane_n() const { return static_cast<int>(kanga_.size()); }
   const std::string& error() const { return error_; }
 
  private:
@@ -178,6 +186,10 @@ class Ccom {
   std::string build_channels();
   std::string exchange_and_map();
   std::string net_channel(Channel& c);
+  std::string build_kanga_lanes(const nccl_comm_info_t& info);
+  std::string map_direct_send(Channel& c, uint64_t slots, uint64_t tail, uint64_t head, const std::string& what);
+  // The links a plan runs over: the kangaRing lanes or the ring channels.
+  std::vector<Channel>& lanes_of(const Plan& p) { return p.kanga ? kanga_ : chans_; }
   std::string validate(const nrt_emu_coll_args_t& a, CollDesc* d) const;
   Plan* plan_for(const nrt_emu_coll_args_t& a, const CollDesc& d, std::string* why);
   std::string build_plan(Plan& p);
@@ -204,6 +216,15 @@ class Ccom {
   };
   std::vector<Mapping> peer_maps_;  // by rank; mapped only for DIRECT neighbours
   std::vector<Channel> chans_;
+  // kangaRing lanes: lane k runs over kangaring path k (in its given
+  // rotation) with its own DIRECT links, never sharing counters with the
+  // ring channels. Empty unless libnccom built paths and all ranks share
+  // one host.
+  std::vector<Channel> kanga_;
+  uint32_t kanga_sum_ = 0;
+  uint64_t kanga_executions_ = 0;
+  uint64_t kanga_lane_steps_[kMaxEngineChannels] = {};  // slice steps each lane ran (logged at close)
+  int dev_ = 0;  // nec_dev_id this rank runs on
   PeerLinks links_;
   int local_n_ = 1;
   uint8_t* pair_area_ = nullptr;  // this rank's receive rings for same-host senders

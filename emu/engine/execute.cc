@@ -67,12 +67,13 @@ std::string Ccom::peer_gone() const {
 }
 
 std::string Ccom::execute(Plan& p) {
+  std::vector<Channel>& chans = lanes_of(p);  // ring channels, or kangaRing lanes (ccom.h)
   const DType t = p.desc.dtype;
   const RedOp op = p.desc.op;
   const uint64_t es = dtype_size(t);
   const auto* in = static_cast<const uint8_t*>(p.send);
   auto* out = static_cast<uint8_t*>(p.recv);
-  std::vector<Run> runs(chans_.size());
+  std::vector<Run> runs(chans.size());
   for (const NetBlock& b : p.blocks) runs[static_cast<size_t>(b.channel)].block = &b;
 
   // The network task: one stream per channel with a NET hop.
@@ -81,7 +82,7 @@ std::string Ccom::execute(Plan& p) {
     std::vector<const NetBlock*> blocks;
     std::vector<volatile uint32_t*> triggers, sems;
     for (const NetBlock& b : p.blocks) {
-      const Channel& c = chans_[static_cast<size_t>(b.channel)];
+      const Channel& c = chans[static_cast<size_t>(b.channel)];
       blocks.push_back(&b);
       triggers.push_back(c.trigger);
       for (volatile uint32_t* w : {c.send.hs, c.send.cmp, c.recv.hs, c.recv.cmp}) sems.push_back(w);
@@ -92,13 +93,13 @@ std::string Ccom::execute(Plan& p) {
   }
   // What the device waits for, for a timeout's message.
   auto waiting_for = [&] {
-    for (size_t ci = 0; ci < chans_.size(); ++ci) {
+    for (size_t ci = 0; ci < chans.size(); ++ci) {
       const Run& r = runs[ci];
       const ChannelProgram& prog = p.progs[ci];
       if (r.step >= prog.steps.size()) continue;
       const Step& s = prog.steps[r.step];
-      const Channel& c = chans_[ci];
-      return "channel " + std::to_string(ci) + " step " + std::to_string(r.step) + " of " +
+      const Channel& c = chans[ci];
+      return (p.kanga ? "kangaRing lane " : "channel ") + std::to_string(ci) + " step " + std::to_string(r.step) + " of " +
              std::to_string(prog.steps.size()) + ": " +
              ((s.flags & kRecv) ? "slice " + std::to_string(r.rseq) + " from " + describe_peer(c.prev) +
                                       (c.recv.net ? " over the network" : " (direct)")
@@ -109,8 +110,8 @@ std::string Ccom::execute(Plan& p) {
   IdleWatch watch(timeout_ms_);
   for (;;) {
     bool moved = false, done = true;
-    for (size_t ci = 0; ci < chans_.size(); ++ci) {
-      Channel& c = chans_[ci];
+    for (size_t ci = 0; ci < chans.size(); ++ci) {
+      Channel& c = chans[ci];
       Run& r = runs[ci];
       const ChannelProgram& prog = p.progs[ci];
       const bool net_tx = r.block != nullptr && r.block->op.tx_entry_cnt > 0;
@@ -202,9 +203,9 @@ std::string Ccom::execute(Plan& p) {
     sched_yield();
   }
   if (std::string e = task.finish(); !e.empty()) return e;
-  for (size_t ci = 0; ci < chans_.size(); ++ci) {
-    if (!chans_[ci].send.net) chans_[ci].send.base += p.progs[ci].sends;
-    if (!chans_[ci].recv.net) chans_[ci].recv.base += p.progs[ci].recvs;
+  for (size_t ci = 0; ci < chans.size(); ++ci) {
+    if (!chans[ci].send.net) chans[ci].send.base += p.progs[ci].sends;
+    if (!chans[ci].recv.net) chans[ci].recv.base += p.progs[ci].recvs;
   }
   return "";
 }

@@ -159,6 +159,36 @@ std::vector<std::pair<uint64_t, uint64_t>> split_channels(uint64_t total, int ch
   return out;
 }
 
+std::string ring_from_path(const int* path, int max_len, int rank_n, int rank, Ring* out) {
+  *out = Ring{};
+  if (path == nullptr) return "no path";
+  std::vector<int> order;
+  std::vector<bool> seen(static_cast<size_t>(std::max(rank_n, 0)), false);
+  for (int i = 0; i < max_len; ++i) {
+    const int r = path[i];
+    if (r == -1) {
+      for (int j = i + 1; j < max_len; ++j) {
+        if (path[j] != -1)
+          return "entry " + std::to_string(j) + " (rank " + std::to_string(path[j]) + ") follows the padding at entry " +
+                 std::to_string(i);
+      }
+      break;
+    }
+    if (r < 0 || r >= rank_n)
+      return "entry " + std::to_string(i) + " is rank " + std::to_string(r) + ", outside 0.." + std::to_string(rank_n - 1);
+    if (seen[static_cast<size_t>(r)]) return "entry " + std::to_string(i) + " lists rank " + std::to_string(r) + " twice";
+    seen[static_cast<size_t>(r)] = true;
+    order.push_back(r);
+  }
+  if (static_cast<int>(order.size()) != rank_n)
+    return "the path holds " + std::to_string(order.size()) + " ranks, the communicator " + std::to_string(rank_n);
+  const auto at = std::find(order.begin(), order.end(), rank);
+  if (at == order.end()) return "the path does not hold rank " + std::to_string(rank);
+  out->pos = static_cast<int>(at - order.begin());
+  out->order = std::move(order);
+  return "";
+}
+
 std::string build_ring_program(const CollDesc& desc, const Ring& ring, int rank, uint64_t first,
                                uint64_t last, uint64_t slice_elems, ChannelProgram* out) {
   *out = ChannelProgram{};

@@ -62,6 +62,14 @@ struct Ring {
   int pos = 0;
 };
 
+// The ring of a kangaRing lane from libnccom's path (nccl_comm_info_t.
+// kangaring_paths[k]: up to `max_len` ranks, -1 padded), kept in the order
+// given — each lane starts at its own rotation, and every rank indexes the
+// positions alike because all hold the same path. Errors (the ring is then
+// empty) name the entry: a rank outside 0..rank_n-1 or listed twice, a rank
+// after the padding, a path that is not all rank_n ranks, `rank` missing.
+std::string ring_from_path(const int* path, int max_len, int rank_n, int rank, Ring* out);
+
 // Element offsets of the input / output buffers relative to what the caller
 // passed are already resolved: src offsets index the input buffer, dst the
 // output buffer, both in elements of desc.dtype.

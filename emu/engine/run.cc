@@ -85,6 +85,10 @@ Plan* Ccom::plan_for(const nrt_emu_coll_args_t& a, const CollDesc& d, std::strin
   p.recv = a.recv;
   p.send_to = a.send_to;
   p.recv_from = a.recv_from;
+  // kangaRing is for the intra-node all-gather and reduce-scatter legs
+  // (rings.md §6.4): all-reduce (reduce-scatter + all-gather), all-gather
+  // and reduce-scatter run over the lanes when there are any.
+  p.kanga = !kanga_.empty() && (d.coll == Coll::AllReduce || d.coll == Coll::AllGather || d.coll == Coll::ReduceScatter);
   if (std::string e = build_plan(p); !e.empty()) {
     *why = e;
     return nullptr;
@@ -110,17 +114,18 @@ std::string Ccom::build_plan(Plan& p) {
   const uint64_t bytes = total * es;
   // A channel carries at least two slices before the next one is used:
   // small operations stay on one ring.
-  const int used = static_cast<int>(std::clamp<uint64_t>(bytes / (2 * slot_bytes_), 1, chans_.size()));
+  const std::vector<Channel>& chans = lanes_of(p);
+  const int used = static_cast<int>(std::clamp<uint64_t>(bytes / (2 * slot_bytes_), 1, chans.size()));
   const auto ranges = split_channels(total, used, std::max<uint64_t>(1, 64 / es));
-  p.progs.assign(chans_.size(), ChannelProgram{});
-  for (size_t c = 0; c < chans_.size(); ++c) {
+  p.progs.assign(chans.size(), ChannelProgram{});
+  for (size_t c = 0; c < chans.size(); ++c) {
     if (static_cast<int>(c) >= used) continue;
     const auto [first, last] = ranges[c];
-    if (std::string e = build_ring_program(p.desc, chans_[c].ring, rank_, first, last, slice, &p.progs[c]); !e.empty())
+    if (std::string e = build_ring_program(p.desc, chans[c].ring, rank_, first, last, slice, &p.progs[c]); !e.empty())
       return e;
   }
-  for (size_t c = 0; c < chans_.size(); ++c) {
-    const Channel& ch = chans_[c];
+  for (size_t c = 0; c < chans.size(); ++c) {
+    const Channel& ch = chans[c];
     const ChannelProgram& prog = p.progs[c];
     const bool tx = ch.send.net && prog.sends > 0;
     const bool rx = ch.recv.net && prog.recvs > 0;
@@ -164,6 +169,10 @@ NRT_STATUS Ccom::run(const nrt_emu_coll_args_t& a) {
   }
   ++p->uses;
   ++executions_;
+  if (p->kanga) {
+    ++kanga_executions_;
+    for (size_t k = 0; k < p->progs.size() && k < kanga_.size(); ++k) kanga_lane_steps_[k] += p->progs[k].steps.size();
+  }
   return NRT_SUCCESS;
 }
 

@@ -5,8 +5,6 @@
 
 #include <gtest/gtest.h>
 
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <set>
@@ -87,25 +85,11 @@ INSTANTIATE_TEST_SUITE_P(Shapes, CommProcesses,
                                            Shape{"hierarchical", 64, 4}),
                          shape_name);
 
-// A free loopback port for a root address (the kernel picks it; the root
-// binds it again a moment later with SO_REUSEADDR).
-int free_port() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof addr;
-  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  close(fd);
-  return ntohs(addr.sin_port);
-}
-
 TEST(CommProcessesGlobal, GlobalCommFromARootAddress) {
   for (const std::string protocol : {"flat", "hierarchical", "auto"}) {
     const int nranks = 8;
     const int hosts = 2;
-    const std::string root = "127.0.0.1:" + std::to_string(free_port());
+    const std::string root = "127.0.0.1:" + std::to_string(nccom_test::free_loopback_port());
     std::vector<RunningChild> children;
     for (int r = 0; r < nranks; ++r) {
       children.push_back(start_child(kDriver, {std::to_string(nranks), std::to_string(r),

@@ -42,6 +42,10 @@ ChildResult finish_child(RunningChild& child);
 std::map<std::string, std::string> parse_report(const std::string& out,
                                                 const std::string& stop = "--- log ---");
 
+// A loopback TCP port nobody listens on right now (the kernel picks it; the
+// caller's root binds it again a moment later), or -1.
+int free_loopback_port();
+
 // A fresh directory under $TMPDIR (or /tmp), removed with everything in it.
 class TempDir {
  public:

@@ -8,9 +8,6 @@
 
 #include <gtest/gtest.h>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -22,19 +19,6 @@ namespace {
 
 using nccom_test::RunningChild;
 using Clock = std::chrono::steady_clock;
-
-// A loopback port nobody listens on right now (rank 0 binds it next).
-int free_port() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) return -1;
-  socklen_t len = sizeof a;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  close(fd);
-  return ntohs(a.sin_port);
-}
 
 struct Shape {
   int ranks;
@@ -100,7 +84,7 @@ std::vector<RunningChild> start(const Shape& s, const std::vector<std::string>& 
 }
 
 void run_all(const Shape& s, const std::vector<std::string>& args) {
-  const int port = free_port();
+  const int port = nccom_test::free_loopback_port();
   ASSERT_GT(port, 0);
   std::vector<RunningChild> kids = start(s, args, env_for(s, port));
   for (size_t r = 0; r < kids.size(); ++r) {
@@ -143,7 +127,7 @@ class EngineFault : public ::testing::TestWithParam<Shape> {};
 // within the bound, naming rank 1.
 TEST_P(EngineFault, ADeadRankFailsTheOthersNamingIt) {
   const Shape s = GetParam();
-  const int port = free_port();
+  const int port = nccom_test::free_loopback_port();
   ASSERT_GT(port, 0);
   const auto t0 = Clock::now();
   std::vector<RunningChild> kids = start(s, {"die=1", "timeout_ms=20000"}, env_for(s, port));
@@ -180,7 +164,7 @@ class EngineThreads : public ::testing::TestWithParam<int> {};
 
 TEST_P(EngineThreads, RanksShareProxyWorkersByGroup) {
   const int per_proxy = GetParam();
-  const int port = free_port();
+  const int port = nccom_test::free_loopback_port();
   ASSERT_GT(port, 0);
   auto env = env_for(Shape{4, 2, "socket"}, port);
   env["NEURON_RT_RANKS_PER_NETWORK_PROXY"] = std::to_string(per_proxy);

@@ -5,7 +5,9 @@
 // NEURON_RT_RANKS_PER_NETWORK_PROXY group of local ranks.
 //
 //   engine_thread_driver NRANKS HOSTS     (NEURON_RT_ROOT_COMM_ID set by the caller)
-// Prints workers=<proxy workers while all ranks are up>, then ok=1 (or error=...).
+// Prints workers=<proxy workers while all ranks are up>, engine=<line> for
+// every runtime-log line of the engine about kangaRing lanes or its closing
+// counts, then ok=1 (or error=...).
 #include "reference.h"
 
 #include <nrt_emu.h>
@@ -98,7 +100,10 @@ int main(int argc, char** argv) {
   }
   const int n = std::atoi(argv[1]);
   const int hosts = std::atoi(argv[2]);
-  setenv("NEURON_RT_EMU_DEVICES", std::to_string(n / hosts).c_str(), 1);
+  // trn3-switch-v1 has its own device count (16, the default there).
+  const char* platform = std::getenv("NEURON_RT_EMU_PLATFORM");
+  if (platform == nullptr || std::strcmp(platform, "trn3-switch-v1") != 0)
+    setenv("NEURON_RT_EMU_DEVICES", std::to_string(n / hosts).c_str(), 1);
   std::barrier up(n);
   std::atomic<int> workers{-1};
   std::vector<std::string> errors(static_cast<size_t>(n));
@@ -107,6 +112,16 @@ int main(int argc, char** argv) {
     threads.emplace_back([&, r] { errors[static_cast<size_t>(r)] = run_rank(r, n, hosts, up, workers); });
   for (std::thread& t : threads) t.join();
   std::printf("workers=%d\n", workers.load());
+  std::string log(static_cast<size_t>(nrt_emu_log_snapshot(nullptr, 0)), '\0');
+  nrt_emu_log_snapshot(log.data(), log.size() + 1);
+  for (size_t p = 0; p < log.size();) {
+    size_t q = log.find('\n', p);
+    if (q == std::string::npos) q = log.size();
+    const std::string line = log.substr(p, q - p);
+    if (line.find("kangaRing") != std::string::npos || line.find("closing:") != std::string::npos)
+      std::printf("engine=%s\n", line.c_str());
+    p = q + 1;
+  }
   for (int r = 0; r < n; ++r) {
     if (!errors[static_cast<size_t>(r)].empty()) {
       std::printf("error=rank %d: %s\n", r, errors[static_cast<size_t>(r)].c_str());

@@ -30,8 +30,9 @@ constexpr const char* kUsage =
     "the directory of libnrt.so.1, then the system paths.\n"
     "\n"
     "Environment of the reference runtime: NEURON_RT_EMU_PLATFORM (emu, trn1,\n"
-    "trn2, trn3), NEURON_RT_EMU_DEVICES (1..16), NEURON_RT_VIRTUAL_CORE_SIZE\n"
-    "(1, 2), NEURON_RT_EMU_TOTAL_VNC_COUNT, NEURON_RT_LOG_LEVEL.\n"
+    "trn2, trn3, trn3-switch-v1), NEURON_RT_EMU_DEVICES (1..16; 16 on\n"
+    "trn3-switch-v1), NEURON_RT_VIRTUAL_CORE_SIZE (1, 2; 2 on trn3-switch-v1),\n"
+    "NEURON_RT_EMU_TOTAL_VNC_COUNT, NEURON_RT_LOG_LEVEL.\n"
     "\n"
     "Exit status: 0 when libnccom loads, 1 when it does not (the runtime's\n"
     "error message is printed on stderr), 2 on a usage error.\n";
