@@ -1,5 +1,6 @@
 // The 20 callbacks of the reference runtime, called in-process exactly as
 // libnccom calls them (through their NRT_2.0.0 bindings).
+#include "runtime_log_text.h"
 #include "scoped_env.h"
 
 #include <nrt_emu.h>
@@ -14,12 +15,6 @@
 using nccom_test::ScopedEnv;
 
 namespace {
-
-std::string runtime_log() {
-  std::string text(static_cast<size_t>(nrt_emu_log_snapshot(nullptr, 0)), '\0');
-  nrt_emu_log_snapshot(text.data(), text.size() + 1);
-  return text;
-}
 
 TEST(EmuCallbacks, SemaphoreIncrementsFromManyThreadsSumExactly) {
   constexpr int kThreads = 8;
@@ -68,7 +63,7 @@ TEST(EmuCallbacks, InstanceInfoFollowsTheEmulatedPlatform) {
   ScopedEnv bad("NEURON_RT_EMU_PLATFORM", "trn9");
   nrt_instance_info_t info{};
   EXPECT_EQ(nrt_get_instance_info(&info, sizeof info), NRT_INVALID);
-  EXPECT_NE(runtime_log().find("NEURON_RT_EMU_PLATFORM=trn9 is not a known platform"),
+  EXPECT_NE(nccom_test::runtime_log_text().find("NEURON_RT_EMU_PLATFORM=trn9 is not a known platform"),
             std::string::npos);
 }
 

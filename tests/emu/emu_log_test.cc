@@ -1,4 +1,5 @@
 // The runtime log: nec_ndl_printk lines, the 256-line ring, snapshots.
+#include "runtime_log_text.h"
 #include "scoped_env.h"
 
 #include <nrt_emu.h>
@@ -12,17 +13,11 @@ using nccom_test::ScopedEnv;
 
 namespace {
 
-std::string snapshot() {
-  std::string text(static_cast<size_t>(nrt_emu_log_snapshot(nullptr, 0)), '\0');
-  nrt_emu_log_snapshot(text.data(), text.size() + 1);
-  return text;
-}
-
 TEST(EmuLog, PrintkLinesLandInTheSnapshotWithTheirAction) {
   nrt_emu_log_clear();
   char line[] = "CCOM WARN first line";
   nec_ndl_printk(line, sizeof line - 1, 3);
-  EXPECT_EQ(snapshot(), "[nccom] action=3: CCOM WARN first line\n");
+  EXPECT_EQ(nccom_test::runtime_log_text(), "[nccom] action=3: CCOM WARN first line\n");
 }
 
 TEST(EmuLog, PrintkRespectsSizeWithoutANul) {
@@ -31,7 +26,7 @@ TEST(EmuLog, PrintkRespectsSizeWithoutANul) {
   nec_ndl_printk(text, 3, 0);
   char with_nul[] = "xy\0zzz";
   nec_ndl_printk(with_nul, sizeof with_nul, 1);  // stops at the NUL
-  EXPECT_EQ(snapshot(), "[nccom] action=0: abc\n[nccom] action=1: xy\n");
+  EXPECT_EQ(nccom_test::runtime_log_text(), "[nccom] action=0: abc\n[nccom] action=1: xy\n");
 }
 
 TEST(EmuLog, PrintkSplitsLinesAndIgnoresEmptyText) {
@@ -41,7 +36,7 @@ TEST(EmuLog, PrintkSplitsLinesAndIgnoresEmptyText) {
   nec_ndl_printk(nullptr, 10, 2);
   char empty[] = "";
   nec_ndl_printk(empty, 0, 2);
-  EXPECT_EQ(snapshot(), "[nccom] action=2: one\n[nccom] action=2: two\n");
+  EXPECT_EQ(nccom_test::runtime_log_text(), "[nccom] action=2: one\n[nccom] action=2: two\n");
 }
 
 TEST(EmuLog, RingKeepsTheLast256Lines) {
@@ -50,7 +45,7 @@ TEST(EmuLog, RingKeepsTheLast256Lines) {
     std::string text = "line " + std::to_string(i);
     nec_ndl_printk(text.data(), static_cast<uint32_t>(text.size()), 0);
   }
-  const std::string log = snapshot();
+  const std::string log = nccom_test::runtime_log_text();
   EXPECT_EQ(log.rfind("[nccom] action=0: line 44\n", 0), 0u) << "300 - 256 = 44 is the oldest";
   EXPECT_NE(log.find("[nccom] action=0: line 299\n"), std::string::npos);
   EXPECT_EQ(log.find("line 43\n"), std::string::npos);
@@ -95,7 +90,7 @@ TEST(EmuLog, LongLinesAreCut) {
   nrt_emu_log_clear();
   std::string huge(10000, 'z');
   nec_ndl_printk(huge.data(), static_cast<uint32_t>(huge.size()), 0);
-  const std::string log = snapshot();
+  const std::string log = nccom_test::runtime_log_text();
   EXPECT_EQ(log.size(), 4096u + 1) << "4096 bytes per line, then the newline";
 }
 

@@ -2,6 +2,7 @@
 // instance info as Trn3, 16 devices and LNC 2 by default and only those,
 // a NeuronSwitch pod of one node; wrong combinations fail saying what to
 // set; the other platforms keep their answers.
+#include "runtime_log_text.h"
 #include "scoped_env.h"
 
 #include <nrt_emu.h>
@@ -13,12 +14,6 @@
 using nccom_test::ScopedEnv;
 
 namespace {
-
-std::string runtime_log() {
-  std::string text(static_cast<size_t>(nrt_emu_log_snapshot(nullptr, 0)), '\0');
-  nrt_emu_log_snapshot(text.data(), text.size() + 1);
-  return text;
-}
 
 TEST(EmuSwitchPlatform, InstanceInfoIsTrn3) {
   ScopedEnv platform("NEURON_RT_EMU_PLATFORM", "trn3-switch-v1");
@@ -52,10 +47,10 @@ TEST(EmuSwitchPlatform, Lnc1FailsSayingWhatToSet) {
   uint32_t size = 7;
   EXPECT_EQ(nec_get_virtual_core_size(&size), NRT_INVALID);
   EXPECT_EQ(size, 7u);
-  EXPECT_NE(runtime_log().find("NEURON_RT_EMU_PLATFORM=trn3-switch-v1 runs LNC 2 only: set "
+  EXPECT_NE(nccom_test::runtime_log_text().find("NEURON_RT_EMU_PLATFORM=trn3-switch-v1 runs LNC 2 only: set "
                                "NEURON_RT_VIRTUAL_CORE_SIZE=2 (or unset it), not 1"),
             std::string::npos)
-      << runtime_log();
+      << nccom_test::runtime_log_text();
 }
 
 TEST(EmuSwitchPlatform, OtherDeviceCountsFailSayingWhatToSet) {
@@ -64,10 +59,10 @@ TEST(EmuSwitchPlatform, OtherDeviceCountsFailSayingWhatToSet) {
     ScopedEnv devices("NEURON_RT_EMU_DEVICES", n);
     nrt_emu_log_clear();
     EXPECT_EQ(nec_get_device_count(nullptr, 0), -1) << n;
-    EXPECT_NE(runtime_log().find("has 16 devices per node: set NEURON_RT_EMU_DEVICES=16 (or unset it), not " +
+    EXPECT_NE(nccom_test::runtime_log_text().find("has 16 devices per node: set NEURON_RT_EMU_DEVICES=16 (or unset it), not " +
                                  std::string(n)),
               std::string::npos)
-        << runtime_log();
+        << nccom_test::runtime_log_text();
     EXPECT_FALSE(nec_is_mla_available(0, 0)) << "no device is valid on an impossible host";
   }
 }

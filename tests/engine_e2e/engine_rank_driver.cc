@@ -12,6 +12,7 @@
 // ok=1: runs=<collectives run>, ring_runs=<all-reduce/all-gather/
 // reduce-scatter runs among them>, and engine=<line> for every line of the
 // runtime log from the engine about kangaRing lanes or its closing counts.
+#include "engine_log.h"
 #include "reference.h"
 
 #include <nrt_emu.h>
@@ -313,16 +314,7 @@ int main(int argc, char** argv) {
   nrt_emu_ccom_close(cc);
   say("runs=" + std::to_string(g_runs));
   say("ring_runs=" + std::to_string(g_ring_runs));
-  std::string log(static_cast<size_t>(nrt_emu_log_snapshot(nullptr, 0)), '\0');
-  nrt_emu_log_snapshot(log.data(), log.size() + 1);
-  for (size_t p = 0; p < log.size();) {
-    size_t q = log.find('\n', p);
-    if (q == std::string::npos) q = log.size();
-    const std::string line = log.substr(p, q - p);
-    if (line.find("kangaRing") != std::string::npos || line.find("closing:") != std::string::npos)
-      say("engine=" + line);
-    p = q + 1;
-  }
+  for (const std::string& line : engine_log_lines()) say("engine=" + line);
   say("ok=1");
   return 0;
 }

@@ -8,6 +8,7 @@
 // Prints workers=<proxy workers while all ranks are up>, engine=<line> for
 // every runtime-log line of the engine about kangaRing lanes or its closing
 // counts, then ok=1 (or error=...).
+#include "engine_log.h"
 #include "reference.h"
 
 #include <nrt_emu.h>
@@ -112,16 +113,7 @@ int main(int argc, char** argv) {
     threads.emplace_back([&, r] { errors[static_cast<size_t>(r)] = run_rank(r, n, hosts, up, workers); });
   for (std::thread& t : threads) t.join();
   std::printf("workers=%d\n", workers.load());
-  std::string log(static_cast<size_t>(nrt_emu_log_snapshot(nullptr, 0)), '\0');
-  nrt_emu_log_snapshot(log.data(), log.size() + 1);
-  for (size_t p = 0; p < log.size();) {
-    size_t q = log.find('\n', p);
-    if (q == std::string::npos) q = log.size();
-    const std::string line = log.substr(p, q - p);
-    if (line.find("kangaRing") != std::string::npos || line.find("closing:") != std::string::npos)
-      std::printf("engine=%s\n", line.c_str());
-    p = q + 1;
-  }
+  for (const std::string& line : engine_log_lines()) std::printf("engine=%s\n", line.c_str());
   for (int r = 0; r < n; ++r) {
     if (!errors[static_cast<size_t>(r)].empty()) {
       std::printf("error=rank %d: %s\n", r, errors[static_cast<size_t>(r)].c_str());

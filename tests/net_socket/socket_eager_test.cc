@@ -262,27 +262,8 @@ TEST_F(NetSocketEager, MixedStreamKeepsOrderAndData) {
   auto size_of = [](int i) {
     return static_cast<size_t>((i * 2654435761u) % (2 * kEagerMaxBytes + 3));
   };
-  std::vector<std::vector<char>> out(kMessages);
-  for (int i = 0; i < kMessages; ++i) {
-    out[i].resize(size_of(i));
-    fill_pattern(out[i], i);
-  }
-  std::thread sender([&] {
-    std::vector<void *> window;
-    for (int i = 0; i < kMessages; ++i) {
-      void *req = nullptr;
-      while (req == nullptr)
-        ASSERT_EQ(net->isend(e.send, out[i].data(), static_cast<int>(out[i].size()), i % 3, nullptr,
-                             &req),
-                  ncclSuccess);
-      window.push_back(req);
-      if (window.size() == kWindow) {
-        for (void *r : window) ASSERT_EQ(wait_request(net, r), ncclSuccess);
-        window.clear();
-      }
-    }
-    for (void *r : window) ASSERT_EQ(wait_request(net, r), ncclSuccess);
-  });
+  const std::vector<std::vector<char>> out = patterned_messages(kMessages, size_of);
+  std::thread sender = send_windowed(net, e.send, out, kWindow);
   std::vector<std::vector<char>> in(kWindow, std::vector<char>(2 * kEagerMaxBytes + 3));
   for (int base = 0; base < kMessages; base += kWindow) {
     int n = std::min(kWindow, kMessages - base);

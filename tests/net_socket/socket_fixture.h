@@ -153,6 +153,40 @@ inline void fill_pattern(std::vector<char> &buf, unsigned seed) {
   for (size_t i = 0; i < buf.size(); ++i) buf[i] = static_cast<char>((i * 131 + seed * 7919) >> 3);
 }
 
+// `count` messages, message i of size_of(i) bytes filled with fill_pattern(i).
+template <typename SizeOf>
+std::vector<std::vector<char>> patterned_messages(int count, SizeOf size_of) {
+  std::vector<std::vector<char>> out(static_cast<size_t>(count));
+  for (int i = 0; i < count; ++i) {
+    out[static_cast<size_t>(i)].resize(size_of(i));
+    fill_pattern(out[static_cast<size_t>(i)], static_cast<unsigned>(i));
+  }
+  return out;
+}
+
+// A thread that sends `out` in order on `send_comm`, message i with tag
+// i % 3, `window` requests in flight at most (each waited for).
+template <typename Net>
+std::thread send_windowed(const Net *net, void *send_comm, const std::vector<std::vector<char>> &out,
+                          size_t window) {
+  return std::thread([net, send_comm, &out, window] {
+    std::vector<void *> pending;
+    for (size_t i = 0; i < out.size(); ++i) {
+      void *req = nullptr;
+      while (req == nullptr)
+        ASSERT_EQ(net->isend(send_comm, const_cast<char *>(out[i].data()),
+                             static_cast<int>(out[i].size()), static_cast<int>(i % 3), nullptr, &req),
+                  ncclSuccess);
+      pending.push_back(req);
+      if (pending.size() == window) {
+        for (void *r : pending) ASSERT_EQ(wait_request(net, r), ncclSuccess);
+        pending.clear();
+      }
+    }
+    for (void *r : pending) ASSERT_EQ(wait_request(net, r), ncclSuccess);
+  });
+}
+
 // Fixture: the plugin initialised with the capturing logger, loopback found.
 class SocketTest : public ::testing::Test {
  protected:
