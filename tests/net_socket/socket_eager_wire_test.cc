@@ -261,15 +261,18 @@ TEST_F(NetSocketEagerWire, ConnectorOffersAndFollowsTheGrant) {
     wire::CtrlMsg rec{};
     ASSERT_TRUE(ctrl.read_all(&rec, sizeof rec));
     wire::CtrlMsg cts{wire::kMsgClearToSend, 7, rec.id, wire::kCtsAccept};
+    // Received into its own byte: `one` belongs to the plugin until the send
+    // completes (its helper thread may still be inside send() on it).
+    char got = 0;
     if (grant && rec.type == wire::kMsgEager) {
-      ASSERT_TRUE(ctrl.read_all(&one, 1));  // the grant arrived first after all
+      ASSERT_TRUE(ctrl.read_all(&got, 1));  // the grant arrived first after all
     } else {
       ASSERT_EQ(rec.type, wire::kMsgHeader);
       ASSERT_TRUE(ctrl.write_all(&cts, sizeof cts));
-      ASSERT_TRUE(data.read_all(&one, 1));
+      ASSERT_TRUE(data.read_all(&got, 1));
     }
     ASSERT_EQ(wait_request(net, req), ncclSuccess);
-    EXPECT_EQ(one, '!');
+    EXPECT_EQ(got, '!');
     // Then, messages of 16 and 17 bytes, three of 16 in a row.
     std::vector<char> payload(17, 'p');
     const int sizes[] = {16, 17, 16, 16};
