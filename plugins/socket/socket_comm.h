@@ -29,13 +29,17 @@
 //
 // The control socket is progressed by the caller's thread inside
 // isend/irecv/test and by the first helper thread (so a send completes and
-// credits come back even while the caller only tests the one side); the
+// credits come back even while the caller only tests the one side) — by the
+// helper only when the caller has not called in for kCallerGrace, bytes wait
+// to go out, or a rendezvous send waits for its clear-to-send; the
 // data-socket payload by the helper threads.
 #pragma once
 
 #include <nccom/net_common.h>
 
 #include <array>
+#include <atomic>
+#include <chrono>
 #include <deque>
 #include <memory>
 #include <mutex>
@@ -52,6 +56,11 @@ inline constexpr uint32_t kSendCommMarker = 0x444e4553;   // "SEND"
 inline constexpr uint32_t kRecvCommMarker = 0x56434552;   // "RECV"
 inline constexpr uint32_t kRequestMarker = 0x51455253;    // "SREQ"
 inline constexpr uint32_t kMemRegionMarker = 0x524d5253;  // "SRMR"
+
+// How long after the caller's last isend/irecv/test on a comm helper thread 0
+// leaves that comm's control socket to the caller. Also the longest a record
+// waits once the caller stops calling in (then helper 0 reads it).
+inline constexpr std::chrono::nanoseconds kCallerGrace = std::chrono::milliseconds(5);
 
 class Comm;
 
@@ -125,6 +134,15 @@ class Comm : private ControlHook {
   // Moves control bytes both ways and dispatches complete records. A failure
   // is recorded in ctrl_error_ and fails the requests waiting on control.
   void progress_ctrl();
+  // progress_ctrl() from the caller's isend/irecv/test: while the caller
+  // keeps calling in, helper thread 0 leaves the control socket to it
+  // instead of waking up for every record (kCallerGrace).
+  void caller_progress_ctrl();
+
+  // True while a record from the peer is awaited that the caller may not be
+  // quick to read (a send's clear-to-send): helper 0 then keeps reading the
+  // control socket even while the caller calls in. Under mutex_.
+  virtual bool helper_reads_control() const { return false; }
 
   virtual ncclResult_t on_message(const CtrlMsg &msg) = 0;
   virtual void on_payload() {}
@@ -138,12 +156,14 @@ class Comm : private ControlHook {
   std::array<Request, NCCL_NET_MAX_REQUESTS> requests_;
 
  private:
-  short control_events(int *fd) override;
+  short control_events(int *fd, int *recheck_ms) override;
   bool progress_control() override;
   bool flush_ctrl();
   void ctrl_failed(ncclResult_t code, const char *what, int err);
 
   const bool sending_;
+  // steady_clock nanoseconds of the caller's last caller_progress_ctrl().
+  std::atomic<int64_t> caller_ns_{0};
   Fd ctrl_;
   std::vector<Fd> data_;
   const int nsocks_per_thread_;
@@ -175,6 +195,7 @@ class SendComm : public Comm {
   using Comm::Comm;
   ncclResult_t on_message(const CtrlMsg &msg) override;
   int on_ctrl_failure(ncclResult_t code) override;
+  bool helper_reads_control() const override;
   ncclResult_t on_grant(const CtrlMsg &msg);
   void send_eager(Request *req);
 

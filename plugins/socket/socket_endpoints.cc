@@ -26,7 +26,7 @@ ncclResult_t SendComm::isend(void *data, int size, int tag, void **request) {
     return ncclInvalidArgument;
   }
   std::lock_guard<std::mutex> lock(mutex_);
-  progress_ctrl();
+  caller_progress_ctrl();
   if (ctrl_error_ != ncclSuccess) return ctrl_error_;  // the peer is gone; logged when found
   Request *req = alloc_request();
   *request = req;
@@ -108,6 +108,14 @@ ncclResult_t SendComm::on_message(const CtrlMsg &msg) {
   return ncclSuccess;
 }
 
+// A rendezvous send waiting for its clear-to-send: helper 0 answers it at
+// once by queueing the payload, as before the caller-driven control path
+// (otherwise a large stream waits for the caller's next test per message).
+bool SendComm::helper_reads_control() const {
+  return std::any_of(requests_.begin(), requests_.end(),
+                     [](const Request &r) { return r.state == Request::State::kPosted; });
+}
+
 int SendComm::on_ctrl_failure(ncclResult_t code) {
   int failed = 0;
   for (Request &r : requests_) {
@@ -140,7 +148,7 @@ ncclResult_t RecvComm::irecv(void *data, int size, int tag, void **request) {
     return ncclInvalidArgument;
   }
   std::lock_guard<std::mutex> lock(mutex_);
-  progress_ctrl();
+  caller_progress_ctrl();
   if (ctrl_error_ != ncclSuccess) return ctrl_error_;
   Request *req = alloc_request();
   *request = req;

@@ -132,16 +132,21 @@ void DataWorker::wait_for_io() {
   pollfd fds[2 + kMaxSocketsPerWorker];
   nfds_t n = 0;
   fds[n++] = {wake_.get(), POLLIN, 0};
+  int timeout_ms = kPollTimeoutMs;
   if (control_ != nullptr) {
-    int fd = -1;
-    if (short events = control_->control_events(&fd); events != 0) fds[n++] = {fd, events, 0};
+    int fd = -1, recheck_ms = -1;
+    if (short events = control_->control_events(&fd, &recheck_ms); events != 0) {
+      fds[n++] = {fd, events, 0};
+    } else if (recheck_ms >= 0) {
+      timeout_ms = recheck_ms;  // the caller is progressing it; look again then
+    }
   }
   for (const Socket &s : socks_) {
     if (s.queue.empty() || n >= sizeof fds / sizeof fds[0]) continue;
     fds[n++] = {s.fd, static_cast<short>(sending_ ? POLLOUT : POLLIN), 0};
   }
   // Errors and hang-ups show up as POLLERR/POLLHUP; the next progress() names them.
-  (void)poll(fds, n, kPollTimeoutMs);
+  (void)poll(fds, n, timeout_ms);
 }
 
 void DataWorker::run() {

@@ -181,6 +181,39 @@ TEST_F(NetSocketData, UnexpectedMessagesWaitForTheirReceive) {
   close_pair(net, e);
 }
 
+// Helper thread 0 leaves a comm's control socket to a caller that keeps
+// calling in, and takes it back once that caller stops (kCallerGrace): a
+// rendezvous completes when only one side is ever tested after posting —
+// the other side's header, clear-to-send and payload are its helper's.
+TEST_F(NetSocketData, ARendezvousCompletesWhenOnlyOneSideIsTested) {
+  Endpoints e = connect_pair(net, lo);
+  for (bool test_sender : {true, false}) {
+    SCOPED_TRACE(test_sender ? "only the send is tested" : "only the receive is tested");
+    std::vector<char> out(100000), in(100000, 0);
+    fill_pattern(out, test_sender ? 1 : 2);
+    void *data = in.data(), *rreq = nullptr, *sreq = nullptr;
+    int size = static_cast<int>(in.size()), tag = 4;
+    if (test_sender) {
+      ASSERT_EQ(net->irecv(e.recv, 1, &data, &size, &tag, nullptr, &rreq), ncclSuccess);
+      ASSERT_EQ(net->isend(e.send, out.data(), 100000, 4, nullptr, &sreq), ncclSuccess);
+      ASSERT_EQ(wait_request(net, sreq), ncclSuccess);  // the receiver's helper did its part
+    } else {
+      ASSERT_EQ(net->isend(e.send, out.data(), 100000, 4, nullptr, &sreq), ncclSuccess);
+      ASSERT_EQ(net->irecv(e.recv, 1, &data, &size, &tag, nullptr, &rreq), ncclSuccess);
+      int got = -1;
+      ASSERT_EQ(wait_request(net, rreq, &got), ncclSuccess);  // the sender's helper did its part
+      EXPECT_EQ(got, 100000);
+      EXPECT_EQ(in, out);
+    }
+    ASSERT_NE(rreq, nullptr);
+    ASSERT_NE(sreq, nullptr);
+    // The untested side finishes too.
+    ASSERT_EQ(wait_request(net, test_sender ? rreq : sreq), ncclSuccess);
+    EXPECT_EQ(in, out);
+  }
+  close_pair(net, e);
+}
+
 // Rendezvous sizes; an eager message's send has completed before the
 // receiver sees it (socket_eager_test.cc, TooLargeForTheReceiveFailsTheReceiveOnly).
 TEST_F(NetSocketData, ReceiveSmallerThanMessageFailsBothSidesAndCommSurvives) {
