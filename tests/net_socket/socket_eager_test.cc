@@ -28,15 +28,6 @@ void *post_send(const ncclNet_v6_t *net, void *comm, const std::vector<char> &bu
   return post_send(net, comm, buf, tag, buf.size());
 }
 
-void *post_recv(const ncclNet_v6_t *net, void *comm, std::vector<char> &buf, int tag) {
-  void *req = nullptr;
-  void *data = buf.data();
-  int size = static_cast<int>(buf.size());
-  EXPECT_EQ(net->irecv(comm, 1, &data, &size, &tag, nullptr, &req), ncclSuccess);
-  EXPECT_NE(req, nullptr);
-  return req;
-}
-
 // Tests `req` `times` times; true if it completed (successfully).
 bool completes_within(const ncclNet_v6_t *net, void *req, int times) {
   int done = 0;

@@ -64,6 +64,15 @@ struct RawSocket {
   }
 };
 
+// Where a listen handle says the listener is (IPv4).
+sockaddr_in listen_address(const wire::WireHandle &h) {
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = h.port;
+  memcpy(&addr.sin_addr, h.addr, 4);
+  return addr;
+}
+
 wire::Hello legacy_hello(uint64_t magic, uint16_t index) {
   // As a build without the eager path sends it: the eager fields were reserved, zero.
   wire::Hello h{};
@@ -76,28 +85,42 @@ wire::Hello legacy_hello(uint64_t magic, uint16_t index) {
   return h;
 }
 
-TEST_F(NetSocketEagerWire, AcceptorGrantsNothingToAPeerThatOffersNothing) {
+// Listens on `dev`, connects two raw sockets (control, data) to it as a peer
+// whose hello offers eager_max / eager_credits (0, 0: a build without the
+// eager path), and accepts. out->recv_comm stays NULL on failure.
+struct RawPeer {
+  void *listen = nullptr;
+  void *recv_comm = nullptr;
+  std::vector<RawSocket> socks;
+};
+
+void dial_as_raw_peer(const ncclNet_v6_t *net, int dev, uint16_t eager_max, uint16_t eager_credits,
+                      RawPeer *out) {
   char handle[NCCL_NET_HANDLE_MAXSIZE] = {};
-  void *listen = nullptr, *recv_comm = nullptr;
-  ASSERT_EQ(net->listen(lo, handle, &listen), ncclSuccess);
+  ASSERT_EQ(net->listen(dev, handle, &out->listen), ncclSuccess);
   wire::WireHandle h;
   memcpy(&h, handle, sizeof h);
   ASSERT_EQ(h.family, AF_INET);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = h.port;
-  memcpy(&addr.sin_addr, h.addr, 4);
-  std::vector<RawSocket> socks;
+  const sockaddr_in addr = listen_address(h);
   for (uint16_t i = 0; i < 2; ++i) {
-    socks.emplace_back(socket(AF_INET, SOCK_STREAM, 0));
-    ASSERT_EQ(connect(socks[i].fd, reinterpret_cast<sockaddr *>(&addr), sizeof addr), 0);
+    out->socks.emplace_back(socket(AF_INET, SOCK_STREAM, 0));
+    ASSERT_EQ(connect(out->socks[i].fd, reinterpret_cast<const sockaddr *>(&addr), sizeof addr), 0);
     wire::Hello hello = legacy_hello(h.magic, i);
-    ASSERT_TRUE(socks[i].write_all(&hello, sizeof hello));
+    hello.eager_max = eager_max;
+    hello.eager_credits = eager_credits;
+    ASSERT_TRUE(out->socks[i].write_all(&hello, sizeof hello));
   }
   auto deadline = Clock::now() + kWait;
-  while (recv_comm == nullptr && Clock::now() < deadline)
-    ASSERT_EQ(net->accept(listen, &recv_comm), ncclSuccess);
-  ASSERT_NE(recv_comm, nullptr);
+  while (out->recv_comm == nullptr && Clock::now() < deadline)
+    ASSERT_EQ(net->accept(out->listen, &out->recv_comm), ncclSuccess);
+}
+
+TEST_F(NetSocketEagerWire, AcceptorGrantsNothingToAPeerThatOffersNothing) {
+  RawPeer peer;
+  dial_as_raw_peer(net, lo, 0, 0, &peer);
+  ASSERT_NE(peer.recv_comm, nullptr);
+  void *listen = peer.listen, *recv_comm = peer.recv_comm;
+  std::vector<RawSocket> &socks = peer.socks;
   RawSocket &ctrl = socks[0];
   RawSocket &data = socks[1];
 
@@ -134,28 +157,12 @@ TEST_F(NetSocketEagerWire, AcceptorGrantsNothingToAPeerThatOffersNothing) {
 }
 
 TEST_F(NetSocketEagerWire, AcceptorGrantsAtMostTheOfferAndTakesSplitPayloads) {
-  char handle[NCCL_NET_HANDLE_MAXSIZE] = {};
-  void *listen = nullptr, *recv_comm = nullptr;
-  ASSERT_EQ(net->listen(lo, handle, &listen), ncclSuccess);
-  wire::WireHandle h;
-  memcpy(&h, handle, sizeof h);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = h.port;
-  memcpy(&addr.sin_addr, h.addr, 4);
-  std::vector<RawSocket> socks;
-  for (uint16_t i = 0; i < 2; ++i) {
-    socks.emplace_back(socket(AF_INET, SOCK_STREAM, 0));
-    ASSERT_EQ(connect(socks[i].fd, reinterpret_cast<sockaddr *>(&addr), sizeof addr), 0);
-    wire::Hello hello = legacy_hello(h.magic, i);
-    hello.eager_max = 4096;  // less than this build's limits: the grant follows the offer
-    hello.eager_credits = 3;
-    ASSERT_TRUE(socks[i].write_all(&hello, sizeof hello));
-  }
-  auto deadline = Clock::now() + kWait;
-  while (recv_comm == nullptr && Clock::now() < deadline)
-    ASSERT_EQ(net->accept(listen, &recv_comm), ncclSuccess);
-  ASSERT_NE(recv_comm, nullptr);
+  // A peer offering less than this build's limits: the grant follows the offer.
+  RawPeer peer;
+  dial_as_raw_peer(net, lo, 4096, 3, &peer);
+  ASSERT_NE(peer.recv_comm, nullptr);
+  void *listen = peer.listen, *recv_comm = peer.recv_comm;
+  std::vector<RawSocket> &socks = peer.socks;
   RawSocket &ctrl = socks[0];
   wire::CtrlMsg grant{};
   ASSERT_TRUE(ctrl.read_all(&grant, sizeof grant));

@@ -7,15 +7,6 @@ namespace {
 
 using NetSocketFailure = SocketTest;
 
-void *post_recv(const ncclNet_v6_t *net, void *comm, std::vector<char> &buf, int tag = 0) {
-  void *req = nullptr;
-  void *data = buf.data();
-  int size = static_cast<int>(buf.size());
-  EXPECT_EQ(net->irecv(comm, 1, &data, &size, &tag, nullptr, &req), ncclSuccess);
-  EXPECT_NE(req, nullptr);
-  return req;
-}
-
 TEST_F(NetSocketFailure, CloseWithRequestsPending) {
   ASSERT_EQ(plugin().configure(2, 2, nullptr), ncclSuccess);
   Endpoints e = connect_pair(net, lo);

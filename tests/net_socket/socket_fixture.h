@@ -153,6 +153,17 @@ inline void fill_pattern(std::vector<char> &buf, unsigned seed) {
   for (size_t i = 0; i < buf.size(); ++i) buf[i] = static_cast<char>((i * 131 + seed * 7919) >> 3);
 }
 
+// Posts one receive of all of `buf` with `tag`; the request (never NULL).
+template <typename Net>
+void *post_recv(const Net *net, void *comm, std::vector<char> &buf, int tag = 0) {
+  void *req = nullptr;
+  void *data = buf.data();
+  int size = static_cast<int>(buf.size());
+  EXPECT_EQ(net->irecv(comm, 1, &data, &size, &tag, nullptr, &req), ncclSuccess);
+  EXPECT_NE(req, nullptr);
+  return req;
+}
+
 // `count` messages, message i of size_of(i) bytes filled with fill_pattern(i).
 template <typename SizeOf>
 std::vector<std::vector<char>> patterned_messages(int count, SizeOf size_of) {
