@@ -8,7 +8,10 @@
 
 #include <signal.h>
 
+#include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <string>
 #include <vector>
 
 namespace net_ofi_test {
@@ -16,6 +19,19 @@ namespace {
 
 using net_ofi_wire::from_hex;
 using net_ofi_wire::to_hex;
+
+// What a SIGKILLed peer over the shm provider leaves in /dev/shm: its
+// endpoints, which libnccom-net names "nc<pid>.<n>" in hex
+// (plugins/net_neuron/ofi/endpoint.cc). Removed so runs do not pile them up.
+void remove_shm_endpoints_of(pid_t pid) {
+  char prefix[32];
+  std::snprintf(prefix, sizeof prefix, "nc%x.", static_cast<unsigned>(pid));
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/dev/shm", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(prefix, 0) == 0) std::filesystem::remove(entry.path(), ec);
+  }
+}
 
 class NetOfiLivenessKilled : public NetOfiProvider {
  protected:
@@ -36,6 +52,7 @@ class NetOfiLivenessKilled : public NetOfiProvider {
     const Outcome out = test_until(net, request, killed, milliseconds(10000));
     const nccom_test::ChildResult result = nccom_test::finish_child(child);
     EXPECT_EQ(result.signal, SIGKILL) << result.err;
+    remove_shm_endpoints_of(child.pid);
     ASSERT_TRUE(out.finished) << "still pending after " << out.after.count() << " ms\n"
                               << captured_logs();
     EXPECT_FALSE(out.done);

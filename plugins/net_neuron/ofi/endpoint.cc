@@ -5,7 +5,13 @@
 
 #include "wire.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+#include <random>
 #include <string>
 #include <type_traits>
 
@@ -23,6 +29,20 @@ Status check(int rc, const char* what) {
   if (rc == 0) return ncclSuccess;
   OFI_WARN("NET/OFI %s failed: %s", what, fi_error_text(rc).c_str());
   return ncclSystemError;
+}
+
+// "fi_shm://nc<pid>.<n>" in hex (shm's string address format), n = a random
+// 32-bit start + this process's endpoint count: unique per endpoint of the
+// process and, unlike shm's default "<pid>:<i>:<j>", not the name a dead
+// process with the same pid left in /dev/shm. At most 27 bytes with its NUL,
+// so the address still fits the v4 table's 64-byte handle.
+std::string shm_endpoint_name() {
+  static std::atomic<uint32_t> counter{0};
+  static const uint32_t start = [] { return static_cast<uint32_t>(std::random_device{}()); }();
+  char text[48];
+  std::snprintf(text, sizeof text, "fi_shm://nc%x.%x", static_cast<unsigned>(getpid()),
+                static_cast<unsigned>(start + counter.fetch_add(1)));
+  return text;
 }
 
 }  // namespace
@@ -71,6 +91,19 @@ Status Endpoint::open(const fi_info& info, const NicCaps& caps, std::unique_ptr<
   if (Status s = check(fi_ep_bind(ep, &av->fid, 0), "fi_ep_bind(av)"); !s.ok()) return s;
   if (Status s = check(fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV), "fi_ep_bind(cq)"); !s.ok()) {
     return s;
+  }
+  if (info.fabric_attr != nullptr && info.fabric_attr->prov_name != nullptr &&
+      std::strcmp(info.fabric_attr->prov_name, "shm") == 0) {
+    // shm names its endpoint "<pid>:<n>:<m>" by default, a file in /dev/shm
+    // that a SIGKILLed process leaves behind: a later process that gets the
+    // same pid then fails fi_enable with EBUSY. A name of our own, with 64
+    // random bits, cannot collide with a stale one.
+    const std::string own = shm_endpoint_name();
+    if (Status s = check(fi_setname(&ep->fid, const_cast<char*>(own.c_str()), own.size() + 1),
+                         "fi_setname(shm)");
+        !s.ok()) {
+      return s;
+    }
   }
   if (Status s = check(fi_enable(ep), "fi_enable"); !s.ok()) return s;
   uint8_t name[256];
