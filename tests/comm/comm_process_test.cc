@@ -89,7 +89,8 @@ TEST(CommProcessesGlobal, GlobalCommFromARootAddress) {
   for (const std::string protocol : {"flat", "hierarchical", "auto"}) {
     const int nranks = 8;
     const int hosts = 2;
-    const std::string root = "127.0.0.1:" + std::to_string(nccom_test::free_loopback_port());
+    const nccom_test::LoopbackPort reserved;
+    const std::string root = "127.0.0.1:" + std::to_string(reserved.port());
     std::vector<RunningChild> children;
     for (int r = 0; r < nranks; ++r) {
       children.push_back(start_child(kDriver, {std::to_string(nranks), std::to_string(r),

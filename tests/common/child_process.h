@@ -42,9 +42,23 @@ ChildResult finish_child(RunningChild& child);
 std::map<std::string, std::string> parse_report(const std::string& out,
                                                 const std::string& stop = "--- log ---");
 
-// A loopback TCP port nobody listens on right now (the kernel picks it; the
-// caller's root binds it again a moment later), or -1.
-int free_loopback_port();
+// A loopback TCP port for a root address, held (bound with SO_REUSEADDR,
+// never listening) while this object lives: no other process is given it
+// meanwhile — a port only found free and released could be, under ctest -j2 —
+// and a bootstrap root that binds it with SO_REUSEADDR can still listen.
+// port() is -1 when none could be had.
+class LoopbackPort {
+ public:
+  LoopbackPort();
+  ~LoopbackPort();
+  LoopbackPort(const LoopbackPort&) = delete;
+  LoopbackPort& operator=(const LoopbackPort&) = delete;
+  int port() const { return port_; }
+
+ private:
+  int fd_ = -1;
+  int port_ = -1;
+};
 
 // A fresh directory under $TMPDIR (or /tmp), removed with everything in it.
 class TempDir {

@@ -84,7 +84,8 @@ std::vector<RunningChild> start(const Shape& s, const std::vector<std::string>& 
 }
 
 void run_all(const Shape& s, const std::vector<std::string>& args) {
-  const int port = nccom_test::free_loopback_port();
+  const nccom_test::LoopbackPort reserved;
+  const int port = reserved.port();
   ASSERT_GT(port, 0);
   std::vector<RunningChild> kids = start(s, args, env_for(s, port));
   for (size_t r = 0; r < kids.size(); ++r) {
@@ -127,7 +128,8 @@ class EngineFault : public ::testing::TestWithParam<Shape> {};
 // within the bound, naming rank 1.
 TEST_P(EngineFault, ADeadRankFailsTheOthersNamingIt) {
   const Shape s = GetParam();
-  const int port = nccom_test::free_loopback_port();
+  const nccom_test::LoopbackPort reserved;
+  const int port = reserved.port();
   ASSERT_GT(port, 0);
   const auto t0 = Clock::now();
   std::vector<RunningChild> kids = start(s, {"die=1", "timeout_ms=20000"}, env_for(s, port));
@@ -164,7 +166,8 @@ class EngineThreads : public ::testing::TestWithParam<int> {};
 
 TEST_P(EngineThreads, RanksShareProxyWorkersByGroup) {
   const int per_proxy = GetParam();
-  const int port = nccom_test::free_loopback_port();
+  const nccom_test::LoopbackPort reserved;
+  const int port = reserved.port();
   ASSERT_GT(port, 0);
   auto env = env_for(Shape{4, 2, "socket"}, port);
   env["NEURON_RT_RANKS_PER_NETWORK_PROXY"] = std::to_string(per_proxy);

@@ -82,7 +82,8 @@ void parse_engine_lines(int rank, RankReport* r) {
 
 std::vector<RankReport> run_ranks(int ranks, int hosts, const std::vector<std::string>& args,
                                   std::map<std::string, std::string> extra = {}) {
-  const int port = nccom_test::free_loopback_port();
+  const nccom_test::LoopbackPort reserved;
+  const int port = reserved.port();
   EXPECT_GT(port, 0);
   auto env = switch_env(port);
   for (auto& [k, v] : extra) env[k] = v;
@@ -152,7 +153,8 @@ void expect_kanga_run(const std::vector<RankReport>& reps, int n) {
 // 6 all-reduce/all-gather runs of every rank on its lanes, the 3 all-to-all
 // runs not.
 TEST(KangaE2E, FourRanksAsThreadsOfOneProcess) {
-  const int port = nccom_test::free_loopback_port();
+  const nccom_test::LoopbackPort reserved;
+  const int port = reserved.port();
   ASSERT_GT(port, 0);
   nccom_test::ChildResult res = nccom_test::run_child(ENGINE_THREAD_DRIVER, {"4", "1"}, switch_env(port));
   ASSERT_EQ(res.exit_code, 0) << res.out << res.err;

@@ -2,11 +2,17 @@
 // rank's end is described, the free root port.
 #include "local_launcher.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
+
+#include <cerrno>
+#include <cstring>
 
 namespace nccom::nccomtest {
 namespace {
@@ -41,9 +47,27 @@ TEST(NccomTestLauncher, DescribesHowARankEnded) {
   EXPECT_EQ(describe_wait_status(status_of_child(-SIGKILL)), "was killed by signal 9 (Killed)");
 }
 
-TEST(NccomTestLauncher, FindsAFreeLoopbackPort) {
-  std::string err;
-  EXPECT_NE(find_free_port(&err), 0) << err;
+// The reserved port stays taken for plain binds while the reservation
+// lives, and a root that binds it with SO_REUSEADDR can listen on it.
+TEST(NccomTestLauncher, ReservesALoopbackPortTheRootCanStillListenOn) {
+  const PortReservation r;
+  ASSERT_NE(r.port(), 0) << r.error();
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = htons(r.port());
+  const int plain = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(plain, 0);
+  EXPECT_NE(bind(plain, reinterpret_cast<sockaddr*>(&a), sizeof a), 0) << "another process could take the port";
+  EXPECT_EQ(errno, EADDRINUSE);
+  close(plain);
+  const int root = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(root, 0);
+  const int one = 1;
+  ASSERT_EQ(setsockopt(root, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one), 0);
+  EXPECT_EQ(bind(root, reinterpret_cast<sockaddr*>(&a), sizeof a), 0) << std::strerror(errno);
+  EXPECT_EQ(listen(root, 4), 0) << std::strerror(errno);
+  close(root);
 }
 
 }  // namespace

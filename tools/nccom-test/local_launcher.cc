@@ -148,25 +148,28 @@ bool any_running(const std::vector<Child>& children) {
 
 }  // namespace
 
-uint16_t find_free_port(std::string* err) {
-  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) {
-    *err = std::string("socket: ") + std::strerror(errno);
-    return 0;
+PortReservation::PortReservation() {
+  fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd_ < 0) {
+    error_ = std::string("socket: ") + std::strerror(errno);
+    return;
   }
+  const int one = 1;
   sockaddr_in a{};
   a.sin_family = AF_INET;
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   socklen_t len = sizeof a;
-  uint16_t port = 0;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
-      getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0) {
-    port = ntohs(a.sin_port);
+  if (setsockopt(fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) == 0 &&
+      bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+      getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len) == 0) {
+    port_ = ntohs(a.sin_port);
   } else {
-    *err = std::string("binding a loopback port: ") + std::strerror(errno);
+    error_ = std::string("binding a loopback port: ") + std::strerror(errno);
   }
-  close(fd);
-  return port;
+}
+
+PortReservation::~PortReservation() {
+  if (fd_ >= 0) close(fd_);
 }
 
 uint64_t run_bound_ms(const Options& o) {
@@ -189,12 +192,14 @@ std::string describe_wait_status(int status) {
 
 int run_local(const Options& o, const std::string& argv0, const std::vector<std::string>& args) {
   std::string err;
-  const uint16_t port = find_free_port(&err);
-  if (port == 0) {
-    std::fprintf(stderr, "nccom-test: no free loopback port for the root: %s\n", err.c_str());
+  // Held until the run ends: a port only found free and released could be
+  // taken by another process before rank 0 binds it (seen under ctest -j2).
+  const PortReservation reserved;
+  if (reserved.port() == 0) {
+    std::fprintf(stderr, "nccom-test: no free loopback port for the root: %s\n", reserved.error().c_str());
     return 1;
   }
-  const std::string root = "127.0.0.1:" + std::to_string(port);
+  const std::string root = "127.0.0.1:" + std::to_string(reserved.port());
   const bool tty = isatty(STDERR_FILENO) == 1;
   std::fflush(stdout);
   std::fflush(stderr);

@@ -17,8 +17,25 @@ namespace nccom::nccomtest {
 // every rank re-parses. Returns the process exit status (0, or 1).
 int run_local(const Options& o, const std::string& argv0, const std::vector<std::string>& args);
 
-// A TCP port on 127.0.0.1 that was free a moment ago (0 and *err on failure).
-uint16_t find_free_port(std::string* err);
+// A TCP port on 127.0.0.1 held for the root: bound (SO_REUSEADDR, never
+// listening) until the reservation is destroyed, so no other process is
+// given it meanwhile, while rank 0's bootstrap root — which binds with
+// SO_REUSEADDR and listens — still can. port() is 0 (and error() says why)
+// when no port could be reserved.
+class PortReservation {
+ public:
+  PortReservation();
+  ~PortReservation();
+  PortReservation(const PortReservation&) = delete;
+  PortReservation& operator=(const PortReservation&) = delete;
+  uint16_t port() const { return port_; }
+  const std::string& error() const { return error_; }
+
+ private:
+  int fd_ = -1;
+  uint16_t port_ = 0;
+  std::string error_;
+};
 
 // The bound on a local run: --timeout-ms for each collective call the run
 // makes (warmup, timed, checked and combining calls of every row, both
