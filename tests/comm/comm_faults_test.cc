@@ -438,12 +438,11 @@ TEST_F(CommFaults, RankCountMismatchFailsEveryRank) {
 
 // 11. A host:port root, and one rank configured for the other protocol.
 TEST_F(CommFaults, MixedProtocolsFailEveryRank) {
-  uint16_t port = 0;
-  {
-    Socket probe = reserved_port();
-    ASSERT_TRUE(probe.valid());
-    port = probe.local_address().port();
-  }
+  // Held for the whole test: released early, another process could take it
+  // before the root binds it.
+  Socket held = reserved_port(/*for_root=*/true);
+  ASSERT_TRUE(held.valid());
+  const uint16_t port = held.local_address().port();
   const std::string root = "127.0.0.1:" + std::to_string(port);
   RankThreads ranks;
   auto start = [&](int rank, const std::string& protocol) {

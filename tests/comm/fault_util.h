@@ -138,11 +138,16 @@ inline SocketAddress loopback(uint16_t port) {
 }
 
 // A loopback TCP port that is bound but not listening: connecting to it is
-// refused, and nobody else can take it while the socket lives.
-inline Socket reserved_port() {
+// refused, and nobody else can take it while the socket lives. `for_root`:
+// bound with SO_REUSEADDR, so that a bootstrap root (which binds with
+// SO_REUSEADDR) can still listen on it while it is held.
+inline Socket reserved_port(bool for_root = false) {
   Socket s(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
   const SocketAddress any = loopback(0);
-  if (!s.valid() || ::bind(s.fd(), any.sa(), any.length()) != 0) return Socket();
+  const int one = 1;
+  if (!s.valid() || (for_root && ::setsockopt(s.fd(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0) ||
+      ::bind(s.fd(), any.sa(), any.length()) != 0)
+    return Socket();
   return s;
 }
 
