@@ -6,6 +6,7 @@
 #include "core/runtime.h"
 #include "net/logger.h"
 #include "net/selection.h"
+#include "context_util.h"
 #include "net_host_util.h"
 
 #include <cstring>
@@ -56,13 +57,7 @@ class NetHostCandidates : public ::testing::Test {
 
   // Builds the context, the candidates, and runs the selection.
   Result<Selection> select_now() {
-    config::LoadOptions options;
-    options.getenv = [this](const char* name) -> const char* {
-      auto it = env_.find(name);
-      return it == env_.end() ? nullptr : it->second.c_str();
-    };
-    options.tables = {config::host_knobs()};
-    auto context = core::Context::create(options);
+    auto context = context_with_env(&env_);
     EXPECT_TRUE(context) << context.error().message;
     if (!context) return context.take_error();
     candidates_ = process_candidates((*context)->config(), (*context)->plugin_dirs());
@@ -74,12 +69,7 @@ class NetHostCandidates : public ::testing::Test {
     ASSERT_NE(g_script.handle, nullptr) << dlerror();
   }
 
-  std::string log_text() const {
-    std::ifstream in(log_.dir() + "/nccom.log");
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-  }
+  std::string log_text() const { return context_log(log_.dir()); }
   bool logged(const std::string& needle) const {
     return log_text().find(needle) != std::string::npos;
   }

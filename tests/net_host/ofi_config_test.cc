@@ -7,11 +7,10 @@
 #include "core/runtime.h"
 #include "net/logger.h"
 #include "net/selection.h"
+#include "context_util.h"
 #include "net_host_util.h"
 
-#include <fstream>
 #include <map>
-#include <sstream>
 #include <tuple>
 
 namespace nccom::net::testing {
@@ -69,13 +68,7 @@ class NetHostOfiConfig : public ::testing::Test {
   }
 
   Result<Selection> select_now() {
-    config::LoadOptions options;
-    options.getenv = [this](const char* name) -> const char* {
-      auto it = env_.find(name);
-      return it == env_.end() ? nullptr : it->second.c_str();
-    };
-    options.tables = {config::host_knobs()};
-    auto context = core::Context::create(options);
+    auto context = context_with_env(&env_);
     EXPECT_TRUE(context) << context.error().message;
     if (!context) return context.take_error();
     return select_from(process_candidates((*context)->config(), (*context)->plugin_dirs()),
@@ -83,12 +76,7 @@ class NetHostOfiConfig : public ::testing::Test {
   }
 
   // The context logs where NCCL_DEBUG_FILE (set above) says.
-  std::string log_text() const {
-    std::ifstream in(log_.dir() + "/nccom.log");
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-  }
+  std::string log_text() const { return context_log(log_.dir()); }
   bool logged(const std::string& needle) const {
     return log_text().find(needle) != std::string::npos;
   }
@@ -190,13 +178,7 @@ TEST_F(NetHostOfiConfig, OutOfRangeValuesAreRefusedByTheKnobTable) {
         std::tuple{"NCCOM_OFI_LIVENESS", "maybe", "net.ofi_liveness"}}) {
     std::map<std::string, std::string> saved = env_;
     env_[env] = value;
-    config::LoadOptions options;
-    options.getenv = [this](const char* name) -> const char* {
-      auto it = env_.find(name);
-      return it == env_.end() ? nullptr : it->second.c_str();
-    };
-    options.tables = {config::host_knobs()};
-    auto context = core::Context::create(options);
+    auto context = context_with_env(&env_);
     ASSERT_FALSE(context) << env << "=" << value;
     EXPECT_NE(context.error().message.find(key), std::string::npos) << context.error().message;
     env_ = saved;

@@ -5,6 +5,7 @@
 #include "core/runtime.h"
 #include "net/logger.h"
 #include "net/selection.h"
+#include "context_util.h"
 #include "net_host_util.h"
 
 #include <chrono>
@@ -98,15 +99,7 @@ class NetHostSocketConfig : public ::testing::Test {
     std::remove((log_.dir() + "/nccom.log").c_str());
   }
 
-  Result<std::unique_ptr<core::Context>> context() {
-    config::LoadOptions options;
-    options.getenv = [this](const char* name) -> const char* {
-      auto it = env_.find(name);
-      return it == env_.end() ? nullptr : it->second.c_str();
-    };
-    options.tables = {config::host_knobs()};
-    return core::Context::create(options);
-  }
+  Result<std::unique_ptr<core::Context>> context() { return context_with_env(&env_); }
 
   Result<Selection> select_now() {
     auto ctx = context();
@@ -116,12 +109,7 @@ class NetHostSocketConfig : public ::testing::Test {
                        plugin_logger());
   }
 
-  std::string log_text() const {
-    std::ifstream in(log_.dir() + "/nccom.log");
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-  }
+  std::string log_text() const { return context_log(log_.dir()); }
   bool logged(const std::string& needle) const {
     return log_text().find(needle) != std::string::npos;
   }
