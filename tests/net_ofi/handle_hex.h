@@ -47,4 +47,10 @@ bool until_ready(void** comm, std::chrono::seconds limit, Step step) {
   return *comm != nullptr;
 }
 
+// A peer process's report line ("key=value") to the test, flushed at once.
+inline void say(const std::string& line) {
+  std::printf("%s\n", line.c_str());
+  std::fflush(stdout);
+}
+
 }  // namespace net_ofi_wire

@@ -24,17 +24,13 @@ namespace {
 
 using net_ofi_wire::from_hex;
 using net_ofi_wire::quiet_logger;
+using net_ofi_wire::say;
 using net_ofi_wire::to_hex;
 
 // Calls step until it yields a comm or fails; 20 s at most.
 template <class Step>
 bool until_ready(void** comm, Step step) {
   return net_ofi_wire::until_ready(comm, std::chrono::seconds(20), step);
-}
-
-void say(const std::string& line) {
-  std::printf("%s\n", line.c_str());
-  std::fflush(stdout);
 }
 
 }  // namespace

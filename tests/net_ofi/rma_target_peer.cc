@@ -39,17 +39,13 @@ using Clock = std::chrono::steady_clock;
 
 using net_ofi_wire::from_hex;
 using net_ofi_wire::quiet_logger;
+using net_ofi_wire::say;
 using net_ofi_wire::to_hex;
 
 // Calls step until it yields a comm or fails; 30 s at most.
 template <class Step>
 bool until_ready(void** comm, Step step) {
   return net_ofi_wire::until_ready(comm, std::chrono::seconds(30), step);
-}
-
-void say(const std::string& line) {
-  std::printf("%s\n", line.c_str());
-  std::fflush(stdout);
 }
 
 int poll_other_comm(const ncclNet_v6_t* net, void* recv);
