@@ -1,16 +1,33 @@
 #!/usr/bin/env bash
-# Install the Debian packages nccom needs to build, test and benchmark.
-# Idempotent: only missing packages are installed; safe to run repeatedly.
+# Install every Debian package the default build, its tests and its
+# benchmarks can use. Idempotent: only missing packages are installed.
+#   bash scripts/deps.sh           install what is missing
+#   bash scripts/deps.sh --list    print the package names, one a line (read by
+#                                  scripts/check-deps.sh)
+# scripts/check-deps.sh fails a build that read a header of a package that is
+# neither listed here nor a dependency of one listed here.
 set -euo pipefail
 
 packages=(
+  # toolchain and build
   build-essential cmake ninja-build pkg-config git binutils file
-  libboost-dev libtomlplusplus-dev libfabric-dev libfabric-bin libibverbs-dev
+  # libraries the build links or includes
+  libboost-dev libtomlplusplus-dev libfabric-dev libibverbs-dev
   libgtest-dev libgmock-dev
   clang libclang-rt-14-dev            # libFuzzer targets (tests/fuzz)
+  # peers: nccom-test under mpirun (tests/tools_nccom_test), the Open MPI and
+  # Gloo benchmark programs (bench/coll, bench/bootstrap)
+  openmpi-bin libopenmpi-dev libgloo-dev
+  # programs tests and benchmarks run
+  libfabric-bin                       # fi_info, fi_pingpong (bench/net)
+  iperf3                              # bench/net
   graphviz                            # nccom-topo --svg/--png (dot)
-  openmpi-bin                         # nccom-test under mpirun (tests/tools_nccom_test)
 )
+
+if [ "${1:-}" = "--list" ]; then
+  printf '%s\n' "${packages[@]}"
+  exit 0
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -1,0 +1,167 @@
+#!/usr/bin/env bash
+# Runs the README's two commands on a new Debian 12 machine: a minimal
+# bookworm root (mmdebstrap --variant=minbase, from this machine's own apt
+# sources), a clean clone of HEAD inside it, proc/sys/dev/dev/shm/dev/pts
+# mounted, and each command run as root with an empty environment. Prints the
+# time of each step and the tests' pass count; exits non-zero if either
+# command fails. What the tree needs and deps.sh does not install fails here.
+#
+#   bash scripts/fresh-machine.sh                 both commands
+#   bash scripts/fresh-machine.sh --quickstart    command 1 only
+#   bash scripts/fresh-machine.sh --keep          leave the root (and print where)
+#   bash scripts/fresh-machine.sh --new-root      build the minimal root anew
+#
+# Needs root. The minimal root is cached as a tarball under
+# /var/cache/nccom-fresh-machine and reused (--new-root or deleting it makes
+# a new one); each run unpacks it into a new folder under /var/tmp and removes
+# that folder at the end. The mounts live in a mount namespace of the run's
+# own, so they end with it even if the run is killed. Logs of the two
+# commands stay in /var/tmp/nccom-fresh-machine-logs.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+repo=$(pwd)
+
+keep=0
+new_root=0
+commands=(quickstart test)
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --keep) keep=1 ;;
+    --new-root) new_root=1 ;;
+    --quickstart) commands=(quickstart) ;;
+    -h|--help) sed -n '2,19s/^# \{0,1\}//p' "$0"; exit 0 ;;
+    *) echo "fresh-machine: unknown option $1 (see --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "fresh-machine: needs root (it builds a root file system and mounts into it)" >&2
+  exit 2
+fi
+if ! git -C "$repo" rev-parse --verify -q HEAD >/dev/null; then
+  echo "fresh-machine: $repo is not a git checkout with a commit: it clones HEAD" >&2
+  exit 2
+fi
+if [ -n "$(git -C "$repo" status --porcelain)" ]; then
+  echo "fresh-machine: note: uncommitted changes are not part of the run (it clones HEAD)" >&2
+fi
+
+for tool in mmdebstrap unshare chroot; do
+  if ! command -v "$tool" >/dev/null; then
+    echo "fresh-machine: installing mmdebstrap"
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends mmdebstrap util-linux
+    break
+  fi
+done
+
+cache_dir=/var/cache/nccom-fresh-machine
+cache=$cache_dir/bookworm-minbase.tar
+log_dir=/var/tmp/nccom-fresh-machine-logs
+mkdir -p "$cache_dir" "$log_dir"
+
+now() { date +%s; }
+declare -A took
+
+# 1. The minimal root, from this machine's apt sources and fetch settings.
+start=$(now)
+if [ "$new_root" -eq 1 ] || [ ! -s "$cache" ]; then
+  sources=()
+  for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources; do
+    [ -s "$f" ] && sources+=("$f")
+  done
+  if [ ${#sources[@]} -eq 0 ]; then
+    echo "fresh-machine: this machine has no apt sources (/etc/apt/sources.list{,.d})" >&2
+    exit 2
+  fi
+  aptopts=()
+  for f in /etc/apt/apt.conf.d/*; do  # how this machine reaches its mirrors
+    [ -f "$f" ] && grep -q 'Acquire::' "$f" && aptopts+=(--aptopt="$f")
+  done
+  echo "fresh-machine: building a minimal bookworm root (cached in $cache)"
+  rm -f "$cache.new"
+  if ! mmdebstrap --quiet --mode=root --variant=minbase "${aptopts[@]}" bookworm "$cache.new" \
+       "${sources[@]}" >"$log_dir/mmdebstrap.log" 2>&1; then
+    echo "fresh-machine: mmdebstrap failed; its log ($log_dir/mmdebstrap.log) ends:" >&2
+    tail -n 20 "$log_dir/mmdebstrap.log" >&2
+    rm -f "$cache.new"
+    exit 1
+  fi
+  mv "$cache.new" "$cache"
+  took[root]="$(($(now) - start)) s (built)"
+else
+  took[root]="$(($(now) - start)) s (cached $(date -r "$cache" +%F))"
+fi
+
+# 2. A new folder with the root and a clean clone of HEAD.
+work=$(mktemp -d /var/tmp/nccom-fresh-machine.XXXXXX)
+root=$work/root
+cleanup() {
+  if [ "$keep" -eq 1 ]; then
+    echo "fresh-machine: the root is kept in $root"
+  else
+    rm -rf --one-file-system "$work"
+  fi
+}
+trap cleanup EXIT
+mkdir "$root"
+start=$(now)
+tar -C "$root" -xf "$cache"
+cp /etc/resolv.conf "$root/etc/resolv.conf"
+[ -f /etc/hosts ] && cp /etc/hosts "$root/etc/hosts"
+git clone -q --no-hardlinks "$repo" "$root/root/nccom"
+head=$(git -C "$root/root/nccom" log -1 --format='%h %s' | cut -c1-72)
+took[unpack]="$(($(now) - start)) s"
+echo "fresh-machine: HEAD $head"
+
+# 3. Each command, as root, with an empty environment, in a mount namespace
+#    holding the root's proc, sys, dev, dev/shm and dev/pts.
+run_in_root() {  # name, command line
+  local name=$1 cmd=$2
+  unshare --mount --propagation private -- bash -euc '
+    root=$1; cmd=$2
+    mount -t proc proc "$root/proc"
+    mount -t sysfs sysfs "$root/sys"
+    mount --bind /dev "$root/dev"
+    mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs "$root/dev/shm"
+    mount --bind /dev/pts "$root/dev/pts"
+    exec env -i HOME=/root USER=root LOGNAME=root LANG=C.UTF-8 TERM=dumb \
+      PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+      chroot "$root" /bin/bash -c "cd /root/nccom && $cmd" </dev/null
+  ' fresh-machine "$root" "$cmd" >"$log_dir/$name.log" 2>&1
+}
+
+status=0
+for c in "${commands[@]}"; do
+  case "$c" in
+    quickstart) line="bash scripts/quickstart.sh" ;;
+    test) line="bash scripts/test.sh" ;;
+  esac
+  echo "fresh-machine: running '$line' (log: $log_dir/$c.log)"
+  start=$(now)
+  if run_in_root "$c" "$line"; then
+    took[$c]="$(($(now) - start)) s, passed"
+  else
+    rc=$?
+    took[$c]="$(($(now) - start)) s, FAILED (exit $rc)"
+    status=1
+    echo "fresh-machine: '$line' failed (exit $rc); its log ends:" >&2
+    tail -n 30 "$log_dir/$c.log" >&2
+  fi
+done
+
+echo
+echo "fresh-machine: summary (HEAD $head)"
+echo "  minimal root:          ${took[root]}"
+echo "  unpack + clone:        ${took[unpack]}"
+for c in "${commands[@]}"; do
+  printf '  %-22s %s\n' "bash scripts/$c.sh:" "${took[$c]}"
+done
+if [ -f "$log_dir/quickstart.log" ] && [[ " ${commands[*]} " == *" quickstart "* ]]; then
+  grep -E '^# (Out of bounds|Avg bus bandwidth)|#wrong|wrong' "$log_dir/quickstart.log" | tail -n 3 | sed 's/^/  main job: /' || true
+fi
+if [[ " ${commands[*]} " == *" test "* ]]; then
+  grep -E 'tests passed, [0-9]+ tests failed out of' "$log_dir/test.log" | tail -n 1 | sed 's/^/  tests: /' || true
+fi
+exit "$status"
