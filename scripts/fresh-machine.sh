@@ -81,7 +81,7 @@ if [ "$new_root" -eq 1 ] || [ ! -s "$cache" ]; then
   done
   echo "fresh-machine: building a minimal bookworm root (cached in $cache)"
   rm -f "$cache.new"
-  if ! mmdebstrap --quiet --mode=root --variant=minbase "${aptopts[@]}" bookworm "$cache.new" \
+  if ! mmdebstrap --quiet --mode=root --format=tar --variant=minbase "${aptopts[@]}" bookworm "$cache.new" \
        "${sources[@]}" >"$log_dir/mmdebstrap.log" 2>&1; then
     echo "fresh-machine: mmdebstrap failed; its log ($log_dir/mmdebstrap.log) ends:" >&2
     tail -n 20 "$log_dir/mmdebstrap.log" >&2
