@@ -97,7 +97,12 @@ fi
 # 2. A new folder with the root and a clean clone of HEAD.
 work=$(mktemp -d /var/tmp/nccom-fresh-machine.XXXXXX)
 root=$work/root
+child=""
 cleanup() {
+  if [ -n "$child" ]; then  # interrupted: end the command's whole session first
+    kill -TERM -- "-$child" 2>/dev/null || true
+    wait "$child" 2>/dev/null || true
+  fi
   if [ "$keep" -eq 1 ]; then
     echo "fresh-machine: the root is kept in $root"
   else
@@ -105,6 +110,7 @@ cleanup() {
   fi
 }
 trap cleanup EXIT
+trap 'exit 130' INT TERM
 mkdir "$root"
 start=$(now)
 tar -C "$root" -xf "$cache"
@@ -118,8 +124,8 @@ echo "fresh-machine: HEAD $head"
 # 3. Each command, as root, with an empty environment, in a mount namespace
 #    holding the root's proc, sys, dev, dev/shm and dev/pts.
 run_in_root() {  # name, command line
-  local name=$1 cmd=$2
-  unshare --mount --propagation private -- bash -euc '
+  local name=$1 cmd=$2 rc=0
+  setsid unshare --mount --propagation private -- bash -euc '
     root=$1; cmd=$2
     mount -t proc proc "$root/proc"
     mount -t sysfs sysfs "$root/sys"
@@ -129,7 +135,11 @@ run_in_root() {  # name, command line
     exec env -i HOME=/root USER=root LOGNAME=root LANG=C.UTF-8 TERM=dumb \
       PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
       chroot "$root" /bin/bash -c "cd /root/nccom && $cmd" </dev/null
-  ' fresh-machine "$root" "$cmd" >"$log_dir/$name.log" 2>&1
+  ' fresh-machine "$root" "$cmd" >"$log_dir/$name.log" 2>&1 &
+  child=$!
+  wait "$child" || rc=$?
+  child=""
+  return "$rc"
 }
 
 status=0

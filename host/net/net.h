@@ -21,6 +21,7 @@
 
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 
@@ -52,9 +53,11 @@ const char* to_string(Layout layout);
 // The plugin as messages name it: "AWS Libfabric (Neuron ncclNet_v6)".
 std::string describe(const PluginInfo& info);
 
+class SetupCalls;
+
 class Net {
  public:
-  virtual ~Net() = default;
+  virtual ~Net();
 
   const PluginInfo& info() const { return info_; }
   unsigned capabilities() const { return capabilities_; }
@@ -69,6 +72,10 @@ class Net {
   void* symbol(const char* name) const { return lookup_ ? lookup_(name) : nullptr; }
   using SymbolLookup = std::function<void*(const char*)>;
   void set_symbol_lookup(SymbolLookup lookup) { lookup_ = std::move(lookup); }
+
+  // This plugin's connect/accept run on helper threads (setup_calls.h); made
+  // on first use, lives as long as this Net.
+  SetupCalls& setup_calls();
 
   virtual ncclResult_t init(ncclDebugLogger_t logger) = 0;
   virtual ncclResult_t fini() = 0;
@@ -100,13 +107,14 @@ class Net {
                              uint64_t src, uint64_t mr_key, void** request) = 0;
 
  protected:
-  Net(PluginInfo info, unsigned capabilities)
-      : info_(std::move(info)), capabilities_(capabilities) {}
+  Net(PluginInfo info, unsigned capabilities);
 
  private:
   PluginInfo info_;
   unsigned capabilities_;
   SymbolLookup lookup_;  // valid as long as this Net (it owns or borrows the handle)
+  std::mutex setup_calls_mutex_;
+  std::unique_ptr<SetupCalls> setup_calls_;
 };
 
 }  // namespace nccom::net

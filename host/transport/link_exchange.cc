@@ -1,9 +1,12 @@
 #include "transport/link_exchange.h"
 
 #include "bootstrap/wire.h"
+#include "transport/net_facade.h"
 
+#include <algorithm>
 #include <cstring>
 #include <map>
+#include <numeric>
 #include <thread>
 
 namespace nccom::transport {
@@ -90,10 +93,24 @@ Status exchange_and_connect(comm::Communicator& comm, std::vector<PendingEnd>& p
     }
   }
 
+  // NCCL's order: send ends (connect) before receive ends (accept), by
+  // channel and peer, so that a plugin whose accept blocks always has its
+  // peer's connect coming. The plugin's connect/accept also run on helper
+  // threads (net/setup_calls.h), so a blocking call never stops this loop
+  // or its deadline.
+  std::vector<size_t> order(pending.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    const PendingEnd& x = pending[a];
+    const PendingEnd& y = pending[b];
+    if (x.send != y.send) return x.send;
+    if (x.channel != y.channel) return x.channel < y.channel;
+    return x.end->peer < y.end->peer;
+  });
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   std::vector<bool> done(pending.size(), false);
   for (size_t left = pending.size(); left > 0;) {
-    for (size_t k = 0; k < pending.size(); ++k) {
+    for (size_t k : order) {
       if (done[k]) continue;
       PendingEnd& e = pending[k];
       auto up = e.end->via->connect_step(*e.end->connector, *e.theirs);
@@ -105,15 +122,18 @@ Status exchange_and_connect(comm::Communicator& comm, std::vector<PendingEnd>& p
     }
     if (left > 0 && std::chrono::steady_clock::now() > deadline) {
       std::string waiting;
-      for (size_t k = 0; k < pending.size(); ++k) {
+      for (size_t k : order) {
         if (done[k]) continue;
         const PendingEnd& e = pending[k];
         waiting += std::string(e.send ? " send ch" : " recv ch") + std::to_string(e.channel) +
                    (e.send ? "->" : "<-") + std::to_string(e.end->peer);
       }
-      return make_error(NRT_TIMEOUT, what + " transport connect: not connected after " +
+      std::string stuck = net_facade_in_flight();
+      return make_error(NRT_TIMEOUT, "rank " + std::to_string(comm.rank()) + ": " + what +
+                                         " transport connect: not connected after " +
                                          std::to_string(timeout.count()) +
-                                         " ms (transport.connect_timeout_ms):" + waiting);
+                                         " ms (transport.connect_timeout_ms):" + waiting +
+                                         (stuck.empty() ? "" : "; " + stuck));
     }
     if (left > 0) std::this_thread::yield();
   }

@@ -1,5 +1,7 @@
 #include "transport/net_facade.h"
 
+#include "net/setup_calls.h"
+
 #include <atomic>
 #include <string>
 
@@ -19,8 +21,10 @@ ncclResult_t f_fini() { return ncclSuccess; }
 ncclResult_t f_devices(int* n) { return bound().devices(n); }
 ncclResult_t f_props(int dev, ncclNetProperties_v6_t* p) { return bound().get_properties(dev, p); }
 ncclResult_t f_listen(int dev, void* h, void** c) { return bound().listen(dev, h, c); }
-ncclResult_t f_connect(int dev, void* h, void** c) { return bound().connect(dev, h, c); }
-ncclResult_t f_accept(void* l, void** c) { return bound().accept(l, c); }
+// connect and accept run on helper threads (net/setup_calls.h): a plugin
+// whose calls block cannot hang the caller past its deadline.
+ncclResult_t f_connect(int dev, void* h, void** c) { return bound().setup_calls().connect(dev, h, c); }
+ncclResult_t f_accept(void* l, void** c) { return bound().setup_calls().accept(l, c); }
 ncclResult_t f_reg(void* c, void* d, size_t s, int t, void** m) { return bound().reg_mr(c, d, s, t, m); }
 ncclResult_t f_reg_dmabuf(void* c, void* d, size_t s, int t, uint64_t o, int fd, void** m) {
   return bound().reg_mr_dma_buf(c, d, s, t, o, fd, m);
@@ -38,7 +42,7 @@ ncclResult_t f_iflush(void* c, int n, void** d, int* s, void** m, void** r) {
 ncclResult_t f_test(void* r, int* done, int* s) { return bound().test(r, done, s); }
 ncclResult_t f_close_send(void* c) { return bound().close_send(c); }
 ncclResult_t f_close_recv(void* c) { return bound().close_recv(c); }
-ncclResult_t f_close_listen(void* c) { return bound().close_listen(c); }
+ncclResult_t f_close_listen(void* c) { return bound().setup_calls().close_listen(c); }
 ncclResult_t f_key(void* m, uint64_t* k) { return bound().get_mr_key(m, k); }
 ncclResult_t f_iwrite(void* c, void* s, size_t n, void* m, uint64_t d, uint64_t k, void** r) {
   return bound().iwrite(c, s, n, m, d, k, r);
@@ -57,8 +61,12 @@ ncclNet_v6_t g_table = {nullptr,  f_init,      f_fini,      f_devices,  f_props,
 
 }  // namespace
 
+std::string net_facade_in_flight() {
+  net::Net* n = g_net.load(std::memory_order_acquire);
+  return n == nullptr ? std::string() : net::describe_in_flight(*n);
+}
+
 const ncclNet_v6_t* net_v6_for(net::Net& net) {
-  if (const ncclNet_v6_t* own = net.native_v6()) return own;
   if (g_net.load(std::memory_order_acquire) != &net) {
     g_name = net.info().name;
     g_table.name = g_name.c_str();

@@ -1,7 +1,9 @@
 // A Neuron ncclNet_v6 table over the host's selected Net, for transport
-// plugins (nccom_transport_comm_t.net). A native v6 plugin's own table is
-// handed out unchanged; for adapted plugins (v5, v4, NVIDIA layouts) the
-// facade's functions forward to the Net, so a transport always sees v6.
+// plugins (nccom_transport_comm_t.net): the facade's functions forward to
+// the Net, so a transport always sees v6 whatever the plugin's version and
+// layout, and connect/accept/closeListen go through net::SetupCalls, so a
+// plugin call that blocks never blocks the transport (for a native v6
+// plugin too: whether its connect blocks cannot be known beforehand).
 //
 // The facade forwards to one Net per process (the net is selected once per
 // process): binding another Net rebinds it, which is only legitimate when no
@@ -12,8 +14,14 @@
 
 #include <nccom/net_v6.h>
 
+#include <string>
+
 namespace nccom::transport {
 
 const ncclNet_v6_t* net_v6_for(net::Net& net);
+
+// The bound Net's connect/accept calls still inside the plugin, for error
+// messages (net::describe_in_flight), or "" when none or no Net is bound.
+std::string net_facade_in_flight();
 
 }  // namespace nccom::transport

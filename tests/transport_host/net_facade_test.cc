@@ -1,6 +1,8 @@
-// The v6 table transports receive: a native v6 plugin's own table, or a
-// facade over an adapted Net whose absent capabilities are NULL slots.
+// The v6 table transports receive: a facade over the Net (a native v6
+// plugin's too) whose absent capabilities are NULL slots.
 #include "transport/net_facade.h"
+
+#include "net/setup_calls.h"
 
 #include <gtest/gtest.h>
 
@@ -63,11 +65,29 @@ class RecordingNet : public net::Net {
   const ncclNet_v6_t* native_;
 };
 
-TEST(TransportNetFacade, ANativeTableIsHandedOutUnchanged) {
+TEST(TransportNetFacade, ANativeTableIsServedThroughTheFacadeToo) {
+  // Whether a plugin's connect/accept block cannot be known from its
+  // version, so a native table is not handed out either: its calls go
+  // through the facade (and connect/accept through net::SetupCalls).
   ncclNet_v6_t native{};
   native.name = "native";
   RecordingNet net("native", net::kCapRma, &native);
-  EXPECT_EQ(net_v6_for(net), &native);
+  const ncclNet_v6_t* t = net_v6_for(net);
+  ASSERT_NE(t, &native);
+  EXPECT_STREQ(t->name, "native");
+  void* comm = nullptr;
+  char handle[NCCL_NET_HANDLE_MAXSIZE] = {};
+  // Each call runs on a helper; calling again collects it (until then the
+  // answer is "call again").
+  auto settle = [&](auto call) {
+    do EXPECT_EQ(call(), ncclSuccess);
+    while (net.setup_calls().helpers() != 0);
+  };
+  settle([&] { return t->connect(0, handle, &comm); });
+  settle([&] { return t->accept(&net, &comm); });
+  EXPECT_EQ(t->closeListen(&net), ncclSuccess);
+  const std::vector<std::string> expected = {"connect", "accept", "close_listen"};
+  EXPECT_EQ(net.calls, expected);
 }
 
 TEST(TransportNetFacade, AnAdaptedNetIsServedAsV6WithItsGapsAsNullSlots) {

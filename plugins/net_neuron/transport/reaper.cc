@@ -9,12 +9,47 @@
 
 namespace nccom::net_neuron {
 
-// Every request in flight is tested each pass (a failure anywhere surfaces at
-// once, and a plugin that progresses per request moves them all); slots
+namespace {
+
+// Connections one pass tracks as waiting; past that the pass stops early
+// (the rest are tested next pass), which only costs time.
+constexpr size_t kMaxBlocked = 64;
+
+bool awaits_test(const RequestInfo& r) {
+  return r.state == Stage::Send || r.state == Stage::Recv || r.state == Stage::Flush;
+}
+
+}  // namespace
+
+// Requests are tested in posting order and, per connection, only up to the
+// first one that is not done: a plugin may require that its requests be
+// tested oldest first (NCCL's proxy always tests the oldest, and plugins
+// derived from NCCL's socket code read the stream into whichever request is
+// tested). Requests of other connections behind it are still tested. Slots
 // retire strictly in posting order.
 Status NetOp::reap(bool* moved) {
+  const Connector* blocked[kMaxBlocked];
+  size_t n_blocked = 0;
+  auto is_blocked = [&](const Connector* c) {
+    for (size_t i = 0; i < n_blocked; ++i) {
+      if (blocked[i] == c) return true;
+    }
+    return false;
+  };
   for (uint64_t k = done_; k < posted_; ++k) {
-    if (Status s = test_slot(slot(k), moved); !s) return s;
+    RequestInfo& r = slot(k);
+    if (!awaits_test(r)) {
+      if (r.state == Stage::RecvDone) {  // a sidelink step, no request of its own yet
+        if (Status s = test_slot(r, moved); !s) return s;
+      }
+      continue;
+    }
+    if (is_blocked(r.conn)) continue;
+    if (Status s = test_slot(r, moved); !s) return s;
+    if (awaits_test(r)) {
+      if (n_blocked == kMaxBlocked) break;  // every connection we can track waits
+      blocked[n_blocked++] = r.conn;
+    }
   }
   while (done_ < posted_) {
     RequestInfo& r = slot(done_);

@@ -1,0 +1,139 @@
+// Real collectives (nccom-test, local ranks on emulated hosts, --check) over
+// a third-party TCP plugin in each layout nccom accepts, with the behaviours
+// real plugins have: accept that blocks until the peer connects, connect that
+// blocks until the peer accepts. The plugin is chosen the way an operator
+// chooses one (NCCL_NET_PLUGIN, the runtime's plugin off; the NVIDIA layout
+// with NCCOM_NET_PLUGIN_LAYOUT=nvidia) and the log must show it was used.
+#include "child_process.h"
+
+#include <gtest/gtest.h>
+
+#include <cctype>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+const std::string kTool = std::string(NCCOM_BUILD_DIR) + "/bin/nccom-test";
+
+struct Layout {
+  const char* name;     // test name part
+  const char* file;     // under TPN_PLUGIN_DIR
+  const char* described;  // how the host names it
+  bool nvidia;
+};
+
+const Layout kLayouts[] = {
+    {"NeuronV4", "libtpn-neuron_v4.so", "TPN (Neuron ncclNet_v4)", false},
+    {"NeuronV5", "libtpn-neuron_v5.so", "TPN (Neuron ncclNet_v5)", false},
+    {"NeuronV6", "libtpn-neuron_v6.so", "TPN (Neuron ncclNet_v6)", false},
+    {"NvidiaV6", "libtpn-nvidia_v6.so", "TPN (NVIDIA ncclNet_v6)", true},
+};
+
+std::map<std::string, std::string> plugin_env(const Layout& l, const std::string& behaviour) {
+  std::map<std::string, std::string> env = {
+      {"NCCOM_CONFIG", ""},
+      {"NCCL_DEBUG", "INFO"},
+      {"NCCL_DEBUG_SUBSYS", "NET"},
+      {"NCCL_NET_PLUGIN", std::string(TPN_PLUGIN_DIR) + "/" + l.file},
+      {"NCCOM_NET_USE_RUNTIME_PLUGIN", "false"},
+      {"TPN_BEHAVIOUR", behaviour},
+  };
+  if (l.nvidia) env["NCCOM_NET_PLUGIN_LAYOUT"] = "nvidia";
+  return env;
+}
+
+// The table's data rows (lines that start with a size and are not log lines).
+std::vector<std::vector<std::string>> rows(const std::string& out) {
+  std::vector<std::vector<std::string>> r;
+  std::istringstream in(out);
+  for (std::string line; std::getline(in, line);) {
+    const size_t first = line.find_first_not_of(' ');
+    if (first == std::string::npos || !std::isdigit(static_cast<unsigned char>(line[first]))) continue;
+    if (line.find(" CCOM ") != std::string::npos || line.find("NCCL") != std::string::npos) continue;
+    std::istringstream w(line);
+    std::vector<std::string> cols;
+    for (std::string c; w >> c;) cols.push_back(c);
+    if (cols.size() == 13) r.push_back(cols);
+  }
+  return r;
+}
+
+void expect_checked_run(const nccom_test::ChildResult& r, const Layout& l, size_t want_rows) {
+  const std::string all = r.out + r.err;
+  ASSERT_EQ(r.exit_code, 0) << all;
+  EXPECT_NE(all.find(std::string("NET/Plugin: using ") + l.described), std::string::npos)
+      << "the plugin under test was not the one used:\n" << all;
+  const auto t = rows(r.out);
+  ASSERT_EQ(t.size(), want_rows) << r.out;
+  for (const auto& row : t) {
+    EXPECT_EQ(row[8], "0") << r.out;
+    EXPECT_EQ(row[12], "0") << r.out;
+  }
+  EXPECT_NE(r.out.find("# Wrong elements       : 0 OK"), std::string::npos) << r.out;
+}
+
+struct Case {
+  Layout layout;
+  const char* behaviour;  // TPN_BEHAVIOUR
+  int ranks;
+  int hosts;
+};
+
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << c.layout.name << " TPN_BEHAVIOUR=\"" << c.behaviour << "\" " << c.ranks << " ranks on " << c.hosts
+      << " hosts";
+}
+
+std::string case_name(const testing::TestParamInfo<Case>& info) {
+  std::string b = info.param.behaviour;
+  std::string name;
+  bool up = true;
+  for (char c : b) {
+    if (c == '_' || c == ',') {
+      up = true;
+      continue;
+    }
+    name += up ? static_cast<char>(std::toupper(static_cast<unsigned char>(c))) : c;
+    up = false;
+  }
+  return std::string(info.param.layout.name) + "_" + (name.empty() ? "Default" : name) + "_" +
+         std::to_string(info.param.ranks) + "x" + std::to_string(info.param.hosts);
+}
+
+class ThirdPartyNet : public testing::TestWithParam<Case> {};
+
+TEST_P(ThirdPartyNet, AllReduceCheckedAcrossHosts) {
+  const Case& c = GetParam();
+  // 8 B .. 32 KiB by 8: 5 sizes; a short bound so a hang fails quickly.
+  const auto r = nccom_test::run_child(
+      kTool,
+      {"-r", std::to_string(c.ranks), "-N", std::to_string(c.hosts), "-b", "8", "-e", "64K", "-f", "8", "-n",
+       "2", "-w", "1", "--timeout-ms", "20000", "--check", "allr"},
+      plugin_env(c.layout, c.behaviour));
+  expect_checked_run(r, c.layout, 5);
+}
+
+std::vector<Case> cases() {
+  std::vector<Case> out;
+  for (const Layout& l : kLayouts) {
+    // A v4 build always blocks in both; the others are non-blocking unless told.
+    const bool v4 = std::string(l.name) == "NeuronV4";
+    for (const char* b : {"", "block_accept", "block_accept,block_connect"}) {
+      if (v4 && *b != '\0') continue;
+      out.push_back(Case{l, b, 2, 2});
+    }
+    // Plugins that rely on posting order, or complete out of it.
+    out.push_back(Case{l, "block_accept,in_order_test", 2, 2});
+    out.push_back(Case{l, "out_of_order", 2, 2});
+    out.push_back(Case{l, "block_accept,block_connect", 4, 2});
+    out.push_back(Case{l, "block_accept,block_connect", 4, 4});
+  }
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Layouts, ThirdPartyNet, testing::ValuesIn(cases()), case_name);
+
+}  // namespace
