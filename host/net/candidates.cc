@@ -65,14 +65,17 @@ std::vector<Candidate> process_candidates(const config::Config& config,
     return configure_ofi(net, ofi);
   };
   bool runtime_offered = false;
-  if (config.get_bool("net.use_runtime_plugin")) {
+  const bool use_runtime = config.get_bool("net.use_runtime_plugin");
+  if (use_runtime) {
     if (void* handle = runtime_handle()) {
       runtime_offered = true;
       const std::string path = handle_path(handle);
       std::string where = "the runtime's libnccom-net.so";
       if (!path.empty()) where += " (" + path + ")";
-      candidates.push_back({where, "runtime handle", [handle, where] {
-                              return bind_handle(handle, Layout::kNeuron, where, "runtime handle");
+      // The file is named wherever the plugin is (the runtime's plugin and
+      // nccom's own libfabric plugin may report the same table name).
+      candidates.push_back({where, "handed over by the runtime (nrt_get_libnccl_net)", [handle, where] {
+                              return bind_handle(handle, Layout::kNeuron, where, where);
                             }, prepare});
     }
   } else {
@@ -86,9 +89,11 @@ std::vector<Candidate> process_candidates(const config::Config& config,
     const Layout layout = nvidia ? Layout::kNvidia : Layout::kNeuron;
     std::string reason = "net.plugin from " + config.entry("net.plugin").source.to_string();
     if (nvidia) reason += ", NVIDIA layout";
+    const auto file = first_existing(configured, plugin_dirs);
+    const std::string origin = file.empty() ? configured : file.string();
     candidates.push_back({"net.plugin \"" + configured + "\"", reason,
-                          [configured, layout, plugin_dirs] {
-                            return open_and_bind(configured, layout, plugin_dirs, configured);
+                          [configured, layout, plugin_dirs, origin] {
+                            return open_and_bind(configured, layout, plugin_dirs, origin);
                           }, prepare});
   }
 
@@ -99,12 +104,14 @@ std::vector<Candidate> process_candidates(const config::Config& config,
        (!fallback_file.empty() && first_existing(configured, plugin_dirs) == fallback_file));
   if (!same_as_configured) {
     std::string reason = std::string("fallback: ") +
-                         (runtime_offered ? "the runtime's plugin was unusable" : "no runtime plugin") +
+                         (!use_runtime         ? "the runtime's plugin is not used (net.use_runtime_plugin = false)"
+                          : runtime_offered    ? "the runtime's plugin was unusable"
+                                               : "the runtime handed over no plugin") +
                          (configured.empty() ? " and none configured" : " and net.plugin was unusable");
+    const std::string origin = fallback_file.empty() ? std::string(kFallbackName) : fallback_file.string();
     candidates.push_back({std::string("the fallback plugin \"") + kFallbackName + "\"", reason,
-                          [plugin_dirs] {
-                            return open_and_bind(kFallbackName, Layout::kNeuron, plugin_dirs,
-                                                 kFallbackName);
+                          [plugin_dirs, origin] {
+                            return open_and_bind(kFallbackName, Layout::kNeuron, plugin_dirs, origin);
                           }, prepare});
   }
   return candidates;

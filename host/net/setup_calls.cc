@@ -19,6 +19,7 @@ struct Call {
   unsigned char given[NCCL_NET_HANDLE_MAXSIZE] = {};   // what the caller handed in
   void* listen_comm = nullptr;
   Clock::time_point started;
+  Clock::time_point finished_at;
   bool finished = false;
   bool abandoned = false;  // nobody will collect it: the helper cleans up
   ncclResult_t rc = ncclSuccess;
@@ -49,6 +50,7 @@ struct SetupCalls::State {
     call->rc = rc;
     call->comm = comm;
     call->finished = true;
+    call->finished_at = Clock::now();
     if (call->abandoned) {
       // Nobody collects this one: close what it made (and, for an accept,
       // the listen comm the caller already closed on our side).
@@ -102,7 +104,33 @@ struct SetupCalls::State {
   }
 };
 
-SetupCalls::SetupCalls(Net& net) : state_(std::make_shared<State>(net)) {}
+// A connect result nobody collected for `stale` was given up on by its caller
+// (callers retry within one pass of their connect loop).
+SetupCalls::SetupCalls(Net& net, std::chrono::milliseconds stale)
+    : state_(std::make_shared<State>(net)), stale_(stale) {}
+
+void SetupCalls::close_stale() {
+  State& s = *state_;
+  std::vector<std::shared_ptr<Call>> stale;
+  {
+    std::lock_guard lock(s.mutex);
+    const auto now = Clock::now();
+    for (auto it = s.connects.begin(); it != s.connects.end();) {
+      if (it->second->finished && now - it->second->finished_at > stale_) {
+        stale.push_back(it->second);
+        it = s.connects.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  for (const auto& call : stale) {
+    if (call->helper.joinable()) call->helper.join();
+    if (call->rc == ncclSuccess && call->comm != nullptr) s.net.close_send(call->comm);
+    std::lock_guard lock(s.mutex);
+    --s.helpers;
+  }
+}
 
 SetupCalls::~SetupCalls() {
   // Helpers still inside the plugin keep the state alive; they are detached
@@ -118,6 +146,7 @@ SetupCalls::~SetupCalls() {
 ncclResult_t SetupCalls::connect(int dev, void* handle, void** send_comm) {
   if (handle == nullptr || send_comm == nullptr) return ncclInvalidArgument;
   *send_comm = nullptr;
+  close_stale();
   State& s = *state_;
   std::unique_lock lock(s.mutex);
   auto it = s.connects.find(handle);

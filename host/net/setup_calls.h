@@ -20,6 +20,9 @@
 //  - close_listen while an accept runs on that listen comm is deferred: the
 //    helper closes what the accept returns (if anything) and then the
 //    listen comm, when the plugin lets go;
+//  - a connect whose caller went away (its handle buffer reused for another
+//    handle, or its result left uncollected for 30 s) has its send comm
+//    closed by the host;
 //  - a call still inside the plugin when the host gives up keeps its thread
 //    until the plugin returns (a thread cannot be taken out of foreign code);
 //    in_flight() names it, and the Net is never unloaded meanwhile (the
@@ -46,7 +49,9 @@ class SetupCalls {
   // How long a call waits for its helper before answering "call again".
   static constexpr std::chrono::microseconds kCollectWait{1000};
 
-  explicit SetupCalls(Net& net);
+  // `stale`: how long a finished connect may wait for its caller before the
+  // host closes its send comm (tests shorten it).
+  explicit SetupCalls(Net& net, std::chrono::milliseconds stale = std::chrono::seconds(30));
   ~SetupCalls();
   SetupCalls(const SetupCalls&) = delete;
   SetupCalls& operator=(const SetupCalls&) = delete;
@@ -67,7 +72,9 @@ class SetupCalls {
   struct State;
 
  private:
+  void close_stale();
   std::shared_ptr<State> state_;
+  std::chrono::milliseconds stale_;
 };
 
 // A line for error messages: "the plugin "<name>" (<layout>, <origin>) has

@@ -86,11 +86,14 @@ TEST_F(NetHostCandidates, ScriptedRuntimeHandleBeatsTomlAndFallback) {
   auto chosen = select_now();
   ASSERT_TRUE(chosen) << chosen.error().message;
   ASSERT_EQ(candidates_.size(), 3u);
-  EXPECT_EQ(chosen->reason, "runtime handle");
+  EXPECT_EQ(chosen->reason, "handed over by the runtime (nrt_get_libnccl_net)");
   EXPECT_EQ(chosen->net->info().name, "loopback");
-  EXPECT_EQ(chosen->net->info().origin, "runtime handle");
-  EXPECT_TRUE(logged("NET/Plugin: using loopback (Neuron ncclNet_v6) from runtime handle with 1 "
-                     "device(s) (runtime handle)"))
+  // The file is named: the runtime's plugin and another of the same table
+  // name must be told apart in the log.
+  const std::string origin = "the runtime's libnccom-net.so (" + plugin_path("nethost-neuron-v6") + ")";
+  EXPECT_EQ(chosen->net->info().origin, origin);
+  EXPECT_TRUE(logged("NET/Plugin: using loopback (Neuron ncclNet_v6) from " + origin +
+                     " with 1 device(s) (handed over by the runtime (nrt_get_libnccl_net))"))
       << log_text();
 }
 
@@ -115,10 +118,10 @@ TEST_F(NetHostCandidates, ScriptedRuntimeErrorFallsBackToSocket) {
   auto chosen = select_now();
   ASSERT_TRUE(chosen) << chosen.error().message;
   EXPECT_EQ(chosen->net->info().name, "fake-socket");
-  EXPECT_EQ(chosen->reason, "fallback: no runtime plugin and none configured");
+  EXPECT_EQ(chosen->reason, "fallback: the runtime handed over no plugin and none configured");
   EXPECT_TRUE(logged("CCOM INFO NET/Plugin: libnccom-net.so load returned 5: no EFA device"))
       << log_text();
-  EXPECT_TRUE(logged("(fallback: no runtime plugin and none configured)")) << log_text();
+  EXPECT_TRUE(logged("(fallback: the runtime handed over no plugin and none configured)")) << log_text();
 }
 
 TEST_F(NetHostCandidates, ScriptedRuntimeHandleWithoutTableFallsBack) {
@@ -141,7 +144,8 @@ TEST_F(NetHostCandidates, ScriptedRuntimeWhosePluginFailsInitFallsBackToToml) {
   EXPECT_EQ(chosen->net->info().version, 5);
   EXPECT_EQ(chosen->reason, "net.plugin from env NCCL_NET_PLUGIN");
   EXPECT_TRUE(logged("OFI plugin initNet() failed is EFA enabled? init-fails (Neuron ncclNet_v6) "
-                     "from runtime handle: init returned 3 (ncclInternalError)"))
+                     "from the runtime's libnccom-net.so (" + plugin_path("nethost-init-fails") +
+                     "): init returned 3 (ncclInternalError)"))
       << log_text();
 }
 
@@ -154,6 +158,19 @@ TEST_F(NetHostCandidates, RuntimePluginCanBeSwitchedOff) {
   EXPECT_EQ(chosen->net->info().name, "lbshort");
   EXPECT_EQ(g_script.calls, 0) << "the runtime is not even asked";
   EXPECT_TRUE(logged("net.use_runtime_plugin is false")) << log_text();
+}
+
+TEST_F(NetHostCandidates, ASwitchedOffRuntimePluginIsSaidSoInTheFallbackReason) {
+  runtime_offers("nethost-neuron-v6");
+  env_["NCCOM_NET_USE_RUNTIME_PLUGIN"] = "false";
+  auto chosen = select_now();
+  ASSERT_TRUE(chosen) << chosen.error().message;
+  EXPECT_EQ(chosen->net->info().name, "fake-socket");
+  EXPECT_EQ(chosen->reason,
+            "fallback: the runtime's plugin is not used (net.use_runtime_plugin = false) and none configured");
+  EXPECT_TRUE(logged("(fallback: the runtime's plugin is not used (net.use_runtime_plugin = false) and none "
+                     "configured)"))
+      << log_text();
 }
 
 TEST_F(NetHostCandidates, NvidiaLayoutOnlyWhenConfigured) {

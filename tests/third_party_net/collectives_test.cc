@@ -75,6 +75,8 @@ void expect_checked_run(const nccom_test::ChildResult& r, const Layout& l, size_
   EXPECT_NE(r.out.find("# Wrong elements       : 0 OK"), std::string::npos) << r.out;
 }
 
+void PrintTo(const Layout& l, std::ostream* os) { *os << l.name; }
+
 struct Case {
   Layout layout;
   const char* behaviour;  // TPN_BEHAVIOUR
@@ -115,6 +117,35 @@ TEST_P(ThirdPartyNet, AllReduceCheckedAcrossHosts) {
       plugin_env(c.layout, c.behaviour));
   expect_checked_run(r, c.layout, 5);
 }
+
+// A plugin that never reports a request done: every rank fails, within the
+// proxy's stall bound, naming the stalled channel and the peer.
+class ThirdPartyNetNeverCompletes : public testing::TestWithParam<Layout> {};
+
+TEST_P(ThirdPartyNetNeverCompletes, EveryRankFailsNamingTheChannelAndPeer) {
+  auto env = plugin_env(GetParam(), "never_complete");
+  env["NCCL_DEBUG"] = "WARN";
+  env["NCCOM_PROXY_STALL_FAIL_MS"] = "2000";
+  const auto r = nccom_test::run_child(
+      kTool, {"-r", "2", "-N", "2", "-b", "8", "-e", "8", "--timeout-ms", "30000", "--check", "allr"}, env);
+  const std::string all = r.out + r.err;
+  EXPECT_EQ(r.exit_code, 1) << all;
+  // Both ranks' proxies give up on their own stalled requests.
+  size_t stalls = 0;
+  // ("no progress for <measured> ms (proxy.stall_fail_ms)")
+  for (size_t at = all.find(" ms (proxy.stall_fail_ms): net_neuron"); at != std::string::npos;
+       at = all.find(" ms (proxy.stall_fail_ms): net_neuron", at + 1)) {
+    ++stalls;
+  }
+  EXPECT_GE(stalls, 2u) << all;
+  EXPECT_NE(all.find("(oldest: SEND on channel 0 send to rank 1)"), std::string::npos) << all;
+  EXPECT_NE(all.find("(oldest: SEND on channel 0 send to rank 0)"), std::string::npos) << all;
+  // The first rank to fail ends the run (the launcher stops the others).
+  EXPECT_NE(all.find("exited with status 1: allr of 8 B (out-of-place) failed"), std::string::npos) << all;
+}
+
+INSTANTIATE_TEST_SUITE_P(Layouts, ThirdPartyNetNeverCompletes, testing::ValuesIn(kLayouts),
+                         [](const testing::TestParamInfo<Layout>& i) { return std::string(i.param.name); });
 
 std::vector<Case> cases() {
   std::vector<Case> out;

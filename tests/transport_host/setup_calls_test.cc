@@ -233,6 +233,26 @@ TEST(NetSetupCalls, AHandleBufferReusedForAnotherPeerStartsAfreshAndTheOldConnec
   EXPECT_EQ(net.entered("connect 0 new2"), 1);
 }
 
+TEST(NetSetupCalls, AConnectResultNobodyCollectsIsClosedOnceStale) {
+  GatedNet net("gated");
+  SetupCalls calls(net, std::chrono::milliseconds(50));
+  char abandoned[NCCL_NET_HANDLE_MAXSIZE] = "gone";
+  void* comm = nullptr;
+  EXPECT_EQ(calls.connect(0, abandoned, &comm), ncclSuccess);
+  EXPECT_EQ(comm, nullptr);  // the plugin is still inside connect
+  ASSERT_TRUE(net.wait_for("connect 0 gone"));
+  // It returns a send comm, but its caller never asks again. Other connects
+  // go on; once that result is older than the stale bound, one closes it.
+  net.open();
+  char other[NCCL_NET_HANDLE_MAXSIZE] = "next";
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!net.recorded("close_send") && std::chrono::steady_clock::now() < end) {
+    void* c = nullptr;
+    ASSERT_TRUE(until_comm([&] { return calls.connect(0, other, &c); }, &c));
+  }
+  EXPECT_TRUE(net.recorded("close_send"));
+}
+
 TEST(NetSetupCalls, InFlightCallsAreDescribedWithThePluginAndItsFile) {
   GatedNet net("gated-describe");
   int listen_comm = 0;
