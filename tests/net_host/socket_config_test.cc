@@ -170,8 +170,10 @@ TEST_F(NetHostSocketConfig, TooManySocketsIsAClearErrorAtSelection) {
   auto chosen = select_now();
   ASSERT_FALSE(chosen);
   EXPECT_EQ(chosen.error().status, NRT_FAILURE);
+  // The file is named (the fallback resolved in the plugin directories).
   EXPECT_TRUE(logged("cannot use the fallback plugin \"socket\": NET/Plugin: Socket (Neuron "
-                     "ncclNet_v6) from socket refused net.socket.nsocks_per_thread = 64 (from env "
+                     "ncclNet_v6) from " + std::filesystem::weakly_canonical(NET_HOST_SOCKET_PLUGIN).string() +
+                     " refused net.socket.nsocks_per_thread = 64 (from env "
                      "NCCL_NSOCKS_PERTHREAD), net.socket.nthreads = 2 (from env "
                      "NCCL_SOCKET_NTHREADS) in nccomSocketConfigure: 4 (ncclInvalidArgument); "
                      "each count must be at least 1 and nsocks_per_thread x nthreads at most 64"))
