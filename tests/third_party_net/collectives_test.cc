@@ -147,6 +147,39 @@ TEST_P(ThirdPartyNetNeverCompletes, EveryRankFailsNamingTheChannelAndPeer) {
 INSTANTIATE_TEST_SUITE_P(Layouts, ThirdPartyNetNeverCompletes, testing::ValuesIn(kLayouts),
                          [](const testing::TestParamInfo<Layout>& i) { return std::string(i.param.name); });
 
+// A plugin stuck inside connect: every rank fails when
+// transport.connect_timeout_ms passes, naming the channels and peers still
+// pending and the plugin call that has not returned, with the plugin's file.
+class ThirdPartyNetStuckConnect : public testing::TestWithParam<Layout> {};
+
+TEST_P(ThirdPartyNetStuckConnect, EveryRankFailsNamingTheCallPluginAndPeer) {
+  auto env = plugin_env(GetParam(), "hang_connect");
+  env["NCCL_DEBUG"] = "WARN";
+  env["NCCOM_TRANSPORT_CONNECT_TIMEOUT_MS"] = "2000";
+  const auto r = nccom_test::run_child(
+      kTool, {"-r", "2", "-N", "2", "-b", "8", "-e", "8", "--timeout-ms", "30000", "--check", "allr"}, env);
+  const std::string all = r.out + r.err;
+  EXPECT_EQ(r.exit_code, 1) << all;
+  const std::string file = std::string(TPN_PLUGIN_DIR) + "/" + GetParam().file;
+  const std::string stuck = std::string("; the net plugin ") + GetParam().described + " from " + file + " has ";
+  for (const char* rank : {"rank 0: ring transport connect: not connected after 2000 ms "
+                           "(transport.connect_timeout_ms): send ch0->1 send ch1->1 recv ch0<-1 recv ch1<-1",
+                           "rank 1: ring transport connect: not connected after 2000 ms "
+                           "(transport.connect_timeout_ms): send ch0->0 send ch1->0 recv ch0<-0 recv ch1<-0"}) {
+    const size_t at = all.find(std::string(rank) + stuck);
+    ASSERT_NE(at, std::string::npos) << "missing: " << rank << stuck << "\n" << all;
+    // Both connects are still inside the plugin (a blocking plugin's
+    // accepts too, waiting for them).
+    const std::string line = all.substr(at, all.find('\n', at) - at);
+    const size_t first = line.find("connect (device 0) for ");
+    ASSERT_NE(first, std::string::npos) << line;
+    EXPECT_NE(line.find("connect (device 0) for ", first + 1), std::string::npos) << line;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Layouts, ThirdPartyNetStuckConnect, testing::ValuesIn(kLayouts),
+                         [](const testing::TestParamInfo<Layout>& i) { return std::string(i.param.name); });
+
 std::vector<Case> cases() {
   std::vector<Case> out;
   for (const Layout& l : kLayouts) {

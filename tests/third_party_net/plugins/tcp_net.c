@@ -13,6 +13,7 @@
  *   out_of_order    even-numbered requests of a comm report done only after
  *                   the next one did (or after 3 more tests)
  *   never_complete  test never reports a request done
+ *   hang_connect    connect never returns (a plugin stuck inside a call)
  *
  * A v4 build always blocks in accept and connect (its contract); the other
  * builds are non-blocking unless told. Data: one TCP connection per comm,
@@ -60,7 +61,7 @@
 #define TPN_MAX_REQUESTS 8    /* outstanding per comm, as NCCL_NET_MAX_REQUESTS */
 
 static ncclDebugLogger_t g_log;
-static int g_block_accept, g_block_connect, g_in_order, g_out_of_order, g_never;
+static int g_block_accept, g_block_connect, g_in_order, g_out_of_order, g_never, g_hang_connect;
 
 #define WARN(...) \
   do { if (g_log) g_log(NCCL_LOG_WARN, NCCL_NET, __FILE__, __LINE__, __VA_ARGS__); } while (0)
@@ -124,12 +125,14 @@ static ncclResult_t tpn_init(ncclDebugLogger_t logger) {
   g_in_order = env_has(b, "in_order_test");
   g_out_of_order = env_has(b, "out_of_order");
   g_never = env_has(b, "never_complete");
+  g_hang_connect = env_has(b, "hang_connect");
 #ifdef TPN_V4
   g_block_accept = g_block_connect = 1;
 #endif
-  INFO("TPN/" TPN_LAYOUT ": init (%s%s%s%s%s)", g_block_accept ? " block_accept" : "",
+  INFO("TPN/" TPN_LAYOUT ": init (%s%s%s%s%s%s)", g_block_accept ? " block_accept" : "",
        g_block_connect ? " block_connect" : "", g_in_order ? " in_order_test" : "",
-       g_out_of_order ? " out_of_order" : "", g_never ? " never_complete" : "");
+       g_out_of_order ? " out_of_order" : "", g_never ? " never_complete" : "",
+       g_hang_connect ? " hang_connect" : "");
   return ncclSuccess;
 }
 
@@ -270,6 +273,9 @@ static ncclResult_t finish_connect(int fd, void **send_comm) {
 static ncclResult_t tpn_connect(int dev, void *opaque, void **send_comm) {
   if (dev != 0 || !opaque || !send_comm) return ncclInvalidArgument;
   *send_comm = NULL;
+  if (g_hang_connect) {
+    for (;;) pause(); /* stuck inside the plugin until the process ends */
+  }
   struct handle h;
   memcpy(&h, opaque, sizeof h);
   if (h.magic != TPN_MAGIC) {
