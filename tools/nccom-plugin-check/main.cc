@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <strings.h>
 #include <string>
 
 namespace nccom::plugin_check {
@@ -36,6 +37,15 @@ struct Command {
 
 bool parse(int argc, char** argv, Command* cmd, std::string* error) {
   Options& o = cmd->options;
+  // As the host: NCCOM_NET_PLUGIN_LAYOUT (net.plugin_layout) chooses the
+  // header family; --layout overrides it.
+  if (const char* env = std::getenv("NCCOM_NET_PLUGIN_LAYOUT"); env != nullptr && *env != '\0') {
+    if (strcasecmp(env, "nvidia") == 0) {
+      o.layout = net::Layout::kNvidia;
+    } else if (strcasecmp(env, "neuron") != 0) {
+      return *error = std::string("NCCOM_NET_PLUGIN_LAYOUT is \"") + env + "\"; it is neuron or nvidia", false;
+    }
+  }
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     const bool has_value = i + 1 < argc;
