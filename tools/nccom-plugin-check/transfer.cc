@@ -175,6 +175,9 @@ Expected<RunStats> run_plan(net::Net& net, void* comm, Role role, const Plan& pl
       }
       outstanding.push_back(next++);
     }
+    // Oldest first, stopping at the first that is not done: the order NCCL's
+    // proxy and nccom's test in, which plugins derived from NCCL's socket
+    // code rely on.
     for (auto it = outstanding.begin(); it != outstanding.end();) {
       Slot& s = slots[*it];
       const Message& m = plan.messages[*it];
@@ -185,10 +188,7 @@ Expected<RunStats> run_plan(net::Net& net, void* comm, Role role, const Plan& pl
         outstanding.erase(it);
         return abandon(std::move(f));
       }
-      if (!done) {
-        ++it;
-        continue;
-      }
+      if (!done) break;
       if (role == Role::kRecv) {
         auto ok = verify_receive(s, m, *it, size);
         if (ok && plan.flush) ok = flush(net, comm, s, deadline, describe(role, *it, m));
