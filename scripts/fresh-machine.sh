@@ -169,7 +169,7 @@ for c in "${commands[@]}"; do
   printf '  %-22s %s\n' "bash scripts/$c.sh:" "${took[$c]}"
 done
 if [ -f "$log_dir/quickstart.log" ] && [[ " ${commands[*]} " == *" quickstart "* ]]; then
-  grep -E '^# (Out of bounds|Avg bus bandwidth)|#wrong|wrong' "$log_dir/quickstart.log" | tail -n 3 | sed 's/^/  main job: /' || true
+  grep -E '^# (Avg bus bandwidth|Wrong elements)' "$log_dir/quickstart.log" | tail -n 2 | sed 's/^# */  main job: /' || true
 fi
 if [[ " ${commands[*]} " == *" test "* ]]; then
   grep -E 'tests passed, [0-9]+ tests failed out of' "$log_dir/test.log" | tail -n 1 | sed 's/^/  tests: /' || true
