@@ -23,7 +23,13 @@ struct Run {
   const NetBlock* block = nullptr;
 };
 
-// A process that exited but was not reaped yet (a zombie) is gone too.
+constexpr unsigned long kPfExiting = 0x4;  // the kernel's PF_EXITING
+
+// A process that exited but was not reaped yet (a zombie) is gone too, and
+// so is one that has begun to exit (PF_EXITING in /proc/<pid>/stat's flags):
+// a SIGKILLed process closes its sockets before it becomes a zombie, so a
+// peer that noticed the close, failed and exited could otherwise be named
+// alone while the killed one still looked alive.
 bool process_alive(pid_t pid) {
   if (kill(pid, 0) != 0 && errno == ESRCH) return false;
   char path[64];
@@ -37,7 +43,13 @@ bool process_alive(pid_t pid) {
   const char* close_paren = std::strrchr(buf, ')');  // the name may hold spaces and parentheses
   if (close_paren == nullptr || close_paren[1] == '\0') return true;
   const char state = close_paren[2];
-  return state != 'Z' && state != 'X';
+  if (state == 'Z' || state == 'X') return false;
+  // After the state: ppid pgrp session tty_nr tpgid flags.
+  unsigned long flags = 0;
+  if (std::sscanf(close_paren + 3, " %*d %*d %*d %*d %*d %lu", &flags) == 1 && (flags & kPfExiting) != 0) {
+    return false;
+  }
+  return true;
 }
 
 }  // namespace
