@@ -90,6 +90,23 @@ struct SetupCalls::State {
     call->helper = std::thread(&State::run, self, call);
   }
 
+  // With the lock held: a finished call nobody will collect. Joins its
+  // helper and closes the comm it made (the lock is released meanwhile).
+  void dispose(std::unique_lock<std::mutex>& lock, const std::shared_ptr<Call>& call) {
+    std::thread t = std::move(call->helper);
+    lock.unlock();
+    if (t.joinable()) t.join();
+    if (call->rc == ncclSuccess && call->comm != nullptr) {
+      if (call->accept) {
+        net.close_recv(call->comm);
+      } else {
+        net.close_send(call->comm);
+      }
+    }
+    lock.lock();
+    --helpers;
+  }
+
   // With the lock held: wait briefly for `call`; when it finished, join it
   // and hand back its result (true), else false ("call again").
   bool collect(std::unique_lock<std::mutex>& lock, const std::shared_ptr<Call>& call) {
@@ -111,25 +128,18 @@ SetupCalls::SetupCalls(Net& net, std::chrono::milliseconds stale)
 
 void SetupCalls::close_stale() {
   State& s = *state_;
+  std::unique_lock lock(s.mutex);
+  const auto now = Clock::now();
   std::vector<std::shared_ptr<Call>> stale;
-  {
-    std::lock_guard lock(s.mutex);
-    const auto now = Clock::now();
-    for (auto it = s.connects.begin(); it != s.connects.end();) {
-      if (it->second->finished && now - it->second->finished_at > stale_) {
-        stale.push_back(it->second);
-        it = s.connects.erase(it);
-      } else {
-        ++it;
-      }
+  for (auto it = s.connects.begin(); it != s.connects.end();) {
+    if (it->second->finished && now - it->second->finished_at > stale_) {
+      stale.push_back(it->second);
+      it = s.connects.erase(it);
+    } else {
+      ++it;
     }
   }
-  for (const auto& call : stale) {
-    if (call->helper.joinable()) call->helper.join();
-    if (call->rc == ncclSuccess && call->comm != nullptr) s.net.close_send(call->comm);
-    std::lock_guard lock(s.mutex);
-    --s.helpers;
-  }
+  for (const auto& call : stale) s.dispose(lock, call);
 }
 
 SetupCalls::~SetupCalls() {
@@ -159,12 +169,7 @@ ncclResult_t SetupCalls::connect(int dev, void* handle, void** send_comm) {
     s.connects.erase(it);
     it = s.connects.end();
     if (old->finished) {
-      std::thread t = std::move(old->helper);
-      lock.unlock();
-      if (t.joinable()) t.join();
-      if (old->rc == ncclSuccess && old->comm != nullptr) s.net.close_send(old->comm);
-      lock.lock();
-      --s.helpers;
+      s.dispose(lock, old);
     } else {
       old->abandoned = true;
       old->helper.detach();
@@ -224,12 +229,7 @@ ncclResult_t SetupCalls::close_listen(void* listen_comm) {
     }
     // Finished but never collected: close what it made, then the listener.
     s.accepts.erase(it);
-    std::thread t = std::move(call->helper);
-    lock.unlock();
-    if (t.joinable()) t.join();
-    if (call->rc == ncclSuccess && call->comm != nullptr) s.net.close_recv(call->comm);
-    lock.lock();
-    --s.helpers;
+    s.dispose(lock, call);
   }
   lock.unlock();
   return s.net.close_listen(listen_comm);

@@ -3,6 +3,7 @@
 // operation with --check), its JSON and plot, a rank killed during a
 // collective, and 4 processes under a real mpirun.
 #include "child_process.h"
+#include "nccom_test_table.h"
 
 #include <unistd.h>
 
@@ -25,22 +26,7 @@ nccom_test::ChildResult run(const std::vector<std::string>& args,
   return nccom_test::run_child(kTool, args, env);
 }
 
-// The table's data rows: lines that start with a size (libnccom's own log
-// lines, with NCCL_DEBUG set, share rank 0's stdout as in nccl-tests).
-std::vector<std::vector<std::string>> rows(const std::string& out) {
-  std::vector<std::vector<std::string>> r;
-  std::istringstream in(out);
-  for (std::string line; std::getline(in, line);) {
-    const size_t first = line.find_first_not_of(' ');
-    if (first == std::string::npos || !std::isdigit(static_cast<unsigned char>(line[first]))) continue;
-    if (line.find(" CCOM ") != std::string::npos) continue;
-    std::istringstream w(line);
-    std::vector<std::string> cols;
-    for (std::string c; w >> c;) cols.push_back(c);
-    r.push_back(cols);
-  }
-  return r;
-}
+std::vector<std::vector<std::string>> rows(const std::string& out) { return nccom_test::table_rows(out); }
 
 // Every row has 13 columns and 0 wrong elements in both groups (in place
 // N/A for the operations without an in-place form).

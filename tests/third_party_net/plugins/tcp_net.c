@@ -234,13 +234,19 @@ static ncclResult_t tpn_listen(int dev, void *opaque, void **listen_comm) {
   return ncclSuccess;
 }
 
-static struct comm *new_comm(int fd) {
+/* The comm of a connected socket, handed out through *out (the socket is
+ * closed when that fails). */
+static ncclResult_t hand_out(int fd, void **out) {
   struct comm *c = calloc(1, sizeof *c);
-  if (!c) return NULL;
+  if (!c) {
+    close(fd);
+    return ncclSystemError;
+  }
   c->fd = fd;
   int one = 1;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  return c;
+  *out = c;
+  return ncclSuccess;
 }
 
 /* The hello: magic, then whether the connector waits for the ack byte. */
@@ -261,13 +267,7 @@ static ncclResult_t finish_connect(int fd, void **send_comm) {
       return ncclSystemError;
     }
   }
-  struct comm *c = new_comm(fd);
-  if (!c) {
-    close(fd);
-    return ncclSystemError;
-  }
-  *send_comm = c;
-  return ncclSuccess;
+  return hand_out(fd, send_comm);
 }
 
 static ncclResult_t tpn_connect(int dev, void *opaque, void **send_comm) {
@@ -345,13 +345,7 @@ static ncclResult_t tpn_accept(void *listen_comm, void **recv_comm) {
     close(fd);
     return ncclSystemError;
   }
-  struct comm *c = new_comm(fd);
-  if (!c) {
-    close(fd);
-    return ncclSystemError;
-  }
-  *recv_comm = c;
-  return ncclSuccess;
+  return hand_out(fd, recv_comm);
 }
 
 static int g_mr;
