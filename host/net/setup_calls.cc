@@ -257,6 +257,16 @@ std::vector<SetupCalls::InFlight> SetupCalls::in_flight() const {
   return out;
 }
 
+bool SetupCalls::running(const void* key) const {
+  std::lock_guard lock(state_->mutex);
+  void* k = const_cast<void*>(key);
+  for (const auto* calls : {&state_->connects, &state_->accepts}) {
+    auto it = calls->find(k);
+    if (it != calls->end() && !it->second->finished) return true;
+  }
+  return false;
+}
+
 std::size_t SetupCalls::helpers() const {
   std::lock_guard lock(state_->mutex);
   return state_->helpers;

@@ -66,6 +66,9 @@ class SetupCalls {
   };
   // Calls whose helper is still inside the plugin, oldest first.
   std::vector<InFlight> in_flight() const;
+  // Whether a connect on this handle buffer (or an accept on this listen
+  // comm) is inside the plugin right now.
+  bool running(const void* handle_or_listen_comm) const;
   // Helper threads that exist (inside the plugin or about to be joined).
   std::size_t helpers() const;
 

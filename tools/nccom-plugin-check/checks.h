@@ -37,6 +37,7 @@ struct Link {
   void* local_listen = nullptr;  // this side's listen comm, when it listened
   int remote = 0;                // the peer's comm id
   int remote_listen = 0;         // the peer's listen comm id, when it listened
+  std::string observed;          // how the plugin's connect/accept behaved, for the report
 };
 
 struct Context {

@@ -94,17 +94,14 @@ Outcome check_outbound(Context& ctx) {
   auto link = open_link(ctx, Direction::kOutbound);
   if (!link) return failed(link.error());
   ctx.outbound = *link;
-  if (!ctx.net->supports(net::kCapNonBlockingConnect)) {
-    return passed("blocking connect/accept (ncclNet_v4): the order is not observable");
-  }
-  return passed();
+  return passed(link->observed);
 }
 
 Outcome check_inbound(Context& ctx) {
   auto link = open_link(ctx, Direction::kInbound);
   if (!link) return failed(link.error());
   ctx.inbound = *link;
-  return passed();
+  return passed(link->observed);
 }
 
 // regMr/deregMr of host memory on a send and a recv comm, including two

@@ -1,5 +1,6 @@
 // Connections between this side and the peer (checks.h): opening them in
 // either order, closing them, and moving a plan across one.
+#include "net/setup_calls.h"
 #include "checks.h"
 #include "net_ops.h"
 
@@ -39,11 +40,14 @@ Expected<Link> open_outbound(Context& ctx) {
   unsigned char handle[NCCL_NET_HANDLE_MAXSIZE];
   if (!from_hex(hex, handle, sizeof handle)) return fail("the peer sent a malformed handle");
 
-  const bool blocking = !ctx.net->supports(net::kCapNonBlockingConnect);
+  // The first connect runs before the peer accepts; a plugin may block
+  // there until it does (its helper thread stays inside), which the host
+  // copes with and the report says.
   void* comm = nullptr;
-  if (!blocking) {
-    const ncclResult_t rc = ctx.net->connect(0, handle, &comm);
-    if (rc != ncclSuccess) return nccl_failure("connect (called before the peer accepts)", rc);
+  const ncclResult_t rc = ctx.net->setup_calls().connect(0, handle, &comm);
+  if (rc != ncclSuccess) return nccl_failure("connect (called before the peer accepts)", rc);
+  if (comm == nullptr && stays_inside(*ctx.net, handle)) {
+    link.observed = "connect blocks until the peer accepts (nccom copes: connect/accept run on helper threads)";
   }
   auto accepting = ctx.peer->send("accept " + std::to_string(link.remote_listen));
   if (!accepting) return accepting.take_error();
@@ -74,11 +78,14 @@ Expected<Link> open_inbound(Context& ctx) {
   auto ok = expect_ok(ctx.net->listen(0, handle, &link.local_listen), "listen");
   if (!ok) return ok.take_error();
   if (link.local_listen == nullptr) return fail("listen succeeded but handed out no listen comm");
-  if (ctx.net->supports(net::kCapNonBlockingConnect)) {
+  {
     void* early = nullptr;
-    ok = expect_ok(ctx.net->accept(link.local_listen, &early), "accept (before anyone connected)");
+    ok = expect_ok(ctx.net->setup_calls().accept(link.local_listen, &early), "accept (before anyone connected)");
     if (!ok) return ok.take_error();
     if (early != nullptr) return fail("accept handed out a recv comm before anyone connected");
+    if (stays_inside(*ctx.net, link.local_listen)) {
+      link.observed = "accept blocks until a peer connects (nccom copes: connect/accept run on helper threads)";
+    }
   }
   auto connecting = ctx.peer->send("connect 0 " + to_hex(handle, sizeof handle));
   if (!connecting) return connecting.take_error();
@@ -112,7 +119,7 @@ Expected<> close_link(Context& ctx, Link& link, Direction direction) {
              : expect_ok(ctx.net->close_recv(link.local), "closeRecv"));
   }
   if (link.local_listen != nullptr) {
-    note(expect_ok(ctx.net->close_listen(link.local_listen), "closeListen"));
+    note(expect_ok(ctx.net->setup_calls().close_listen(link.local_listen), "closeListen"));
   }
   for (int id : {link.remote, link.remote_listen}) {
     if (id == 0) continue;

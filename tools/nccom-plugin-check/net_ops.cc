@@ -1,3 +1,4 @@
+#include "net/setup_calls.h"
 #include "net_ops.h"
 
 #include "net/bind.h"
@@ -24,7 +25,7 @@ Expected<> expect_ok(ncclResult_t rc, const std::string& what) {
 Expected<void*> poll_connect(net::Net& net, int dev, void* handle, const Deadline& deadline) {
   for (;;) {
     void* comm = nullptr;
-    const ncclResult_t rc = net.connect(dev, handle, &comm);
+    const ncclResult_t rc = net.setup_calls().connect(dev, handle, &comm);
     if (rc != ncclSuccess) return nccl_failure("connect", rc);
     if (comm != nullptr) return comm;
     if (deadline.expired()) return timeout("connect to hand out a send comm");
@@ -35,12 +36,21 @@ Expected<void*> poll_connect(net::Net& net, int dev, void* handle, const Deadlin
 Expected<void*> poll_accept(net::Net& net, void* listen_comm, const Deadline& deadline) {
   for (;;) {
     void* comm = nullptr;
-    const ncclResult_t rc = net.accept(listen_comm, &comm);
+    const ncclResult_t rc = net.setup_calls().accept(listen_comm, &comm);
     if (rc != ncclSuccess) return nccl_failure("accept", rc);
     if (comm != nullptr) return comm;
     if (deadline.expired()) return timeout("accept to hand out a recv comm");
     std::this_thread::yield();
   }
+}
+
+bool stays_inside(net::Net& net, const void* key) {
+  const auto end = std::chrono::steady_clock::now() + kBlockingGrace;
+  while (std::chrono::steady_clock::now() < end) {
+    if (!net.setup_calls().running(key)) return false;
+    std::this_thread::yield();
+  }
+  return net.setup_calls().running(key);
 }
 
 Expected<void*> post_retrying(const std::function<ncclResult_t(void**)>& post,

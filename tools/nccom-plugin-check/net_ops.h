@@ -7,6 +7,7 @@
 #include "net/net.h"
 #include "outcome.h"
 
+#include <chrono>
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -20,9 +21,17 @@ Expected<> expect_ok(ncclResult_t rc, const std::string& what);
 
 // connect/accept until they hand out a comm ("not yet" is a NULL comm). The
 // handle buffer is passed to every connect call: plugins may keep state in
-// the caller's copy between calls.
+// the caller's copy between calls. As in the host, the plugin's connect and
+// accept run on helper threads (net::SetupCalls), so a plugin whose calls
+// block (v4, or derived from NCCL's socket code) cannot hang the checker.
 Expected<void*> poll_connect(net::Net& net, int dev, void* handle, const Deadline& deadline);
 Expected<void*> poll_accept(net::Net& net, void* listen_comm, const Deadline& deadline);
+
+// Whether the connect on `key` (a handle buffer) or the accept on it (a
+// listen comm) is still inside the plugin after kBlockingGrace: the plugin
+// blocks there until the other side comes.
+inline constexpr std::chrono::milliseconds kBlockingGrace{200};
+bool stays_inside(net::Net& net, const void* key);
 
 // Calls `post` until it hands out a request: ncclSuccess with a NULL request
 // is back-pressure and is retried (counted in *retries when given).

@@ -1,5 +1,6 @@
 // The peer's command server (peer.h). One command at a time; each runs to
 // completion within the tool's timeout and answers with one line.
+#include "net/setup_calls.h"
 #include "net_ops.h"
 #include "peer.h"
 #include "plugin_log.h"
@@ -213,7 +214,7 @@ class Server {
     const Comm c = it->second;
     comms_.erase(it);
     switch (c.kind) {
-      case Kind::kListen: return ok_or(net_.close_listen(c.comm), "closeListen");
+      case Kind::kListen: return ok_or(net_.setup_calls().close_listen(c.comm), "closeListen");
       case Kind::kSend: return ok_or(net_.close_send(c.comm), "closeSend");
       case Kind::kRecv: return ok_or(net_.close_recv(c.comm), "closeRecv");
     }
