@@ -84,13 +84,13 @@ std::vector<Candidate> process_candidates(const config::Config& config,
   }
 
   const std::string configured = config.get_string("net.plugin");
+  const auto configured_file = configured.empty() ? std::filesystem::path() : first_existing(configured, plugin_dirs);
   const bool nvidia = strcasecmp(config.get_string("net.plugin_layout").c_str(), "nvidia") == 0;
   if (!configured.empty()) {
     const Layout layout = nvidia ? Layout::kNvidia : Layout::kNeuron;
     std::string reason = "net.plugin from " + config.entry("net.plugin").source.to_string();
     if (nvidia) reason += ", NVIDIA layout";
-    const auto file = first_existing(configured, plugin_dirs);
-    const std::string origin = file.empty() ? configured : file.string();
+    const std::string origin = configured_file.empty() ? configured : configured_file.string();
     candidates.push_back({"net.plugin \"" + configured + "\"", reason,
                           [configured, layout, plugin_dirs, origin] {
                             return open_and_bind(configured, layout, plugin_dirs, origin);
@@ -101,7 +101,7 @@ std::vector<Candidate> process_candidates(const config::Config& config,
   const bool same_as_configured =
       !configured.empty() &&
       (configured == kFallbackName ||
-       (!fallback_file.empty() && first_existing(configured, plugin_dirs) == fallback_file));
+       (!fallback_file.empty() && configured_file == fallback_file));
   if (!same_as_configured) {
     std::string reason = std::string("fallback: ") +
                          (!use_runtime         ? "the runtime's plugin is not used (net.use_runtime_plugin = false)"

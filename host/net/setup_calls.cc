@@ -38,7 +38,7 @@ struct SetupCalls::State {
   std::map<void*, std::shared_ptr<Call>> accepts;   // by listen comm
   // Connects whose caller went away (its handle buffer now holds another
   // handle): cleaned up by their helper.
-  std::multimap<void*, std::shared_ptr<Call>> orphans;
+  std::vector<std::shared_ptr<Call>> orphans;
   std::size_t helpers = 0;
 
   // Runs on the helper thread.
@@ -52,32 +52,21 @@ struct SetupCalls::State {
     call->finished = true;
     call->finished_at = Clock::now();
     if (call->abandoned) {
-      // Nobody collects this one: close what it made (and, for an accept,
-      // the listen comm the caller already closed on our side).
-      auto forget = [&](auto& calls) {
-        for (auto it = calls.begin(); it != calls.end(); ++it) {
-          if (it->second == call) {
-            calls.erase(it);
-            return;
-          }
-        }
-      };
+      // Nobody collects this one (detached by whoever gave up on it): close
+      // what it made and, for an accept, the listen comm the caller already
+      // closed on our side.
       if (call->accept) {
-        forget(self->accepts);
+        self->accepts.erase(call->listen_comm);
       } else {
-        forget(self->orphans);
+        std::erase(self->orphans, call);
       }
       lock.unlock();
-      if (call->accept) {
-        if (rc == ncclSuccess && comm != nullptr) self->net.close_recv(comm);
-        self->net.close_listen(call->listen_comm);
-      } else if (rc == ncclSuccess && comm != nullptr) {
-        self->net.close_send(comm);
-      }
+      self->close_made(*call);
+      if (call->accept) self->net.close_listen(call->listen_comm);
       lock.lock();
       --self->helpers;
       self->finished.notify_all();
-      return;  // detached by close_listen
+      return;
     }
     self->finished.notify_all();
     // helpers is decremented by the collector after the join.
@@ -90,21 +79,33 @@ struct SetupCalls::State {
     call->helper = std::thread(&State::run, self, call);
   }
 
-  // With the lock held: a finished call nobody will collect. Joins its
-  // helper and closes the comm it made (the lock is released meanwhile).
-  void dispose(std::unique_lock<std::mutex>& lock, const std::shared_ptr<Call>& call) {
+  // The comm a finished call made, closed (nobody will use it).
+  void close_made(const Call& call) {
+    if (call.rc != ncclSuccess || call.comm == nullptr) return;
+    if (call.accept) {
+      net.close_recv(call.comm);
+    } else {
+      net.close_send(call.comm);
+    }
+  }
+
+  // With the lock held: joins a finished call's helper (the lock is
+  // released meanwhile).
+  void join(std::unique_lock<std::mutex>& lock, const std::shared_ptr<Call>& call) {
     std::thread t = std::move(call->helper);
     lock.unlock();
     if (t.joinable()) t.join();
-    if (call->rc == ncclSuccess && call->comm != nullptr) {
-      if (call->accept) {
-        net.close_recv(call->comm);
-      } else {
-        net.close_send(call->comm);
-      }
-    }
     lock.lock();
     --helpers;
+  }
+
+  // With the lock held: a finished call nobody will collect — joined, and
+  // what it made closed.
+  void dispose(std::unique_lock<std::mutex>& lock, const std::shared_ptr<Call>& call) {
+    join(lock, call);
+    lock.unlock();
+    close_made(*call);
+    lock.lock();
   }
 
   // With the lock held: wait briefly for `call`; when it finished, join it
@@ -112,11 +113,7 @@ struct SetupCalls::State {
   bool collect(std::unique_lock<std::mutex>& lock, const std::shared_ptr<Call>& call) {
     finished.wait_for(lock, kCollectWait, [&] { return call->finished; });
     if (!call->finished) return false;
-    std::thread t = std::move(call->helper);
-    lock.unlock();
-    if (t.joinable()) t.join();
-    lock.lock();
-    --helpers;
+    join(lock, call);
     return true;
   }
 };
@@ -173,7 +170,7 @@ ncclResult_t SetupCalls::connect(int dev, void* handle, void** send_comm) {
     } else {
       old->abandoned = true;
       old->helper.detach();
-      s.orphans.emplace(handle, old);
+      s.orphans.push_back(old);
     }
   }
   if (it != s.connects.end()) {
@@ -238,22 +235,18 @@ ncclResult_t SetupCalls::close_listen(void* listen_comm) {
 std::vector<SetupCalls::InFlight> SetupCalls::in_flight() const {
   const State& s = *state_;
   std::lock_guard lock(s.mutex);
-  std::vector<std::pair<Clock::time_point, InFlight>> found;
+  std::vector<InFlight> out;
   const auto now = Clock::now();
   auto add = [&](const std::shared_ptr<Call>& call) {
     if (call->finished) return;
-    InFlight f;
-    f.call = (call->accept ? std::string("accept") : "connect (device " + std::to_string(call->dev) + ")") +
-             (call->abandoned ? ", given up on" : "");
-    f.running = std::chrono::duration_cast<std::chrono::milliseconds>(now - call->started);
-    found.emplace_back(call->started, f);
+    out.push_back({(call->accept ? std::string("accept") : "connect (device " + std::to_string(call->dev) + ")") +
+                       (call->abandoned ? ", given up on" : ""),
+                   std::chrono::duration_cast<std::chrono::milliseconds>(now - call->started)});
   };
   for (const auto& [key, call] : s.connects) add(call);
   for (const auto& [key, call] : s.accepts) add(call);
-  for (const auto& [key, call] : s.orphans) add(call);
-  std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  std::vector<InFlight> out;
-  for (auto& [t, f] : found) out.push_back(std::move(f));
+  for (const auto& call : s.orphans) add(call);
+  std::stable_sort(out.begin(), out.end(), [](const InFlight& a, const InFlight& b) { return a.running > b.running; });
   return out;
 }
 

@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
-#include <numeric>
 #include <thread>
 
 namespace nccom::transport {
@@ -98,11 +97,7 @@ Status exchange_and_connect(comm::Communicator& comm, std::vector<PendingEnd>& p
   // peer's connect coming. The plugin's connect/accept also run on helper
   // threads (net/setup_calls.h), so a blocking call never stops this loop
   // or its deadline.
-  std::vector<size_t> order(pending.size());
-  std::iota(order.begin(), order.end(), size_t{0});
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    const PendingEnd& x = pending[a];
-    const PendingEnd& y = pending[b];
+  std::stable_sort(pending.begin(), pending.end(), [](const PendingEnd& x, const PendingEnd& y) {
     if (x.send != y.send) return x.send;
     if (x.channel != y.channel) return x.channel < y.channel;
     return x.end->peer < y.end->peer;
@@ -110,7 +105,7 @@ Status exchange_and_connect(comm::Communicator& comm, std::vector<PendingEnd>& p
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   std::vector<bool> done(pending.size(), false);
   for (size_t left = pending.size(); left > 0;) {
-    for (size_t k : order) {
+    for (size_t k = 0; k < pending.size(); ++k) {
       if (done[k]) continue;
       PendingEnd& e = pending[k];
       auto up = e.end->via->connect_step(*e.end->connector, *e.theirs);
@@ -122,7 +117,7 @@ Status exchange_and_connect(comm::Communicator& comm, std::vector<PendingEnd>& p
     }
     if (left > 0 && std::chrono::steady_clock::now() > deadline) {
       std::string waiting;
-      for (size_t k : order) {
+      for (size_t k = 0; k < pending.size(); ++k) {
         if (done[k]) continue;
         const PendingEnd& e = pending[k];
         waiting += std::string(e.send ? " send ch" : " recv ch") + std::to_string(e.channel) +

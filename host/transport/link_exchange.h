@@ -46,8 +46,9 @@ Status setup_end(End& end, const TransportBackend& via, const nccom_transport_co
                  bool send, int channel, const nccom_transport_peer_t& peer,
                  std::vector<PendingEnd>& pending);
 
-// Exchanges the blobs of `pending` with their peers and connects every end.
-// `what` names the stage in errors ("ring", "mesh").
+// Exchanges the blobs of `pending` with their peers and connects every end,
+// send ends first (it reorders `pending`). `what` names the stage in errors
+// ("ring", "mesh").
 Status exchange_and_connect(comm::Communicator& comm, std::vector<PendingEnd>& pending,
                             std::chrono::milliseconds timeout, const std::string& what);
 

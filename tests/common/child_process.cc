@@ -183,4 +183,21 @@ LoopbackPort::~LoopbackPort() {
   if (fd_ >= 0) close(fd_);
 }
 
+namespace {
+
+int count_entries(const char* dir) {
+  std::error_code ec;
+  int n = 0;
+  for (auto it = std::filesystem::directory_iterator(dir, ec); !ec && it != std::filesystem::directory_iterator();
+       it.increment(ec)) {
+    ++n;
+  }
+  return n;
+}
+
+}  // namespace
+
+int thread_count() { return count_entries("/proc/self/task"); }
+int open_fd_count() { return count_entries("/proc/self/fd"); }
+
 }  // namespace nccom_test

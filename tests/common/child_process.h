@@ -60,6 +60,11 @@ class LoopbackPort {
   int port_ = -1;
 };
 
+// This process's threads (/proc/self/task) and open descriptors
+// (/proc/self/fd), for checks that nothing was left behind.
+int thread_count();
+int open_fd_count();
+
 // A fresh directory under $TMPDIR (or /tmp), removed with everything in it.
 class TempDir {
  public:

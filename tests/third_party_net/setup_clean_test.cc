@@ -6,7 +6,7 @@
 #include "net/selection.h"
 #include "net/setup_calls.h"
 
-#include <dirent.h>
+#include "child_process.h"
 
 #include <gtest/gtest.h>
 
@@ -17,14 +17,8 @@
 namespace nccom::net {
 namespace {
 
-int count_entries(const char* dir) {
-  int n = 0;
-  if (DIR* d = ::opendir(dir)) {
-    while (dirent* e = ::readdir(d)) n += e->d_name[0] != '.';
-    ::closedir(d);
-  }
-  return n;
-}
+using nccom_test::open_fd_count;
+using nccom_test::thread_count;
 
 // Calls `step` until `done()` or 10 s.
 template <class Step, class Done>
@@ -40,8 +34,8 @@ TEST(ThirdPartyNetSetupCalls, BlockingPluginConnectionsLeaveNoThreadOrDescriptor
   Net& net = **bound;
   ASSERT_EQ(net.init(nullptr), ncclSuccess);
   SetupCalls& calls = net.setup_calls();
-  const int threads = count_entries("/proc/self/task");
-  const int fds = count_entries("/proc/self/fd");
+  const int threads = thread_count();
+  const int fds = open_fd_count();
 
   for (int round = 0; round < 20; ++round) {
     unsigned char handle[NCCL_NET_HANDLE_MAXSIZE] = {};
@@ -77,10 +71,10 @@ TEST(ThirdPartyNetSetupCalls, BlockingPluginConnectionsLeaveNoThreadOrDescriptor
     EXPECT_EQ(net.close_send(send_comm), ncclSuccess);
   }
   ASSERT_TRUE(drive([] { std::this_thread::yield(); }, [&] { return calls.helpers() == 0; }));
-  EXPECT_TRUE(drive([] { std::this_thread::yield(); }, [&] { return count_entries("/proc/self/task") == threads; }))
-      << count_entries("/proc/self/task") << " threads, " << threads << " before";
-  EXPECT_TRUE(drive([] { std::this_thread::yield(); }, [&] { return count_entries("/proc/self/fd") == fds; }))
-      << count_entries("/proc/self/fd") << " descriptors, " << fds << " before";
+  EXPECT_TRUE(drive([] { std::this_thread::yield(); }, [&] { return thread_count() == threads; }))
+      << thread_count() << " threads, " << threads << " before";
+  EXPECT_TRUE(drive([] { std::this_thread::yield(); }, [&] { return open_fd_count() == fds; }))
+      << open_fd_count() << " descriptors, " << fds << " before";
   retire(std::move(bound).value());  // kept loaded, as the host keeps an initialised plugin
 }
 

@@ -3,7 +3,7 @@
 // a v4 plugin's accept blocks until the peer connects.
 #include "net/setup_calls.h"
 
-#include <dirent.h>
+#include "child_process.h"
 
 #include <gtest/gtest.h>
 
@@ -16,14 +16,7 @@
 namespace nccom::net {
 namespace {
 
-int thread_count() {
-  int n = 0;
-  if (DIR* d = ::opendir("/proc/self/task")) {
-    while (dirent* e = ::readdir(d)) n += e->d_name[0] != '.';
-    ::closedir(d);
-  }
-  return n;
-}
+using nccom_test::thread_count;
 
 class GatedNet : public Net {
  public:
@@ -200,6 +193,10 @@ TEST(NetSetupCalls, CloseListenDuringAnAcceptIsDeferredToTheHelper) {
   const auto pending = calls.in_flight();
   ASSERT_EQ(pending.size(), 1u);
   EXPECT_EQ(pending[0].call, "accept, given up on");
+  // Accepting again on the closed listen comm is a caller's error, and
+  // starts no second call inside the plugin.
+  EXPECT_EQ(calls.accept(&listen_comm, &comm), ncclInvalidUsage);
+  EXPECT_EQ(net.entered("accept"), 1);
   // When the plugin lets go, what it returned and then the listener close.
   net.open();
   ASSERT_TRUE(net.wait_for("close_listen"));

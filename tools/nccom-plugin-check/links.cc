@@ -28,6 +28,9 @@ Failure either(const Expected<A>& here, const Expected<B>& there) {
   return both;
 }
 
+// How a blocking connect/accept is reported: not a failure, the host copes.
+constexpr const char* kCopes = " (nccom copes: connect/accept run on helper threads)";
+
 // This side connects to the peer's listener: connect is called once before
 // the peer starts accepting, then both poll.
 Expected<Link> open_outbound(Context& ctx) {
@@ -47,7 +50,7 @@ Expected<Link> open_outbound(Context& ctx) {
   const ncclResult_t rc = ctx.net->setup_calls().connect(0, handle, &comm);
   if (rc != ncclSuccess) return nccl_failure("connect (called before the peer accepts)", rc);
   if (comm == nullptr && stays_inside(*ctx.net, handle)) {
-    link.observed = "connect blocks until the peer accepts (nccom copes: connect/accept run on helper threads)";
+    link.observed = "connect blocks until the peer accepts" + std::string(kCopes);
   }
   auto accepting = ctx.peer->send("accept " + std::to_string(link.remote_listen));
   if (!accepting) return accepting.take_error();
@@ -78,15 +81,11 @@ Expected<Link> open_inbound(Context& ctx) {
   auto ok = expect_ok(ctx.net->listen(0, handle, &link.local_listen), "listen");
   if (!ok) return ok.take_error();
   if (link.local_listen == nullptr) return fail("listen succeeded but handed out no listen comm");
-  {
-    void* early = nullptr;
-    ok = expect_ok(ctx.net->setup_calls().accept(link.local_listen, &early), "accept (before anyone connected)");
-    if (!ok) return ok.take_error();
-    if (early != nullptr) return fail("accept handed out a recv comm before anyone connected");
-    if (stays_inside(*ctx.net, link.local_listen)) {
-      link.observed = "accept blocks until a peer connects (nccom copes: connect/accept run on helper threads)";
-    }
-  }
+  void* early = nullptr;
+  ok = expect_ok(ctx.net->setup_calls().accept(link.local_listen, &early), "accept (before anyone connected)");
+  if (!ok) return ok.take_error();
+  if (early != nullptr) return fail("accept handed out a recv comm before anyone connected");
+  if (stays_inside(*ctx.net, link.local_listen)) link.observed = "accept blocks until a peer connects" + std::string(kCopes);
   auto connecting = ctx.peer->send("connect 0 " + to_hex(handle, sizeof handle));
   if (!connecting) return connecting.take_error();
   auto accepted = poll_accept(*ctx.net, link.local_listen, ctx.deadline());
