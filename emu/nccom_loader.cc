@@ -86,6 +86,12 @@ NRT_STATUS NccomLoader::load() {
   std::lock_guard lock(mutex_);
   if (attempted_) return status_;
   attempted_ = true;
+  if (std::string bad = log::level_error(); !bad.empty()) {
+    status_ = fail(std::move(bad));
+    std::lock_guard net_lock(net_mutex_);
+    net_error_ = kNetSkipped;
+    return status_;
+  }
   status_ = load_nccom();
   if (status_ == NRT_SUCCESS) {
     open_net_plugin();

@@ -129,7 +129,8 @@ NetworkTask::NetworkTask(const NccomProxyFns& fns, void* comm, int rank, int nec
       nec_dev_(nec_dev),
       gated_(task.device_gated),
       skip_(task.skip),
-      status_(std::move(status)) {
+      status_(std::move(status)),
+      log_mark_(log::mark()) {
   for (int i = 0; i < task.streams_n; ++i) {
     StreamProgram s;
     s.stream = task.streams[i].stream;
@@ -197,6 +198,7 @@ nrt_emu_task_run_state_t NetworkTask::fail(NRT_STATUS rc, std::string why) {
     }
   }
   state_ = NRT_EMU_TASK_DONE;
+  if (const std::string cause = log::nccom_cause(log_mark_); !cause.empty()) why += ": " + cause;
   status_->finish(rc, std::move(why));
   return NRT_EMU_TASK_DONE;
 }

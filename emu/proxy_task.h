@@ -104,6 +104,7 @@ class NetworkTask {
   std::vector<volatile uint32_t*> triggers_;
   std::vector<StreamProgram> streams_;
   std::shared_ptr<Status> status_;
+  const uint64_t log_mark_;  // libnccom's forwarded lines before this task (runtime_log.h)
   nrt_emu_task_run_state_t state_ = NRT_EMU_TASK_INIT;
 };
 

@@ -10,13 +10,26 @@
 #include <mutex>
 #include <string>
 #include <strings.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 namespace nrt_emu::log {
 namespace {
 
+// libnccom's forwarded lines are also kept apart, numbered and tagged with
+// the forwarding thread, so that a failed call can name its cause.
+struct Forwarded {
+  uint64_t number = 0;
+  pid_t thread = 0;
+  std::string text;
+};
+inline constexpr std::size_t kForwardedKept = 64;
+
 struct Ring {
   std::mutex mutex;
   std::deque<std::string> lines;
+  std::deque<Forwarded> forwarded;
+  uint64_t forwarded_n = 0;
 };
 
 Ring& ring() {
@@ -35,19 +48,26 @@ const char* level_name(Level level) {
   return "?";
 }
 
+struct Name { const char* name; Level level; };
+constexpr Name kNames[] = {{"ERROR", Level::Error}, {"WARN", Level::Warn},
+                           {"WARNING", Level::Warn}, {"INFO", Level::Info},
+                           {"DEBUG", Level::Debug}, {"TRACE", Level::Trace}};
+
+// NEURON_RT_LOG_LEVEL's level; nullptr when it names none.
+const Name* named_level(const std::string& value) {
+  for (const Name& n : kNames) {
+    if (strcasecmp(value.c_str(), n.name) == 0) return &n;
+  }
+  return nullptr;
+}
+
 // NEURON_RT_LOG_LEVEL, read on every line so tests and tools can change it.
+// An invalid value keeps WARN here; level_error() reports it.
 Level threshold() {
   const auto text = env::get("NEURON_RT_LOG_LEVEL");
   if (!text) return Level::Warn;
-  const std::string value(*text);
-  struct Name { const char* name; Level level; };
-  static constexpr Name kNames[] = {{"ERROR", Level::Error}, {"WARN", Level::Warn},
-                                    {"WARNING", Level::Warn}, {"INFO", Level::Info},
-                                    {"DEBUG", Level::Debug}, {"TRACE", Level::Trace}};
-  for (const Name& n : kNames) {
-    if (strcasecmp(value.c_str(), n.name) == 0) return n.level;
-  }
-  return Level::Warn;
+  const Name* n = named_level(std::string(*text));
+  return n != nullptr ? n->level : Level::Warn;
 }
 
 void append(std::string line) {
@@ -56,6 +76,23 @@ void append(std::string line) {
   std::lock_guard lock(r.mutex);
   if (r.lines.size() == kCapacity) r.lines.pop_front();
   r.lines.push_back(std::move(line));
+}
+
+pid_t this_thread() { return static_cast<pid_t>(::syscall(SYS_gettid)); }
+
+void remember(const std::string& line) {
+  Ring& r = ring();
+  std::lock_guard lock(r.mutex);
+  if (r.forwarded.size() == kForwardedKept) r.forwarded.pop_front();
+  r.forwarded.push_back(Forwarded{++r.forwarded_n, this_thread(), line.substr(0, kMaxLineBytes)});
+}
+
+// "host:pid:tid [dev] file:line CCOM WARN text" -> "text".
+std::string message_part(const std::string& line) {
+  for (const char* tag : {" CCOM WARN ", " CCOM ABORT ", " NCCL WARN "}) {
+    if (const std::size_t at = line.find(tag); at != std::string::npos) return line.substr(at + std::strlen(tag));
+  }
+  return line;
 }
 
 }  // namespace
@@ -84,6 +121,7 @@ void nccom_text(const char* text, std::size_t size, uint32_t action) {
     const std::size_t end = newline != nullptr ? static_cast<std::size_t>(newline - text) : length;
     const std::string piece(text + start, end - start);
     append(prefix + piece);
+    remember(piece);
     if (echo) std::fprintf(stderr, "nrt-emu nccom: %s\n", piece.c_str());
     start = end + 1;
   }
@@ -108,6 +146,33 @@ void clear() {
   Ring& r = ring();
   std::lock_guard lock(r.mutex);
   r.lines.clear();
+  r.forwarded.clear();
+}
+
+std::string level_error() {
+  const auto text = env::get("NEURON_RT_LOG_LEVEL");
+  if (!text || named_level(std::string(*text)) != nullptr) return "";
+  return "NEURON_RT_LOG_LEVEL=\"" + std::string(text->substr(0, 64)) +
+         "\" is not a log level: use ERROR, WARN (or WARNING), INFO, DEBUG or TRACE, in any letter "
+         "case, or unset it for WARN";
+}
+
+uint64_t mark() {
+  Ring& r = ring();
+  std::lock_guard lock(r.mutex);
+  return r.forwarded_n;
+}
+
+std::string nccom_cause(uint64_t since) {
+  Ring& r = ring();
+  const pid_t me = this_thread();
+  std::lock_guard lock(r.mutex);
+  const Forwarded* any = nullptr;
+  for (auto it = r.forwarded.rbegin(); it != r.forwarded.rend() && it->number > since; ++it) {
+    if (it->thread == me) return message_part(it->text);
+    if (any == nullptr) any = &*it;
+  }
+  return any != nullptr ? message_part(any->text) : std::string();
 }
 
 }  // namespace nrt_emu::log

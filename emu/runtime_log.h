@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 namespace nrt_emu::log {
 
@@ -32,5 +33,19 @@ void nccom_text(const char* text, std::size_t size, uint32_t action);
 std::size_t snapshot(char* buf, std::size_t len);
 
 void clear();
+
+// "" when NEURON_RT_LOG_LEVEL is unset or names a level, else the error that
+// says so (the log itself then keeps the WARN threshold). The runtime's
+// entry points that start work (loading libnccom, a communicator's init)
+// fail with it: an invalid value is an error, never silently the default.
+std::string level_error();
+
+// The cause of a failed libnccom call, as libnccom forwarded it: every line
+// that arrives through nccom_text is a WARN (libnccom forwards nothing else,
+// whatever its own NCCL_DEBUG level). mark() numbers the lines so far;
+// nccom_cause(m) is the message text (after "CCOM WARN ") of the newest line
+// since mark m, preferring one the calling thread forwarded, or "" if none.
+uint64_t mark();
+std::string nccom_cause(uint64_t since);
 
 }  // namespace nrt_emu::log

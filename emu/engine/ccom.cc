@@ -3,6 +3,7 @@
 
 #include "../device_memory.h"
 #include "../platform.h"
+#include "../env.h"
 #include "../runtime_log.h"
 
 #include <nccom/nccl_ptr.h>
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <csignal>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -23,7 +25,7 @@ constexpr uint32_t kCardMagic = 0x4343454eu;  // "NECC"
 constexpr size_t kDefaultDeviceBytes = 256u << 20;
 constexpr uint64_t kDefaultSlotBytes = 512u << 10;
 
-std::string st(const char* what, NRT_STATUS s) { return std::string(what) + " returned status " + std::to_string(s); }
+thread_local uint64_t t_call_mark = 0;
 
 // A knob of the engine from the environment: unset = def; bad = error.
 bool env_u64(const char* name, uint64_t lo, uint64_t hi, uint64_t def, uint64_t* out, std::string* why) {
@@ -42,6 +44,14 @@ bool env_u64(const char* name, uint64_t lo, uint64_t hi, uint64_t def, uint64_t*
 }
 
 }  // namespace
+
+void begin_call() { t_call_mark = log::mark(); }
+
+std::string st(const char* what, NRT_STATUS s) {
+  std::string text = std::string(what) + " returned status " + std::to_string(s);
+  const std::string cause = log::nccom_cause(t_call_mark);
+  return text + (cause.empty() ? " (libnccom forwarded no reason to the runtime log)" : ": " + cause);
+}
 
 NRT_STATUS Ccom::fail(NRT_STATUS s, std::string why) {
   error_ = std::move(why);
@@ -70,6 +80,7 @@ std::string Ccom::init(const nrt_emu_ccom_config_t& cfg) {
     return "local rank " + std::to_string(cfg.local_rank) + " of " + std::to_string(cfg.local_n) +
            " ranks per host (1..16 per host)";
   if (cfg.host < 0) return "host id " + std::to_string(cfg.host) + " is negative";
+  if (std::string bad = log::level_error(); !bad.empty()) return bad;
   rank_ = cfg.rank;
   n_ = cfg.rank_n;
   host_ = cfg.host;
@@ -123,10 +134,13 @@ std::string Ccom::init(const nrt_emu_ccom_config_t& cfg) {
     dev.pod_node_id = static_cast<uint32_t>(host_);
   }
   if (NRT_STATUS s = t_->neuronInitGlobalComm(rank_, n_, &dev, root, &comm_, "nrt_emu_ccom"); s != NRT_SUCCESS)
-    return st("neuronInitGlobalComm", s) + " (root " + (root ? root : "(none)") + "; libnccom's log says why)";
-  if (NRT_STATUS s = t_->neuronBuildGraphComm(comm_); s != NRT_SUCCESS)
-    return st("neuronBuildGraphComm", s) + " (libnccom's WARN lines say why; e.g. the emu platform has hosts of 1, 2, 3, "
-                                            "4, 8 or 16 devices, and this host has " + std::to_string(local_n_) + ")";
+    return st("neuronInitGlobalComm", s);
+  // Test seam (README.md): this rank's process dies between libnccom's two
+  // init calls, while its peers are already connecting their rings.
+  if (const auto k = env::int_knob("NEURON_RT_EMU_DEBUG_KILL_AFTER_INIT", -1, -1, INT32_MAX); k && *k == rank_) {
+    raise(SIGKILL);
+  }
+  if (NRT_STATUS s = t_->neuronBuildGraphComm(comm_); s != NRT_SUCCESS) return st("neuronBuildGraphComm", s);
   nccl_comm_info_t info{};
   if (NRT_STATUS s = t_->neuronGetCommInfo(comm_, &info); s != NRT_SUCCESS) return st("neuronGetCommInfo", s);
   if (info.rank != rank_ || info.rank_n != n_)

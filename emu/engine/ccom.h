@@ -30,6 +30,14 @@
 
 namespace nrt_emu::engine {
 
+// Marks the start of an engine call on this thread (each nrt_emu_ccom_*
+// entry point): st() names the cause libnccom forwarded since then.
+void begin_call();
+// "what returned status N: <the cause libnccom gave>", the way a runtime
+// reports a failed libnccom call; libnccom forwards its WARN lines through
+// nec_ndl_printk, so the text crosses the ABI with the status.
+std::string st(const char* what, NRT_STATUS s);
+
 inline constexpr int kMaxEngineChannels = 4;  // one proxy stream per channel
 inline constexpr uint32_t kSlots = 4;         // staging slots per link
 

@@ -23,6 +23,7 @@ NRT_STATUS nrt_emu_ccom_init(const nrt_emu_ccom_config_t* cfg, nrt_emu_ccom_t** 
     init_error = "nrt_emu_ccom_init: cfg is NULL";
     return NRT_INVALID;
   }
+  nrt_emu::engine::begin_call();
   nrt_emu::engine::Ccom* c = nullptr;
   init_error.clear();
   const NRT_STATUS s = nrt_emu::engine::Ccom::create(*cfg, &c, &init_error);
@@ -61,11 +62,13 @@ void nrt_emu_ccom_free(nrt_emu_ccom_t* c, void* p) {
 
 NRT_STATUS nrt_emu_ccom_run(nrt_emu_ccom_t* c, const nrt_emu_coll_args_t* a) {
   if (c == nullptr || a == nullptr) return NRT_INVALID;
+  nrt_emu::engine::begin_call();
   return c->impl->run(*a);
 }
 
 NRT_STATUS nrt_emu_ccom_barrier(nrt_emu_ccom_t* c) {
   if (c == nullptr) return NRT_INVALID;
+  nrt_emu::engine::begin_call();
   return c->impl->barrier();
 }
 

@@ -20,12 +20,6 @@
 #include <cstring>
 
 namespace nrt_emu::engine {
-namespace {
-
-std::string st(const char* what, NRT_STATUS s) { return std::string(what) + " returned status " + std::to_string(s); }
-
-}  // namespace
-
 // Collective (the first peer collective of every rank): MESH connectivity,
 // then a DIRECT or NET link to every other rank.
 std::string Ccom::setup_peer_links() {

@@ -138,6 +138,7 @@ NCCOM_API NRT_STATUS neuronBuildGraphComm(void* handle) {
                c->nranks(), t.error().message.c_str());
     return fail(t.error());
   }
+  c->finish_setup();
   return NRT_SUCCESS;
 }
 

@@ -1,5 +1,7 @@
 #include "bootstrap/inbound.h"
 
+#include <algorithm>
+
 namespace nccom::bootstrap {
 
 static_assert(kHelloBytes >= kHeaderBytes, "head_ holds a Hello or a header");
@@ -19,7 +21,11 @@ Status InboundConnection::complete_stage(std::vector<Message>* out) {
     case Stage::kHello: {
       auto hello = Hello::decode(head_, kHelloBytes);
       if (!hello) return hello.take_error();
-      if (Status ok = validator_(*hello); !ok) return ok;
+      if (Status ok = validator_(*hello); !ok) {
+        refused_hello_ = true;
+        hello_ = *hello;
+        return ok;
+      }
       hello_ = *hello;
       identified_ = true;
       stage_ = Stage::kHeader;
@@ -47,6 +53,26 @@ Status InboundConnection::complete_stage(std::vector<Message>* out) {
   return {};
 }
 
+void InboundConnection::tell_refused(const std::string& why) {
+  const std::size_t n = std::min(why.size(), kMaxRefusalBytes);
+  MessageHeader header;
+  header.type = static_cast<uint32_t>(MsgType::kRefused);
+  header.size = n;
+  const auto head = header.encode();
+  std::vector<uint8_t> frame(head.begin(), head.end());
+  frame.insert(frame.end(), why.begin(), why.begin() + static_cast<std::ptrdiff_t>(n));
+  // Best effort: a peer that does not read must not hold the owner up.
+  (void)sock_.send_all(frame.data(), frame.size(), Clock::now() + std::chrono::milliseconds(100));
+  // Closing with unread bytes would reset the connection and could discard
+  // the refusal on the peer's side: take what the peer already sent.
+  uint8_t scratch[4096];
+  for (std::size_t drained = 0; drained < 64 * sizeof scratch;) {
+    auto n = sock_.recv_some(scratch, sizeof scratch);
+    if (!n || *n == 0) break;
+    drained += *n;
+  }
+}
+
 Status InboundConnection::read_available(std::vector<Message>* out) {
   while (!closed_) {
     const std::size_t total = stage_ == Stage::kHello    ? kHelloBytes
@@ -68,6 +94,7 @@ Status InboundConnection::read_available(std::vector<Message>* out) {
     if (got_ == total) {
       Status ok = complete_stage(out);
       if (!ok) {
+        if (refused_hello_ && tell_refusals_) tell_refused(ok.error().message);
         close();
         return ok;
       }

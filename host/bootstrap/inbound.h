@@ -31,6 +31,12 @@ class InboundConnection {
   Status read_available(std::vector<Message>* out);
 
   bool identified() const { return identified_; }
+  // The peer sent a well-formed Hello that the validator refused (it speaks
+  // the protocol, so it can be told why).
+  bool refused_hello() const { return refused_hello_; }
+  // A refused Hello is answered with a REFUSED message carrying the reason
+  // (best effort, bounded to 100 ms) before the connection is closed.
+  void tell_refusals() { tell_refusals_ = true; }
   const Hello& hello() const { return hello_; }
   bool closed() const { return closed_; }
   int fd() const { return sock_.fd(); }
@@ -41,6 +47,7 @@ class InboundConnection {
  private:
   enum class Stage { kHello, kHeader, kPayload };
   Status complete_stage(std::vector<Message>* out);
+  void tell_refused(const std::string& why);
 
   Socket sock_;
   HelloValidator validator_;
@@ -50,6 +57,8 @@ class InboundConnection {
   std::size_t got_ = 0;
   Hello hello_;
   bool identified_ = false;
+  bool refused_hello_ = false;
+  bool tell_refusals_ = false;
   bool closed_ = false;
   Message current_;
 };

@@ -3,6 +3,7 @@
 #include "log/log.h"
 
 #include <cstring>
+#include <string_view>
 
 namespace nccom::bootstrap {
 
@@ -22,6 +23,12 @@ Result<std::vector<uint8_t>> recv_message(const Socket& sock, MsgType expected,
   if (Status ok = sock.recv_all(head, sizeof head, deadline); !ok) return ok.take_error();
   auto header = MessageHeader::decode(head, sizeof head);
   if (!header) return header.take_error();
+  if (header->type == static_cast<uint32_t>(MsgType::kRefused) && expected != MsgType::kRefused &&
+      header->size <= kMaxRefusalBytes) {
+    std::string why(header->size, '\0');
+    if (Status ok = sock.recv_all(why.data(), why.size(), deadline); !ok) return ok.take_error();
+    return make_error(NRT_INVALID, "refused this rank: " + why);
+  }
   if (header->type != static_cast<uint32_t>(expected) || header->size > max_size) {
     return make_error(NRT_INVALID, std::string("expected ") +
                                        msg_type_name(static_cast<uint32_t>(expected)) + ", got " +
@@ -61,6 +68,17 @@ Error context(const JoinOptions& o, const std::string& step, const Error& inner)
                                       inner.message);
 }
 
+Error no_root(const JoinOptions& o, const Error& inner) {
+  std::string why = inner.message;
+  static constexpr std::string_view kSocketHint = " (is the peer running and listening?)";
+  if (why.ends_with(kSocketHint)) why.resize(why.size() - kSocketHint.size());
+  return make_error(inner.status, "bootstrap rank " + std::to_string(o.rank) + "/" +
+                                      std::to_string(o.nranks) + ": no root at " +
+                                      o.id.root.to_string() + ": " + why +
+                                      " (is rank 0 running, and is this the address it listens "
+                                      "on, e.g. NEURON_RT_ROOT_COMM_ID?)");
+}
+
 }  // namespace detail
 
 // Flat (§9.4): check in with the root, learn the ring successor, then a ring
@@ -69,7 +87,7 @@ Result<Joined> join_flat(const JoinOptions& o, Socket listener) {
   const Deadline deadline = Clock::now() + o.handshake_timeout;
   const std::string root = o.id.root.to_string();
   auto sock = Socket::connect(o.id.root, deadline);
-  if (!sock) return detail::context(o, "connecting to the root at " + root, sock.error());
+  if (!sock) return detail::no_root(o, sock.error());
 
   const auto info = detail::own_info(o, listener).encode();
   Status sent = detail::send_hello(*sock, o, deadline);
@@ -78,7 +96,8 @@ Result<Joined> join_flat(const JoinOptions& o, Socket listener) {
                         std::vector<uint8_t>(info.begin(), info.end()), deadline);
   }
   if (!sent) return detail::context(o, "checking in with the root at " + root, sent.error());
-  auto payload = recv_message(*sock, MsgType::kInfoFromRoot, 64 + 4096, deadline);
+  // The root answers at its own deadline at the latest.
+  auto payload = recv_message(*sock, MsgType::kInfoFromRoot, 64 + 4096, deadline + kRootVerdictGrace);
   if (!payload) return detail::context(o, "waiting for the root at " + root, payload.error());
   auto reply = RootReply::decode(payload->data(), payload->size());
   if (!reply) return detail::context(o, "reading the root's answer", reply.error());

@@ -24,6 +24,14 @@ struct JoinOptions {
   std::chrono::milliseconds handshake_timeout{120000};  // the whole check-in
 };
 
+// The root decides at its own deadline (the handshake timeout after rank 0
+// started it); a host's leader waits that long plus kRootVerdictGrace for the
+// root's verdict, and the host's other ranks wait for the leader's relay up
+// to kLeaderVerdictGrace beyond the handshake timeout, so that a verdict that
+// exists always arrives before anyone gives up on its own.
+inline constexpr std::chrono::milliseconds kRootVerdictGrace{5000};
+inline constexpr std::chrono::milliseconds kLeaderVerdictGrace{10000};
+
 struct Joined {
   std::unique_ptr<PeerMesh> mesh;
   uint64_t cluster_id = 0;
@@ -46,6 +54,8 @@ namespace detail {
 Status send_hello(const Socket& sock, const JoinOptions& o, Deadline deadline);
 ExtInfo own_info(const JoinOptions& o, const Socket& listener);
 Error context(const JoinOptions& o, const std::string& step, const Error& inner);
+// A failed connect to the root, said as such: no root at that address.
+Error no_root(const JoinOptions& o, const Error& inner);
 }  // namespace detail
 
 }  // namespace nccom::bootstrap

@@ -68,7 +68,16 @@ Result<Socket> connect_leader(const JoinOptions& o) {
   return sock;
 }
 
+// LeaderReply.status: 0 the table follows, 1 the root refused the
+// communicator, 2 the leader failed before the root answered.
+constexpr uint32_t kRootRefused = 1;
+constexpr uint32_t kLeaderFailed = 2;
+
 Result<Joined> finish(const JoinOptions& o, Socket listener, const LeaderReply& reply) {
+  if (reply.status == kLeaderFailed) {
+    return make_error(NRT_FAILURE, "bootstrap rank " + std::to_string(o.rank) +
+                                       ": this host's bootstrap leader failed: " + reply.error);
+  }
   if (reply.status != 0) {
     return make_error(NRT_FAILURE, "bootstrap rank " + std::to_string(o.rank) + ": the root at " +
                                        o.id.root.to_string() + " refused the communicator: " +
@@ -85,35 +94,46 @@ std::vector<uint8_t> checkin_payload(const ExtInfo& info) {
   return batch.encode();
 }
 
-// The leader: forwards its own and each member's check-in to the root, then
-// relays the root's answer to every member.
-Result<Joined> lead(const JoinOptions& o, Socket rendezvous, Socket listener, Deadline deadline) {
+using Members = std::vector<std::unique_ptr<InboundConnection>>;
+
+InboundConnection::HelloValidator member_validator(const JoinOptions& o) {
+  return [secret = o.id.secret, nranks = o.nranks](const Hello& hello) -> Status {
+    if (hello.secret != secret) return make_error(NRT_INVALID, "wrong secret");
+    if (hello.nranks != nranks || hello.rank < 0 || hello.rank >= nranks) {
+      return make_error(NRT_INVALID, "bad rank " + std::to_string(hello.rank));
+    }
+    return {};
+  };
+}
+
+// The leader's part: checks in its own rank and forwards each member's
+// check-in to the root until the root answers; returns that answer, still
+// encoded. `members` collects the host's connected ranks.
+Result<std::vector<uint8_t>> gather_and_ask(const JoinOptions& o, Socket& rendezvous,
+                                            const Socket& listener, Deadline deadline,
+                                            Members& members) {
   auto root = Socket::connect(o.id.root, deadline);
-  if (!root) return detail::context(o, "leader connecting to the root at " + o.id.root.to_string(), root.error());
+  if (!root) return detail::no_root(o, root.error());
   const ExtInfo own = detail::own_info(o, listener);
   Status sent = detail::send_hello(*root, o, deadline);
   if (sent) sent = send_message(*root, MsgType::kLeaderToRoot, checkin_payload(own), deadline);
   if (!sent) return detail::context(o, "leader checking in with the root", sent.error());
 
-  auto validator = [&o](const Hello& hello) -> Status {
-    if (hello.secret != o.id.secret) return make_error(NRT_INVALID, "wrong secret");
-    if (hello.nranks != o.nranks || hello.rank < 0 || hello.rank >= o.nranks) {
-      return make_error(NRT_INVALID, "bad rank " + std::to_string(hello.rank));
-    }
-    return {};
-  };
-  std::vector<std::unique_ptr<InboundConnection>> members;
+  const auto validator = member_validator(o);
+  // The root answers at its deadline at the latest, which began when rank 0
+  // started it: the leader waits that long and a grace beyond its own.
+  const Deadline verdict_deadline = deadline + kRootVerdictGrace;
   for (;;) {
     std::vector<pollfd> fds{{rendezvous.fd(), POLLIN, 0}, {root->fd(), POLLIN, 0}};
     for (auto& m : members) fds.push_back({m->fd(), POLLIN, 0});
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(verdict_deadline - Clock::now());
     const int ready = left.count() > 0 ? ::poll(fds.data(), fds.size(), left.count()) : 0;
     if (ready == 0) {
-      return make_error(NRT_TIMEOUT, "bootstrap rank " + std::to_string(o.rank) +
-                                         " (host leader): no answer from the root at " +
-                                         o.id.root.to_string() + " within " +
-                                         std::to_string(o.handshake_timeout.count()) +
-                                         " ms; other hosts' ranks are missing (see the root's log)");
+      return make_error(NRT_TIMEOUT,
+                        "bootstrap rank " + std::to_string(o.rank) + " (host leader): the root at " +
+                            o.id.root.to_string() + " accepted the check-in but gave no verdict within " +
+                            std::to_string((o.handshake_timeout + kRootVerdictGrace).count()) +
+                            " ms (is rank 0's process stopped, or its host unreachable?)");
     }
     if (ready < 0) continue;
     if (fds[1].revents != 0) break;  // the root answered (or hung up): read below
@@ -145,17 +165,50 @@ Result<Joined> lead(const JoinOptions& o, Socket rendezvous, Socket listener, De
     }
   }
   rendezvous.close();  // no rank can still be arriving: the root had them all, or failed
-  auto payload = recv_message(*root, MsgType::kRootToLeader, 64 + 4096 + 28 * o.nranks + 8, deadline);
-  if (!payload) return detail::context(o, "leader waiting for the root", payload.error());
-  // Relay the answer verbatim; each member decodes it itself.
+  auto payload = recv_message(*root, MsgType::kRootToLeader, 64 + 4096 + 28 * o.nranks + 8, verdict_deadline);
+  if (!payload) return detail::context(o, "leader waiting for the root at " + o.id.root.to_string(), payload.error());
+  return payload;
+}
+
+void relay(const JoinOptions& o, Members& members, const std::vector<uint8_t>& payload,
+           Deadline deadline) {
   for (auto& m : members) {
     if (m->closed()) continue;
-    Status relayed = send_message(m->socket(), MsgType::kRootToLeader, *payload, deadline);
+    Status relayed = send_message(m->socket(), MsgType::kRootToLeader, payload, deadline);
     if (!relayed) {
-      NCCOM_WARN("bootstrap rank %d (host leader) could not relay the root's answer: %s", o.rank,
-                 relayed.error().message.c_str());
+      NCCOM_WARN("bootstrap rank %d (host leader) could not relay the answer to a local rank: %s",
+                 o.rank, relayed.error().message.c_str());
     }
   }
+}
+
+// The leader: forwards its own and each member's check-in to the root, then
+// relays the root's answer to every member — or, when it fails itself, its
+// own failure, so that every rank of the host names the cause.
+Result<Joined> lead(const JoinOptions& o, Socket rendezvous, Socket listener, Deadline deadline) {
+  Members members;
+  auto payload = gather_and_ask(o, rendezvous, listener, deadline, members);
+  const Deadline relay_deadline = Clock::now() + std::chrono::milliseconds(1000);
+  if (!payload) {
+    // Ranks still waiting in the rendezvous backlog are told as well.
+    if (rendezvous.valid()) {
+      for (;;) {
+        const int fd = ::accept4(rendezvous.fd(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0) break;
+        members.push_back(std::make_unique<InboundConnection>(Socket(fd), member_validator(o)));
+      }
+    }
+    for (auto& m : members) {  // take what they sent, so that closing does not reset them
+      std::vector<InboundConnection::Message> ignored;
+      if (!m->closed()) (void)m->read_available(&ignored);
+    }
+    LeaderReply failed;
+    failed.status = kLeaderFailed;
+    failed.error = payload.error().message.substr(0, 4000);
+    relay(o, members, failed.encode(), relay_deadline);
+    return payload.take_error();
+  }
+  relay(o, members, *payload, relay_deadline);  // verbatim; each member decodes it itself
   auto reply = LeaderReply::decode(payload->data(), payload->size(), o.nranks);
   if (!reply) return detail::context(o, "reading the root's answer", reply.error());
   return finish(o, std::move(listener), *reply);
@@ -169,8 +222,19 @@ Result<Joined> follow(const JoinOptions& o, Socket leader, Socket listener, Dead
                         deadline);
   }
   if (!sent) return detail::context(o, "checking in with the host's leader", sent.error());
-  auto payload = recv_message(leader, MsgType::kRootToLeader, 64 + 4096 + 28 * o.nranks + 8, deadline);
-  if (!payload) return detail::context(o, "waiting for the host's leader", payload.error());
+  // The leader relays a verdict (the root's or its own failure) by then.
+  auto payload = recv_message(leader, MsgType::kRootToLeader, 64 + 4096 + 28 * o.nranks + 8,
+                              deadline + kLeaderVerdictGrace);
+  if (!payload) {
+    if (payload.error().status == NRT_TIMEOUT) {
+      return detail::context(o, "waiting for the host's bootstrap leader", payload.error());
+    }
+    return make_error(NRT_FAILURE, "bootstrap rank " + std::to_string(o.rank) + "/" +
+                                       std::to_string(o.nranks) +
+                                       ": this host's bootstrap leader (the host's first rank to "
+                                       "start) hung up without a verdict: its process died before "
+                                       "it could relay one, and its output says why");
+  }
   auto reply = LeaderReply::decode(payload->data(), payload->size(), o.nranks);
   if (!reply) return detail::context(o, "reading the root's answer", reply.error());
   return finish(o, std::move(listener), *reply);

@@ -5,6 +5,7 @@
 #include <poll.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -26,6 +27,16 @@ std::vector<uint8_t> frame(MsgType type, const void* data, std::size_t size) {
   if (size > 0) std::memcpy(buffer.data() + head.size(), data, size);
   return buffer;
 }
+
+// Set while this thread runs a collective operation (all-gather, barrier).
+thread_local int t_collective = 0;
+
+struct Collective {
+  Collective() { ++t_collective; }
+  ~Collective() { --t_collective; }
+  Collective(const Collective&) = delete;
+  Collective& operator=(const Collective&) = delete;
+};
 
 long remaining_ms(Deadline deadline) {
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
@@ -50,18 +61,25 @@ Status PeerMesh::check_peer(int peer, const char* op) const {
   return {};
 }
 
-std::string PeerMesh::timeout_message(const char* op, int peer, MsgType type,
-                                      std::size_t size) const {
+void PeerMesh::set_setup(bool on, std::chrono::milliseconds bound) {
+  std::lock_guard lock(mutex_);
+  setup_ = on;
+  setup_bound_ = bound;
+}
+
+std::string PeerMesh::timeout_message(const char* op, int peer, MsgType type, std::size_t size,
+                                      std::chrono::milliseconds bound) const {
   return std::string("bootstrap ") + op + " of " + std::to_string(size) + " bytes (" +
          msg_type_name(static_cast<uint32_t>(type)) + ") " + (std::strcmp(op, "send") == 0 ? "to" : "from") +
          " rank " + std::to_string(peer) + " at " + addresses_[peer].to_string() + " timed out after " +
-         std::to_string(timeout_.count()) + " ms (rank " + std::to_string(rank_) +
+         std::to_string(bound.count()) + " ms (rank " + std::to_string(rank_) +
          " waited; is rank " + std::to_string(peer) + " alive and in the same call?)";
 }
 
 Status PeerMesh::ensure_outgoing(int peer, Deadline deadline) {
   if (outgoing_[peer]) return {};
-  auto sock = Socket::connect(addresses_[peer], deadline);
+  // Every member listened before it checked in: a refusal means it is gone.
+  auto sock = Socket::connect(addresses_[peer], deadline, Socket::Refused::kFinal);
   if (!sock) {
     return make_error(sock.error().status, "bootstrap: rank " + std::to_string(rank_) +
                                                " cannot reach rank " + std::to_string(peer) + ": " +
@@ -183,7 +201,11 @@ Status PeerMesh::exchange(int send_to, const void* send_data, std::size_t send_s
     if (Status ok = check_peer(recv_from, "recv"); !ok) return ok;
   }
   std::lock_guard lock(mutex_);
-  const Deadline deadline = Clock::now() + timeout_;
+  const auto bound = setup_ ? std::min(timeout_, setup_bound_) : timeout_;
+  const Deadline deadline = Clock::now() + bound;
+  // Collective operations are left out: a member that finished its part of
+  // one may close legitimately while others still complete theirs.
+  const bool fail_fast = setup_ && t_collective == 0;
 
   std::vector<uint8_t> pending;
   std::size_t written = 0;
@@ -214,6 +236,19 @@ Status PeerMesh::exchange(int send_to, const void* send_data, std::size_t send_s
     }
     const bool sent = written == pending.size();
     if (received && sent) return {};
+    if (fail_fast && !broken_.empty()) {
+      const auto& [gone, why] = *broken_.begin();
+      const std::string op = send_to < 0 || (recv_from >= 0 && !received)
+                                 ? "recv of " + std::to_string(recv_size) + " bytes (" +
+                                       msg_type_name(static_cast<uint32_t>(type)) + ") from rank " +
+                                       std::to_string(recv_from)
+                                 : "send of " + std::to_string(send_size) + " bytes (" +
+                                       msg_type_name(static_cast<uint32_t>(type)) + ") to rank " +
+                                       std::to_string(send_to);
+      return make_error(NRT_FAILURE, "bootstrap " + op + " given up: " + why + " (rank " +
+                                         std::to_string(gone) + " left first, its output says "
+                                         "why; the communicator cannot be completed without it)");
+    }
     Outgoing* writer = sent ? nullptr : outgoing_[send_to].get();
     Status progressed = pump(writer, &pending, &written, deadline);
     if (!progressed) {
@@ -225,19 +260,21 @@ Status PeerMesh::exchange(int send_to, const void* send_data, std::size_t send_s
                               addresses_[send_to].to_string() + " failed: " +
                               progressed.error().message);
       }
-      return make_error(NRT_TIMEOUT, !sent ? timeout_message("send", send_to, type, send_size)
-                                           : timeout_message("recv", recv_from, type, recv_size));
+      return make_error(NRT_TIMEOUT, !sent ? timeout_message("send", send_to, type, send_size, bound)
+                                           : timeout_message("recv", recv_from, type, recv_size, bound));
     }
   }
 }
 
 Status PeerMesh::all_gather(void* data, std::size_t size_per_rank) {
+  Collective collective;
   return bootstrap::all_gather(*this, rank_, nranks_, data, size_per_rank,
                                choose_algorithm(nranks_, size_per_rank));
 }
 
 // Dissemination barrier: ceil(log2 n) rounds of one byte.
 Status PeerMesh::barrier() {
+  Collective collective;
   uint8_t token = 0;
   uint8_t in = 0;
   for (int d = 1; d < nranks_; d *= 2) {

@@ -51,6 +51,14 @@ class PeerMesh final : public PeerExchange {
   Status all_gather(void* data, std::size_t size_per_rank);
   Status barrier();
 
+  // Communicator setup (from the handshake until the rings are connected):
+  // every operation is bounded by min(timeout, `bound`), and a point-to-point
+  // wait fails as soon as any member's connection breaks, since the setup
+  // cannot complete without it. (An all-gather or barrier is not failed by a
+  // member that closed after finishing its part; a member it still needs
+  // fails it as always.)
+  void set_setup(bool on, std::chrono::milliseconds bound = {});
+
   // Connections refused so far (wrong secret, garbage, bad rank): for tests
   // and for the log.
   int refused_connections() const { return refused_; }
@@ -68,7 +76,8 @@ class PeerMesh final : public PeerExchange {
   void read_ready(InboundConnection& in);
   bool take_message(int peer, MsgType type, std::vector<uint8_t>* out);
   Status check_peer(int peer, const char* op) const;
-  std::string timeout_message(const char* op, int peer, MsgType type, std::size_t size) const;
+  std::string timeout_message(const char* op, int peer, MsgType type, std::size_t size,
+                              std::chrono::milliseconds bound) const;
 
   const int rank_;
   const int nranks_;
@@ -82,6 +91,8 @@ class PeerMesh final : public PeerExchange {
   std::vector<std::unique_ptr<InboundConnection>> incoming_;  // accepted connections
   std::map<std::pair<int, uint32_t>, std::deque<std::vector<uint8_t>>> queue_;
   std::map<int, std::string> broken_;  // peer rank -> why its connection died
+  bool setup_ = false;
+  std::chrono::milliseconds setup_bound_{0};
   int refused_ = 0;
 };
 

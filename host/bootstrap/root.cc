@@ -147,9 +147,18 @@ void Root::serve() {
   // let through so that its check-in fails the whole communicator with the
   // rank-count message (CheckIns::add) instead of timing the others out.
   auto validator = [this](const Hello& hello) -> Status {
-    if (hello.secret != options_.secret) return make_error(NRT_INVALID, "wrong secret");
+    if (hello.secret != options_.secret) {
+      return make_error(NRT_INVALID,
+                        "wrong secret: the rank's bootstrap secret is not the root's (set "
+                        "bootstrap.secret / NCCOM_BOOTSTRAP_SECRET alike on every rank, and check "
+                        "that the root address names this job's rank 0)");
+    }
     return {};
   };
+  // Strangers refused meanwhile: named with a missing-rank verdict, since a
+  // rank with the wrong secret is one of the missing.
+  int refused = 0;
+  std::string first_refusal;
 
   while (!checkins.complete() && checkins.failure().empty()) {
     std::vector<pollfd> fds{{listener_.fd(), POLLIN, 0}};
@@ -157,8 +166,13 @@ void Root::serve() {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     const int ready = left.count() > 0 ? ::poll(fds.data(), fds.size(), left.count()) : 0;
     if (ready == 0) {
-      checkins.fail(checkins.missing() + " did not check in with " + where + " within " +
-                    std::to_string(options_.timeout.count()) + " ms");
+      std::string why = checkins.missing() + " did not check in with " + where + " within " +
+                        std::to_string(options_.timeout.count()) + " ms";
+      if (refused > 0) {
+        why += "; the root refused " + std::to_string(refused) + " connection" +
+               (refused == 1 ? "" : "s") + " meanwhile, the first " + first_refusal;
+      }
+      checkins.fail(std::move(why));
       break;
     }
     if (ready < 0) continue;  // EINTR
@@ -197,6 +211,13 @@ void Root::serve() {
         if (!member) {
           NCCOM_WARN("%s refused a connection from %s: %s", where.c_str(),
                      peer.conn->from().c_str(), ok.error().message.c_str());
+          if (refused++ == 0) {
+            first_refusal = "from " + peer.conn->from() +
+                            (peer.conn->refused_hello()
+                                 ? " (claiming rank " + std::to_string(peer.conn->hello().rank) + ")"
+                                 : std::string()) +
+                            ": " + ok.error().message;
+          }
         } else {
           checkins.fail("the connection of rank " + std::to_string(rank) + " (" +
                         peer.conn->from() + ") failed before the handshake finished: " +
@@ -214,6 +235,9 @@ void Root::serve() {
         const int fd = ::accept4(listener_.fd(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0) break;
         peers.push_back(Peer{std::make_unique<InboundConnection>(Socket(fd), validator)});
+        // A rank refused at its Hello is told why, so that it fails with
+        // the root's reason instead of a closed connection.
+        peers.back().conn->tell_refusals();
       }
     }
   }

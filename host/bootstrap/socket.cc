@@ -114,7 +114,7 @@ Result<Socket> Socket::listen(const SocketAddress& address, int backlog) {
   return s;
 }
 
-Result<Socket> Socket::connect(const SocketAddress& address, Deadline deadline) {
+Result<Socket> Socket::connect(const SocketAddress& address, Deadline deadline, Refused refused) {
   if (!address.valid()) {
     return make_error(NRT_INVALID, "connect to " + address.to_string() +
                                        ": not an IPv4/IPv6 address");
@@ -136,6 +136,7 @@ Result<Socket> Socket::connect(const SocketAddress& address, Deadline deadline) 
       return s;
     }
     if (!connect_retryable(err) || Clock::now() >= deadline) break;
+    if (err == ECONNREFUSED && refused == Refused::kFinal) break;
     if (attempts == 1) {  // logged once per connect, however many retries follow
       NCCOM_INFO(log::kBootstrap, "connect to %s: %s; retrying for up to %d ms",
                  address.to_string().c_str(), errno_text(err).c_str(), remaining_ms(deadline));
@@ -144,6 +145,10 @@ Result<Socket> Socket::connect(const SocketAddress& address, Deadline deadline) 
     // A retry delay, not synchronisation: poll on nothing, bounded by the deadline.
     (void)::poll(nullptr, 0, std::min(remaining_ms(deadline), static_cast<int>(backoff.count())));
     backoff = std::min(backoff * 2, kMaxBackoff);
+  }
+  if (err == ECONNREFUSED && refused == Refused::kFinal) {
+    return make_error(NRT_FAILURE, "connect to " + address.to_string() + " refused: nothing listens "
+                                   "there any more (its process has exited)");
   }
   const bool timed_out = connect_retryable(err) && Clock::now() >= deadline;
   std::string message = "connect to " + address.to_string() + " failed after " +

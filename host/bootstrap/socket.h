@@ -33,8 +33,12 @@ class Socket {
 
   // Connects, retrying refused/unreachable attempts with a short back-off
   // until `deadline` (the peer's listener may not exist yet). The error names
-  // the address and the last errno.
-  static Result<Socket> connect(const SocketAddress& address, Deadline deadline);
+  // the address and the last errno. With `retry_refused` false a refusal is
+  // final at once: for peers whose listener is known to exist, a refusal
+  // means their process is gone.
+  enum class Refused { kRetry, kFinal };
+  static Result<Socket> connect(const SocketAddress& address, Deadline deadline,
+                                Refused refused = Refused::kRetry);
 
   // Accepts one connection on a listening socket before `deadline`.
   Result<Socket> accept(Deadline deadline) const;

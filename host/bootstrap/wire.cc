@@ -137,7 +137,8 @@ const char* msg_type_name(uint32_t type) {
   // Indexed by MsgType's value (1..kMaxType); 0 stands for every unknown type.
   static constexpr const char* kNames[] = {
       "UNKNOWN", "RING", "INFO_TO_ROOT", "INFO_FROM_ROOT", "USER", "TRANSPORT_INIT",
-      "BARRIER", "RECURSIVE_DOUBLING", "BRUCK", "LEADER_TO_ROOT", "ROOT_TO_LEADER"};
+      "BARRIER", "RECURSIVE_DOUBLING", "BRUCK", "LEADER_TO_ROOT", "ROOT_TO_LEADER",
+      "REFUSED"};
   static_assert(std::size(kNames) == static_cast<std::size_t>(MsgType::kMaxType) + 1);
   return valid_msg_type(type) ? kNames[type] : kNames[0];
 }

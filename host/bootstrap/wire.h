@@ -31,9 +31,11 @@ enum class MsgType : uint32_t {
   kBruck = 8,
   kLeaderToRoot = 9,     // hierarchical: a local leader's aggregated check-in
   kRootToLeader = 10,    // hierarchical: the root's reply to a leader
-  kMaxType = 10
+  kRefused = 11,         // root -> a connection it refuses: why, as text (<= 4096 bytes)
+  kMaxType = 11
 };
 bool valid_msg_type(uint32_t type);
+inline constexpr std::size_t kMaxRefusalBytes = 4096;  // a REFUSED message's text
 const char* msg_type_name(uint32_t type);
 
 // ---- The unique id (128 bytes, opaque to the runtime) ------------------------

@@ -142,6 +142,10 @@ Status Communicator::bring_up(const InitRequest& request, const BootstrapSetting
     auto joined = bootstrap::join(join);
     if (!joined) return joined.take_error();
     mesh_ = std::move(joined->mesh);
+    // Until neuronBuildGraphComm has connected the rings, every bootstrap
+    // wait is a setup wait: bounded by the handshake timeout as well, and
+    // given up as soon as a member's connection breaks.
+    mesh_->set_setup(true, settings.handshake_timeout);
     cluster_id_ = joined->cluster_id;
     epoch_ = joined->epoch;
   }
@@ -191,6 +195,10 @@ int Communicator::node_count() const {
   std::set<uint64_t> hosts;
   for (const auto& p : peers_) hosts.insert(p.host_hash);
   return static_cast<int>(hosts.size());
+}
+
+void Communicator::finish_setup() {
+  if (mesh_) mesh_->set_setup(false);
 }
 
 Status Communicator::send(int peer, bootstrap::MsgType type, const void* data, std::size_t size) {

@@ -53,6 +53,10 @@ class Communicator {
   int local_rank_count() const;  // ranks sharing this rank's host hash
   int node_count() const;        // distinct host hashes
 
+  // The communicator is set up (neuronBuildGraphComm connected its rings):
+  // bootstrap waits are bounded by the socket timeout alone from now on.
+  void finish_setup();
+
   // The bootstrap services (init-bootstrap §11). With a single rank and no
   // bootstrap network, all-gather is a local no-op and send/recv are errors.
   Status send(int peer, bootstrap::MsgType type, const void* data, std::size_t size);

@@ -55,9 +55,10 @@ constexpr Knob kHostKnobs[] = {
     {.key = "log.level",
      .env = kEnvDebug,
      .type = Type::Enum,
-     .default_text = "NONE",
+     .default_text = "WARN",
      .help = "Verbosity of libnccom's log: NONE, VERSION, WARN, INFO, ABORT or TRACE, in "
-             "any letter case. NONE prints nothing; each later level prints more.",
+             "any letter case. NONE prints nothing; each later level prints more. WARN "
+             "lines also reach the runtime's log, whatever the level.",
      .allowed = kLogLevels,
      .flags = kCaseInsensitive},
     {.key = "log.subsys",

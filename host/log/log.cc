@@ -142,13 +142,15 @@ bool enabled(Level level, unsigned long subsys) {
 
 void vmessage(Level level, unsigned long subsys, const char* file, int line, const char* fmt,
               va_list args) {
-  if (!enabled(level, subsys)) return;
+  // WARN lines reach the sink (the runtime's log) whatever the level: the
+  // runtime reports a failed call with the cause libnccom gave.
+  const bool printed = enabled(level, subsys);
+  WarnSink sink = is_warn_like(level) ? g_warn_sink.load(std::memory_order_acquire) : nullptr;
+  if (!printed && sink == nullptr) return;
   char buf[kLineMax];
   const std::size_t length = format_line(buf, level, file, line, fmt, args);
-  write_line(buf, length);
-
-  if (!is_warn_like(level)) return;
-  if (WarnSink sink = g_warn_sink.load(std::memory_order_acquire)) {
+  if (printed) write_line(buf, length);
+  if (sink != nullptr) {
     buf[length - 1] = '\0';  // the sink gets the line without its '\n'
     sink(buf, length - 1);
   }

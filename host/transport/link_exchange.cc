@@ -24,9 +24,11 @@ void encode(const PendingEnd& e, uint8_t* p) {
   std::memcpy(p + 8, e.mine.data(), NCCOM_TRANSPORT_CONNECT_BYTES);
 }
 
+// channel -1: an exchange for every channel with that peer at once.
 Error at(const std::string& what, int channel, int peer, const std::string& detail) {
-  return make_error(NRT_FAILURE, what + " transport setup, channel " + std::to_string(channel) +
-                                     ", peer rank " + std::to_string(peer) + ": " + detail);
+  const std::string where = channel < 0 ? "" : ", channel " + std::to_string(channel);
+  return make_error(NRT_FAILURE, what + " transport setup" + where + ", peer rank " +
+                                     std::to_string(peer) + ": " + detail);
 }
 
 }  // namespace

@@ -17,7 +17,7 @@ TEST(ConfigLoad, NoFileGivesEveryDefault) {
     EXPECT_EQ(e.source.to_string(), "default") << e.key();
     EXPECT_EQ(e.text(), e.knob->default_text) << e.key();
   }
-  EXPECT_EQ(cfg.get_string("log.level"), "NONE");
+  EXPECT_EQ(cfg.get_string("log.level"), "WARN");
   EXPECT_EQ(cfg.get_string("log.subsys"), "INIT,ENV,BOOTSTRAP");
   EXPECT_EQ(cfg.get_int("bootstrap.socket_timeout_ms"), 120000);
   EXPECT_EQ(cfg.get_int("net.socket.nsocks_per_thread"), 1);
@@ -162,7 +162,7 @@ TEST(ConfigLoad, NccomClusterBeatsFileKey) {
   EXPECT_EQ(cfg.cluster(), "a");
   EXPECT_EQ(cfg.cluster_origin(), "NCCOM_CLUSTER");
   EXPECT_EQ(cfg.get_string("net.plugin"), "from-a");
-  EXPECT_EQ(cfg.get_string("log.level"), "NONE");  // b's section is not applied
+  EXPECT_EQ(cfg.get_string("log.level"), "WARN");  // b's section is not applied
 }
 
 TEST(ConfigLoad, EnvironmentBeatsClusterAndFile) {

@@ -510,13 +510,19 @@ TEST_F(LogSink, ReceivesWarnLinesOnlyWithoutNewline) {
   EXPECT_EQ(take_sink_lines(), (std::vector<std::string>{got[3], got[4]}));
 }
 
-TEST_F(LogSink, NotCalledForFilteredWarnings) {
+// The runtime reports a failed call with the cause libnccom gave, so WARN
+// lines reach the sink even when the level prints nothing; INFO never does.
+TEST_F(LogSink, CalledForWarningsTheLevelDoesNotPrint) {
   take_sink_lines();
   Settings settings;  // None
   ASSERT_TRUE(configure(settings).ok());
   set_warn_sink(record_line);
-  NCCOM_WARN("filtered");
-  EXPECT_TRUE(take_sink_lines().empty());
+  NCCOM_WARN("not printed, still forwarded");
+  NCCOM_INFO(kAll, "neither printed nor forwarded");
+  EXPECT_TRUE(lines().empty());
+  const auto forwarded = take_sink_lines();
+  ASSERT_EQ(forwarded.size(), 1u);
+  EXPECT_NE(forwarded[0].find("CCOM WARN not printed, still forwarded"), std::string::npos) << forwarded[0];
 }
 
 TEST_F(LogSink, CalledForUnconfiguredWarnAndClearedByReset) {
