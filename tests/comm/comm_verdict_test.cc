@@ -1,0 +1,202 @@
+// Every rank learns why a bootstrap failed, over real loopback and Unix
+// sockets: a host's leader relays its own failure to the host's other ranks,
+// a leader that dies is named by them at once, and during communicator setup
+// a wait is bounded by the handshake timeout and gives up as soon as another
+// member has left.
+#include "comm_test_util.h"
+#include "fault_util.h"
+
+#include <fcntl.h>
+#include <sys/wait.h>
+
+#include <thread>
+
+namespace {
+
+using namespace nccom_fault;
+using nccom::bootstrap::JoinOptions;
+using nccom::bootstrap::UniqueId;
+
+constexpr auto kHandshake = 3000ms;
+constexpr auto kSlack = 1500ms;
+
+long long ms_since(Clock::time_point begin) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - begin).count();
+}
+
+JoinOptions hierarchical(const UniqueId& root_id, int rank, int nranks, uint64_t host_hash,
+                         std::chrono::milliseconds handshake) {
+  JoinOptions o;
+  o.id = root_id;
+  o.id.protocol = nccom::bootstrap::Protocol::kHierarchical;
+  o.rank = rank;
+  o.nranks = nranks;
+  o.host_hash = host_hash;
+  o.listen_on = loopback(0);
+  o.socket_timeout = handshake;
+  o.handshake_timeout = handshake;
+  return o;
+}
+
+// A per-test host identity, so that no two tests (or runs) share a leader.
+uint64_t fresh_host_hash() {
+  return (static_cast<uint64_t>(::getpid()) << 32) ^ static_cast<uint64_t>(Clock::now().time_since_epoch().count());
+}
+
+// The root is unreachable: the host's leader fails, and its member hears the
+// leader's reason from it instead of a closed connection.
+TEST(CommVerdicts, AHostLeaderRelaysItsOwnFailureToItsMembers) {
+  Socket hold = reserved_port();
+  ASSERT_TRUE(hold.valid());
+  UniqueId id;
+  id.root = hold.local_address();
+  id.secret = 0x7e57;
+  const uint64_t host = fresh_host_hash();
+  std::vector<nccom::Status> status(2);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 2; ++r) {
+    threads.emplace_back([&, r] {
+      auto joined = nccom::bootstrap::join(hierarchical(id, r + 1, 3, host, 1000ms));
+      status[r] = joined ? nccom::Status() : nccom::Status(joined.take_error());
+    });
+  }
+  for (auto& t : threads) t.join();
+  int relayed = 0;
+  for (const auto& s : status) {
+    ASSERT_FALSE(s);
+    EXPECT_TRUE(has(s.error().message, {"no root at " + id.root.to_string(), "is rank 0 running"}));
+    relayed += s.error().message.find("this host's bootstrap leader failed") != std::string::npos;
+  }
+  EXPECT_EQ(relayed, 1) << "one rank leads, the other hears its failure: " << status[0].error().message
+                        << "\n" << status[1].error().message;
+}
+
+// The leader (another process) forwards its member's check-in and dies: the
+// member says so at once, without waiting for any timeout.
+TEST(CommVerdicts, AHostLeaderThatDiesIsNamedByItsMembersAtOnce) {
+  auto root = Socket::listen(loopback(0));
+  ASSERT_TRUE(root);
+  UniqueId id;
+  id.root = root->local_address();
+  id.secret = 0x1eade7;
+  const uint64_t host = fresh_host_hash();
+  int ready_pipe[2] = {-1, -1};
+  ASSERT_EQ(::pipe2(ready_pipe, O_CLOEXEC), 0);
+  Child leader;
+  leader.fds = {ready_pipe[0], ready_pipe[1]};
+  leader.pid = ::fork();
+  ASSERT_GE(leader.pid, 0);
+  if (leader.pid == 0) {
+    ::alarm(20);
+    (void)nccom::bootstrap::join(hierarchical(id, 0, 2, host, 10000ms));
+    ::_exit(0);
+  }
+  // The test is the root: the leader's hello and both check-ins arrive here
+  // (24 + 2 x (16 + 4 + 56) bytes) once the member below is in.
+  auto from_leader = root->accept(Clock::now() + 5s);
+  ASSERT_TRUE(from_leader) << from_leader.error().message;
+  uint8_t first[24 + 16 + 60];
+  ASSERT_TRUE(from_leader->recv_all(first, sizeof first, Clock::now() + 5s));
+
+  nccom::Status member;
+  long long took = -1;
+  std::thread t([&] {
+    const auto begin = Clock::now();
+    auto joined = nccom::bootstrap::join(hierarchical(id, 1, 2, host, 10000ms));
+    took = ms_since(begin);
+    member = joined ? nccom::Status() : nccom::Status(joined.take_error());
+  });
+  uint8_t second[16 + 60];
+  const bool forwarded = static_cast<bool>(from_leader->recv_all(second, sizeof second, Clock::now() + 5s));
+  ::kill(leader.pid, SIGKILL);
+  leader.wait();
+  t.join();
+  ASSERT_TRUE(forwarded) << "the leader did not forward the member's check-in";
+  ASSERT_FALSE(member);
+  EXPECT_TRUE(has(member.error().message, {"bootstrap rank 1/2", "bootstrap leader", "hung up without a verdict"}));
+  EXPECT_LT(took, 5000) << "the member waited for a timeout";
+}
+
+// During setup a wait is bounded by the handshake timeout, not the (much
+// longer) socket timeout; after setup the socket timeout applies again.
+TEST(CommVerdicts, SetupWaitsAreBoundedByTheHandshakeTimeout) {
+  auto id = nccom::comm::get_unique_id(nullptr, 2, false, nccom_test::loopback_settings("flat", kHandshake));
+  ASSERT_TRUE(id) << id.error().message;
+  auto s = nccom_test::loopback_settings("flat", kHandshake);
+  s.socket_timeout = 60000ms;
+  auto ranks = join_meshes(*id, 2, s);
+  for (const auto& r : ranks) ASSERT_TRUE(r.status) << r.status.error().message;
+  ranks[0].mesh->set_setup(true, 500ms);
+  const auto begin = Clock::now();
+  uint64_t value = 0;
+  auto got = ranks[0].mesh->recv(1, MsgType::kTransportInit, &value, sizeof value);
+  const auto took = ms_since(begin);
+  ASSERT_FALSE(got);
+  EXPECT_EQ(got.error().status, NRT_TIMEOUT);
+  EXPECT_TRUE(has(got.error().message, {"from rank 1", "timed out after 500 ms"}));
+  EXPECT_GE(took, 450);
+  EXPECT_LT(took, (500ms + kSlack).count());
+}
+
+// During setup, rank 0 waits for rank 1 while rank 2 leaves: the wait ends
+// at once, naming rank 2. Outside setup the same departure does not end it.
+TEST(CommVerdicts, ASetupWaitGivesUpWhenAnotherMemberLeaves) {
+  auto s = nccom_test::loopback_settings("flat", kHandshake);
+  s.socket_timeout = 60000ms;
+  auto id = nccom::comm::get_unique_id(nullptr, 3, false, s);
+  ASSERT_TRUE(id) << id.error().message;
+  auto ranks = join_meshes(*id, 3, s);
+  for (const auto& r : ranks) ASSERT_TRUE(r.status) << r.status.error().message;
+  // Rank 2 talks to rank 0 first, so that rank 0 holds a connection from it.
+  const uint32_t hello = 2;
+  ASSERT_TRUE(ranks[2].mesh->send(0, MsgType::kUser, &hello, sizeof hello));
+  uint32_t got_hello = 0;
+  ASSERT_TRUE(ranks[0].mesh->recv(2, MsgType::kUser, &got_hello, sizeof got_hello));
+  ranks[0].mesh->set_setup(true, 60000ms);
+
+  nccom::Status waited;
+  long long took = -1;
+  std::thread t([&] {
+    const auto begin = Clock::now();
+    uint64_t value = 0;
+    waited = ranks[0].mesh->recv(1, MsgType::kTransportInit, &value, sizeof value);
+    took = ms_since(begin);
+  });
+  ranks[2].mesh.reset();
+  t.join();
+  ASSERT_FALSE(waited);
+  EXPECT_TRUE(has(waited.error().message, {"recv of 8 bytes (TRANSPORT_INIT) from rank 1 given up",
+                                            "rank 2", "closed its connection"}));
+  EXPECT_LT(took, kSlack.count());
+
+  // Outside setup, rank 1's message still arrives although rank 2 is gone.
+  ranks[0].mesh->set_setup(false);
+  const uint64_t sent = 0x5e7;
+  ASSERT_TRUE(ranks[1].mesh->send(0, MsgType::kTransportInit, &sent, sizeof sent));
+  uint64_t value = 0;
+  auto late = ranks[0].mesh->recv(1, MsgType::kTransportInit, &value, sizeof value);
+  ASSERT_TRUE(late) << late.error().message;
+  EXPECT_EQ(value, sent);
+}
+
+// A member's listener existed before it checked in: a refused connection to
+// it means its process is gone, and a send to it fails at once.
+TEST(CommVerdicts, ASendToAMemberThatIsGoneFailsAtOnce) {
+  auto s = nccom_test::loopback_settings("flat", kHandshake);
+  s.socket_timeout = 60000ms;
+  auto id = nccom::comm::get_unique_id(nullptr, 3, false, s);
+  ASSERT_TRUE(id) << id.error().message;
+  auto ranks = join_meshes(*id, 3, s);
+  for (const auto& r : ranks) ASSERT_TRUE(r.status) << r.status.error().message;
+  // Rank 0 has no connection to rank 2 yet (the handshake's ring all-gather
+  // only sends to rank 1): the send has to connect.
+  ranks[2].mesh.reset();
+  const auto begin = Clock::now();
+  const uint64_t value = 1;
+  auto sent = ranks[0].mesh->send(2, MsgType::kUser, &value, sizeof value);
+  ASSERT_FALSE(sent);
+  EXPECT_TRUE(has(sent.error().message, {"cannot reach rank 2", "nothing listens there any more"}));
+  EXPECT_LT(ms_since(begin), kSlack.count());
+}
+
+}  // namespace

@@ -1,0 +1,163 @@
+// Faults from outside, with the shipped configuration (config/nccom.toml, no
+// NCCL_DEBUG): ranks are separate nccom-test processes started one by one,
+// the way mpirun starts them (OMPI_COMM_WORLD_* in their environment), on
+// one or two emulated hosts (NCCL_HOSTID). A missing rank, a missing root, a
+// wrong secret and a rank that dies during setup must each end every
+// surviving rank with a line that names the cause, within the bounds the
+// user guide gives.
+#include "child_process.h"
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+const std::string kTool = std::string(NCCOM_BUILD_DIR) + "/bin/nccom-test";
+const std::string kShippedConfig = std::string(NCCOM_SOURCE_DIR) + "/config/nccom.toml";
+
+// A loopback port nobody listens on once this returns (the kernel hands out
+// ephemeral ports in turn, so it stays free for the moment a test needs).
+int unused_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t n = sizeof a;
+  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &n) != 0) {
+    if (fd >= 0) ::close(fd);
+    return -1;
+  }
+  ::close(fd);
+  return ntohs(a.sin_port);
+}
+
+struct Rank {
+  int rank;
+  int local_rank;
+  int local_n;
+  std::string host;
+  std::map<std::string, std::string> extra;
+};
+
+struct Outcome {
+  int rank;
+  nccom_test::ChildResult result;
+};
+
+// Starts every rank as its own process, as mpirun would, and waits for all.
+std::vector<Outcome> run_job(int nranks, const std::vector<Rank>& ranks, int port,
+                             const std::map<std::string, std::string>& common = {}) {
+  std::vector<nccom_test::RunningChild> children;
+  for (const Rank& r : ranks) {
+    std::map<std::string, std::string> env = {
+        {"NCCOM_CONFIG", kShippedConfig},
+        {"NCCL_DEBUG", ""},
+        {"OMPI_COMM_WORLD_RANK", std::to_string(r.rank)},
+        {"OMPI_COMM_WORLD_SIZE", std::to_string(nranks)},
+        {"OMPI_COMM_WORLD_LOCAL_RANK", std::to_string(r.local_rank)},
+        {"OMPI_COMM_WORLD_LOCAL_SIZE", std::to_string(r.local_n)},
+        {"NCCL_HOSTID", r.host},
+        {"NEURON_RT_ROOT_COMM_ID", "127.0.0.1:" + std::to_string(port)},
+    };
+    for (const auto& [k, v] : common) env[k] = v;
+    for (const auto& [k, v] : r.extra) env[k] = v;
+    children.push_back(nccom_test::start_child(kTool, {"-b", "8", "-e", "8", "-n", "1", "-w", "0", "allr"}, env));
+  }
+  std::vector<Outcome> out;
+  for (std::size_t i = 0; i < children.size(); ++i) out.push_back({ranks[i].rank, nccom_test::finish_child(children[i])});
+  return out;
+}
+
+// The rank's own closing line: "nccom-test: rank R: ... failed: <cause>".
+std::string last_line(const nccom_test::ChildResult& r) {
+  const std::string text = r.err;
+  const std::size_t at = text.rfind("nccom-test: rank ");
+  if (at == std::string::npos) return "";
+  return text.substr(at, text.find('\n', at) - at);
+}
+
+void expect_every_rank_says(const std::vector<Outcome>& outcomes, const std::vector<std::string>& parts) {
+  for (const Outcome& o : outcomes) {
+    EXPECT_EQ(o.result.exit_code, 1) << "rank " << o.rank << ":\n" << o.result.out << o.result.err;
+    const std::string line = last_line(o.result);
+    EXPECT_NE(line.find("nccom-test: rank " + std::to_string(o.rank) + ":"), std::string::npos)
+        << "rank " << o.rank << " printed no closing line:\n" << o.result.err;
+    for (const std::string& part : parts) {
+      EXPECT_NE(line.find(part), std::string::npos) << "rank " << o.rank << ": \"" << part << "\" missing in\n" << line;
+    }
+  }
+}
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// Rank 3 of 4 (two hosts, two ranks each) never starts: the host leaders
+// hear it from the root, the other ranks from their leader.
+TEST(NccomTestFaults, AMissingRankIsNamedOnEveryRankOfEveryHost) {
+  const int port = unused_port();
+  ASSERT_GT(port, 0);
+  const auto t0 = Clock::now();
+  const auto outcomes = run_job(4, {{0, 0, 2, "host-a", {}}, {1, 1, 2, "host-a", {}}, {2, 0, 2, "host-b", {}}}, port,
+                                {{"NCCOM_BOOTSTRAP_TIMEOUT_MS", "2000"}});
+  expect_every_rank_says(outcomes, {"1 of 4 ranks (3) did not check in", "within 2000 ms"});
+  EXPECT_LT(seconds_since(t0), 2.0 + 10.0);
+}
+
+// Nobody runs rank 0: every rank says there is no root, and where.
+TEST(NccomTestFaults, NoRootEveryRankSaysSoAndNamesTheAddress) {
+  const int port = unused_port();
+  ASSERT_GT(port, 0);
+  const auto outcomes = run_job(4, {{1, 1, 2, "host-a", {}}, {2, 0, 2, "host-b", {}}, {3, 1, 2, "host-b", {}}}, port,
+                                {{"NCCOM_BOOTSTRAP_TIMEOUT_MS", "1500"}});
+  expect_every_rank_says(outcomes, {"no root at 127.0.0.1:" + std::to_string(port), "is rank 0 running"});
+}
+
+// Rank 1 was given another secret: the root tells it so, and rank 0's
+// missing-rank verdict names the refusal.
+TEST(NccomTestFaults, ARankWithTheWrongSecretIsToldWhy) {
+  const int port = unused_port();
+  ASSERT_GT(port, 0);
+  const auto outcomes = run_job(2, {{0, 0, 2, "host-a", {}}, {1, 1, 2, "host-a", {{"NCCOM_BOOTSTRAP_SECRET", "not-the-job's"}}}},
+                                port, {{"NCCOM_BOOTSTRAP_TIMEOUT_MS", "2000"}});
+  ASSERT_EQ(outcomes.size(), 2u);
+  expect_every_rank_says({outcomes[0]}, {"1 of 2 ranks (1) did not check in", "refused 1 connection", "wrong secret"});
+  expect_every_rank_says({outcomes[1]}, {"refused this rank: wrong secret", "NCCOM_BOOTSTRAP_SECRET"});
+}
+
+// Rank 3's process dies between libnccom's two init calls, while the others
+// connect their rings. The bootstrap socket timeout (120 s shipped) and the
+// handshake timeout (120 s) are far away: the survivors must notice that a
+// member is gone and stop at once, each naming a rank that left.
+TEST(NccomTestFaults, ARankDyingDuringSetupEndsTheOthersAtOnce) {
+  const int port = unused_port();
+  ASSERT_GT(port, 0);
+  const std::map<std::string, std::string> kill3 = {{"NEURON_RT_EMU_DEBUG_KILL_AFTER_INIT", "3"}};
+  const auto t0 = Clock::now();
+  const auto outcomes = run_job(4, {{0, 0, 2, "host-a", {}}, {1, 1, 2, "host-a", {}}, {2, 0, 2, "host-b", {}}, {3, 1, 2, "host-b", {}}},
+                                port, kill3);
+  const double took = seconds_since(t0);
+  ASSERT_EQ(outcomes.size(), 4u);
+  EXPECT_EQ(outcomes[3].result.signal, SIGKILL) << outcomes[3].result.err;
+  std::vector<Outcome> survivors(outcomes.begin(), outcomes.begin() + 3);
+  expect_every_rank_says(survivors, {"neuronBuildGraphComm", "rank "});
+  for (const Outcome& o : survivors) {
+    const std::string line = last_line(o.result);
+    const bool names_a_departure = line.find("closed its connection") != std::string::npos ||
+                                   line.find("nothing listens there any more") != std::string::npos ||
+                                   line.find("connection closed by") != std::string::npos;
+    EXPECT_TRUE(names_a_departure) << "rank " << o.rank << ": " << line;
+  }
+  EXPECT_LT(took, 20.0) << "the survivors waited for a timeout instead of noticing the departure";
+}
+
+}  // namespace
