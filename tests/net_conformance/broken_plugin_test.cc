@@ -58,7 +58,7 @@ TEST(NetConformanceBroken, TextFileIsNotAPlugin) {
   EXPECT_EQ(r.exit_code, 1) << output(r);
   EXPECT_TRUE(contains(r, "is not an ELF file")) << output(r);
   ASSERT_EQ(failed_rows(r.out).size(), 1u) << output(r);
-  EXPECT_NE(failed_rows(r.out)[0].find("DlopenFailed"), std::string::npos) << output(r);
+  EXPECT_NE(failed_rows(r.out)[0].find("InvalidFile"), std::string::npos) << output(r);
   EXPECT_TRUE(contains(r, "needs bind, which failed")) << output(r);
 }
 

@@ -86,6 +86,37 @@ TEST(NetHostSelect, NoUsableCandidateIsAnError) {
   EXPECT_NE(nothing.error().message.find("there was no candidate"), std::string::npos);
 }
 
+// A truncated copy of a plugin is refused before dlopen (which would die
+// with SIGBUS), with the file and the truncation in the WARN, and the next
+// candidate is used.
+TEST(NetHostSelect, TruncatedPluginFileIsSkippedWithItsOwnWarning) {
+  LogCapture log;
+  const std::string truncated = log.dir() + "/libnethost-truncated.so";
+  {
+    std::ifstream in(plugin_path("nethost-neuron-v6"), std::ios::binary);
+    std::vector<char> head(4096);
+    ASSERT_TRUE(in.read(head.data(), static_cast<std::streamsize>(head.size())));
+    std::ofstream(truncated, std::ios::binary).write(head.data(), static_cast<std::streamsize>(head.size()));
+  }
+  std::vector<Candidate> candidates;
+  candidates.push_back(Candidate{.what = "the truncated copy",
+                                 .reason = "first",
+                                 .bind = [truncated] {
+                                   return open_and_bind(truncated, Layout::kNeuron, {}, truncated);
+                                 },
+                                 .prepare = {}});
+  candidates.push_back(file_candidate("nethost-neuron-v5"));
+  auto chosen = select_from(std::move(candidates), plugin_logger());
+  ASSERT_TRUE(chosen) << chosen.error().message;
+  EXPECT_EQ(chosen->net->info().version, 5);
+  EXPECT_TRUE(log.has("CCOM WARN NET/Plugin: cannot use the truncated copy: " + truncated +
+                      ": truncated or corrupt shared library: segment "))
+      << log.text();
+  EXPECT_TRUE(log.has("but the file has 4096 bytes; reinstall or rebuild it; trying the next candidate"))
+      << log.text();
+  std::remove(truncated.c_str());
+}
+
 TEST(NetHostLogger, ToleratesNullFormatNullFileAndOddLevels) {
   LogCapture log;
   ncclDebugLogger_t logger = plugin_logger();
