@@ -35,6 +35,16 @@ TEST(NetConformanceBroken, BadPropertiesAreNamed) {
   EXPECT_EQ(r.exit_code, 1) << output(r);
   EXPECT_TRUE(contains(r, "device 0: ptrSupport 0 lacks NCCL_PTR_HOST")) << output(r);
   EXPECT_TRUE(contains(r, "device 0: speed 0 Mbps is not positive")) << output(r);
+  EXPECT_TRUE(contains(r, "device 0: name is not NUL-terminated within 256 bytes")) << output(r);
+  EXPECT_TRUE(contains(r, "device 0: maxRecvs 0 is outside 1..128")) << output(r);
+}
+
+TEST(NetConformanceBroken, DeviceCountAboveWhatTheHostAcceptsFails) {
+  const auto r = run_check({"--only", "devices", broken("huge-devices")});
+  EXPECT_EQ(r.exit_code, 1) << output(r);
+  EXPECT_TRUE(contains(r, "devices reported 1073741824 devices, more than the 256 nccom accepts; "
+                          "libnccom refuses this plugin"))
+      << output(r);
 }
 
 TEST(NetConformanceBroken, CrashIsReportedWithTheCheck) {
