@@ -47,6 +47,16 @@ TEST(NetConformanceBroken, DeviceCountAboveWhatTheHostAcceptsFails) {
       << output(r);
 }
 
+TEST(NetConformanceBroken, TimeoutOutsideItsRangeIsAUsageError) {
+  for (const char* value : {"0", "-1", "86401", "1e300", "inf", "nan", "5s"}) {
+    const auto r = run_check({"--timeout", value, broken("never-done")});
+    EXPECT_EQ(r.exit_code, 2) << value << ": " << output(r);
+    EXPECT_TRUE(contains(r, "--timeout takes a number of seconds greater than 0 and at most 86400 "
+                            "(24 hours), got '" + std::string(value) + "'"))
+        << output(r);
+  }
+}
+
 TEST(NetConformanceBroken, CrashIsReportedWithTheCheck) {
   const auto r = run_check({"--only", "sizes", broken("crash")});
   EXPECT_EQ(r.signal, SIGSEGV) << output(r);
