@@ -13,6 +13,7 @@
 #include "common/result.h"
 #include "config/knob.h"
 
+#include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <functional>
@@ -29,6 +30,10 @@ inline constexpr const char* kConfigFileEnv = "NCCOM_CONFIG";  // file to use (m
 inline constexpr const char* kClusterEnv = "NCCOM_CLUSTER";    // active cluster section
 // The system-wide file; the host also tries the installed share/nccom/nccom.toml.
 inline constexpr const char* kSystemConfigPath = "/etc/nccom/nccom.toml";
+// A configuration file larger than this is refused: the shipped file, which
+// lists every knob with its help, is about 10 KiB, so a bigger one is not a
+// configuration file (or not the intended one).
+inline constexpr std::size_t kMaxConfigFileBytes = std::size_t{4} << 20;
 
 // Where a value came from.
 struct Source {

@@ -3,12 +3,19 @@
 // table (a test checks that the two cannot drift apart).
 #include "config/knob.h"
 
+#include <cstdint>
 #include <string_view>
 
 namespace nccom::config {
 namespace {
 
 using sv = std::string_view;
+
+// The upper bound of every duration knob in milliseconds: 24 hours. A larger
+// value is no longer a timeout anyone waits for, and the bound keeps
+// steady_clock::now() + the value far from overflowing (which would make a
+// deadline lie in the past and expire at once).
+constexpr std::int64_t kMaxDurationMs = 24LL * 60 * 60 * 1000;
 
 constexpr sv kLogLevels[] = {"NONE", "VERSION", "WARN", "INFO", "ABORT", "TRACE"};
 constexpr sv kSocketFamilies[] = {"", "AF_INET", "AF_INET6"};
@@ -82,7 +89,8 @@ constexpr Knob kHostKnobs[] = {
      .help = "Time limit in milliseconds of every bootstrap socket operation (connect, "
              "accept, send and receive). When it expires the error names the peer "
              "that did not answer.",
-     .min = 1},
+     .min = 1,
+     .max = kMaxDurationMs},
     {.key = "bootstrap.handshake_timeout_ms",
      .env = kEnvHandshake,
      .type = Type::Int,
@@ -90,7 +98,8 @@ constexpr Knob kHostKnobs[] = {
      .help = "Time limit in milliseconds for a communicator's whole bootstrap handshake: "
              "every rank must have checked in with the root by then. On expiry the "
              "error lists the ranks that are still missing.",
-     .min = 1},
+     .min = 1,
+     .max = kMaxDurationMs},
     {.key = "bootstrap.protocol",
      .env = kEnvProtocol,
      .type = Type::Enum,
@@ -306,14 +315,16 @@ constexpr Knob kHostKnobs[] = {
      .default_text = "60000",
      .help = "Time limit in milliseconds for connecting every ring channel of a "
              "communicator after the connection blobs were exchanged.",
-     .min = 1},
+     .min = 1,
+     .max = kMaxDurationMs},
     {.key = "proxy.stall_warn_ms",
      .env = kEnvStallWarn,
      .type = Type::Int,
      .default_text = "10000",
      .help = "A basic block whose network ops make no progress for this many milliseconds "
              "logs one WARN naming each op's position. 0: never.",
-     .min = 0},
+     .min = 0,
+     .max = kMaxDurationMs},
     {.key = "proxy.stall_fail_ms",
      .env = kEnvStallFail,
      .type = Type::Int,
@@ -321,7 +332,8 @@ constexpr Knob kHostKnobs[] = {
      .help = "A stall this long fails the proxy stream with NRT_TIMEOUT. 0 (default): "
              "never, since the device may compute for a long time without network traffic; "
              "a dead peer is reported by the network plugin.",
-     .min = 0},
+     .min = 0,
+     .max = kMaxDurationMs},
 };
 
 }  // namespace

@@ -4,13 +4,11 @@
 #include "config/file_layers.h"
 #include "config/registry.h"
 #include "config/value.h"
+#include "common/bounded_file.h"
 
 #include <nccom/nrt_abi.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <optional>
 
@@ -29,24 +27,6 @@ std::optional<std::string> env_value(const LoadOptions& options, const char* nam
   const char* value = options.getenv ? options.getenv(name) : nullptr;
   if (value == nullptr || *value == '\0') return std::nullopt;
   return std::string(value);
-}
-
-Result<std::string> read_whole_file(const std::string& path, const std::string& why) {
-  std::FILE* file = std::fopen(path.c_str(), "rb");
-  if (file == nullptr)
-    return make_error(NRT_INVALID, "cannot read configuration file " + path + why + ": " +
-                                       std::strerror(errno));
-  std::string text;
-  char buf[8192];
-  std::size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, file)) > 0) text.append(buf, n);
-  bool failed = std::ferror(file) != 0;
-  int saved = errno;
-  std::fclose(file);
-  if (failed)
-    return make_error(NRT_INVALID, "cannot read configuration file " + path + why + ": " +
-                                       std::strerror(saved));
-  return text;
 }
 
 // NCCOM_CONFIG if set (the file must exist), else the first default path
@@ -114,7 +94,8 @@ Result<Config> load(const LoadOptions& options) {
   std::string path = discover(options, why);
   FileLayers file;
   if (!path.empty()) {
-    Result<std::string> text = read_whole_file(path, why);
+    Result<std::string> text =
+        read_bounded_file(path, kMaxConfigFileBytes, "configuration file " + path + why);
     if (!text) return text.take_error();
     Result<FileLayers> layers = detail::read_layers(registry, path, text.value(), problems);
     if (!layers) return layers.take_error();

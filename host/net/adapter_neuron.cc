@@ -5,6 +5,7 @@
 // cleanup, which is why a v5 has nothing to call at fini time.
 #include "net/adapters.h"
 #include "net/bound_net.h"
+#include "net/plugin_answers.h"
 
 namespace nccom::net {
 namespace {
@@ -130,7 +131,8 @@ BindResult adapt_neuron_v6(BoundTable table) {
        slot("getMrKey", t->getMrKey), slot("iwrite", t->iwrite),
        slot("iwriteInline", t->iwriteInline), slot("iread", t->iread)});
   if (!checked) return checked.take_error();
-  PluginInfo info{t->name, 6, Layout::kNeuron, std::move(table.origin)};
+  PluginInfo info{bounded_text(t->name, kMaxNetNameBytes), 6, Layout::kNeuron,
+                  std::move(table.origin)};
   return std::unique_ptr<Net>(
       new NeuronDirect<ncclNet_v6_t>(t, std::move(info), std::move(table.library)));
 }
@@ -143,7 +145,8 @@ BindResult adapt_neuron_v5(BoundTable table) {
        slot("getMrKey", t->getMrKey), slot("iwrite", t->iwrite),
        slot("iwriteInline", t->iwriteInline), slot("iread", t->iread)});
   if (!checked) return checked.take_error();
-  PluginInfo info{t->name, 5, Layout::kNeuron, std::move(table.origin)};
+  PluginInfo info{bounded_text(t->name, kMaxNetNameBytes), 5, Layout::kNeuron,
+                  std::move(table.origin)};
   return std::unique_ptr<Net>(
       new NeuronDirect<ncclNet_v5_t>(t, std::move(info), std::move(table.library)));
 }

@@ -13,6 +13,7 @@
 //  - no fini, regMrDmaBuf, getMrKey, iwrite, iwriteInline, iread.
 #include "net/adapters.h"
 #include "net/bound_net.h"
+#include "net/plugin_answers.h"
 #include "net/nvidia_layouts.h"
 
 #include <climits>
@@ -150,7 +151,8 @@ BindResult adapt_v4(BoundTable table, Layout layout) {
        slot("closeRecv", t->closeRecv), slot("closeListen", t->closeListen)},
       {slot("iflush", t->iflush)});
   if (!checked) return checked.take_error();
-  PluginInfo info{t->name, 4, layout, std::move(table.origin)};
+  PluginInfo info{bounded_text(t->name, kMaxNetNameBytes), 4, layout,
+                  std::move(table.origin)};
   return std::unique_ptr<Net>(new V4Net<Table>(t, std::move(info), std::move(table.library)));
 }
 

@@ -4,6 +4,7 @@
 #include "log/log.h"
 #include "net/logger.h"
 #include "net/nccl_result.h"
+#include "net/plugin_answers.h"
 
 #include <sys/utsname.h>
 
@@ -13,7 +14,9 @@
 namespace nccom::net {
 namespace {
 
-// init then devices; the failure message when the plugin is not usable.
+// init then devices (plugin_answers.h: 1 .. kMaxNetDevices) and a look at
+// each device's properties; the failure message when the plugin is not
+// usable.
 Result<int> start(Net& net, ncclDebugLogger_t logger) {
   const std::string name = describe(net.info()) + " from " + net.info().origin;
   ncclResult_t r = net.init(logger);
@@ -21,16 +24,14 @@ Result<int> start(Net& net, ncclDebugLogger_t logger) {
     return make_error(NRT_FAILURE, "OFI plugin initNet() failed is EFA enabled? " + name +
                                        ": init returned " + result_text(r));
   }
-  int ndev = 0;
-  r = net.devices(&ndev);
-  if (r != ncclSuccess || ndev < 1) {
+  auto ndev = device_count(net);
+  if (!ndev) {
     (void)net.fini();  // its init succeeded: let it release what it acquired
-    return make_error(NRT_FAILURE, "OFI plugin initNet() failed is EFA enabled? " + name +
-                                       (r != ncclSuccess ? ": devices returned " + result_text(r)
-                                                         : ": it reports " + std::to_string(ndev) +
-                                                               " devices"));
+    return make_error(NRT_FAILURE,
+                      "OFI plugin initNet() failed is EFA enabled? " + ndev.error().message);
   }
-  return ndev;
+  warn_about_properties(net, *ndev);
+  return *ndev;
 }
 
 // The process's net. Never destroyed: plugin threads and the runtime may

@@ -5,6 +5,7 @@ namespace nccom::plugin {
 const char* to_string(LoadErrorKind kind) {
   switch (kind) {
     case LoadErrorKind::NotFound: return "NotFound";
+    case LoadErrorKind::InvalidFile: return "InvalidFile";
     case LoadErrorKind::DlopenFailed: return "DlopenFailed";
     case LoadErrorKind::MissingSymbol: return "MissingSymbol";
     case LoadErrorKind::AbiMismatch: return "AbiMismatch";

@@ -14,6 +14,8 @@ namespace nccom::plugin {
 
 enum class LoadErrorKind {
   NotFound,        // no such file, or not found in any search directory
+  InvalidFile,     // not a loadable ELF64 shared object: not a regular file, not ELF,
+                   // another class or machine, truncated (checked before dlopen)
   DlopenFailed,    // the dynamic loader refused it; message carries dlerror()
   MissingSymbol,   // loaded, but exports no nccom_plugin descriptor
   AbiMismatch,     // descriptor abi_version is not one this host supports

@@ -11,6 +11,8 @@
 // hand, to obtain it.
 #include "plugin/shared_library.h"
 
+#include "plugin/elf_file.h"
+
 #include <boost/dll/shared_library.hpp>
 #include <dlfcn.h>
 
@@ -72,6 +74,9 @@ Result<SharedLibrary, LoadError> SharedLibrary::open(const std::filesystem::path
     return not_found(path);
   // Any other status error (e.g. a permission problem on a parent
   // directory) is left to dlopen, whose message names it precisely.
+  // A file the loader would map past its end (a truncated copy) would
+  // raise SIGBUS inside dlopen: refuse it first.
+  if (auto checked = check_elf_file(path); !checked) return checked.take_error();
 
   auto impl = std::make_unique<Impl>();
   std::error_code ec;

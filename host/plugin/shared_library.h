@@ -18,9 +18,12 @@ class SharedLibrary {
  public:
   // Opens `path` with RTLD_NOW | RTLD_LOCAL, so a missing dependency or an
   // unresolvable symbol is reported here rather than at first call.
-  // Errors: NotFound when the file does not exist; DlopenFailed (with the
-  // loader's own text, e.g. "invalid ELF header", "undefined symbol: x")
-  // when the loader refuses it. Never throws.
+  // Errors: NotFound when the file does not exist; InvalidFile when it is
+  // not a shared object this process can map (check_elf_file, elf_file.h:
+  // not a regular file, not ELF64 for this machine, truncated), found
+  // before dlopen so that the loader never touches bytes past the end of
+  // the file; DlopenFailed (with the loader's own text, e.g. "undefined
+  // symbol: x") when the loader refuses it. Never throws.
   static Result<SharedLibrary, LoadError> open(const std::filesystem::path& path);
 
   SharedLibrary(SharedLibrary&&) noexcept;

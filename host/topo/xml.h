@@ -103,7 +103,9 @@ struct XmlDocument {
 
 Result<XmlDocument> parseXml(std::string_view text, std::string_view source = "<string>",
                              const XmlLimits& limits = {});
-// Reads and parses a file; an unreadable or oversized file is an error naming it.
+// Reads and parses a file through read_bounded_file (common/bounded_file.h):
+// only a regular file of at most limits.maxInputBytes is read, so a FIFO or
+// a device is refused instead of hanging; every error names the path.
 Result<XmlDocument> parseXmlFile(const std::string& path, const XmlLimits& limits = {});
 
 // NCCL's dump layout: two spaces per level, attributes in stored order in

@@ -3,8 +3,7 @@
 // byte is looked at a bounded number of times, so any input costs O(size).
 #include "topo/xml.h"
 
-#include <fstream>
-#include <sstream>
+#include "common/bounded_file.h"
 
 namespace nccom::topo {
 
@@ -291,20 +290,9 @@ Result<XmlDocument> parseXml(std::string_view text, std::string_view source, con
 }
 
 Result<XmlDocument> parseXmlFile(const std::string& path, const XmlLimits& limits) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return make_error(NRT_INVALID, "XML: cannot open '" + path + "' for reading");
-  f.seekg(0, std::ios::end);
-  const std::streamoff size = f.tellg();
-  if (size < 0) return make_error(NRT_INVALID, "XML: cannot read '" + path + "'");
-  if (static_cast<uint64_t>(size) > limits.maxInputBytes) {
-    return make_error(NRT_INVALID, "XML: '" + path + "' is " + std::to_string(size) + " bytes, over the limit of " +
-                                       std::to_string(limits.maxInputBytes));
-  }
-  f.seekg(0);
-  std::string text(static_cast<std::size_t>(size), '\0');
-  f.read(text.data(), size);
-  if (!f) return make_error(NRT_INVALID, "XML: reading '" + path + "' failed");
-  return parseXml(text, path, limits);
+  auto text = read_bounded_file(path, limits.maxInputBytes, "XML file '" + path + "'");
+  if (!text) return text.take_error();
+  return parseXml(*text, path, limits);
 }
 
 }  // namespace nccom::topo

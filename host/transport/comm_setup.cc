@@ -3,6 +3,7 @@
 #include "core/context.h"
 #include "core/runtime.h"
 #include "log/log.h"
+#include "net/plugin_answers.h"
 #include "net/selection.h"
 #include "transport/net_facade.h"
 #include "transport/preferred_nic.h"
@@ -78,18 +79,17 @@ Status build_comm_transports(comm::Communicator& comm) {
     net::Net& n = **selected;
     net.table = net_v6_for(n);
     net.name = net.table->name != nullptr ? net.table->name : "net";
-    int devices = 0;
-    if (n.devices(&devices) != ncclSuccess || devices < 1) {
-      return make_error(NRT_FAILURE, "the network plugin " + net::describe(n.info()) +
-                                         " reports no device");
-    }
-    net.devices = devices;
+    // Asked again (the plugin may have lost a device since its selection),
+    // with the same bound: the NIC table below has one entry per device.
+    auto devices = net::device_count(n);
+    if (!devices) return devices.take_error();
+    net.devices = *devices;
     net.sidelink = sidelink_platform();
-    for (int d = 0; d < devices; ++d) {
+    for (int d = 0; d < *devices; ++d) {
       ncclNetProperties_v6_t props{};
       if (net.table->getProperties(d, &props) != ncclSuccess) continue;
-      nics.nics.push_back(NetDevice{d, props.name != nullptr ? props.name : "",
-                                    props.pciPath != nullptr ? props.pciPath : ""});
+      nics.nics.push_back(NetDevice{d, net::bounded_text(props.name, net::kMaxNetNameBytes),
+                                    net::bounded_text(props.pciPath, net::kMaxNetPathBytes)});
     }
   }
   // What neuronPreferredNcRidNic answers from: this host's devices (as

@@ -1,5 +1,6 @@
 #include "transport/net_facade.h"
 
+#include "net/plugin_answers.h"
 #include "net/setup_calls.h"
 
 #include <atomic>
@@ -18,8 +19,21 @@ net::Net& bound() { return *g_net.load(std::memory_order_acquire); }
 // its lifetime is the host's).
 ncclResult_t f_init(ncclDebugLogger_t) { return ncclSuccess; }
 ncclResult_t f_fini() { return ncclSuccess; }
-ncclResult_t f_devices(int* n) { return bound().devices(n); }
-ncclResult_t f_props(int dev, ncclNetProperties_v6_t* p) { return bound().get_properties(dev, p); }
+// The host refused more than kMaxNetDevices devices when it selected the
+// plugin and connected the communicator; a transport asking itself sees no
+// more than that either.
+ncclResult_t f_devices(int* n) {
+  const ncclResult_t r = bound().devices(n);
+  if (r == ncclSuccess && n != nullptr && *n > net::kMaxNetDevices) *n = net::kMaxNetDevices;
+  return r;
+}
+// A transport sizes its grouped receives by maxRecvs: it is handed the value
+// clamped into 1 .. kMaxNetRecvs (the selection warned once about it).
+ncclResult_t f_props(int dev, ncclNetProperties_v6_t* p) {
+  const ncclResult_t r = bound().get_properties(dev, p);
+  if (r == ncclSuccess && p != nullptr) (void)net::clamp_properties(*p);
+  return r;
+}
 ncclResult_t f_listen(int dev, void* h, void** c) { return bound().listen(dev, h, c); }
 // connect and accept run on helper threads (net/setup_calls.h): a plugin
 // whose calls block cannot hang the caller past its deadline.

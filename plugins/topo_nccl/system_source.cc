@@ -1,19 +1,11 @@
 #include "system_source.h"
 
-#include <algorithm>
+#include "common/bounded_file.h"
 
-#include <cerrno>
-#include <cstring>
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
+#include <algorithm>
 
 namespace nccom::topo_nccl {
 namespace {
-
-Error fileError(const std::string& path, const std::string& what) {
-  return make_error(NRT_INVALID, "topology file '" + path + "': " + what);
-}
 
 std::string where(const std::string& source, const topo::XmlNode& node) {
   return source + ":" + std::to_string(node.line()) + ":" + std::to_string(node.column());
@@ -27,34 +19,6 @@ std::string joinRanks(const std::vector<int>& ranks) {
 }
 
 }  // namespace
-
-Result<std::string> readBoundedFile(const std::string& path, std::size_t maxBytes) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) return fileError(path, std::string("cannot open: ") + std::strerror(errno));
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) return fileError(path, std::string("cannot stat: ") + std::strerror(errno));
-  if (!S_ISREG(st.st_mode)) return fileError(path, "not a regular file");
-  if (static_cast<std::size_t>(st.st_size) > maxBytes) {
-    return fileError(path, std::to_string(st.st_size) + " bytes, over the limit of " + std::to_string(maxBytes));
-  }
-  std::string text;
-  char buf[65536];
-  for (;;) {
-    const ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return fileError(path, std::string("read failed: ") + std::strerror(errno));
-    if (n == 0) break;
-    if (text.size() + static_cast<std::size_t>(n) > maxBytes) {
-      return fileError(path, "grew beyond the limit of " + std::to_string(maxBytes) + " bytes while being read");
-    }
-    text.append(buf, static_cast<std::size_t>(n));
-  }
-  return text;
-}
 
 std::vector<int> missingRanks(const topo::TopoSystem& system, const LocalShare& share) {
   std::vector<int> missing;
@@ -125,7 +89,7 @@ Result<std::string> rebaseRanks(const std::string& text, const std::string& sour
 }
 
 Result<std::string> loadTopologyFile(const std::string& path, const LocalShare& share) {
-  auto text = readBoundedFile(path, kMaxTopologyFileBytes);
+  auto text = read_bounded_file(path, kMaxTopologyFileBytes, "topology file '" + path + "'");
   if (!text) return text.take_error();
   auto rebased = rebaseRanks(*text, path, share);
   if (!rebased) return rebased.take_error();

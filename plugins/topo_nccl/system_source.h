@@ -21,10 +21,6 @@ namespace nccom::topo_nccl {
 // (10,432 elements at ~200 bytes) is about 2 MiB.
 inline constexpr std::size_t kMaxTopologyFileBytes = 16u << 20;
 
-// Reads a whole regular file of at most maxBytes. Opened non-blocking, so a
-// FIFO or device is refused instead of hanging. Errors name the file.
-Result<std::string> readBoundedFile(const std::string& path, std::size_t maxBytes);
-
 // Parses `text` (named `source` in errors) and checks it as described above.
 // Errors read "<source>:<line>:<col>: <rule>" (XML and structure errors come
 // from host/topo with the same location).
@@ -33,7 +29,8 @@ Result<topo::TopoSystem> checkSystemXml(std::string_view text, const std::string
 // The local ranks that have no <gpu rank> in `system`.
 std::vector<int> missingRanks(const topo::TopoSystem& system, const LocalShare& share);
 
-// The configured topology file, read and checked; returns its text as is.
+// The configured topology file, read (read_bounded_file: a regular file of at
+// most kMaxTopologyFileBytes) and checked; returns its text as is.
 Result<std::string> loadTopologyFile(const std::string& path, const LocalShare& share);
 
 }  // namespace nccom::topo_nccl

@@ -54,8 +54,61 @@ TEST_F(ConfigErrors, OutOfRange) {
 }
 
 TEST_F(ConfigErrors, BelowMinimumWithoutMaximum) {
+  // Every host knob with a minimum has a maximum too, so declare one.
+  static constexpr Knob kTable[] = {{.key = "test.depth", .type = Type::Int,
+                                     .default_text = "1", .help = "A test depth.", .min = 1}};
+  dir_.write("nccom.toml", "[test]\ndepth = 0\n");
+  env_.set("NCCOM_CONFIG", path_);
+  LoadOptions opts = options(env_);
+  opts.tables.push_back(kTable);
+  EXPECT_EQ(load_error(opts),
+            path_ + ":2:9: test.depth: expected an integer >= 1, got integer 0");
+}
+
+TEST_F(ConfigErrors, DurationBelowItsRange) {
   EXPECT_EQ(error_for("[bootstrap]\nsocket_timeout_ms = 0\n"),
-            path_ + ":2:21: bootstrap.socket_timeout_ms: expected an integer >= 1, got integer 0");
+            path_ + ":2:21: bootstrap.socket_timeout_ms: expected an integer in 1..86400000, got "
+                    "integer 0");
+}
+
+// INT64_MAX milliseconds passed validation once and then overflowed
+// now() + timeout into a deadline in the past. Every duration knob refuses
+// it, from the file and from the environment, naming the allowed range.
+TEST_F(ConfigErrors, DurationAboveItsRangeFromTheFile) {
+  EXPECT_EQ(error_for("bootstrap.handshake_timeout_ms = 9223372036854775807\n"),
+            path_ + ":1:34: bootstrap.handshake_timeout_ms: expected an integer in 1..86400000, "
+                    "got integer 9223372036854775807");
+  for (const Knob& knob : host_knobs()) {
+    if (knob.type != Type::Int || !knob.key.ends_with("_ms")) continue;
+    const std::string key(knob.key);
+    const std::string message = error_for(key + " = 9223372036854775807\n");
+    EXPECT_NE(message.find(": " + key + ": expected an integer in " + std::to_string(knob.min) +
+                           ".." + std::to_string(knob.max) + ", got integer 9223372036854775807"),
+              std::string::npos)
+        << message;
+  }
+}
+
+TEST_F(ConfigErrors, DurationAboveItsRangeFromTheEnvironment) {
+  FakeEnv env;
+  env.set("NCCOM_BOOTSTRAP_TIMEOUT_MS", "9223372036854775807");
+  EXPECT_EQ(load_error(options(env)),
+            "NCCOM_BOOTSTRAP_TIMEOUT_MS=\"9223372036854775807\": expected an integer in "
+            "1..86400000 (for bootstrap.handshake_timeout_ms)");
+  int checked = 0;
+  for (const Knob& knob : host_knobs()) {
+    if (knob.type != Type::Int || !knob.key.ends_with("_ms")) continue;
+    for (std::string_view var : knob.env) {
+      FakeEnv one;
+      one.set(std::string(var), "9223372036854775807");
+      EXPECT_EQ(load_error(options(one)),
+                std::string(var) + "=\"9223372036854775807\": expected an integer in " +
+                    std::to_string(knob.min) + ".." + std::to_string(knob.max) + " (for " +
+                    std::string(knob.key) + ")");
+      ++checked;
+    }
+  }
+  EXPECT_GE(checked, 5);
 }
 
 TEST_F(ConfigErrors, EnumValueNotAllowed) {
@@ -144,8 +197,8 @@ TEST_F(ConfigErrors, BadEnvironmentValues) {
   EXPECT_EQ(load_error(options(env)),
             "NCCL_DEBUG=\"loud\": expected one of \"NONE\", \"VERSION\", \"WARN\", \"INFO\", "
             "\"ABORT\", \"TRACE\" (any letter case) (for log.level)\n"
-            "NEURON_CCOM_SOCK_TIMEOUT=\"99999999999999999999\": expected an integer >= 1 "
-            "(for bootstrap.socket_timeout_ms)\n"
+            "NEURON_CCOM_SOCK_TIMEOUT=\"99999999999999999999\": expected an integer in "
+            "1..86400000 (for bootstrap.socket_timeout_ms)\n"
             "NCCL_NSOCKS_PERTHREAD=\"abc\": expected an integer in 1..64 "
             "(for net.socket.nsocks_per_thread)\n"
             "NCCL_SOCKET_NTHREADS=\"17\": expected an integer in 1..16 "
@@ -181,8 +234,8 @@ TEST_F(ConfigErrors, EveryProblemIsReportedInFileOrder) {
             path_ + ":2:10: net.plugin: expected a string, got integer 5\n" +
             path_ + ":4:1: unknown key \"clusters.a.log.levl\"; did you mean "
                     "\"clusters.a.log.level\"?\n" +
-            path_ + ":6:21: bootstrap.socket_timeout_ms: expected an integer >= 1, got "
-                    "integer -3\n" +
+            path_ + ":6:21: bootstrap.socket_timeout_ms: expected an integer in 1..86400000, "
+                    "got integer -3\n" +
             path_ + ":7:17: bootstrap.socket_family: expected one of \"\", \"AF_INET\", "
                     "\"AF_INET6\", got string \"AF_INET4\"\n"
                     "unknown cluster \"nowhere\" (from NCCOM_CLUSTER); clusters in " + path_ +

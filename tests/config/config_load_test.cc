@@ -1,6 +1,9 @@
 // Loading: discovery, defaults, file values and sources, clusters, environment.
 #include "config_test_util.h"
 
+#include <fstream>
+#include <map>
+
 namespace nccom::config::testing {
 namespace {
 
@@ -72,6 +75,60 @@ TEST(ConfigLoad, ShippedFileHoldsExactlyTheDefaults) {
     EXPECT_EQ(e.source.kind, Kind::File) << e.key() << " is missing from " << shipped;
     EXPECT_EQ(e.value, defaults.entries()[i].value) << e.key();
   }
+}
+
+// The shipped file states the range of every duration knob in the comment
+// above it (as "<min> to <max>"), so the file cannot drift from the table.
+TEST(ConfigLoad, ShippedFileStatesTheRangeOfEveryDurationKnob) {
+  std::ifstream in(std::string(NCCOM_SOURCE_DIR) + "/config/nccom.toml");
+  ASSERT_TRUE(in);
+  std::string table;    // the current [section]
+  std::string comment;  // the comment lines since the last key, joined by spaces
+  std::map<std::string, std::string> comments;  // key -> its comment
+  for (std::string line; std::getline(in, line);) {
+    if (line.starts_with("[")) {
+      table = line.substr(1, line.find(']') - 1);
+      comment.clear();
+    } else if (line.starts_with("# ")) {
+      comment += line.substr(2) + " ";
+    } else if (const auto eq = line.find(" = "); eq != std::string::npos) {
+      comments[table + "." + line.substr(0, eq)] = comment;
+      comment.clear();
+    }
+  }
+  int checked = 0;
+  for (const Knob& knob : host_knobs()) {
+    if (knob.type != Type::Int || !knob.key.ends_with("_ms")) continue;
+    const std::string key(knob.key);
+    ASSERT_EQ(comments.count(key), 1u) << key;
+    const std::string range = std::to_string(knob.min) + " to " + std::to_string(knob.max);
+    EXPECT_NE(comments[key].find(range), std::string::npos)
+        << key << ": the comment does not say " << range << ": " << comments[key];
+    ++checked;
+  }
+  EXPECT_GE(checked, 7);
+}
+
+// The maximum of every duration knob is itself accepted, from the file and
+// from the environment.
+TEST(ConfigLoad, DurationKnobsAcceptTheirMaximum) {
+  TempDir dir;
+  int checked = 0;
+  for (const Knob& knob : host_knobs()) {
+    if (knob.type != Type::Int || !knob.key.ends_with("_ms")) continue;
+    const std::string key(knob.key);
+    FakeEnv from_file;
+    from_file.set("NCCOM_CONFIG",
+                  dir.write("max.toml", key + " = " + std::to_string(knob.max) + "\n"));
+    EXPECT_EQ(load_ok(options(from_file)).get_int(key), knob.max) << key;
+    for (std::string_view var : knob.env) {
+      FakeEnv from_env;
+      from_env.set(std::string(var), std::to_string(knob.max));
+      EXPECT_EQ(load_ok(options(from_env)).get_int(key), knob.max) << var;
+    }
+    ++checked;
+  }
+  EXPECT_GE(checked, 7);
 }
 
 TEST(ConfigLoad, ShippedLoopbackDevCluster) {

@@ -3,6 +3,8 @@
 #include "config/value.h"
 #include "config_test_util.h"
 
+#include <chrono>
+#include <cstdint>
 #include <set>
 
 namespace nccom::config::testing {
@@ -27,6 +29,23 @@ TEST(ConfigTables, HostHelpTextsAreSentences) {
     EXPECT_EQ(knob.help.back(), '.') << knob.key;
     EXPECT_GT(knob.help.size(), 40u) << knob.key;
   }
+}
+
+// Every duration knob has a maximum of at most 24 hours, so a deadline
+// steady_clock::now() + value cannot overflow (and so expire at once).
+TEST(ConfigTables, EveryDurationKnobHasABoundedMaximum) {
+  constexpr std::int64_t kDay = 24LL * 60 * 60 * 1000;
+  int durations = 0;
+  for (const Knob& knob : host_knobs()) {
+    if (knob.type != Type::Int || !knob.key.ends_with("_ms")) continue;
+    ++durations;
+    EXPECT_GE(knob.min, 0) << knob.key;
+    EXPECT_LE(knob.max, kDay) << knob.key;
+    const auto now = std::chrono::steady_clock::now().time_since_epoch();
+    const auto room = std::chrono::steady_clock::duration::max() - now;
+    EXPECT_LT(std::chrono::milliseconds(knob.max), room) << knob.key;
+  }
+  EXPECT_GE(durations, 7);
 }
 
 constexpr sv kPluginEnv[] = {"TEST_PLUGIN_DEPTH"};

@@ -35,6 +35,26 @@ TEST(NetConformanceBroken, BadPropertiesAreNamed) {
   EXPECT_EQ(r.exit_code, 1) << output(r);
   EXPECT_TRUE(contains(r, "device 0: ptrSupport 0 lacks NCCL_PTR_HOST")) << output(r);
   EXPECT_TRUE(contains(r, "device 0: speed 0 Mbps is not positive")) << output(r);
+  EXPECT_TRUE(contains(r, "device 0: name is not NUL-terminated within 256 bytes")) << output(r);
+  EXPECT_TRUE(contains(r, "device 0: maxRecvs 0 is outside 1..128")) << output(r);
+}
+
+TEST(NetConformanceBroken, DeviceCountAboveWhatTheHostAcceptsFails) {
+  const auto r = run_check({"--only", "devices", broken("huge-devices")});
+  EXPECT_EQ(r.exit_code, 1) << output(r);
+  EXPECT_TRUE(contains(r, "devices reported 1073741824 devices, more than the 256 nccom accepts; "
+                          "libnccom refuses this plugin"))
+      << output(r);
+}
+
+TEST(NetConformanceBroken, TimeoutOutsideItsRangeIsAUsageError) {
+  for (const char* value : {"0", "-1", "86401", "1e300", "inf", "nan", "5s"}) {
+    const auto r = run_check({"--timeout", value, broken("never-done")});
+    EXPECT_EQ(r.exit_code, 2) << value << ": " << output(r);
+    EXPECT_TRUE(contains(r, "--timeout takes a number of seconds greater than 0 and at most 86400 "
+                            "(24 hours), got '" + std::string(value) + "'"))
+        << output(r);
+  }
 }
 
 TEST(NetConformanceBroken, CrashIsReportedWithTheCheck) {
@@ -58,7 +78,7 @@ TEST(NetConformanceBroken, TextFileIsNotAPlugin) {
   EXPECT_EQ(r.exit_code, 1) << output(r);
   EXPECT_TRUE(contains(r, "is not an ELF file")) << output(r);
   ASSERT_EQ(failed_rows(r.out).size(), 1u) << output(r);
-  EXPECT_NE(failed_rows(r.out)[0].find("DlopenFailed"), std::string::npos) << output(r);
+  EXPECT_NE(failed_rows(r.out)[0].find("InvalidFile"), std::string::npos) << output(r);
   EXPECT_TRUE(contains(r, "needs bind, which failed")) << output(r);
 }
 

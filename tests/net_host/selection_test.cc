@@ -2,8 +2,11 @@
 // WARN, the winner logged once with its reason. Also the plugin logger and
 // the kernel check.
 #include "net/logger.h"
+#include "net/plugin_answers.h"
 #include "net/selection.h"
 #include "net_host_util.h"
+
+#include <tuple>
 
 namespace nccom::net::testing {
 namespace {
@@ -43,7 +46,7 @@ TEST(NetHostSelect, EachBrokenCandidateIsSkippedWithItsOwnWarning) {
       << text;
   EXPECT_TRUE(log.has("OFI plugin initNet() failed is EFA enabled? no-devices (Neuron "
                       "ncclNet_v6) from " + plugin_path("nethost-no-devices") +
-                      ": it reports 0 devices"))
+                      ": devices() reported 0 devices; a usable net plugin has at least 1"))
       << text;
   EXPECT_TRUE(log.has("CCOM INFO NET/Plugin: using loopback (Neuron ncclNet_v5) from " +
                       plugin_path("nethost-neuron-v5") +
@@ -84,6 +87,141 @@ TEST(NetHostSelect, NoUsableCandidateIsAnError) {
   auto nothing = select_from({}, plugin_logger());
   ASSERT_FALSE(nothing);
   EXPECT_NE(nothing.error().message.find("there was no candidate"), std::string::npos);
+}
+
+// A truncated copy of a plugin is refused before dlopen (which would die
+// with SIGBUS), with the file and the truncation in the WARN, and the next
+// candidate is used.
+TEST(NetHostSelect, TruncatedPluginFileIsSkippedWithItsOwnWarning) {
+  LogCapture log;
+  const std::string truncated = log.dir() + "/libnethost-truncated.so";
+  {
+    std::ifstream in(plugin_path("nethost-neuron-v6"), std::ios::binary);
+    std::vector<char> head(4096);
+    ASSERT_TRUE(in.read(head.data(), static_cast<std::streamsize>(head.size())));
+    std::ofstream(truncated, std::ios::binary).write(head.data(), static_cast<std::streamsize>(head.size()));
+  }
+  std::vector<Candidate> candidates;
+  candidates.push_back(Candidate{.what = "the truncated copy",
+                                 .reason = "first",
+                                 .bind = [truncated] {
+                                   return open_and_bind(truncated, Layout::kNeuron, {}, truncated);
+                                 },
+                                 .prepare = {}});
+  candidates.push_back(file_candidate("nethost-neuron-v5"));
+  auto chosen = select_from(std::move(candidates), plugin_logger());
+  ASSERT_TRUE(chosen) << chosen.error().message;
+  EXPECT_EQ(chosen->net->info().version, 5);
+  EXPECT_TRUE(log.has("CCOM WARN NET/Plugin: cannot use the truncated copy: " + truncated +
+                      ": truncated or corrupt shared library: segment "))
+      << log.text();
+  EXPECT_TRUE(log.has("but the file has 4096 bytes; reinstall or rebuild it; trying the next candidate"))
+      << log.text();
+  std::remove(truncated.c_str());
+}
+
+// A plugin reporting more devices than nccom accepts is refused like one
+// whose init fails: one WARN naming it, the call and the count, finalised,
+// kept loaded, and the next candidate used. Nothing is made per device for
+// it (2^30 devices would otherwise cost gigabytes).
+TEST(NetHostSelect, DeviceCountAboveTheBoundIsRefusedAndTheNextCandidateIsUsed) {
+  static_assert(kMaxNetDevices == 256);
+  LogCapture log;
+  std::vector<Candidate> candidates;
+  for (const char* stem : {"nethost-huge-devices", "nethost-257-devices", "nethost-neuron-v6"})
+    candidates.push_back(file_candidate(stem));
+  auto chosen = select_from(std::move(candidates), plugin_logger());
+  ASSERT_TRUE(chosen) << chosen.error().message;
+  EXPECT_EQ(chosen->net->info().name, "loopback");
+  EXPECT_EQ(chosen->devices, 1);
+  for (const auto& [stem, name, count] :
+       {std::tuple<std::string, std::string, std::string>{"nethost-huge-devices", "huge-devices", "1073741824"},
+        {"nethost-257-devices", "257-devices", "257"}}) {
+    EXPECT_TRUE(log.has("CCOM WARN OFI plugin initNet() failed is EFA enabled? " + name +
+                        " (Neuron ncclNet_v6) from " + plugin_path(stem) + ": devices() reported " +
+                        count + " devices, more than the 256 nccom accepts (kMaxNetDevices); the "
+                        "plugin is broken: fix it or choose another with net.plugin; trying the "
+                        "next candidate"))
+        << log.text();
+    lb_stats_t* rejected = stats_of(plugin_path(stem));
+    ASSERT_NE(rejected, nullptr) << stem << ": a library whose init ran is never unloaded";
+    EXPECT_EQ(rejected->init_calls, 1) << stem;
+    EXPECT_EQ(rejected->fini_calls, 1) << stem;
+  }
+}
+
+TEST(NetHostSelect, DeviceCountAtTheBoundIsAccepted) {
+  LogCapture log;
+  std::vector<Candidate> candidates;
+  candidates.push_back(file_candidate("nethost-256-devices"));
+  auto chosen = select_from(std::move(candidates), plugin_logger());
+  ASSERT_TRUE(chosen) << chosen.error().message;
+  EXPECT_EQ(chosen->devices, kMaxNetDevices);
+  auto again = device_count(*chosen->net);
+  ASSERT_TRUE(again) << again.error().message;
+  EXPECT_EQ(*again, 256);
+}
+
+// Strings not terminated within their bound and maxRecvs outside
+// 1..NCCL_NET_MAX_REQUESTS are warned about once per device at selection;
+// the plugin stays usable, the host copies at most the bound and hands
+// transports the clamped maxRecvs.
+TEST(NetHostSelect, UnterminatedStringsAndOutOfRangeMaxRecvsAreWarnedAndBounded) {
+  LogCapture log;
+  std::vector<Candidate> candidates;
+  candidates.push_back(file_candidate("nethost-long-strings"));
+  auto chosen = select_from(std::move(candidates), plugin_logger());
+  ASSERT_TRUE(chosen) << chosen.error().message;
+  const std::string who = "long-strings (Neuron ncclNet_v6) from " + plugin_path("nethost-long-strings");
+  EXPECT_TRUE(log.has("CCOM WARN NET/Plugin: " + who + ": getProperties(0) returned a name that is "
+                      "not NUL-terminated within 256 bytes; nccom uses its first 256 bytes"))
+      << log.text();
+  EXPECT_TRUE(log.has("CCOM WARN NET/Plugin: " + who + ": getProperties(0) returned a pciPath that "
+                      "is not NUL-terminated within 4096 bytes; nccom uses its first 4096 bytes"))
+      << log.text();
+  EXPECT_TRUE(log.has("CCOM WARN NET/Plugin: " + who + ": getProperties(0): maxRecvs 0 is outside "
+                      "1..128; 1 is used"))
+      << log.text();
+
+  ncclNetProperties_v6_t props{};
+  ASSERT_EQ(chosen->net->get_properties(0, &props), ncclSuccess);
+  EXPECT_EQ(bounded_text(props.name, kMaxNetNameBytes), std::string(256, 'n'));
+  EXPECT_EQ(bounded_text(props.pciPath, kMaxNetPathBytes), std::string(4096, 'p'));
+  EXPECT_EQ(clamp_properties(props), "maxRecvs 0 is outside 1..128; 1 is used");
+  EXPECT_EQ(props.maxRecvs, 1);
+}
+
+TEST(NetHostSelect, MaxRecvsAboveTheRequestLimitIsClampedToIt) {
+  LogCapture log;
+  std::vector<Candidate> candidates;
+  candidates.push_back(file_candidate("nethost-many-recvs"));
+  auto chosen = select_from(std::move(candidates), plugin_logger());
+  ASSERT_TRUE(chosen) << chosen.error().message;
+  EXPECT_TRUE(log.has("getProperties(0): maxRecvs 1000000 is outside 1..128; 128 is used"))
+      << log.text();
+  ncclNetProperties_v6_t props{};
+  ASSERT_EQ(chosen->net->get_properties(0, &props), ncclSuccess);
+  EXPECT_EQ(props.maxRecvs, 1000000) << "the plugin's own answer";
+  EXPECT_NE(clamp_properties(props), "");
+  EXPECT_EQ(props.maxRecvs, NCCL_NET_MAX_REQUESTS);
+  EXPECT_EQ(clamp_properties(props), "") << "in range now";
+}
+
+// The table's own name is read with the same bound.
+TEST(NetHostBind, UnterminatedTableNameIsCutAtTheBound) {
+  auto bound = open_and_bind(plugin_path("nethost-long-table-name"), Layout::kNeuron, {}, "test");
+  ASSERT_TRUE(bound) << bound.error().message;
+  EXPECT_EQ((*bound)->info().name, std::string(kMaxNetNameBytes, 't'));
+}
+
+TEST(NetHostAnswers, BoundedTextStopsAtTheNulOrTheBound) {
+  EXPECT_EQ(bounded_text(nullptr, 8), "");
+  EXPECT_EQ(bounded_text("", 8), "");
+  EXPECT_EQ(bounded_text("abc", 8), "abc");
+  EXPECT_EQ(bounded_text("abcdefgh", 8), "abcdefgh");
+  const char unterminated[4] = {'w', 'x', 'y', 'z'};
+  EXPECT_EQ(bounded_text(unterminated, sizeof unterminated), "wxyz");
+  EXPECT_EQ(bounded_text(unterminated, 2), "wx");
 }
 
 TEST(NetHostLogger, ToleratesNullFormatNullFileAndOddLevels) {

@@ -39,7 +39,7 @@ TEST(PluginRegistry, GoodPluginLoadsAfterBadOnesAndEachFailureIsReportedOnce) {
 
   const std::vector<std::pair<std::string, LoadErrorKind>> expected{
       {plugin_file("abi99"), LoadErrorKind::AbiMismatch},
-      {plugin_file("garbage"), LoadErrorKind::DlopenFailed},
+      {plugin_file("garbage"), LoadErrorKind::InvalidFile},
       {plugin_file("null_name"), LoadErrorKind::NullSlot},
       {"zzz", LoadErrorKind::NotFound},
       {plugin_file("null_ops"), LoadErrorKind::NullSlot},

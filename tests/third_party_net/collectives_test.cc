@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <cctype>
+#include <fstream>
 #include <map>
 #include <sstream>
 #include <string>
@@ -195,5 +196,36 @@ std::vector<Case> cases() {
 }
 
 INSTANTIATE_TEST_SUITE_P(Layouts, ThirdPartyNet, testing::ValuesIn(cases()), case_name);
+
+// A truncated copy of a plugin named by NCCL_NET_PLUGIN (its program
+// headers point past the end of the file) is refused before dlopen, which
+// would die with SIGBUS inside the dynamic loader: every rank warns naming
+// the file and the truncation, falls back to the socket plugin, and the
+// collective completes.
+TEST(ThirdPartyNetBroken, TruncatedPluginIsRefusedAndTheRanksFallBackToSocket) {
+  nccom_test::TempDir dir;
+  const std::string truncated = dir.path() + "/libtpn-truncated.so";
+  {
+    std::ifstream in(std::string(TPN_PLUGIN_DIR) + "/libtpn-neuron_v6.so", std::ios::binary);
+    std::vector<char> head(4096);
+    ASSERT_TRUE(in.read(head.data(), static_cast<std::streamsize>(head.size())));
+    std::ofstream(truncated, std::ios::binary).write(head.data(), static_cast<std::streamsize>(head.size()));
+  }
+  auto env = plugin_env(kLayouts[2], "");
+  env["NCCL_NET_PLUGIN"] = truncated;
+  const auto r = nccom_test::run_child(
+      kTool, {"-r", "2", "-N", "2", "-b", "8", "-e", "8", "--timeout-ms", "30000", "--check", "allr"}, env);
+  const std::string all = r.out + r.err;
+  EXPECT_EQ(r.signal, 0) << all;
+  ASSERT_EQ(r.exit_code, 0) << all;
+  const std::string warning = "NET/Plugin: cannot use net.plugin \"" + truncated + "\": " + truncated +
+                              ": truncated or corrupt shared library: segment ";
+  EXPECT_NE(all.find(warning), std::string::npos) << all;
+  EXPECT_NE(all.find("but the file has 4096 bytes; reinstall or rebuild it; trying the next candidate"),
+            std::string::npos)
+      << all;
+  EXPECT_NE(all.find("net.plugin was unusable)"), std::string::npos) << "the socket fallback:\n" << all;
+  EXPECT_NE(r.out.find("# Wrong elements       : 0 OK"), std::string::npos) << r.out;
+}
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include "child_process.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <fstream>
 #include <map>
@@ -54,6 +55,23 @@ TEST_F(ToolsNccomConfig, CheckReportsFileLineColumnAndExitsOne) {
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.out.find(file + ":2:"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("net.socket.nthreads"), std::string::npos) << r.out;
+}
+
+// A path that is not a regular file is refused at once, naming the path and
+// its kind, instead of reading forever (/dev/zero) or blocking (a FIFO).
+TEST_F(ToolsNccomConfig, CheckRefusesADeviceOrFifoAndExitsOne) {
+  const std::string fifo = dir_.path() + "/nccom.toml";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  for (const auto& [path, kind] : {std::pair<std::string, std::string>{"/dev/zero", "a character device"},
+                                   {fifo, "a FIFO"}}) {
+    const ChildResult r = run({"--check", path});
+    EXPECT_EQ(r.signal, 0) << path << ": " << r.out;
+    EXPECT_EQ(r.exit_code, 1) << path << ": " << r.out;
+    EXPECT_NE(r.out.find("cannot read configuration file " + path + " (from NCCOM_CONFIG): it is " + kind +
+                         ", not a regular file"),
+              std::string::npos)
+        << r.out;
+  }
 }
 
 TEST_F(ToolsNccomConfig, CheckAcceptsTheShippedClusterFile) {

@@ -2,7 +2,10 @@
 // layout and the read -> write -> read round trip.
 #include "topo_test_util.h"
 
+#include <sys/stat.h>
+
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <random>
 
@@ -103,8 +106,39 @@ TEST(TopoXml, FileRoundTripAndFileErrorsNameThePath) {
 
   std::ofstream(path) << "<a>\n  <b x='1' x='2'/>\n</a>\n";
   EXPECT_EQ(errorOf(parseXmlFile(path)), path + ":2:12: XML error: duplicate attribute 'x' on <b>");
-  EXPECT_TRUE(Contains(errorOf(parseXmlFile(path + ".missing")), "cannot open '" + path + ".missing'"));
+  EXPECT_EQ(errorOf(parseXmlFile(path + ".missing")),
+            "cannot read XML file '" + path + ".missing': No such file or directory");
   std::remove(path.c_str());
+}
+
+// Topology and graph files (NCCL_TOPO_FILE, NCCL_GRAPH_FILE, nccom-topo's
+// inputs) are read only as bounded regular files: a FIFO does not block, a
+// device that never ends is not read, a file over the limit is refused.
+TEST(TopoXml, FileThatIsNotABoundedRegularFileIsRefused) {
+  const std::string dir = ::testing::TempDir() + "topo_xml_kinds";
+  std::filesystem::remove_all(dir);
+  ASSERT_TRUE(std::filesystem::create_directory(dir));
+  const std::string fifo = dir + "/topo.fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const std::string rule = ", not a regular file; give the path of a regular file";
+  EXPECT_EQ(errorOf(parseXmlFile(fifo)), "cannot read XML file '" + fifo + "': it is a FIFO" + rule);
+  EXPECT_EQ(errorOf(parseXmlFile("/dev/zero")),
+            "cannot read XML file '/dev/zero': it is a character device" + rule);
+  EXPECT_EQ(errorOf(parseXmlFile(dir)), "cannot read XML file '" + dir + "': it is a directory" + rule);
+
+  const std::string big = dir + "/big.xml";
+  const std::string text = "<system version=\"1\"/>\n" + std::string(100, ' ');
+  std::ofstream(big) << text;
+  XmlLimits limits;
+  limits.maxInputBytes = text.size() - 1;
+  EXPECT_EQ(errorOf(parseXmlFile(big, limits)),
+            "cannot read XML file '" + big + "': it is " + std::to_string(text.size()) +
+                " bytes, over the limit of " + std::to_string(text.size() - 1) +
+                " bytes; check that the path names the intended file");
+  limits.maxInputBytes = text.size();
+  auto whole = parseXmlFile(big, limits);
+  EXPECT_TRUE(whole.ok()) << (whole.ok() ? "" : whole.error().message);
+  std::filesystem::remove_all(dir);
 }
 
 struct BadInput {

@@ -224,12 +224,12 @@ TEST(TopoNcclPlugin, MalformedTopologyFilesNameFileLineColumnAndRule) {
     EXPECT_NE(sys.error().message.find(path + c.expected), std::string::npos) << sys.error().message;
   }
   ASSERT_EQ(::mkfifo((dir.path() + "/fifo.xml").c_str(), 0600), 0);
-  for (const auto& [name, rule] : {std::pair<std::string, std::string>{"fifo.xml", "not a regular file"},
-                                   {"absent.xml", "cannot open: No such file or directory"}}) {
+  for (const auto& [name, rule] : {std::pair<std::string, std::string>{"fifo.xml", "it is a FIFO, not a regular file"},
+                                   {"absent.xml", "No such file or directory"}}) {
     auto l = load({{"file", dir.path() + "/" + name}});
     auto sys = l.backend->system_xml(machine(), node.node);
     ASSERT_FALSE(sys.ok());
-    EXPECT_NE(sys.error().message.find("topology file '" + dir.path() + "/" + name + "': " + rule), std::string::npos)
+    EXPECT_NE(sys.error().message.find("cannot read topology file '" + dir.path() + "/" + name + "': " + rule), std::string::npos)
         << sys.error().message;
   }
 }

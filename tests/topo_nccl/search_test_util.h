@@ -3,6 +3,7 @@
 // recording log lines, and the ring properties every result must have.
 #pragma once
 
+#include "common/bounded_file.h"
 #include "graph_driver.h"
 #include "local_share.h"
 #include "log_sink.h"
@@ -25,7 +26,7 @@ inline std::string dataFile(const std::string& name) {
 }
 
 inline std::string readData(const std::string& name) {
-  auto text = nccom::topo_nccl::readBoundedFile(dataFile(name), 1u << 20);
+  auto text = nccom::read_bounded_file(dataFile(name), 1u << 20, dataFile(name));
   EXPECT_TRUE(text.ok()) << (text.ok() ? "" : text.error().message);
   return text.ok() ? *text : std::string();
 }

@@ -24,8 +24,14 @@ class RecordingNet : public net::Net {
 
   ncclResult_t init(ncclDebugLogger_t) override { return note("init"); }
   ncclResult_t fini() override { return note("fini"); }
-  ncclResult_t devices(int* n) override { *n = 3; return note("devices"); }
-  ncclResult_t get_properties(int, ncclNetProperties_v6_t*) override { return note("props"); }
+  int device_answer = 3;
+  int max_recvs_answer = 1;
+  ncclResult_t devices(int* n) override { *n = device_answer; return note("devices"); }
+  ncclResult_t get_properties(int, ncclNetProperties_v6_t* p) override {
+    *p = ncclNetProperties_v6_t{};
+    p->maxRecvs = max_recvs_answer;
+    return note("props");
+  }
   ncclResult_t listen(int dev, void*, void**) override { return note("listen " + std::to_string(dev)); }
   ncclResult_t connect(int, void*, void**) override { return note("connect"); }
   ncclResult_t accept(void*, void**) override { return note("accept"); }
@@ -132,6 +138,26 @@ TEST(TransportNetFacade, RmaCapableNetsGetTheRmaSlots) {
   void* req = nullptr;
   EXPECT_EQ(t->iread(nullptr, buf, 4, nullptr, 0, key, &req), ncclSuccess);
   EXPECT_EQ(net.calls.back(), "iread 4");
+}
+
+// A transport is handed maxRecvs within 1..NCCL_NET_MAX_REQUESTS and at
+// most kMaxNetDevices devices, whatever the plugin answers.
+TEST(TransportNetFacade, CountsFromThePluginAreBoundedForTransports) {
+  RecordingNet net("counts", net::kCapTags);
+  const ncclNet_v6_t* t = net_v6_for(net);
+  ncclNetProperties_v6_t props{};
+  for (const auto& [answer, handed] : {std::pair<int, int>{1, 1}, {0, 1}, {-5, 1}, {128, 128},
+                                       {129, NCCL_NET_MAX_REQUESTS}, {1 << 30, NCCL_NET_MAX_REQUESTS}}) {
+    net.max_recvs_answer = answer;
+    ASSERT_EQ(t->getProperties(0, &props), ncclSuccess);
+    EXPECT_EQ(props.maxRecvs, handed) << "the plugin answered " << answer;
+  }
+  for (const auto& [answer, handed] : {std::pair<int, int>{1, 1}, {256, 256}, {257, 256}, {1 << 30, 256}}) {
+    net.device_answer = answer;
+    int n = 0;
+    ASSERT_EQ(t->devices(&n), ncclSuccess);
+    EXPECT_EQ(n, handed) << "the plugin answered " << answer;
+  }
 }
 
 }  // namespace

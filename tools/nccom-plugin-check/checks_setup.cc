@@ -2,10 +2,12 @@
 // connection orders, memory registration.
 #include "checks.h"
 #include "net/nccl_result.h"
+#include "net/plugin_answers.h"
 #include "net_ops.h"
 #include "plugin_log.h"
 
 #include <cstdio>
+#include <cstring>
 
 namespace nccom::plugin_check {
 namespace {
@@ -42,6 +44,10 @@ Outcome check_devices(Context& ctx) {
   auto ok = expect_ok(ctx.net->devices(&ndev), "devices");
   if (!ok) return failed(ok.error());
   if (ndev < 1) return failed("devices reported " + std::to_string(ndev) + " devices; at least 1 is needed");
+  if (ndev > net::kMaxNetDevices) {
+    return failed("devices reported " + std::to_string(ndev) + " devices, more than the " +
+                  std::to_string(net::kMaxNetDevices) + " nccom accepts; libnccom refuses this plugin");
+  }
   ctx.ndev = ndev;
   return passed(std::to_string(ndev) + " device(s)");
 }
@@ -54,7 +60,14 @@ Outcome check_properties(Context& ctx) {
     if (!ok) return failed(ok.error());
     const std::string who = "device " + std::to_string(dev) + ": ";
     if (p.name == nullptr) problems += who + "name is NULL; ";
-    if (p.maxRecvs < 1) problems += who + "maxRecvs " + std::to_string(p.maxRecvs) + " < 1; ";
+    if (p.name != nullptr && strnlen(p.name, net::kMaxNetNameBytes + 1) > net::kMaxNetNameBytes) {
+      problems += who + "name is not NUL-terminated within " + std::to_string(net::kMaxNetNameBytes) +
+                  " bytes; ";
+    }
+    if (p.maxRecvs < 1 || p.maxRecvs > net::kMaxNetRecvs) {
+      problems += who + "maxRecvs " + std::to_string(p.maxRecvs) + " is outside 1.." +
+                  std::to_string(net::kMaxNetRecvs) + "; ";
+    }
     if ((p.ptrSupport & NCCL_PTR_HOST) == 0) {
       problems += who + "ptrSupport " + std::to_string(p.ptrSupport) + " lacks NCCL_PTR_HOST; ";
     }
@@ -62,9 +75,9 @@ Outcome check_properties(Context& ctx) {
     if (dev == 0) {
       ctx.props = p;
       char text[200];
+      const std::string name = p.name != nullptr ? net::bounded_text(p.name, net::kMaxNetNameBytes) : "(null)";
       std::snprintf(text, sizeof text, "device 0 \"%s\": %d Mbps, ptrSupport 0x%x, maxRecvs %d, rma %d",
-                    p.name != nullptr ? p.name : "(null)", p.speed, p.ptrSupport, p.maxRecvs,
-                    p.rma_supported);
+                    name.c_str(), p.speed, p.ptrSupport, p.maxRecvs, p.rma_supported);
       note = text;
     }
   }

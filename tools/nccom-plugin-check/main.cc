@@ -16,6 +16,7 @@
 #include "report.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -24,6 +25,8 @@
 
 namespace nccom::plugin_check {
 namespace {
+
+constexpr double kMaxTimeoutSeconds = 86400;
 
 constexpr const char* kUsage =
     "usage: nccom-plugin-check [--layout neuron|nvidia] [--only CHECK] [--two-process] [--json]\n"
@@ -56,9 +59,18 @@ bool parse(int argc, char** argv, Command* cmd, std::string* error) {
     } else if (arg == "--only" && has_value) {
       o.only = argv[++i];
     } else if (arg == "--timeout" && has_value) {
-      const double seconds = std::strtod(argv[++i], nullptr);
-      if (!(seconds > 0)) return *error = "--timeout takes a positive number of seconds", false;
-      o.timeout = std::chrono::milliseconds(static_cast<long long>(seconds * 1000));
+      const std::string text = argv[++i];
+      char* end = nullptr;
+      const double seconds = std::strtod(text.c_str(), &end);
+      // Bounded so that every deadline made from it (now() + timeout, plus
+      // the guard's margin) stays far from overflowing.
+      if (end == text.c_str() || *end != '\0' || !(seconds > 0) || !(seconds <= kMaxTimeoutSeconds)) {
+        return *error = "--timeout takes a number of seconds greater than 0 and at most " +
+                        std::to_string(static_cast<int>(kMaxTimeoutSeconds)) + " (24 hours), got '" +
+                        text + "'",
+               false;
+      }
+      o.timeout = std::chrono::milliseconds(static_cast<long long>(std::ceil(seconds * 1000)));
     } else if (arg == "--peer" && has_value) {
       cmd->peer_fd = std::atoi(argv[++i]);
     } else if (arg == "--two-process") {

@@ -1,5 +1,6 @@
 // The peer's command server (peer.h). One command at a time; each runs to
 // completion within the tool's timeout and answers with one line.
+#include "net/plugin_answers.h"
 #include "net/setup_calls.h"
 #include "net_ops.h"
 #include "peer.h"
@@ -258,7 +259,10 @@ int run_peer_process(const std::string& plugin, net::Layout layout, int fd,
   auto ok = expect_ok((*net)->init(plugin_logger()), "init");
   int ndev = 0;
   if (ok) ok = expect_ok((*net)->devices(&ndev), "devices");
-  if (ok && ndev < 1) ok = fail("devices reported " + std::to_string(ndev) + " devices");
+  if (ok && (ndev < 1 || ndev > net::kMaxNetDevices)) {
+    ok = fail("devices reported " + std::to_string(ndev) + " devices, outside 1.." +
+              std::to_string(net::kMaxNetDevices));
+  }
   if (!ok) {
     keep_until_exit(std::move(net).value());
     (void)channel.send_line("fail " + ok.error().reason);

@@ -2,7 +2,9 @@
  * nccom-plugin-check reports a plugin that does not conform. Connections
  * "succeed" at once without moving anything; each variant breaks one thing:
  *   BROKEN_NEVER_DONE  test() never reports completion
- *   BROKEN_PROPS       getProperties: speed 0, no NCCL_PTR_HOST
+ *   BROKEN_PROPS       getProperties: speed 0, no NCCL_PTR_HOST, maxRecvs 0, a
+ *                      name not NUL-terminated within 256 bytes
+ *   BROKEN_HUGE_DEVICES  devices() reports 2^30 devices
  *   BROKEN_CRASH       isend dies of SIGSEGV
  *   BROKEN_HANG        isend never returns
  */
@@ -20,9 +22,17 @@ static ncclResult_t b_init(ncclDebugLogger_t logger) { (void)logger; return nccl
 static ncclResult_t b_fini(void) { return ncclSuccess; }
 static ncclResult_t b_devices(int *ndev) {
   if (ndev == NULL) return ncclInvalidArgument;
+#ifdef BROKEN_HUGE_DEVICES
+  *ndev = 1 << 30;
+#else
   *ndev = 1;
+#endif
   return ncclSuccess;
 }
+
+#ifdef BROKEN_PROPS
+static char long_name[512] = {[0 ... 511] = 'b'};
+#endif
 
 static ncclResult_t b_get_properties(int dev, ncclNetProperties_v6_t *props) {
   if (dev != 0 || props == NULL) return ncclInvalidArgument;
@@ -31,6 +41,8 @@ static ncclResult_t b_get_properties(int dev, ncclNetProperties_v6_t *props) {
   props->maxRecvs = 1;
   props->maxComms = 1024;
 #ifdef BROKEN_PROPS
+  props->name = long_name;
+  props->maxRecvs = 0;
   props->ptrSupport = 0;
   props->speed = 0;
 #else

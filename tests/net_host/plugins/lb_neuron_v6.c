@@ -2,7 +2,8 @@
  * present; no RMA). Broken variants for the loader tests:
  *   LB_NULL_SLOT     irecv (mandatory) is NULL
  *   LB_NULL_NAME     the name field is NULL
- *   LB_GARBAGE_SLOT  getMrKey points at address 0x10 */
+ *   LB_GARBAGE_SLOT  getMrKey points at address 0x10
+ *   LB_LONG_TABLE_NAME  the name field is 512 letters without a NUL */
 #include "loopback.h"
 
 #include <stdint.h>
@@ -40,9 +41,15 @@ static ncclResult_t iflush6(void *recv_comm, int n, void **data, int *sizes, voi
   return lb_iflush(recv_comm, n, request);
 }
 
+#ifdef LB_LONG_TABLE_NAME
+static const char lb_long_table_name[512] = {[0 ... 511] = 't'};
+#endif
+
 LB_EXPORT const ncclNet_v6_t ncclNetPlugin_v6 = {
 #ifdef LB_NULL_NAME
     .name = NULL,
+#elif defined(LB_LONG_TABLE_NAME)
+    .name = lb_long_table_name,
 #else
     .name = LB_NAME,
 #endif

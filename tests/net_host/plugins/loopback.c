@@ -9,6 +9,14 @@
 #ifndef LB_NDEV
 #define LB_NDEV 1
 #endif
+#ifndef LB_MAX_RECVS
+#define LB_MAX_RECVS 1
+#endif
+
+#ifdef LB_LONG_STRINGS
+static char lb_long_name[512] = {[0 ... 511] = 'n'};
+static char lb_long_path[8192] = {[0 ... 8191] = 'p'};
+#endif
 
 LB_EXPORT lb_stats_t loopback_stats;
 
@@ -87,8 +95,13 @@ ncclResult_t lb_devices(int *ndev) {
 ncclResult_t lb_properties(int dev, ncclNetProperties_v6_t *props) {
   if (props == NULL || dev < 0 || dev >= LB_NDEV) return ncclInvalidArgument;
   memset(props, 0, sizeof *props);
+#ifdef LB_LONG_STRINGS
+  props->name = lb_long_name;
+  props->pciPath = lb_long_path;
+#else
   props->name = (char *)"lo";
   props->pciPath = (char *)"/sys/devices/virtual/net/lo";
+#endif
   props->guid = 0x1000u + (uint64_t)dev;
   props->ptrSupport = NCCL_PTR_HOST;
   props->regIsGlobal = 1;
@@ -96,7 +109,7 @@ ncclResult_t lb_properties(int dev, ncclNetProperties_v6_t *props) {
   props->port = 1;
   props->latency = 0.5f;
   props->maxComms = 1024;
-  props->maxRecvs = 1;
+  props->maxRecvs = LB_MAX_RECVS;
   props->max_write_inline_size = 64;
   props->max_mr_key_size = 8;
   props->rma_supported = 0;

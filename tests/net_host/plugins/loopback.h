@@ -8,6 +8,9 @@
  *   LB_NAME="x"      the table's name field (default "loopback")
  *   LB_NDEV=n        devices() reports n (default 1; 0 for "no devices")
  *   LB_INIT_FAILS    init returns ncclInternalError
+ *   LB_LONG_STRINGS  getProperties' name and pciPath are not NUL-terminated
+ *                    (512 and 8192 bytes of letters, then whatever follows)
+ *   LB_MAX_RECVS=n   getProperties reports maxRecvs n (default 1)
  * Connect/accept are non-blocking for v5/v6 tables (the first connect to a
  * listener answers NULL, accept answers NULL until a connect is pending) and
  * complete at once for v4 tables. */
