@@ -282,7 +282,16 @@ void Root::serve() {
     outcome_ = make_error(NRT_FAILURE, where + ": " + checkins.failure());
   }
   listener_.close();
-  done_.store(true, std::memory_order_release);
+  {
+    std::lock_guard lock(done_mutex_);
+    done_.store(true, std::memory_order_release);
+  }
+  done_cv_.notify_all();
+}
+
+bool Root::wait_for(std::chrono::milliseconds limit) {
+  std::unique_lock lock(done_mutex_);
+  return done_cv_.wait_for(lock, limit, [this] { return finished(); });
 }
 
 }  // namespace nccom::bootstrap

@@ -11,9 +11,11 @@
 #include "bootstrap/socket.h"
 #include "common/result.h"
 
-#include <chrono>
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 
@@ -39,6 +41,8 @@ class Root {
   Status wait();
   // True once the thread has finished (wait() then returns at once).
   bool finished() const { return done_.load(std::memory_order_acquire); }
+  // Waits up to `limit` for the thread to finish; true if it did.
+  bool wait_for(std::chrono::milliseconds limit);
 
  private:
   Root(Socket listener, const RootOptions& options);
@@ -50,6 +54,8 @@ class Root {
   std::thread thread_;
   Status outcome_;
   std::atomic<bool> done_{false};
+  std::mutex done_mutex_;
+  std::condition_variable done_cv_;
 };
 
 }  // namespace nccom::bootstrap

@@ -140,7 +140,10 @@ Status Communicator::bring_up(const InitRequest& request, const BootstrapSetting
     join.socket_timeout = settings.socket_timeout;
     join.handshake_timeout = settings.handshake_timeout;
     auto joined = bootstrap::join(join);
-    if (!joined) return joined.take_error();
+    if (!joined) {
+      settle_root(id.root, std::chrono::milliseconds(2000));
+      return joined.take_error();
+    }
     mesh_ = std::move(joined->mesh);
     // Until neuronBuildGraphComm has connected the rings, every bootstrap
     // wait is a setup wait: bounded by the handshake timeout as well, and

@@ -122,5 +122,9 @@ Result<bootstrap::SocketAddress> start_root(const bootstrap::UniqueId& id,
 // Waits for the roots this process started whose handshakes are over and
 // frees them; returns how many are still running.
 int reap_roots();
+// A rank whose join failed waits (up to `limit`) for a root of this process
+// at `address` to finish answering the others, so that leaving does not cut
+// the verdict short for ranks still being told.
+void settle_root(const bootstrap::SocketAddress& address, std::chrono::milliseconds limit);
 
 }  // namespace nccom::comm

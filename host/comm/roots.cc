@@ -68,6 +68,17 @@ int reap_roots() {
   return running;  // `finished` joins its threads (already done) outside the lock
 }
 
+void settle_root(const bootstrap::SocketAddress& address, std::chrono::milliseconds limit) {
+  // Under the lock, so that reap_roots() cannot free the root meanwhile; it
+  // blocks other roots' bookkeeping only on this failure path, and boundedly.
+  std::lock_guard lock(g_roots_mutex);
+  for (auto& r : roots()) {
+    if (r->address().to_string() != address.to_string() || r->wait_for(limit)) continue;
+    NCCOM_WARN("bootstrap root %s is still answering after %lld ms; leaving anyway",
+               address.to_string().c_str(), static_cast<long long>(limit.count()));
+  }
+}
+
 Result<bootstrap::UniqueId> get_unique_id(const char* root_comm_id, int nranks, bool global,
                                           const BootstrapSettings& settings) {
   if (root_comm_id != nullptr && root_comm_id[0] != '\0') {
