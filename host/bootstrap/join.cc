@@ -68,6 +68,14 @@ Error context(const JoinOptions& o, const std::string& step, const Error& inner)
                                       inner.message);
 }
 
+Error refused_or(const Socket& sock, const Error& send_failure) {
+  // The root may have refused the Hello and closed before the rest of the
+  // check-in arrived: its REFUSED message is then waiting to be read.
+  auto refusal = recv_message(sock, MsgType::kInfoFromRoot, 0, Clock::now() + std::chrono::milliseconds(200));
+  if (!refusal && refusal.error().message.starts_with("refused this rank: ")) return refusal.error();
+  return send_failure;
+}
+
 Error no_root(const JoinOptions& o, const Error& inner) {
   std::string why = inner.message;
   static constexpr std::string_view kSocketHint = " (is the peer running and listening?)";
@@ -95,7 +103,7 @@ Result<Joined> join_flat(const JoinOptions& o, Socket listener) {
     sent = send_message(*sock, MsgType::kInfoToRoot,
                         std::vector<uint8_t>(info.begin(), info.end()), deadline);
   }
-  if (!sent) return detail::context(o, "checking in with the root at " + root, sent.error());
+  if (!sent) return detail::context(o, "checking in with the root at " + root, detail::refused_or(*sock, sent.error()));
   // The root answers at its own deadline at the latest.
   auto payload = recv_message(*sock, MsgType::kInfoFromRoot, 64 + 4096, deadline + kRootVerdictGrace);
   if (!payload) return detail::context(o, "waiting for the root at " + root, payload.error());

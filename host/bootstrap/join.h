@@ -54,6 +54,8 @@ namespace detail {
 Status send_hello(const Socket& sock, const JoinOptions& o, Deadline deadline);
 ExtInfo own_info(const JoinOptions& o, const Socket& listener);
 Error context(const JoinOptions& o, const std::string& step, const Error& inner);
+// A failed check-in send: the root's refusal if it sent one, else the send's error.
+Error refused_or(const Socket& sock, const Error& send_failure);
 // A failed connect to the root, said as such: no root at that address.
 Error no_root(const JoinOptions& o, const Error& inner);
 }  // namespace detail

@@ -117,7 +117,7 @@ Result<std::vector<uint8_t>> gather_and_ask(const JoinOptions& o, Socket& rendez
   const ExtInfo own = detail::own_info(o, listener);
   Status sent = detail::send_hello(*root, o, deadline);
   if (sent) sent = send_message(*root, MsgType::kLeaderToRoot, checkin_payload(own), deadline);
-  if (!sent) return detail::context(o, "leader checking in with the root", sent.error());
+  if (!sent) return detail::context(o, "leader checking in with the root", detail::refused_or(*root, sent.error()));
 
   const auto validator = member_validator(o);
   // The root answers at its deadline at the latest, which began when rank 0
