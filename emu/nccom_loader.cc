@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 #include <dlfcn.h>
+#include <signal.h>
 
 namespace nrt_emu {
 namespace {
@@ -41,13 +42,30 @@ const char* or_null(const std::string& s) { return s.empty() ? nullptr : s.c_str
 // our RUNPATH. RTLD_NEXT from here reaches the C library's own dlopen (the
 // sanitizer runtime is always loaded before us); without a sanitizer it is
 // the same function plain `dlopen` binds to.
+//
+// The process's signal dispositions survive the load: libfabric pulls in
+// libinfinipath, whose constructor installs handlers for SIGINT, SIGTERM,
+// SIGSEGV, SIGBUS, SIGILL and SIGABRT that print a backtrace and exit from
+// the handler — a launcher's SIGTERM then ran exit-time destructors under
+// the proxy worker, which crashed (and a real crash left no core). Every
+// disposition a load changes is put back and the change is logged.
 void* dlopen_from_here(const char* file, int mode) {
   using DlopenFn = void* (*)(const char*, int);
   static const DlopenFn real = [] {
     auto next = reinterpret_cast<DlopenFn>(dlsym(RTLD_NEXT, "dlopen"));
     return next != nullptr ? next : &dlopen;
   }();
-  return real(file, mode);
+  struct sigaction before[NSIG] = {};
+  for (int sig = 1; sig < NSIG; ++sig) (void)sigaction(sig, nullptr, &before[sig]);
+  void* handle = real(file, mode);
+  for (int sig = 1; sig < NSIG; ++sig) {
+    struct sigaction now = {};
+    if (sigaction(sig, nullptr, &now) != 0 || now.sa_handler == before[sig].sa_handler) continue;
+    (void)sigaction(sig, &before[sig], nullptr);
+    log::message(log::Level::Info, "loading %s installed a handler for signal %d (%s); the process's "
+                 "own disposition is restored", file, sig, strsignal(sig));
+  }
+  return handle;
 }
 
 // The EFA-installer hint of step 7: is libfabric there, and which version?

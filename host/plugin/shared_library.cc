@@ -15,6 +15,7 @@
 
 #include <boost/dll/shared_library.hpp>
 #include <dlfcn.h>
+#include <signal.h>
 
 #include <system_error>
 #include <utility>
@@ -43,6 +44,31 @@ LoadError dlopen_failed(const std::filesystem::path& path, const std::string& lo
                        "; rebuild the library for this platform or make its dependencies "
                        "resolvable (LD_LIBRARY_PATH)"};
 }
+
+// The process's signal dispositions across a load. libfabric, which net
+// plugins link, pulls in libinfinipath, whose constructor takes SIGINT,
+// SIGTERM, SIGSEGV, SIGBUS, SIGILL and SIGABRT with handlers that print a
+// backtrace and exit from the handler: a launcher's SIGTERM then runs
+// exit-time destructors under running threads, and a real crash leaves no
+// core. Whatever a load changes is put back.
+class SignalDispositions {
+ public:
+  SignalDispositions() {
+    for (int sig = 1; sig < NSIG; ++sig) (void)sigaction(sig, nullptr, &before_[sig]);
+  }
+  ~SignalDispositions() {
+    for (int sig = 1; sig < NSIG; ++sig) {
+      struct sigaction now = {};
+      if (sigaction(sig, nullptr, &now) != 0 || now.sa_handler == before_[sig].sa_handler) continue;
+      (void)sigaction(sig, &before_[sig], nullptr);
+    }
+  }
+  SignalDispositions(const SignalDispositions&) = delete;
+  SignalDispositions& operator=(const SignalDispositions&) = delete;
+
+ private:
+  struct sigaction before_[NSIG] = {};
+};
 
 }  // namespace
 
@@ -81,7 +107,10 @@ Result<SharedLibrary, LoadError> SharedLibrary::open(const std::filesystem::path
   auto impl = std::make_unique<Impl>();
   std::error_code ec;
   (void)dlerror();  // drop any stale text so what follows is ours
-  impl->lib.load(path, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local, ec);
+  {
+    const SignalDispositions kept;  // a plugin's libraries must not take the process's signals
+    impl->lib.load(path, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local, ec);
+  }
   if (ec || !impl->lib.is_loaded()) {
     std::string text = take_dlerror();
     if (text.empty()) text = detail::probe_dlopen_error(path);

@@ -4,7 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include <dlfcn.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 namespace nccom::plugin {
 namespace {
@@ -95,6 +100,38 @@ TEST(PluginSharedLibrary, ProbeRecoversLoaderText) {
   const std::string good = plugin_file("good_b");
   EXPECT_FALSE(detail::probe_dlopen_error(good).empty());
   EXPECT_FALSE(test::is_mapped(good));
+}
+
+// libnccom-net.so links libfabric, which pulls in libinfinipath: its
+// constructor installs handlers for SIGTERM, SIGSEGV and more that exit from
+// the handler. A plugin's load must leave the process's dispositions as they
+// were. Each load runs in a child, so that this process keeps its own.
+int sigterm_changed_by(bool through_shared_library) {
+  const std::string path = std::string(NCCOM_BUILD_DIR) + "/lib/libnccom-net.so";
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    struct sigaction before = {};
+    ::sigaction(SIGTERM, nullptr, &before);
+    if (through_shared_library) {
+      auto lib = SharedLibrary::open(path);
+      if (!lib.ok()) ::_exit(3);
+    } else if (::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL) == nullptr) {
+      ::_exit(3);
+    }
+    struct sigaction after = {};
+    ::sigaction(SIGTERM, nullptr, &after);
+    ::_exit(after.sa_handler != before.sa_handler ? 1 : 0);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+TEST(PluginSharedLibrary, ALoadKeepsTheProcessSignalDispositions) {
+  const int plain = sigterm_changed_by(false);
+  ASSERT_NE(plain, 3) << "libnccom-net.so does not load here";
+  if (plain == 0) GTEST_SKIP() << "this libfabric installs no signal handler at load; nothing to keep";
+  EXPECT_EQ(sigterm_changed_by(true), 0) << "SharedLibrary::open let the load take SIGTERM";
 }
 
 }  // namespace

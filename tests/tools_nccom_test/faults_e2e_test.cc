@@ -6,8 +6,10 @@
 // surviving rank with a line that names the cause, within the bounds the
 // user guide gives.
 #include "child_process.h"
+#include "nccom_test_table.h"
 
 #include <netinet/in.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -158,6 +160,54 @@ TEST(NccomTestFaults, ARankDyingDuringSetupEndsTheOthersAtOnce) {
     EXPECT_TRUE(names_a_departure) << "rank " << o.rank << ": " << line;
   }
   EXPECT_LT(took, 20.0) << "the survivors waited for a timeout instead of noticing the departure";
+}
+
+// The network goes away mid-run: 4 ranks on 2 emulated hosts in a private
+// network namespace, its loopback switched off once the first rows are
+// printed. Every rank must end with a timeout naming the peer it waited for
+// — none by a signal — within the engine's bound (or the bootstrap socket
+// timeout, when the cut hits a barrier between sizes). It crashed a rank
+// before the runtime and the plugin host kept the process's signal
+// dispositions across the load of libfabric (libinfinipath's handlers).
+TEST(NccomTestFaults, APartitionMidRunEndsEveryRankWithATimeoutAndNoCrash) {
+  const std::string netns_run = NETNS_RUN;
+  int partitioned = 0;
+  for (int round = 0; round < 3; ++round) {
+    auto child = nccom_test::start_child(
+        netns_run, {"--", kTool, "-r", "4", "-N", "2", "-b", "8", "-e", "1M", "-n", "200", "-w", "1", "--check",
+                    "--timeout-ms", "3000", "allr"},
+        // The partition may also hit a bootstrap barrier between sizes: its
+        // bound is the socket timeout (120 s shipped), shortened here.
+        {{"NCCOM_CONFIG", kShippedConfig}, {"NCCL_DEBUG", ""}, {"NEURON_CCOM_SOCK_TIMEOUT", "4000"}});
+    // Rows appear as the sizes complete; the partition comes after the first.
+    bool rows = false;
+    for (const auto until = Clock::now() + std::chrono::seconds(60); !rows && Clock::now() < until;) {
+      (void)nccom_test::read_line(child, std::chrono::seconds(1));
+      rows = !nccom_test::table_rows(child.out).empty();
+    }
+    if (!rows) {
+      const auto r = nccom_test::finish_child(child);
+      if (r.exit_code == 77) GTEST_SKIP() << "no private network namespace here: " << r.err;
+      FAIL() << "no table row before the partition:\n" << r.out << r.err;
+    }
+    const auto t0 = Clock::now();
+    const auto down = nccom_test::run_child(netns_run, {"--lo", "down", std::to_string(child.pid)}, {});
+    ASSERT_EQ(down.exit_code, 0) << down.err;
+    const auto r = nccom_test::finish_child(child);
+    const double took = seconds_since(t0);
+    EXPECT_EQ(r.signal, 0) << r.err;
+    EXPECT_EQ(r.err.find("signal 11"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("terminated with signal"), std::string::npos) << r.err;
+    if (r.exit_code == 0) continue;  // the last sizes finished before the partition took effect
+    ++partitioned;
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    const bool engine_timeout = r.err.find("timed out after 3000 ms") != std::string::npos;
+    const bool bootstrap_timeout = r.err.find("timed out after 4000 ms") != std::string::npos;
+    EXPECT_TRUE(engine_timeout || bootstrap_timeout) << r.err;
+    EXPECT_NE(r.err.find("rank "), std::string::npos) << r.err;
+    EXPECT_LT(took, 4.0 * 4 + 10.0) << r.err;
+  }
+  EXPECT_GE(partitioned, 1) << "no round was cut by the partition";
 }
 
 }  // namespace
