@@ -218,7 +218,7 @@ int run_local(const Options& o, const std::string& argv0, const std::vector<std:
   const uint64_t bound = run_bound_ms(o);
   const auto deadline = Clock::now() + std::chrono::milliseconds(bound);
   Clock::time_point kill_at = Clock::time_point::max();
-  bool check_failed = false, timed_out = false;
+  bool check_failed = false, timed_out = false, escalated = false;
   while (any_running(children)) {
     std::vector<pollfd> fds;
     std::vector<Child*> owners;
@@ -247,7 +247,10 @@ int run_local(const Options& o, const std::string& argv0, const std::vector<std:
         kill_at = Clock::now() + std::chrono::seconds(2);
       }
     }
-    if (Clock::now() >= kill_at) signal_running(children, SIGKILL);
+    if (Clock::now() >= kill_at) {
+      signal_running(children, SIGKILL);
+      escalated = true;
+    }
     if (!timed_out && failed == nullptr && !start_failed && Clock::now() >= deadline) {
       timed_out = true;
       signal_running(children, SIGKILL);
@@ -262,6 +265,16 @@ int run_local(const Options& o, const std::string& argv0, const std::vector<std:
     return 1;
   }
   if (failed != nullptr) {
+    // The first rank reaped may only report a peer that died first (its
+    // zombie reaped later): a rank ended by a signal this launcher did not
+    // send is the cause, and is named instead.
+    for (const Child& c : children) {
+      if (&c == failed || !WIFSIGNALED(c.status)) continue;
+      const int sig = WTERMSIG(c.status);
+      if (sig == SIGTERM || (sig == SIGKILL && escalated)) continue;
+      if (!WIFSIGNALED(failed->status)) failed = &c;
+      break;
+    }
     std::fprintf(stderr, "nccom-test: rank %d (host %d, local rank %d) %s%s%s; stopped the other ranks\n",
                  failed->place.rank, failed->place.host, failed->place.local_rank,
                  describe_wait_status(failed->status).c_str(), failed->last.empty() ? "" : ": ",
