@@ -2,8 +2,9 @@
 // loopback switched off and on from outside: the network partition of the
 // fault tests, without iproute2.
 //
-//   netns_run -- PROGRAM ARGS...   new network namespace, lo up, exec PROGRAM
-//   netns_run --lo down|up PID     switch lo in PID's network namespace
+//   netns_run -- PROGRAM ARGS...          new network namespace, lo up, exec PROGRAM
+//   netns_run --lo-down -- PROGRAM ARGS... the same with lo left down (no network at all)
+//   netns_run --lo down|up PID            switch lo in PID's network namespace
 //
 // The namespace lives as long as its processes: nothing to delete. Needs
 // CAP_SYS_ADMIN (root); exits 77 with a message when it is missing, so that
@@ -41,19 +42,25 @@ bool set_loopback(bool up) {
 }
 
 int usage() {
-  std::fprintf(stderr, "usage: netns_run -- PROGRAM ARGS... | netns_run --lo down|up PID\n");
+  std::fprintf(stderr, "usage: netns_run [--lo-down] -- PROGRAM ARGS... | netns_run --lo down|up PID\n");
   return 2;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  bool start_up = true;
+  if (argc >= 4 && std::strcmp(argv[1], "--lo-down") == 0) {
+    start_up = false;
+    ++argv;
+    --argc;
+  }
   if (argc >= 3 && std::strcmp(argv[1], "--") == 0) {
     if (::unshare(CLONE_NEWNET) != 0) {
       std::fprintf(stderr, "netns_run: unshare(CLONE_NEWNET): %s\n", std::strerror(errno));
       return errno == EPERM ? kNoPrivilege : 1;
     }
-    if (!set_loopback(true)) {
+    if (start_up && !set_loopback(true)) {
       std::fprintf(stderr, "netns_run: lo up: %s\n", std::strerror(errno));
       return 1;
     }

@@ -18,6 +18,7 @@
 #include <chrono>
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -163,19 +164,21 @@ TEST(NccomTestFaults, ARankDyingDuringSetupEndsTheOthersAtOnce) {
 }
 
 // The network goes away mid-run: 4 ranks on 2 emulated hosts in a private
-// network namespace, its loopback switched off once the first rows are
-// printed. Every rank must end with a timeout naming the peer it waited for
+// network namespace, over the socket plugin and over libnccom-net (libfabric
+// tcp;ofi_rxm), its loopback switched off once the first rows are printed. Every rank must end with a timeout naming the peer it waited for
 // — none by a signal — within the engine's bound (or the bootstrap socket
 // timeout, when the cut hits a barrier between sizes). It crashed a rank
 // before the runtime and the plugin host kept the process's signal
 // dispositions across the load of libfabric (libinfinipath's handlers).
 TEST(NccomTestFaults, APartitionMidRunEndsEveryRankWithATimeoutAndNoCrash) {
   const std::string netns_run = NETNS_RUN;
+  for (const char* net : {"socket", "ofi"}) {
+  SCOPED_TRACE(std::string("--net ") + net);
   int partitioned = 0;
-  for (int round = 0; round < 3; ++round) {
+  for (int round = 0; round < 2; ++round) {
     auto child = nccom_test::start_child(
-        netns_run, {"--", kTool, "-r", "4", "-N", "2", "-b", "8", "-e", "1M", "-n", "200", "-w", "1", "--check",
-                    "--timeout-ms", "3000", "allr"},
+        netns_run, {"--", kTool, "--net", net, "-r", "4", "-N", "2", "-b", "8", "-e", "1M", "-n", "200", "-w", "1",
+                    "--check", "--timeout-ms", "3000", "allr"},
         // The partition may also hit a bootstrap barrier between sizes: its
         // bound is the socket timeout (120 s shipped), shortened here.
         {{"NCCOM_CONFIG", kShippedConfig}, {"NCCL_DEBUG", ""}, {"NEURON_CCOM_SOCK_TIMEOUT", "4000"}});
@@ -208,6 +211,50 @@ TEST(NccomTestFaults, APartitionMidRunEndsEveryRankWithATimeoutAndNoCrash) {
     EXPECT_LT(took, 4.0 * 4 + 10.0) << r.err;
   }
   EXPECT_GE(partitioned, 1) << "no round was cut by the partition";
+  }
+}
+
+// No network at all when the job starts (a private namespace with its
+// loopback down): every rank fails at once naming the interface problem.
+TEST(NccomTestFaults, NoNetworkAtInitIsNamedAtOnce) {
+  const auto t0 = Clock::now();
+  const auto r = nccom_test::run_child(NETNS_RUN, {"--lo-down", "--", kTool, "-r", "4", "-N", "2", "-b", "8", "-e", "8", "allr"},
+                                       {{"NCCOM_CONFIG", kShippedConfig}, {"NCCL_DEBUG", ""}});
+  if (r.exit_code == 77) GTEST_SKIP() << "no private network namespace here: " << r.err;
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(r.signal, 0) << r.err;
+  EXPECT_NE(r.err.find("No usable listening interface found"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("set NCCL_SOCKET_IFNAME or CCOM_SOCKET_IFNAME"), std::string::npos) << r.err;
+  EXPECT_LT(seconds_since(t0), 10.0);
+}
+
+// A one-second outage mid-run, healed well within the engine's bound: TCP
+// retransmits, the run completes and every result is right.
+TEST(NccomTestFaults, AShortOutageHealedMidRunLosesNothing) {
+  auto child = nccom_test::start_child(
+      NETNS_RUN, {"--", kTool, "-r", "4", "-N", "2", "-b", "8", "-e", "1K", "-n", "50", "-w", "1", "--check",
+                  "--timeout-ms", "20000", "allr"},
+      {{"NCCOM_CONFIG", kShippedConfig}, {"NCCL_DEBUG", ""}});
+  bool rows = false;
+  for (const auto until = Clock::now() + std::chrono::seconds(60); !rows && Clock::now() < until;) {
+    (void)nccom_test::read_line(child, std::chrono::seconds(1));
+    rows = !nccom_test::table_rows(child.out).empty();
+  }
+  if (!rows) {
+    const auto r = nccom_test::finish_child(child);
+    if (r.exit_code == 77) GTEST_SKIP() << "no private network namespace here: " << r.err;
+    FAIL() << "no table row before the outage:\n" << r.out << r.err;
+  }
+  const std::string pid = std::to_string(child.pid);
+  ASSERT_EQ(nccom_test::run_child(NETNS_RUN, {"--lo", "down", pid}, {}).exit_code, 0);
+  // The outage itself: one second without a network (the fault, not a wait
+  // for anything).
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  ASSERT_EQ(nccom_test::run_child(NETNS_RUN, {"--lo", "up", pid}, {}).exit_code, 0);
+  const auto r = nccom_test::finish_child(child);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("# Wrong elements       : 0 OK"), std::string::npos) << r.out;
+  EXPECT_EQ(nccom_test::table_rows(r.out).size(), 8u) << r.out;
 }
 
 }  // namespace
