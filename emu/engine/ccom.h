@@ -39,6 +39,28 @@ void begin_call();
 std::string st(const char* what, NRT_STATUS s);
 
 inline constexpr int kMaxEngineChannels = 4;  // one proxy stream per channel
+
+// Every ring slice starts with the collective it belongs to:
+// which operation, type, reduction, count and root, and the communicator's
+// execution number. The receiver compares it with its own before using the
+// slice, so ranks that call different collectives (or skipped one) fail
+// naming the peer and both calls instead of computing wrong results. The
+// slot keeps its size; a slice carries kStampBytes less payload, after the
+// stamp, so that the stamp is where the receiver looks whatever size the
+// sender thought the slice had. (Stamping only an execution's first slice
+// gives network entries of unequal sizes, which the proxy path does not
+// carry through: every slice is stamped.)
+inline constexpr uint32_t kStampMagic = 0x53434e4eu;  // "NNCS"
+struct SliceStamp {
+  uint32_t magic;
+  uint8_t coll, dtype, op, kanga;
+  int32_t root;
+  uint32_t reserved;
+  uint64_t count;
+  uint64_t execution;
+};
+inline constexpr uint64_t kStampBytes = sizeof(SliceStamp);
+static_assert(kStampBytes == 32, "the stamp's wire size");
 inline constexpr uint32_t kSlots = 4;         // staging slots per link
 
 // What a rank publishes about itself at init (bootstrap all-gather).

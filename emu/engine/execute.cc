@@ -52,6 +52,27 @@ bool process_alive(pid_t pid) {
   return true;
 }
 
+SliceStamp stamp_of(const Plan& p, uint64_t execution) {
+  SliceStamp st{};
+  st.magic = kStampMagic;
+  st.coll = static_cast<uint8_t>(p.desc.coll);
+  st.dtype = static_cast<uint8_t>(p.desc.dtype);
+  st.op = static_cast<uint8_t>(p.desc.op);
+  st.kanga = p.kanga ? 1 : 0;
+  st.root = p.desc.root;
+  st.count = p.desc.count;
+  st.execution = execution;
+  return st;
+}
+
+std::string describe_stamp(const SliceStamp& st) {
+  std::string out = std::string("collective #") + std::to_string(st.execution) + ": " +
+                    coll_name(static_cast<Coll>(st.coll)) + " of " + std::to_string(st.count) + " x " +
+                    dtype_name(static_cast<DType>(st.dtype)) + ", " + redop_name(static_cast<RedOp>(st.op)) +
+                    ", root " + std::to_string(st.root);
+  return st.kanga ? out + ", kangaRing" : out;
+}
+
 }  // namespace
 
 std::string Ccom::describe_peer(int r) const {
@@ -119,6 +140,7 @@ std::string Ccom::execute(Plan& p) {
     }
     return std::string("the network proxy to finish the task");
   };
+  const SliceStamp stamp = stamp_of(p, executions_);
   IdleWatch watch(timeout_ms_);
   for (;;) {
     bool moved = false, done = true;
@@ -160,6 +182,24 @@ std::string Ccom::execute(Plan& p) {
           }
         }
         const size_t bytes = s.elems * es;
+        // Every slice starts with its sender's stamp; the payload follows.
+        if (sslot != nullptr) {
+          std::memcpy(sslot, &stamp, sizeof stamp);
+          sslot += kStampBytes;
+        }
+        if (rv) {
+          SliceStamp got;
+          std::memcpy(&got, rslot, sizeof got);
+          rslot += kStampBytes;
+          if (std::memcmp(&got, &stamp, sizeof got) != 0) {
+            return "collective mismatch on " + std::string(p.kanga ? "kangaRing lane " : "channel ") +
+                   std::to_string(ci) + ": " + describe_peer(c.prev) + " sent " +
+                   (got.magic == kStampMagic ? "a slice of " + describe_stamp(got)
+                                             : std::string("a slice without a collective stamp")) +
+                   "; this rank runs " + describe_stamp(stamp) +
+                   " (every rank must make the same collective calls in the same order)";
+          }
+        }
         const uint8_t* src = s.src >= 0 ? in + static_cast<uint64_t>(s.src) * es : nullptr;
         uint8_t* target = s.dst >= 0 ? out + static_cast<uint64_t>(s.dst) * es : sslot;
         if (bytes > 0 && target != nullptr) {

@@ -108,8 +108,8 @@ Plan* Ccom::plan_for(const nrt_emu_coll_args_t& a, const CollDesc& d, std::strin
 std::string Ccom::build_plan(Plan& p) {
   const DType t = p.desc.dtype;
   const uint64_t es = dtype_size(t);
-  const uint64_t slice = slot_bytes_ / es;
   if (p.desc.coll == Coll::AllToAll || p.desc.coll == Coll::Permute) return build_peer_plan(p);
+  const uint64_t slice = (slot_bytes_ - kStampBytes) / es;  // the stamp comes first
   const uint64_t total = split_total(p.desc);
   const uint64_t bytes = total * es;
   // A channel carries at least two slices before the next one is used:
@@ -144,9 +144,11 @@ std::string Ccom::build_plan(Plan& p) {
     uint64_t j = 0, k = 0;
     for (const Step& s : prog.steps) {
       if (tx && (s.flags & kSend))
-        add_send(b, ch.send.slots + (j++ % kSlots) * slot_bytes_, ch.send.mhandle, s.elems * es, ch.next);
+        add_send(b, ch.send.slots + (j++ % kSlots) * slot_bytes_, ch.send.mhandle, s.elems * es + kStampBytes,
+                 ch.next);
       if (rx && (s.flags & kRecv))
-        add_recv(b, ch.recv.slots + (k++ % kSlots) * slot_bytes_, ch.recv.mhandle, s.elems * es, ch.prev);
+        add_recv(b, ch.recv.slots + (k++ % kSlots) * slot_bytes_, ch.recv.mhandle, s.elems * es + kStampBytes,
+                 ch.prev);
     }
     close_fifos(b);
     p.blocks.push_back(std::move(b));

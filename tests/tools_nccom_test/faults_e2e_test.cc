@@ -51,6 +51,7 @@ struct Rank {
   int local_n;
   std::string host;
   std::map<std::string, std::string> extra;
+  std::vector<std::string> args = {"-b", "8", "-e", "8", "-n", "1", "-w", "0", "allr"};
 };
 
 struct Outcome {
@@ -75,7 +76,7 @@ std::vector<Outcome> run_job(int nranks, const std::vector<Rank>& ranks, int por
     };
     for (const auto& [k, v] : common) env[k] = v;
     for (const auto& [k, v] : r.extra) env[k] = v;
-    children.push_back(nccom_test::start_child(kTool, {"-b", "8", "-e", "8", "-n", "1", "-w", "0", "allr"}, env));
+    children.push_back(nccom_test::start_child(kTool, r.args, env));
   }
   std::vector<Outcome> out;
   for (std::size_t i = 0; i < children.size(); ++i) out.push_back({ranks[i].rank, nccom_test::finish_child(children[i])});
@@ -211,6 +212,52 @@ TEST(NccomTestFaults, APartitionMidRunEndsEveryRankWithATimeoutAndNoCrash) {
     EXPECT_LT(took, 4.0 * 4 + 10.0) << r.err;
   }
   EXPECT_GE(partitioned, 1) << "no round was cut by the partition";
+  }
+}
+
+// Ranks that call different collectives are named instead of computing
+// wrong results. Every slice carries its collective's stamp: on one host
+// (direct links) rank 1's fp64 against rank 0's fp32 (the same bytes) is a
+// "collective mismatch" naming both calls on both ranks; across hosts a
+// different reduction (same sizes) is too (by the rank that looks first),
+// while a different type changes
+// the slice sizes, which the net plugin refuses (the transport names the
+// peer and the failed receive; the plugin's WARN says why).
+std::vector<Outcome> mismatched_pair(bool two_hosts, const std::vector<std::string>& rank1_flags) {
+  const int port = unused_port();
+  std::vector<std::string> a0 = {"-b", "8", "-e", "8", "-n", "1", "-w", "0", "allr"};
+  std::vector<std::string> a1 = rank1_flags;
+  a1.insert(a1.end(), a0.begin(), a0.end());
+  Rank r0{0, 0, two_hosts ? 1 : 2, "host-a", {}, a0};
+  Rank r1{1, two_hosts ? 0 : 1, two_hosts ? 1 : 2, two_hosts ? "host-b" : "host-a", {}, a1};
+  return run_job(2, {r0, r1}, port, {{"NCCOM_BOOTSTRAP_TIMEOUT_MS", "5000"}});
+}
+
+TEST(NccomTestFaults, MismatchedCollectivesAreNamedInsteadOfComputedWrong) {
+  {
+    SCOPED_TRACE("one host, fp32 against fp64");
+    expect_every_rank_says(mismatched_pair(false, {"-d", "fp64"}),
+                           {"collective mismatch", "all-reduce of 2 x fp32", "all-reduce of 1 x fp64",
+                            "every rank must make the same collective calls"});
+  }
+  {
+    SCOPED_TRACE("two hosts, sum against max");
+    // The first rank to look at a stamp fails and leaves; its peer may see
+    // that departure on the network before it looks at its own slice.
+    const auto outcomes = mismatched_pair(true, {"-o", "max"});
+    expect_every_rank_says(outcomes, {"rank "});
+    int named = 0;
+    for (const Outcome& o : outcomes) {
+      const std::string line = last_line(o.result);
+      named += line.find("collective mismatch") != std::string::npos &&
+               line.find("all-reduce of 2 x fp32, sum") != std::string::npos &&
+               line.find("all-reduce of 2 x fp32, max") != std::string::npos;
+    }
+    EXPECT_GE(named, 1) << "no rank named the mismatch";
+  }
+  {
+    SCOPED_TRACE("two hosts, fp32 against fp64");
+    expect_every_rank_says(mismatched_pair(true, {"-d", "fp64"}), {"receive from rank ", "net plugin test (receive)"});
   }
 }
 
