@@ -103,6 +103,20 @@ void expect_every_rank_says(const std::vector<Outcome>& outcomes, const std::vec
   }
 }
 
+constexpr const char* kNoNamespace = "no private network namespace here: ";
+
+// Reads the child's output until its first table row (within 60 s): "" then,
+// else why not (the child is reaped).
+std::string wait_for_first_row(nccom_test::RunningChild& child) {
+  for (const auto until = Clock::now() + std::chrono::seconds(60); Clock::now() < until;) {
+    (void)nccom_test::read_line(child, std::chrono::seconds(1));
+    if (!nccom_test::table_rows(child.out).empty()) return "";
+  }
+  const auto r = nccom_test::finish_child(child);
+  if (r.exit_code == 77) return kNoNamespace + r.err;
+  return "no table row within 60 s:\n" + r.out + r.err;
+}
+
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 // Rank 3 of 4 (two hosts, two ranks each) never starts: the host leaders
@@ -184,15 +198,9 @@ TEST(NccomTestFaults, APartitionMidRunEndsEveryRankWithATimeoutAndNoCrash) {
         // bound is the socket timeout (120 s shipped), shortened here.
         {{"NCCOM_CONFIG", kShippedConfig}, {"NCCL_DEBUG", ""}, {"NEURON_CCOM_SOCK_TIMEOUT", "4000"}});
     // Rows appear as the sizes complete; the partition comes after the first.
-    bool rows = false;
-    for (const auto until = Clock::now() + std::chrono::seconds(60); !rows && Clock::now() < until;) {
-      (void)nccom_test::read_line(child, std::chrono::seconds(1));
-      rows = !nccom_test::table_rows(child.out).empty();
-    }
-    if (!rows) {
-      const auto r = nccom_test::finish_child(child);
-      if (r.exit_code == 77) GTEST_SKIP() << "no private network namespace here: " << r.err;
-      FAIL() << "no table row before the partition:\n" << r.out << r.err;
+    if (const std::string why = wait_for_first_row(child); !why.empty()) {
+      if (why.starts_with(kNoNamespace)) GTEST_SKIP() << why;
+      FAIL() << why;
     }
     const auto t0 = Clock::now();
     const auto down = nccom_test::run_child(netns_run, {"--lo", "down", std::to_string(child.pid)}, {});
@@ -282,15 +290,9 @@ TEST(NccomTestFaults, AShortOutageHealedMidRunLosesNothing) {
       NETNS_RUN, {"--", kTool, "-r", "4", "-N", "2", "-b", "8", "-e", "1K", "-n", "50", "-w", "1", "--check",
                   "--timeout-ms", "20000", "allr"},
       {{"NCCOM_CONFIG", kShippedConfig}, {"NCCL_DEBUG", ""}});
-  bool rows = false;
-  for (const auto until = Clock::now() + std::chrono::seconds(60); !rows && Clock::now() < until;) {
-    (void)nccom_test::read_line(child, std::chrono::seconds(1));
-    rows = !nccom_test::table_rows(child.out).empty();
-  }
-  if (!rows) {
-    const auto r = nccom_test::finish_child(child);
-    if (r.exit_code == 77) GTEST_SKIP() << "no private network namespace here: " << r.err;
-    FAIL() << "no table row before the outage:\n" << r.out << r.err;
+  if (const std::string why = wait_for_first_row(child); !why.empty()) {
+    if (why.starts_with(kNoNamespace)) GTEST_SKIP() << why;
+    FAIL() << why;
   }
   const std::string pid = std::to_string(child.pid);
   ASSERT_EQ(nccom_test::run_child(NETNS_RUN, {"--lo", "down", pid}, {}).exit_code, 0);
