@@ -190,6 +190,11 @@ std::string describe_wait_status(int status) {
   return "ended with wait status " + std::to_string(status);
 }
 
+// How long the other ranks may run on after the first failure, so that
+// each can print its own cause, before they are stopped (SIGTERM, then
+// SIGKILL 2 s later).
+constexpr auto kStopGrace = std::chrono::milliseconds(1000);
+
 int run_local(const Options& o, const std::string& argv0, const std::vector<std::string>& args) {
   std::string err;
   // Held until the run ends: a port only found free and released could be
@@ -217,7 +222,7 @@ int run_local(const Options& o, const std::string& argv0, const std::vector<std:
   }
   const uint64_t bound = run_bound_ms(o);
   const auto deadline = Clock::now() + std::chrono::milliseconds(bound);
-  Clock::time_point kill_at = Clock::time_point::max();
+  Clock::time_point term_at = Clock::time_point::max(), kill_at = Clock::time_point::max();
   bool check_failed = false, timed_out = false, escalated = false;
   while (any_running(children)) {
     std::vector<pollfd> fds;
@@ -241,11 +246,17 @@ int run_local(const Options& o, const std::string& argv0, const std::vector<std:
         continue;
       }
       if (failed == nullptr && !start_failed) {
-        // The first rank to fail; the ones we stop after it are not news.
+        // The first rank to fail. The others get a moment to notice and
+        // say why themselves (a dead peer is seen within a fraction of a
+        // second) before they are stopped.
         failed = &c;
-        signal_running(children, SIGTERM);
-        kill_at = Clock::now() + std::chrono::seconds(2);
+        term_at = Clock::now() + kStopGrace;
+        kill_at = term_at + std::chrono::seconds(2);
       }
+    }
+    if (Clock::now() >= term_at) {
+      signal_running(children, SIGTERM);
+      term_at = Clock::time_point::max();
     }
     if (Clock::now() >= kill_at) {
       signal_running(children, SIGKILL);
