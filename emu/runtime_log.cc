@@ -3,6 +3,7 @@
 #include "env.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
@@ -29,7 +30,9 @@ struct Ring {
   std::mutex mutex;
   std::deque<std::string> lines;
   std::deque<Forwarded> forwarded;
-  uint64_t forwarded_n = 0;
+  // Written under `mutex`; read without it by mark(), which every engine
+  // call and proxy task takes.
+  std::atomic<uint64_t> forwarded_n{0};
 };
 
 Ring& ring() {
@@ -84,7 +87,9 @@ void remember(const std::string& line) {
   Ring& r = ring();
   std::lock_guard lock(r.mutex);
   if (r.forwarded.size() == kForwardedKept) r.forwarded.pop_front();
-  r.forwarded.push_back(Forwarded{++r.forwarded_n, this_thread(), line.substr(0, kMaxLineBytes)});
+  const uint64_t number = r.forwarded_n.load(std::memory_order_relaxed) + 1;
+  r.forwarded.push_back(Forwarded{number, this_thread(), line.substr(0, kMaxLineBytes)});
+  r.forwarded_n.store(number, std::memory_order_release);
 }
 
 // "host:pid:tid [dev] file:line CCOM WARN text" -> "text".
@@ -157,11 +162,7 @@ std::string level_error() {
          "case, or unset it for WARN";
 }
 
-uint64_t mark() {
-  Ring& r = ring();
-  std::lock_guard lock(r.mutex);
-  return r.forwarded_n;
-}
+uint64_t mark() { return ring().forwarded_n.load(std::memory_order_acquire); }
 
 std::string nccom_cause(uint64_t since) {
   Ring& r = ring();

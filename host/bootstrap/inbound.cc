@@ -1,5 +1,7 @@
 #include "bootstrap/inbound.h"
 
+#include "bootstrap/join.h"
+
 #include <algorithm>
 
 namespace nccom::bootstrap {
@@ -55,14 +57,9 @@ Status InboundConnection::complete_stage(std::vector<Message>* out) {
 
 void InboundConnection::tell_refused(const std::string& why) {
   const std::size_t n = std::min(why.size(), kMaxRefusalBytes);
-  MessageHeader header;
-  header.type = static_cast<uint32_t>(MsgType::kRefused);
-  header.size = n;
-  const auto head = header.encode();
-  std::vector<uint8_t> frame(head.begin(), head.end());
-  frame.insert(frame.end(), why.begin(), why.begin() + static_cast<std::ptrdiff_t>(n));
   // Best effort: a peer that does not read must not hold the owner up.
-  (void)sock_.send_all(frame.data(), frame.size(), Clock::now() + std::chrono::milliseconds(100));
+  (void)send_message(sock_, MsgType::kRefused, std::vector<uint8_t>(why.begin(), why.begin() + n),
+                     Clock::now() + std::chrono::milliseconds(100));
   // Closing with unread bytes would reset the connection and could discard
   // the refusal on the peer's side: take what the peer already sent.
   uint8_t scratch[4096];

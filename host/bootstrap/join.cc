@@ -6,6 +6,9 @@
 #include <string_view>
 
 namespace nccom::bootstrap {
+namespace {
+constexpr const char* kRefusedPrefix = "refused this rank: ";
+}  // namespace
 
 Status send_message(const Socket& sock, MsgType type, const std::vector<uint8_t>& payload,
                     Deadline deadline) {
@@ -27,7 +30,7 @@ Result<std::vector<uint8_t>> recv_message(const Socket& sock, MsgType expected,
       header->size <= kMaxRefusalBytes) {
     std::string why(header->size, '\0');
     if (Status ok = sock.recv_all(why.data(), why.size(), deadline); !ok) return ok.take_error();
-    return make_error(NRT_INVALID, "refused this rank: " + why);
+    return make_error(NRT_INVALID, kRefusedPrefix + why);
   }
   if (header->type != static_cast<uint32_t>(expected) || header->size > max_size) {
     return make_error(NRT_INVALID, std::string("expected ") +
@@ -71,9 +74,10 @@ Error context(const JoinOptions& o, const std::string& step, const Error& inner)
 Error refused_or(const Socket& sock, const Error& send_failure) {
   // The root may have refused the Hello and closed before the rest of the
   // check-in arrived: its REFUSED message is then waiting to be read.
-  auto refusal = recv_message(sock, MsgType::kInfoFromRoot, 0, Clock::now() + std::chrono::milliseconds(200));
-  if (!refusal && refusal.error().message.starts_with("refused this rank: ")) return refusal.error();
-  return send_failure;
+  auto refusal = recv_message(sock, MsgType::kRefused, kMaxRefusalBytes,
+                              Clock::now() + std::chrono::milliseconds(200));
+  if (!refusal) return send_failure;
+  return make_error(NRT_INVALID, kRefusedPrefix + std::string(refusal->begin(), refusal->end()));
 }
 
 Error no_root(const JoinOptions& o, const Error& inner) {

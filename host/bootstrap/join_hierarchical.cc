@@ -70,7 +70,6 @@ Result<Socket> connect_leader(const JoinOptions& o) {
 
 // LeaderReply.status: 0 the table follows, 1 the root refused the
 // communicator, 2 the leader failed before the root answered.
-constexpr uint32_t kRootRefused = 1;
 constexpr uint32_t kLeaderFailed = 2;
 
 Result<Joined> finish(const JoinOptions& o, Socket listener, const LeaderReply& reply) {

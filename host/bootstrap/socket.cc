@@ -135,8 +135,8 @@ Result<Socket> Socket::connect(const SocketAddress& address, Deadline deadline, 
       set_nodelay(s.fd_);
       return s;
     }
-    if (!connect_retryable(err) || Clock::now() >= deadline) break;
-    if (err == ECONNREFUSED && refused == Refused::kFinal) break;
+    const bool final_refusal = err == ECONNREFUSED && refused == Refused::kFinal;
+    if (!connect_retryable(err) || final_refusal || Clock::now() >= deadline) break;
     if (attempts == 1) {  // logged once per connect, however many retries follow
       NCCOM_INFO(log::kBootstrap, "connect to %s: %s; retrying for up to %d ms",
                  address.to_string().c_str(), errno_text(err).c_str(), remaining_ms(deadline));

@@ -73,7 +73,7 @@ void settle_root(const bootstrap::SocketAddress& address, std::chrono::milliseco
   // blocks other roots' bookkeeping only on this failure path, and boundedly.
   std::lock_guard lock(g_roots_mutex);
   for (auto& r : roots()) {
-    if (r->address().to_string() != address.to_string() || r->wait_for(limit)) continue;
+    if (!(r->address() == address) || r->wait_for(limit)) continue;
     NCCOM_WARN("bootstrap root %s is still answering after %lld ms; leaving anyway",
                address.to_string().c_str(), static_cast<long long>(limit.count()));
   }

@@ -43,6 +43,20 @@ uint64_t fresh_host_hash() {
   return (static_cast<uint64_t>(::getpid()) << 32) ^ static_cast<uint64_t>(Clock::now().time_since_epoch().count());
 }
 
+// Three ranks' bootstrap meshes whose socket timeout (60 s) is far beyond
+// anything a test waits: a wait that ends did not end by it.
+std::vector<MeshRank> three_meshes() {
+  auto s = nccom_test::loopback_settings("flat", kHandshake);
+  s.socket_timeout = 60000ms;
+  auto id = nccom::comm::get_unique_id(nullptr, 3, false, s);
+  if (!id) {
+    std::vector<MeshRank> failed(1);
+    failed[0].status = id.take_error();
+    return failed;
+  }
+  return join_meshes(*id, 3, s);
+}
+
 // The root is unreachable: the host's leader fails, and its member hears the
 // leader's reason from it instead of a closed connection.
 TEST(CommVerdicts, AHostLeaderRelaysItsOwnFailureToItsMembers) {
@@ -141,11 +155,7 @@ TEST(CommVerdicts, SetupWaitsAreBoundedByTheHandshakeTimeout) {
 // During setup, rank 0 waits for rank 1 while rank 2 leaves: the wait ends
 // at once, naming rank 2. Outside setup the same departure does not end it.
 TEST(CommVerdicts, ASetupWaitGivesUpWhenAnotherMemberLeaves) {
-  auto s = nccom_test::loopback_settings("flat", kHandshake);
-  s.socket_timeout = 60000ms;
-  auto id = nccom::comm::get_unique_id(nullptr, 3, false, s);
-  ASSERT_TRUE(id) << id.error().message;
-  auto ranks = join_meshes(*id, 3, s);
+  auto ranks = three_meshes();
   for (const auto& r : ranks) ASSERT_TRUE(r.status) << r.status.error().message;
   // Rank 2 talks to rank 0 first, so that rank 0 holds a connection from it.
   const uint32_t hello = 2;
@@ -182,11 +192,7 @@ TEST(CommVerdicts, ASetupWaitGivesUpWhenAnotherMemberLeaves) {
 // A member's listener existed before it checked in: a refused connection to
 // it means its process is gone, and a send to it fails at once.
 TEST(CommVerdicts, ASendToAMemberThatIsGoneFailsAtOnce) {
-  auto s = nccom_test::loopback_settings("flat", kHandshake);
-  s.socket_timeout = 60000ms;
-  auto id = nccom::comm::get_unique_id(nullptr, 3, false, s);
-  ASSERT_TRUE(id) << id.error().message;
-  auto ranks = join_meshes(*id, 3, s);
+  auto ranks = three_meshes();
   for (const auto& r : ranks) ASSERT_TRUE(r.status) << r.status.error().message;
   // Rank 0 has no connection to rank 2 yet (the handshake's ring all-gather
   // only sends to rank 1): the send has to connect.
