@@ -61,6 +61,25 @@ NRT_EMU_PUBLIC void *nrt_emu_net_handle(void);
 NRT_EMU_PUBLIC const char *nrt_emu_net_error(void);
 NRT_EMU_PUBLIC const char *nrt_emu_net_hint(void);
 
+/* Which net plugin libnccom selected, as libnccom itself reports it: the
+ * table neuronGetOFIHandle hands out (the plugin's own Neuron v6 table, or
+ * libnccom's adapter over it, sdk/include/nccom/net_handle.h), named through
+ * dladdr. Selects the plugin if nothing did yet, as neuronGetOFIHandle does.
+ * NRT_SUCCESS fills *out; the strings stay valid until the next call or the
+ * unload. Otherwise the status of neuronGetOFIHandle (or NRT_UNINITIALIZED
+ * before a load, NRT_INVALID for NULL) and out->error says why. */
+typedef struct nrt_emu_net_plugin {
+  size_t struct_size;  /* the caller's sizeof(nrt_emu_net_plugin_t) */
+  const char *name;    /* the plugin's table name, e.g. "AWS Libfabric" */
+  const char *layout;  /* "Neuron" or "NVIDIA" */
+  int version;         /* the plugin's ABI version: 4, 5 or 6 */
+  const char *file;    /* the file holding the plugin's table, or "" */
+  bool adapted;        /* served through libnccom's v6 adapter */
+  bool from_runtime;   /* the libnccom-net.so this runtime handed libnccom */
+  const char *error;   /* why the query failed, else "" */
+} nrt_emu_net_plugin_t;
+NRT_EMU_PUBLIC NRT_STATUS nrt_emu_net_plugin(nrt_emu_net_plugin_t *out);
+
 /* dlcloses libnccom-net.so and libnccom and resets the loader. */
 NRT_EMU_PUBLIC void nrt_emu_unload_nccom(void);
 

@@ -13,6 +13,13 @@
 #include "log/log.h"
 #include "net/nccl_result.h"
 #include "net/selection.h"
+#include "transport/net_facade.h"
+
+#include <nccom/net_handle.h>
+
+#include <cstring>
+#include <mutex>
+#include <string>
 
 namespace net = nccom::net;
 
@@ -63,21 +70,41 @@ NCCOM_API NRT_STATUS neuronFiniPlugin(void) {
   return done ? NRT_SUCCESS : fail(done.error());
 }
 
-// Only a native Neuron v6 plugin's table can be handed out: the runtime
-// calls it with v6 slot offsets, which an adapted (v5, v4, NVIDIA) table
-// does not have.
+// A native Neuron v6 plugin's own table is handed out as is; any other plugin
+// through libnccom's v6 table over it (the transports' facade), wrapped in
+// an nccom_adapted_net_t that names the plugin's version, layout and file
+// (sdk/include/nccom/net_handle.h). One per process: the net is selected
+// once, so the wrapper is built once per selected Net.
 NCCOM_API NRT_STATUS neuronGetOFIHandle(void** out) {
   if (out == nullptr) return null_argument("neuronGetOFIHandle", "out");
   auto selected = net::select();
   if (!selected) return fail(selected.error());
-  const ncclNet_v6_t* table = (*selected)->native_v6();
-  if (table == nullptr) {
-    NCCOM_WARN("neuronGetOFIHandle: %s is served through an adapter and has no Neuron "
-               "ncclNet_v6 table to hand out; use the neuronNet* exports instead",
-               net::describe((*selected)->info()).c_str());
-    return NRT_FAILURE;
+  net::Net& plugin = **selected;
+  if (const ncclNet_v6_t* table = plugin.native_v6()) {
+    *out = const_cast<ncclNet_v6_t*>(table);
+    return NRT_SUCCESS;
   }
-  *out = const_cast<ncclNet_v6_t*>(table);
+  static std::mutex mutex;
+  static nccom_adapted_net_t adapted{};
+  static const net::Net* adapted_for = nullptr;
+  static std::string layout, file;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (adapted_for != &plugin) {
+    const net::PluginInfo& info = plugin.info();
+    layout = info.layout == net::Layout::kNvidia ? "NVIDIA" : "Neuron";
+    file = info.file;
+    adapted = {};
+    adapted.net = *nccom::transport::net_v6_for(plugin);
+    std::memcpy(adapted.magic, NCCOM_ADAPTED_NET_MAGIC, sizeof adapted.magic);
+    adapted.struct_size = sizeof adapted;
+    adapted.version = static_cast<uint32_t>(info.version);
+    adapted.layout = layout.c_str();
+    adapted.file = file.c_str();
+    adapted_for = &plugin;
+    NCCOM_INFO(nccom::log::kNet, "neuronGetOFIHandle: %s from %s is served through libnccom's "
+               "Neuron ncclNet_v6 adapter", net::describe(info).c_str(), info.origin.c_str());
+  }
+  *out = &adapted;
   return NRT_SUCCESS;
 }
 

@@ -132,7 +132,7 @@ BindResult adapt_neuron_v6(BoundTable table) {
        slot("iwriteInline", t->iwriteInline), slot("iread", t->iread)});
   if (!checked) return checked.take_error();
   PluginInfo info{bounded_text(t->name, kMaxNetNameBytes), 6, Layout::kNeuron,
-                  std::move(table.origin)};
+                  std::move(table.origin), {}};
   return std::unique_ptr<Net>(
       new NeuronDirect<ncclNet_v6_t>(t, std::move(info), std::move(table.library)));
 }
@@ -146,7 +146,7 @@ BindResult adapt_neuron_v5(BoundTable table) {
        slot("iwriteInline", t->iwriteInline), slot("iread", t->iread)});
   if (!checked) return checked.take_error();
   PluginInfo info{bounded_text(t->name, kMaxNetNameBytes), 5, Layout::kNeuron,
-                  std::move(table.origin)};
+                  std::move(table.origin), {}};
   return std::unique_ptr<Net>(
       new NeuronDirect<ncclNet_v5_t>(t, std::move(info), std::move(table.library)));
 }

@@ -134,7 +134,7 @@ BindResult adapt(BoundTable table, int version) {
     if (!dmabuf) return dmabuf.take_error();
   }
   PluginInfo info{bounded_text(t->name, kMaxNetNameBytes), version, Layout::kNvidia,
-                  std::move(table.origin)};
+                  std::move(table.origin), {}};
   return std::unique_ptr<Net>(new NvidiaNet<Table>(t, std::move(info), std::move(table.library)));
 }
 

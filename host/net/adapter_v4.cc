@@ -152,7 +152,7 @@ BindResult adapt_v4(BoundTable table, Layout layout) {
       {slot("iflush", t->iflush)});
   if (!checked) return checked.take_error();
   PluginInfo info{bounded_text(t->name, kMaxNetNameBytes), 4, layout,
-                  std::move(table.origin)};
+                  std::move(table.origin), {}};
   return std::unique_ptr<Net>(new V4Net<Table>(t, std::move(info), std::move(table.library)));
 }
 

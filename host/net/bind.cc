@@ -33,6 +33,14 @@ constexpr Flavor kNvidiaFlavors[] = {
 
 using Lookup = std::function<void*(const char*)>;
 
+// The file the dynamic loader mapped `address` from ("" when it cannot
+// say): the plugin's own file, also for a handle the runtime opened.
+std::string file_holding(const void* address) {
+  Dl_info info{};
+  if (dladdr(address, &info) == 0 || info.dli_fname == nullptr) return {};
+  return info.dli_fname;
+}
+
 BindResult bind_with(const Lookup& lookup, Layout layout, std::string where, std::string origin,
                      std::unique_ptr<plugin::SharedLibrary> library) {
   const std::span<const Flavor> flavors =
@@ -47,7 +55,10 @@ BindResult bind_with(const Lookup& lookup, Layout layout, std::string where, std
     auto adapted = f.adapt(std::move(bound));
     // The lookup reaches the library the Net owns (or the borrowed handle),
     // so it stays valid for the Net's lifetime.
-    if (adapted) (*adapted)->set_symbol_lookup(lookup);
+    if (adapted) {
+      (*adapted)->set_symbol_lookup(lookup);
+      (*adapted)->set_file(file_holding(table));
+    }
     return adapted;
   }
   return plugin::LoadError{

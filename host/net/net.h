@@ -45,7 +45,8 @@ struct PluginInfo {
   std::string name;      // the table's name field, e.g. "AWS Libfabric"
   int version = 0;       // 4, 5 or 6
   Layout layout = Layout::kNeuron;
-  std::string origin;    // where it came from: "runtime handle", a file path, ...
+  std::string origin;    // where it came from, for messages: a file path, "the runtime's ..."
+  std::string file;      // the file that holds the table (dladdr), "" when unknown
 };
 
 // "neuron" / "nvidia".
@@ -72,6 +73,8 @@ class Net {
   void* symbol(const char* name) const { return lookup_ ? lookup_(name) : nullptr; }
   using SymbolLookup = std::function<void*(const char*)>;
   void set_symbol_lookup(SymbolLookup lookup) { lookup_ = std::move(lookup); }
+  // Set once by bind.h, from where the plugin's table lies.
+  void set_file(std::string file) { info_.file = std::move(file); }
 
   // This plugin's connect/accept run on helper threads (setup_calls.h); made
   // on first use, lives as long as this Net.

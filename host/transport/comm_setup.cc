@@ -79,6 +79,7 @@ Status build_comm_transports(comm::Communicator& comm) {
     net::Net& n = **selected;
     net.table = net_v6_for(n);
     net.name = net.table->name != nullptr ? net.table->name : "net";
+    net.origin = net_facade_origin();
     // Asked again (the plugin may have lost a device since its selection),
     // with the same bound: the NIC table below has one entry per device.
     auto devices = net::device_count(n);

@@ -17,7 +17,7 @@ Error at_channel(int channel, int peer, const std::string& what) {
 
 nccom_transport_comm_t transport_services(const comm::Communicator& comm,
                                           std::vector<nccom_transport_peer_t>& peers,
-                                          const ncclNet_v6_t* net, const char* net_name,
+                                          const ncclNet_v6_t* net, const char* net_name, const char* net_origin,
                                           int net_devices, bool sidelink) {
   peers.clear();
   for (const auto& r : comm.peers()) {
@@ -40,6 +40,7 @@ nccom_transport_comm_t transport_services(const comm::Communicator& comm,
   s.peers = peers.data();
   s.net = net;
   s.net_name = net_name;
+  s.net_origin = net_origin;
   s.net_devices = net_devices;
   s.inc_semaphore = rt.nec_inc_semaphore;
   s.dynamic_send_size = rt.nec_get_dynamic_send_size_bytes;
@@ -56,7 +57,7 @@ Result<std::unique_ptr<CommTransports>> CommTransports::connect(
     std::vector<const TransportBackend*> backends, const NetForTransports& net,
     const TransportSettings& settings) {
   std::unique_ptr<CommTransports> t(new CommTransports());
-  t->services_ = transport_services(comm, t->peers_, net.table, net.name, net.devices, net.sidelink);
+  t->services_ = transport_services(comm, t->peers_, net.table, net.name, net.origin, net.devices, net.sidelink);
   // The topology's NIC per ring channel; the mesh channel leaves it to the
   // transport.
   t->channel_nic_.assign(NCCOM_TRANSPORT_MESH_CHANNEL + 1, -1);

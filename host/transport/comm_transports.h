@@ -42,6 +42,7 @@ struct TransportSettings {
 struct NetForTransports {
   const ncclNet_v6_t* table = nullptr;
   const char* name = "";
+  const char* origin = "";  // net_facade_origin()
   int devices = 0;
   bool sidelink = false;  // Trn2/Trn3 receive confirmation
 };
@@ -98,7 +99,7 @@ class CommTransports : public comm::CommExtension {
 // The services a transport gets for `comm` (peers filled from its records).
 nccom_transport_comm_t transport_services(const comm::Communicator& comm,
                                           std::vector<nccom_transport_peer_t>& peers,
-                                          const ncclNet_v6_t* net, const char* net_name,
+                                          const ncclNet_v6_t* net, const char* net_name, const char* net_origin,
                                           int net_devices, bool sidelink);
 
 }  // namespace nccom::transport

@@ -11,6 +11,7 @@ namespace {
 
 std::atomic<net::Net*> g_net{nullptr};
 std::string g_name;  // the facade table's name; written only when rebinding
+std::string g_origin;  // net_facade_origin(); written only when rebinding
 
 net::Net& bound() { return *g_net.load(std::memory_order_acquire); }
 
@@ -75,6 +76,8 @@ ncclNet_v6_t g_table = {nullptr,  f_init,      f_fini,      f_devices,  f_props,
 
 }  // namespace
 
+const char* net_facade_origin() { return g_origin.c_str(); }
+
 std::string net_facade_in_flight() {
   net::Net* n = g_net.load(std::memory_order_acquire);
   return n == nullptr ? std::string() : net::describe_in_flight(*n);
@@ -84,6 +87,7 @@ const ncclNet_v6_t* net_v6_for(net::Net& net) {
   if (g_net.load(std::memory_order_acquire) != &net) {
     g_name = net.info().name;
     g_table.name = g_name.c_str();
+    g_origin = net::describe(net.info()) + " from " + net.info().origin;
     // Slots the plugin does not have stay NULL, as in a native table, so a
     // transport can tell what is supported by looking.
     const bool rma = net.supports(net::kCapRma);

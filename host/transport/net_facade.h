@@ -20,6 +20,10 @@ namespace nccom::transport {
 
 const ncclNet_v6_t* net_v6_for(net::Net& net);
 
+// The bound Net as messages name it: "TPN (Neuron ncclNet_v4) from FILE";
+// valid while it stays bound.
+const char* net_facade_origin();
+
 // The bound Net's connect/accept calls still inside the plugin, for error
 // messages (net::describe_in_flight), or "" when none or no Net is bound.
 std::string net_facade_in_flight();

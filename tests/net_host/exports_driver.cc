@@ -2,6 +2,7 @@
 // plugin is selected once per process) and prints key=value lines. The
 // plugin comes from the environment the test sets (NCCL_NET_PLUGIN, ...).
 //   net_host_exports_driver <exchange|adapted|nulls|none> <plugin path>
+#include <nccom/net_handle.h>
 #include <nccom/nrt_abi.h>
 
 #include <dlfcn.h>
@@ -103,6 +104,61 @@ void data_path() {
   close_all(c);
 }
 
+// What a runtime does with neuronGetOFIHandle's answer: tells which plugin is
+// behind it (net_handle.h) and moves a message through its v6 slots.
+void through_table(const ncclNet_v6_t* net) {
+  // "Inside libnccom": in the file that holds neuronGetOFIHandle (here the
+  // driver itself, which links the exports in).
+  Dl_info where{}, exports{};
+  const bool in_libnccom =
+      dladdr(net, &where) != 0 && where.dli_fname != nullptr &&
+      dladdr(reinterpret_cast<void*>(&neuronGetOFIHandle), &exports) != 0 && exports.dli_fname != nullptr &&
+      std::strcmp(where.dli_fname, exports.dli_fname) == 0;
+  const auto* adapted = reinterpret_cast<const nccom_adapted_net_t*>(net);
+  const bool wrapped = in_libnccom && std::memcmp(adapted->magic, NCCOM_ADAPTED_NET_MAGIC, 8) == 0;
+  report("ofi_handle_adapted", wrapped);
+  if (wrapped) {
+    report("ofi_handle_version", adapted->version);
+    report("ofi_handle_layout_neuron", std::strcmp(adapted->layout, "Neuron") == 0);
+    char file[4096] = {}, plugin[4096] = {};
+    report("ofi_handle_file_is_plugin", realpath(adapted->file, file) != nullptr &&
+                                            realpath(g_plugin.c_str(), plugin) != nullptr &&
+                                            std::strcmp(file, plugin) == 0);
+    report("ofi_handle_init_is_noop", net->init(nullptr) == ncclSuccess);
+  }
+  int n = 0;
+  report("table_devices", net->devices(&n) == ncclSuccess ? n : -1);
+  unsigned char handle[NCCL_NET_HANDLE_MAXSIZE] = {};
+  void *listen = nullptr, *send = nullptr, *recv = nullptr;
+  if (net->listen(0, handle, &listen) != ncclSuccess) return report("table_exchange", 1);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while ((send == nullptr || recv == nullptr) && std::chrono::steady_clock::now() < deadline) {
+    if (send == nullptr && net->connect(0, handle, &send) != ncclSuccess) break;
+    if (recv == nullptr && net->accept(listen, &recv) != ncclSuccess) break;
+  }
+  char out[5] = "v6ok", in[5] = {};
+  void *smr = nullptr, *rmr = nullptr, *sreq = nullptr, *rreq = nullptr;
+  int size = 4, tag = 0, done_s = 0, done_r = 0, got = -1;
+  void* data = in;
+  bool ok = send != nullptr && recv != nullptr &&
+            net->regMr(send, out, 4, NCCL_PTR_HOST, &smr) == ncclSuccess &&
+            net->regMr(recv, in, 4, NCCL_PTR_HOST, &rmr) == ncclSuccess &&
+            net->isend(send, out, 4, 0, smr, &sreq) == ncclSuccess &&
+            net->irecv(recv, 1, &data, &size, &tag, &rmr, &rreq) == ncclSuccess &&
+            sreq != nullptr && rreq != nullptr;
+  while (ok && (!done_s || !done_r) && std::chrono::steady_clock::now() < deadline) {
+    if (!done_s) ok = net->test(sreq, &done_s, nullptr) == ncclSuccess;
+    if (ok && !done_r) ok = net->test(rreq, &done_r, &got) == ncclSuccess;
+  }
+  ok = ok && done_s && done_r && got == 4 && std::memcmp(in, out, 4) == 0;
+  if (smr != nullptr) net->deregMr(send, smr);
+  if (rmr != nullptr) net->deregMr(recv, rmr);
+  if (send != nullptr) net->closeSend(send);
+  if (recv != nullptr) net->closeRecv(recv);
+  net->closeListen(listen);
+  report("table_exchange", ok ? 0 : 1);
+}
+
 void init_and_fini() {
   char root[] = "";
   report("init_net", neuronInitNet(root));
@@ -113,6 +169,7 @@ void init_and_fini() {
   report("ofi_handle_is_table", plugin != nullptr && table != nullptr &&
                                     table == dlsym(plugin, "ncclNetPlugin_v6"));
   if (plugin != nullptr) dlclose(plugin);
+  if (table != nullptr) through_table(static_cast<const ncclNet_v6_t*>(table));
   lb_stats_t* s = stats();
   report("init_calls", s ? s->init_calls : -1);
   report("fini", neuronFiniPlugin());

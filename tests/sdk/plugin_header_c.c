@@ -2,6 +2,7 @@
 #include <nccom/plugin.h>
 #include <nccom/topo_plugin.h>
 #include <nccom/transport_plugin.h>
+#include <nccom/net_handle.h>
 
 #include <stddef.h>
 
@@ -28,3 +29,5 @@ size_t sdk_c_topo_node_size(void) { return sizeof(nccom_topo_node_t); }
 size_t sdk_c_transport_ops_size(void) { return sizeof(nccom_transport_ops_t); }
 size_t sdk_c_transport_ops_op_free_offset(void) { return offsetof(nccom_transport_ops_t, op_free); }
 size_t sdk_c_transport_comm_size(void) { return sizeof(nccom_transport_comm_t); }
+size_t sdk_c_adapted_net_size(void) { return sizeof(nccom_adapted_net_t); }
+size_t sdk_c_adapted_net_file_offset(void) { return offsetof(nccom_adapted_net_t, file); }

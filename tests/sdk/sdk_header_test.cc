@@ -3,6 +3,7 @@
 #include <nccom/plugin.h>
 #include <nccom/topo_plugin.h>
 #include <nccom/transport_plugin.h>
+#include <nccom/net_handle.h>
 
 #include <gtest/gtest.h>
 
@@ -20,6 +21,8 @@ size_t sdk_c_topo_node_size(void);
 size_t sdk_c_transport_ops_size(void);
 size_t sdk_c_transport_ops_op_free_offset(void);
 size_t sdk_c_transport_comm_size(void);
+size_t sdk_c_adapted_net_size(void);
+size_t sdk_c_adapted_net_file_offset(void);
 }
 
 TEST(SdkPluginHeader, DescriptorHeadIsFrozen) {
@@ -49,6 +52,16 @@ TEST(SdkPluginHeader, CAndCxxAgree) {
   EXPECT_EQ(sdk_c_transport_ops_size(), sizeof(nccom_transport_ops_t));
   EXPECT_EQ(sdk_c_transport_ops_op_free_offset(), offsetof(nccom_transport_ops_t, op_free));
   EXPECT_EQ(sdk_c_transport_comm_size(), sizeof(nccom_transport_comm_t));
+  EXPECT_EQ(sdk_c_adapted_net_size(), sizeof(nccom_adapted_net_t));
+  EXPECT_EQ(sdk_c_adapted_net_file_offset(), offsetof(nccom_adapted_net_t, file));
+}
+
+// neuronGetOFIHandle's adapted table: a runtime calls its first member as a
+// Neuron v6 table and reads the rest after the magic.
+TEST(SdkNetHandleHeader, TheAdaptedTableStartsWithAV6Table) {
+  EXPECT_EQ(offsetof(nccom_adapted_net_t, net), 0u);
+  EXPECT_EQ(offsetof(nccom_adapted_net_t, magic), sizeof(ncclNet_v6_t));
+  EXPECT_EQ(sizeof(NCCOM_ADAPTED_NET_MAGIC) - 1, sizeof(nccom_adapted_net_t{}.magic));
 }
 
 TEST(SdkTransportHeader, VtableStartsWithTheCommonHead) {

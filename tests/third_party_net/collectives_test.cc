@@ -11,6 +11,7 @@
 
 #include <cctype>
 #include <fstream>
+#include <unistd.h>
 #include <map>
 #include <sstream>
 #include <string>
@@ -52,6 +53,11 @@ void expect_checked_run(const nccom_test::ChildResult& r, const Layout& l, size_
   ASSERT_EQ(r.exit_code, 0) << all;
   EXPECT_NE(all.find(std::string("NET/Plugin: using ") + l.described), std::string::npos)
       << "the plugin under test was not the one used:\n" << all;
+  // What the runtime reports libnccom selected (neuronGetOFIHandle), in the
+  // table's header: the plugin, its file, and whether libnccom adapts it.
+  std::string header = std::string("# net plugin: ") + l.described + " from " + TPN_PLUGIN_DIR + "/" + l.file;
+  if (std::string(l.name) != "NeuronV6") header += ", through libnccom's v6 adapter";
+  EXPECT_NE(r.out.find(header + "\n"), std::string::npos) << header << "\n" << r.out;
   const auto t = nccom_test::table_rows(r.out);
   ASSERT_EQ(t.size(), want_rows) << r.out;
   for (const auto& row : t) {
@@ -134,8 +140,10 @@ TEST_P(ThirdPartyNetNeverCompletes, EveryRankFailsNamingTheChannelAndPeer) {
     ++stalls;
   }
   EXPECT_GE(stalls, 1u) << all;
-  EXPECT_TRUE(all.find("(oldest: SEND on channel 0 send to rank 1)") != std::string::npos ||
-              all.find("(oldest: SEND on channel 0 send to rank 0)") != std::string::npos)
+  const std::string plugin = std::string(") in the net plugin ") + GetParam().described + " from " + TPN_PLUGIN_DIR +
+                             "/" + GetParam().file;
+  EXPECT_TRUE(all.find("(oldest: SEND on channel 0 send to rank 1" + plugin) != std::string::npos ||
+              all.find("(oldest: SEND on channel 0 send to rank 0" + plugin) != std::string::npos)
       << all;
   EXPECT_NE(all.find("exited with status 1: allr of 8 B (out-of-place) failed"), std::string::npos) << all;
 }
@@ -226,6 +234,50 @@ TEST(ThirdPartyNetBroken, TruncatedPluginIsRefusedAndTheRanksFallBackToSocket) {
       << all;
   EXPECT_NE(all.find("net.plugin was unusable)"), std::string::npos) << "the socket fallback:\n" << all;
   EXPECT_NE(r.out.find("# Wrong elements       : 0 OK"), std::string::npos) << r.out;
+}
+
+// A third-party plugin handed over by the runtime as its libnccom-net.so
+// (found first on LD_LIBRARY_PATH, as an operator's copy would be): what
+// nccom-test reports is what libnccom selected, as the runtime learns it
+// from neuronGetOFIHandle, and --net ofi holds only when that is the
+// runtime's plugin.
+class ThirdPartyNetAsRuntimePlugin : public testing::Test {
+ protected:
+  std::map<std::string, std::string> env(const char* behaviour) {
+    const std::string file = std::string(TPN_PLUGIN_DIR) + "/libtpn-neuron_v4.so";
+    EXPECT_EQ(symlink(file.c_str(), (dir_.path() + "/libnccom-net.so").c_str()), 0);
+    return {{"NCCOM_CONFIG", ""}, {"NCCL_DEBUG", "WARN"}, {"LD_LIBRARY_PATH", dir_.path()},
+            {"TPN_BEHAVIOUR", behaviour}};
+  }
+  nccom_test::TempDir dir_;
+};
+
+TEST_F(ThirdPartyNetAsRuntimePlugin, ItsAdaptedTableIsReportedAsTheRuntimesPlugin) {
+  const auto r = nccom_test::run_child(
+      kTool, {"-r", "2", "-N", "2", "--net", "ofi", "-b", "8", "-e", "64K", "-f", "8", "-n", "2", "-w", "1",
+              "--timeout-ms", "20000", "--check", "--json", "allr"},
+      env(""));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const std::string file = std::string(TPN_PLUGIN_DIR) + "/libtpn-neuron_v4.so";
+  EXPECT_NE(r.out.find("\"net_plugin\": {\"name\": \"TPN\", \"layout\": \"Neuron\", \"version\": 4, \"file\": \"" +
+                       file + "\", \"adapted\": true, \"from_runtime\": true}"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("\"wrong_total\": 0"), std::string::npos) << r.out;
+}
+
+TEST_F(ThirdPartyNetAsRuntimePlugin, WhenItsInitFailsNetOfiFailsNamingWhatWasSelected) {
+  const auto e = env("init_fails");
+  const auto r = nccom_test::run_child(kTool, {"-r", "2", "-N", "2", "--net", "ofi", "-b", "8", "-e", "8", "allr"}, e);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find("--net ofi: libnccom selected Socket (Neuron ncclNet_v6) from "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("libnccom-net-socket.so, not the runtime's libnccom-net.so"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out.find("# Avg bus bandwidth"), std::string::npos) << "no results under a wrong name:\n" << r.out;
+  // Without --net the run is the fallback's, and its header says so.
+  const auto d = nccom_test::run_child(kTool, {"-r", "2", "-N", "2", "-b", "8", "-e", "8", "allr"}, e);
+  ASSERT_EQ(d.exit_code, 0) << d.out << d.err;
+  EXPECT_NE(d.out.find("# net plugin: Socket (Neuron ncclNet_v6) from "), std::string::npos) << d.out;
+  EXPECT_NE(d.err.find("TPN/Neuron ncclNet_v4: init fails"), std::string::npos) << d.err;
 }
 
 }  // namespace

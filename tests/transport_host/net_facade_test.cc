@@ -17,7 +17,7 @@ namespace {
 class RecordingNet : public net::Net {
  public:
   RecordingNet(std::string name, unsigned caps, const ncclNet_v6_t* native = nullptr)
-      : Net(net::PluginInfo{std::move(name), 5, net::Layout::kNeuron, "test"}, caps),
+      : Net(net::PluginInfo{std::move(name), 5, net::Layout::kNeuron, "test", {}}, caps),
         native_(native) {}
   const ncclNet_v6_t* native_v6() const override { return native_; }
   std::vector<std::string> calls;

@@ -21,7 +21,7 @@ using nccom_test::thread_count;
 class GatedNet : public Net {
  public:
   explicit GatedNet(std::string name)
-      : Net(PluginInfo{std::move(name), 4, Layout::kNeuron, "/plugins/libgated.so"}, 0) {}
+      : Net(PluginInfo{std::move(name), 4, Layout::kNeuron, "/plugins/libgated.so", {}}, 0) {}
 
   // Blocks until open() (or returns at once when already open).
   void open() {

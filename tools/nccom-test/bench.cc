@@ -147,6 +147,7 @@ class RankBench {
     i.hosts = p_.hosts;
     i.launcher = p_.launcher == Launcher::LocalChild ? "local" : launcher_name(p_.launcher);
     i.net = o_.net;
+    i.net_plugin = net_plugin_;
     i.dtype = o_.dtype;
     i.redop = o_.redop;
     i.root = o_.root;
@@ -188,9 +189,43 @@ class RankBench {
       const char* why = nrt_emu_net_error();
       die(p_, std::string("--net ofi: libnccom-net.so did not load: ") + (why ? why : "unknown reason"));
     }
+    net_plugin_ = query_net_plugin();
+    check_net_selection();
     alloc(std::max<size_t>(send_max, 64), &a_, "send buffer");
     alloc(std::max<size_t>(buf_max, 64), &b_, "receive buffer");
     alloc(64, &stats_, "statistics buffer");
+  }
+
+  // What libnccom selected, asked of the runtime (neuronGetOFIHandle).
+  static NetPluginInfo query_net_plugin() {
+    nrt_emu_net_plugin_t q{};
+    q.struct_size = sizeof q;
+    NetPluginInfo info;
+    if (nrt_emu_net_plugin(&q) != NRT_SUCCESS) {
+      info.error = q.error != nullptr ? q.error : "the runtime could not say";
+      return info;
+    }
+    info.known = true;
+    info.name = q.name;
+    info.layout = q.layout;
+    info.version = q.version;
+    info.file = q.file;
+    info.adapted = q.adapted;
+    info.from_runtime = q.from_runtime;
+    return info;
+  }
+
+  // --net names a plugin; the run is only that plugin's if libnccom chose it.
+  void check_net_selection() const {
+    if (o_.net == Net::Default) return;
+    const NetPluginInfo& p = net_plugin_;
+    const std::string file = p.file.substr(p.file.rfind('/') == std::string::npos ? 0 : p.file.rfind('/') + 1);
+    const bool chosen = p.known && (o_.net == Net::Ofi ? p.from_runtime
+                                                       : !p.from_runtime && file == "libnccom-net-socket.so");
+    if (chosen) return;
+    const char* wanted = o_.net == Net::Ofi ? "the runtime's libnccom-net.so" : "nccom's socket plugin (libnccom-net-socket.so)";
+    die(p_, std::string("--net ") + net_name(o_.net) + ": libnccom selected " + describe(p) + ", not " + wanted +
+                "; NCCL_DEBUG=INFO shows why it chose it");
   }
 
   // nrt_emu_ccom_error(NULL) holds why the last init failed; else the log.
@@ -325,6 +360,7 @@ class RankBench {
   void* a_ = nullptr;
   void* b_ = nullptr;
   void* stats_ = nullptr;
+  NetPluginInfo net_plugin_;
 };
 
 }  // namespace

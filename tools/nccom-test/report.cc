@@ -99,6 +99,15 @@ Timing make_timing(Op op, int nranks, uint64_t bytes, double time_us, int64_t wr
   return t;
 }
 
+std::string describe(const NetPluginInfo& p) {
+  if (!p.known) return "unknown (" + p.error + ")";
+  std::string s = p.name + " (" + p.layout + " ncclNet_v" + std::to_string(p.version) + ") from " +
+                  (p.file.empty() ? std::string("an unknown file") : p.file);
+  if (p.adapted) s += ", through libnccom's v6 adapter";
+  if (p.from_runtime) s += ", the runtime's libnccom-net.so";
+  return s;
+}
+
 std::string table_header(const RunInfo& info, Op op) {
   char line[256];
   std::snprintf(line, sizeof line,
@@ -106,6 +115,7 @@ std::string table_header(const RunInfo& info, Op op) {
                 op_name(op), info.ranks, info.hosts, info.launcher.c_str(), eng::dtype_name(info.dtype),
                 info.iters, info.warmup, info.check ? "on" : "off", net_name(info.net));
   std::string s = line;
+  s += "# net plugin: " + describe(info.net_plugin) + "\n";
   s += "#\n";
   // Built with the row's own widths so every name sits over its values.
   auto columns = [](const char* a, const char* b, const char* c, const char* d, const char* e, const char* g1,
@@ -176,6 +186,15 @@ std::string to_json(const RunInfo& info, const std::vector<OpResult>& results) {
   s += "  \"tool\": \"nccom-test\",\n  \"schema\": 1,\n";
   s += "  \"ranks\": " + std::to_string(info.ranks) + ",\n  \"hosts\": " + std::to_string(info.hosts) + ",\n";
   s += "  \"launcher\": " + str(info.launcher) + ",\n  \"net\": " + str(net_name(info.net)) + ",\n";
+  const NetPluginInfo& p = info.net_plugin;
+  if (p.known) {
+    s += "  \"net_plugin\": {\"name\": " + str(p.name) + ", \"layout\": " + str(p.layout) +
+         ", \"version\": " + std::to_string(p.version) + ", \"file\": " + str(p.file) +
+         ", \"adapted\": " + (p.adapted ? "true" : "false") +
+         ", \"from_runtime\": " + (p.from_runtime ? "true" : "false") + "},\n";
+  } else {
+    s += "  \"net_plugin\": null,\n  \"net_plugin_error\": " + str(p.error) + ",\n";
+  }
   s += "  \"datatype\": " + str(eng::dtype_name(info.dtype)) + ",\n  \"redop\": " +
        str(eng::redop_name(info.redop)) + ",\n";
   s += "  \"root\": " + std::to_string(info.root) + ",\n  \"iters\": " + std::to_string(info.iters) +

@@ -22,6 +22,15 @@ const char* net_result_name(ncclResult_t rc) {
   return "an unknown ncclResult_t";
 }
 
+std::string net_plugin_text(const nccom_transport_comm_t* comm) {
+  if (comm == nullptr) return "the net plugin";
+  const bool lent = comm->struct_size >= offsetof(nccom_transport_comm_t, net_origin) + sizeof(comm->net_origin);
+  if (lent && comm->net_origin != nullptr && *comm->net_origin != '\0') {
+    return std::string("the net plugin ") + comm->net_origin;
+  }
+  return std::string("the net plugin ") + (comm->net_name != nullptr ? comm->net_name : "");
+}
+
 std::string Connector::describe() const {
   return "channel " + std::to_string(channel) +
          (dir == NCCOM_TRANSPORT_SEND ? " send to rank " : " receive from rank ") +
@@ -55,8 +64,8 @@ Connector* ConnectorRegistry::find(const nccom_transport_comm_t* comm,
 namespace {
 
 Error net_error(const Connector& c, const char* verb, ncclResult_t rc) {
-  return make_error(NRT_FAILURE, "NET_NEURON " + c.describe() + ": net plugin " + verb +
-                                     " returned " + net_result_name(rc) + " (" +
+  return make_error(NRT_FAILURE, "NET_NEURON " + c.describe() + ": " + verb + " in " +
+                                     net_plugin_text(c.comm) + " returned " + net_result_name(rc) + " (" +
                                      std::to_string(static_cast<int>(rc)) + ")");
 }
 

@@ -91,5 +91,8 @@ Result<void*> connector_reg_mr(Connector* c, void* data, size_t size, int type);
 Status connector_dereg_mr(Connector* c, void* mhandle);
 
 const char* net_result_name(ncclResult_t rc);
+// "the net plugin TPN (Neuron ncclNet_v4) from /x/libtpn.so" when the host
+// lends the plugin's origin, else "the net plugin NAME".
+std::string net_plugin_text(const nccom_transport_comm_t* comm);
 
 }  // namespace nccom::net_neuron

@@ -167,8 +167,8 @@ Error NetOp::entry_error(uint64_t i, const Connector* c, const std::string& what
 
 Status NetOp::verb_error(const RequestInfo& r, const char* verb, ncclResult_t rc) const {
   return entry_error(r.fifo_idx, r.conn,
-                     std::string(r.control ? "sidelink " : "") + "net plugin " + verb +
-                         " returned " + net_result_name(rc) + " (" +
+                     std::string(r.control ? "sidelink " : "") + verb + " in " +
+                         net_plugin_text(comm_) + " returned " + net_result_name(rc) + " (" +
                          std::to_string(static_cast<int>(rc)) + ")");
 }
 
@@ -208,7 +208,7 @@ std::string NetOp::describe() const {
   if (in_flight() != 0) {
     const RequestInfo& head = ring_[done_ % kRingSlots];
     text += " (oldest: " + std::string(stage_name(head.state)) + " on " +
-            (head.conn ? head.conn->describe() : std::string("?")) + ")";
+            (head.conn ? head.conn->describe() : std::string("?")) + ") in " + net_plugin_text(comm_);
   }
   return text;
 }

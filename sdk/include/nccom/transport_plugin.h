@@ -83,6 +83,11 @@ typedef struct nccom_transport_comm {
    * decides. An index into the topology's NICs: map it onto the net's
    * devices modulo net_devices. */
   const int32_t *channel_nic;
+
+  /* Appended: the net plugin as error messages should name it, with its
+   * layout and file ("TPN (Neuron ncclNet_v4) from /opt/x/libtpn.so");
+   * NULL if none. `net_name` stays the short name for log lines. */
+  const char *net_origin;
 } nccom_transport_comm_t;
 
 typedef enum {

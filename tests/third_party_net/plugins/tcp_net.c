@@ -14,6 +14,7 @@
  *                   the next one did (or after 3 more tests)
  *   never_complete  test never reports a request done
  *   hang_connect    connect never returns (a plugin stuck inside a call)
+ *   init_fails      init fails with ncclSystemError (no usable hardware)
  *
  * A v4 build always blocks in accept and connect (its contract); the other
  * builds are non-blocking unless told. Data: one TCP connection per comm,
@@ -126,6 +127,10 @@ static ncclResult_t tpn_init(ncclDebugLogger_t logger) {
   g_out_of_order = env_has(b, "out_of_order");
   g_never = env_has(b, "never_complete");
   g_hang_connect = env_has(b, "hang_connect");
+  if (env_has(b, "init_fails")) {
+    WARN("TPN/" TPN_LAYOUT ": init fails (TPN_BEHAVIOUR=init_fails)");
+    return ncclSystemError;
+  }
 #ifdef TPN_V4
   g_block_accept = g_block_connect = 1;
 #endif
