@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <map>
 #include <string>
 
@@ -72,6 +73,40 @@ TEST_P(ThirdPartyNetPluginCheckBehaviours, BlockingCallsAndPostingOrderAreSurviv
                                : "connect blocks until the peer accepts (nccom copes";
     EXPECT_NE(r.out.find(observed), std::string::npos) << check << ":\n" << output(r);
   }
+}
+
+// Requests that complete out of posting order (a later one done first) are
+// survived: tested oldest first, each is retried until it is done.
+TEST_P(ThirdPartyNetPluginCheckBehaviours, OutOfOrderCompletionIsSurvived) {
+  const Build& b = GetParam();
+  std::map<std::string, std::string> env = {{"TPN_BEHAVIOUR", "out_of_order"}};
+  if (b.nvidia) env["NCCOM_NET_PLUGIN_LAYOUT"] = "nvidia";
+  const std::string plugin = std::string(TPN_PLUGIN_DIR) + "/" + b.file;
+  for (const char* check : {"sizes", "many-outstanding", "larger-recv-buffer"}) {
+    const auto r = nccom_test::run_child(kTool, {"--timeout", "20", "--only", check, plugin}, env);
+    EXPECT_EQ(r.exit_code, 0) << check << ":\n" << output(r);
+    EXPECT_NE(r.out.find("0 failed"), std::string::npos) << check << ":\n" << output(r);
+  }
+}
+
+// A plugin that never reports a request done fails the data check within
+// --timeout, naming the request and how long it was tested; no hang, and
+// the teardown still runs.
+TEST_P(ThirdPartyNetPluginCheckBehaviours, ARequestThatNeverCompletesFailsWithinTheBound) {
+  const Build& b = GetParam();
+  std::map<std::string, std::string> env = {{"TPN_BEHAVIOUR", "never_complete"}};
+  if (b.nvidia) env["NCCOM_NET_PLUGIN_LAYOUT"] = "nvidia";
+  const std::string plugin = std::string(TPN_PLUGIN_DIR) + "/" + b.file;
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto r = nccom_test::run_child(kTool, {"--timeout", "2", "--only", "sizes", plugin}, env);
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(r.exit_code, 1) << output(r);
+  EXPECT_NE(r.out.find("timed out waiting for 6 of 6 sends to complete (oldest: send #0 (0 bytes"), std::string::npos)
+      << output(r);
+  EXPECT_NE(r.out.find(" ms ago and tested "), std::string::npos) << output(r);
+  EXPECT_NE(r.out.find(" times, never done; "), std::string::npos) << output(r);
+  EXPECT_NE(r.out.find("fini "), std::string::npos) << "the teardown ran:\n" << output(r);
+  EXPECT_LT(s, 15.0) << "the bound is 2 s per wait";
 }
 
 INSTANTIATE_TEST_SUITE_P(Layouts, ThirdPartyNetPluginCheckBehaviours, testing::ValuesIn(kBuilds),

@@ -3,6 +3,8 @@
 #include "net_ops.h"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -39,6 +41,8 @@ struct Slot {
   int tag = 0;
   void* mhandle = nullptr;
   void* request = nullptr;
+  uint64_t tests = 0;  // test calls that answered "not done"
+  std::chrono::steady_clock::time_point posted;
 };
 
 Expected<> verify_receive(const Slot& slot, const Message& m, std::size_t index, int reported) {
@@ -173,6 +177,7 @@ Expected<RunStats> run_plan(net::Net& net, void* comm, Role role, const Plan& pl
         ++stats.back_pressure;
         break;
       }
+      s.posted = std::chrono::steady_clock::now();
       outstanding.push_back(next++);
     }
     // Oldest first, stopping at the first that is not done: the order NCCL's
@@ -188,7 +193,10 @@ Expected<RunStats> run_plan(net::Net& net, void* comm, Role role, const Plan& pl
         outstanding.erase(it);
         return abandon(std::move(f));
       }
-      if (!done) break;
+      if (!done) {
+        ++s.tests;
+        break;
+      }
       if (role == Role::kRecv) {
         auto ok = verify_receive(s, m, *it, size);
         if (ok && plan.flush) ok = flush(net, comm, s, deadline, describe(role, *it, m));
@@ -202,10 +210,20 @@ Expected<RunStats> run_plan(net::Net& net, void* comm, Role role, const Plan& pl
     }
     if (completed < n && deadline.expired()) {
       const std::size_t oldest = outstanding.empty() ? next : outstanding.front();
+      std::string tested;
+      if (!outstanding.empty()) {
+        // A request test keeps answering "not done" for: the plugin's
+        // never-completing request, named as such.
+        const Slot& s = slots[oldest];
+        const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(
+            std::chrono::steady_clock::now() - s.posted);
+        tested = ", posted " + std::to_string(waited.count()) + " ms ago and tested " + std::to_string(s.tests) +
+                 " times, never done";
+      }
       return abandon(timeout(std::to_string(n - completed) + " of " + std::to_string(n) +
                              (role == Role::kSend ? " sends" : " receives") +
                              " to complete (oldest: " +
-                             describe(role, oldest, plan.messages[oldest]) + ", " +
+                             describe(role, oldest, plan.messages[oldest]) + tested + "; " +
                              std::to_string(n - next) + " not yet accepted by the plugin)"));
     }
     std::this_thread::yield();
