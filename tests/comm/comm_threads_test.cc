@@ -45,7 +45,9 @@ TEST_P(CommThreads, EveryRankHasTheSamePeerTableAndTheServicesWork) {
     EXPECT_EQ(reference[r].virtual_server_id, static_cast<int32_t>(dev.virtual_server_id));
     EXPECT_EQ(reference[r].comm, reinterpret_cast<uintptr_t>(ranks[r].comm.get()));
   }
-  if (nranks > 1) EXPECT_NE(ranks[0].comm->cluster_id(), 0u);
+  if (nranks > 1) {
+    EXPECT_NE(ranks[0].comm->cluster_id(), 0u);
+  }
 
   // All-gather of odd-sized slices, with the rule's algorithm; then a
   // message from every rank to every other (17 and 129 bytes, as libnrt).

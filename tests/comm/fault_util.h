@@ -5,6 +5,7 @@
 // plumbing of forked rank processes.
 #pragma once
 
+#include "child_process.h"
 #include "bootstrap/join.h"
 #include "bootstrap/socket.h"
 #include "bootstrap/wire.h"
@@ -51,18 +52,8 @@ using nccom::bootstrap::SocketAddress;
 
 // ---- Resources -----------------------------------------------------------------
 
-inline int count_entries(const char* dir) {
-  DIR* d = ::opendir(dir);
-  if (d == nullptr) return -1;
-  int n = 0;
-  while (const dirent* e = ::readdir(d)) {
-    if (e->d_name[0] != '.') ++n;
-  }
-  ::closedir(d);
-  return n;
-}
-inline int open_fds() { return count_entries("/proc/self/fd"); }
-inline int live_threads() { return count_entries("/proc/self/task"); }
+inline int open_fds() { return nccom_test::open_fd_count(); }
+inline int live_threads() { return nccom_test::thread_count(); }
 
 // Re-checks `condition` until it holds or `limit` passes. The short poll
 // between checks is a back-off, not the synchronisation: the condition is.

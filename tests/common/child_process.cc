@@ -11,7 +11,13 @@
 #include <sys/socket.h>
 #include <stdexcept>
 #include <sys/wait.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <string>
+#include <thread>
 
 extern char** environ;
 
@@ -197,7 +203,27 @@ int count_entries(const char* dir) {
 
 }  // namespace
 
-int thread_count() { return count_entries("/proc/self/task"); }
+// Once per process (a forked child has its own runtime threads to start).
+static void start_runtime_threads() {
+  static std::atomic<pid_t> settled{0};
+  const pid_t self = getpid();
+  if (settled.load() == self) return;
+  std::atomic<pid_t> tid{0};
+  std::thread([&tid] { tid = static_cast<pid_t>(syscall(SYS_gettid)); }).join();
+  // join() returns when the thread's stack may be reused; its /proc entry
+  // goes a moment later. Bounded: a kernel that kept it would only make the
+  // baseline one thread higher, which every later count shares.
+  const std::string entry = "/proc/self/task/" + std::to_string(tid.load());
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  std::error_code ec;
+  while (std::filesystem::exists(entry, ec) && std::chrono::steady_clock::now() < end) std::this_thread::yield();
+  settled = self;
+}
+
+int thread_count() {
+  start_runtime_threads();
+  return count_entries("/proc/self/task");
+}
 int open_fd_count() { return count_entries("/proc/self/fd"); }
 
 }  // namespace nccom_test

@@ -62,6 +62,14 @@ class LoopbackPort {
 
 // This process's threads (/proc/self/task) and open descriptors
 // (/proc/self/fd), for checks that nothing was left behind.
+//
+// A sanitizer's runtime may start a thread of its own the first time the
+// program starts one (ThreadSanitizer's background thread does), and that
+// thread is indistinguishable from the program's in /proc. Counted before
+// it exists, it would look like a leak in every later count. So the first
+// count in each process first starts and joins one thread and waits until
+// it has left /proc/self/task: every count then includes the runtime's
+// thread, and a difference between two counts is the program's.
 int thread_count();
 int open_fd_count();
 

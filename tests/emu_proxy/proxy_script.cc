@@ -1,3 +1,4 @@
+#include "child_process.h"
 #include "proxy_script.h"
 
 #include <cstdlib>
@@ -117,14 +118,7 @@ NRT_STATUS Script::on_stop(void* comm, uint32_t stream) {
 
 int gettid_now() { return static_cast<int>(syscall(SYS_gettid)); }
 
-int thread_count() {
-  DIR* dir = opendir("/proc/self/task");
-  if (dir == nullptr) return -1;
-  int n = 0;
-  while (dirent* e = readdir(dir)) n += (e->d_name[0] != '.') ? 1 : 0;
-  closedir(dir);
-  return n;
-}
+int thread_count() { return nccom_test::thread_count(); }
 
 std::string runtime_log() {
   std::string text(static_cast<size_t>(nrt_emu_log_snapshot(nullptr, 0)), '\0');

@@ -1,6 +1,7 @@
 // The host hands the socket knobs to the real socket plugin (plugins/socket)
 // through its nccomSocketConfigure before init: the plugin's own log line and
 // the sockets and helper threads a connection really opens show what it took.
+#include "child_process.h"
 #include "core/context.h"
 #include "core/runtime.h"
 #include "net/logger.h"
@@ -35,14 +36,7 @@ int socket_fds() {
   return n;
 }
 
-int threads() {
-  int n = 0;
-  std::error_code ec;
-  for (auto it = std::filesystem::directory_iterator("/proc/self/task", ec);
-       it != std::filesystem::directory_iterator(); ++it)
-    ++n;
-  return n;
-}
+int threads() { return nccom_test::thread_count(); }
 
 // One `size`-byte message from e.send to e.recv, checked. The socket plugin
 // moves data on its helper threads, so completion is awaited by time (10 s),

@@ -1,3 +1,4 @@
+#include "child_process.h"
 #include "net_ofi_fixture.h"
 
 #include <dirent.h>
@@ -16,14 +17,6 @@ namespace {
 std::mutex g_log_mutex;
 std::vector<std::string> g_logs;
 
-int count_entries(const char* dir) {
-  DIR* d = opendir(dir);
-  if (d == nullptr) return -1;
-  int n = 0;
-  while (readdir(d) != nullptr) ++n;
-  closedir(d);
-  return n;
-}
 
 }  // namespace
 
@@ -81,8 +74,8 @@ std::string selected_provider() {
   return logs.substr(at, logs.find(',', at) - at);
 }
 
-int open_fd_count() { return count_entries("/proc/self/fd"); }
-int thread_count() { return count_entries("/proc/self/task"); }
+int open_fd_count() { return nccom_test::open_fd_count(); }
+int thread_count() { return nccom_test::thread_count(); }
 
 bool wait_all(const ncclNet_v6_t* net, std::vector<Pending*> pending,
               std::chrono::milliseconds timeout) {

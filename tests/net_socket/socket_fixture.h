@@ -3,6 +3,7 @@
 // over the loopback through any of its tables.
 #pragma once
 
+#include "child_process.h"
 #include <dirent.h>
 #include <dlfcn.h>
 #include <gtest/gtest.h>
@@ -75,16 +76,8 @@ inline size_t warning_count() {
   return log_capture().warnings.size();
 }
 
-inline int count_dir(const char *path) {
-  int n = 0;
-  if (DIR *d = opendir(path)) {
-    while (dirent *e = readdir(d)) n += e->d_name[0] != '.';
-    closedir(d);
-  }
-  return n;
-}
-inline int open_fds() { return count_dir("/proc/self/fd"); }
-inline int live_threads() { return count_dir("/proc/self/task"); }
+inline int open_fds() { return nccom_test::open_fd_count(); }
+inline int live_threads() { return nccom_test::thread_count(); }
 
 using Clock = std::chrono::steady_clock;
 inline constexpr auto kWait = std::chrono::seconds(20);

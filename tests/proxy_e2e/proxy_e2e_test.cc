@@ -160,7 +160,9 @@ void kill_case(Shape shape, int victim, bool kill_it = true) {
   }
   ASSERT_EQ(wait_for(children[victim], "victim_ready=", Clock::now() + std::chrono::seconds(30), &seen[victim]), "1")
       << "victim did not reach mid-transfer:\n" << seen[victim];
-  if (kill_it) ASSERT_EQ(kill(children[victim].pid, SIGKILL), 0);
+  if (kill_it) {
+    ASSERT_EQ(kill(children[victim].pid, SIGKILL), 0);
+  }
   const auto killed = Clock::now();
   const auto bound = std::chrono::seconds(20);
   // The victim's ring neighbours report first, while every other survivor
@@ -213,7 +215,9 @@ void kill_case(Shape shape, int victim, bool kill_it = true) {
                 log.c_str());
     reported.push_back(r);
   }
-  if (!kill_it) ASSERT_EQ(kill(children[victim].pid, SIGKILL), 0);  // it waits to be killed
+  if (!kill_it) {
+    ASSERT_EQ(kill(children[victim].pid, SIGKILL), 0);  // it waits to be killed
+  }
   for (int q : reported) kill(children[q].pid, SIGUSR1);
   for (int r = 0; r < n; ++r) {
     nccom_test::ChildResult res = nccom_test::finish_child(children[r]);
