@@ -76,16 +76,16 @@ NRT_EMU_API int nec_get_p2p_pod_peer_node(uint32_t nec_dev_id, int node, uint32_
   return 0;
 }
 
-NRT_EMU_API NRT_STATUS nec_pod_node_can_access_peer_node(nec_pod_type_t pod_type,
+NRT_EMU_API NRT_STATUS nec_pod_node_can_access_peer_node(uint32_t pod_type,
                                                          uint32_t local_rid,
                                                          uint32_t local_node_id,
                                                          uint32_t remote_rid,
                                                          uint32_t remote_node_id,
                                                          int* can_access_peer) {
-  if (can_access_peer == nullptr || static_cast<uint32_t>(pod_type) >= NEC_POD_TYPE_INVALID) {
-    return NRT_INVALID;
-  }
+  // libnccom's pod type, a plain number until checked.
+  if (can_access_peer == nullptr || pod_type >= NEC_POD_TYPE_INVALID) return NRT_INVALID;
+  const auto type = static_cast<nec_pod_type_t>(pod_type);
   *can_access_peer =
-      devices::pod_can_access(pod_type, local_rid, local_node_id, remote_rid, remote_node_id) ? 1 : 0;
+      devices::pod_can_access(type, local_rid, local_node_id, remote_rid, remote_node_id) ? 1 : 0;
   return NRT_SUCCESS;
 }

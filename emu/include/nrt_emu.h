@@ -333,10 +333,14 @@ NRT_EMU_PUBLIC int nrt_emu_ccom_channel_n(const nrt_emu_ccom_t *c);
 NRT_EMU_PUBLIC NRT_STATUS nrt_emu_ccom_alloc(nrt_emu_ccom_t *c, size_t bytes, void **out);
 NRT_EMU_PUBLIC void nrt_emu_ccom_free(nrt_emu_ccom_t *c, void *p);
 
+/* coll, dtype and op hold an nrt_emu_coll_t, nrt_emu_dtype_t and
+ * nrt_emu_redop_t value as plain integers: the engine checks the number
+ * before it treats it as one of the enum's values, so a caller's garbage is
+ * an error, never a load of an invalid enum. */
 typedef struct nrt_emu_coll_args {
-  nrt_emu_coll_t coll;
-  nrt_emu_dtype_t dtype;
-  nrt_emu_redop_t op;   /* all-reduce, reduce-scatter, reduce */
+  int32_t coll;   /* nrt_emu_coll_t */
+  int32_t dtype;  /* nrt_emu_dtype_t */
+  int32_t op;     /* nrt_emu_redop_t: all-reduce, reduce-scatter, reduce */
   /* Elements: all-reduce, broadcast, reduce, permute = the whole buffer;
    * all-gather = this rank's input (output = rank_n × count);
    * reduce-scatter = this rank's output (input = rank_n × count);

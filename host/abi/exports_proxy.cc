@@ -1,4 +1,7 @@
 // Proxy and NET_NEURON transport exports (abi.md §3 slots 7–10, 14–17, 20).
+// Enum-valued arguments (pattern, connectivity, comm type, memory type)
+// arrive as the integers libnrt passed and are checked by the code that
+// interprets them; nothing here reads them as enums.
 // The scheduler and the connectors belong to the communicator's transports,
 // built by neuronBuildGraphComm (host/transport/comm_setup.h).
 #include "abi/export.h"
@@ -39,7 +42,7 @@ NRT_STATUS status_of(const nccom::Error& e) {
 // other rank; RDH: to the recursive doubling/halving partners; DEFAULT: the
 // rings only. Each pair over the transport the selection picks (NET_NEURON
 // across servers, P2P within one); idempotent (host/transport/README.md).
-NCCOM_API NRT_STATUS neuronExpandConnectivity(void* comm, enc_net_connectivity_t conn) {
+NCCOM_API NRT_STATUS neuronExpandConnectivity(void* comm, uint32_t conn) {
   comm::Communicator* c = comm::find_handle(comm);
   if (c == nullptr) {
     NCCOM_WARN("neuronExpandConnectivity: %p is not a live communicator handle", comm);
@@ -143,16 +146,16 @@ NCCOM_API NRT_STATUS neuronPreferredNcRidNicBdf(uint32_t a, uint32_t b, char* bd
   return NRT_SUCCESS;
 }
 
-NCCOM_API NRT_STATUS neuronNetRegMr(void* comm, enc_pattern_t pattern, int channel, bool is_send,
-                                    ofi_comm_type_t comm_type, void* addr, size_t size,
-                                    nccl_ptr_type type, void** mhandle_out) {
+NCCOM_API NRT_STATUS neuronNetRegMr(void* comm, uint32_t pattern, int channel, bool is_send,
+                                    uint32_t comm_type, void* addr, size_t size, int32_t type,
+                                    void** mhandle_out) {
   if (mhandle_out == nullptr) {
     NCCOM_WARN("neuronNetRegMr: mhandle_out is NULL");
     return NRT_INVALID;
   }
   transport::CommTransports* t = transports(comm, "neuronNetRegMr");
   if (t == nullptr) return NRT_INVALID_HANDLE;
-  auto mh = t->reg_mr(pattern, channel, is_send, addr, size, static_cast<int>(type));
+  auto mh = t->reg_mr(pattern, channel, is_send, addr, size, type);
   if (!mh) {
     NCCOM_WARN("neuronNetRegMr: %s", mh.error().message.c_str());
     return status_of(mh.error());
@@ -161,8 +164,8 @@ NCCOM_API NRT_STATUS neuronNetRegMr(void* comm, enc_pattern_t pattern, int chann
   return NRT_SUCCESS;
 }
 
-NCCOM_API NRT_STATUS neuronNetDeregMr(void* comm, enc_pattern_t pattern, int channel,
-                                      bool is_send, ofi_comm_type_t comm_type, void* mhandle) {
+NCCOM_API NRT_STATUS neuronNetDeregMr(void* comm, uint32_t pattern, int channel,
+                                      bool is_send, uint32_t comm_type, void* mhandle) {
   transport::CommTransports* t = transports(comm, "neuronNetDeregMr");
   if (t == nullptr) return NRT_INVALID_HANDLE;
   if (nccom::Status s = t->dereg_mr(pattern, channel, is_send, mhandle); !s) {
@@ -176,7 +179,7 @@ NCCOM_API NRT_STATUS neuronNetDeregMr(void* comm, enc_pattern_t pattern, int cha
 // neuronExpandConnectivity). A hop carried by a proxy-free transport (P2P,
 // same server) is not a network hop: NRT_SUCCESS with *connector_out = NULL,
 // and the runtime moves that hop's data itself.
-NCCOM_API NRT_STATUS neuronGetNetConnector(void* comm, enc_pattern_t pattern, int channel,
+NCCOM_API NRT_STATUS neuronGetNetConnector(void* comm, uint32_t pattern, int channel,
                                            bool is_send, void** connector_out) {
   if (connector_out == nullptr) {
     NCCOM_WARN("neuronGetNetConnector: connector_out is NULL");

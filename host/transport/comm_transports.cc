@@ -115,7 +115,7 @@ Result<const End*> CommTransports::ring_end(int channel, bool is_send) const {
   return &e;
 }
 
-Result<const End*> CommTransports::end(enc_pattern_t pattern, int channel, bool is_send) const {
+Result<const End*> CommTransports::end(uint32_t pattern, int channel, bool is_send) const {
   if (pattern == ENC_PATTERN_MESH) return mesh_end(channel, is_send);
   if (pattern != ENC_PATTERN_RING) {
     return make_error(NRT_INVALID, "pattern " + std::to_string(static_cast<int>(pattern)) +
@@ -124,7 +124,7 @@ Result<const End*> CommTransports::end(enc_pattern_t pattern, int channel, bool 
   return ring_end(channel, is_send);
 }
 
-Result<void*> CommTransports::connector(enc_pattern_t pattern, int channel, bool is_send) const {
+Result<void*> CommTransports::connector(uint32_t pattern, int channel, bool is_send) const {
   auto e = end(pattern, channel, is_send);
   if (!e) return e.take_error();
   // A direct (P2P) hop has no network connector: the device reaches the peer.
@@ -134,7 +134,7 @@ Result<void*> CommTransports::connector(enc_pattern_t pattern, int channel, bool
 
 namespace {
 
-Error not_a_network_hop(enc_pattern_t pattern, int channel, bool is_send, const End& e) {
+Error not_a_network_hop(uint32_t pattern, int channel, bool is_send, const End& e) {
   return make_error(NRT_INVALID,
                     std::string(pattern == ENC_PATTERN_MESH ? "mesh peer " : "ring channel ") +
                         std::to_string(channel) + (is_send ? " send" : " receive") +
@@ -145,7 +145,7 @@ Error not_a_network_hop(enc_pattern_t pattern, int channel, bool is_send, const 
 
 }  // namespace
 
-Result<void*> CommTransports::reg_mr(enc_pattern_t pattern, int channel, bool is_send, void* data,
+Result<void*> CommTransports::reg_mr(uint32_t pattern, int channel, bool is_send, void* data,
                                      size_t size, int type) {
   auto e = end(pattern, channel, is_send);
   if (!e) return e.take_error();
@@ -153,7 +153,7 @@ Result<void*> CommTransports::reg_mr(enc_pattern_t pattern, int channel, bool is
   return (*e)->via->reg_mr(*(*e)->connector, data, size, type);
 }
 
-Status CommTransports::dereg_mr(enc_pattern_t pattern, int channel, bool is_send, void* mhandle) {
+Status CommTransports::dereg_mr(uint32_t pattern, int channel, bool is_send, void* mhandle) {
   auto e = end(pattern, channel, is_send);
   if (!e) return e.take_error();
   if ((*e)->direct()) return not_a_network_hop(pattern, channel, is_send, **e);

@@ -61,16 +61,16 @@ class CommTransports : public comm::CommExtension {
   // neuronExpandConnectivity (collective): agrees on `conn` with every rank,
   // then connects the peers connectivity_peers() names that are not
   // connected yet (idempotent). DEFAULT connects nothing.
-  Status expand(comm::Communicator& comm, enc_net_connectivity_t conn);
+  Status expand(comm::Communicator& comm, uint32_t conn);
 
   // neuronGetNetConnector: the network connector of (pattern, channel,
   // direction); nullptr for a direct (P2P) hop, which has none. For MESH the
   // channel is the peer's rank.
-  Result<void*> connector(enc_pattern_t pattern, int channel, bool is_send) const;
+  Result<void*> connector(uint32_t pattern, int channel, bool is_send) const;
   // neuronNetRegMr / neuronNetDeregMr on that connector's network comm.
-  Result<void*> reg_mr(enc_pattern_t pattern, int channel, bool is_send, void* data, size_t size,
+  Result<void*> reg_mr(uint32_t pattern, int channel, bool is_send, void* data, size_t size,
                        int type);
-  Status dereg_mr(enc_pattern_t pattern, int channel, bool is_send, void* mhandle);
+  Status dereg_mr(uint32_t pattern, int channel, bool is_send, void* mhandle);
 
   // nullptr when no transport of this communicator has a proxy.
   proxy::Scheduler* scheduler() { return scheduler_.get(); }
@@ -80,7 +80,7 @@ class CommTransports : public comm::CommExtension {
     End send, recv;
   };
   CommTransports() = default;
-  Result<const End*> end(enc_pattern_t pattern, int channel, bool is_send) const;
+  Result<const End*> end(uint32_t pattern, int channel, bool is_send) const;
   Result<const End*> ring_end(int channel, bool is_send) const;
   Result<const End*> mesh_end(int peer, bool is_send) const;
 

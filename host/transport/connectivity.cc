@@ -5,7 +5,7 @@
 
 namespace nccom::transport {
 
-const char* connectivity_name(enc_net_connectivity_t conn) {
+const char* connectivity_name(uint32_t conn) {
   switch (conn) {
     case ENC_CONNECTIVITY_MESH: return "MESH";
     case ENC_CONNECTIVITY_RDH: return "RDH";
@@ -14,7 +14,7 @@ const char* connectivity_name(enc_net_connectivity_t conn) {
   return "?";
 }
 
-Result<std::vector<int>> connectivity_peers(enc_net_connectivity_t conn, int rank, int n) {
+Result<std::vector<int>> connectivity_peers(uint32_t conn, int rank, int n) {
   if (n < 1 || rank < 0 || rank >= n) {
     return make_error(NRT_INVALID, "connectivity peers: rank " + std::to_string(rank) +
                                        " is not in 0.." + std::to_string(n - 1));

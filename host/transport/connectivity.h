@@ -16,8 +16,8 @@ namespace nccom::transport {
 // partner of the n - p2 extra ranks (r + p2 for r < n - p2; r - p2 for
 // r >= p2, which then has only that partner). DEFAULT: none (rings only).
 // Sorted ascending, never `rank` itself. An out-of-range argument is an error.
-Result<std::vector<int>> connectivity_peers(enc_net_connectivity_t conn, int rank, int n);
+Result<std::vector<int>> connectivity_peers(uint32_t conn, int rank, int n);
 
-const char* connectivity_name(enc_net_connectivity_t conn);  // "MESH", "RDH", "DEFAULT", "?"
+const char* connectivity_name(uint32_t conn);  // "MESH", "RDH", "DEFAULT", "?"
 
 }  // namespace nccom::transport

@@ -11,7 +11,7 @@
 
 namespace nccom::transport {
 
-Status CommTransports::expand(comm::Communicator& comm, enc_net_connectivity_t conn) {
+Status CommTransports::expand(comm::Communicator& comm, uint32_t conn) {
   const int me = comm.rank();
   const int n = comm.nranks();
   std::vector<int32_t> asked(static_cast<size_t>(n), 0);
@@ -26,7 +26,7 @@ Status CommTransports::expand(comm::Communicator& comm, enc_net_connectivity_t c
                         "neuronExpandConnectivity: rank " + std::to_string(me) + " asked for " +
                             connectivity_name(conn) + " (" + std::to_string(static_cast<int>(conn)) +
                             ") but rank " + std::to_string(r) + " for " +
-                            connectivity_name(static_cast<enc_net_connectivity_t>(asked[static_cast<size_t>(r)])) +
+                            connectivity_name(static_cast<uint32_t>(asked[static_cast<size_t>(r)])) +
                             " (" + std::to_string(asked[static_cast<size_t>(r)]) +
                             "); every rank must pass the same argument");
     }

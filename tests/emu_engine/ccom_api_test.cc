@@ -174,11 +174,11 @@ TEST_F(EngineApi, EveryArgumentRuleIsCheckedAndTheCommSurvives) {
   char* base = static_cast<char*>(mem);
   static char host_buffer[256];
   const BadArgs cases[] = {
-      {"collective", [](nrt_emu_coll_args_t& a, char*) { a.coll = static_cast<nrt_emu_coll_t>(99); },
+      {"collective", [](nrt_emu_coll_args_t& a, char*) { a.coll = 99; },
        "unknown collective 99"},
-      {"dtype", [](nrt_emu_coll_args_t& a, char*) { a.dtype = static_cast<nrt_emu_dtype_t>(-1); },
+      {"dtype", [](nrt_emu_coll_args_t& a, char*) { a.dtype = -1; },
        "unknown data type -1"},
-      {"op", [](nrt_emu_coll_args_t& a, char*) { a.op = static_cast<nrt_emu_redop_t>(7); }, "unknown reduction 7"},
+      {"op", [](nrt_emu_coll_args_t& a, char*) { a.op = 7; }, "unknown reduction 7"},
       {"overflow", [](nrt_emu_coll_args_t& a, char*) { a.count = UINT64_MAX / 2; }, "overflows"},
       {"root", [](nrt_emu_coll_args_t& a, char*) { a.coll = NRT_EMU_BROADCAST; a.root = 1; },
        "root 1 is outside 0..0"},

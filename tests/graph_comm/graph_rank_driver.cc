@@ -109,7 +109,7 @@ int main(int argc, char** argv) {
                      : m == "rdh" ? ENC_CONNECTIVITY_RDH
                      : m == "default" ? ENC_CONNECTIVITY_DEFAULT
                                       : std::atoi(m.c_str());
-    const NRT_STATUS st = t->neuronExpandConnectivity(comm, static_cast<enc_net_connectivity_t>(conn));
+    const NRT_STATUS st = t->neuronExpandConnectivity(comm, static_cast<uint32_t>(conn));
     std::printf("expand%d=%d\n", k, static_cast<int>(st));
     expanded = expanded || st == NRT_SUCCESS;
   }

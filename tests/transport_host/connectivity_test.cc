@@ -57,7 +57,7 @@ TEST(Connectivity, EveryPlanIsSymmetricAndWithoutSelf) {
 }
 
 TEST(Connectivity, RefusesBadArguments) {
-  auto p = connectivity_peers(static_cast<enc_net_connectivity_t>(7), 0, 4);
+  auto p = connectivity_peers(7u, 0, 4);
   ASSERT_FALSE(p.ok());
   EXPECT_NE(p.error().message.find("connectivity 7 is none of"), std::string::npos);
   p = connectivity_peers(ENC_CONNECTIVITY_MESH, 4, 4);

@@ -244,8 +244,8 @@ class RankBench {
   nrt_emu_coll_args_t args(Op op, const Layout& l, const void* send, void* recv) const {
     nrt_emu_coll_args_t a{};
     a.coll = coll_of(op);
-    a.dtype = static_cast<nrt_emu_dtype_t>(o_.dtype);
-    a.op = static_cast<nrt_emu_redop_t>(o_.redop);
+    a.dtype = static_cast<int32_t>(o_.dtype);
+    a.op = static_cast<int32_t>(o_.redop);
     a.count = l.count;
     a.send = send;
     a.recv = recv;

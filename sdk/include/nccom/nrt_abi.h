@@ -125,6 +125,11 @@ NCCOM_ABI_OFFSET(nrt_instance_info_t, arch_name, 8);
 NCCOM_ABI_OFFSET(nrt_instance_info_t, device_revision, 24);
 
 /* ---- Small enums (abi.md §6.5) -------------------------------------------- */
+/* Where one of these crosses the boundary (an export's argument, a field the
+ * other side fills in), it is declared as the 32-bit integer it is on the
+ * wire: the receiving side checks the number before treating it as the enum,
+ * so a caller's garbage is an error rather than a load of an invalid enum
+ * value (undefined behaviour in C++). The sizes below keep them one ABI. */
 
 typedef enum {
   NEC_POD_TYPE_NONE = 0,
@@ -193,7 +198,7 @@ typedef struct enc_neuron_device_info {
   int host_device_id;            /* copied into the peer record */
   int routing_id;
   uint64_t pod_id;
-  nec_pod_type_t pod_type;
+  uint32_t pod_type;             /* a nec_pod_type_t value */
   uint32_t pod_node_id;
   uint32_t virtual_server_id;    /* mixed into the peer host hash */
   enc_proxy_histogram_config_t histogram_config;
@@ -332,7 +337,7 @@ typedef struct net_src_addr {
   void *host_addr;
   void *nccl_mhandle;
   uint32_t size;
-  net_addr_mark_t mark;
+  uint32_t mark;                 /* a net_addr_mark_t value */
   void *proxy_histogram_tag;
   int dst_rank;
   void *dst_addr;
@@ -357,7 +362,7 @@ typedef struct net_dest_addr {
   void *host_addr;
   void *nccl_mhandle;
   uint32_t size;
-  net_addr_mark_t mark;
+  uint32_t mark;                 /* a net_addr_mark_t value */
   int src_rank;
 } net_dest_addr_t;
 NCCOM_ABI_SIZE(net_dest_addr_t, 48);
@@ -431,7 +436,7 @@ NCCOM_ABI_OFFSET(enc_net_connector_t, nccl_connector, 88);
  * runtime's object continues (device memory, gateway buffers, ...). */
 typedef struct enc_channel_prefix {
   int id;
-  enc_pattern_t pattern;
+  uint32_t pattern;              /* an enc_pattern_t value */
   enc_net_connector_t *net_recv;
   enc_net_connector_t *net_send;
 } enc_channel_prefix_t;
@@ -484,7 +489,7 @@ NRT_STATUS neuronInitComm(void **comm_out, int rank_n, char *id, int rank,
 NRT_STATUS neuronBuildGraphComm(void *comm);
 NRT_STATUS neuronGetCommInfo(void *comm, nccl_comm_info_t *out);
 NRT_STATUS neuronFreeComm(void *comm);
-NRT_STATUS neuronExpandConnectivity(void *comm, enc_net_connectivity_t conn);
+NRT_STATUS neuronExpandConnectivity(void *comm, uint32_t conn /* enc_net_connectivity_t */);
 NRT_STATUS neuronStartNetworkProxy(void *comm, uint32_t stream, uint32_t basic_block_id,
                                    net_ops_info_t *ops, int ops_n, net_src_addr_t *src, int src_n,
                                    net_dest_addr_t *dst, int dst_n);
@@ -497,15 +502,16 @@ NRT_STATUS neuronBootstrapAllGather(void *state, void *all_data, size_t size_per
                                     const char *hint);
 NRT_STATUS neuronPreferredNcRidNic(uint32_t a, uint32_t b, int *nic_out);
 NRT_STATUS neuronPreferredNcRidNicBdf(uint32_t a, uint32_t b, char *bdf_out, size_t bdf_len);
-NRT_STATUS neuronNetRegMr(void *comm, enc_pattern_t pattern, int channel, bool is_send,
-                          ofi_comm_type_t comm_type, void *addr, size_t size, nccl_ptr_type type,
+NRT_STATUS neuronNetRegMr(void *comm, uint32_t pattern /* enc_pattern_t */, int channel, bool is_send,
+                          uint32_t comm_type /* ofi_comm_type_t */, void *addr, size_t size,
+                          int32_t type /* nccl_ptr_type */,
                           void **mhandle_out);
-NRT_STATUS neuronNetDeregMr(void *comm, enc_pattern_t pattern, int channel, bool is_send,
-                            ofi_comm_type_t comm_type, void *mhandle);
+NRT_STATUS neuronNetDeregMr(void *comm, uint32_t pattern /* enc_pattern_t */, int channel, bool is_send,
+                            uint32_t comm_type /* ofi_comm_type_t */, void *mhandle);
 NRT_STATUS neuronGetPeerDeviceId(void *comm, int peer, int *dev_out);
 NRT_STATUS neuronSetAffinity(void *comm, nccom_cpu_set_t *override_mask, nccom_cpu_set_t *save,
                              int core);
-NRT_STATUS neuronGetNetConnector(void *comm, enc_pattern_t pattern, int channel, bool is_send,
+NRT_STATUS neuronGetNetConnector(void *comm, uint32_t pattern /* enc_pattern_t */, int channel, bool is_send,
                                  void **connector_out);
 NRT_STATUS neuronInitNet(char *root_comm_id);
 NRT_STATUS neuronFiniPlugin(void);
@@ -563,7 +569,7 @@ int nec_rid_to_mla_idx(int local_nec_dev_id, int rid);
 int nec_get_peer_mla_idx(int local_nec_dev_id, int mla_idx, int port);
 int nec_get_p2p_pod_peer_node(uint32_t nec_dev_id, int node, uint32_t port_distance,
                               int *peer_node);
-NRT_STATUS nec_pod_node_can_access_peer_node(nec_pod_type_t pod_type, uint32_t local_rid,
+NRT_STATUS nec_pod_node_can_access_peer_node(uint32_t pod_type /* nec_pod_type_t */, uint32_t local_rid,
                                              uint32_t local_node_id, uint32_t remote_rid,
                                              uint32_t remote_node_id, int *can_access_peer);
 void nec_ndl_printk(char *str, uint32_t size, uint32_t action);
