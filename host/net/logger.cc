@@ -3,13 +3,16 @@
 #include "log/log.h"
 
 #include <cstdarg>
+#include <cstring>
 
 namespace nccom::net {
 namespace {
 
 // Plugin levels are ncclDebugLogLevel, whose values log::Level shares;
 // anything outside the known range is shown as INFO rather than dropped.
-log::Level to_level(ncclDebugLogLevel level) {
+// Taken as the integer the plugin passed: a third-party plugin's garbage
+// level must not be read as an enum value it is not.
+log::Level to_level(int level) {
   switch (level) {
     case NCCL_LOG_VERSION: return log::Level::Version;
     case NCCL_LOG_WARN: return log::Level::Warn;
@@ -31,7 +34,10 @@ void message_with_no_format(log::Level level, unsigned long flags, const char* f
 
 extern "C" void nccom_net_plugin_log(ncclDebugLogLevel level, unsigned long flags,
                                      const char* file, int line, const char* fmt, ...) {
-  const log::Level mapped = to_level(level);
+  int raw = 0;
+  static_assert(sizeof raw == sizeof level);
+  std::memcpy(&raw, &level, sizeof raw);  // the bits, without an enum load
+  const log::Level mapped = to_level(raw);
   if (mapped == log::Level::None || !log::enabled(mapped, flags)) return;
   if (fmt == nullptr) {
     message_with_no_format(mapped, flags, file, line);
