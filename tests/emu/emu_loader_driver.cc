@@ -105,10 +105,17 @@ int main() {
   std::printf("guard1=%d\nguard2=%d\n", guard1, guard2);
   const std::string log = log_snapshot();  // before the reload adds to it
 
+  const bool had_net = nrt_emu_net_handle() != nullptr;
   nrt_emu_unload_nccom();
   std::printf("unloaded_table=%s\nunloaded_net=%s\n",
               nrt_emu_nccom_table() != nullptr ? "non-null" : "null",
               nrt_emu_net_handle() != nullptr ? "non-null" : "null");
+  if (had_net) {
+    // libnccom-net.so pins the libfabric it links: not unload-safe.
+    void* fabric = dlopen("libfabric.so.1", RTLD_NOW | RTLD_NOLOAD);
+    std::printf("libfabric_after_unload=%s\n", fabric != nullptr ? "loaded" : "unloaded");
+    if (fabric != nullptr) dlclose(fabric);
+  }
   const NRT_STATUS reload = nrt_emu_load_nccom();
   std::printf("reload_status=%d\nreload_dlsym_count=%d\n", reload, nrt_emu_debug_dlsym_count());
   nrt_emu_unload_nccom();
