@@ -9,6 +9,7 @@
 #include <chrono>
 #include <map>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -54,21 +55,27 @@ const Build kBuilds[] = {{"NeuronV4", "libtpn-neuron_v4.so", false},
                          {"NeuronV6", "libtpn-neuron_v6.so", false},
                          {"NvidiaV6", "libtpn-nvidia_v6.so", true}};
 
-class ThirdPartyNetPluginCheckBehaviours : public testing::TestWithParam<Build> {};
+class ThirdPartyNetPluginCheckBehaviours : public testing::TestWithParam<Build> {
+ protected:
+  // nccom-plugin-check ARGS... on this build with TPN_BEHAVIOUR=behaviour.
+  nccom_test::ChildResult check(const std::string& behaviour, std::vector<std::string> args) const {
+    std::map<std::string, std::string> env = {{"TPN_BEHAVIOUR", behaviour}};
+    if (GetParam().nvidia) env["NCCOM_NET_PLUGIN_LAYOUT"] = "nvidia";
+    args.push_back(std::string(TPN_PLUGIN_DIR) + "/" + GetParam().file);
+    return nccom_test::run_child(kTool, args, env);
+  }
+};
 
 // Every connect and accept of a plugin that blocks until the other side
 // comes is observed and reported, never a hang; with test allowed only in
 // posting order, 512 messages with up to 160 outstanding still pass.
 TEST_P(ThirdPartyNetPluginCheckBehaviours, BlockingCallsAndPostingOrderAreSurvived) {
-  const Build& b = GetParam();
-  std::map<std::string, std::string> env = {{"TPN_BEHAVIOUR", "block_accept,block_connect,in_order_test"}};
-  if (b.nvidia) env["NCCOM_NET_PLUGIN_LAYOUT"] = "nvidia";
-  const std::string plugin = std::string(TPN_PLUGIN_DIR) + "/" + b.file;
-  for (const char* check : {"accept-then-connect", "many-outstanding", "sizes"}) {
-    const auto r = nccom_test::run_child(kTool, {"--timeout", "20", "--only", check, plugin}, env);
+  for (const char* name : {"accept-then-connect", "many-outstanding", "sizes"}) {
+    const std::string check = name;
+    const auto r = this->check("block_accept,block_connect,in_order_test", {"--timeout", "20", "--only", check});
     EXPECT_EQ(r.exit_code, 0) << check << ":\n" << output(r);
     EXPECT_NE(r.out.find("0 failed"), std::string::npos) << check << ":\n" << output(r);
-    const char* observed = std::string(check) == "accept-then-connect"
+    const char* observed = check == "accept-then-connect"
                                ? "accept blocks until a peer connects (nccom copes"
                                : "connect blocks until the peer accepts (nccom copes";
     EXPECT_NE(r.out.find(observed), std::string::npos) << check << ":\n" << output(r);
@@ -78,12 +85,9 @@ TEST_P(ThirdPartyNetPluginCheckBehaviours, BlockingCallsAndPostingOrderAreSurviv
 // Requests that complete out of posting order (a later one done first) are
 // survived: tested oldest first, each is retried until it is done.
 TEST_P(ThirdPartyNetPluginCheckBehaviours, OutOfOrderCompletionIsSurvived) {
-  const Build& b = GetParam();
-  std::map<std::string, std::string> env = {{"TPN_BEHAVIOUR", "out_of_order"}};
-  if (b.nvidia) env["NCCOM_NET_PLUGIN_LAYOUT"] = "nvidia";
-  const std::string plugin = std::string(TPN_PLUGIN_DIR) + "/" + b.file;
-  for (const char* check : {"sizes", "many-outstanding", "larger-recv-buffer"}) {
-    const auto r = nccom_test::run_child(kTool, {"--timeout", "20", "--only", check, plugin}, env);
+  for (const char* name : {"sizes", "many-outstanding", "larger-recv-buffer"}) {
+    const std::string check = name;
+    const auto r = this->check("out_of_order", {"--timeout", "20", "--only", check});
     EXPECT_EQ(r.exit_code, 0) << check << ":\n" << output(r);
     EXPECT_NE(r.out.find("0 failed"), std::string::npos) << check << ":\n" << output(r);
   }
@@ -93,12 +97,8 @@ TEST_P(ThirdPartyNetPluginCheckBehaviours, OutOfOrderCompletionIsSurvived) {
 // --timeout, naming the request and how long it was tested; no hang, and
 // the teardown still runs.
 TEST_P(ThirdPartyNetPluginCheckBehaviours, ARequestThatNeverCompletesFailsWithinTheBound) {
-  const Build& b = GetParam();
-  std::map<std::string, std::string> env = {{"TPN_BEHAVIOUR", "never_complete"}};
-  if (b.nvidia) env["NCCOM_NET_PLUGIN_LAYOUT"] = "nvidia";
-  const std::string plugin = std::string(TPN_PLUGIN_DIR) + "/" + b.file;
   const auto t0 = std::chrono::steady_clock::now();
-  const auto r = nccom_test::run_child(kTool, {"--timeout", "2", "--only", "sizes", plugin}, env);
+  const auto r = check("never_complete", {"--timeout", "2", "--only", "sizes"});
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   EXPECT_EQ(r.exit_code, 1) << output(r);
   EXPECT_NE(r.out.find("timed out waiting for 6 of 6 sends to complete (oldest: send #0 (0 bytes"), std::string::npos)
