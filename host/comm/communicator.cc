@@ -142,9 +142,11 @@ Status Communicator::bring_up(const InitRequest& request, const BootstrapSetting
     auto joined = bootstrap::join(join);
     if (!joined) {
       settle_root(id.root, std::chrono::milliseconds(2000));
+      reap_roots();  // joins it once finished: a process that now exits leaves no thread behind
       return joined.take_error();
     }
     mesh_ = std::move(joined->mesh);
+    root_ = id.root;
     // Until neuronBuildGraphComm has connected the rings, every bootstrap
     // wait is a setup wait: bounded by the handshake timeout as well, and
     // given up as soon as a member's connection breaks.
@@ -202,6 +204,13 @@ int Communicator::node_count() const {
 
 void Communicator::finish_setup() {
   if (mesh_) mesh_->set_setup(false);
+  // Every rank is past bootstrap now, so a root this process hosts for this
+  // communicator has answered them all: join it while the process is alive
+  // (a rank that later fails and exits leaves no finished thread behind).
+  if (root_) {
+    settle_root(*root_, std::chrono::milliseconds(1000));
+    reap_roots();
+  }
 }
 
 Status Communicator::send(int peer, bootstrap::MsgType type, const void* data, std::size_t size) {

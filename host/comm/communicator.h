@@ -86,6 +86,7 @@ class Communicator {
   bool global_ = false;
   uint64_t cluster_id_ = 0;
   int64_t epoch_ = 0;
+  std::optional<bootstrap::SocketAddress> root_;  // this communicator's bootstrap root
   enc_neuron_device_info_t device_info_{};
   std::unique_ptr<bootstrap::PeerMesh> mesh_;
   std::vector<bootstrap::PeerRecord> peers_;

@@ -68,6 +68,13 @@ int reap_roots() {
   return running;  // `finished` joins its threads (already done) outside the lock
 }
 
+// A root that finishes after the last libnccom call that reaps (a failed
+// join, the last neuronFreeComm) would stay joinable until the process ends.
+// When the library goes away (exit, or dlclose) the finished ones are joined,
+// so no finished thread is left behind; a root still running then is left
+// alone (the list is never destroyed, so nothing terminates).
+__attribute__((destructor)) static void reap_roots_at_unload() { reap_roots(); }
+
 void settle_root(const bootstrap::SocketAddress& address, std::chrono::milliseconds limit) {
   // Under the lock, so that reap_roots() cannot free the root meanwhile; it
   // blocks other roots' bookkeeping only on this failure path, and boundedly.

@@ -20,6 +20,17 @@ using nccom::bootstrap::UniqueId;
 constexpr auto kHandshake = 3000ms;
 constexpr auto kSlack = 1500ms;
 
+// Every root a test started has finished and been joined when it ends (a
+// finished root stays joinable until reap_roots, which libnccom calls from
+// its own entry points; these tests drive the layers below them).
+class CommVerdicts : public testing::Test {
+ protected:
+  void TearDown() override {
+    EXPECT_TRUE(eventually([] { return nccom::comm::reap_roots() == 0; }, kHandshake + kSlack))
+        << "a bootstrap root is still running";
+  }
+};
+
 long long ms_since(Clock::time_point begin) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - begin).count();
 }
@@ -59,7 +70,7 @@ std::vector<MeshRank> three_meshes() {
 
 // The root is unreachable: the host's leader fails, and its member hears the
 // leader's reason from it instead of a closed connection.
-TEST(CommVerdicts, AHostLeaderRelaysItsOwnFailureToItsMembers) {
+TEST_F(CommVerdicts, AHostLeaderRelaysItsOwnFailureToItsMembers) {
   Socket hold = reserved_port();
   ASSERT_TRUE(hold.valid());
   UniqueId id;
@@ -87,7 +98,7 @@ TEST(CommVerdicts, AHostLeaderRelaysItsOwnFailureToItsMembers) {
 
 // The leader (another process) forwards its member's check-in and dies: the
 // member says so at once, without waiting for any timeout.
-TEST(CommVerdicts, AHostLeaderThatDiesIsNamedByItsMembersAtOnce) {
+TEST_F(CommVerdicts, AHostLeaderThatDiesIsNamedByItsMembersAtOnce) {
   auto root = Socket::listen(loopback(0));
   ASSERT_TRUE(root);
   UniqueId id;
@@ -133,7 +144,7 @@ TEST(CommVerdicts, AHostLeaderThatDiesIsNamedByItsMembersAtOnce) {
 
 // During setup a wait is bounded by the handshake timeout, not the (much
 // longer) socket timeout; after setup the socket timeout applies again.
-TEST(CommVerdicts, SetupWaitsAreBoundedByTheHandshakeTimeout) {
+TEST_F(CommVerdicts, SetupWaitsAreBoundedByTheHandshakeTimeout) {
   auto id = nccom::comm::get_unique_id(nullptr, 2, false, nccom_test::loopback_settings("flat", kHandshake));
   ASSERT_TRUE(id) << id.error().message;
   auto s = nccom_test::loopback_settings("flat", kHandshake);
@@ -154,7 +165,7 @@ TEST(CommVerdicts, SetupWaitsAreBoundedByTheHandshakeTimeout) {
 
 // During setup, rank 0 waits for rank 1 while rank 2 leaves: the wait ends
 // at once, naming rank 2. Outside setup the same departure does not end it.
-TEST(CommVerdicts, ASetupWaitGivesUpWhenAnotherMemberLeaves) {
+TEST_F(CommVerdicts, ASetupWaitGivesUpWhenAnotherMemberLeaves) {
   auto ranks = three_meshes();
   for (const auto& r : ranks) ASSERT_TRUE(r.status) << r.status.error().message;
   // Rank 2 talks to rank 0 first, so that rank 0 holds a connection from it.
@@ -191,7 +202,7 @@ TEST(CommVerdicts, ASetupWaitGivesUpWhenAnotherMemberLeaves) {
 
 // A member's listener existed before it checked in: a refused connection to
 // it means its process is gone, and a send to it fails at once.
-TEST(CommVerdicts, ASendToAMemberThatIsGoneFailsAtOnce) {
+TEST_F(CommVerdicts, ASendToAMemberThatIsGoneFailsAtOnce) {
   auto ranks = three_meshes();
   for (const auto& r : ranks) ASSERT_TRUE(r.status) << r.status.error().message;
   // Rank 0 has no connection to rank 2 yet (the handshake's ring all-gather
