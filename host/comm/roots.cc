@@ -11,10 +11,15 @@
 namespace nccom::comm {
 namespace {
 
+using RootList = std::list<std::unique_ptr<bootstrap::Root>>;
+
 std::mutex g_roots_mutex;
-std::list<std::unique_ptr<bootstrap::Root>>& roots() {
-  static auto* list = new std::list<std::unique_ptr<bootstrap::Root>>;  // never destroyed
-  return *list;
+// Made by the first root (under g_roots_mutex). Never destroyed while a
+// root may still run: its thread uses it. Freed at unload once empty.
+RootList* g_roots = nullptr;
+RootList& roots() {
+  if (g_roots == nullptr) g_roots = new RootList;
+  return *g_roots;
 }
 
 uint64_t random_secret() {
@@ -52,10 +57,11 @@ Result<bootstrap::SocketAddress> start_root(const bootstrap::UniqueId& id,
 }
 
 int reap_roots() {
-  std::list<std::unique_ptr<bootstrap::Root>> finished;
+  RootList finished;
   int running = 0;
   {
     std::lock_guard lock(g_roots_mutex);
+    if (g_roots == nullptr) return 0;
     for (auto it = roots().begin(); it != roots().end();) {
       if ((*it)->finished()) {
         finished.splice(finished.end(), roots(), it++);
@@ -73,13 +79,19 @@ int reap_roots() {
 // When the library goes away (exit, or dlclose) the finished ones are joined,
 // so no finished thread is left behind; a root still running then is left
 // alone (the list is never destroyed, so nothing terminates).
-__attribute__((destructor)) static void reap_roots_at_unload() { reap_roots(); }
+__attribute__((destructor)) static void reap_roots_at_unload() {
+  if (reap_roots() != 0) return;
+  std::lock_guard lock(g_roots_mutex);
+  delete g_roots;  // empty: an unloaded libnccom leaves nothing allocated
+  g_roots = nullptr;
+}
 
 void settle_root(const bootstrap::SocketAddress& address, std::chrono::milliseconds limit) {
   // Under the lock, so that reap_roots() cannot free the root meanwhile; it
   // blocks other roots' bookkeeping only on this failure path, and boundedly.
   std::lock_guard lock(g_roots_mutex);
-  for (auto& r : roots()) {
+  if (g_roots == nullptr) return;
+  for (auto& r : *g_roots) {
     if (!(r->address() == address) || r->wait_for(limit)) continue;
     NCCOM_WARN("bootstrap root %s is still answering after %lld ms; leaving anyway",
                address.to_string().c_str(), static_cast<long long>(limit.count()));
