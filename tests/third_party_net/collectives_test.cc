@@ -197,6 +197,8 @@ std::vector<Case> cases() {
     // Plugins that rely on posting order, or complete out of it.
     out.push_back(Case{l, "block_accept,in_order_test", 2, 2});
     out.push_back(Case{l, "out_of_order", 2, 2});
+    out.push_back(Case{l, "block_accept,in_order_test", 4, 2});
+    out.push_back(Case{l, "out_of_order", 4, 2});
     out.push_back(Case{l, "block_accept,block_connect", 4, 2});
     out.push_back(Case{l, "block_accept,block_connect", 4, 4});
   }
