@@ -142,15 +142,23 @@ void through_table(const ncclNet_v6_t* net) {
   void* data = in;
   bool ok = send != nullptr && recv != nullptr &&
             net->regMr(send, out, 4, NCCL_PTR_HOST, &smr) == ncclSuccess &&
-            net->regMr(recv, in, 4, NCCL_PTR_HOST, &rmr) == ncclSuccess &&
-            net->isend(send, out, 4, 0, smr, &sreq) == ncclSuccess &&
-            net->irecv(recv, 1, &data, &size, &tag, &rmr, &rreq) == ncclSuccess &&
-            sreq != nullptr && rreq != nullptr;
+            net->regMr(recv, in, 4, NCCL_PTR_HOST, &rmr) == ncclSuccess;
+  // A NULL request is "cannot post now": posted again until the deadline.
+  while (ok && rreq == nullptr && std::chrono::steady_clock::now() < deadline)
+    ok = net->irecv(recv, 1, &data, &size, &tag, &rmr, &rreq) == ncclSuccess;
+  while (ok && sreq == nullptr && std::chrono::steady_clock::now() < deadline)
+    ok = net->isend(send, out, 4, 0, smr, &sreq) == ncclSuccess;
+  ok = ok && sreq != nullptr && rreq != nullptr;
   while (ok && (!done_s || !done_r) && std::chrono::steady_clock::now() < deadline) {
     if (!done_s) ok = net->test(sreq, &done_s, nullptr) == ncclSuccess;
     if (ok && !done_r) ok = net->test(rreq, &done_r, &got) == ncclSuccess;
   }
+  // Which step failed, for the test's message.
+  const char* failed_at = send == nullptr ? "connect" : recv == nullptr ? "accept"
+                          : sreq == nullptr || rreq == nullptr ? "post"
+                          : !ok ? "test" : !(done_s && done_r) ? "deadline" : "data";
   ok = ok && done_s && done_r && got == 4 && std::memcmp(in, out, 4) == 0;
+  if (!ok) std::printf("table_exchange_failed_at=%s\n", failed_at);
   if (smr != nullptr) net->deregMr(send, smr);
   if (rmr != nullptr) net->deregMr(recv, rmr);
   if (send != nullptr) net->closeSend(send);

@@ -98,7 +98,9 @@ TEST(NetHostExports, AdaptedV4ServesTheDataPathAndItsOfiHandleIsLibnccomsV6Adapt
   EXPECT_EQ(v.at("ofi_handle_file_is_plugin"), "1");
   EXPECT_EQ(v.at("ofi_handle_init_is_noop"), "1");
   EXPECT_EQ(v.at("table_devices"), "1");
-  EXPECT_EQ(v.at("table_exchange"), "0") << "the runtime's v6 calls reach the v4 plugin";
+  EXPECT_EQ(v.at("table_exchange"), "0") << "the runtime's v6 calls reach the v4 plugin; failed at "
+                                         << (v.count("table_exchange_failed_at") ? v.at("table_exchange_failed_at") : "-")
+                                         << "\n" << run.log;
   EXPECT_EQ(v.at("fini"), kSuccess);
   EXPECT_EQ(v.at("fini_calls"), "0") << "v4 has no fini to call";
 }
