@@ -62,9 +62,9 @@ int reap_roots() {
   {
     std::lock_guard lock(g_roots_mutex);
     if (g_roots == nullptr) return 0;
-    for (auto it = roots().begin(); it != roots().end();) {
+    for (auto it = g_roots->begin(); it != g_roots->end();) {
       if ((*it)->finished()) {
-        finished.splice(finished.end(), roots(), it++);
+        finished.splice(finished.end(), *g_roots, it++);
       } else {
         ++running;
         ++it;
@@ -87,8 +87,10 @@ __attribute__((destructor)) static void reap_roots_at_unload() {
 }
 
 void settle_root(const bootstrap::SocketAddress& address, std::chrono::milliseconds limit) {
-  // Under the lock, so that reap_roots() cannot free the root meanwhile; it
-  // blocks other roots' bookkeeping only on this failure path, and boundedly.
+  // Under the lock, so that reap_roots() cannot free the root meanwhile. At
+  // the end of setup the root has normally finished and this returns at
+  // once; only a root still answering holds other roots' bookkeeping, and
+  // only up to `limit`.
   std::lock_guard lock(g_roots_mutex);
   if (g_roots == nullptr) return;
   for (auto& r : *g_roots) {
