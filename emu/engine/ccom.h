@@ -61,6 +61,11 @@ struct SliceStamp {
 };
 inline constexpr uint64_t kStampBytes = sizeof(SliceStamp);
 static_assert(kStampBytes == 32, "the stamp's wire size");
+// The stamp of plan p's execution number `execution`, and its text
+// ("collective #3: all-reduce of 8 x fp32, sum, root 0").
+struct Plan;
+SliceStamp stamp_of(const Plan& p, uint64_t execution);
+std::string describe_stamp(const SliceStamp& st);
 inline constexpr uint32_t kSlots = 4;         // staging slots per link
 
 // What a rank publishes about itself at init (bootstrap all-gather).
@@ -225,6 +230,11 @@ class Ccom {
   std::string build_plan(Plan& p);
   std::string execute(Plan& p);
   std::string describe_peer(int rank) const;
+  // "" when the slice at `slot` carries `mine`; otherwise the mismatch,
+  // naming where it arrived (`link` and `index`: "channel", 2; `index` < 0
+  // for none), the peer and both calls. On every received slice: it builds
+  // no text unless the stamps differ.
+  std::string check_stamp(const uint8_t* slot, const SliceStamp& mine, const char* link, int index, int peer) const;
   std::string setup_peer_links();
   std::string map_peer(int rank);
   std::string build_peer_plan(Plan& p);

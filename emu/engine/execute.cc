@@ -52,28 +52,46 @@ bool process_alive(pid_t pid) {
   return true;
 }
 
+bool reduces(Coll c) { return c == Coll::AllReduce || c == Coll::ReduceScatter || c == Coll::Reduce; }
+bool rooted(Coll c) { return c == Coll::Broadcast || c == Coll::Reduce; }
+
+}  // namespace
+
+// A call's fields that the collective ignores (the reduction of an
+// all-gather, the root of an all-reduce) are left out: ranks may pass
+// anything there, as NCCL lets them.
 SliceStamp stamp_of(const Plan& p, uint64_t execution) {
   SliceStamp st{};
   st.magic = kStampMagic;
   st.coll = static_cast<uint8_t>(p.desc.coll);
   st.dtype = static_cast<uint8_t>(p.desc.dtype);
-  st.op = static_cast<uint8_t>(p.desc.op);
+  st.op = reduces(p.desc.coll) ? static_cast<uint8_t>(p.desc.op) : 0;
   st.kanga = p.kanga ? 1 : 0;
-  st.root = p.desc.root;
+  st.root = rooted(p.desc.coll) ? p.desc.root : -1;
   st.count = p.desc.count;
   st.execution = execution;
   return st;
 }
 
 std::string describe_stamp(const SliceStamp& st) {
-  std::string out = std::string("collective #") + std::to_string(st.execution) + ": " +
-                    coll_name(static_cast<Coll>(st.coll)) + " of " + std::to_string(st.count) + " x " +
-                    dtype_name(static_cast<DType>(st.dtype)) + ", " + redop_name(static_cast<RedOp>(st.op)) +
-                    ", root " + std::to_string(st.root);
+  const auto c = static_cast<Coll>(st.coll);
+  std::string out = std::string("collective #") + std::to_string(st.execution) + ": " + coll_name(c) + " of " +
+                    std::to_string(st.count) + " x " + dtype_name(static_cast<DType>(st.dtype));
+  if (reduces(c)) out += std::string(", ") + redop_name(static_cast<RedOp>(st.op));
+  if (rooted(c)) out += ", root " + std::to_string(st.root);
   return st.kanga ? out + ", kangaRing" : out;
 }
 
-}  // namespace
+std::string Ccom::check_stamp(const uint8_t* slot, const SliceStamp& mine, const char* link, int index,
+                              int peer) const {
+  SliceStamp got;
+  std::memcpy(&got, slot, sizeof got);
+  if (std::memcmp(&got, &mine, sizeof got) == 0) return "";
+  return "collective mismatch on " + std::string(link) + (index >= 0 ? " " + std::to_string(index) : "") + ": " + describe_peer(peer) + " sent " +
+         (got.magic == kStampMagic ? "a slice of " + describe_stamp(got)
+                                   : std::string("a slice without a collective stamp")) +
+         "; this rank runs " + describe_stamp(mine) + " (every rank must make the same collective calls in the same order)";
+}
 
 std::string Ccom::describe_peer(int r) const {
   if (r < 0 || static_cast<size_t>(r) >= cards_.size()) return "rank " + std::to_string(r);
@@ -188,17 +206,10 @@ std::string Ccom::execute(Plan& p) {
           sslot += kStampBytes;
         }
         if (rv) {
-          SliceStamp got;
-          std::memcpy(&got, rslot, sizeof got);
+          if (std::string e = check_stamp(rslot, stamp, p.kanga ? "kangaRing lane" : "channel", static_cast<int>(ci), c.prev);
+              !e.empty())
+            return e;
           rslot += kStampBytes;
-          if (std::memcmp(&got, &stamp, sizeof got) != 0) {
-            return "collective mismatch on " + std::string(p.kanga ? "kangaRing lane " : "channel ") +
-                   std::to_string(ci) + ": " + describe_peer(c.prev) + " sent " +
-                   (got.magic == kStampMagic ? "a slice of " + describe_stamp(got)
-                                             : std::string("a slice without a collective stamp")) +
-                   "; this rank runs " + describe_stamp(stamp) +
-                   " (every rank must make the same collective calls in the same order)";
-          }
         }
         const uint8_t* src = s.src >= 0 ? in + static_cast<uint64_t>(s.src) * es : nullptr;
         uint8_t* target = s.dst >= 0 ? out + static_cast<uint64_t>(s.dst) * es : sslot;
@@ -245,8 +256,12 @@ std::string Ccom::execute(Plan& p) {
     if (done && task.done()) break;
     if (task.done()) {
       if (std::string e = task.failure(); !e.empty()) {
+        // The network names the link; this rank's call tells a reader
+        // whether the peers' calls differ (slices of another size than
+        // this call gives fail in the net plugin or the transport, before
+        // the stamp can be read).
         const std::string gone = peer_gone();
-        return e + (gone.empty() ? "" : "; " + gone);
+        return e + "; this rank runs " + describe_stamp(stamp) + (gone.empty() ? "" : "; " + gone);
       }
     }
     if (moved) continue;

@@ -103,7 +103,7 @@ std::string Ccom::build_peer_plan(Plan& p) {
   if (std::string e = setup_peer_links(); !e.empty()) return e;
   p.peer = true;
   const uint64_t es = dtype_size(p.desc.dtype);
-  const uint64_t slice = slot_bytes_ / es;
+  const uint64_t slice = (slot_bytes_ - kStampBytes) / es;  // every slice starts with the stamp (ccom.h)
   const uint64_t C = p.desc.count;
   const int n = n_;
   if (p.desc.coll == Coll::AllToAll) {
@@ -150,12 +150,14 @@ std::string Ccom::build_peer_plan(Plan& p) {
   uint64_t e = 0;
   for (const PeerItem& i : p.sends) {
     const PeerLink& l = links_.peers[static_cast<size_t>(i.peer)];
-    if (l.net) add_send(b, links_.tx_slots + (e++ % kPeerSlots) * slot_bytes_, l.tx_mhandle, i.elems * es, i.peer);
+    if (l.net) add_send(b, links_.tx_slots + (e++ % kPeerSlots) * slot_bytes_, l.tx_mhandle, i.elems * es + kStampBytes,
+                       i.peer);
   }
   e = 0;
   for (const PeerItem& i : p.recvs) {
     const PeerLink& l = links_.peers[static_cast<size_t>(i.peer)];
-    if (l.net) add_recv(b, links_.rx_slots + (e++ % kPeerSlots) * slot_bytes_, l.rx_mhandle, i.elems * es, i.peer);
+    if (l.net) add_recv(b, links_.rx_slots + (e++ % kPeerSlots) * slot_bytes_, l.rx_mhandle, i.elems * es + kStampBytes,
+                       i.peer);
   }
   close_fifos(b);
   p.peer_block.push_back(std::move(b));
@@ -188,6 +190,13 @@ std::string Ccom::execute_peers(Plan& p) {
     if (si < p.sends.size()) where += ", room at " + describe_peer(p.sends[si].peer);
     return where;
   };
+  // Every slice starts with the collective's stamp, as on the rings; the
+  // permute's partners are not in it (each rank names its own).
+  const SliceStamp stamp = stamp_of(p, executions_);
+  auto put = [&](uint8_t* slot, const uint8_t* from, size_t bytes) {
+    std::memcpy(slot, &stamp, sizeof stamp);
+    std::memcpy(slot + kStampBytes, from, bytes);
+  };
   IdleWatch watch(timeout_ms_);
   for (;;) {
     bool moved = false;
@@ -202,13 +211,13 @@ std::string Ccom::execute_peers(Plan& p) {
       const size_t bytes = it.elems * es;
       if (l.net) {
         if (ntx >= static_cast<uint64_t>(load32(links_.sem[0])) + load32(links_.sem[1])) break;
-        std::memcpy(links_.tx_slots + (ntx % kPeerSlots) * slot_bytes_, in + it.off * es, bytes);
+        put(links_.tx_slots + (ntx % kPeerSlots) * slot_bytes_, in + it.off * es, bytes);
         publish(post_word(links_.send_conn, true));
         ++ntx;
       } else {
         const uint64_t g = l.tx_base + tx_seq[static_cast<size_t>(it.peer)];
         if (g - load64(l.tx_head) >= kSlots) break;
-        std::memcpy(l.tx_slots + (g % kSlots) * slot_bytes_, in + it.off * es, bytes);
+        put(l.tx_slots + (g % kSlots) * slot_bytes_, in + it.off * es, bytes);
         store64(l.tx_tail, g + 1);
         ++tx_seq[static_cast<size_t>(it.peer)];
       }
@@ -221,12 +230,16 @@ std::string Ccom::execute_peers(Plan& p) {
       const size_t bytes = it.elems * es;
       if (l.net) {
         if (load32(links_.sem[3]) <= nrx) break;
-        std::memcpy(out + it.off * es, links_.rx_slots + (nrx % kPeerSlots) * slot_bytes_, bytes);
+        const uint8_t* slot = links_.rx_slots + (nrx % kPeerSlots) * slot_bytes_;
+        if (std::string e = check_stamp(slot, stamp, "the network peer links", -1, it.peer); !e.empty()) return e;
+        std::memcpy(out + it.off * es, slot + kStampBytes, bytes);
         ++nrx;
       } else {
         const uint64_t g = l.rx_base + rx_seq[static_cast<size_t>(it.peer)];
         if (load64(l.rx_tail) <= g) break;
-        std::memcpy(out + it.off * es, l.rx_slots + (g % kSlots) * slot_bytes_, bytes);
+        const uint8_t* slot = l.rx_slots + (g % kSlots) * slot_bytes_;
+        if (std::string e = check_stamp(slot, stamp, "the direct peer link", -1, it.peer); !e.empty()) return e;
+        std::memcpy(out + it.off * es, slot + kStampBytes, bytes);
         store64(l.rx_head, g + 1);
         ++rx_seq[static_cast<size_t>(it.peer)];
       }
@@ -247,8 +260,12 @@ std::string Ccom::execute_peers(Plan& p) {
     if (done && task.done()) break;
     if (task.done()) {
       if (std::string e = task.failure(); !e.empty()) {
+        // The network names the link; this rank's call tells a reader
+        // whether the peers' calls differ (slices of another size than
+        // this call gives fail in the net plugin or the transport, before
+        // the stamp can be read).
         const std::string gone = peer_gone();
-        return e + (gone.empty() ? "" : "; " + gone);
+        return e + "; this rank runs " + describe_stamp(stamp) + (gone.empty() ? "" : "; " + gone);
       }
     }
     if (moved) continue;

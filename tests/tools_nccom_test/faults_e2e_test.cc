@@ -229,18 +229,34 @@ TEST(NccomTestFaults, APartitionMidRunEndsEveryRankWithATimeoutAndNoCrash) {
 // wrong results. Every slice carries its collective's stamp: on one host
 // (direct links) rank 1's fp64 against rank 0's fp32 (the same bytes) is a
 // "collective mismatch" naming both calls on both ranks; across hosts a
-// different reduction (same sizes) is too (by the rank that looks first),
-// while a different type changes
-// the slice sizes, which the net plugin refuses (the transport names the
-// peer and the failed receive; the plugin's WARN says why).
-std::vector<Outcome> mismatched_pair(bool two_hosts, const std::vector<std::string>& rank1_flags) {
+// different reduction (same sizes) is too (by the rank that looks first).
+// Across hosts a different type changes the ring's slice sizes, which the
+// net plugin or the transport refuses before the stamp can be read: then
+// every rank names the peer and the failed receive, and its own call, so
+// the two ranks' lines side by side show the calls that differ.
+std::vector<Outcome> mismatched_pair(bool two_hosts, const std::vector<std::string>& rank1_flags,
+                                     const std::string& op = "allr", const std::string& bytes = "8") {
   const int port = unused_port();
-  std::vector<std::string> a0 = {"-b", "8", "-e", "8", "-n", "1", "-w", "0", "allr"};
+  std::vector<std::string> a0 = {"-b", bytes, "-e", bytes, "-n", "1", "-w", "0", op};
   std::vector<std::string> a1 = rank1_flags;
   a1.insert(a1.end(), a0.begin(), a0.end());
   Rank r0{0, 0, two_hosts ? 1 : 2, "host-a", {}, a0};
   Rank r1{1, two_hosts ? 0 : 1, two_hosts ? 1 : 2, two_hosts ? "host-b" : "host-a", {}, a1};
   return run_job(2, {r0, r1}, port, {{"NCCOM_BOOTSTRAP_TIMEOUT_MS", "5000"}});
+}
+
+// At least one rank's line names the mismatch and both calls.
+void expect_a_rank_names_the_mismatch(const std::vector<Outcome>& outcomes, const std::string& call0,
+                                      const std::string& call1) {
+  int named = 0;
+  std::string lines;
+  for (const Outcome& o : outcomes) {
+    const std::string line = last_line(o.result);
+    lines += line + "\n";
+    named += line.find("collective mismatch") != std::string::npos && line.find(call0) != std::string::npos &&
+             line.find(call1) != std::string::npos;
+  }
+  EXPECT_GE(named, 1) << "no rank named the mismatch:\n" << lines;
 }
 
 TEST(NccomTestFaults, MismatchedCollectivesAreNamedInsteadOfComputedWrong) {
@@ -256,18 +272,35 @@ TEST(NccomTestFaults, MismatchedCollectivesAreNamedInsteadOfComputedWrong) {
     // that departure on the network before it looks at its own slice.
     const auto outcomes = mismatched_pair(true, {"-o", "max"});
     expect_every_rank_says(outcomes, {"rank "});
-    int named = 0;
-    for (const Outcome& o : outcomes) {
-      const std::string line = last_line(o.result);
-      named += line.find("collective mismatch") != std::string::npos &&
-               line.find("all-reduce of 2 x fp32, sum") != std::string::npos &&
-               line.find("all-reduce of 2 x fp32, max") != std::string::npos;
-    }
-    EXPECT_GE(named, 1) << "no rank named the mismatch";
+    expect_a_rank_names_the_mismatch(outcomes, "all-reduce of 2 x fp32, sum", "all-reduce of 2 x fp32, max");
   }
   {
     SCOPED_TRACE("two hosts, fp32 against fp64");
-    expect_every_rank_says(mismatched_pair(true, {"-d", "fp64"}), {"receive from rank ", ": test (receive) in the net plugin Socket (Neuron ncclNet_v6) from "});
+    const auto outcomes = mismatched_pair(true, {"-d", "fp64"});
+    ASSERT_EQ(outcomes.size(), 2u);
+    expect_every_rank_says(outcomes, {"receive from rank ", "in the net plugin Socket (Neuron ncclNet_v6) from "});
+    expect_every_rank_says({outcomes[0]}, {"receive from rank 1", "this rank runs collective #0: all-reduce of 2 x fp32"});
+    expect_every_rank_says({outcomes[1]}, {"receive from rank 0", "this rank runs collective #0: all-reduce of 1 x fp64"});
+  }
+}
+
+// The peer collectives (all-to-all, permute) are stamped too: across hosts
+// the same bytes in another type reach the stamp, which names both calls.
+TEST(NccomTestFaults, MismatchedPeerCollectivesAreNamed) {
+  for (const bool two_hosts : {false, true}) {
+    SCOPED_TRACE(two_hosts ? "two hosts" : "one host");
+    {
+      SCOPED_TRACE("alltoall, fp32 against fp64");
+      const auto outcomes = mismatched_pair(two_hosts, {"-d", "fp64"}, "alltoall", "64");
+      expect_every_rank_says(outcomes, {"rank "});
+      expect_a_rank_names_the_mismatch(outcomes, "all-to-all of 8 x fp32", "all-to-all of 4 x fp64");
+    }
+    {
+      SCOPED_TRACE("permute, fp32 against fp64");
+      const auto outcomes = mismatched_pair(two_hosts, {"-d", "fp64"}, "sendrecv", "64");
+      expect_every_rank_says(outcomes, {"rank "});
+      expect_a_rank_names_the_mismatch(outcomes, "permute of 16 x fp32", "permute of 8 x fp64");
+    }
   }
 }
 

@@ -98,8 +98,9 @@ Status NetOp::test_slot(RequestInfo& r, bool* moved) {
         r.state = Stage::Error;
         return entry_error(r.fifo_idx, r.conn,
                            "received " + std::to_string(size) + " bytes, the descriptor " +
-                               (r.expected >= 0 ? "expects " : "has room for ") +
-                               std::to_string(r.size));
+                               (r.expected >= 0 ? "expects " : "has room for ") + std::to_string(r.size) +
+                               " (the sender's program gave this transfer another size: do both ranks "
+                               "run the same collective call?)");
       }
       r.size = size;
       r.state = Stage::RecvDone;
