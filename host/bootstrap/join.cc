@@ -82,13 +82,18 @@ Error refused_or(const Socket& sock, const Error& send_failure) {
 
 Error no_root(const JoinOptions& o, const Error& inner) {
   std::string why = inner.message;
-  static constexpr std::string_view kSocketHint = " (is the peer running and listening?)";
-  if (why.ends_with(kSocketHint)) why.resize(why.size() - kSocketHint.size());
-  return make_error(inner.status, "bootstrap rank " + std::to_string(o.rank) + "/" +
-                                      std::to_string(o.nranks) + ": no root at " +
-                                      o.id.root.to_string() + ": " + why +
-                                      " (is rank 0 running, and is this the address it listens "
-                                      "on, e.g. NEURON_RT_ROOT_COMM_ID?)");
+  const bool unreachable = why.ends_with(kUnreachableHint);
+  for (std::string_view hint : {kRefusedHint, kUnreachableHint}) {
+    if (why.ends_with(hint)) why.resize(why.size() - hint.size());
+  }
+  return make_error(inner.status,
+                    "bootstrap rank " + std::to_string(o.rank) + "/" + std::to_string(o.nranks) + ": no root at " +
+                        o.id.root.to_string() + ": " + why +
+                        (unreachable ? " (the network to it did not answer: is it up between this host and rank "
+                                       "0's, and is this the address rank 0 listens on, e.g. "
+                                       "NEURON_RT_ROOT_COMM_ID?)"
+                                     : " (is rank 0 running, and is this the address it listens on, e.g. "
+                                       "NEURON_RT_ROOT_COMM_ID?)"));
 }
 
 }  // namespace detail

@@ -234,7 +234,7 @@ void Root::serve() {
       for (;;) {
         const int fd = ::accept4(listener_.fd(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0) break;
-        peers.push_back(Peer{std::make_unique<InboundConnection>(Socket(fd), validator)});
+        peers.push_back(Peer{.conn = std::make_unique<InboundConnection>(Socket(fd), validator), .ranks = {}});
         // A rank refused at its Hello is told why, so that it fails with
         // the root's reason instead of a closed connection.
         peers.back().conn->tell_refusals();

@@ -154,7 +154,11 @@ Result<Socket> Socket::connect(const SocketAddress& address, Deadline deadline, 
   std::string message = "connect to " + address.to_string() + " failed after " +
                         std::to_string(attempts) + " attempts over " +
                         std::to_string(elapsed_ms(start)) + " ms: " + errno_text(err);
-  if (connect_retryable(err)) message += " (is the peer running and listening?)";
+  if (err == ECONNREFUSED) {
+    message += std::string(kRefusedHint);
+  } else if (connect_retryable(err)) {
+    message += std::string(kUnreachableHint);
+  }
   return make_error(timed_out ? NRT_TIMEOUT : status_for(err), std::move(message));
 }
 

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstddef>
 #include <string>
+#include <string_view>
 
 namespace nccom::bootstrap {
 
@@ -17,6 +18,11 @@ using Clock = std::chrono::steady_clock;
 using Deadline = Clock::time_point;
 
 inline Deadline deadline_after(std::chrono::milliseconds ms) { return Clock::now() + ms; }
+
+// How a failed connect's message ends, by its last errno: a refusal (nothing
+// listens) or no answer from the network (unreachable, timed out).
+inline constexpr std::string_view kRefusedHint = " (is the peer running and listening?)";
+inline constexpr std::string_view kUnreachableHint = " (no route or no answer: is the network to it up?)";
 
 class Socket {
  public:

@@ -59,25 +59,29 @@ struct Outcome {
   nccom_test::ChildResult result;
 };
 
+// The environment mpirun gives rank r of nranks, with the shipped config.
+std::map<std::string, std::string> rank_env(int nranks, const Rank& r, int port,
+                                            const std::map<std::string, std::string>& common) {
+  std::map<std::string, std::string> env = {
+      {"NCCOM_CONFIG", kShippedConfig},
+      {"NCCL_DEBUG", ""},
+      {"OMPI_COMM_WORLD_RANK", std::to_string(r.rank)},
+      {"OMPI_COMM_WORLD_SIZE", std::to_string(nranks)},
+      {"OMPI_COMM_WORLD_LOCAL_RANK", std::to_string(r.local_rank)},
+      {"OMPI_COMM_WORLD_LOCAL_SIZE", std::to_string(r.local_n)},
+      {"NCCL_HOSTID", r.host},
+      {"NEURON_RT_ROOT_COMM_ID", "127.0.0.1:" + std::to_string(port)},
+  };
+  for (const auto& [k, v] : common) env[k] = v;
+  for (const auto& [k, v] : r.extra) env[k] = v;
+  return env;
+}
+
 // Starts every rank as its own process, as mpirun would, and waits for all.
 std::vector<Outcome> run_job(int nranks, const std::vector<Rank>& ranks, int port,
                              const std::map<std::string, std::string>& common = {}) {
   std::vector<nccom_test::RunningChild> children;
-  for (const Rank& r : ranks) {
-    std::map<std::string, std::string> env = {
-        {"NCCOM_CONFIG", kShippedConfig},
-        {"NCCL_DEBUG", ""},
-        {"OMPI_COMM_WORLD_RANK", std::to_string(r.rank)},
-        {"OMPI_COMM_WORLD_SIZE", std::to_string(nranks)},
-        {"OMPI_COMM_WORLD_LOCAL_RANK", std::to_string(r.local_rank)},
-        {"OMPI_COMM_WORLD_LOCAL_SIZE", std::to_string(r.local_n)},
-        {"NCCL_HOSTID", r.host},
-        {"NEURON_RT_ROOT_COMM_ID", "127.0.0.1:" + std::to_string(port)},
-    };
-    for (const auto& [k, v] : common) env[k] = v;
-    for (const auto& [k, v] : r.extra) env[k] = v;
-    children.push_back(nccom_test::start_child(kTool, r.args, env));
-  }
+  for (const Rank& r : ranks) children.push_back(nccom_test::start_child(kTool, r.args, rank_env(nranks, r, port, common)));
   std::vector<Outcome> out;
   for (std::size_t i = 0; i < children.size(); ++i) out.push_back({ranks[i].rank, nccom_test::finish_child(children[i])});
   return out;
@@ -339,6 +343,131 @@ TEST(NccomTestFaults, AShortOutageHealedMidRunLosesNothing) {
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("# Wrong elements       : 0 OK"), std::string::npos) << r.out;
   EXPECT_EQ(nccom_test::table_rows(r.out).size(), 8u) << r.out;
+}
+
+// Reads the child's stdout until a line holding `text` (within 60 s): "" then,
+// else why not (the child is reaped).
+std::string wait_for_line(nccom_test::RunningChild& child, const std::string& text) {
+  for (const auto until = Clock::now() + std::chrono::seconds(60); Clock::now() < until;) {
+    if (nccom_test::read_line(child, std::chrono::seconds(1)).find(text) != std::string::npos) return "";
+  }
+  const auto r = nccom_test::finish_child(child);
+  if (r.exit_code == 77) return kNoNamespace + r.err;
+  return "no line with \"" + text + "\" within 60 s:\n" + r.out + r.err;
+}
+
+// A partition during setup: ranks 1..3 (two emulated hosts, one private
+// network) are started first and wait for a root and a host leader that are
+// not there yet; they are stopped while rank 0 starts its root, the network
+// goes down, and they resume into it (their connects now fail with "network
+// unreachable", which is retried too). The INFO lines of the bootstrap are
+// the only observation points (when a rank is retrying, when the root
+// listens). Returns every rank's result in rank order, or why not.
+struct SetupPartition {
+  std::string skipped, failed;
+  std::vector<nccom_test::ChildResult> results;
+  double took = 0;  // from the network going down to the last rank's end
+};
+SetupPartition partition_during_setup(bool heals, int bootstrap_timeout_ms) {
+  SetupPartition out;
+  const int port = unused_port();
+  if (port <= 0) {
+    out.failed = "no free port";
+    return out;
+  }
+  const std::map<std::string, std::string> common = {{"NCCL_DEBUG", "INFO"},
+                                                     {"NCCL_DEBUG_SUBSYS", "BOOTSTRAP"},
+                                                     {"NCCOM_BOOTSTRAP_TIMEOUT_MS", std::to_string(bootstrap_timeout_ms)}};
+  const std::vector<std::string> args = {"-b", "8", "-e", "64K", "-n", "5", "-w", "1", "--check", "allr"};
+  const std::vector<Rank> ranks = {{0, 0, 2, "host-a", {}, args},
+                                   {1, 1, 2, "host-a", {}, args},
+                                   {2, 0, 2, "host-b", {}, args},
+                                   {3, 1, 2, "host-b", {}, args}};
+  std::vector<nccom_test::RunningChild> children(4);
+  auto in_network = [&](int r) {
+    std::vector<std::string> a = {"--"};
+    if (r != 1) a = {"--in", std::to_string(children[1].pid), "--"};
+    a.push_back(kTool);
+    a.insert(a.end(), args.begin(), args.end());
+    return nccom_test::start_child(NETNS_RUN, a, rank_env(4, ranks[static_cast<size_t>(r)], port, common));
+  };
+  auto end_all = [&] {
+    for (auto& c : children) {
+      if (c.pid <= 0) continue;
+      ::kill(c.pid, SIGKILL);
+      (void)nccom_test::finish_child(c);
+    }
+  };
+  for (int r : {1, 2, 3}) {
+    children[static_cast<size_t>(r)] = in_network(r);
+    // Rank 1 retries its host leader (rank 0), rank 2 the root; rank 3
+    // reaches its leader (rank 2) and waits: for it, being past the
+    // interface choice is enough.
+    const char* past_setup_start = r == 3 ? "Bootstrap : Using " : "retrying for up to";
+    if (const std::string why = wait_for_line(children[static_cast<size_t>(r)], past_setup_start); !why.empty()) {
+      children[static_cast<size_t>(r)].pid = -1;  // reaped by wait_for_line
+      end_all();
+      (why.starts_with(kNoNamespace) ? out.skipped : out.failed) = "rank " + std::to_string(r) + ": " + why;
+      return out;
+    }
+  }
+  for (int r : {1, 2, 3}) ::kill(children[static_cast<size_t>(r)].pid, SIGSTOP);
+  children[0] = in_network(0);
+  const std::string root_up = wait_for_line(children[0], "bootstrap root for 4 ranks listening on");
+  if (!root_up.empty()) children[0].pid = -1;
+  const std::string pid = std::to_string(children[1].pid);
+  const auto down = nccom_test::run_child(NETNS_RUN, {"--lo", "down", pid}, {});
+  const auto t0 = Clock::now();
+  for (int r : {1, 2, 3}) ::kill(children[static_cast<size_t>(r)].pid, SIGCONT);
+  nccom_test::ChildResult up;
+  if (heals) {
+    // The outage itself: one second without a network (the fault, not a
+    // wait for anything).
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    up = nccom_test::run_child(NETNS_RUN, {"--lo", "up", pid}, {});
+  }
+  if (!root_up.empty() || down.exit_code != 0 || (heals && up.exit_code != 0)) {
+    end_all();
+    out.failed = root_up + down.err + up.err;
+    return out;
+  }
+  for (auto& c : children) out.results.push_back(nccom_test::finish_child(c));
+  out.took = seconds_since(t0);
+  return out;
+}
+
+// Healed within the bootstrap timeout: setup completes, every result right.
+TEST(NccomTestFaults, APartitionDuringSetupThatHealsLosesNothing) {
+  const SetupPartition p = partition_during_setup(true, 30000);
+  if (!p.skipped.empty()) GTEST_SKIP() << p.skipped;
+  ASSERT_EQ(p.failed, "");
+  for (size_t r = 0; r < p.results.size(); ++r) {
+    EXPECT_EQ(p.results[r].exit_code, 0) << "rank " << r << ":\n" << p.results[r].out << p.results[r].err;
+    EXPECT_EQ(p.results[r].signal, 0) << "rank " << r;
+  }
+  EXPECT_NE(p.results[0].out.find("# Wrong elements       : 0 OK"), std::string::npos) << p.results[0].out;
+  EXPECT_EQ(nccom_test::table_rows(p.results[0].out).size(), 14u) << p.results[0].out;
+}
+
+// Not healed: every rank ends at the bootstrap timeout, and the ones that
+// could not reach the root say the network did not answer (not that rank 0
+// is not running).
+TEST(NccomTestFaults, APartitionDuringSetupThatLastsEndsEveryRankAtTheTimeout) {
+  const SetupPartition p = partition_during_setup(false, 3000);
+  if (!p.skipped.empty()) GTEST_SKIP() << p.skipped;
+  ASSERT_EQ(p.failed, "");
+  int unanswered = 0;
+  for (size_t r = 0; r < p.results.size(); ++r) {
+    const std::string line = last_line(p.results[r]);
+    EXPECT_EQ(p.results[r].exit_code, 1) << "rank " << r << ":\n" << p.results[r].err;
+    EXPECT_EQ(p.results[r].signal, 0) << "rank " << r;
+    EXPECT_NE(line.find("nccom-test: rank " + std::to_string(r) + ": joining the communicator"), std::string::npos)
+        << p.results[r].err;
+    EXPECT_NE(line.find("no root at 127.0.0.1:"), std::string::npos) << line;
+    unanswered += line.find("the network to it did not answer") != std::string::npos;
+  }
+  EXPECT_EQ(unanswered, 4);
+  EXPECT_LT(p.took, 3.0 + 10.0);
 }
 
 }  // namespace
