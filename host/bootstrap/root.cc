@@ -166,7 +166,7 @@ void Root::serve() {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     const int ready = left.count() > 0 ? ::poll(fds.data(), fds.size(), left.count()) : 0;
     if (ready == 0) {
-      std::string why = checkins.missing() + " did not check in with " + where + " within " +
+      std::string why = checkins.missing() + " did not check in within " +
                         std::to_string(options_.timeout.count()) + " ms";
       if (refused > 0) {
         why += "; the root refused " + std::to_string(refused) + " connection" +

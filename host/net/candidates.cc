@@ -76,7 +76,9 @@ std::vector<Candidate> process_candidates(const config::Config& config,
       // nccom's own libfabric plugin may report the same table name).
       candidates.push_back({where, "handed over by the runtime (nrt_get_libnccl_net)", [handle, where] {
                               return bind_handle(handle, Layout::kNeuron, where, where);
-                            }, prepare});
+                            }, prepare,
+                            "on machines without EFA, net.use_runtime_plugin = false "
+                            "(NCCOM_NET_USE_RUNTIME_PLUGIN=0) uses the next plugin without trying this one"});
     }
   } else {
     NCCOM_INFO(log::kNet | log::kInit,
@@ -94,7 +96,7 @@ std::vector<Candidate> process_candidates(const config::Config& config,
     candidates.push_back({"net.plugin \"" + configured + "\"", reason,
                           [configured, layout, plugin_dirs, origin] {
                             return open_and_bind(configured, layout, plugin_dirs, origin);
-                          }, prepare});
+                          }, prepare, ""});
   }
 
   const auto fallback_file = first_existing(kFallbackName, plugin_dirs);
@@ -112,7 +114,7 @@ std::vector<Candidate> process_candidates(const config::Config& config,
     candidates.push_back({std::string("the fallback plugin \"") + kFallbackName + "\"", reason,
                           [plugin_dirs, origin] {
                             return open_and_bind(kFallbackName, Layout::kNeuron, plugin_dirs, origin);
-                          }, prepare});
+                          }, prepare, ""});
   }
   return candidates;
 }

@@ -91,7 +91,8 @@ Result<Selection> select_from(std::vector<Candidate> candidates, ncclDebugLogger
     }
     auto started = start(*net, logger);
     if (!started) {
-      NCCOM_WARN("%s; trying the next candidate", started.error().message.c_str());
+      const std::string advice = candidate.if_it_fails.empty() ? "" : " (" + candidate.if_it_fails + ")";
+      NCCOM_WARN("%s; trying the next candidate%s", started.error().message.c_str(), advice.c_str());
       retire(std::move(net));
       continue;
     }

@@ -26,6 +26,9 @@ struct Candidate {
   // Optional, run after bind and before init (e.g. configure_socket): an
   // error rejects this candidate, which is then unloaded (its init never ran).
   std::function<Status(Net&)> prepare;
+  // Appended to the WARN when this candidate fails its init and the next
+  // one is tried: what an operator can do about it ("" for nothing).
+  std::string if_it_fails;
 };
 
 struct Selection {

@@ -216,4 +216,60 @@ TEST_F(CommVerdicts, ASendToAMemberThatIsGoneFailsAtOnce) {
   EXPECT_LT(ms_since(begin), kSlack.count());
 }
 
+// The root accepts the leader's check-in and then says nothing (its process
+// is stopped, or its host went away with the connection open): the leader
+// gives up at the handshake timeout plus the root's grace, and its member
+// hears the leader's reason from it.
+TEST_F(CommVerdicts, ARootThatNeverAnswersIsNamedByTheLeaderAndItsMembers) {
+  auto root = Socket::listen(loopback(0));
+  ASSERT_TRUE(root);
+  UniqueId id;
+  id.root = root->local_address();
+  id.secret = 0x51e47;
+  const uint64_t host = fresh_host_hash();
+  std::vector<nccom::Status> status(2);
+  std::vector<std::thread> threads;
+  const auto begin = Clock::now();
+  for (int r = 0; r < 2; ++r) {
+    threads.emplace_back([&, r] {
+      auto joined = nccom::bootstrap::join(hierarchical(id, r + 1, 3, host, 500ms));
+      status[r] = joined ? nccom::Status() : nccom::Status(joined.take_error());
+    });
+  }
+  // The silent root: it takes the leader's connection and never reads it.
+  auto from_leader = root->accept(Clock::now() + 5s);
+  for (auto& t : threads) t.join();
+  const long long took = ms_since(begin);
+  ASSERT_TRUE(from_leader) << from_leader.error().message;
+  int relayed = 0;
+  for (const auto& s : status) {
+    ASSERT_FALSE(s);
+    EXPECT_TRUE(has(s.error().message, {"the root at " + id.root.to_string(),
+                                        "accepted the check-in but gave no verdict within 5500 ms",
+                                        "is rank 0's process stopped, or its host unreachable?"}))
+        << s.error().message;
+    relayed += s.error().message.find("this host's bootstrap leader failed") != std::string::npos;
+  }
+  EXPECT_EQ(relayed, 1) << status[0].error().message << "\n" << status[1].error().message;
+  EXPECT_GE(took, 5500);
+  EXPECT_LT(took, 5500 + kSlack.count() * 2);
+}
+
+// A rank whose join failed waits a bounded time for the root its process
+// hosts to finish answering the others, then leaves with a WARN naming it.
+TEST_F(CommVerdicts, ARootStillAnsweringIsLeftAfterTheBoundWithAWarning) {
+  WarnCapture warns;
+  auto s = nccom_test::loopback_settings("flat", kHandshake);
+  auto id = nccom::comm::get_unique_id(nullptr, 2, false, s);  // starts a root; nobody checks in
+  ASSERT_TRUE(id) << id.error().message;
+  const auto begin = Clock::now();
+  nccom::comm::settle_root(id->root, 200ms);
+  const long long took = ms_since(begin);
+  EXPECT_TRUE(warns.seen({"bootstrap root " + id->root.to_string(), "is still answering after 200 ms; leaving anyway"}));
+  EXPECT_GE(took, 200);
+  EXPECT_LT(took, kHandshake.count());
+  // A root that has finished is settled at once, without a word.
+  ASSERT_TRUE(eventually([] { return nccom::comm::reap_roots() == 0; }, kHandshake + kSlack));
+}
+
 }  // namespace

@@ -16,7 +16,8 @@ Candidate file_candidate(const std::string& stem, Layout layout = Layout::kNeuro
   return Candidate{.what = stem,
                    .reason = "because the test says so",
                    .bind = [path, layout] { return open_and_bind(path, layout, {}, path); },
-                   .prepare = {}};
+                   .prepare = {},
+                   .if_it_fails = {}};
 }
 
 TEST(NetHostSelect, EachBrokenCandidateIsSkippedWithItsOwnWarning) {
@@ -107,7 +108,8 @@ TEST(NetHostSelect, TruncatedPluginFileIsSkippedWithItsOwnWarning) {
                                  .bind = [truncated] {
                                    return open_and_bind(truncated, Layout::kNeuron, {}, truncated);
                                  },
-                                 .prepare = {}});
+                                 .prepare = {},
+                                 .if_it_fails = {}});
   candidates.push_back(file_candidate("nethost-neuron-v5"));
   auto chosen = select_from(std::move(candidates), plugin_logger());
   ASSERT_TRUE(chosen) << chosen.error().message;

@@ -280,6 +280,19 @@ TEST_F(ThirdPartyNetAsRuntimePlugin, WhenItsInitFailsNetOfiFailsNamingWhatWasSel
   ASSERT_EQ(d.exit_code, 0) << d.out << d.err;
   EXPECT_NE(d.out.find("# net plugin: Socket (Neuron ncclNet_v6) from "), std::string::npos) << d.out;
   EXPECT_NE(d.err.find("TPN/Neuron ncclNet_v4: init fails"), std::string::npos) << d.err;
+  // The WARN says how to skip the runtime's plugin, and that does skip it.
+  const std::string said = d.out + d.err;
+  EXPECT_NE(said.find("OFI plugin initNet() failed is EFA enabled? TPN (Neuron ncclNet_v4)"), std::string::npos) << said;
+  EXPECT_NE(said.find("; trying the next candidate (on machines without EFA, net.use_runtime_plugin = false "
+                      "(NCCOM_NET_USE_RUNTIME_PLUGIN=0) uses the next plugin without trying this one)"),
+            std::string::npos)
+      << said;
+  auto skip = e;
+  skip["NCCOM_NET_USE_RUNTIME_PLUGIN"] = "0";
+  const auto k = nccom_test::run_child(kTool, {"-r", "2", "-N", "2", "-b", "8", "-e", "8", "allr"}, skip);
+  ASSERT_EQ(k.exit_code, 0) << k.out << k.err;
+  EXPECT_NE(k.out.find("# net plugin: Socket (Neuron ncclNet_v6) from "), std::string::npos) << k.out;
+  EXPECT_EQ((k.out + k.err).find("WARN"), std::string::npos) << k.out << k.err;
 }
 
 }  // namespace

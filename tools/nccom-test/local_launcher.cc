@@ -33,6 +33,7 @@ struct Child {
   int err_fd = -1;      // the rank's stderr (and, for ranks > 0, its stdout)
   std::string pending;  // an unfinished line of a rank > 0
   std::string last;     // its last non-empty line
+  std::string cause;    // its own closing line ("nccom-test: rank N: …"), without the prefix
   bool running = false;
   int status = 0;
 };
@@ -127,7 +128,10 @@ void drain(Child& c) {
     if (cr != std::string::npos) line = line.substr(cr + 1);
     // The rank's own "nccom-test: rank N: " prefix is said again in the summary.
     const std::string own = "nccom-test: rank " + std::to_string(c.place.rank) + ": ";
-    if (line.rfind(own, 0) == 0) line.erase(0, own.size());
+    if (line.rfind(own, 0) == 0) {
+      line.erase(0, own.size());
+      c.cause = line;
+    }
     if (!line.empty()) c.last = line;
   }
   if (c.pending.size() > 65536) c.pending.erase(0, c.pending.size() - 4096);
@@ -286,10 +290,14 @@ int run_local(const Options& o, const std::string& argv0, const std::vector<std:
       if (!WIFSIGNALED(failed->status)) failed = &c;
       break;
     }
+    // What the rank said of its own end; short of that, the last thing it
+    // printed, unless a signal ended it (then that line is older than its end
+    // and may be about something else).
+    const std::string& said =
+        !failed->cause.empty() ? failed->cause : (WIFSIGNALED(failed->status) ? failed->cause : failed->last);
     std::fprintf(stderr, "nccom-test: rank %d (host %d, local rank %d) %s%s%s; stopped the other ranks\n",
                  failed->place.rank, failed->place.host, failed->place.local_rank,
-                 describe_wait_status(failed->status).c_str(), failed->last.empty() ? "" : ": ",
-                 failed->last.c_str());
+                 describe_wait_status(failed->status).c_str(), said.empty() ? "" : ": ", said.c_str());
     return 1;
   }
   return check_failed ? 1 : 0;
