@@ -266,7 +266,7 @@ std::string Ccom::execute(Plan& p) {
     }
     if (moved) continue;
     if (std::string e = watch.check([&] { return peer_gone(); }, waiting_for); !e.empty())
-      return e;
+      return e + "; this rank runs " + describe_stamp(stamp);
     sched_yield();
   }
   if (std::string e = task.finish(); !e.empty()) return e;

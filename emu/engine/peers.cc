@@ -269,7 +269,8 @@ std::string Ccom::execute_peers(Plan& p) {
       }
     }
     if (moved) continue;
-    if (std::string e = watch.check([&] { return peer_gone(); }, waiting_for); !e.empty()) return e;
+    if (std::string e = watch.check([&] { return peer_gone(); }, waiting_for); !e.empty())
+      return e + "; this rank runs " + describe_stamp(stamp);
     sched_yield();
   }
   if (std::string e = task.finish(); !e.empty()) return e;
