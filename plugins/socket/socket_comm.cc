@@ -226,6 +226,9 @@ ncclResult_t Comm::test(Request *req, int *done, int *size) {
     return ncclInvalidArgument;
   }
   caller_progress_ctrl();
+  // The caller moves worker 0's bytes itself while it keeps testing
+  // (socket_worker.h): no hand-off per chunk to a thread it competes with.
+  if (!workers_.empty()) (void)workers_[0]->assist();
   if (req->state == Request::State::kEager) {
     if (ctrl_sent_total_ < req->ctrl_end) return ncclSuccess;
     *done = 1;

@@ -18,6 +18,11 @@ namespace {
 constexpr int kPollTimeoutMs = 500;  // a safety net only: wake-ups use the eventfd
 constexpr size_t kMaxSocketsPerWorker = kMaxNsocksPerThread;
 constexpr size_t kBytesPerTurn = 4 << 20;
+// The caller's turn is shorter: its test() call should return soon.
+constexpr size_t kAssistBytes = 512 << 10;
+constexpr std::chrono::nanoseconds kAssistGrace = std::chrono::milliseconds(1);
+
+int64_t now_ns() { return std::chrono::steady_clock::now().time_since_epoch().count(); }
 
 void finish_chunk(const Chunk &c) {
   c.completion->chunks_left.fetch_sub(1, std::memory_order_acq_rel);
@@ -55,7 +60,28 @@ void DataWorker::enqueue(size_t local, Chunk chunk) {
     std::lock_guard<std::mutex> lock(mutex_);
     incoming_[local].push_back(chunk);
   }
-  wake();
+  // An assisting caller takes the chunk itself; if it stops, the worker
+  // looks at its queues when the grace ends anyway.
+  int unused;
+  if (!caller_assisting(&unused)) wake();
+}
+
+bool DataWorker::caller_assisting(int *recheck_ms) const {
+  const int64_t since = now_ns() - assisted_ns_.load(std::memory_order_relaxed);
+  if (since >= kAssistGrace.count()) return false;
+  const int64_t left_ns = kAssistGrace.count() - since;
+  *recheck_ms = static_cast<int>((left_ns + 999999) / 1000000);
+  return true;
+}
+
+bool DataWorker::assist() {
+  std::unique_lock<std::mutex> io(io_mutex_, std::try_to_lock);
+  if (!io.owns_lock()) return false;  // the worker is at it
+  assisted_ns_.store(now_ns(), std::memory_order_relaxed);
+  drain_incoming();
+  bool moved = false;
+  for (size_t i = 0; i < socks_.size(); ++i) moved |= progress(i, kAssistBytes);
+  return moved;
 }
 
 void DataWorker::wake() {
@@ -74,6 +100,10 @@ void DataWorker::stop() {
 void DataWorker::take_incoming() {
   uint64_t count;
   (void)!read(wake_.get(), &count, sizeof count);
+  drain_incoming();
+}
+
+void DataWorker::drain_incoming() {
   std::lock_guard<std::mutex> lock(mutex_);
   for (size_t i = 0; i < socks_.size(); ++i) {
     for (const Chunk &c : incoming_[i]) {
@@ -98,7 +128,7 @@ void DataWorker::fail_socket(size_t index, ncclResult_t code, const char *what, 
 }
 
 // Moves as many bytes as the socket takes now. True if anything moved.
-bool DataWorker::progress(size_t index) {
+bool DataWorker::progress(size_t index, size_t budget) {
   Socket &s = socks_[index];
   bool moved = false;
   while (!s.queue.empty()) {
@@ -106,11 +136,11 @@ bool DataWorker::progress(size_t index) {
     size_t before = s.front_done;
     int err = 0;
     // A bounded turn, so that the other sockets and stop() get their chance.
-    size_t limit = std::min(c.len, s.front_done + kBytesPerTurn);
+    size_t limit = std::min(c.len, s.front_done + budget);
     IoStatus st = sending_ ? send_some(s.fd, c.ptr, limit, &s.front_done, &err)
                            : recv_some(s.fd, c.ptr, limit, &s.front_done, &err);
     moved |= s.front_done != before;
-    if (st == IoStatus::kDone && s.front_done < c.len) break;
+    if (st == IoStatus::kDone && s.front_done < c.len) break;  // the turn's budget is spent
     if (st == IoStatus::kDone) {
       finish_chunk(c);
       s.queue.pop_front();
@@ -128,7 +158,7 @@ bool DataWorker::progress(size_t index) {
   return moved;
 }
 
-void DataWorker::wait_for_io() {
+void DataWorker::wait_for_io(std::unique_lock<std::mutex> &io, int assist_recheck_ms) {
   pollfd fds[2 + kMaxSocketsPerWorker];
   nfds_t n = 0;
   fds[n++] = {wake_.get(), POLLIN, 0};
@@ -141,20 +171,33 @@ void DataWorker::wait_for_io() {
       timeout_ms = recheck_ms;  // the caller is progressing it; look again then
     }
   }
-  for (const Socket &s : socks_) {
-    if (s.queue.empty() || n >= sizeof fds / sizeof fds[0]) continue;
-    fds[n++] = {s.fd, static_cast<short>(sending_ ? POLLOUT : POLLIN), 0};
+  if (assist_recheck_ms >= 0) {
+    // The caller moves the data sockets' bytes; look again when its grace ends.
+    timeout_ms = std::min(timeout_ms, assist_recheck_ms);
+  } else {
+    for (const Socket &s : socks_) {
+      if (s.queue.empty() || n >= sizeof fds / sizeof fds[0]) continue;
+      fds[n++] = {s.fd, static_cast<short>(sending_ ? POLLOUT : POLLIN), 0};
+    }
   }
+  // Not over the wait: an assisting caller may take the sockets meanwhile.
+  io.unlock();
   // Errors and hang-ups show up as POLLERR/POLLHUP; the next progress() names them.
   (void)poll(fds, n, timeout_ms);
 }
 
 void DataWorker::run() {
   while (!stop_.load(std::memory_order_acquire)) {
-    take_incoming();
     bool moved = control_ != nullptr && control_->progress_control();
-    for (size_t i = 0; i < socks_.size(); ++i) moved |= progress(i);
-    if (!moved) wait_for_io();
+    std::unique_lock<std::mutex> io(io_mutex_);
+    take_incoming();
+    int recheck_ms = -1;
+    if (!caller_assisting(&recheck_ms)) {
+      recheck_ms = -1;
+      for (size_t i = 0; i < socks_.size(); ++i) moved |= progress(i, kBytesPerTurn);
+    }
+    // wait_for_io reads the queues under the lock and releases it for the poll.
+    if (!moved) wait_for_io(io, recheck_ms);
   }
 }
 

@@ -1,8 +1,15 @@
 // Helper threads: each DataWorker owns one thread that moves the bytes of its
 // share of a comm's data sockets (nsocks_per_thread of them). The caller's
-// thread only queues chunks; the worker sends or receives them in queue order
-// per socket with non-blocking I/O and poll(), and reports each finished
-// chunk through the request's Completion.
+// thread queues chunks; the worker sends or receives them in queue order per
+// socket with non-blocking I/O and poll(), and reports each finished chunk
+// through the request's Completion.
+//
+// The caller may move a worker's bytes itself (assist(), from test): a
+// caller that spins on test, as a proxy does, then does the I/O on its own
+// time instead of handing every chunk to a thread that competes with it for
+// a core. While assists keep coming (within kAssistGrace of each other) the
+// worker leaves its data sockets to the caller; once they stop it takes
+// over again within that grace.
 #pragma once
 
 #include <nccom/net_common.h>
@@ -66,6 +73,10 @@ class DataWorker {
   void enqueue(size_t local, Chunk chunk);
   // Makes the thread look at its queues and the control socket again.
   void wake();
+  // From the caller's thread: moves what the sockets take now, at most
+  // kAssistBytes per socket, unless the worker is moving bytes at this
+  // moment. True if anything moved (a chunk may have finished).
+  bool assist();
   // Stops and joins the thread; queued chunks are dropped. Idempotent.
   void stop();
 
@@ -79,13 +90,19 @@ class DataWorker {
 
   void run();
   void take_incoming();
-  bool progress(size_t index);
+  void drain_incoming();  // under io_mutex_
+  bool progress(size_t index, size_t budget);
+  // Whether the caller assisted within kAssistGrace; if so *recheck_ms says
+  // when that grace ends.
+  bool caller_assisting(int *recheck_ms) const;
   void fail_socket(size_t index, ncclResult_t code, const char *what, int err);
-  void wait_for_io();
+  void wait_for_io(std::unique_lock<std::mutex> &io, int assist_recheck_ms);
 
   const bool sending_;
   ControlHook *const control_;
-  std::vector<Socket> socks_;  // worker thread only, once started
+  std::mutex io_mutex_;         // socks_: the worker, or an assisting caller
+  std::vector<Socket> socks_;  // guarded by io_mutex_ once started
+  std::atomic<int64_t> assisted_ns_{0};  // steady_clock ns of the last assist
   std::mutex mutex_;
   std::vector<std::deque<Chunk>> incoming_;  // guarded by mutex_
   Fd wake_;
