@@ -56,6 +56,7 @@ ncclResult_t DataWorker::start() {
 }
 
 void DataWorker::enqueue(size_t local, Chunk chunk) {
+  pending_.fetch_add(1, std::memory_order_relaxed);  // before a worker can finish it
   {
     std::lock_guard<std::mutex> lock(mutex_);
     incoming_[local].push_back(chunk);
@@ -75,9 +76,12 @@ bool DataWorker::caller_assisting(int *recheck_ms) const {
 }
 
 bool DataWorker::assist() {
+  assisted_ns_.store(now_ns(), std::memory_order_relaxed);
+  // Nothing queued (enqueue counts before it publishes): no lock to take.
+  // A chunk queued after this load is taken by the next assist.
+  if (pending_.load(std::memory_order_relaxed) == 0) return false;
   std::unique_lock<std::mutex> io(io_mutex_, std::try_to_lock);
   if (!io.owns_lock()) return false;  // the worker is at it
-  assisted_ns_.store(now_ns(), std::memory_order_relaxed);
   drain_incoming();
   bool moved = false;
   for (size_t i = 0; i < socks_.size(); ++i) moved |= progress(i, kAssistBytes);
@@ -109,6 +113,7 @@ void DataWorker::drain_incoming() {
     for (const Chunk &c : incoming_[i]) {
       if (socks_[i].error != ncclSuccess) {
         fail_chunk(c, static_cast<ncclResult_t>(socks_[i].error));
+        pending_.fetch_sub(1, std::memory_order_relaxed);
       } else {
         socks_[i].queue.push_back(c);
       }
@@ -123,6 +128,7 @@ void DataWorker::fail_socket(size_t index, ncclResult_t code, const char *what, 
             err != 0 ? strerror(err) : "connection closed by peer", s.queue.size());
   s.error = code;
   for (const Chunk &c : s.queue) fail_chunk(c, code);
+  pending_.fetch_sub(static_cast<int>(s.queue.size()), std::memory_order_relaxed);
   s.queue.clear();
   s.front_done = 0;
 }
@@ -143,6 +149,7 @@ bool DataWorker::progress(size_t index, size_t budget) {
     if (st == IoStatus::kDone && s.front_done < c.len) break;  // the turn's budget is spent
     if (st == IoStatus::kDone) {
       finish_chunk(c);
+      pending_.fetch_sub(1, std::memory_order_relaxed);
       s.queue.pop_front();
       s.front_done = 0;
       moved = true;

@@ -103,6 +103,7 @@ class DataWorker {
   std::mutex io_mutex_;         // socks_: the worker, or an assisting caller
   std::vector<Socket> socks_;  // guarded by io_mutex_ once started
   std::atomic<int64_t> assisted_ns_{0};  // steady_clock ns of the last assist
+  std::atomic<int> pending_{0};          // chunks enqueued and not finished
   std::mutex mutex_;
   std::vector<std::deque<Chunk>> incoming_;  // guarded by mutex_
   Fd wake_;
