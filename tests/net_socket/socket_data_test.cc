@@ -214,6 +214,37 @@ TEST_F(NetSocketData, ARendezvousCompletesWhenOnlyOneSideIsTested) {
   close_pair(net, e);
 }
 
+// The caller's test moves its side's bytes itself (its helper steps aside
+// while tests keep coming); a caller that tests a few times and then stops
+// must not strand the rest: the helper takes over within its grace and the
+// other side, tested alone, completes.
+TEST_F(NetSocketData, ACallerThatStopsTestingMidMessageLeavesTheRestToItsHelper) {
+  Endpoints e = connect_pair(net, lo);
+  constexpr int kBytes = 16 << 20;  // many assist turns
+  for (bool sender_stops : {true, false}) {
+    SCOPED_TRACE(sender_stops ? "the sender stops testing" : "the receiver stops testing");
+    std::vector<char> out(kBytes), in(kBytes, 0);
+    fill_pattern(out, sender_stops ? 3 : 4);
+    void *data = in.data(), *rreq = nullptr, *sreq = nullptr;
+    int size = kBytes, tag = 7;
+    ASSERT_EQ(net->irecv(e.recv, 1, &data, &size, &tag, nullptr, &rreq), ncclSuccess);
+    ASSERT_EQ(net->isend(e.send, out.data(), kBytes, 7, nullptr, &sreq), ncclSuccess);
+    ASSERT_NE(rreq, nullptr);
+    ASSERT_NE(sreq, nullptr);
+    void *stopping = sender_stops ? sreq : rreq;
+    void *tested = sender_stops ? rreq : sreq;
+    int done = 0;
+    for (int i = 0; i < 3 && done == 0; ++i) ASSERT_EQ(net->test(stopping, &done, nullptr), ncclSuccess);
+    ASSERT_EQ(done, 0) << "16 MiB moved in three tests: the case this checks did not happen";
+    int got = -1;
+    ASSERT_EQ(wait_request(net, tested, sender_stops ? &got : nullptr), ncclSuccess);
+    ASSERT_EQ(wait_request(net, stopping, sender_stops ? nullptr : &got), ncclSuccess);
+    EXPECT_EQ(got, kBytes);
+    EXPECT_EQ(in, out);
+  }
+  close_pair(net, e);
+}
+
 // Rendezvous sizes; an eager message's send has completed before the
 // receiver sees it (socket_eager_test.cc, TooLargeForTheReceiveFailsTheReceiveOnly).
 TEST_F(NetSocketData, ReceiveSmallerThanMessageFailsBothSidesAndCommSurvives) {
