@@ -46,7 +46,7 @@ Link::Link(const LinkOptions& o) : oob_(o.oob_fd) {
   // The socket plugin reads no environment: keep it on the loopback.
   using Configure = ncclResult_t (*)(int, int, const char*);
   if (auto configure = reinterpret_cast<Configure>(dlsym(library_, "nccomSocketConfigure"))) {
-    check(configure(0, 0, o.device.c_str()), "nccomSocketConfigure");
+    check(configure(o.nsocks_per_thread, o.nthreads, o.device.c_str()), "nccomSocketConfigure");
   }
   check(net_->init(logger), "init");
   int ndev = 0;

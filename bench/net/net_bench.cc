@@ -1,7 +1,10 @@
 // nccom_bench_net: point-to-point bandwidth and latency of a net plugin
 // between two processes on this host, through the plugin's ncclNet_v6 table.
 //
-//   nccom_bench_net --plugin PATH [--label NAME] [--device lo] [--quick]
+//   nccom_bench_net --plugin PATH [--label NAME] [--device lo] [--quick] [--socks N --threads T]
+//
+// --socks / --threads: the socket plugin's data sockets per helper thread
+// and helper threads per comm (NCCL_NSOCKS_PERTHREAD, NCCL_SOCKET_NTHREADS).
 //
 // The process forks+execs itself as the peer (side B) with one end of a
 // socketpair for the handle exchange and the barriers; FI_PROVIDER and the
@@ -37,6 +40,7 @@ struct Options {
   std::string plugin, label = "plugin", device = "lo";
   int peer_fd = -1;  // set only in side B
   bool quick = false;
+  int socks = 0, threads = 0;  // the socket plugin's counts; 0 = its defaults
 };
 
 constexpr size_t kMiB = size_t{1} << 20;
@@ -81,6 +85,9 @@ void run(const Options& o) {
     std::vector<std::string> args = {"/proc/self/exe", "--plugin", o.plugin, "--label", o.label,
                                      "--device", o.device, "--peer-fd", std::to_string(fds[1])};
     if (o.quick) args.push_back("--quick");
+    for (const std::string& a : {std::string("--socks"), std::to_string(o.socks), std::string("--threads"),
+                                 std::to_string(o.threads)})
+      args.push_back(a);
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -89,7 +96,7 @@ void run(const Options& o) {
     close(fds[1]);
   }
   Link link({.plugin = o.plugin, .device = o.device, .oob_fd = side_a ? fds[0] : o.peer_fd,
-             .buffer_bytes = kMaxSize});
+             .buffer_bytes = kMaxSize, .nsocks_per_thread = o.socks, .nthreads = o.threads});
   if (side_a) {
     std::fprintf(stderr, "%s: plugin \"%s\", device %s\n", o.label.c_str(),
                  link.plugin_name().c_str(), link.device_name().c_str());
@@ -143,9 +150,11 @@ int main(int argc, char** argv) {
     else if (arg == "--device") o.device = value();
     else if (arg == "--peer-fd") o.peer_fd = std::atoi(value().c_str());
     else if (arg == "--quick") o.quick = true;
+    else if (arg == "--socks") o.socks = std::atoi(value().c_str());
+    else if (arg == "--threads") o.threads = std::atoi(value().c_str());
     else {
       std::fprintf(stderr,
-                   "usage: nccom_bench_net --plugin PATH [--label NAME] [--device lo] [--quick]\n");
+                   "usage: nccom_bench_net --plugin PATH [--label NAME] [--device lo] [--quick] [--socks N --threads T]\n");
       return 2;
     }
   }
