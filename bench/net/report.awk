@@ -18,7 +18,7 @@ function cell(v) { return v == "" ? "-" : v }
 function ratio(a, b) { return (a == "" || b == "" || b + 0 == 0) ? "-" : sprintf("%.2f", a / b) }
 $1 == "result" && $3 == "stream" {
   bw[$2, $4] = $7
-  if ($2 != "iperf3" && !($4 in ssize)) { ssize[$4] = 1; sizes[++ns] = $4 + 0 }
+  if ($2 !~ /^iperf3/ && $2 !~ /^socket-/ && !($4 in ssize)) { ssize[$4] = 1; sizes[++ns] = $4 + 0 }
 }
 $1 == "result" && $3 == "pingpong" {
   lat[$2, $4] = $7; pbw[$2, $4] = $8; if (!($4 in psize)) { psize[$4] = 1; psizes[++np] = $4 + 0 }
@@ -34,6 +34,17 @@ END {
            cell(bw["ofi-shm", s])
   }
   printf "iperf3, one TCP stream over 127.0.0.1: %s MB/s\n", cell(bw["iperf3", 0])
+
+  M = 1048576; G = 64 * M
+  printf "\nSeveral streams: the socket plugin with S data sockets x T helper threads per comm\n"
+  printf "%-12s %12s %12s %14s %12s %8s %8s\n", "S x T", "1 MiB", "64 MiB", "iperf3 -P", "MB/s", "1 MiB", "64 MiB"
+  n = split("socket-2x1:2 socket-1x2:2 socket-2x2:4", multi, " ")
+  for (j = 1; j <= n; ++j) {
+    split(multi[j], part, ":")
+    l = part[1]; p = part[2] == 1 ? "iperf3" : "iperf3-P" part[2]
+    printf "%-12s %12s %12s %14s %12s %8s %8s\n", substr(l, 8), cell(bw[l, M]), cell(bw[l, G]), part[2],
+           cell(bw[p, 0]), ratio(bw[l, M], bw[p, 0]), ratio(bw[l, G], bw[p, 0])
+  }
 
   printf "\nPing-pong: one-way latency in us (time / 2 iterations) | MB/s (both directions)\n"
   printf "%-9s %17s %17s %17s %21s %21s\n", "size", "socket", "ofi-tcp", "ofi-shm",
@@ -51,7 +62,6 @@ END {
     printf "\n"
   }
 
-  M = 1048576; G = 64 * M
   printf "\nRatios nccom / peer (bandwidth: above 1 is better; latency: below 1 is better)\n"
   printf "%-44s %12s %12s %8s\n", "figure", "nccom", "peer", "ratio"
   n = split("socket ofi-tcp ofi-shm", labels, " ")

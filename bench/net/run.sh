@@ -83,20 +83,39 @@ run_nccom() {  # label, plugin, env...
 run_nccom socket "$socket_plugin"
 run_nccom ofi-tcp "$ofi_plugin" FI_PROVIDER="tcp;ofi_rxm" FI_TCP_IFACE=lo
 run_nccom ofi-shm "$ofi_plugin" FI_PROVIDER=shm
+# The socket plugin with several data sockets per comm (NCCL_NSOCKS_PERTHREAD x
+# NCCL_SOCKET_NTHREADS), next to iperf3 -P with as many streams. Stream sizes
+# of 1 MiB and more only matter here; the runs are the full ones for simplicity.
+run_streams() {  # socks, threads
+  local label=socket-$1x$2
+  echo "bench/net: nccom $label" >&2
+  if ! "$bench" --plugin "$socket_plugin" --label "$label" --device lo --socks "$1" --threads "$2" $quick \
+       >>"$results"; then
+    echo "bench/net: nccom $label failed" >&2
+  fi
+}
+run_streams 2 1
+run_streams 1 2
+run_streams 2 2
 
 # --- iperf3: one TCP stream over the loopback -----------------------------------------
 if command -v iperf3 >/dev/null; then
   echo "bench/net: iperf3" >&2
   seconds=5
   [ -n "$quick" ] && seconds=1
-  iperf3 -s -1 -B 127.0.0.1 -p "$port" >/dev/null 2>&1 &
-  server=$!
-  if wait_listen "$port"; then
-    bps=$(iperf3 -c 127.0.0.1 -p "$port" -t "$seconds" -J 2>/dev/null |
-          awk '/"sum_received"/ { f = 1 } f && /"bits_per_second"/ { gsub(/[^0-9.e+]/, "", $2); print $2; exit }')
-    [ -n "$bps" ] && awk -v b="$bps" 'BEGIN { printf "result iperf3 stream 0 0 0 %.3f\n", b / 8e6 }' >>"$results"
-  fi
-  wait "$server" 2>/dev/null || true
+  for streams in 1 2 4; do
+    label=iperf3
+    [ "$streams" -gt 1 ] && label=iperf3-P$streams
+    iperf3 -s -1 -B 127.0.0.1 -p "$port" >/dev/null 2>&1 &
+    server=$!
+    if wait_listen "$port"; then
+      bps=$(iperf3 -c 127.0.0.1 -p "$port" -t "$seconds" -P "$streams" -J 2>/dev/null |
+            awk '/"sum_received"/ { f = 1 } f && /"bits_per_second"/ { gsub(/[^0-9.e+]/, "", $2); print $2; exit }')
+      [ -n "$bps" ] && awk -v l="$label" -v b="$bps" 'BEGIN { printf "result %s stream 0 0 0 %.3f\n", l, b / 8e6 }' \
+        >>"$results"
+    fi
+    wait "$server" 2>/dev/null || true
+  done
 fi
 
 # --- fi_pingpong: libfabric's own ping-pong, same providers ----------------------------------

@@ -32,7 +32,8 @@
 // credits come back even while the caller only tests the one side) — by the
 // helper only when the caller has not called in for kCallerGrace, bytes wait
 // to go out, or a rendezvous send waits for its clear-to-send; the
-// data-socket payload by the helper threads.
+// data-socket payload by the helper threads, helper 0's share by the caller's
+// test while it keeps testing (DataWorker::assist).
 #pragma once
 
 #include <nccom/net_common.h>
