@@ -76,12 +76,14 @@ bool DataWorker::caller_assisting(int *recheck_ms) const {
 }
 
 bool DataWorker::assist() {
-  assisted_ns_.store(now_ns(), std::memory_order_relaxed);
-  // Nothing queued (enqueue counts before it publishes): no lock to take.
-  // A chunk queued after this load is taken by the next assist.
-  if (pending_.load(std::memory_order_relaxed) == 0) return false;
+  // Nothing queued (enqueue counts before it publishes): no lock to take. A
+  // chunk queued after this load is taken by the next assist, or by the
+  // worker. Only an assist that moves the sockets makes the worker step
+  // aside, so the worker is never kept away from bytes nobody else moves.
+  if (pending_.load(std::memory_order_relaxed) <= 0) return false;
   std::unique_lock<std::mutex> io(io_mutex_, std::try_to_lock);
   if (!io.owns_lock()) return false;  // the worker is at it
+  assisted_ns_.store(now_ns(), std::memory_order_relaxed);
   drain_incoming();
   bool moved = false;
   for (size_t i = 0; i < socks_.size(); ++i) moved |= progress(i, kAssistBytes);
