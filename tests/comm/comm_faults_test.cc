@@ -118,9 +118,7 @@ class CommFaults : public ::testing::Test {
 TEST_F(CommFaults, RootNeverStartsEveryRankTimesOutNamingTheRoot) {
   Socket hold = reserved_port();
   ASSERT_TRUE(hold.valid());
-  UniqueId id;
-  id.root = hold.local_address();
-  id.secret = 0x5eed;
+  const UniqueId id = id_at(hold.local_address(), 0x5eed);
   const auto s = settings(kShort, kShort);
   RankThreads ranks;
   for (int r = 0; r < 3; ++r) ranks.start(spec(r, 3, id, s));
@@ -340,9 +338,7 @@ TEST_F(CommFaults, DuplicateRankFailsEveryone) {
 TEST_F(CommFaults, InvalidRankIsRefusedWithoutTouchingTheNetwork) {
   auto listener = Socket::listen(loopback(0));
   ASSERT_TRUE(listener);
-  UniqueId id;
-  id.root = listener->local_address();
-  id.secret = 0x5eed;
+  const UniqueId id = id_at(listener->local_address(), 0x5eed);
   const ncclUniqueId bytes = id.encode();
   const auto s = settings(kShort, kShort);
   enc_neuron_device_info_t dev{};

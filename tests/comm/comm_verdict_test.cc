@@ -73,9 +73,7 @@ std::vector<MeshRank> three_meshes() {
 TEST_F(CommVerdicts, AHostLeaderRelaysItsOwnFailureToItsMembers) {
   Socket hold = reserved_port();
   ASSERT_TRUE(hold.valid());
-  UniqueId id;
-  id.root = hold.local_address();
-  id.secret = 0x7e57;
+  const UniqueId id = id_at(hold.local_address(), 0x7e57);
   const uint64_t host = fresh_host_hash();
   std::vector<nccom::Status> status(2);
   std::vector<std::thread> threads;
@@ -101,9 +99,7 @@ TEST_F(CommVerdicts, AHostLeaderRelaysItsOwnFailureToItsMembers) {
 TEST_F(CommVerdicts, AHostLeaderThatDiesIsNamedByItsMembersAtOnce) {
   auto root = Socket::listen(loopback(0));
   ASSERT_TRUE(root);
-  UniqueId id;
-  id.root = root->local_address();
-  id.secret = 0x1eade7;
+  const UniqueId id = id_at(root->local_address(), 0x1eade7);
   const uint64_t host = fresh_host_hash();
   int ready_pipe[2] = {-1, -1};
   ASSERT_EQ(::pipe2(ready_pipe, O_CLOEXEC), 0);
@@ -223,9 +219,7 @@ TEST_F(CommVerdicts, ASendToAMemberThatIsGoneFailsAtOnce) {
 TEST_F(CommVerdicts, ARootThatNeverAnswersIsNamedByTheLeaderAndItsMembers) {
   auto root = Socket::listen(loopback(0));
   ASSERT_TRUE(root);
-  UniqueId id;
-  id.root = root->local_address();
-  id.secret = 0x51e47;
+  const UniqueId id = id_at(root->local_address(), 0x51e47);
   const uint64_t host = fresh_host_hash();
   std::vector<nccom::Status> status(2);
   std::vector<std::thread> threads;

@@ -142,6 +142,14 @@ inline Socket reserved_port(bool for_root = false) {
   return s;
 }
 
+// A unique id for a root the test plays (or holds a port for) at `root`.
+inline nccom::bootstrap::UniqueId id_at(const SocketAddress& root, uint64_t secret) {
+  nccom::bootstrap::UniqueId id;
+  id.root = root;
+  id.secret = secret;
+  return id;
+}
+
 // How many TCP connections accepted on local loopback `port` have had at
 // least `bytes` bytes delivered by their peer (read by the root or not).
 // Asked of the kernel (sock_diag), so the root's own sockets are never
