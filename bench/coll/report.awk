@@ -4,6 +4,10 @@
 # rounds), and nccom / peer. Peers always run on one host, so the 4-rank,
 # 2-host table compares against the peers' 4-rank figures. Geometric means
 # of the ratios close each table.
+#
+# With -v charts=DIR, each table's medians also go to DIR/<op>-<ranks>r<hosts>h.csv
+# as "impl,bytes,busbw_gbps,time_us" lines for nccom_bench_chart, and
+# DIR/manifest gets one "file|title" line per table.
 
 function ratio(a, b) { return (a != "" && b != "" && a + 0 > 0 && b + 0 > 0) ? a / b : "" }
 function show(v, fmt) { return v == "" ? "-" : sprintf(fmt, v) }
@@ -13,10 +17,11 @@ function human(b) {
   return b " B"
 }
 
-# The median of the values kept for key k (vals[k, 1..nvals[k]]).
-function median(k,   n, i, j, v, a) {
+# The median of the values kept for key k (vals[k, 1..nvals[k]], or
+# tvals[...] for the times).
+function median(k, times,   n, i, j, v, a) {
   n = nvals[k]
-  for (i = 1; i <= n; ++i) a[i] = vals[k, i] + 0
+  for (i = 1; i <= n; ++i) a[i] = (times ? tvals[k, i] : vals[k, i]) + 0
   for (i = 2; i <= n; ++i) { v = a[i]; for (j = i - 1; j >= 1 && a[j] > v; --j) a[j + 1] = a[j]; a[j + 1] = v }
   return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
 }
@@ -33,6 +38,7 @@ NR > 1 && $10 != "" {
   if (impl != "nccom") hosts = 1
   k = impl SUBSEP op SUBSEP ranks SUBSEP hosts SUBSEP size
   vals[k, ++nvals[k]] = $10
+  tvals[k, nvals[k]] = $8
   configs[op, ranks, hosts] = 1
 }
 
@@ -57,6 +63,19 @@ END {
       for (p = 1; p <= npeers; ++p) printf "  %10s", "/" peers[p]
       printf "\n"
       for (p = 1; p <= npeers; ++p) { logsum[p] = 0; cnt[p] = 0; biglog[p] = 0; bigcnt[p] = 0 }
+      if (charts != "") {
+        chart = charts "/" op "-" ranks "r" hosts "h.csv"
+        printf "%s|%s, %d ranks on %d %s (peers on one host)\n", chart, name[op], ranks, hosts,
+               hosts == 1 ? "host" : "emulated hosts" >> (charts "/manifest")
+        for (i = 1; i <= n; ++i) {
+          for (p = 0; p <= npeers; ++p) {
+            impl = p == 0 ? "nccom" : peers[p]
+            k = impl SUBSEP op SUBSEP ranks SUBSEP (p == 0 ? hosts : 1) SUBSEP s[i]
+            if (k in nvals) printf "%s,%d,%s,%s\n", impl, s[i], median(k, 0), median(k, 1) > chart
+          }
+        }
+        close(chart)
+      }
       for (i = 1; i <= n; ++i) {
         size = s[i]
         k = "nccom" SUBSEP op SUBSEP ranks SUBSEP hosts SUBSEP size

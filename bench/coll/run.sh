@@ -3,7 +3,9 @@
 # bandwidth of nccom (nccom-test: 2 and 4 ranks on one host, 4 ranks on 2
 # emulated hosts) next to Open MPI (mpirun, shared memory and TCP) and Gloo
 # (TCP), all measured in this one run on the same sizes. Prints one table per
-# (collective, ranks) with the ratios nccom/peer; writes every row as CSV.
+# (collective, ranks) with the ratios nccom/peer; writes every row as CSV,
+# and an SVG chart per table (busbw and time against size, nccom and each
+# peer) when nccom_bench_chart is built.
 #
 #   bench/coll/run.sh
 #   MAX=4M ITERS=5 WARMUP=1 bench/coll/run.sh      # a short run
@@ -189,7 +191,10 @@ for ((round = 1; round <= repeat; ++round)); do
 done
 echo "bench/coll: load average after: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 
-awk -F, -f bench/coll/report.awk "$csv"
+charts=$out/charts
+mkdir -p "$charts"
+awk -F, -v charts="$charts" -f bench/coll/report.awk "$csv"
+bench/chart/render.sh "$build" "$charts"
 awk -F, 'NR > 1 && $11 != "" && $11 != 0 { bad = 1 } END { exit bad }' "$csv" || {
   echo "bench/coll: some rows have wrong elements (last CSV column)" >&2
   status=1

@@ -1,6 +1,10 @@
 # Tables for bench/net/run.sh from its "result" lines:
 #   result LABEL stream SIZE ITERS SECONDS MBPS
 #   result LABEL pingpong SIZE ITERS SECONDS USEC_ONE_WAY MBPS
+# With -v charts=DIR, the stream and ping-pong figures also go to
+# DIR/stream.csv and DIR/pingpong.csv ("label,bytes,GB/s,us" lines for
+# nccom_bench_chart; a stream's time is the time per message, iperf3 is one
+# point at its 128 KiB write size), and DIR/manifest names them.
 function human(s) {
   if (s >= 1048576) return sprintf("%d MiB", s / 1048576)
   if (s >= 1024) return sprintf("%d KiB", s / 1024)
@@ -23,7 +27,37 @@ $1 == "result" && $3 == "stream" {
 $1 == "result" && $3 == "pingpong" {
   lat[$2, $4] = $7; pbw[$2, $4] = $8; if (!($4 in psize)) { psize[$4] = 1; psizes[++np] = $4 + 0 }
 }
+function chart_data(   f, g, n, j, i, l, s, all) {
+  f = charts "/stream.csv"; g = charts "/pingpong.csv"
+  print f "|net plugins: stream, one direction, 16 in flight (GB/s = 1000 MB/s)" >> (charts "/manifest")
+  print g "|net plugins: ping-pong (GB/s both directions; time = one-way latency)" >> (charts "/manifest")
+  n = split("socket ofi-tcp ofi-shm socket-2x1 socket-1x2 socket-2x2", all, " ")
+  for (j = 1; j <= n; ++j) {
+    l = all[j]
+    for (i = 1; i <= ns; ++i) {
+      s = sizes[i]
+      if (bw[l, s] > 0) printf "%s,%d,%s,%s\n", l, s, bw[l, s] / 1000, s / bw[l, s] > f
+    }
+  }
+  n = split("iperf3 iperf3-P2 iperf3-P4", all, " ")
+  for (j = 1; j <= n; ++j) {
+    l = all[j]
+    if (bw[l, 0] > 0) printf "%s,%d,%s,%s\n", l " (128 KiB writes)", 131072, bw[l, 0] / 1000, 131072 / bw[l, 0] > f
+  }
+  n = split("socket ofi-tcp ofi-shm fi_pingpong-tcp fi_pingpong-shm", all, " ")
+  for (j = 1; j <= n; ++j) {
+    l = all[j]
+    for (i = 1; i <= np; ++i) {
+      s = psizes[i]
+      if (lat[l, s] != "") printf "%s,%d,%s,%s\n", l, s, pbw[l, s] / 1000, lat[l, s] > g
+    }
+  }
+  close(f); close(g)
+}
 END {
+  sort(sizes, ns)
+  sort(psizes, np)
+  if (charts != "") chart_data()
   split("socket ofi-tcp ofi-shm", nccom, " ")
   printf "\nStream bandwidth, MB/s (10^6 B/s), one direction, 16 requests in flight\n"
   printf "%-9s %10s %10s %10s\n", "size", "socket", "ofi-tcp", "ofi-shm"

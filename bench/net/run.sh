@@ -46,7 +46,7 @@ if [ ! -f "$build/CMakeCache.txt" ]; then
     cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
   fi
 fi
-cmake --build "$build" --target nccom_bench_net >/dev/null
+cmake --build "$build" --target nccom_bench_net nccom_bench_chart >/dev/null
 bench=$build/bin/nccom_bench_net
 socket_plugin=$build/lib/nccom/libnccom-net-socket.so
 ofi_plugin=$build/lib/libnccom-net.so
@@ -151,4 +151,6 @@ if command -v fi_pingpong >/dev/null; then
 fi
 
 # --- tables -------------------------------------------------------------------------------
-awk -f bench/net/report.awk "$results"
+mkdir -p "$out/charts"
+awk -v charts="$out/charts" -f bench/net/report.awk "$results"
+bench/chart/render.sh "$build" "$out/charts"
