@@ -90,7 +90,7 @@ std::string Ccom::check_stamp(const uint8_t* slot, const SliceStamp& mine, const
   return "collective mismatch on " + std::string(link) + (index >= 0 ? " " + std::to_string(index) : "") + ": " + describe_peer(peer) + " sent " +
          (got.magic == kStampMagic ? "a slice of " + describe_stamp(got)
                                    : std::string("a slice without a collective stamp")) +
-         "; this rank runs " + describe_stamp(mine) + " (every rank must make the same collective calls in the same order)";
+         " (every rank must make the same collective calls in the same order)";
 }
 
 std::string Ccom::describe_peer(int r) const {
@@ -256,17 +256,13 @@ std::string Ccom::execute(Plan& p) {
     if (done && task.done()) break;
     if (task.done()) {
       if (std::string e = task.failure(); !e.empty()) {
-        // The network names the link; this rank's call tells a reader
-        // whether the peers' calls differ (slices of another size than
-        // this call gives fail in the net plugin or the transport, before
-        // the stamp can be read).
         const std::string gone = peer_gone();
-        return e + "; this rank runs " + describe_stamp(stamp) + (gone.empty() ? "" : "; " + gone);
+        return e + (gone.empty() ? "" : "; " + gone);
       }
     }
     if (moved) continue;
     if (std::string e = watch.check([&] { return peer_gone(); }, waiting_for); !e.empty())
-      return e + "; this rank runs " + describe_stamp(stamp);
+      return e;
     sched_yield();
   }
   if (std::string e = task.finish(); !e.empty()) return e;

@@ -260,17 +260,12 @@ std::string Ccom::execute_peers(Plan& p) {
     if (done && task.done()) break;
     if (task.done()) {
       if (std::string e = task.failure(); !e.empty()) {
-        // The network names the link; this rank's call tells a reader
-        // whether the peers' calls differ (slices of another size than
-        // this call gives fail in the net plugin or the transport, before
-        // the stamp can be read).
         const std::string gone = peer_gone();
-        return e + "; this rank runs " + describe_stamp(stamp) + (gone.empty() ? "" : "; " + gone);
+        return e + (gone.empty() ? "" : "; " + gone);
       }
     }
     if (moved) continue;
-    if (std::string e = watch.check([&] { return peer_gone(); }, waiting_for); !e.empty())
-      return e + "; this rank runs " + describe_stamp(stamp);
+    if (std::string e = watch.check([&] { return peer_gone(); }, waiting_for); !e.empty()) return e;
     sched_yield();
   }
   if (std::string e = task.finish(); !e.empty()) return e;

@@ -167,7 +167,12 @@ NRT_STATUS Ccom::run(const nrt_emu_coll_args_t& a) {
   if (std::string e = p->peer ? execute_peers(*p) : execute(*p); !e.empty()) {
     broken_ = true;
     broken_reason_ = e;
-    return fail(NRT_FAILURE, std::string(coll_name(d.coll)) + " (execution " + std::to_string(executions_) + "): " + e);
+    // Every failed execution ends with this rank's call: side by side, the
+    // ranks' lines show whether their calls differ (across hosts, slices of
+    // another size fail in the net plugin or the transport before any stamp
+    // can be read).
+    return fail(NRT_FAILURE, std::string(coll_name(d.coll)) + " (execution " + std::to_string(executions_) +
+                                 "): " + e + "; this rank runs " + describe_stamp(stamp_of(*p, executions_)));
   }
   ++p->uses;
   ++executions_;

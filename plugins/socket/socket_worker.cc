@@ -200,9 +200,8 @@ void DataWorker::run() {
     bool moved = control_ != nullptr && control_->progress_control();
     std::unique_lock<std::mutex> io(io_mutex_);
     take_incoming();
-    int recheck_ms = -1;
+    int recheck_ms = -1;  // set only while the caller assists
     if (!caller_assisting(&recheck_ms)) {
-      recheck_ms = -1;
       for (size_t i = 0; i < socks_.size(); ++i) moved |= progress(i, kBytesPerTurn);
     }
     // wait_for_io reads the queues under the lock and releases it for the poll.

@@ -293,8 +293,7 @@ int run_local(const Options& o, const std::string& argv0, const std::vector<std:
     // What the rank said of its own end; short of that, the last thing it
     // printed, unless a signal ended it (then that line is older than its end
     // and may be about something else).
-    const std::string& said =
-        !failed->cause.empty() ? failed->cause : (WIFSIGNALED(failed->status) ? failed->cause : failed->last);
+    const std::string& said = failed->cause.empty() && !WIFSIGNALED(failed->status) ? failed->last : failed->cause;
     std::fprintf(stderr, "nccom-test: rank %d (host %d, local rank %d) %s%s%s; stopped the other ranks\n",
                  failed->place.rank, failed->place.host, failed->place.local_rank,
                  describe_wait_status(failed->status).c_str(), said.empty() ? "" : ": ", said.c_str());
