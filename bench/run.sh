@@ -45,10 +45,10 @@ if [ "${NCCOM_BENCH_SKIP_NET:-0}" != 1 ]; then
   NCCOM_NET_BENCH_BUILD_DIR=build bench/net/run.sh
 fi
 
-# The graph-build benchmark (bench/graph/run.sh): Trn2 LNC=2, 1..256 nodes,
+# The graph-build benchmark (bench/graphbuild/run.sh): Trn2 LNC=2, 1..256 nodes,
 # OLD vs NEW search. NCCOM_BENCH_SKIP_GRAPH=1 skips it.
 if [ "${NCCOM_BENCH_SKIP_GRAPH:-0}" != 1 ]; then
-  NCCOM_GRAPH_BENCH_BUILD_DIR=build bench/graph/run.sh
+  NCCOM_GRAPH_BENCH_BUILD_DIR=build bench/graphbuild/run.sh
 fi
 
 # Collectives: nccom-test against Open MPI (shm, tcp) and Gloo (bench/coll/run.sh).

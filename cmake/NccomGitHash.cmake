@@ -1,5 +1,5 @@
 # Generates ${PROJECT_BINARY_DIR}/generated/nccom_build_id.c at build time, so
-# the git hash libnccom reports (abi.md §6.1) is never stale. The file is only
+# the git hash neuronGetVersionInfo reports is never stale. The file is only
 # rewritten when its content changes.
 set(NCCOM_BUILD_ID_C ${PROJECT_BINARY_DIR}/generated/nccom_build_id.c)
 add_custom_target(nccom_build_id

@@ -8,7 +8,9 @@ function(nccom_hidden target)
 endfunction()
 
 # nccom_add_plugin(name SOURCES ... [LIBS ...]): a MODULE library in lib/nccom/
-# named libnccom-<name>.so, hidden visibility, linked only against the SDK.
+# named libnccom-<name>.so (a name starting "nccom-" is the file name itself:
+# target nccom-X builds libnccom-X.so), hidden visibility, linked only
+# against the SDK.
 function(nccom_add_plugin name)
   cmake_parse_arguments(P "" "OUTPUT_DIR;OUTPUT_NAME" "SOURCES;LIBS" ${ARGN})
   add_library(${name} MODULE ${P_SOURCES})
@@ -17,7 +19,9 @@ function(nccom_add_plugin name)
   if(NOT P_OUTPUT_DIR)
     set(P_OUTPUT_DIR ${NCCOM_PLUGIN_OUTPUT_DIR})
   endif()
-  if(NOT P_OUTPUT_NAME)
+  if(NOT P_OUTPUT_NAME AND name MATCHES "^nccom-")
+    set(P_OUTPUT_NAME ${name})
+  elseif(NOT P_OUTPUT_NAME)
     set(P_OUTPUT_NAME nccom-${name})
   endif()
   set_target_properties(${name} PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${P_OUTPUT_DIR}

@@ -1,5 +1,5 @@
-// The device, topology and pod callbacks libnccom imports @NRT_2.0.0
-// (abi.md §5.2), answered from the emulated host of device_model.h.
+// The device, topology and pod callbacks libnccom imports @NRT_2.0.0,
+// answered from the emulated host of device_model.h.
 #include "device_model.h"
 #include "env.h"
 #include "platform.h"

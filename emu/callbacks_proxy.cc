@@ -1,4 +1,4 @@
-// The proxy-side callbacks libnccom imports @NRT_2.0.0 (abi.md §5.2): the
+// The proxy-side callbacks libnccom imports @NRT_2.0.0: the
 // semaphore increment and the dynamic send/recv size table.
 #include "export.h"
 #include "runtime_log.h"

@@ -1,5 +1,5 @@
-// The 4 nrt_* runtime queries libnccom imports @NRT_2.0.0 (abi.md §5.1) and
-// nec_ndl_printk, libnccom's way into the runtime log (§5.2).
+// The 4 nrt_* runtime queries libnccom imports @NRT_2.0.0 and
+// nec_ndl_printk, libnccom's way into the runtime log.
 #include "export.h"
 #include "env.h"
 #include "nccom_loader.h"
@@ -15,7 +15,7 @@
 NRT_EMU_API NRT_STATUS nrt_get_total_vnc_count(uint32_t* count_out) {
   if (count_out == nullptr) return NRT_INVALID;
   // 0 means "no local vNC world": libnccom then runs its distributed
-  // bootstrap (init-bootstrap.md §9.1). Tests set a count to skip it.
+  // bootstrap (bootstrapInit's vNC gate). Tests set a count to skip it.
   const auto count = nrt_emu::env::int_knob("NEURON_RT_EMU_TOTAL_VNC_COUNT", 0, 0, UINT32_MAX);
   if (!count) return NRT_INVALID;
   *count_out = static_cast<uint32_t>(*count);
@@ -34,7 +34,7 @@ NRT_EMU_API NRT_STATUS nrt_get_instance_info(nrt_instance_info_t* out, size_t ou
 NRT_EMU_API NRT_STATUS nrt_get_version(nrt_version_t* out, size_t out_len) {
   // The four numbers are the minimum a caller can ask for; rt_detail is
   // written only if out_len covers it, git_hash only if the whole struct
-  // fits (abi.md §6.2). Nothing is ever written past out_len.
+  // fits. Nothing is ever written past out_len.
   if (out == nullptr || out_len < offsetof(nrt_version_t, rt_detail)) return NRT_INVALID;
   const nrt_version_t v = nrt_emu::platform::runtime_version();
   std::memcpy(out, &v, offsetof(nrt_version_t, rt_detail));
@@ -57,8 +57,8 @@ NRT_EMU_API void* nrt_get_libnccl_net(int* err_out, char* err_msg, size_t err_ms
   return handle;
 }
 
-// `action` is recorded with each line; its meaning is an open point of the
-// spec (abi.md §10.11), so the emu does not interpret it.
+// `action` is recorded with each line; the original's meaning of it is not
+// known, so the emu does not interpret it.
 NRT_EMU_API void nec_ndl_printk(char* str, uint32_t size, uint32_t action) {
   nrt_emu::log::nccom_text(str, size, action);
 }

@@ -134,7 +134,7 @@ NRT_STATUS NccomLoader::fail(std::string message) {
   return NRT_FAILURE;
 }
 
-// abi.md §2.1 steps 1–6. Holds mutex_.
+// libnrt's ncclInit up to the 37 dlsyms. Holds mutex_.
 NRT_STATUS NccomLoader::load_nccom() {
   nccom_ = dlopen_from_here(kNccomFile, RTLD_NOW);
   if (nccom_ == nullptr) {
@@ -190,7 +190,7 @@ NRT_STATUS NccomLoader::load_nccom() {
   return NRT_SUCCESS;
 }
 
-// abi.md §2.1 step 7: soft, never fatal. Holds mutex_.
+// The net plugin, as ncclInit opens it: soft, never fatal. Holds mutex_.
 void NccomLoader::open_net_plugin() {
   void* handle = dlopen_from_here(kNetFile, RTLD_NOW);
   std::string error;

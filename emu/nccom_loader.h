@@ -1,6 +1,6 @@
-// How the runtime loads libnccom: spec abi.md §2.1, step by step, with plain
-// dlopen/dlsym exactly as libnrt's ncclInit does it, plus the sticky init
-// error of the per-call wrappers (§2.2).
+// How the runtime loads libnccom: step by step, with plain dlopen/dlsym
+// exactly as libnrt's ncclInit does it, plus the sticky init error of its
+// per-call nccl* wrappers.
 //
 // One process-wide loader. load() runs once (until unload()); every query is
 // thread-safe. Nothing happens at library load time.
@@ -17,7 +17,7 @@ class NccomLoader {
  public:
   static NccomLoader& instance();
 
-  // Steps 1–7 of abi.md §2.1. Idempotent: later calls return the first
+  // All of libnrt's ncclInit load, net plugin included. Idempotent: later calls return the first
   // outcome (NRT_SUCCESS or NRT_FAILURE) until unload().
   NRT_STATUS load();
 
@@ -43,7 +43,7 @@ class NccomLoader {
   // dlsym calls made on libnccom's handle (debug query).
   int dlsym_count() const;
 
-  // The per-call wrapper's guard (abi.md §2.2): if the sticky init error is
+  // The guard of libnrt's per-call wrappers: if the sticky init error is
   // armed, logs "NCCL init error: %s", disarms it and answers NRT_FAILURE;
   // otherwise NRT_SUCCESS when libnccom is loaded, NRT_UNINITIALIZED if not.
   NRT_STATUS guard();

@@ -12,8 +12,8 @@ namespace nrt_emu::platform {
 namespace {
 
 // Sizes are the largest instance of each family (trn1.32xlarge,
-// trn2.48xlarge); Trn3's instance size is not in the spec, hence UNKNOWN.
-// trn3-switch-v1 is a Trn3 node of a NeuronSwitch pod (topology.md §2.1):
+// trn2.48xlarge); Trn3's instance size is not known, hence UNKNOWN.
+// trn3-switch-v1 is a Trn3 node of a NeuronSwitch pod (neuronIsTrn3SwitchV1Family):
 // libnccom tells it from trn3 only by the pod type in the device info, and
 // it exists with 16 devices and LNC 2 only (plugins/topo_neuron decision 4).
 // Its pod is this one node: the emu has no second node to switch to.
@@ -99,7 +99,7 @@ std::string configuration_error() {
 }
 
 const char* git_hash() {
-  // libnccom keeps the first 8 bytes as the runtime's hash (abi.md §6.2), so
+  // libnccom keeps the first 8 bytes as the runtime's hash (nrt_version_t.git_hash), so
   // a shorter build id ("nogit" outside a repository) is padded with '0'.
   static const std::string hash = [] {
     std::string h = nccom_build_git_hash;

@@ -9,7 +9,7 @@
 
 namespace nrt_emu::platform {
 
-// Instance family values of the public nrt.h (topology.md §2.1).
+// Instance family values of the public nrt.h.
 enum Family : uint32_t { kFamilyUnknown = 0, kFamilyTrn1 = 2, kFamilyTrn2 = 5, kFamilyTrn3 = 10 };
 
 // Instance size values of the public nrt.h.
@@ -23,7 +23,7 @@ struct Spec {
   uint32_t family;
   uint32_t size;
   const char* arch;      // nrt_instance_info_t.arch_name
-  const char* revision;  // device_revision: the generation tag (topology.md §2.1)
+  const char* revision;  // device_revision: the generation tag
   nec_pod_type_t pod_type;
   int pod_nodes;         // nodes of the pod this host belongs to (1 when pod_type is NONE)
   int cores_per_device;  // physical NeuronCores per device

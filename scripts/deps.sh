@@ -15,7 +15,7 @@ packages=(
   libboost-dev libtomlplusplus-dev libfabric-dev libibverbs-dev
   libgtest-dev libgmock-dev
   clang libclang-rt-14-dev            # libFuzzer targets (tests/fuzz)
-  # peers: nccom-test under mpirun (tests/tools_nccom_test), the Open MPI and
+  # peers: nccom-test under mpirun (tests/tools/nccom-test), the Open MPI and
   # Gloo benchmark programs (bench/coll, bench/bootstrap)
   openmpi-bin libopenmpi-dev libgloo-dev
   # programs tests and benchmarks run

@@ -8,7 +8,7 @@
 // this rank's device memory, described to libnccom's proxy as one basic block
 // per channel and execution (src/dest FIFOs over the slots), published by
 // advancing the connector's index words and completed through semaphores —
-// the device's side of spec proxy.md §10–§11. Any other hop is a DIRECT
+// the device's side of the send/recv primitives' handshake. Any other hop is a DIRECT
 // link: the sender copies straight into the receiver's slots (the peer's
 // device memory, mapped from its memfd), with two counters in the
 // receiver's memory (tail: slices written, head: slices consumed).
@@ -211,7 +211,6 @@ class Ccom {
   int rank() const { return rank_; }
   int rank_n() const { return n_; }
   int channel_n() const { return static_cast<int>(chans_.size()); }
-  int kanga_lane_n() const { return static_cast<int>(kanga_.size()); }
   const std::string& error() const { return error_; }
 
  private:

@@ -50,7 +50,7 @@ void add_recv(NetBlock& b, uint8_t* slot, void* mhandle, uint64_t bytes, int src
 void close_fifos(NetBlock& b);
 
 // The network task of one execution: one stream per block, gated on the
-// device's trigger words (proxy.md §13.4). No blocks, no task.
+// device's trigger words, as libnrt's network task step() is. No blocks, no task.
 class NetTask {
  public:
   NetTask() = default;

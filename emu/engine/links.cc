@@ -1,6 +1,6 @@
 // Ccom's links to same-host peers that are not set up per ring channel:
 // mapping a peer's engine memory, the send side of a DIRECT hop into it, and
-// the kangaRing lanes of a Trn3 Switch-V1 node (rings.md §6).
+// the kangaRing lanes of a Trn3 Switch-V1 node.
 #include "ccom.h"
 
 #include "../runtime_log.h"
@@ -35,7 +35,7 @@ std::string Ccom::map_direct_send(Channel& c, uint64_t slots, uint64_t tail, uin
   return "";
 }
 
-// kangaRing lanes (rings.md §6): libnccom's paths when it built some and
+// kangaRing lanes: libnccom's paths when it built some and
 // every rank is on this host; lane k = engine channel k, so at most as many
 // lanes as ring channels. A multi-host communicator keeps its ring channels
 // for everything: the paths cover one node's ranks only.

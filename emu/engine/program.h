@@ -12,7 +12,7 @@
 // The k-th SEND of a rank on a channel is the k-th RECV of its ring
 // successor on that channel: both build the same round structure, so slice
 // sizes always agree. Pure computation, no I/O — unit-tested on its own by
-// executing programs of every rank in memory (tests/engine_e2e, ProgramSim).
+// executing programs of every rank in memory (tests/e2e/engine, ProgramSim).
 #pragma once
 
 #include "dtype.h"

@@ -85,8 +85,8 @@ Plan* Ccom::plan_for(const nrt_emu_coll_args_t& a, const CollDesc& d, std::strin
   p.recv = a.recv;
   p.send_to = a.send_to;
   p.recv_from = a.recv_from;
-  // kangaRing is for the intra-node all-gather and reduce-scatter legs
-  // (rings.md §6.4): all-reduce (reduce-scatter + all-gather), all-gather
+  // kangaRing is for the intra-node all-gather and reduce-scatter legs,
+  // as in libnrt: all-reduce (reduce-scatter + all-gather), all-gather
   // and reduce-scatter run over the lanes when there are any.
   p.kanga = !kanga_.empty() && (d.coll == Coll::AllReduce || d.coll == Coll::AllGather || d.coll == Coll::ReduceScatter);
   if (std::string e = build_plan(p); !e.empty()) {

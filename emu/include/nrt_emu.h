@@ -4,7 +4,7 @@
  *
  * The reference runtime stands in for AWS's libnrt on machines without a
  * Neuron device: it provides the 20 callbacks libnccom imports @NRT_2.0.0
- * and loads libnccom exactly as libnrt does (spec abi.md §2). These functions
+ * and loads libnccom exactly as libnrt does. These functions
  * are what tests and tools use to drive and inspect it. A real libnrt has
  * none of them.
  *
@@ -45,10 +45,10 @@ NRT_EMU_PUBLIC const char *nrt_emu_nccom_path(void);
  * NULL if it was never called. */
 NRT_EMU_PUBLIC const nec_version_info_t *nrt_emu_nccom_version(void);
 
-/* The message a failed load recorded (the spec's exact text), else NULL. */
+/* The message a failed load recorded (libnrt's exact text), else NULL. */
 NRT_EMU_PUBLIC const char *nrt_emu_last_error(void);
 
-/* The per-call wrapper guard of abi.md §2.2, for code that calls through the
+/* The guard of libnrt's per-call nccl* wrappers, for code that calls through the
  * table: if the load armed its sticky error, logs "NCCL init error: %s",
  * clears it and returns NRT_FAILURE (once); otherwise NRT_SUCCESS when
  * libnccom is loaded and NRT_UNINITIALIZED when it is not. */
@@ -183,7 +183,7 @@ NRT_EMU_PUBLIC NRT_STATUS nrt_emu_devmem_channel(nrt_emu_devmem_t *mem, int id,
                                                  enc_net_connector_t *net_send,
                                                  enc_channel_prefix_t **out);
 
-/* ==== The proxy worker (spec proxy.md §13) =================================
+/* ==== The proxy worker (libnrt's driver side) =============================
  * One queue and one worker thread ("proxy-<tid>") per shared-proxy group.
  * A rank's group is rank / NEURON_RT_RANKS_PER_NETWORK_PROXY (1..4096,
  * default 1: one worker per rank). The rank is the caller's local rank (the
@@ -274,7 +274,7 @@ NRT_EMU_PUBLIC nrt_emu_task_run_state_t nrt_emu_proxy_run_state(const nrt_emu_pr
 NRT_EMU_PUBLIC const char *nrt_emu_proxy_status_message(const nrt_emu_proxy_status_t *s);
 NRT_EMU_PUBLIC void nrt_emu_proxy_status_free(nrt_emu_proxy_status_t *s);
 
-/* ==== Collectives: the reference device engine (issue 7) ==================
+/* ==== Collectives: the reference device engine ============================
  * A CPU engine playing the Neuron device: per-rank device memory in shared
  * memory, ring algorithms over the communicator's channels, intra-host hops
  * as direct copies into the peer's device memory, inter-host hops as basic

@@ -13,7 +13,6 @@
 
 #include <cstring>
 
-using nccom::abi::not_implemented;
 namespace comm = nccom::comm;
 namespace bootstrap = nccom::bootstrap;
 

@@ -7,7 +7,7 @@
 #include "bootstrap/wire.h"
 #include "comm/settings.h"
 #include "common/result.h"
-#include "graph/summary.h"
+#include "rings/summary.h"
 
 #include <nccom/nrt_abi.h>
 
@@ -68,8 +68,8 @@ class Communicator {
   // The rings, kangaRing paths and MLA cycles neuronBuildGraphComm built
   // (empty before). neuronGetCommInfo hands out pointers into it, valid
   // until the next build or neuronFreeComm.
-  const std::optional<graph::GraphSummary>& graph() const { return graph_; }
-  void set_graph(graph::GraphSummary summary) { graph_ = std::move(summary); }
+  const std::optional<rings::GraphSummary>& graph() const { return graph_; }
+  void set_graph(rings::GraphSummary summary) { graph_ = std::move(summary); }
 
   // The transports built over the graph (nullptr before); replaced by a
   // later build, released with the communicator (before its mesh).
@@ -90,7 +90,7 @@ class Communicator {
   enc_neuron_device_info_t device_info_{};
   std::unique_ptr<bootstrap::PeerMesh> mesh_;
   std::vector<bootstrap::PeerRecord> peers_;
-  std::optional<graph::GraphSummary> graph_;
+  std::optional<rings::GraphSummary> graph_;
   std::unique_ptr<CommExtension> transports_;  // declared last: destroyed first
 };
 

@@ -96,7 +96,7 @@ Result<GraphSettings> graph_settings(const config::Config& config, bool is_rank0
   return s;
 }
 
-Result<graph::GraphSummary> build_comm_graph(comm::Communicator& comm) {
+Result<rings::GraphSummary> build_comm_graph(comm::Communicator& comm) {
   auto ctx = core::Context::get();
   if (!ctx) return ctx.take_error();
   const Backends& b = backends(**ctx);

@@ -8,7 +8,7 @@
 #include "comm/communicator.h"
 #include "common/result.h"
 #include "config/config.h"
-#include "graph/summary.h"
+#include "rings/summary.h"
 #include "graphbuild/node_topology.h"
 
 #include <nccom/topo_plugin.h>
@@ -22,6 +22,6 @@ Result<nccom_topo_machine_t> runtime_machine(const enc_neuron_device_info_t& dev
 // The graph settings of a configuration (topology.*, graph.*).
 Result<GraphSettings> graph_settings(const config::Config& config, bool is_rank0);
 
-Result<graph::GraphSummary> build_comm_graph(comm::Communicator& comm);
+Result<rings::GraphSummary> build_comm_graph(comm::Communicator& comm);
 
 }  // namespace nccom::graphbuild

@@ -1,8 +1,8 @@
 #include "graphbuild/rank_graph.h"
 
-#include "graph/fragment.h"
-#include "graph/channels.h"
-#include "graph/stage.h"
+#include "rings/fragment.h"
+#include "rings/channels.h"
+#include "rings/stage.h"
 
 #include <algorithm>
 #include <cstring>
@@ -70,7 +70,7 @@ Result<std::vector<int>> node_order(std::span<const TopoBackend> backends,
   return order;
 }
 
-Result<graph::GraphSummary> build_rank_graph(const RankGraphInput& in, const AllGather& all_gather) {
+Result<rings::GraphSummary> build_rank_graph(const RankGraphInput& in, const AllGather& all_gather) {
   const ClusterLayout& l = *in.layout;
   topo::TopoGraph graph = *in.graph;
 
@@ -78,9 +78,9 @@ Result<graph::GraphSummary> build_rank_graph(const RankGraphInput& in, const All
   std::vector<int32_t> counts(static_cast<size_t>(l.n_ranks), 0);
   counts[static_cast<size_t>(in.my_rank)] = graph.nChannels;
   if (Status s = all_gather(counts.data(), sizeof(int32_t)); !s) return s.take_error();
-  int agreed = graph::kMaxChannels;
+  int agreed = rings::kMaxChannels;
   for (int r = 0; r < l.n_ranks; ++r) {
-    if (counts[r] < 1 || counts[r] > graph::kMaxChannels) {
+    if (counts[r] < 1 || counts[r] > rings::kMaxChannels) {
       return make_error(NRT_INVALID, "rank " + std::to_string(r) + " reported " +
                                          std::to_string(counts[r]) +
                                          " ring channels; 1 to 32 are possible");
@@ -94,26 +94,26 @@ Result<graph::GraphSummary> build_rank_graph(const RankGraphInput& in, const All
   }
 
   // 2. Preset, gather the fragments, decode them all (untrusted bytes).
-  auto mine = graph::preset(graph, in.my_rank, in.kanga_paths);
+  auto mine = rings::preset(graph, in.my_rank, in.kanga_paths);
   if (!mine) return mine.take_error();
-  std::vector<uint8_t> wire(static_cast<size_t>(l.n_ranks) * graph::kFragmentBytes);
-  const auto bytes = graph::encodeFragment(*mine);
-  std::memcpy(wire.data() + static_cast<size_t>(in.my_rank) * graph::kFragmentBytes, bytes.data(),
+  std::vector<uint8_t> wire(static_cast<size_t>(l.n_ranks) * rings::kFragmentBytes);
+  const auto bytes = rings::encodeFragment(*mine);
+  std::memcpy(wire.data() + static_cast<size_t>(in.my_rank) * rings::kFragmentBytes, bytes.data(),
               bytes.size());
-  if (Status s = all_gather(wire.data(), graph::kFragmentBytes); !s) return s.take_error();
-  std::vector<graph::TopoRanks> fragments;
+  if (Status s = all_gather(wire.data(), rings::kFragmentBytes); !s) return s.take_error();
+  std::vector<rings::TopoRanks> fragments;
   fragments.reserve(static_cast<size_t>(l.n_ranks));
   for (int r = 0; r < l.n_ranks; ++r) {
-    auto f = graph::decodeFragment(
-        std::span<const uint8_t>(wire.data() + static_cast<size_t>(r) * graph::kFragmentBytes,
-                                 graph::kFragmentBytes),
+    auto f = rings::decodeFragment(
+        std::span<const uint8_t>(wire.data() + static_cast<size_t>(r) * rings::kFragmentBytes,
+                                 rings::kFragmentBytes),
         r, l.n_ranks);
     if (!f) return f.take_error();
     fragments.push_back(*f);
   }
 
   // 3. Stitch.
-  graph::StageInput stage;
+  rings::StageInput stage;
   stage.postset.fragments = fragments;
   stage.postset.nodesFirstRank = l.nodes_first_rank;
   stage.postset.nodeOrder = in.node_order;
@@ -127,12 +127,12 @@ Result<graph::GraphSummary> build_rank_graph(const RankGraphInput& in, const All
   stage.localKanga = in.kanga_paths;
   stage.nodeRanks = l.node_ranks[static_cast<size_t>(l.rank_node[in.my_rank])];
   stage.strictMla = in.strict_mla;
-  auto summary = graph::runPostsetStage(stage);
+  auto summary = rings::runPostsetStage(stage);
   if (!summary) return summary;
   // The NIC of every ring channel, from the searched graph (doubled channels
   // wrap onto the searched ones, as ncclTopoGetNetDev does).
   for (int c = 0; c < summary->rings.nChannels; ++c) {
-    auto nic = graph::netDevForChannel(&graph, in.my_rank, c);
+    auto nic = rings::netDevForChannel(&graph, in.my_rank, c);
     summary->channelNic.push_back(nic ? *nic : -1);
   }
   return summary;

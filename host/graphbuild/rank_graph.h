@@ -6,7 +6,7 @@
 #pragma once
 
 #include "common/result.h"
-#include "graph/summary.h"
+#include "rings/summary.h"
 #include "graphbuild/topo_backend.h"
 #include "topo/graph.h"
 
@@ -80,6 +80,6 @@ struct RankGraphInput {
 
 // Two all-gathers: the channel counts (every rank uses the minimum, as
 // upstream does across nodes whose searches differ), then the fragments.
-Result<graph::GraphSummary> build_rank_graph(const RankGraphInput& in, const AllGather& all_gather);
+Result<rings::GraphSummary> build_rank_graph(const RankGraphInput& in, const AllGather& all_gather);
 
 }  // namespace nccom::graphbuild

@@ -1,6 +1,6 @@
 #include "graphbuild/simulate.h"
 
-#include "graph/fragment.h"
+#include "rings/fragment.h"
 
 #include <algorithm>
 #include <cstring>
@@ -50,7 +50,7 @@ Result<SimulatedCluster> simulate_cluster(std::span<const TopoBackend> backends,
   if (!order) return order.take_error();
   out.node_order = std::move(*order);
 
-  out.agreed_channels = graph::kMaxChannels;
+  out.agreed_channels = rings::kMaxChannels;
   for (const NodeTopology& t : out.nodes) out.agreed_channels = std::min(out.agreed_channels, t.graph.nChannels);
   out.fragments.resize(static_cast<size_t>(l.n_ranks));
   for (int r = 0; r < l.n_ranks; ++r) {
@@ -59,16 +59,16 @@ Result<SimulatedCluster> simulate_cluster(std::span<const TopoBackend> backends,
     g.intra.resize(static_cast<size_t>(g.nChannels) * g.nLocal);
     g.inter.resize(static_cast<size_t>(g.nChannels));
     const bool switch_v1 = is_switch_v1(req.machine);
-    auto f = graph::preset(g, r, switch_v1 ? out.nodes[l.rank_node[r]].kanga_paths
+    auto f = rings::preset(g, r, switch_v1 ? out.nodes[l.rank_node[r]].kanga_paths
                                            : std::vector<std::vector<int>>{});
     if (!f) return f.take_error();
-    const auto bytes = graph::encodeFragment(*f);
+    const auto bytes = rings::encodeFragment(*f);
     out.fragments[r].assign(bytes.begin(), bytes.end());
   }
   return out;
 }
 
-Result<graph::GraphSummary> simulate_rank(const SimulatedCluster& c, int rank) {
+Result<rings::GraphSummary> simulate_rank(const SimulatedCluster& c, int rank) {
   if (rank < 0 || rank >= c.layout.n_ranks) {
     return make_error(NRT_INVALID, "rank " + std::to_string(rank) + " is not in the simulated "
                                    "cluster of " + std::to_string(c.layout.n_ranks) + " ranks");
@@ -82,7 +82,7 @@ Result<graph::GraphSummary> simulate_rank(const SimulatedCluster& c, int rank) {
       if (call == 0 && per_rank == sizeof(int32_t)) {
         const int32_t n = c.nodes[c.layout.rank_node[r]].graph.nChannels;
         std::memcpy(out + r * per_rank, &n, sizeof n);
-      } else if (call == 1 && per_rank == graph::kFragmentBytes) {
+      } else if (call == 1 && per_rank == rings::kFragmentBytes) {
         std::memcpy(out + r * per_rank, c.fragments[r].data(), per_rank);
       } else {
         return make_error(NRT_FAILURE, "simulated all-gather: unexpected call " +

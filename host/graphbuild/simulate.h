@@ -37,6 +37,6 @@ Result<SimulatedCluster> simulate_cluster(std::span<const TopoBackend> backends,
                                           const ClusterRequest& request);
 
 // One rank's rings, kangaRing paths and MLA cycles.
-Result<graph::GraphSummary> simulate_rank(const SimulatedCluster& cluster, int rank);
+Result<rings::GraphSummary> simulate_rank(const SimulatedCluster& cluster, int rank);
 
 }  // namespace nccom::graphbuild

@@ -34,7 +34,4 @@ struct LoadError {
 // "NotFound", "DlopenFailed", ... (stable; for logs and test output).
 const char* to_string(LoadErrorKind kind);
 
-// For propagation towards the C boundary, where only an NRT_STATUS survives.
-inline Error to_error(const LoadError& e) { return make_error(NRT_FAILURE, e.message); }
-
 }  // namespace nccom::plugin

@@ -14,17 +14,6 @@ const char* nodeTypeName(NodeType t) {
   return i >= 0 && i < kNodeTypeCount ? kNames[i] : "?";
 }
 
-const char* linkTypeName(LinkType t) {
-  switch (t) {
-    case LinkType::LOC: return "LOC";
-    case LinkType::NVL: return "NVL";
-    case LinkType::PCI: return "PCI";
-    case LinkType::SYS: return "SYS";
-    case LinkType::NET: return "NET";
-  }
-  return "?";
-}
-
 namespace {
 constexpr const char* kPathNames[] = {"LOC", "NVL", "NVB", "PIX", "PXB", "PHB", "SYS"};
 }

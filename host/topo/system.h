@@ -26,7 +26,6 @@ inline constexpr int kNodeTypeCount = 6;
 enum class LinkType : int { LOC = 0, NVL = 1, PCI = 3, SYS = 6, NET = 7 };
 
 const char* nodeTypeName(NodeType t);
-const char* linkTypeName(LinkType t);
 const char* pathTypeName(PathType t);  // "LOC", "NVL", "NVB", "PIX", "PXB", "PHB", "SYS"
 // Inverse of pathTypeName (exact, upper case); nullopt for anything else.
 std::optional<PathType> pathTypeFromName(std::string_view name);

@@ -191,11 +191,6 @@ Result<int64_t> XmlNode::getIntOr(std::string_view key, int64_t fallback) const 
   return getInt(key);
 }
 
-Result<double> XmlNode::getFloatOr(std::string_view key, double fallback) const {
-  if (!hasAttribute(key)) return fallback;
-  return getFloat(key);
-}
-
 Status XmlNode::setAttribute(std::string_view key, std::string_view value, const XmlLimits& limits) {
   for (auto& a : attrs_) {
     if (a.key == key) {

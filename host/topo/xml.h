@@ -74,7 +74,6 @@ class XmlNode {
   Result<uint64_t> getHex(std::string_view key) const;  // "0x1f" or "1f"
   // Absent: the default; present but malformed: an error.
   Result<int64_t> getIntOr(std::string_view key, int64_t fallback) const;
-  Result<double> getFloatOr(std::string_view key, double fallback) const;
 
   // Setters replace an existing value in place (order kept) or append.
   Status setAttribute(std::string_view key, std::string_view value, const XmlLimits& limits = {});

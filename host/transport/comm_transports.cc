@@ -53,7 +53,7 @@ nccom_transport_comm_t transport_services(const comm::Communicator& comm,
 CommTransports::~CommTransports() = default;
 
 Result<std::unique_ptr<CommTransports>> CommTransports::connect(
-    comm::Communicator& comm, const graph::GraphSummary& graph,
+    comm::Communicator& comm, const rings::GraphSummary& graph,
     std::vector<const TransportBackend*> backends, const NetForTransports& net,
     const TransportSettings& settings) {
   std::unique_ptr<CommTransports> t(new CommTransports());
@@ -73,14 +73,14 @@ Result<std::unique_ptr<CommTransports>> CommTransports::connect(
     break;
   }
   const int me = comm.rank();
-  const graph::Rings& rings = graph.rings;
+  const rings::Rings& rings = graph.rings;
   t->channels_.resize(static_cast<size_t>(rings.nChannels));
   if (comm.nranks() == 1) return t;
 
   // Setup: every end writes its blob for the peer (selectTransport per pair).
   std::vector<PendingEnd> pending;
   for (int ch = 0; ch < rings.nChannels; ++ch) {
-    const graph::RingChannel& ring = rings.channels[static_cast<size_t>(ch)];
+    const rings::RingChannel& ring = rings.channels[static_cast<size_t>(ch)];
     for (const bool send : {false, true}) {
       const int peer = send ? ring.next : ring.prev;
       if (peer < 0 || peer >= comm.nranks() || peer == me) {

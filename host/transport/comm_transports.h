@@ -10,7 +10,7 @@
 
 #include "comm/communicator.h"
 #include "common/result.h"
-#include "graph/summary.h"
+#include "rings/summary.h"
 #include "proxy/scheduler.h"
 #include "transport/link_exchange.h"
 #include "transport/selection.h"
@@ -52,7 +52,7 @@ class CommTransports : public comm::CommExtension {
   // Connects every ring channel of `graph` (no-op for one rank). Every
   // failure names the channel, the peer and the transport.
   static Result<std::unique_ptr<CommTransports>> connect(comm::Communicator& comm,
-                                                         const graph::GraphSummary& graph,
+                                                         const rings::GraphSummary& graph,
                                                          std::vector<const TransportBackend*> backends,
                                                          const NetForTransports& net,
                                                          const TransportSettings& settings);

@@ -110,7 +110,6 @@ class Topology {
 
   const std::vector<NeuronNode>& nodes() const { return nodes_; }
   const SearchStats& stats() const { return stats_; }
-  int maxPriority() const { return maxPriority_; }
 
  private:
   struct Dfs;

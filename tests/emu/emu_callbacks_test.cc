@@ -173,6 +173,6 @@ TEST(EmuCallbacks, LibncclNetBeforeAnyLoadSaysWhyAndTruncates) {
 }
 
 // The dynamic-size callbacks now work over a table (emu/README.md); their
-// bounds checks are EmuDynamicSizes.* in tests/emu_proxy.
+// bounds checks are EmuDynamicSizes.* in tests/emu/proxy.
 
 }  // namespace

@@ -8,7 +8,7 @@
 // built system stays within NCCL_TOPO_MAX_NODES per type; computed paths
 // never have more hops than the graph has nodes.
 //
-// Not one of the bootstrap wire targets: its replay runs in tests/topo
+// Not one of the bootstrap wire targets: its replay runs in tests/host/topo
 // (TopoXml.FuzzTargetReplay), its libFuzzer build is the last block of
 // tests/fuzz/CMakeLists.txt, its seeds are tests/fuzz/corpus/topo_xml/.
 #include "fuzz_support.h"

@@ -2,11 +2,11 @@
 // platform, the real topology plugins loaded as the communicator loads
 // them, and one simulated cluster (host/graphbuild/simulate.h) computed
 // through them. The renderers (text, JSON, DOT) read a ToolResult; the
-// tests of tests/tools_topo use the same platform -> machine mapping.
+// tests of tests/tools/nccom-topo use the same platform -> machine mapping.
 #pragma once
 
 #include "common/result.h"
-#include "graph/summary.h"
+#include "rings/summary.h"
 #include "graphbuild/simulate.h"
 #include "graphbuild/topo_backend.h"
 #include "plugin/plugin_loader.h"
@@ -77,7 +77,7 @@ struct ToolResult {
   PlatformChoice platform;
   graphbuild::ClusterRequest cluster_request;
   graphbuild::SimulatedCluster cluster;
-  graph::GraphSummary summary;  // request.rank's rings
+  rings::GraphSummary summary;  // request.rank's rings
 };
 
 // Checks the request (ranks per node against the node's logical cores, the

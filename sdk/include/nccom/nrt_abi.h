@@ -44,7 +44,6 @@ NCCOM_ABI_ASSERT(sizeof(void *) == 8 && sizeof(long) == 8 && sizeof(int) == 4,
 #define NCCOM_VERSION_INFO_SIZE 56u      /* size libnrt passes to neuronGetVersionInfo */
 #define NCCOM_EXPORT_COUNT 37            /* neuron* entry points */
 #define NCCOM_IMPORT_COUNT 20            /* nec_* + nrt_* callbacks, all @NRT_2.0.0 */
-#define NCCOM_NRT_VERSION_NODE "NRT_2.0.0"
 
 /* ---- NRT_STATUS (abi.md §4): the return type of the exports -------------- */
 
