@@ -15,7 +15,7 @@ namespace {
 // trn2.48xlarge); Trn3's instance size is not known, hence UNKNOWN.
 // trn3-switch-v1 is a Trn3 node of a NeuronSwitch pod (neuronIsTrn3SwitchV1Family):
 // libnccom tells it from trn3 only by the pod type in the device info, and
-// it exists with 16 devices and LNC 2 only (plugins/topo_neuron decision 4).
+// it exists with 16 devices and LNC 2 only (docs/decisions/topo-neuron.md, decision 4).
 // Its pod is this one node: the emu has no second node to switch to.
 constexpr Spec kPlatforms[] = {
     {"emu", kFamilyUnknown, kSizeUnknown, "emu", "emu", NEC_POD_TYPE_NONE, 1, 2, 0, 0},

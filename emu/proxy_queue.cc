@@ -96,7 +96,7 @@ void Queue::run() {
   }
   cv_.notify_all();
 
-  // Placement first, before any task (spec §13.1). A failure is not fatal:
+  // Placement first, before any task, as libnrt does. A failure is not fatal:
   // the worker keeps the affinity it inherited.
   cpu_set_t saved;
   CPU_ZERO(&saved);

@@ -1,6 +1,6 @@
-// The proxy queues of the reference runtime (spec proxy.md §13.1, §13.3):
-// one queue and one worker thread per shared-proxy group, in a process-global
-// map gid → {queue, refcount} under a mutex.
+// The proxy queues of the reference runtime, shaped like libnrt's
+// enc_proxy_queue: one queue and one worker thread per shared-proxy group, in a
+// process-global map gid → {queue, refcount} under a mutex.
 //
 // Group of a rank: rank / NEURON_RT_RANKS_PER_NETWORK_PROXY (1..4096,
 // default 1). The worker is named "proxy-<tid>" and, before it takes any

@@ -13,7 +13,7 @@ namespace nrt_emu::proxy {
 namespace {
 
 constexpr uint32_t kTriggerArmed = 0xFFFFFFFFu;
-constexpr int kTaskTypeNetwork = 1;  // proxy.md §13.2: UNKNOWN=0, NETWORK=1, BARRIER=2
+constexpr int kTaskTypeNetwork = 1;  // libnrt's task_type: UNKNOWN=0, NETWORK=1, BARRIER=2
 
 std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 std::string format(const char* fmt, ...) {

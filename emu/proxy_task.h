@@ -1,5 +1,5 @@
-// A network proxy task of the reference runtime (spec proxy.md §13.2, §13.4)
-// and the status object its consumers wait on.
+// A network proxy task of the reference runtime (libnrt's enc_proxy_task and
+// its step()) and the status object its consumers wait on.
 //
 // A task is one execution of a comm over 1..4 streams. Run states:
 //   INIT ──(skip)──────────────────────────────────────────────> DONE

@@ -1,4 +1,4 @@
-// nccom_bench_proxy — the proxy's overhead (issue 6's figures).
+// nccom_bench_proxy — the proxy's overhead.
 //
 //   nccom_bench_proxy rate  [--nets zero,zero-copy] [--blocks 1,64,512] [--bytes 4096]
 //                           [--paths transport,scheduler] [--slices 200000] [--repeat 3]

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The proxy-overhead benchmark (issue 6's figures), bench/proxy/README.md:
+# The proxy-overhead benchmark, bench/proxy/README.md:
 #   1. rate  — slices per second through the NET_NEURON proxy primitives over
 #              a zero-cost net, blocks of 1, 64 and 512 slices, ticked
 #              directly and through the host's proxy scheduler;

@@ -135,8 +135,9 @@ std::string Ccom::init(const nrt_emu_ccom_config_t& cfg) {
   }
   if (NRT_STATUS s = t_->neuronInitGlobalComm(rank_, n_, &dev, root, &comm_, "nrt_emu_ccom"); s != NRT_SUCCESS)
     return st("neuronInitGlobalComm", s);
-  // Test seam (README.md): this rank's process dies between libnccom's two
-  // init calls, while its peers are already connecting their rings.
+  // Test seam (docs/internals/emu.md, "Environment"): this rank's process
+  // dies between libnccom's two init calls, while its peers are already
+  // connecting their rings.
   if (const auto k = env::int_knob("NEURON_RT_EMU_DEBUG_KILL_AFTER_INIT", -1, -1, INT32_MAX); k && *k == rank_) {
     raise(SIGKILL);
   }

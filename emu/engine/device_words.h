@@ -28,7 +28,8 @@ inline volatile uint32_t* post_word(enc_net_connector_t* c, bool send) {
   return send ? &hm->post_send[0].index : &hm->post_recv[0].index;
 }
 
-// One FIFO entry released to the proxy (transport README, decision 4).
+// One FIFO entry released to the proxy (docs/decisions/net-neuron-transport.md,
+// decision 4).
 inline void publish(volatile uint32_t* word) {
   __atomic_store_n(word, (load32(word) + 1) % kIndexLoop, __ATOMIC_RELEASE);
 }

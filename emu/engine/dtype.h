@@ -4,7 +4,7 @@
 // compute reference results (tools/nccom-test), as the static library
 // `nrt_emu_dtype`. Pure computation: no I/O, no allocation in the kernels.
 //
-// Semantics (decisions, emu/engine/README.md "Element types and reductions"):
+// Semantics (docs/decisions/emu-engine.md, "Element types and reductions"):
 //  * Integers wrap (two's complement, modulo 2^bits) on sum and prod; min/max
 //    compare as the signed/unsigned type. Avg on integers = sum, then
 //    truncating division by the rank count (as the tool's reference does).

@@ -13,7 +13,8 @@
 //
 // fp16 and bf16 are widened to float, combined and rounded back in the same
 // loop (reduce_formats.h); fp8 looks the answer up in a per-operation table
-// of all 2^16 pairs (PairTable). Decisions and figures: README.md.
+// of all 2^16 pairs (PairTable). Decisions: docs/decisions/emu-engine.md;
+// figures: docs/internals/emu-engine.md, "Speed".
 #include <array>
 #include <bit>
 #include <cstdint>
@@ -137,7 +138,7 @@ void int_op(RedOp op, void* dst, const void* a, const void* b, size_t n) {
 // fp8: with 2^16 possible (a, b) pairs, one 64 KiB table per format and
 // operation (built on first use, by the Narrow kernel itself, so the results
 // are the same bits) replaces the conversions: about 4x faster than
-// converting (README.md, "Speed"). Static storage, no heap.
+// converting (docs/internals/emu-engine.md, "Speed"). Static storage, no heap.
 template <class Fmt, class Op>
 struct PairTable {
   using Elem = uint8_t;

@@ -10,7 +10,8 @@
  *
  * Environment (read when used, never at load time): NEURON_RT_EMU_PLATFORM,
  * NEURON_RT_EMU_DEVICES, NEURON_RT_EMU_TOTAL_VNC_COUNT,
- * NEURON_RT_VIRTUAL_CORE_SIZE, NEURON_RT_LOG_LEVEL — see emu/README.md.
+ * NEURON_RT_VIRTUAL_CORE_SIZE, NEURON_RT_LOG_LEVEL — see docs/internals/emu.md
+ * ("Environment").
  *
  * Pure C; usable from C++.
  */
@@ -279,8 +280,9 @@ NRT_EMU_PUBLIC void nrt_emu_proxy_status_free(nrt_emu_proxy_status_t *s);
  * memory, ring algorithms over the communicator's channels, intra-host hops
  * as direct copies into the peer's device memory, inter-host hops as basic
  * blocks of descriptor FIFOs run by libnccom's network proxy (through the
- * proxy worker above) and waited on through semaphores. See emu/engine/
- * README.md and docs/user-guide.md ("The reference runtime's C API"). */
+ * proxy worker above) and waited on through semaphores. See
+ * docs/internals/emu-engine.md and docs/user-guide.md ("The reference
+ * runtime's collective API"). */
 typedef struct nrt_emu_ccom nrt_emu_ccom_t; /* one rank: its comm + device */
 
 typedef enum {

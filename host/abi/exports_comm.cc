@@ -1,5 +1,5 @@
-// Communicator and bootstrap exports (abi.md §3 slots 1–6, 11–13, 18, 19;
-// init-bootstrap §3). Thin: check the arguments the runtime hands over, call
+// Communicator and bootstrap exports (export-table slots 1–6, 11–13, 18,
+// 19). Thin: check the arguments the runtime hands over, call
 // the communicator layer, map its error to the NRT_STATUS it carries.
 #include "abi/export.h"
 #include "comm/communicator.h"
@@ -119,9 +119,9 @@ NCCOM_API NRT_STATUS neuronInitComm(void** comm_out, int rank_n, char* id, int r
   return init(comm_out, request);
 }
 
-// The second phase of bring-up (rings.md §2): topology, rings, kangaRing
-// paths and MLA cycles, then a connector per ring channel and direction and
-// the proxy scheduler over them.
+// The second phase of bring-up (the original's buildGraphTransportsRank):
+// topology, rings, kangaRing paths and MLA cycles, then a connector per ring
+// channel and direction and the proxy scheduler over them.
 NCCOM_API NRT_STATUS neuronBuildGraphComm(void* handle) {
   comm::Communicator* c = lookup(handle, "neuronBuildGraphComm");
   if (c == nullptr) return NRT_INVALID_HANDLE;
@@ -244,8 +244,8 @@ NCCOM_API NRT_STATUS neuronGetPeerDeviceId(void* handle, int peer, int* dev_out)
 }
 
 // Saves the caller's mask, then applies `override_mask` when given. The
-// topology-driven choice (ncclTopoSetAffinity) comes with the topology
-// issue; until then no override means the mask is left as it is.
+// original's topology-driven choice (ncclTopoSetAffinity) is not made: no
+// override means the mask is left as it is.
 NCCOM_API NRT_STATUS neuronSetAffinity(void* handle, nccom_cpu_set_t* override_mask,
                                        nccom_cpu_set_t* save, int core) {
   comm::Communicator* c = lookup(handle, "neuronSetAffinity");

@@ -1,4 +1,4 @@
-// Net-plugin exports (abi.md §3 slots 21–36, §8; transports.md §3.3): thin
+// Net-plugin exports (export-table slots 21–36): thin
 // wrappers over the process's net plugin (host/net/selection.h), which is
 // selected lazily by whichever of them runs first.
 //

@@ -1,4 +1,4 @@
-// Proxy and NET_NEURON transport exports (abi.md §3 slots 7–10, 14–17, 20).
+// Proxy and NET_NEURON transport exports (export-table slots 7–10, 14–17, 20).
 // Enum-valued arguments (pattern, connectivity, comm type, memory type)
 // arrive as the integers libnrt passed and are checked by the code that
 // interprets them; nothing here reads them as enums.
@@ -41,7 +41,7 @@ NRT_STATUS status_of(const nccom::Error& e) {
 // mismatch fails on every rank). MESH: a send and a receive end to every
 // other rank; RDH: to the recursive doubling/halving partners; DEFAULT: the
 // rings only. Each pair over the transport the selection picks (NET_NEURON
-// across servers, P2P within one); idempotent (host/transport/README.md).
+// across servers, P2P within one); idempotent (docs/decisions/transport.md).
 NCCOM_API NRT_STATUS neuronExpandConnectivity(void* comm, uint32_t conn) {
   comm::Communicator* c = comm::find_handle(comm);
   if (c == nullptr) {
@@ -91,7 +91,8 @@ NCCOM_API NRT_STATUS neuronStopNetworkProxy(void* comm, uint32_t stream) {
   return NRT_SUCCESS;
 }
 
-// Any failure of the progress path is NRT_NETWORK_PROXY_FAILURE (abi.md §4).
+// Any failure of the progress path is NRT_NETWORK_PROXY_FAILURE, as in the
+// original.
 // idle/done are assigned, not AND-ed (docs/decisions.md, "Proxy").
 NCCOM_API NRT_STATUS neuronNetworkProxyProgress(void* comm, uint32_t stream,
                                                 uint32_t basic_block_id, bool* idle, bool* done) {
@@ -111,7 +112,7 @@ NCCOM_API NRT_STATUS neuronNetworkProxyProgress(void* comm, uint32_t stream,
 // a = the runtime device id (enc_peer_info.neuron_dev), b = its routing id
 // (enc_peer_info.rid); the answer is the net device index nearest to that
 // device, from what neuronBuildGraphComm learnt in this process
-// (host/transport/README.md, decision 6).
+// (docs/decisions/transport.md, decision 6).
 NCCOM_API NRT_STATUS neuronPreferredNcRidNic(uint32_t a, uint32_t b, int* nic_out) {
   if (nic_out == nullptr) {
     NCCOM_WARN("neuronPreferredNcRidNic: nic_out is NULL");

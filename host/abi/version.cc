@@ -1,4 +1,4 @@
-// neuronGetVersionInfo — slot 0, the runtime's compatibility gate (abi.md §6.1).
+// neuronGetVersionInfo — slot 0, the runtime's compatibility gate.
 //
 // Callable before anything else, with no side effects: no logging, no
 // configuration, no allocation. It writes only the fields the caller's size

@@ -1,5 +1,6 @@
-// All-gather algorithms over any point-to-point transport (init-bootstrap
-// §11.2): ring (type 1), recursive doubling (7), Bruck (8). Pure schedules:
+// All-gather algorithms over any point-to-point transport, with the message
+// types of the original's bootstrapAllGather: ring (type 1), recursive
+// doubling (7), Bruck (8). Pure schedules:
 // the same on every rank, depending only on (nranks, size), so they are
 // tested with an in-process transport and run over sockets unchanged.
 #pragma once

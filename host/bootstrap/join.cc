@@ -98,8 +98,9 @@ Error no_root(const JoinOptions& o, const Error& inner) {
 
 }  // namespace detail
 
-// Flat (§9.4): check in with the root, learn the ring successor, then a ring
-// all-gather of the 28-byte listen addresses over the mesh.
+// Flat (the original's bootstrapInitFlat): check in with the root, learn the
+// ring successor, then a ring all-gather of the 28-byte listen addresses over
+// the mesh.
 Result<Joined> join_flat(const JoinOptions& o, Socket listener) {
   const Deadline deadline = Clock::now() + o.handshake_timeout;
   const std::string root = o.id.root.to_string();

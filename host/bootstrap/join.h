@@ -1,7 +1,7 @@
 // Joining a communicator's bootstrap: the rank side of the handshake with the
-// root, flat (init-bootstrap §9.4) or hierarchical through a local leader per
-// host (§10, our protocol: docs/decisions.md). Both end the same way: a
-// PeerMesh that knows every rank's address, plus cluster_id and epoch.
+// root, flat (as the original's bootstrapInitFlat) or hierarchical through a
+// local leader per host (our protocol: docs/decisions.md). Both end the same
+// way: a PeerMesh that knows every rank's address, plus cluster_id and epoch.
 #pragma once
 
 #include "bootstrap/peer_mesh.h"

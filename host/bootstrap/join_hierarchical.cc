@@ -1,12 +1,12 @@
-// The hierarchical handshake (init-bootstrap §10; the protocol is ours, see
-// docs/decisions.md). Ranks of one host (equal host hash) meet on an
-// abstract Unix socket named after the id's secret and the host hash: the
-// first to bind it is the host's leader, the others connect to it. Only
-// leaders talk to the root: each forwards its members' check-ins as they
-// arrive, so the root needs one connection per host instead of one per
-// rank, and no leader has to know in advance how many ranks its host runs.
-// The root answers every leader with the whole address table, which the
-// leader hands to its members; no ring all-gather is needed afterwards.
+// The hierarchical handshake (the protocol is ours, see docs/decisions.md).
+// Ranks of one host (equal host hash) meet on an abstract Unix socket named
+// after the id's secret and the host hash: the first to bind it is the host's
+// leader, the others connect to it. Only leaders talk to the root: each
+// forwards its members' check-ins as they arrive, so the root needs one
+// connection per host instead of one per rank, and no leader has to know in
+// advance how many ranks its host runs. The root answers every leader with the
+// whole address table, which the leader hands to its members; no ring
+// all-gather is needed afterwards.
 #include "bootstrap/join.h"
 
 #include "bootstrap/inbound.h"

@@ -1,7 +1,7 @@
 // PeerMesh — the bootstrap network of one communicator after the handshake:
-// every rank's listen address is known, and any rank can send typed messages
-// to any other (init-bootstrap §11.1). Connections are opened lazily, one
-// outgoing per peer, and each starts with a Hello carrying the unique id's
+// every rank's listen address is known, and any rank can send typed messages to
+// any other (the original's bootstrapSend/Recv). Connections are opened lazily,
+// one outgoing per peer, and each starts with a Hello carrying the unique id's
 // secret; connections without it are refused and logged, never trusted.
 //
 // Single-threaded progress: whoever calls send/recv/exchange drives all

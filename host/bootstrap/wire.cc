@@ -3,7 +3,7 @@
 // to a struct, so the code is the same on every host and every input byte is
 // looked at by exactly one get_*.
 //
-// Layouts this file chooses (init-bootstrap §17 open points 4, 5, 7):
+// Layouts this file chooses:
 //
 //   Hello (24)           0 u32 magic "NCCB"  4 u16 version  6 u16 zero
 //                        8 u64 secret  16 i32 rank  20 i32 nranks
@@ -11,9 +11,10 @@
 //   RootReply (64 + L)   0 u64 cluster_id  8 i64 epoch  16 successor (28)
 //                        44 u32 status  48 u32 error length L  52..64 zero
 //                        64 error text (L <= 4096 bytes)
-//     cluster_id at 0 and epoch at 8 are the spec's (§9.4 step 6, successor at
-//     16 as it infers); status and the error follow, so a success reply is the
-//     spec's record plus a zero tail. Status 0: a valid successor, no text.
+//     cluster_id at 0 and epoch at 8 are those of the original's root reply
+//     (INFO_FROM_ROOT; the successor at 16 is inferred); status and the error
+//     follow, so a success reply is the original's record plus a zero tail.
+//     Status 0: a valid successor, no text.
 //     Status != 0: 1..4096 bytes of text and an all-zero successor.
 //   LeaderReply (32 + L + 28n)   0 u64 cluster_id  8 i64 epoch  16 u32 status
 //                        20 u32 error length L  24 u32 n  28 u32 zero
@@ -26,7 +27,7 @@
 // stream or a foreign peer, and their evolution goes through kWireVersion.
 // The peer record is the exception: its unpublished bytes (8..16, 56..88,
 // 108..112) are ignored, not checked, so a later nccom may fill the rest of
-// the fork's extended block (open point 8) without breaking this decoder. The
+// the fork's extended block without breaking this decoder. The
 // encoder always writes them as zero. Error text may not contain NUL bytes
 // (it is logged and returned through C strings).
 #include "bootstrap/wire.h"

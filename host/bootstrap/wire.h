@@ -18,8 +18,8 @@
 namespace nccom::bootstrap {
 
 // ---- Message types ----------------------------------------------------------
-// Ring = 1, recursive doubling = 7, Bruck = 8 are the spec's (init-bootstrap
-// §11.2); the others are ours (open point 4), see docs/decisions.md.
+// Ring = 1, recursive doubling = 7, Bruck = 8 are the original's (its
+// bootstrapAllGather); the others are ours, see docs/decisions.md.
 enum class MsgType : uint32_t {
   kRing = 1,
   kInfoToRoot = 2,       // rank -> root (or local leader): ExtInfo
@@ -39,7 +39,7 @@ inline constexpr std::size_t kMaxRefusalBytes = 4096;  // a REFUSED message's te
 const char* msg_type_name(uint32_t type);
 
 // ---- The unique id (128 bytes, opaque to the runtime) ------------------------
-// [0, 28)   root listen address (socketAddress wire form; spec open point 7: offset 0)
+// [0, 28)   root listen address (socketAddress wire form, at offset 0)
 // [28, 32)  magic "NCID"
 // [32, 40)  secret: random 64-bit value every bootstrap connection must present
 // [40]      protocol: 0 = flat, 1 = hierarchical (chosen by the root)
@@ -87,7 +87,7 @@ struct MessageHeader {
   static Result<MessageHeader> decode(const uint8_t* bytes, std::size_t length);
 };
 
-// ---- extInfo: rank -> root check-in (init-bootstrap §9.3), 56 bytes -----------
+// ---- extInfo: rank -> root check-in (INFO_TO_ROOT), 56 bytes -----------------
 inline constexpr uint32_t kExtInfoSanity = 0x61796c69u;  // "ilya"
 inline constexpr std::size_t kExtInfoBytes = 56;
 inline constexpr std::size_t kBuildTagBytes = 16;
@@ -119,7 +119,7 @@ struct RootReply {
   static Result<RootReply> decode(const uint8_t* bytes, std::size_t length);
 };
 
-// ---- The 112-byte peer record (init-bootstrap §8.2) -----------------------------
+// ---- The 112-byte peer record (the original's ncclPeerInfo) ------------------
 inline constexpr std::size_t kPeerRecordBytes = 112;
 
 struct PeerRecord {

@@ -18,7 +18,7 @@ namespace {
 
 constexpr const char* kBanner = "NCCL version 2.31.24+nrt2.0";
 
-// init-bootstrap §2: libnccom's hash (8 bytes) ‖ libnrt's hash (8 bytes).
+// getNcclNrtGitHash: libnccom's hash (8 bytes) ‖ libnrt's hash (8 bytes).
 std::array<uint8_t, bootstrap::kBuildTagBytes> build_tag() {
   std::array<uint8_t, bootstrap::kBuildTagBytes> tag{};
   std::strncpy(reinterpret_cast<char*>(tag.data()), nccom_build_git_hash, 8);
@@ -29,7 +29,7 @@ std::array<uint8_t, bootstrap::kBuildTagBytes> build_tag() {
   return tag;
 }
 
-// setFilesLimit (§9.1): a global communicator may need many sockets.
+// setFilesLimit: a global communicator may need many sockets.
 void raise_files_limit() {
   rlimit limit{};
   if (getrlimit(RLIMIT_NOFILE, &limit) != 0) {
@@ -81,7 +81,8 @@ Status Communicator::bring_up(const InitRequest& request, const BootstrapSetting
   device_info_ = *request.device;
   global_ = request.global;
 
-  // The unique id: given, or derived from the root address (§4.2, §6 step 2).
+  // The unique id: given, or derived from the root address, as
+  // bootstrapGetUniqueId and ncclCommInitRank do.
   bootstrap::UniqueId id;
   const bool from_address = request.root_comm_id != nullptr && request.root_comm_id[0] != '\0';
   if (from_address) {
@@ -103,7 +104,7 @@ Status Communicator::bring_up(const InitRequest& request, const BootstrapSetting
   }
   const uint64_t id_hash = hash_bytes(id.encode().internal, NCCL_UNIQUE_ID_BYTES);
 
-  // The runtime's gate (§9.1): bootstrap only when it reports 0 vNCs.
+  // bootstrapInit's gate: bootstrap only when the runtime reports 0 vNCs.
   uint32_t vnc_count = 0;
   if (runtime::api().nrt_get_total_vnc_count(&vnc_count) != NRT_SUCCESS) {
     return make_error(NRT_FAILURE, "communicator init: nrt_get_total_vnc_count failed");
@@ -156,7 +157,7 @@ Status Communicator::bring_up(const InitRequest& request, const BootstrapSetting
   }
   reap_roots();
 
-  // The first all-gather: the 112-byte peer records (§8.1 step 5).
+  // The first all-gather: the 112-byte peer records (initTransportsRank's).
   std::vector<uint8_t> table(bootstrap::kPeerRecordBytes * nranks_);
   const auto mine = own.encode();
   std::memcpy(table.data() + bootstrap::kPeerRecordBytes * rank_, mine.data(), mine.size());
@@ -175,7 +176,8 @@ Status Communicator::bring_up(const InitRequest& request, const BootstrapSetting
     peers_.push_back(*record);
   }
 
-  // §8.1 step 7: the runtime learns every rank's MLA index and host device id.
+  // As in initTransportsRank, the runtime learns every rank's MLA index and
+  // host device id.
   if (global_) {
     std::vector<int> mla(nranks_), host_device(nranks_);
     for (int r = 0; r < nranks_; ++r) {

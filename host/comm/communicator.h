@@ -37,7 +37,7 @@ class CommExtension {
 
 class Communicator {
  public:
-  // ncclCommInitRank + initTransportsRank (init-bootstrap §6–§8).
+  // ncclCommInitRank + initTransportsRank.
   static Result<std::unique_ptr<Communicator>> create(const InitRequest& request,
                                                       const BootstrapSettings& settings);
   ~Communicator();
@@ -57,7 +57,7 @@ class Communicator {
   // bootstrap waits are bounded by the socket timeout alone from now on.
   void finish_setup();
 
-  // The bootstrap services (init-bootstrap §11). With a single rank and no
+  // The bootstrap services (send/recv, all-gather). With a single rank and no
   // bootstrap network, all-gather is a local no-op and send/recv are errors.
   Status send(int peer, bootstrap::MsgType type, const void* data, std::size_t size);
   Status recv(int peer, bootstrap::MsgType type, void* data, std::size_t size);

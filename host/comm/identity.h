@@ -1,4 +1,4 @@
-// Host and process identity for the peer records (init-bootstrap §4, §8.2).
+// Host and process identity for the peer records.
 #pragma once
 
 #include <cstddef>
@@ -8,7 +8,7 @@
 
 namespace nccom::comm {
 
-// The spec's getHash: h = 5381; for each byte h = ((h << 5) + h) ^ byte.
+// Upstream NCCL's getHash: h = 5381; for each byte h = ((h << 5) + h) ^ byte.
 uint64_t hash_bytes(const void* data, std::size_t size);
 
 // Hash of this host's identity: `host_id` when not empty (NCCL_HOSTID),

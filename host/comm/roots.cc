@@ -1,4 +1,5 @@
-// Unique ids and the roots this process hosts (init-bootstrap §4, §9.5).
+// Unique ids and the roots this process hosts (the original's
+// bootstrapGetUniqueId and bootstrapCreateRoot).
 #include "bootstrap/root.h"
 #include "comm/communicator.h"
 #include "comm/identity.h"

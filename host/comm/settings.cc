@@ -73,9 +73,9 @@ Result<const BootstrapSettings*> bootstrap_settings(const bootstrap::SocketAddre
 bootstrap::Protocol choose_protocol(const BootstrapSettings& settings, bool global, int nranks) {
   if (settings.protocol == "flat") return bootstrap::Protocol::kFlat;
   if (settings.protocol == "hierarchical") return bootstrap::Protocol::kHierarchical;
-  // auto: the root's predicate (init-bootstrap §9.5 step 4). The vNCs of one
-  // instance are the devices the runtime reports (one vNC per device in the
-  // reference runtime; docs/decisions.md).
+  // auto: the root's predicate of the original's bootstrapCreateRoot. The vNCs
+  // of one instance are the devices the runtime reports (one vNC per device in
+  // the reference runtime; docs/decisions.md).
   const int devices = runtime::api().nec_get_device_count(nullptr, 0);
   const int vncs_per_instance = devices > 0 ? devices : 1;
   return global && nranks > vncs_per_instance ? bootstrap::Protocol::kHierarchical

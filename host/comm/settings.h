@@ -1,6 +1,6 @@
-// The process-level part of ncclInit for the bootstrap (init-bootstrap §5.2,
-// §5.3): the bootstrap settings from the configuration and the interface the
-// bootstrap listens on, chosen once per process.
+// The process-level part of ncclInit for the bootstrap (bootstrapNetInit and
+// the socket timeout): the bootstrap settings from the configuration and the
+// interface the bootstrap listens on, chosen once per process.
 #pragma once
 
 #include "bootstrap/interfaces.h"

@@ -6,7 +6,7 @@
 // where it came from. This module never logs (the logger is configured from
 // its result): every problem comes back in the Error, one per line.
 //
-// See README.md in this directory for the decisions (unknown keys, empty
+// See docs/decisions/config.md for the decisions (unknown keys, empty
 // environment values, boolean spellings).
 #pragma once
 
@@ -91,7 +91,7 @@ class Config {
   const std::string& cluster_origin() const { return cluster_origin_; }
 
   // A text table of every knob: key, effective value, source and help
-  // (`nccom-info --config`).
+  // (`nccom-config`).
   std::string describe() const;
 
  private:

@@ -1,4 +1,4 @@
-// Config::describe(): the table `nccom-info --config` prints.
+// Config::describe(): the table `nccom-config` prints.
 #include "config/config.h"
 
 #include "config/value.h"

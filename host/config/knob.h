@@ -3,7 +3,7 @@
 // A component declares its knobs in one constant table (TOML key, environment
 // overrides, type, default, help) and hands the table to config::load(); the
 // same table drives validation, the shipped nccom.toml test and
-// `nccom-info --config`. Tables hold only string_views into static storage:
+// `nccom-config`. Tables hold only string_views into static storage:
 // they must outlive every Config built from them.
 #pragma once
 

@@ -11,8 +11,8 @@
 namespace nccom::core {
 namespace {
 
-// WARN lines also go to the driver log (nec_ndl_printk, abi.md §5.2; action 0
-// = append, see docs/decisions.md).
+// WARN lines also go to the driver log (nec_ndl_printk; action 0 = append,
+// see docs/decisions.md).
 void forward_to_runtime(const char* line, std::size_t length) {
   runtime::api().nec_ndl_printk(const_cast<char*>(line), static_cast<uint32_t>(length), 0);
 }

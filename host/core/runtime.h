@@ -1,5 +1,5 @@
 // The host's only door to the runtime: the 20 callbacks libnccom imports from
-// libnrt.so.1 @NRT_2.0.0 (abi.md §5). Every call into libnrt goes through
+// libnrt.so.1 @NRT_2.0.0. Every call into libnrt goes through
 // runtime::api(), so a unit test can run host code against a scripted runtime
 // (install_for_testing) without a libnrt at all.
 #pragma once

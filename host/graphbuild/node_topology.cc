@@ -80,8 +80,8 @@ Status check_ranks(const topo::TopoSystem& system, const nccom_topo_node_t& node
   return {};
 }
 
-// Simple order (topology.md §4.2 step 7): one channel, the node's ranks
-// ascending, NIC 0 both ways.
+// Simple order (ncclTopoCompute's fallback when no path is found): one channel,
+// the node's ranks ascending, NIC 0 both ways.
 topo::TopoGraph simple_order(const nccom_topo_node_t& node) {
   topo::TopoGraph g = ring_template();
   g.nChannels = 1;

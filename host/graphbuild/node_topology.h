@@ -1,9 +1,9 @@
-// One node's topology, as every rank of that node computes it alike
-// (topology.md §3.1, §4.1, §5): the system XML from the first topology
-// plugin that describes the machine (or from NCCL_TOPO_FILE), the typed
-// system and its paths, and the RING graph from NCCL_GRAPH_FILE, from the
-// first plugin whose search answers, or the simple-order fallback.
-// No sockets: the cross-rank part is rank_graph.h.
+// One node's topology (the original's ncclTopoGetSystem and ncclTopoCompute),
+// as every rank of that node computes it alike: the system XML from the first
+// topology plugin that describes the machine (or from NCCL_TOPO_FILE), the
+// typed system and its paths, and the RING graph from NCCL_GRAPH_FILE, from the
+// first plugin whose search answers, or the simple-order fallback. No sockets:
+// the cross-rank part is rank_graph.h.
 #pragma once
 
 #include "common/result.h"
@@ -37,13 +37,14 @@ struct NodeTopology {
   topo::TopoSystem system;   // parsed, paths computed
   topo::TopoGraph graph;     // the RING graph over this node's ranks
   std::string graph_origin;  // e.g. "the NEW search of topology plugin neuron"
-  // Trn3-SwitchV1 (rings.md §6): the kangaRing paths of this node, in ranks,
+  // Trn3-SwitchV1: the kangaRing paths of this node, in ranks,
   // from the graph XML's nccom attributes (nkangaring, kangaring<k>,
   // crossracktorack on <graph>); empty elsewhere.
   std::vector<std::vector<int>> kanga_paths;
 };
 
-// The RING template of rings.md §2.
+// The RING template buildGraphTransportsRank starts from (pattern RING,
+// crossNic auto, 1..16 channels).
 topo::TopoGraph ring_template();
 
 Result<NodeTopology> build_node_topology(std::span<const TopoBackend> backends,

@@ -1,8 +1,8 @@
-// The cross-rank half of neuronBuildGraphComm (rings.md §2 steps 4-6): agree
-// on one channel count, preset this rank's fragment, all-gather the 960-byte
-// fragments, stitch the rings. The all-gather is passed in, so the same code
-// runs over the communicator's bootstrap and, in nccom-topo and the tests,
-// over an in-memory exchange of a simulated cluster.
+// The cross-rank half of neuronBuildGraphComm: agree on one channel count,
+// preset this rank's fragment, all-gather the 960-byte fragments, stitch the
+// rings. The all-gather is passed in, so the same code runs over the
+// communicator's bootstrap and, in nccom-topo and the tests, over an in-memory
+// exchange of a simulated cluster.
 #pragma once
 
 #include "common/result.h"
@@ -54,10 +54,11 @@ struct NodeShare {
   NodeShare& operator=(const NodeShare&) = delete;
 };
 
-// Trn3 on a NeuronSwitch-v1 pod (topology.md §2.1): the kangaRing platform.
+// Trn3 on a NeuronSwitch-v1 pod (neuronIsTrn3SwitchV1Family): the kangaRing
+// platform.
 bool is_switch_v1(const nccom_topo_machine_t& machine);
 
-// The ring order over nodes (rings.md §5.2, the pod branch): asked of the
+// The ring order over nodes (the pod branch of ncclTopoPostset): asked of the
 // backend that described the nodes when the machine is in a pod and there
 // is more than one node; node index order otherwise.
 Result<std::vector<int>> node_order(std::span<const TopoBackend> backends,

@@ -16,7 +16,7 @@
 namespace nccom::graphbuild {
 
 // Largest text accepted from a plugin. The biggest legitimate topology (the
-// spec's 10,432-node XML limit at ~200 bytes a node) is about 2 MiB.
+// original's 10,432-node XML limit at ~200 bytes a node) is about 2 MiB.
 inline constexpr size_t kMaxPluginText = 64u << 20;
 
 class TopoBackend {

@@ -1,4 +1,4 @@
-// Neuron ncclNet_v6 (net-plugin.md §3) and v5 (§4.1, v6 without fini): both
+// Neuron ncclNet_v6 and v5 (v6 without fini): both
 // have the host's own slot shapes, so every call goes straight through the
 // table; one template serves both. Only the optional slots can be missing;
 // call() answers for them. A v5 init registers the plugin's own process-exit

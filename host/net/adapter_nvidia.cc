@@ -1,4 +1,4 @@
-// The upstream NVIDIA ncclNet_v5 and ncclNet_v6 tables (net-plugin.md §5),
+// The upstream NVIDIA ncclNet_v5 and ncclNet_v6 tables,
 // bound only when net.plugin_layout = "nvidia". They have v6 semantics (tags,
 // multi-receive, non-blocking connect, 128-byte handles), so most calls go
 // straight through; the differences are adapted here:

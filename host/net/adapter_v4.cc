@@ -1,4 +1,4 @@
-// ncclNet_v4 (net-plugin.md §4.2), in both families: the Neuron and the NVIDIA
+// ncclNet_v4, in both families: the Neuron and the NVIDIA
 // v4 tables differ only in regMr's size type (size_t vs int), so one template
 // serves both. What v4 cannot express is refused, never approximated:
 //  - handles are 64 bytes: listen fills a local 64-byte buffer and copies it

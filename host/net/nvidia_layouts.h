@@ -1,4 +1,4 @@
-// The upstream NVIDIA ncclNet_v4/v5/v6 tables (net-plugin.md §5), declared
+// The upstream NVIDIA ncclNet_v4/v5/v6 tables, declared
 // here only so the host can adapt a plugin built against NVIDIA's headers when
 // net.plugin_layout = "nvidia" says so. Host-private on purpose: nccom's SDK
 // defines the Neuron layouts, and a third party must never build a "v6" from

@@ -11,7 +11,7 @@ namespace {
 using ConfigureFn = ncclResult_t (*)(int);
 using ConfigureLivenessFn = ncclResult_t (*)(int, int, int);
 
-// The plugin's own rules (plugins/net_neuron/README.md), repeated in the
+// The plugin's own rules (docs/internals/net-ofi.md), repeated in the
 // messages: before init the plugin has no logger, so its own warning is
 // dropped and the host's message must carry the whole story.
 constexpr const char* kRailsRule = "rails must be 1 to 64";

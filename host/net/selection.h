@@ -1,6 +1,5 @@
-// Choosing the process's net plugin (net-plugin.md §2, abi.md §8, DESIGN
-// decision 4): the runtime's handle when it supplies one, else net.plugin,
-// else the socket plugin — each choice logged once, with why.
+// Choosing the process's net plugin: the runtime's handle when it supplies one,
+// else net.plugin, else the socket plugin — each choice logged once, with why.
 //
 // The logic (select_from) takes its candidates as values, so tests drive it
 // without process singletons; process_candidates() builds the real list from

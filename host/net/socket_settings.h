@@ -1,4 +1,4 @@
-// Handing the socket knobs to a plugin that takes them (issue 5): the socket
+// Handing the socket knobs to a plugin that takes them: the socket
 // plugin reads no environment; it exports the optional
 //   ncclResult_t nccomSocketConfigure(int nsocks_per_thread, int nthreads,
 //                                     const char* ifnames)

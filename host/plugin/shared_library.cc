@@ -1,5 +1,5 @@
-// The one file in the tree that includes Boost.DLL (see DESIGN.md, decision
-// 3). Only its non-throwing std::error_code forms are used.
+// The one file in the tree that includes Boost.DLL. Only its non-throwing
+// std::error_code forms are used.
 //
 // Boost.DLL turns a failed dlopen into a bare error_code and drops the
 // loader's text. The text is what a user needs ("invalid ELF header",

@@ -1,4 +1,4 @@
-// The three descriptor FIFOs of one basic block (proxy.md §3) and the
+// The three descriptor FIFOs of one basic block and the
 // grammar they must follow before the proxy walks them.
 //
 // The runtime hands libnccom raw arrays; the proxy later indexes them by the

@@ -69,8 +69,8 @@ Result<Progress> Scheduler::progress(uint32_t stream, uint32_t basic_block) {
   std::lock_guard lock(s.mu);
   if (s.failed) return *s.failed;
 
-  // Spec §7.2: with nothing running, load the requested block; otherwise
-  // remember it as the next one.
+  // As ncclProxyProgress: with nothing running, load the requested block;
+  // otherwise remember it as the next one.
   if (!any_running(s)) {
     auto it = s.blocks.find(basic_block);
     if (it == s.blocks.end()) {
@@ -87,8 +87,8 @@ Result<Progress> Scheduler::progress(uint32_t stream, uint32_t basic_block) {
   }
   if (s.current == kNoBlock) return Progress{true, true};  // nothing registered for it
 
-  // Spec §7.3: one step of every running op; finished ones are re-armed and
-  // parked for the block's next execution.
+  // As ncclProxyProgressOps: one step of every running op; finished ones are
+  // re-armed and parked for the block's next execution.
   Progress out;
   out.idle = true;
   bool moved = false;
@@ -116,7 +116,7 @@ Result<Progress> Scheduler::progress(uint32_t stream, uint32_t basic_block) {
     }
   }
   out.done = !any_running(s);
-  // Not done while another block waits to be loaded (spec §7.2 step 5).
+  // Not done while another block waits to be loaded (as ncclProxyProgress).
   if (out.done && s.pending != kNoBlock) out = Progress{false, false};
   watchdog(s, stream, moved || out.done);
   if (s.failed) return *s.failed;

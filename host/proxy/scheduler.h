@@ -1,13 +1,13 @@
-// nccom::proxy::Scheduler — the passive proxy engine of one communicator
-// (proxy.md §5–§8). It owns no thread: the runtime's proxy worker calls
-// progress() once per tick, and each tick advances every running op of the
-// stream's current basic block by one step of its transport primitive.
+// nccom::proxy::Scheduler — the passive proxy engine of one communicator. It
+// owns no thread: the runtime's proxy worker calls progress() once per tick,
+// and each tick advances every running op of the stream's current basic block
+// by one step of its transport primitive.
 //
-// Lifecycle of an op (spec §5.3): registered by start() (one SEND and one
-// RECV op per call, parked under its basic block), activated when a tick
-// finds nothing running, re-armed and parked again when it reaches its
-// EXEC_COMPLETE (ops are block-scoped and reused across executions), and
-// released only by stop() or destruction.
+// Lifecycle of an op (as in the original's ncclProxyArgs lists): registered by
+// start() (one SEND and one RECV op per call, parked under its basic block),
+// activated when a tick finds nothing running, re-armed and parked again when
+// it reaches its EXEC_COMPLETE (ops are block-scoped and reused across
+// executions), and released only by stop() or destruction.
 //
 // Thread-safety: each stream has its own lock; start/progress/stop on one
 // stream serialise, different streams proceed in parallel. The transport's
@@ -87,7 +87,7 @@ class Scheduler {
   // and one RECV op under `basic_block` (appending to earlier ones).
   Status start(uint32_t stream, uint32_t basic_block, const BlockFifos& fifos);
 
-  // neuronNetworkProxyProgress: one tick (spec §7.2, §7.3). A failure is
+  // neuronNetworkProxyProgress: one tick (ncclProxyProgress). A failure is
   // sticky: every later tick of the stream returns it until stop().
   Result<Progress> progress(uint32_t stream, uint32_t basic_block);
 

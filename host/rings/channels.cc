@@ -1,4 +1,4 @@
-// ncclTopoComputeP2pChannels and ncclTopoGetNetDev (rings.md §8).
+// ncclTopoComputeP2pChannels and ncclTopoGetNetDev.
 #include "rings/channels.h"
 
 #include <algorithm>

@@ -1,4 +1,5 @@
-// P2P channel counts and the per-channel NIC (rings.md §8.2, §8.3).
+// P2P channel counts and the per-channel NIC (ncclTopoComputeP2pChannels,
+// ncclTopoGetNetDev).
 #pragma once
 
 #include "common/result.h"
@@ -26,8 +27,8 @@ int nextPow2(int v);
 // i with its low `bits` bits in reverse order.
 int reverseBits(int i, int bits);
 
-// The per-path-width divisor of §8.2: 12.0 for compCap 86, 18.0 for 60..69,
-// 21.0 otherwise (the arm Neuron's sm tags reach).
+// ncclTopoComputeP2pChannels' per-path-width divisor: 12.0 for compCap 86, 18.0
+// for 60..69, 21.0 otherwise (the arm Neuron's sm tags reach).
 double nvlWidthDivisor(int compCap);
 
 // ncclTopoComputeP2pChannels. `nvlPathWidths` holds, for every local

@@ -1,4 +1,4 @@
-// Preset (rings.md §4) and the fragment's wire form (§3.4).
+// ncclTopoPreset and the fragment's wire form (the original's ncclTopoRanks).
 #include "rings/fragment.h"
 
 #include <algorithm>

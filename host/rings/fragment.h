@@ -1,7 +1,8 @@
-// The per-rank ring fragment (rings.md §3.4, §4): what each rank knows about
-// its own node's ring segments before the all-gather, and its fixed 960-byte
-// wire form. The fragment travels over the network between our own ranks,
-// so the decoder trusts nothing: every field is range- and shape-checked.
+// The per-rank ring fragment (the original's ncclTopoRanks, filled by
+// ncclTopoPreset): what each rank knows about its own node's ring segments
+// before the all-gather, and its fixed 960-byte wire form. The fragment travels
+// over the network between our own ranks, so the decoder trusts nothing: every
+// field is range- and shape-checked.
 #pragma once
 
 #include "common/result.h"
@@ -43,7 +44,7 @@ using KangaPaths = std::vector<std::vector<int>>;
 
 // ncclTopoPreset: this rank's fragment for `graph` (channels [0, nChannels)).
 // kangaRing lane: if this rank is the s-th lowest rank of its node (s < 16),
-// it contributes entries [4s, 4s+4) of each path (see README, "kangaRing
+// it contributes entries [4s, 4s+4) of each path (see docs/decisions/rings.md, "kangaRing
 // assembly"). Errors name the channel and rule when the graph is malformed
 // (rank missing from or repeated in a channel's row, rows that are not
 // permutations of the same ranks, too many channels or paths).
@@ -56,7 +57,7 @@ int localSlot(const topo::TopoGraph& graph, int rank);
 // The node's ranks in ascending order (the graph's channel 0 row, sorted).
 std::vector<int> nodeRanks(const topo::TopoGraph& graph);
 
-// ---- Wire form (little-endian int32, rings.md §3.4) -------------------------
+// ---- Wire form (little-endian int32, ncclTopoRanks' layout) -----------------
 // [0,128) ringRecv  [128,256) ringSend  [256,384) ringPrev  [384,512) ringNext
 // [512,896) treeToParent/treeToChild0/treeToChild1: never written, all zero
 // [896,960) JbogKangaringPath[4][4]

@@ -1,9 +1,9 @@
-// kangaRing materialisation (rings.md §6.3, Trn3-SwitchV1 only; the caller
-// checks the platform). Assembly (open point 2, our design — see README):
-// kangaRing[k] is 16 lanes of 4 ranks; lane s comes from the node's s-th
-// lowest rank, which put entries [4s, 4s+4) of its path k into its fragment's
-// JbogKangaringPath[k] at Preset. The all-gather thus makes every rank of
-// the node use the same paths, taken from their owners.
+// kangaRing materialisation (Trn3-SwitchV1 only; the caller checks the
+// platform). Assembly (our design — see docs/decisions/rings.md): kangaRing[k] is 16 lanes of
+// 4 ranks; lane s comes from the node's s-th lowest rank, which put entries
+// [4s, 4s+4) of its path k into its fragment's JbogKangaringPath[k] at Preset.
+// The all-gather thus makes every rank of the node use the same paths, taken
+// from their owners.
 #pragma once
 
 #include "common/result.h"

@@ -1,4 +1,4 @@
-// MLA cycles: the MLA blocks of each ring (see mla_cycles.h and README).
+// MLA cycles: the MLA blocks of each ring (see mla_cycles.h and docs/decisions/rings.md).
 #include "rings/mla_cycles.h"
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// MLA cycles (rings.md §7, open point 3 — our design, see README).
+// MLA cycles (our design, see docs/decisions/rings.md).
 //
 // An MLA (a Neuron device; a rank's peer record carries its mla_idx) is
 // identified by (node, mla_idx): mla_idx is only unique within a host. A

@@ -1,4 +1,4 @@
-// ncclTopoPostset and ncclBuildRings (rings.md §5).
+// ncclTopoPostset and ncclBuildRings.
 #include "rings/postset.h"
 
 #include <algorithm>

@@ -1,6 +1,6 @@
-// The global stitch (rings.md §5): join every node's ring segments into one
-// ring per channel, double the channels (cap 32), and walk each ring from
-// this rank (ncclBuildRings). Pure functions over the gathered fragments.
+// The global stitch (NCCL's ncclTopoPostset): join every node's ring segments
+// into one ring per channel, double the channels (cap 32), and walk each ring
+// from this rank (ncclBuildRings). Pure functions over the gathered fragments.
 #pragma once
 
 #include "common/result.h"
@@ -13,7 +13,7 @@ namespace nccom::rings {
 
 // One channel's ring as this rank sees it (ncclRing, plus enc_ring_t's
 // `duplicate`: true for the doubled half, which is an identical copy of
-// channel c - nBase; see README "doubled half").
+// channel c - nBase; see docs/decisions/rings.md, "doubled half").
 struct RingChannel {
   int prev = -1;
   int next = -1;
@@ -37,13 +37,13 @@ struct PostsetInput {
 };
 
 // ncclTopoPostset's ring part. Errors (NRT_INVALID for bad input, NRT_FAILURE
-// for rings that do not close) name the rank/node/channel and the rule.
-// Beyond §5 it checks that prev and next agree (prev[next[x]] == x on every
-// channel), so inconsistent fragments cannot give a ring the transports
-// could not connect.
+// for rings that do not close) name the rank/node/channel and the rule. Beyond
+// the original it checks that prev and next agree (prev[next[x]] == x on every
+// channel), so inconsistent fragments cannot give a ring the transports could
+// not connect.
 Result<Rings> postset(const PostsetInput& in);
 
-// ncclBuildRings (§5.3), exact: for r < nrings walk next[] from `rank` for
+// ncclBuildRings, exact: for r < nrings walk next[] from `rank` for
 // nranks steps into rings[r*nranks + i]; errors "Error : ring %d does not
 // loop back to start (%d != %d)" and "Error : ring %d does not contain rank
 // %d". A next[] entry outside [0, nranks) stops the walk and is reported as

@@ -1,5 +1,5 @@
-// The ring stage after the all-gather, in the original's order (rings.md §2
-// step 6, §5.2): Postset (stitch, doubling, buildRings), then on
+// The ring stage after the all-gather, in the original's order (that of
+// ncclTopoPostset): Postset (stitch, doubling, buildRings), then on
 // Trn3-SwitchV1 the kangaRing materialisation, then the MLA cycles, then
 // the log lines. The caller (the communicator) owns the all-gather, the
 // platform test and the transports.
@@ -13,7 +13,8 @@ struct StageInput {
   PostsetInput postset;
   std::vector<int> rankMla;   // per rank: mla_idx from the peer records
   std::vector<int> rankNode;  // per rank: node index (same host hash, same node)
-  // Trn3-SwitchV1 only (switchV1 false: no kangaRing code runs, as the spec says).
+  // Trn3-SwitchV1 only (switchV1 false: no kangaRing code runs, as in the
+  // original).
   bool switchV1 = false;
   int nKangaPaths = 0;          // comm->nKangaRingChannels
   KangaPaths localKanga;        // this rank's own search result (compared with the assembly)

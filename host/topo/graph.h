@@ -1,7 +1,7 @@
 // The search result every topology backend produces and the ring layer
-// consumes: per channel, this node's rank order and the NIC pair it uses.
-// A clean C++ form of the spec's ncclTopoGraph (rings.md §3.5); only the
-// behaviourally relevant limits are kept (32 channels, 256 local ranks).
+// consumes: per channel, this node's rank order and the NIC pair it uses. A
+// clean C++ form of the original's ncclTopoGraph; only the behaviourally
+// relevant limits are kept (32 channels, 256 local ranks).
 #pragma once
 
 #include <array>
@@ -16,14 +16,14 @@ inline constexpr int kMaxLocalRanks = 256;  // NCCL_TOPO_MAX_NODES
 inline constexpr int kMaxKangaPaths = 4;    // MAX_KANGA_PATHS
 inline constexpr int kKangaPathLen = 64;    // kangaRing[4][64]
 
-// Path types, upstream numbering (topology.md §3.4).
+// Path types, upstream numbering.
 enum class PathType : int { LOC = 0, NVL = 1, NVB = 2, PIX = 3, PXB = 4, PHB = 5, SYS = 6 };
 
-// Topology search patterns (rings.md §9.1); only RING is ever built.
+// Topology search patterns (upstream numbering); only RING is ever built.
 enum class SearchPattern : int { BalancedTree = 1, SplitTree = 2, Tree = 3, Ring = 4 };
 
 struct TopoGraph {
-  // Template fields (the RING template of rings.md §2).
+  // Template fields (buildGraphTransportsRank's RING template).
   int id = 0;
   SearchPattern pattern = SearchPattern::Ring;
   int crossNic = 2;  // 2 = auto, resolved by the search

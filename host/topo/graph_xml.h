@@ -1,5 +1,5 @@
-// Graph XML <-> TopoGraph (topology.md §3.3, §7; upstream
-// ncclTopoGetGraphFromXml / ncclTopoGetChannelFromXml / GetXmlFromGraph):
+// Graph XML <-> TopoGraph (upstream ncclTopoGetGraphFromXml /
+// ncclTopoGetChannelFromXml / GetXmlFromGraph):
 //
 //   <graphs version="1">
 //     <graph id="0" pattern="4" crossnic="0" nchannels="2" speedintra="20"

@@ -1,9 +1,9 @@
-// All-pairs paths over the system graph (topology.md §3.5, upstream
-// paths.cc): a BFS from every node fills node.paths[type][index] with the hop
-// list, bottleneck width and path type; P2P and GPU Direct RDMA rules then
-// divert some paths through a CPU. Also the P2P reachability check (§3.6),
-// trimming, and the search's width summary. No getenv: callers pass the
-// NCCL_P2P_LEVEL / NCCL_P2P_DISABLE / NCCL_NET_GDR_LEVEL values.
+// All-pairs paths over the system graph (upstream paths.cc): a BFS from
+// every node fills node.paths[type][index] with the hop list, bottleneck
+// width and path type; P2P and GPU Direct RDMA rules then divert some paths
+// through a CPU. Also the P2P reachability check, trimming, and the
+// search's width summary. No getenv: callers pass the NCCL_P2P_LEVEL /
+// NCCL_P2P_DISABLE / NCCL_NET_GDR_LEVEL values.
 #pragma once
 
 #include "topo/system.h"

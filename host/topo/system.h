@@ -1,4 +1,4 @@
-// The typed system graph (topology.md §3.4, upstream ncclTopoSystem): nodes
+// The typed system graph (upstream ncclTopoSystem): nodes
 // bucketed by type, typed links with widths in GB/s, and per node the paths
 // to every other node (filled by paths.h). Built from a <system> XML by
 // buildSystem(); nodes and links are addressed by (type, index), never by
@@ -147,9 +147,9 @@ struct SystemOptions {
   float nvlinkWidth = 0.0F;
 };
 
-// Builds the graph from a parsed <system> document (topology.md §3.4): CPUs,
-// PCI trees, GPUs, NICs/NETs, then NVLinks, CPU interconnect, canonical sort.
-// Paths are not computed. Errors name the element (source:line:col) and rule.
+// Builds the graph from a parsed <system> document: CPUs, PCI trees, GPUs,
+// NICs/NETs, then NVLinks, CPU interconnect, canonical sort. Paths are not
+// computed. Errors name the element (source:line:col) and rule.
 Result<TopoSystem> buildSystem(const XmlDocument& doc, const SystemOptions& options = {});
 
 // "0000:10:1c.0" -> 0x00001001c0 (hex digits, ':' and '.' skipped), as

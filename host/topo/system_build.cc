@@ -1,6 +1,6 @@
 // <system> XML -> TopoSystem (upstream ncclTopoGetSystemFromXml and the
-// ncclTopoAdd* family, topology.md §3.4). Every rule broken is an error that
-// names the element with source:line:col.
+// ncclTopoAdd* family). Every rule broken is an error that names the element
+// with source:line:col.
 #include "topo/system.h"
 
 #include <algorithm>

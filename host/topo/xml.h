@@ -1,6 +1,6 @@
-// A small DOM for NCCL topology and graph XML (topology.md §3.3): elements
-// with ordered attributes and children, a bounded parser that never trusts
-// its input, and a deterministic writer in NCCL's dump layout.
+// A small DOM for NCCL topology and graph XML: elements with ordered attributes
+// and children, a bounded parser that never trusts its input, and a
+// deterministic writer in NCCL's dump layout.
 //
 // Only the subset NCCL reads and writes is accepted: elements, attributes in
 // single or double quotes, self-closing tags, the five predefined entity

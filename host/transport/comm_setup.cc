@@ -41,7 +41,7 @@ const Backends& backends(core::Context& ctx) {
 }
 
 // Trn2 and Trn3 families confirm receives with a 4-byte RDMA read
-// (proxy.md §9.2 sidelink_present).
+// (the original's requestTracker.sidelink_present).
 bool sidelink_platform() {
   nrt_instance_info_t info{};
   if (runtime::api().nrt_get_instance_info(&info, sizeof info) != NRT_SUCCESS) return false;

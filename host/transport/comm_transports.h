@@ -1,11 +1,12 @@
-// The transports of one communicator (rings.md §2 steps 7-8, transports.md
-// §1.4): for every ring channel a receive connector from `prev` and a send
-// connector to `next`, each over the first transport that may and can
-// connect the pair (selection.h), set up and exchanged over the bootstrap,
-// then connected (link_exchange.h); the mesh/RDH peers that
-// neuronExpandConnectivity adds (mesh.cc); and the proxy scheduler whose
-// ops use them (neuronStart/Stop/NetworkProxyProgress,
-// neuronGetNetConnector, neuronNetRegMr/DeregMr).
+// The transports of one communicator (buildGraphTransportsRank's
+// ncclTransportP2pConnect and ncclTransportP2pSetup): for every ring
+// channel a receive connector from `prev` and a send connector to `next`,
+// each over the first transport that may and can connect the pair
+// (selection.h), set up and exchanged over the bootstrap, then connected
+// (link_exchange.h); the mesh/RDH peers that neuronExpandConnectivity adds
+// (mesh.cc); and the proxy scheduler whose ops use them
+// (neuronStart/Stop/NetworkProxyProgress, neuronGetNetConnector,
+// neuronNetRegMr/DeregMr).
 #pragma once
 
 #include "comm/communicator.h"
@@ -28,7 +29,7 @@ namespace nccom::transport {
 
 // The transport channel of every mesh/RDH connection: above the ring
 // channels (< NEC_MAX_CHANNELS), so the NET_NEURON plugin tells a mesh
-// connection from a ring one (README, decision 5).
+// connection from a ring one (docs/decisions/transport.md, decision 5).
 inline constexpr int kMeshChannel = NCCOM_TRANSPORT_MESH_CHANNEL;
 static_assert(NCCOM_TRANSPORT_MESH_CHANNEL == NEC_MAX_CHANNELS);
 

@@ -1,9 +1,9 @@
-// The connection of a set of ends (transports.md §1.4, ncclTransportP2pSetup):
-// every end writes its blob at setup; the blobs travel to the peers over the
-// bootstrap (kTransportInit, one message per peer: everything out, then
-// everything in); each end is then connected with the peer's blob of the
-// same channel and opposite side, non-blocking, until all are up or the
-// deadline passes. Used for the ring channels and for the mesh/RDH peers.
+// The connection of a set of ends (as ncclTransportP2pSetup does it): every end
+// writes its blob at setup; the blobs travel to the peers over the bootstrap
+// (kTransportInit, one message per peer: everything out, then everything in);
+// each end is then connected with the peer's blob of the same channel and
+// opposite side, non-blocking, until all are up or the deadline passes. Used
+// for the ring channels and for the mesh/RDH peers.
 #pragma once
 
 #include "comm/communicator.h"

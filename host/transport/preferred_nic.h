@@ -1,5 +1,5 @@
-// neuronPreferredNcRidNic / neuronPreferredNcRidNicBdf (abi.md §3 slots 14-15,
-// open point 6; README, decision 6): the network device nearest to a local
+// neuronPreferredNcRidNic / neuronPreferredNcRidNicBdf (export-table slots
+// 14-15; docs/decisions/transport.md, decision 6): the network device nearest to a local
 // Neuron device, named by (a = runtime device id, b = routing id, the `rid`
 // neuronGetCommInfo reports for it). The answer comes from what the comm layer
 // learnt when it built a communicator in this process: the local devices'

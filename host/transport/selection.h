@@ -1,9 +1,9 @@
-// Which transport carries a pair of ranks (transports.md §1.4
+// Which transport carries a pair of ranks (as the original's
 // selectTransport): the plugins of transport.plugins in order, the first whose
 // can_connect says yes. A proxy-free transport (P2P: the device moves the data
 // itself) is a device-direct transport; the host's P2P policy
 // (NCCL_P2P_DISABLE, NCCL_P2P_LEVEL — the host's knobs, which plugins never
-// read) gates it before its can_connect is asked (README, decision 2).
+// read) gates it before its can_connect is asked (docs/decisions/transport.md, decision 2).
 #pragma once
 
 #include "common/result.h"
@@ -25,7 +25,7 @@ struct P2pPolicy {
   static Result<P2pPolicy> from_text(std::string_view disable, std::string_view level);
 
   // The path between two ranks of one server: LOC on one device, NVL
-  // (NeuronLink) between two devices (README, decision 2). Allowed when not
+  // (NeuronLink) between two devices (docs/decisions/transport.md, decision 2). Allowed when not
   // disabled and that path type is within the level (unset: any).
   bool allows(const nccom_transport_peer_t& a, const nccom_transport_peer_t& b) const;
 };

@@ -1,10 +1,10 @@
-// The P2P exchange unit (transports.md §2.4): the original's 80-byte
+// The P2P exchange unit (p2pSendSetup / p2pRecvSetup): the original's 80-byte
 // p2pConnectInfo {rank, read, directPtr, devIpc[64]} at the start of the
 // 128-byte ncclConnect blob. On Neuron the 64-byte IPC handle is "packed and
 // exchanged, ignored"; nccom fills it with what a runtime needs to reach the
-// peer and what the other side checks before it trusts the blob (README,
-// decision 3): a magic, a version, the sender's host and process identity,
-// device, channel and direction.
+// peer and what the other side checks before it trusts the blob
+// (docs/decisions/p2p.md, decision 3): a magic, a version, the sender's host
+// and process identity, device, channel and direction.
 #pragma once
 
 #include <nccom/transport_plugin.h>
@@ -22,7 +22,7 @@ struct ConnectInfo {       // p2pConnectInfo, 80 bytes
   void* direct_ptr;        // raw device pointer; NULL: the runtime owns device memory
   uint8_t dev_ipc[64];     // IpcHandle below
 };
-static_assert(sizeof(ConnectInfo) == 80, "p2pConnectInfo is 80 bytes (transports.md §2.4)");
+static_assert(sizeof(ConnectInfo) == 80, "p2pConnectInfo is 80 bytes, as the original's");
 static_assert(offsetof(ConnectInfo, direct_ptr) == 8);
 static_assert(offsetof(ConnectInfo, dev_ipc) == 16);
 static_assert(sizeof(ConnectInfo) <= NCCOM_TRANSPORT_CONNECT_BYTES);
@@ -42,7 +42,7 @@ struct IpcHandle {         // the 64 bytes of dev_ipc, as nccom packs them
 };
 static_assert(sizeof(IpcHandle) == 64, "the IPC handle fills devIpc exactly");
 
-// How the two ends reach each other (transports.md §2.3). Indirect (relay)
+// How the two ends reach each other (the original's P2P modes). Indirect (relay)
 // never arises: the topology gives Neuron devices of one server a direct path.
 enum class Mode { DirectPointer, Ipc };
 const char* mode_name(Mode m);  // "direct pointer", "IPC"

@@ -25,7 +25,7 @@ const nccom_transport_peer_t* self_of(const nccom_transport_comm_t* comm) {
              : nullptr;
 }
 
-// The original's lines (transports.md §2.3): channel, sender rank and bus id,
+// The original's P2P channel lines: channel, sender rank and bus id,
 // receiver rank and bus id, the mode, the "/read" suffix. Logged by the send
 // side, once its connection is up, as upstream does.
 void log_channel(const Connector& c) {

@@ -1,8 +1,8 @@
 // The C boundary of the P2P transport: the nccom_plugin descriptor and its
 // nccom_transport_ops_t. Proxy-free, as the original's p2pTransport: the
-// memory-registration and op slots are NULL (transports.md §1.2), so the
-// host never builds a proxy path over P2P and neuronGetNetConnector answers
-// NULL for a P2P hop. Every slot checks its pointers and catches exceptions.
+// memory-registration and op slots are NULL, so the host never builds a proxy
+// path over P2P and neuronGetNetConnector answers NULL for a P2P hop. Every
+// slot checks its pointers and catches exceptions.
 #include <nccom/plugin.h>
 #include <nccom/transport_plugin.h>
 

@@ -1,8 +1,7 @@
-// The ABI surface: ncclNetPlugin_v6 / _v5 / _v4 (Neuron layouts, spec
-// net-plugin.md §3-4). Each slot validates what the caller handed in,
-// catches C++ exceptions at the boundary, and forwards to the objects in
-// socket_setup.h / socket_comm.h. Only the three tables and
-// nccomSocketConfigure (socket_config.cc) are exported.
+// The ABI surface: ncclNetPlugin_v6 / _v5 / _v4 (Neuron layouts). Each slot
+// validates what the caller handed in, catches C++ exceptions at the boundary,
+// and forwards to the objects in socket_setup.h / socket_comm.h. Only the three
+// tables and nccomSocketConfigure (socket_config.cc) are exported.
 #include <nccom/net_v4.h>
 #include <nccom/net_v5.h>
 #include <nccom/net_v6.h>

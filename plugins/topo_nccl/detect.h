@@ -1,8 +1,8 @@
-// Host detection for the NCCL-style topology backend (topology.md §3.1:
-// the sysfs augmentation NCCL does around its XML). Reads NUMA nodes and
-// CPU identity, the PCI trees that lead to network, display, accelerator
-// and Neuron functions, and the RDMA NICs, into a HostDescription that the
-// XML writer serialises later.
+// Host detection for the NCCL-style topology backend (the sysfs augmentation
+// NCCL's ncclTopoGetSystem does around its XML). Reads NUMA nodes and CPU
+// identity, the PCI trees that lead to network, display, accelerator and Neuron
+// functions, and the RDMA NICs, into a HostDescription that the XML writer
+// serialises later.
 #pragma once
 
 #include "common/result.h"

@@ -1,8 +1,8 @@
 // What host detection found, in a neutral form: plain C++ values that the
-// topology XML writer later turns into `<cpu>`, `<pci>`, `<nic>`/`<net>`
-// (topology.md §3.3). Text attributes keep sysfs's own spelling (class
-// "0x060400", vendor "0x1d0f", link speed "16.0 GT/s PCIe") because NCCL's
-// XML carries them as text; only what NCCL computes (Mbps, ids) is numeric.
+// topology XML writer later turns into `<cpu>`, `<pci>`, `<nic>`/`<net>`. Text
+// attributes keep sysfs's own spelling (class "0x060400", vendor "0x1d0f", link
+// speed "16.0 GT/s PCIe") because NCCL's XML carries them as text; only what
+// NCCL computes (Mbps, ids) is numeric.
 #pragma once
 
 #include <cstdint>
@@ -21,7 +21,7 @@ struct CpuInfo {
   bool operator==(const CpuInfo&) const = default;
 };
 
-// Why a PCI device was kept (see README.md, "Which PCI devices are kept").
+// Why a PCI device was kept (docs/decisions/topo-nccl.md, D2).
 enum class PciKind {
   Bridge,       // class 0x0604, kept only with a kept device below it
   Network,      // class 0x02xxxx

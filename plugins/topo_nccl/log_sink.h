@@ -1,6 +1,6 @@
-// Where the backend's messages go. Plugins never print (STYLE.md): the
-// plugin entry points turn the host's nccom_host_api_t::log into a LogSink,
-// tests pass a lambda that records the lines. An empty sink drops them.
+// Where the backend's messages go. Plugins never print: the plugin entry points
+// turn the host's nccom_host_api_t::log into a LogSink, tests pass a lambda
+// that records the lines. An empty sink drops them.
 #pragma once
 
 #include <cstdarg>

@@ -1,5 +1,5 @@
-// The bandwidth-tier descent of the OLD search (topology.md §4.1, §4.2).
-// See old_search.h and README.md ("OLD search").
+// The bandwidth-tier descent of the OLD search (upstream ncclTopoCompute).
+// See old_search.h and docs/decisions/topo-nccl.md ("The OLD search").
 #include "old_search.h"
 
 #include "ring_search.h"
@@ -53,9 +53,10 @@ Status checkInput(const TopoSystem& sys, const SearchRequest& req) {
   return {};
 }
 
-// Step 5 of §4.2: relax the next knob of the odometer (sameChannels is the
-// fastest digit, then typeIntra, typeInter, crossNic, the tier). False when
-// every knob is exhausted; tmp is then back at its starting values.
+// ncclTopoCompute's relaxation step: relax the next knob of the odometer
+// (sameChannels is the fastest digit, then typeIntra, typeInter, crossNic, the
+// tier). False when every knob is exhausted; tmp is then back at its starting
+// values.
 class Relaxer {
  public:
   Relaxer(const TopoSystem& sys, bool crossNicAllowed, int seed)

@@ -1,9 +1,8 @@
-// The inherited OLD search (topology.md §4, upstream ncclTopoCompute): a
-// recursive depth-first search for rings over the system graph, tried at
-// descending bandwidth tiers with the constraints relaxed one knob at a
-// time, every attempt on a step budget. Our own implementation of the
-// behaviour the spec describes; decisions on its [MED] points are in
-// README.md ("OLD search").
+// The inherited OLD search (upstream ncclTopoCompute): a recursive depth-first
+// search for rings over the system graph, tried at descending bandwidth tiers
+// with the constraints relaxed one knob at a time, every attempt on a step
+// budget. Our own implementation of upstream's behaviour; where its details are
+// uncertain, the decisions are in docs/decisions/topo-nccl.md ("The OLD search").
 //
 // Pure: the system comes in (paths computed), the graph goes out, messages
 // go to the sink. Nothing else is read or written.
@@ -19,7 +18,7 @@
 
 namespace nccom::topo_nccl {
 
-// speedArray: the bandwidth tiers in GB/s, descending (byte-exact, §4.2).
+// speedArray: the bandwidth tiers in GB/s, descending (the original's values, exactly).
 inline constexpr std::array<float, 18> kSpeedTiers = {42.0F, 30.0F, 24.0F, 21.0F, 18.0F, 15.0F,
                                                       12.0F, 10.0F, 9.0F,  7.0F,  6.0F,  5.0F,
                                                       4.0F,  3.0F,  2.4F,  1.2F,  0.24F, 0.12F};
@@ -37,7 +36,7 @@ struct SearchBudgets {
   int64_t pciOrder = kPciOrderBudget;
 };
 
-// The graph template (rings.md §2 RING template).
+// The graph template (the original's RING template).
 struct SearchRequest {
   topo::SearchPattern pattern = topo::SearchPattern::Ring;
   int crossNic = 2;  // 0, 1, 2 = auto

@@ -1,4 +1,5 @@
-// The recursive core of the OLD search. See ring_search.h and README.md.
+// The recursive core of the OLD search. See ring_search.h and
+// docs/decisions/topo-nccl.md, S7.
 #include "ring_search.h"
 
 #include <algorithm>

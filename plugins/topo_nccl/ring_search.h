@@ -1,14 +1,14 @@
-// The recursive core of the OLD search (topology.md §4.2 "Recursive core"):
+// The recursive core of the OLD search (upstream ncclTopoSearchRec):
 // one attempt = a depth-first search that builds channels GPU by GPU,
 // following the precomputed paths and reserving bandwidth on every link it
 // crosses, releasing it on the way back. Channels nest: when one closes, the
 // next is searched on what bandwidth is left, so the best result is the most
 // channels x speed the links can carry together.
 //
-// Candidate order, NET handling and replay follow the upstream behaviour the
-// spec names (SearchRecGpu / TryGpu / RecNet / ReplayGetGpu / CompareGraphs);
-// the code is ours. Link widths are a private copy: the system is never
-// modified.
+// Candidate order, NET handling and replay follow upstream's
+// ncclTopoSearchRecGpu / TryGpu / RecNet / ReplayGetGpu and
+// ncclTopoCompareGraphs; the code is ours. Link widths are a private copy: the
+// system is never modified.
 #pragma once
 
 #include <cstddef>  // before topo/graph.h, which uses size_t without including it

@@ -1,8 +1,8 @@
-// Where this node's <system> comes from (topology.md §3.1): an operator's
-// topology file (NCCL_TOPO_FILE / topology.file) or host detection
-// serialised as NCCL topology XML (host_xml.h). Both end in the same check:
-// the text parses, its root is <system>, it builds as a system graph, and
-// every local rank is a <gpu rank>.
+// Where this node's <system> comes from (as in ncclTopoGetSystem): an
+// operator's topology file (NCCL_TOPO_FILE / topology.file) or host detection
+// serialised as NCCL topology XML (host_xml.h). Both end in the same check: the
+// text parses, its root is <system>, it builds as a system graph, and every
+// local rank is a <gpu rank>.
 #pragma once
 
 #include "common/result.h"
@@ -17,8 +17,8 @@
 
 namespace nccom::topo_nccl {
 
-// Topology files larger than this are refused. The spec's largest document
-// (10,432 elements at ~200 bytes) is about 2 MiB.
+// Topology files larger than this are refused. The largest document the
+// original's XML DOM holds (10,432 nodes at ~200 bytes) is about 2 MiB.
 inline constexpr std::size_t kMaxTopologyFileBytes = 16u << 20;
 
 // Parses `text` (named `source` in errors) and checks it as described above.

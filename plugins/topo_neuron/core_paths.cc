@@ -1,4 +1,4 @@
-// topology::getPaths and the device -> core expansion (topology.md §6.3, §6.5).
+// topology::getPaths and the device -> core expansion.
 #include <algorithm>
 
 #include "fail.h"

@@ -1,10 +1,12 @@
-// compute_graph's body as a pure function (topology.md §5.1, §7): the NEW
-// search over this node's vcores, the channels filled from its rings, and
-// the NCCL graph XML written against the host's <system> text.
+// compute_graph's body as a pure function (the original's neuronTopoGetGraph
+// and its <channel> XML round trip): the NEW search over this node's vcores,
+// the channels filled from its rings, and the NCCL graph XML written against
+// the host's <system> text.
 //
 // Trn3 Switch-V1 extras ride on the <graph> element as attributes, because
 // host/topo's graphFromXml accepts only <channel> children under <graph>
-// but ignores unknown attributes (README.md "Graph XML extensions"):
+// but ignores unknown attributes (docs/internals/topo-neuron.md, "Graph XML
+// extensions"):
 //   crossracktorack="0|1"
 //   nkangaring="L"                 lanes (<= 4, MAX_KANGA_PATHS)
 //   kangaring0="d,d,...,d" ...     lane k: the vcore ids (<gpu dev> values)
@@ -23,7 +25,7 @@
 namespace nccom::topo_neuron {
 
 inline constexpr int kSwitchV1KangaLanes = 4;    // one per NIC lane, MAX_KANGA_PATHS
-inline constexpr int kSwitchV1NodesPerJbog = 3;  // README.md decision 9
+inline constexpr int kSwitchV1NodesPerJbog = 3;  // docs/decisions/topo-neuron.md decision 9
 inline constexpr int kSwitchV1JbogsPerPod = 3;
 
 struct GraphRequest {

@@ -1,4 +1,4 @@
-// kangaRing paths for Trn3 Switch-V1 (rings.md §6) and the jbog id math.
+// kangaRing paths for Trn3 Switch-V1 and the jbog id math.
 #pragma once
 
 #include <vector>

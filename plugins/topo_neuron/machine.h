@@ -11,7 +11,7 @@
 
 namespace nccom::topo_neuron {
 
-// nccom_topo_machine_t.pod_type values (docs/decisions.md numbering).
+// nccom_topo_machine_t.pod_type values (nccom's own numbering, nccom/topo_plugin.h).
 inline constexpr int32_t kPodTypeNone = 0;
 inline constexpr int32_t kPodTypeP2p = 1;
 inline constexpr int32_t kPodTypeSwitch = 2;

@@ -10,7 +10,8 @@ namespace {
 
 using F = InstanceFamily;
 
-// Every number here that the spec does not state is a decision in README.md.
+// Every number here not known from the original is a decision in
+// docs/decisions/topo-neuron.md ("Platform geometry").
 PlatformSpec row(Variant v, Platform p, const char* name, const char* codename,
                  const char* generation, std::vector<InstanceFamily> families) {
   PlatformSpec s{};
@@ -20,7 +21,7 @@ PlatformSpec row(Variant v, Platform p, const char* name, const char* codename,
   s.codename = codename;
   s.generation = generation;
   s.families = std::move(families);
-  s.localDeviceCounts = {1, 4, 8, 16};  // verifyTopology (§3.7)
+  s.localDeviceCounts = {1, 4, 8, 16};  // verifyTopology's counts
   s.mlasPerDevice = 1;
   s.pod = PodLayout::None;
   s.podNodes = 0;
@@ -97,7 +98,7 @@ std::vector<PlatformSpec> buildTable() {
   sw.podNodes = 9;  // 144 chips / 16
   t.push_back(sw);
   auto emu = row(Variant::Emu, Platform::Emu, "emu", "EMU", "emu", {});
-  emu.instanceDevices = {1, 2, 3, 4, 8, 16};  // 2 and 3: small reference-runtime hosts (issue 7)
+  emu.instanceDevices = {1, 2, 3, 4, 8, 16};  // 2 and 3: small reference-runtime hosts
   emu.localDeviceCounts = {1, 2, 3, 4, 8, 16};
   emu.coresPerDevice = 2;
   emu.lncModes = {1, 2};

@@ -1,10 +1,10 @@
-// Neuron platform tables (topology.md §2): what each instance family looks
-// like to the topology stage — devices, NeuronCores, logical-core (LNC)
-// modes, SEngine/MLA geometry, the intra-node device links and the NICs —
-// and a neutral PlatformDescription that later code turns into topology XML.
+// Neuron platform tables: what each instance family looks like to the topology
+// stage — devices, NeuronCores, logical-core (LNC) modes, SEngine/MLA geometry,
+// the intra-node device links and the NICs — and a neutral PlatformDescription
+// that later code turns into topology XML.
 //
-// Numbers the spec does not give are our decisions; each one is listed with
-// its reason in README.md next to this file.
+// Numbers not known from the original are our decisions; each one is listed
+// with its reason in docs/decisions/topo-neuron.md ("Platform geometry").
 #pragma once
 
 #include <cstdint>
@@ -15,7 +15,7 @@
 
 namespace nccom::topo_neuron {
 
-// nrt_instance_info_t::family values (topology.md §2.1, public nrt.h).
+// nrt_instance_info_t::family values (public nrt.h).
 enum class InstanceFamily : uint32_t {
   Unknown = 0,
   Inf1 = 1,
@@ -30,7 +30,7 @@ enum class InstanceFamily : uint32_t {
   Trn3 = 10,
 };
 
-// nrt_instance_info_t::size values (topology.md §2.1).
+// nrt_instance_info_t::size values (public nrt.h).
 enum class InstanceSize : uint32_t {
   XL1 = 0,
   XL2 = 1,
@@ -44,14 +44,14 @@ enum class InstanceSize : uint32_t {
   Unknown = 9,
 };
 
-// The codenames of §2.1 plus EMU, our development hosts.
+// The Neuron codenames (SUNDA, CAYMAN, MARIANA) plus EMU, our development hosts.
 enum class Platform { Sunda, Cayman, Mariana, Emu };
 
 // One row of the platform table: an instance kind with its own geometry.
 enum class Variant { Trn1, Trn1n, Inf2, Trn2, Trn2UltraServer, Trn3, Trn3SwitchV1, Emu };
 
 // Locality of a hop between two vcores/devices. The numeric order is the
-// NEW search's tie-break (topology.md §6.1): lower is preferred.
+// NEW search's tie-break: lower is preferred.
 enum class EdgeLocality : int {
   SharedMemory = 0,  // same SEngine, or emulated devices sharing host memory
   RemoteMLA = 1,     // chip-to-chip (C2C) NeuronLink between two devices
@@ -70,7 +70,7 @@ enum class LinkLayout {
   Torus4x4PlusSwitch  // the torus plus a NeuronSwitch hop between every other pair
 };
 
-// Inter-node pod shape (topology.md §8).
+// Inter-node pod shape (UltraServer pods).
 enum class PodLayout { None, Ring, AllToAll };
 
 struct PlatformSpec {
@@ -88,9 +88,9 @@ struct PlatformSpec {
   int mlasPerDevice;
   int senginesPerMla;  // NeuronPlatform::get_sengine_num_per_mla()
   int ncPerSengine;
-  int c2cPortsPerMla;  // 0 where the spec has no figure and we need none
+  int c2cPortsPerMla;  // 0 where the original's figure is unknown and we need none
   bool d2dXor2;        // d2d peer of SEngine s is s ^ 2 (Trn2/Trn3)
-  LinkLayout layout;   // for the largest instance; smaller ones: see README
+  LinkLayout layout;   // for the largest instance; smaller: topo-neuron decision 5
   int nicsFullNode;    // NICs on the largest instance; smaller: scaled down
   PodLayout pod;
   int podNodes;  // instances per pod (0: no pod)
@@ -104,7 +104,7 @@ const PlatformSpec& platformSpec(Variant v);
 // runtime being NEC_POD_TYPE_SWITCH (Trn3 on NeuronSwitch-v1).
 Result<Variant> variantFromInstance(uint32_t family, bool switchPod);
 
-// SEngine peers (NeuronPlatform virtuals, §2.3). Empty when none.
+// SEngine peers (the original's NeuronPlatform virtuals). Empty when none.
 std::vector<int> d2dPeers(const PlatformSpec& p, int sengine);
 std::vector<int> rmtvPeers(const PlatformSpec& p, int sengine);
 

@@ -191,7 +191,8 @@ nccom_plugin_status_t neuronGraph(void* ctx, const nccom_topo_machine_t* m,
 }
 
 // UltraServer pods only (trn2-ultraserver, trn3-switch-v1): pod node id
-// = podId * podNodes + position (README.md "Plugin"); podNodeOrder decides.
+// = podId * podNodes + position (docs/internals/topo-neuron.md, "The plugin");
+// podNodeOrder decides.
 nccom_plugin_status_t neuronOrderNodes(void* ctx, const nccom_topo_machine_t* m, int32_t nNodes,
                                        const int32_t* podNodeIds, int32_t* orderOut, char* err,
                                        size_t errLen) {

@@ -1,5 +1,5 @@
-// UltraServer pod inter-node ordering (topology.md §8; rules are our design,
-// README.md "Pod ordering").
+// UltraServer pod inter-node ordering (the rules are our design,
+// docs/decisions/topo-neuron.md decision 17).
 #pragma once
 
 #include <vector>

@@ -1,14 +1,15 @@
-// The NEW search (topology.md §6): a priority DFS that finds Hamiltonian
-// device rings over the platform's device links, then expands each device
-// hop into the device's vcores.
+// The NEW search (the original's topology class, findPathRec): a priority DFS
+// that finds Hamiltonian device rings over the platform's device links, then
+// expands each device hop into the device's vcores.
 //
-// Shape (our design of the spec's [MED] parts; README.md "NEW search"):
+// Shape (our design where the original's details are unknown;
+// docs/decisions/topo-neuron.md, "The NEW search"):
 //  * one NeuronNode per device that has at least one available vcore; its
 //    edges are the platform links to other such devices, one NeuronEdge per
 //    direction (a link is full duplex, so each direction has its own
 //    priority);
 //  * edges are tried by (locality ascending, priority descending, target
-//    ascending) — locality is the tie-break of §6.1;
+//    ascending) — locality is the original's tie-break;
 //  * priority is mutable state: a commit raises it, a backtrack undoes the
 //    raise, an accepted ring lowers the priority of every edge it used, so
 //    the next ring prefers directed links no earlier ring uses;
@@ -39,7 +40,7 @@ inline constexpr int kInterMlaPenalty = 4;  //   (links between MLAs are the sca
 inline constexpr uint64_t kDefaultSearchBudget = 1u << 20;  // DFS steps over all rings
 inline constexpr int kMaxPathsPerRequest = 32;              // = MAXCHANNELS
 
-// paths_request (topology.md §6.1).
+// paths_request, the original's search input.
 struct PathsRequest {
   VcoreSet available_vcores;
   int trn_version = 0;  // generation tag: 2 (SUNDA), 3 (CAYMAN), 4 (MARIANA), 0 (EMU)

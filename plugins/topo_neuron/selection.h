@@ -1,5 +1,5 @@
-// OLD vs NEW search selection (topology.md §5) as a pure function: the
-// caller reads NCCL_GRAPH_USE_NEW_ALGORITHM and passes its value.
+// OLD vs NEW search selection as a pure function: the caller reads
+// NCCL_GRAPH_USE_NEW_ALGORITHM and passes its value.
 #pragma once
 
 #include <optional>
@@ -19,7 +19,7 @@ struct SearchChoice {
 
 // Trn3 Switch-V1 always takes NEW (its jbog/rack fabric has no OLD-search
 // expression); otherwise the knob when set, else `defaultNew` (OFF in the
-// original; configurable, see README.md).
+// original; configurable, docs/decisions/topo-neuron.md decision 14).
 SearchChoice selectSearch(Variant variant, std::optional<bool> knob, bool defaultNew = false);
 
 }  // namespace nccom::topo_neuron

@@ -1,8 +1,10 @@
-// XML synthesis (topology.md §3.2, open point 1): a PlatformDescription plus
-// this node's share of the communicator -> NCCL topology XML (<system>) built
-// through host/topo's DOM, so host/topo's buildSystem() reads it back.
+// XML synthesis (what the original's neuronTopoGetXml does per platform): a
+// PlatformDescription plus this node's share of the communicator -> NCCL
+// topology XML (<system>) built through host/topo's DOM, so host/topo's
+// buildSystem() reads it back.
 //
-// Shape (every number is a decision in README.md, "XML synthesis"):
+// Shape (every number is a decision in docs/decisions/topo-neuron.md, "XML
+// synthesis"):
 //   <system version="1">
 //     <cpu numaid=N arch vendor familyid modelid>       one per NUMA node used
 //       <pci busid=SWITCH class="0x060400" ...>          one per PCIe switch used

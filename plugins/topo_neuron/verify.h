@@ -1,5 +1,5 @@
-// verifyTopology (topology.md §3.7): the device-count sanity gate that runs
-// before any graph search, plus the "more ranks than cores" check.
+// verifyTopology: the device-count sanity gate that runs before any graph
+// search, plus the "more ranks than cores" check.
 #pragma once
 
 #include <vector>
@@ -19,11 +19,12 @@ struct VerifyInput {
   bool disabled = false;
 };
 
-// Check 1: every device a rank uses is present, else the spec's message
+// Check 1: every device a rank uses is present, else the original's message
 // ("Unsupported topology. Devices with IDs %d and %d are part of topology
 // but devices with those IDs are missing", naming the first and last missing
 // id). Check 2: the number of distinct rank devices is one the platform
-// allows (1, 4, 8 or 16 on every platform but Inf2; see README.md).
+// allows (1, 4, 8 or 16 on every platform but Inf2; docs/decisions/topo-neuron.md
+// decision 7).
 Status verifyTopology(const PlatformSpec& platform, const VerifyInput& in);
 
 // More local ranks than the node has vcores is an error naming both counts.

@@ -172,7 +172,7 @@ TEST(EmuCallbacks, LibncclNetBeforeAnyLoadSaysWhyAndTruncates) {
   EXPECT_EQ(nrt_get_libnccl_net(nullptr, nullptr, 0), nullptr);  // all outputs optional
 }
 
-// The dynamic-size callbacks now work over a table (emu/README.md); their
+// The dynamic-size callbacks work over a table (docs/internals/emu.md); their
 // bounds checks are EmuDynamicSizes.* in tests/emu/proxy.
 
 }  // namespace

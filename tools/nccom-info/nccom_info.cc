@@ -1,9 +1,9 @@
 // nccom-info — what the Neuron runtime sees when it loads libnccom.
 //
 // Loads libnccom through the reference runtime (libnrt.so.1), which follows
-// libnrt's own procedure (spec abi.md §2.1), and prints the file it found,
-// the version and compat id, all 37 entry points and where each resolves,
-// the libnccom-net.so status, and the platform the runtime emulates.
+// libnrt's own procedure (its one-time ncclInit load), and prints the file it
+// found, the version and compat id, all 37 entry points and where each
+// resolves, the libnccom-net.so status, and the platform the runtime emulates.
 // Exit status: 0 when libnccom loads, 1 (with the loader's message) when not.
 #include <nrt_emu.h>
 

@@ -101,7 +101,7 @@ class RankBench {
 
   int run() {
     init();
-    // Test seam (README.md): this rank dies as its peers enter the first
+    // Test seam (docs/tools/nccom-test.md): this rank dies as its peers enter the first
     // collective — after a barrier, so that every rank has finished joining
     // (and mapping its peers' memory) first.
     if (const char* k = std::getenv("NCCOM_TEST_DEBUG_KILL_RANK"); k != nullptr && *k) {

@@ -1,5 +1,5 @@
-// Launcher detection for nccom-test (see launch_env.h and README.md,
-// "Launch modes").
+// Launcher detection for nccom-test (see launch_env.h and
+// docs/tools/nccom-test.md, "Launch modes").
 #include "launch_env.h"
 
 #include <cerrno>

@@ -1,4 +1,4 @@
-// The local launch (see local_launcher.h and README.md, "Launch modes").
+// The local launch (see local_launcher.h and docs/tools/nccom-test.md, "Launch modes").
 #include "local_launcher.h"
 
 #include "bench.h"

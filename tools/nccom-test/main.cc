@@ -1,5 +1,6 @@
 // nccom-test: collective benchmark and check through the reference runtime
-// (the option names of Neuron's nccom-test and nccl-tests). See README.md.
+// (the option names of Neuron's nccom-test and nccl-tests). Usage:
+// docs/tools/nccom-test.md.
 //
 // Exit status: 0 success; 1 a rank failed, the run exceeded its bound, or
 // --check found wrong elements; 2 a usage error (one line on stderr).

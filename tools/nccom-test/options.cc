@@ -1,4 +1,4 @@
-// Command-line parsing for nccom-test (see options.h and README.md).
+// Command-line parsing for nccom-test (see options.h and docs/tools/nccom-test.md).
 #include "options.h"
 
 #include <algorithm>
@@ -325,7 +325,7 @@ const char* usage_text() {
          "      --net socket|ofi   network: the socket plugin, or libnccom-net over tcp;ofi_rxm\n"
          "      --timeout-ms MS    bound of every wait in a collective (default 60000)\n"
          "  -h, --help             this text\n"
-         "Under mpirun or srun: one rank per process (see README.md).\n";
+         "Under mpirun or srun: one rank per process (see docs/tools/nccom-test.md).\n";
 }
 
 }  // namespace nccom::nccomtest

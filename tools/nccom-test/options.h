@@ -74,7 +74,7 @@ std::vector<uint64_t> size_series(const Options& o);
 // The usage text of -h.
 const char* usage_text();
 
-// Bounds (checked by parse_options; documented in README.md).
+// Bounds (checked by parse_options; documented in docs/tools/nccom-test.md).
 inline constexpr int kMaxLocalRanks = 256;
 inline constexpr int kMaxRanksPerHost = 16;   // the emu's NEURON_RT_EMU_DEVICES range
 inline constexpr uint64_t kMaxBytes = 4ull << 30;

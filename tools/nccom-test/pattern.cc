@@ -1,5 +1,5 @@
-// Input patterns and reference results (see pattern.h and README.md,
-// "Data check").
+// Input patterns and reference results (see pattern.h and
+// docs/tools/nccom-test.md, "Data check").
 #include "pattern.h"
 
 #include <algorithm>

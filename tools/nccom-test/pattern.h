@@ -2,7 +2,7 @@
 //
 // Every rank fills its input from a deterministic function of (rank, index)
 // chosen per operation and type so that a correct result is exact (see
-// README.md, "Data check"): sums only ever add small integers whose every
+// docs/tools/nccom-test.md, "Data check"): sums only ever add small integers whose every
 // partial sum the type represents, products multiply ±1 and one ±2, min/max
 // and data movement use integers the type holds exactly. The reference is
 // computed with the engine's own element library (nrt_emu_dtype).

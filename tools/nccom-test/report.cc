@@ -1,4 +1,5 @@
-// nccl-tests' table and the --json document (see report.h, README.md).
+// nccl-tests' table and the --json document (see report.h and
+// docs/tools/nccom-test.md, "Output").
 #include "report.h"
 
 #include <algorithm>

@@ -1,6 +1,6 @@
 // nccom-test's results: nccl-tests' bandwidth arithmetic, its table, and
-// the --json document (schema in README.md). Pure formatting: tests give
-// known numbers.
+// the --json document (schema in docs/tools/nccom-test.md). Pure formatting:
+// tests give known numbers.
 #pragma once
 
 #include "options.h"

@@ -11,8 +11,8 @@ namespace {
 
 namespace tn = topo_neuron;
 
-// The family a runtime reports for each row (topology.md §2.1); the first
-// of the row's families, Trn3 for both Trn3 rows.
+// The family a runtime reports for each row (nrt_instance_info_t::family); the
+// first of the row's families, Trn3 for both Trn3 rows.
 uint32_t family_of(tn::Variant v) {
   const auto& f = tn::platformSpec(v).families;
   return f.empty() ? 0u : static_cast<uint32_t>(f.front());

@@ -49,7 +49,7 @@ struct PlatformChoice {
 // platform forbids is an error naming the allowed values.
 Result<PlatformChoice> choose_platform(const std::string& name, int devices, int lnc);
 
-// The machine of one platform row (topology.md §2.1 family values; "emu":
+// The machine of one platform row (nrt_instance_info_t family values; "emu":
 // arch_name "emu", family 0; Switch-V1: pod_type SWITCH).
 nccom_topo_machine_t machine_for(topo_neuron::Variant v, int devices, int lnc);
 

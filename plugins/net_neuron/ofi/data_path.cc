@@ -172,7 +172,7 @@ Status Plugin::iread(void* recv_comm, void* dest, size_t size, void* dest_mhandl
                      uint64_t mr_key, void** request) {
   if (request == nullptr || (dest == nullptr && size > 0)) return ncclInvalidArgument;
   std::shared_lock lock(mutex_);
-  Comm* comm = find_data_comm(recv_comm);  // the spec's host reads on either side
+  Comm* comm = find_data_comm(recv_comm);  // NET_NEURON reads on either side
   if (comm == nullptr) {
     OFI_WARN("NET/OFI iread: %p is not an open send or recv comm", recv_comm);
     return ncclInvalidArgument;
@@ -221,8 +221,9 @@ Status Plugin::test(void* request, int* done, int* sizes) {
   bool needs_peer_progress = false;
   // Whatever the outcome, this call also moves a few other comms along: an
   // RMA whose target is one of them, issued by another process, moves only
-  // while this process progresses that endpoint (README "Progress across
-  // comms"). After this comm's own pass, so the caller's request goes first.
+  // while this process progresses that endpoint (docs/internals/net-ofi.md,
+  // "Progress across comms"). After this comm's own pass, so the caller's
+  // request goes first.
   struct NextOthers {
     Plugin* plugin;
     const Comm* except;

@@ -1,6 +1,6 @@
 // Endpoint: resource setup, posting with -FI_EAGAIN deferral, completion
-// harvest (transports.md §7.7 in our own terms: -FI_EAVAIL must be followed by
-// fi_cq_readerr before the next read).
+// harvest (as the original plugin's ofi_process_cq, in our own terms: -FI_EAVAIL
+// must be followed by fi_cq_readerr before the next read).
 #include "endpoint.h"
 
 #include "wire.h"

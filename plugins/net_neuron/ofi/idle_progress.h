@@ -1,4 +1,5 @@
-// The idle-progress thread (README "Progress across comms").
+// The idle-progress thread (docs/internals/net-ofi.md and docs/decisions/net-ofi.md,
+// "Progress across comms").
 //
 // With manual-progress providers (tcp;ofi_rxm, shm) an RMA moves only while
 // the *target's* endpoint is progressed. While the process calls test() on

@@ -1,4 +1,5 @@
-// Peer liveness for send and recv comms (README "Robustness").
+// Peer liveness for send and recv comms (docs/internals/net-ofi.md, "Peer liveness";
+// why: docs/decisions/net-ofi.md).
 //
 // RDM endpoints are connectionless: a receive posted for a peer that closed
 // its comm or died is simply never matched, and test() would report done=0

@@ -21,7 +21,7 @@ namespace nccom::ofi {
 namespace {
 
 constexpr const char* kName = "AWS Libfabric";
-// v4 connect/accept block; nothing blocks forever (DESIGN.md decision 7).
+// v4 connect/accept block; nothing blocks forever.
 constexpr auto kV4BlockingTimeout = std::chrono::seconds(120);
 
 template <class F>
@@ -188,12 +188,13 @@ const ncclNet_v4_t ncclNetPlugin_v4 = {
 };
 
 // Optional: rails (NICs) per device for the next init; 1 by default. Returns
-// ncclInvalidArgument outside 1..64. See README.md.
+// ncclInvalidArgument outside 1..64. See docs/internals/net-ofi.md, "Devices and rails".
 NCCOM_OFI_EXPORT ncclResult_t nccomOfiConfigure(int rails) {
   return ofi::Plugin::configure(rails).code();
 }
 
-// Optional: peer liveness (README "Robustness") for comms created afterwards.
+// Optional: peer liveness (docs/internals/net-ofi.md, "Peer liveness") for comms
+// created afterwards.
 // enabled 1 (default) or 0; check_ms 1..60000 (default 100): at most one
 // liveness poll per comm per period; grace_ms 0..600000 (default 500): how
 // long pending requests may still complete after the peer was found gone.

@@ -80,7 +80,7 @@ class Plugin {
   Status local_descriptor(Comm& comm, void* mhandle, const void* buf, size_t len, void** desc);
   Status rma(Op op, Comm& comm, void* local, size_t size, void* mhandle, uint64_t remote,
              uint64_t mr_key, void** request);
-  // Progress across comms (README "Progress across comms"), try-lock only:
+  // Progress across comms (docs/internals/net-ofi.md), try-lock only:
   // every other comm (while a local RMA is pending), or the next
   // kRoundRobinPerTest of the RMA-target comms in turn (every test).
   void progress_others(const Comm* except);

@@ -1,4 +1,5 @@
-// Provider discovery (net-plugin.md §6.2–§6.4, in our own terms).
+// Provider discovery (the original plugin's init, rdma_init and getProperties,
+// in our own terms).
 //
 // The provider filter is what production does: FI_PROVIDER when set —
 // libfabric reads that variable itself and filters fi_getinfo with it; we

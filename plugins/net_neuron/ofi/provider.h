@@ -1,5 +1,5 @@
 // Provider discovery: which libfabric provider, which NICs, grouped into the
-// devices the ABI exposes, and what each can do (net-plugin.md §6.2–§6.4).
+// devices the ABI exposes, and what each can do.
 #pragma once
 
 #include "common.h"

@@ -1,5 +1,5 @@
-// The plugin's private wire formats (net-plugin.md open point 5: "the
-// connect-message/handle wire format is private to the plugin"):
+// The plugin's private wire formats (only this plugin reads its handles and
+// connect messages, so they need not match the original's):
 //
 //  * ListenHandle — what listen writes into the host's handle buffer and the
 //    host ships to the connecting peer: the listening endpoint's fi_getname

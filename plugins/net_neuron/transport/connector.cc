@@ -74,7 +74,7 @@ int64_t bus_id_of(const nccom_transport_comm_t* comm, int rank) {
   return comm->peers[rank].bus_id;
 }
 
-// The original's channel line (transports.md §3.1), once per connection.
+// The original's "Channel %02d : ... via NET_NEURON" line, once per connection.
 void log_channel(const Connector& c) {
   const nccom_transport_comm_t* comm = c.comm;
   const char* name = comm->net_name != nullptr ? comm->net_name : "?";
@@ -130,7 +130,7 @@ Result<Connector*> connector_setup(ConnectorRegistry& registry, const nccom_tran
   c->dir = dir;
   c->channel = channel;
   c->peer = peer->rank;
-  c->dev = pick_device(comm, channel);  // README: NIC choice
+  c->dev = pick_device(comm, channel);  // decision 20, docs/decisions/net-neuron-transport.md
   ncclNetProperties_v6_t props{};
   if (comm->net->getProperties != nullptr &&
       comm->net->getProperties(c->dev, &props) == ncclSuccess) {

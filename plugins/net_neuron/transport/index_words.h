@@ -1,8 +1,10 @@
-// The device-published index words the primitives read (proxy.md §3.5,
-// §9.5): enc_net_connector.net_host_mem.va is an enc_net_host_memory_t whose
+// The device-published index words the primitives read (nec.h's runtime-owned
+// structs, as the original's ringGetPending reads them):
+// enc_net_connector.net_host_mem.va is an enc_net_host_memory_t whose
 // post_send[f] / post_recv[f] words the device advances, modulo
 // net_idx_loop_size, once per FIFO entry it releases. With fold_n > 1 an entry
-// counts as published once every fold has published it (README: folds).
+// counts as published once every fold has published it
+// (docs/decisions/net-neuron-transport.md, decision 5).
 #pragma once
 
 #include <nccom/nrt_abi.h>

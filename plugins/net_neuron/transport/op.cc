@@ -1,4 +1,4 @@
-// The walk shared by both primitives (proxy.md §10.3/§10.4 and README):
+// The walk shared by both primitives (docs/internals/net-neuron-transport.md, "Op"):
 // first touch, then per tick reap → (receive: early posting) → walk the FIFO
 // entries the device published, in order, until one cannot be processed yet.
 #include "op.h"

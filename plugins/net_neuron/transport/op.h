@@ -1,6 +1,6 @@
 // One direction of one registered basic block: the state behind
-// netNeuronSendProxy / netNeuronRecvProxy (proxy.md §9–§10; the original's
-// ncclProxyArgs Neuron tail plus its requestTracker). The host ticks it with
+// netNeuronSendProxy / netNeuronRecvProxy (the original's ncclProxyArgs
+// Neuron tail plus its requestTracker). The host ticks it with
 // progress() once per proxy tick and calls rearm() after every execution.
 //
 // Files: op_build.cc resolves the FIFOs once (create), op.cc holds the walk
@@ -23,13 +23,13 @@
 
 namespace nccom::net_neuron {
 
-// reqStage (proxy.md §9.2).
+// reqStage: the stage of one requestTracker slot.
 enum class Stage : int { None = 0, Recv = 1, RecvDone = 2, Flush = 3, Send = 4, Empty = 5,
                          Done = 6, Error = 7 };
 const char* stage_name(Stage s);
 
 inline constexpr uint64_t kRingSlots = 128;  // NCCL_NET_NEURON_MAX_REQUESTS
-inline constexpr int kDataTag = 0;           // README: tags
+inline constexpr int kDataTag = 0;           // decision 1, docs/decisions/net-neuron-transport.md
 inline constexpr int kSidelinkTag = 1;
 
 // requestInfo: one ring slot, one NET_TRANSFER descriptor (or the sidelink

@@ -138,13 +138,14 @@ Result<NetOp*> NetOp::create(const ConnectorRegistry& registry,
     }
     if (send && op->src(i).dst_mhandle != nullptr) {
       return refuse(dir, op_at + ": names a remote registration (dst_mhandle); the send-side "
-                                 "RMA read path (proxy.md §15.7) is not implemented");
+                                 "RMA read path (the original's remote read) is not implemented");
     }
     Connector* c = nullptr;
     if (info.variable_peer) {
-      // README decision 2: a MESH channel's peers are the communicator's mesh
-      // connections (transport channel kMeshChannel, neuronExpandConnectivity);
-      // otherwise, or without one, the connection on the channel's own id.
+      // docs/decisions/net-neuron-transport.md decision 2: a MESH channel's peers
+      // are the communicator's mesh connections (transport channel kMeshChannel,
+      // neuronExpandConnectivity); otherwise, or without one, the connection on
+      // the channel's own id.
       if (ch->pattern == ENC_PATTERN_MESH) c = registry.find(comm, dir, kMeshChannel, peer_rank);
       if (c == nullptr) c = registry.find(comm, dir, ch->id, peer_rank);
       if (c == nullptr) {

@@ -1,5 +1,5 @@
-// pollPosted (proxy.md §9.4): test every request in flight, move it through
-// its reqStage states, and retire slots strictly in posting order, each
+// pollPosted, the original's reaper: test every request in flight, move it
+// through its reqStage states, and retire slots strictly in posting order, each
 // exactly once: its semaphore unit, its dynamic receive size, its op's count.
 //
 //   send:    SEND --test done--> DONE

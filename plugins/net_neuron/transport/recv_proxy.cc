@@ -1,4 +1,4 @@
-// netNeuronRecvProxy's posting half (proxy.md §10.4): one irecv (n = 1) per
+// netNeuronRecvProxy's posting half: one irecv (n = 1) per
 // NET_TRANSFER dest descriptor, either when the device publishes it or, for
 // ops with early_recv_posting, ahead of publication (pre_post_fifo_idx).
 #include "op.h"

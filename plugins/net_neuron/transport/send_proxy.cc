@@ -1,4 +1,4 @@
-// netNeuronSendProxy's posting half (proxy.md §10.3): one isend per published
+// netNeuronSendProxy's posting half: one isend per published
 // NET_TRANSFER src descriptor, on the connection the descriptor's op reaches
 // through enc_channel->net_send->nccl_connector (or, for variable-peer ops,
 // the connection to dst_rank on that channel).

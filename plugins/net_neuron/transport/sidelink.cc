@@ -1,9 +1,9 @@
-// The Trn2/Trn3 receive confirmation (proxy.md §10.4, open point 6; README:
-// sidelink). When the communicator runs with a sidelink and the net has RMA,
-// a received slice is confirmed to the device only after a 4-byte iread from
-// the sending peer has completed on the same connection: a read issued after
-// the data arrived completes only once the peer's earlier writes to us are
-// visible, so the semaphore never runs ahead of the data.
+// The Trn2/Trn3 receive confirmation (docs/decisions/net-neuron-transport.md,
+// decision 17). When the communicator runs with a sidelink and the net has
+// RMA, a received slice is confirmed to the device only after a 4-byte iread
+// from the sending peer has completed on the same connection: a read issued
+// after the data arrived completes only once the peer's earlier writes to us
+// are visible, so the semaphore never runs ahead of the data.
 //
 // What is read: each SEND connector registers a small announcement
 // {magic, its own address, remote key} and sends it once, with the sidelink

@@ -1,8 +1,8 @@
 /*
  * nccom/net_common.h — what every ncclNet plugin ABI version shares: the
  * result codes, the logger the host hands to init, and the limits.
- * These are the Neuron (aws-ofi-nccl Neuron interface) definitions, spec
- * net-plugin.md §1. FROZEN: never edit a released value.
+ * These are the Neuron (aws-ofi-nccl Neuron interface) definitions.
+ * FROZEN: never edit a released value.
  * Pure C99; usable from C++.
  */
 #ifndef NCCOM_NET_COMMON_H

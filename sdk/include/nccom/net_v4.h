@@ -1,7 +1,7 @@
 /*
  * nccom/net_v4.h — the Neuron ncclNet_v4 ABI (16 slots, 128 bytes) and its
- * 40-byte properties (net-plugin.md §4.2). Handles are 64 bytes; connect and
- * accept block; single-buffer irecv/iflush; no tags, no RMA, no fini.
+ * 40-byte properties. Handles are 64 bytes; connect and accept block;
+ * single-buffer irecv/iflush; no tags, no RMA, no fini.
  * Identical to NVIDIA's v4 except regMr's size (size_t here, int there).
  * FROZEN. Pure C99; usable from C++.
  */

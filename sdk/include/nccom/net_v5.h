@@ -1,6 +1,6 @@
 /*
  * nccom/net_v5.h — the Neuron ncclNet_v5 ABI (21 slots, 168 bytes): v6
- * without fini (net-plugin.md §4.1). Its init may register a process-exit
+ * without fini. Its init may register a process-exit
  * finalizer. Same 80-byte properties as v6. FROZEN.
  * Pure C99; usable from C++.
  */

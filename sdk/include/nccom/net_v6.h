@@ -1,6 +1,6 @@
 /*
  * nccom/net_v6.h — the Neuron ncclNet_v6 ABI (22 slots, 176 bytes), the one
- * libnccom binds through the symbol "ncclNetPlugin_v6" (net-plugin.md §3).
+ * libnccom binds through the symbol "ncclNetPlugin_v6".
  * v6 = v5 + fini after init. FROZEN: never edit; a new ABI is a new header.
  *
  * Semantics the host relies on:

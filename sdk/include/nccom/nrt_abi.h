@@ -2,9 +2,9 @@
  * nccom/nrt_abi.h — every type that crosses the libnrt ⇄ libnccom boundary.
  *
  * One header for the host (libnccom), the reference runtime (emu/libnrt) and
- * the tests. Layouts are those of aws-neuronx-collectives 2.31.24 (spec
- * abi.md §4–§6): x86-64 System V, LP64. Every struct carries static asserts on
- * its size and on each offset the spec gives, so a wrong edit fails to build.
+ * the tests. Layouts are those of aws-neuronx-collectives 2.31.24: x86-64
+ * System V, LP64. Every struct carries static asserts on its size and on each
+ * known offset, so a wrong edit fails to build.
  *
  * Pure C (C11 or later) and C++; no dependencies beyond the C library.
  */
@@ -38,14 +38,14 @@ extern "C" {
 NCCOM_ABI_ASSERT(sizeof(void *) == 8 && sizeof(long) == 8 && sizeof(int) == 4,
                  "the Neuron boundary is defined for LP64 only");
 
-/* ---- Versions (abi.md §1.3, §6.1) ---------------------------------------- */
+/* ---- Versions ------------------------------------------------------------ */
 
 #define NCCOM_COMPATIBILITY_ID 89u       /* forward gate: libnrt requires exactly this */
 #define NCCOM_VERSION_INFO_SIZE 56u      /* size libnrt passes to neuronGetVersionInfo */
 #define NCCOM_EXPORT_COUNT 37            /* neuron* entry points */
 #define NCCOM_IMPORT_COUNT 20            /* nec_* + nrt_* callbacks, all @NRT_2.0.0 */
 
-/* ---- NRT_STATUS (abi.md §4): the return type of the exports -------------- */
+/* ---- NRT_STATUS: the return type of the exports -------------------------- */
 
 typedef enum {
   NRT_SUCCESS = 0,
@@ -81,7 +81,7 @@ NCCOM_ABI_SIZE(NRT_STATUS, 4);
 
 typedef uint64_t dma_addr_t;
 
-/* ---- nec_version_info_t — 56 bytes + open tail (abi.md §6.1) ------------- */
+/* ---- nec_version_info_t — 56 bytes + open tail --------------------------- */
 
 typedef struct nec_version_info {
   uint64_t major;
@@ -97,7 +97,7 @@ NCCOM_ABI_OFFSET(nec_version_info_t, maintenance, 24);
 NCCOM_ABI_OFFSET(nec_version_info_t, git_hash, 32);
 NCCOM_ABI_OFFSET(nec_version_info_t, compatibility_version, 48);
 
-/* ---- nrt_version_t — 224 bytes (abi.md §6.2) ----------------------------- */
+/* ---- nrt_version_t — 224 bytes ------------------------------------------- */
 
 typedef struct nrt_version {
   uint64_t rt_major;
@@ -111,7 +111,7 @@ NCCOM_ABI_SIZE(nrt_version_t, 224);
 NCCOM_ABI_OFFSET(nrt_version_t, rt_detail, 32);
 NCCOM_ABI_OFFSET(nrt_version_t, git_hash, 160);
 
-/* ---- nrt_instance_info_t — 32 bytes (abi.md §6.3) ------------------------ */
+/* ---- nrt_instance_info_t — 32 bytes -------------------------------------- */
 
 typedef struct nrt_instance_info {
   uint32_t family;
@@ -123,7 +123,7 @@ NCCOM_ABI_SIZE(nrt_instance_info_t, 32);
 NCCOM_ABI_OFFSET(nrt_instance_info_t, arch_name, 8);
 NCCOM_ABI_OFFSET(nrt_instance_info_t, device_revision, 24);
 
-/* ---- Small enums (abi.md §6.5) -------------------------------------------- */
+/* ---- Small enums ---------------------------------------------------------- */
 /* Where one of these crosses the boundary (an export's argument, a field the
  * other side fills in), it is declared as the 32-bit integer it is on the
  * wire: the receiving side checks the number before treating it as the enum,
@@ -171,7 +171,7 @@ typedef enum {
 } net_addr_mark_t;
 NCCOM_ABI_SIZE(net_addr_mark_t, 4);
 
-/* ---- enc_neuron_device_info_t — 216 bytes (abi.md §6.4) ------------------ */
+/* ---- enc_neuron_device_info_t — 216 bytes -------------------------------- */
 
 #define ENC_PROXY_HISTOGRAM_OUTPUT_PATH_LENGTH_MAX 128
 
@@ -214,7 +214,7 @@ NCCOM_ABI_OFFSET(enc_neuron_device_info_t, pod_node_id, 36);
 NCCOM_ABI_OFFSET(enc_neuron_device_info_t, virtual_server_id, 40);
 NCCOM_ABI_OFFSET(enc_neuron_device_info_t, histogram_config, 48);
 
-/* ---- nccl_comm_info_t — 1376 bytes (abi.md §6.6) ------------------------- */
+/* ---- nccl_comm_info_t — 1376 bytes --------------------------------------- */
 
 #define NEC_MAX_CHANNELS 32
 
@@ -284,7 +284,7 @@ NCCOM_ABI_OFFSET(nccl_comm_info_t, kangaring_paths, 856);
 NCCOM_ABI_OFFSET(nccl_comm_info_t, mla_cycle_n, 1112);
 NCCOM_ABI_OFFSET(nccl_comm_info_t, mla_cycles, 1120);
 
-/* ---- The three proxy FIFO records (abi.md §6.7, proxy.md §3) ------------- */
+/* ---- The three proxy FIFO records ---------------------------------------- */
 
 typedef struct net_ops_info {
   uint16_t sema_shift_offset;
@@ -373,7 +373,7 @@ NCCOM_ABI_OFFSET(net_dest_addr_t, size, 32);
 NCCOM_ABI_OFFSET(net_dest_addr_t, mark, 36);
 NCCOM_ABI_OFFSET(net_dest_addr_t, src_rank, 40);
 
-/* ---- enc_host_mem_t — 32 bytes (abi.md §6.8) ----------------------------- */
+/* ---- enc_host_mem_t — 32 bytes ------------------------------------------- */
 
 typedef struct enc_host_mem {
   void *mem_handle;
@@ -386,8 +386,8 @@ NCCOM_ABI_OFFSET(enc_host_mem_t, va, 8);
 NCCOM_ABI_OFFSET(enc_host_mem_t, pa, 16);
 NCCOM_ABI_OFFSET(enc_host_mem_t, size, 24);
 
-/* ---- Runtime-owned channel objects the proxy reads (proxy.md §3.5) -------
- * Layouts from a public nec.h [PUB]; the 2.31.24 ones are not published.
+/* ---- Runtime-owned channel objects the proxy reads -----------------------
+ * Layouts from a public nec.h; the 2.31.24 ones are not published.
  * libnccom reads only these prefixes, through net_ops_info_t.enc_channel. */
 
 #define NEC_MAX_FOLD_N 8
@@ -444,7 +444,7 @@ NCCOM_ABI_OFFSET(enc_channel_prefix_t, pattern, 4);
 NCCOM_ABI_OFFSET(enc_channel_prefix_t, net_recv, 8);
 NCCOM_ABI_OFFSET(enc_channel_prefix_t, net_send, 16);
 
-/* ---- ncclUniqueId — 128 bytes, opaque to libnrt (abi.md §6.9) ------------ */
+/* ---- ncclUniqueId — 128 bytes, opaque to libnrt -------------------------- */
 
 #define NCCL_UNIQUE_ID_BYTES 128
 typedef struct ncclUniqueId {
@@ -461,7 +461,7 @@ typedef cpu_set_t nccom_cpu_set_t;
 typedef struct nccom_opaque_cpu_set nccom_cpu_set_t;
 #endif
 
-/* ---- FORWARD: the 37 neuron* exports of libnccom (abi.md §3) ------------- */
+/* ---- FORWARD: the 37 neuron* exports of libnccom ------------------------- */
 /* Listed in table-slot order. All return NRT_STATUS; 0 is success.          */
 
 #define NCCOM_FOR_EACH_EXPORT(X)                                             \
@@ -530,7 +530,7 @@ NRT_STATUS neuronNetCloseRecv(void *recv_comm);
 NRT_STATUS neuronNetCloseListen(void *listen_comm);
 
 /* The runtime's table of the 37 entry points, in slot order. A loader fills it
- * all or leaves it all NULL (abi.md §2.1 step 6). */
+ * all or leaves it all NULL, as libnrt's ncclInit does. */
 typedef struct nccom_export_table {
 #define NCCOM_TABLE_SLOT(name) __typeof__(&name) name;
   NCCOM_FOR_EACH_EXPORT(NCCOM_TABLE_SLOT)
@@ -538,7 +538,7 @@ typedef struct nccom_export_table {
 } nccom_export_table_t;
 NCCOM_ABI_SIZE(nccom_export_table_t, NCCOM_EXPORT_COUNT * sizeof(void *));
 
-/* ---- REVERSE: the 20 callbacks libnccom imports @NRT_2.0.0 (abi.md §5) --- */
+/* ---- REVERSE: the 20 callbacks libnccom imports @NRT_2.0.0 --------------- */
 
 #define NCCOM_FOR_EACH_IMPORT(X)                                               \
   X(nrt_get_total_vnc_count) X(nrt_get_instance_info) X(nrt_get_version)       \

@@ -4,7 +4,7 @@
  *
  * A topology backend answers two questions for one node of a communicator:
  *   1. What does this node look like? — NCCL topology XML (<system>…), the
- *      schema of upstream NCCL's NCCL_TOPO_FILE (topology.md §3.3).
+ *      schema of upstream NCCL's NCCL_TOPO_FILE.
  *   2. Optionally: which rings should the channels follow? — NCCL graph XML
  *      (<graphs><graph><channel>…), the schema of NCCL_GRAPH_FILE.
  * Text crosses the boundary, not structs: the formats are the public ones,
@@ -41,13 +41,13 @@ extern "C" {
  * nec_* device callbacks). Identical on every rank of a node. */
 typedef struct nccom_topo_machine {
   uint32_t struct_size;
-  uint32_t instance_family;   /* nrt_instance_info_t.family (topology.md §2.1) */
+  uint32_t instance_family;   /* nrt_instance_info_t.family */
   uint32_t instance_size;     /* nrt_instance_info_t.size */
   char arch_name[16];         /* NUL-terminated */
   char device_revision[8];    /* generation tag, NUL-terminated */
   int32_t device_count;       /* Neuron devices on this node (nec_get_device_count) */
   int32_t vcore_size;         /* NeuronCores per logical core (nec_get_virtual_core_size) */
-  int32_t pod_type;           /* 0 = none, 1 = P2P, 2 = SWITCH (our numbering, docs/decisions.md) */
+  int32_t pod_type;           /* 0 = none, 1 = P2P, 2 = SWITCH (nccom's own numbering) */
   int32_t pod_size;           /* nodes per UltraServer pod; 1 when there is no pod */
   int32_t reserved;           /* zero; keeps the struct a multiple of 8 bytes */
 } nccom_topo_machine_t;
@@ -65,7 +65,8 @@ typedef struct nccom_topo_node {
   const int32_t *local_cores;   /* the logical core of each local rank within its device */
 } nccom_topo_node_t;
 
-/* What the host wants searched: the RING template of rings.md §2. */
+/* What the host wants searched: the RING template of the original's
+ * buildGraphTransportsRank. */
 typedef struct nccom_topo_graph_request {
   uint32_t struct_size;
   int32_t pattern;            /* 4 = RING (the only one built) */
@@ -101,8 +102,8 @@ typedef struct nccom_topo_ops {
   /* Mandatory. Releases a text returned by this plugin. */
   void (*free_text)(void *ctx, char *text);
 
-  /* Optional. The ring order over the communicator's nodes (rings.md §5.2,
-   * the UltraServer pod branch): pod_node_ids[n] is node n's pod node id;
+  /* Optional. The ring order over the communicator's nodes (the UltraServer
+   * pod branch of ncclTopoPostset): pod_node_ids[n] is node n's pod node id;
    * write a permutation of 0..n_nodes-1 to order_out. UNSUPPORTED (or a
    * NULL slot) keeps the nodes in index order. */
   nccom_plugin_status_t (*order_nodes)(void *ctx, const nccom_topo_machine_t *machine,

@@ -4,7 +4,7 @@
  *
  * A transport connects this rank to a peer for one channel and, when it
  * carries data on the host side, supplies the proxy primitive that moves the
- * runtime's descriptor FIFOs (proxy.md §10). In tree: "p2p" (intra-node,
+ * runtime's descriptor FIFOs. In tree: "p2p" (intra-node,
  * proxy-free: op slots NULL) and "net_neuron" (inter-node over the selected
  * network plugin: the netNeuronSendProxy / netNeuronRecvProxy primitives).
  *
@@ -66,8 +66,7 @@ typedef struct nccom_transport_comm {
   int32_t net_devices;
   int32_t reserved;
 
-  /* The runtime callbacks the primitives use (abi.md §5.2), routed through
-   * the host. */
+  /* The runtime callbacks the primitives use, routed through the host. */
   void (*inc_semaphore)(volatile uint32_t *sem_inc_addr, uint32_t val);
   size_t (*dynamic_send_size)(enc_host_mem_t *dyn, size_t data_type_sz, int dst_rank, int rank_n);
   size_t (*dynamic_send_offset)(enc_host_mem_t *dyn, size_t data_type_sz, int dst_rank,
@@ -78,7 +77,7 @@ typedef struct nccom_transport_comm {
                         int src_rank, int rank_n);
 
   /* Appended (present when struct_size covers it): the NIC the topology
-   * chose for each transport channel (ncclTopoGetNetDev, rings.md §8.3),
+   * chose for each transport channel (ncclTopoGetNetDev),
    * NCCOM_TRANSPORT_MESH_CHANNEL + 1 entries; -1 (or NULL) = the transport
    * decides. An index into the topology's NICs: map it onto the net's
    * devices modulo net_devices. */

@@ -62,8 +62,8 @@ std::string one_line(std::string s) {
   return s;
 }
 
-// The two malformed FIFOs of the brief, each refused at registration with
-// its reason in the runtime log.
+// Two malformed FIFOs (no EXEC_COMPLETE; an op index out of range), each
+// refused at registration with its reason in the runtime log.
 void run_malformed(const nccom_export_table_t* t, void* comm, RankDevice& dev) {
   proxy_e2e::StreamState& s = dev.streams()[0];
   struct Case {

@@ -1,10 +1,9 @@
-// The network proxy end to end (issue 6): each rank a process, through the
-// real exports, neuronBuildGraphComm's ring connectors, the NET_NEURON
-// transport over the socket net and the reference runtime's proxy worker,
-// with a scripted device per rank. Each rank checks its own semaphore counts
-// and every byte it received (e2e_block.cc); these tests check that every
-// rank did, and the fault cases. The 8-rank shapes are in
-// proxy_e2e_long_test.cc.
+// The network proxy end to end: each rank a process, through the real exports,
+// neuronBuildGraphComm's ring connectors, the NET_NEURON transport over the
+// socket net and the reference runtime's proxy worker, with a scripted device
+// per rank. Each rank checks its own semaphore counts and every byte it
+// received (e2e_block.cc); these tests check that every rank did, and the fault
+// cases. The 8-rank shapes are in proxy_e2e_long_test.cc.
 #include "e2e_launch.h"
 
 #include <signal.h>

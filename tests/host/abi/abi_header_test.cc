@@ -1,5 +1,5 @@
 // nccom/nrt_abi.h as C and as C++: both compile, and both see the same
-// layouts, which are the spec's (abi.md §6).
+// layouts, which are the original's.
 #include <nccom/nrt_abi.h>
 
 #include "abi_layout_checks.h"

@@ -1,5 +1,5 @@
 // The shape of the built files, read back with readelf and nm exactly as an
-// operator would (spec abi.md §1, DESIGN.md decision 2):
+// operator would:
 //   libnccom.so -> libnccom.so.2 -> libnccom.so.2.31.24, SONAME libnccom.so.2,
 //   DT_NEEDED libnrt.so.1, VERNEED NRT_2.0.0 only, the 20 imports bound
 //   @NRT_2.0.0, exactly the 37 neuron* functions exported unversioned, no

@@ -1,5 +1,5 @@
-// neuronGetVersionInfo through the real, built libnccom (abi.md §6.1): what
-// it writes for each caller size, and that it writes nothing else and does
+// neuronGetVersionInfo through the real, built libnccom (nec_version_info_t):
+// what it writes for each caller size, and that it writes nothing else and does
 // nothing else.
 #include <nccom/nrt_abi.h>
 #include <nrt_emu.h>

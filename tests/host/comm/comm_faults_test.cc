@@ -1,7 +1,7 @@
-// Faults during and after the bootstrap (init-bootstrap §9–§11): a missing
-// root, missing, dying, duplicate or mismatched ranks, strangers, truncated
-// messages, a peer that dies. Every fault must end in a clear error well
-// within the configured timeout, and leave no fd, thread or root behind.
+// Faults during and after the bootstrap: a missing root, missing, dying,
+// duplicate or mismatched ranks, strangers, truncated messages, a peer that
+// dies. Every fault must end in a clear error well within the configured
+// timeout, and leave no fd, thread or root behind.
 #include "comm_test_util.h"
 #include "fault_util.h"
 
@@ -68,7 +68,8 @@ std::string hex(const std::array<uint8_t, nccom::bootstrap::kBuildTagBytes>& tag
   return out;
 }
 
-// The tag a global rank of this build sends (init-bootstrap §2, §9.3).
+// The tag a global rank of this build sends, built as the original's
+// getNcclNrtGitHash does: libnccom's git hash, then libnrt's.
 std::array<uint8_t, nccom::bootstrap::kBuildTagBytes> real_build_tag() {
   std::array<uint8_t, nccom::bootstrap::kBuildTagBytes> tag{};
   std::strncpy(reinterpret_cast<char*>(tag.data()), nccom_build_git_hash, 8);

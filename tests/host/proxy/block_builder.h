@@ -1,5 +1,6 @@
-// Builds well-formed descriptor FIFOs the way libnrt's producer does
-// (proxy.md §3.4), so tests can start from a valid block and break one rule.
+// Builds well-formed descriptor FIFOs the way libnrt's producer does (the
+// net_addr_mark_t FIFO grammar), so tests can start from a valid block and
+// break one rule.
 #pragma once
 
 #include <nccom/nrt_abi.h>

@@ -1,5 +1,5 @@
-// GraphP2pChannels: ncclTopoComputeP2pChannels (rings.md §8.2) on
-// hand-computed cases. GraphNetDev: ncclTopoGetNetDev (§8.3).
+// GraphP2pChannels: ncclTopoComputeP2pChannels on hand-computed cases.
+// GraphNetDev: ncclTopoGetNetDev.
 #include "rings/channels.h"
 #include "synthetic.h"
 

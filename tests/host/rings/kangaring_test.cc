@@ -1,5 +1,5 @@
 // GraphKangaRing: assembling kangaRing[k][0..63] from the gathered
-// JbogKangaringPath lanes (our design, host/rings/README.md).
+// JbogKangaringPath lanes (our design, docs/decisions/rings.md).
 #include "rings/kangaring.h"
 #include "synthetic.h"
 

@@ -1,4 +1,4 @@
-// GraphMlaCycles: the MLA blocks of each ring (our design, host/rings/README.md).
+// GraphMlaCycles: the MLA blocks of each ring (our design, docs/decisions/rings.md).
 // Rings come from the real preset/postset path over hand-made graphs.
 #include "rings/mla_cycles.h"
 #include "synthetic.h"

@@ -1,5 +1,6 @@
-// GraphPreset: the per-rank fragment (rings.md §4). GraphFragmentWire: its
-// 960-byte form (§3.4) and the decoder's checks on untrusted bytes.
+// GraphPreset: the per-rank fragment (ncclTopoPreset). GraphFragmentWire: its
+// 960-byte form (the original's ncclTopoRanks) and the decoder's checks on
+// untrusted bytes.
 #include "rings/fragment.h"
 #include "synthetic.h"
 

@@ -310,7 +310,7 @@ TEST(TopoPaths, SearchWidths) {
   computeSearchWidths(s);
   EXPECT_FLOAT_EQ(s.maxWidth, 12.0F);    // best GPU -> NET path: through the gen3 NIC
   EXPECT_FLOAT_EQ(s.totalWidth, 24.0F);  // a GPU's PCI link
-  // The init sequence of spec §1: compute, trim (all 8 ranks local: the NETs
+  // initTransportsRank's sequence: compute, trim (all 8 ranks local: the NETs
   // go), recompute, then the widths come from GPU-GPU paths (PIX/PXB at 24).
   TopoSystem local = pcieHost();
   ASSERT_TRUE(trimSystem(local, 8, 8));

@@ -1,8 +1,8 @@
 // The P2P transport as the host uses it: libnccom-p2p.so loaded by the plugin
 // loader, bound by TransportBackend. Reachability by locality, the 80-byte
-// connect info (checked field by field against the spec layout), the
-// handshake in both modes with its channel line, and every refusal of a blob
-// that does not come from the expected peer.
+// connect info (checked field by field against the original's p2pConnectInfo),
+// the handshake in both modes with its channel line, and every refusal of a
+// blob that does not come from the expected peer.
 #include "connect_info.h"
 #include "transport/link_exchange.h"
 #include "transport/selection.h"

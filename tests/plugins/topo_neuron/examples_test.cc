@@ -25,7 +25,7 @@ struct Facts {
   int sm;
 };
 
-// Public instance facts and our table (plugins/topo_neuron/README.md):
+// Public instance facts and our table (docs/internals/topo-neuron.md):
 // trn1.32xlarge 16 devices x 2 cores, 8 EFA; trn1n 16 EFA; inf2.48xlarge 12 x
 // 2, no EFA; trn2/trn3 16 chips x 8 cores at LNC 2 = 64, 16 EFA; emu-8 at
 // LNC 1 = 16 cores, one NIC per 4 devices.

@@ -1,4 +1,4 @@
-// Suite NeuronKangaRing: kangaRing paths on Trn3 Switch-V1 (rings.md §6).
+// Suite NeuronKangaRing: kangaRing paths on Trn3 Switch-V1.
 #include "topo_neuron/kanga.h"
 
 #include <gtest/gtest.h>

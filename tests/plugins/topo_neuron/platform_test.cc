@@ -1,5 +1,5 @@
-// Suite NeuronPlatform: the table holds the facts the spec states (checked by
-// hand against topology.md §2), and descriptions are consistent.
+// Suite NeuronPlatform: the table holds the known facts of each platform
+// (checked by hand), and descriptions are consistent.
 #include "topo_neuron/platform.h"
 
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// Suite NeuronPod: inter-node ordering inside UltraServer pods (§8).
+// Suite NeuronPod: inter-node ordering inside UltraServer pods.
 #include "topo_neuron/pod.h"
 
 #include <gtest/gtest.h>

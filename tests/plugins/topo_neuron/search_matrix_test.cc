@@ -126,9 +126,9 @@ void checkCase(const Case& c) {
 
 TEST(NeuronSearch, PlatformMatrix) {
   const auto cases = allCases();
-  // Counted by hand from the table in README.md: 64 before the emu platform
-  // had 2- and 3-device hosts; emu now has 6 sizes x 2 LNC modes with
-  // 1+2+3+4+5+6 = 21 local counts each (42, was 20).
+  // Counted by hand from the platform table (docs/internals/topo-neuron.md):
+  // 44 for the hardware rows; emu has 6 sizes x 2 LNC modes with
+  // 1+2+3+4+5+6 = 21 local counts each (42).
   EXPECT_EQ(cases.size(), 86u);
   for (const Case& c : cases) {
     SCOPED_TRACE(caseName(c));

@@ -142,7 +142,8 @@ TEST(NeuronSynthesize, APlatformWithoutNicsCannotSpanNodes) {
 }
 
 TEST(NeuronSynthesize, HandCheckedNicCounts) {
-  // Facts of the platform table (README decision 8), not the formula above.
+  // Facts of the platform table (docs/decisions/topo-neuron.md decision 8), not
+  // the formula above.
   struct Row { Variant v; int inst; int used; int nics; };
   const Row rows[] = {{Variant::Trn1, 16, 16, 8}, {Variant::Trn1, 16, 4, 2}, {Variant::Trn1, 1, 1, 0},
                       {Variant::Trn1n, 16, 8, 8}, {Variant::Inf2, 12, 12, 0}, {Variant::Trn2, 16, 16, 16},

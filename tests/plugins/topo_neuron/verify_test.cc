@@ -1,4 +1,4 @@
-// Suite NeuronVerify: verifyTopology (topology.md §3.7) and the rank check.
+// Suite NeuronVerify: verifyTopology and the rank check.
 #include "topo_neuron/verify.h"
 
 #include <gtest/gtest.h>

@@ -140,7 +140,7 @@ TEST(NccomTestOptions, SizeSeries) {
   o.min_bytes = 0;
   o.max_bytes = 12;
   EXPECT_EQ(size_series(o), (std::vector<uint64_t>{0, 5, 10}));
-  // The issue's series: 8 B to 64 MiB by 2 is 24 sizes.
+  // The main job's series: 8 B to 64 MiB by 2 is 24 sizes.
   const Options issue = ok({"-b", "8", "-e", "64M", "-f", "2", "allr"});
   const auto s = size_series(issue);
   ASSERT_EQ(s.size(), 24u);

@@ -1,7 +1,7 @@
-// The ring properties of issue 4 over every platform x node count x
-// logical-core mode, computed through the real topology plugins by
-// simulate_cluster, checked against the platform's own table
-// (plugins/topo_neuron platform.h), not against a previous run.
+// The ring properties over every platform x node count x logical-core mode,
+// computed through the real topology plugins by simulate_cluster, checked
+// against the platform's own table (plugins/topo_neuron platform.h), not
+// against a previous run.
 //
 // Built twice: MATRIX_NEW_NODES / MATRIX_OLD_NODES select the node counts
 // of the NEW search (topo_neuron) and the OLD one (topo_nccl): the fast
@@ -34,7 +34,7 @@ std::vector<Case> cases() {
   for (const tn::PlatformSpec& s : tn::platformTable())
     for (int lnc : s.lncModes) {
       for (int nodes : {MATRIX_NEW_NODES}) out.push_back({s.variant, nodes, lnc, 1});
-      // Switch-V1 always runs the NEW search (topology.md §5): no OLD case.
+      // Switch-V1 always runs the NEW search: no OLD case.
       if (s.variant == tn::Variant::Trn3SwitchV1) continue;
       // The OLD search (the inherited bandwidth-tier DFS) does not place a
       // torus node's 16-64 cores across nodes within its budget: it falls
@@ -172,9 +172,9 @@ TEST_P(ToolsTopoMatrix, RingsUseThePlatformsLinksAndNics) {
   }
 
   // Every rank computes the same rings, and the NIC of each of its ring
-  // channels (what the transports are handed): the channel's head on the
-  // node enters through inter[c][0], every other rank leaves through
-  // inter[c][1] (rings.md §8.3), doubled channels copying the searched ones.
+  // channels (what the transports are handed): the channel's head on the node
+  // enters through inter[c][0], every other rank leaves through inter[c][1] (as
+  // ncclTopoGetNetDev picks), doubled channels copying the searched ones.
   for (int r : ranks) {
     auto s = r == 0 ? first : graphbuild::simulate_rank(c, r);
     ASSERT_TRUE(s.ok()) << "rank " << r << ": " << s.error().message;

@@ -65,7 +65,7 @@ class ToolsTopo : public ::testing::Test {
 TEST_F(ToolsTopo, TextHasEverySection) {
   const ChildResult r = run({"--platform", "trn2", "--nodes", "2"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  // Trn2 (topology.md §2.1: family TRN2 = 5, CAYMAN v3), 16 devices of 8
+  // Trn2 (nrt_instance_info_t family TRN2 = 5, CAYMAN v3), 16 devices of 8
   // cores, LNC=2 by default: 4 logical cores a device, 64 a node.
   EXPECT_NE(r.out.find("platform trn2 (CAYMAN v3): instance family 5, arch trn2"), std::string::npos)
       << r.out;

@@ -1,5 +1,6 @@
 // Round trips of every record over IPv4 and IPv6, and the byte positions the
-// spec pins (init-bootstrap §4, §8.2, §9.3) or wire.cc's layout comment fixes.
+// original fixes (the unique id, the 112-byte peer record, extInfo) or
+// wire.cc's layout comment fixes.
 #include "wire_samples.h"
 
 #include <cstring>

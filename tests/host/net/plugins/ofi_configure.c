@@ -1,7 +1,7 @@
 /* A stand-in for libnccom-net.so's optional configuration exports, linked
  * into a loopback plugin: it records what the host passed and whether the
  * plugin's init had already run, and applies the real plugin's ranges
- * (plugins/net_neuron/README.md: rails 1..64, check_ms 1..60000, grace_ms
+ * (docs/internals/net-ofi.md: rails 1..64, check_ms 1..60000, grace_ms
  * 0..600000, enabled 0 or 1).
  *
  * Build-time switches:

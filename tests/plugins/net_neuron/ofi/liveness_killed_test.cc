@@ -1,7 +1,7 @@
 // NetOfiLivenessKilled: the peer is another process (net_ofi_liveness_peer),
 // SIGKILLed while this one waits on it: the pending receive or send fails
-// within the bound, naming the peer (plugins/net_neuron/README.md
-// "Peer liveness").
+// within the bound, naming the peer (docs/internals/net-ofi.md, "Peer
+// liveness").
 #include "child_process.h"
 #include "handle_hex.h"
 #include "liveness_support.h"

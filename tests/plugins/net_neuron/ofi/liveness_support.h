@@ -16,8 +16,9 @@ namespace net_ofi_test {
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
-// What the README promises with the default knobs (check period 100 ms +
-// grace 500 ms), with room for a loaded 2-core machine.
+// The bound docs/internals/net-ofi.md ("Peer liveness") gives for the default
+// knobs (check period 100 ms + grace 500 ms), with room for a loaded 2-core
+// machine.
 constexpr auto kBound = milliseconds(2000);
 constexpr int kLargeMessage = 1 << 20;  // rendezvous-sized: a send waits for its receiver
 

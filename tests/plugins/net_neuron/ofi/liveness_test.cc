@@ -1,4 +1,4 @@
-// NetOfiProvider: peer liveness (plugins/net_neuron/README.md "Robustness").
+// NetOfiProvider: peer liveness (docs/internals/net-ofi.md, "Peer liveness").
 // A pending request whose peer closed its comm, or whose peer process was
 // SIGKILLed, fails with an error within a bound; a healthy idle pair is never
 // reported dead; with liveness off (on either side) a receive whose sender

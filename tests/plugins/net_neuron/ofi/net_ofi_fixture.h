@@ -28,7 +28,8 @@ struct PluginTables {
   ncclResult_t (*configure_liveness)(int enabled, int check_ms, int grace_ms) = nullptr;
 };
 
-// The plugin's liveness defaults (README "Robustness"); TearDown restores them.
+// The plugin's liveness defaults (docs/internals/net-ofi.md, "Peer liveness");
+// TearDown restores them.
 constexpr int kLivenessCheckMs = 100;
 constexpr int kLivenessGraceMs = 500;
 

@@ -4,7 +4,7 @@
 // target process here only polls a receive on a *different* comm — as the
 // NET_NEURON transport's sending proxy does once its sends are done, while
 // the receiver confirms a slice with a 4-byte read from the send comm
-// (plugins/net_neuron/README.md "Progress across comms") — or calls nothing
+// (docs/decisions/net-ofi.md, "Progress across comms") — or calls nothing
 // at all, as a rank whose work is done and that waits in a barrier elsewhere.
 // Before test() progressed other comms and before the idle-progress thread,
 // these reads never completed.

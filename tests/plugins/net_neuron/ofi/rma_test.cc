@@ -65,7 +65,7 @@ TEST_P(NetOfiProvider, IreadReadsThePeersRegisteredBuffer) {
   std::memcpy(&word, local.data(), 4);
   EXPECT_EQ(word, 0x04030201u);
 
-  // The send side may read too (transports.md: remote-MR reads on the send side).
+  // The send side may read too (NET_NEURON's remote-MR reads on the send side).
   std::vector<uint8_t> on_recv = pattern(4096, 0x11), into(4096, 0);
   void *on_recv_mh = nullptr, *into_mh = nullptr;
   ASSERT_EQ(net->regMr(pair.recv, on_recv.data(), 4096, NCCL_PTR_HOST, &on_recv_mh), ncclSuccess);

@@ -185,8 +185,8 @@ uint32_t TwoRanks::arrived(int r, uint32_t op) const {
   return spec_.shared_semaphores ? load(&s.w[kRecvHs]) : load(&s.w[kRecvCmp]);
 }
 
-// Publishes every entry the device may release now (README of the transport:
-// one index step per FIFO entry, markers included).
+// Publishes every entry the device may release now (one index step per FIFO
+// entry, markers included: docs/decisions/net-neuron-transport.md, decision 4).
 void TwoRanks::publish(int r, bool send) {
   DirState& d = dev_[r][send ? NCCOM_TRANSPORT_SEND : NCCOM_TRANSPORT_RECV];
   enc_net_host_memory_t& words = send ? chan_[r]->send_words : chan_[r]->recv_words;

@@ -74,7 +74,7 @@ struct Arena {
 void register_arena(Arena& a, void* conn, size_t size);
 void deregister_arena(Arena& a);
 
-// The runtime-owned channel objects of one rank and channel (proxy.md §3.5).
+// The runtime-owned channel objects of one rank and channel (nec.h layouts).
 struct DeviceChannel {
   enc_channel_prefix_t ch{};
   enc_net_connector_t net_send{};
