@@ -22,6 +22,7 @@ packages=(
   libfabric-bin                       # fi_info, fi_pingpong (bench/net)
   iperf3                              # bench/net
   graphviz                            # nccom-topo --svg/--png (dot)
+  clang-format-16                     # scripts/style.sh (the style check CI runs)
 )
 
 if [ "${1:-}" = "--list" ]; then
