@@ -2,8 +2,8 @@
 // answered from the emulated host of device_model.h.
 #include "device_model.h"
 #include "env.h"
-#include "platform.h"
 #include "export.h"
+#include "platform.h"
 
 #include <nccom/nrt_abi.h>
 
@@ -76,8 +76,7 @@ NRT_EMU_API int nec_get_p2p_pod_peer_node(uint32_t nec_dev_id, int node, uint32_
   return 0;
 }
 
-NRT_EMU_API NRT_STATUS nec_pod_node_can_access_peer_node(uint32_t pod_type,
-                                                         uint32_t local_rid,
+NRT_EMU_API NRT_STATUS nec_pod_node_can_access_peer_node(uint32_t pod_type, uint32_t local_rid,
                                                          uint32_t local_node_id,
                                                          uint32_t remote_rid,
                                                          uint32_t remote_node_id,

@@ -3,9 +3,9 @@
 #include "export.h"
 #include "runtime_log.h"
 
-#include <nrt_emu.h>
-
 #include <nccom/nrt_abi.h>
+
+#include <nrt_emu.h>
 
 #include <cstdint>
 
@@ -55,8 +55,8 @@ nrt_emu_dyn_entry_t* lookup(const char* fn, enc_host_mem_t* dyn, size_t data_typ
   const size_t needed = NRT_EMU_DYN_TABLE_BYTES(static_cast<size_t>(table_ranks));
   if (dyn->size < needed) {
     nrt_emu::log::message(Level::Error,
-                          "%s: dynamic-size table too small: %zu bytes for %u ranks, needs %zu",
-                          fn, dyn->size, table_ranks, needed);
+                          "%s: dynamic-size table too small: %zu bytes for %u ranks, needs %zu", fn,
+                          dyn->size, table_ranks, needed);
     return nullptr;
   }
   if (rank_n < 1 || static_cast<uint32_t>(rank_n) > table_ranks) {
@@ -79,9 +79,8 @@ nrt_emu_dyn_entry_t* lookup(const char* fn, enc_host_mem_t* dyn, size_t data_typ
 size_t to_bytes(const char* fn, const char* field, uint64_t elements, size_t data_type_sz,
                 int rank) {
   if (elements > SIZE_MAX / data_type_sz) {
-    nrt_emu::log::message(Level::Error, "%s: %s %llu elements of %zu bytes (peer %d) overflows",
-                          fn, field, static_cast<unsigned long long>(elements), data_type_sz,
-                          rank);
+    nrt_emu::log::message(Level::Error, "%s: %s %llu elements of %zu bytes (peer %d) overflows", fn,
+                          field, static_cast<unsigned long long>(elements), data_type_sz, rank);
     return 0;
   }
   return static_cast<size_t>(elements) * data_type_sz;
@@ -103,16 +102,14 @@ NRT_EMU_API size_t nec_get_dynamic_send_size_bytes(enc_host_mem_t* dyn_input, si
                     &nrt_emu_dyn_entry_t::send_count, dyn_input, data_type_sz, dst_rank, rank_n);
 }
 
-NRT_EMU_API size_t nec_get_dynamic_send_offset_bytes(enc_host_mem_t* dyn_input,
-                                                     size_t data_type_sz, int dst_rank,
-                                                     int rank_n) {
+NRT_EMU_API size_t nec_get_dynamic_send_offset_bytes(enc_host_mem_t* dyn_input, size_t data_type_sz,
+                                                     int dst_rank, int rank_n) {
   return read_bytes("nec_get_dynamic_send_offset_bytes", "send_offset",
                     &nrt_emu_dyn_entry_t::send_offset, dyn_input, data_type_sz, dst_rank, rank_n);
 }
 
-NRT_EMU_API size_t nec_get_dynamic_recv_offset_bytes(enc_host_mem_t* dyn_input,
-                                                     size_t data_type_sz, int src_rank,
-                                                     int rank_n) {
+NRT_EMU_API size_t nec_get_dynamic_recv_offset_bytes(enc_host_mem_t* dyn_input, size_t data_type_sz,
+                                                     int src_rank, int rank_n) {
   return read_bytes("nec_get_dynamic_recv_offset_bytes", "recv_offset",
                     &nrt_emu_dyn_entry_t::recv_offset, dyn_input, data_type_sz, src_rank, rank_n);
 }

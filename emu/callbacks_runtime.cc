@@ -1,7 +1,7 @@
 // The 4 nrt_* runtime queries libnccom imports @NRT_2.0.0 and
 // nec_ndl_printk, libnccom's way into the runtime log.
-#include "export.h"
 #include "env.h"
+#include "export.h"
 #include "nccom_loader.h"
 #include "platform.h"
 #include "runtime_log.h"

@@ -2,11 +2,12 @@
 
 #include "runtime_log.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
-#include <sys/mman.h>
-#include <unistd.h>
 
 namespace nrt_emu::devmem {
 namespace {
@@ -17,8 +18,8 @@ constexpr size_t kMaxRegionBytes = size_t{1} << 30;
 
 Region* Region::create(size_t bytes, std::string* why) {
   if (bytes == 0 || bytes > kMaxRegionBytes) {
-    *why = "device memory region of " + std::to_string(bytes) +
-           " bytes: the size must be in 1.." + std::to_string(kMaxRegionBytes);
+    *why = "device memory region of " + std::to_string(bytes) + " bytes: the size must be in 1.." +
+           std::to_string(kMaxRegionBytes);
     return nullptr;
   }
   const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <nccom/nrt_abi.h>
+
 #include <nrt_emu.h>
 
 #include <cstddef>

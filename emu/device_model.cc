@@ -34,10 +34,11 @@ int count() {
   const auto n = env::int_knob("NEURON_RT_EMU_DEVICES", fallback, 1, kMaxDevices);
   if (!n) return -1;
   if (p != nullptr && p->devices != 0 && *n != p->devices) {
-    log::message(log::Level::Warn,
-                 "NEURON_RT_EMU_PLATFORM=%s has %d devices per node: set NEURON_RT_EMU_DEVICES=%d (or "
-                 "unset it), not %ld",
-                 p->name, p->devices, p->devices, *n);
+    log::message(
+        log::Level::Warn,
+        "NEURON_RT_EMU_PLATFORM=%s has %d devices per node: set NEURON_RT_EMU_DEVICES=%d (or "
+        "unset it), not %ld",
+        p->name, p->devices, p->devices, *n);
     return -1;
   }
   return static_cast<int>(*n);
@@ -73,21 +74,23 @@ bool pod_peer_node(int dev, int node, uint32_t port_distance, int* peer_node) {
   if (!valid_device(dev)) return false;
   const platform::Spec* p = platform::current();
   *peer_node = -1;
-  if (p == nullptr || p->pod_type == NEC_POD_TYPE_NONE || p->pod_nodes <= 1 || node < 0 || node >= p->pod_nodes)
+  if (p == nullptr || p->pod_type == NEC_POD_TYPE_NONE || p->pod_nodes <= 1 || node < 0 ||
+      node >= p->pod_nodes)
     return true;
-  const int peer = static_cast<int>((static_cast<uint64_t>(node) + port_distance) % static_cast<uint64_t>(p->pod_nodes));
+  const int peer = static_cast<int>((static_cast<uint64_t>(node) + port_distance) %
+                                    static_cast<uint64_t>(p->pod_nodes));
   *peer_node = peer == node ? -1 : peer;
   return true;
 }
 
-bool pod_can_access(nec_pod_type_t pod_type, uint32_t local_rid, uint32_t local_node, uint32_t remote_rid,
-                    uint32_t remote_node) {
+bool pod_can_access(nec_pod_type_t pod_type, uint32_t local_rid, uint32_t local_node,
+                    uint32_t remote_rid, uint32_t remote_node) {
   const platform::Spec* p = platform::current();
   if (p == nullptr || p->pod_type == NEC_POD_TYPE_NONE || pod_type != p->pod_type) return false;
   const auto nodes = static_cast<uint32_t>(p->pod_nodes);
   const int n = count();
-  return n > 0 && local_node < nodes && remote_node < nodes && local_rid < static_cast<uint32_t>(n) &&
-         remote_rid < static_cast<uint32_t>(n);
+  return n > 0 && local_node < nodes && remote_node < nodes &&
+         local_rid < static_cast<uint32_t>(n) && remote_rid < static_cast<uint32_t>(n);
 }
 
 NRT_STATUS record_port_and_rid_map(int dev, const int* mla_indexes, const int* host_device_ids,

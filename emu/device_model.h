@@ -54,8 +54,8 @@ int peer_mla(int dev, int mla, int port);
 // of `pod_type` (false unless it is the platform's pod type and both nodes
 // are in the pod). False from the first when the device is invalid.
 bool pod_peer_node(int dev, int node, uint32_t port_distance, int* peer_node);
-bool pod_can_access(nec_pod_type_t pod_type, uint32_t local_rid, uint32_t local_node, uint32_t remote_rid,
-                    uint32_t remote_node);
+bool pod_can_access(nec_pod_type_t pod_type, uint32_t local_rid, uint32_t local_node,
+                    uint32_t remote_rid, uint32_t remote_node);
 
 // The maps libnccom gathered for `dev` (nec_build_port_and_rid_map).
 NRT_STATUS record_port_and_rid_map(int dev, const int* mla_indexes, const int* host_device_ids,

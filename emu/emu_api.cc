@@ -1,9 +1,9 @@
 // The application API (nrt_emu.h, version node NRT_EMU_1.0).
-#include <nrt_emu.h>
-
 #include "device_model.h"
 #include "nccom_loader.h"
 #include "runtime_log.h"
+
+#include <nrt_emu.h>
 
 #include <algorithm>
 #include <climits>

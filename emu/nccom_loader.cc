@@ -2,11 +2,12 @@
 
 #include "runtime_log.h"
 
+#include <dlfcn.h>
+#include <signal.h>
+
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
-#include <dlfcn.h>
-#include <signal.h>
 
 namespace nrt_emu {
 namespace {
@@ -62,8 +63,10 @@ void* dlopen_from_here(const char* file, int mode) {
     struct sigaction now = {};
     if (sigaction(sig, nullptr, &now) != 0 || now.sa_handler == before[sig].sa_handler) continue;
     (void)sigaction(sig, &before[sig], nullptr);
-    log::message(log::Level::Info, "loading %s installed a handler for signal %d (%s); the process's "
-                 "own disposition is restored", file, sig, strsignal(sig));
+    log::message(log::Level::Info,
+                 "loading %s installed a handler for signal %d (%s); the process's "
+                 "own disposition is restored",
+                 file, sig, strsignal(sig));
   }
   return handle;
 }
@@ -74,20 +77,23 @@ std::string libfabric_hint() {
   // process exit releases; unloading it after the probe would leak that.
   void* fabric = dlopen_from_here(kLibfabricFile, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
   if (fabric == nullptr) {
-    return format("%s not found (%s): multi-node collectives need the EFA software; "
-                  "install it with the aws-efa-installer",
-                  kLibfabricFile, dl_error_text().c_str());
+    return format(
+        "%s not found (%s): multi-node collectives need the EFA software; "
+        "install it with the aws-efa-installer",
+        kLibfabricFile, dl_error_text().c_str());
   }
   using FiVersion = uint32_t (*)(void);
   auto fi_version = reinterpret_cast<FiVersion>(dlsym(fabric, "fi_version"));
   std::string hint;
   if (fi_version == nullptr) {
-    hint = format("%s is present but has no fi_version: reinstall the EFA software", kLibfabricFile);
+    hint =
+        format("%s is present but has no fi_version: reinstall the EFA software", kLibfabricFile);
   } else {
     const uint32_t v = fi_version();
-    hint = format("libfabric %u.%u is present (%s); libnccom-net.so (aws-neuronx-collectives) "
-                  "is what is missing for EFA",
-                  v >> 16, v & 0xffffu, kLibfabricFile);
+    hint = format(
+        "libfabric %u.%u is present (%s); libnccom-net.so (aws-neuronx-collectives) "
+        "is what is missing for EFA",
+        v >> 16, v & 0xffffu, kLibfabricFile);
   }
   dlclose(fabric);
   return hint;
@@ -142,7 +148,8 @@ NRT_STATUS NccomLoader::load_nccom() {
                        dl_error_text().c_str()));
   }
 
-  auto get_version = reinterpret_cast<decltype(&neuronGetVersionInfo)>(resolve("neuronGetVersionInfo"));
+  auto get_version =
+      reinterpret_cast<decltype(&neuronGetVersionInfo)>(resolve("neuronGetVersionInfo"));
   if (get_version == nullptr) {
     return fail("Get Version Info API is not implemented by aws-neuronx-collectives.");
   }
@@ -157,9 +164,10 @@ NRT_STATUS NccomLoader::load_nccom() {
   version_ = vi;
   version_known_ = true;
   if (vi.compatibility_version != NCCOM_COMPATIBILITY_ID) {
-    return fail(format("Incompatible version of aws-neuronx-collectives.  Compatibility id: %lu, "
-                       "expected: 89",
-                       static_cast<unsigned long>(vi.compatibility_version)));
+    return fail(
+        format("Incompatible version of aws-neuronx-collectives.  Compatibility id: %lu, "
+               "expected: 89",
+               static_cast<unsigned long>(vi.compatibility_version)));
   }
   log::message(log::Level::Info, "Using CCOM %lu.%lu.%lu.%lu-%.*s",
                static_cast<unsigned long>(vi.major), static_cast<unsigned long>(vi.minor),
@@ -171,13 +179,13 @@ NRT_STATUS NccomLoader::load_nccom() {
   table.neuronGetVersionInfo = get_version;
   const char* missing = nullptr;
   std::string reason;
-#define NRT_EMU_RESOLVE_SLOT(name)                                                  \
-  if (missing == nullptr && table.name == nullptr) {                                \
-    table.name = reinterpret_cast<decltype(table.name)>(resolve(#name));            \
-    if (table.name == nullptr) {                                                    \
-      missing = #name;                                                              \
-      reason = dl_error_text();                                                     \
-    }                                                                               \
+#define NRT_EMU_RESOLVE_SLOT(name)                                       \
+  if (missing == nullptr && table.name == nullptr) {                     \
+    table.name = reinterpret_cast<decltype(table.name)>(resolve(#name)); \
+    if (table.name == nullptr) {                                         \
+      missing = #name;                                                   \
+      reason = dl_error_text();                                          \
+    }                                                                    \
   }
   NCCOM_FOR_EACH_EXPORT(NRT_EMU_RESOLVE_SLOT)
 #undef NRT_EMU_RESOLVE_SLOT
@@ -200,8 +208,10 @@ void NccomLoader::open_net_plugin() {
   } else {
     error = dl_error_text();
     hint = libfabric_hint();
-    log::message(log::Level::Info, "%s not loaded (not fatal: collectives stay on one node "
-                 "or use the socket net): %s", kNetFile, error.c_str());
+    log::message(log::Level::Info,
+                 "%s not loaded (not fatal: collectives stay on one node "
+                 "or use the socket net): %s",
+                 kNetFile, error.c_str());
     log::message(log::Level::Info, "%s", hint.c_str());
   }
   std::lock_guard net_lock(net_mutex_);

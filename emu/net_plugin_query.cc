@@ -1,8 +1,6 @@
 // nrt_emu_net_plugin: which net plugin libnccom selected, read from what
 // neuronGetOFIHandle hands out (sdk/include/nccom/net_handle.h) — libnccom's
 // own answer, not the runtime's guess from its environment.
-#include <nrt_emu.h>
-
 #include "nccom_loader.h"
 
 #include <nccom/net_handle.h>
@@ -10,6 +8,7 @@
 #include <dlfcn.h>
 #include <limits.h>
 #include <link.h>
+#include <nrt_emu.h>
 #include <stdlib.h>
 
 #include <cstring>

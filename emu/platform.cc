@@ -69,10 +69,11 @@ std::optional<uint32_t> virtual_core_size() {
   const auto size = env::int_knob("NEURON_RT_VIRTUAL_CORE_SIZE", fallback, 1, 2);
   if (!size) return std::nullopt;
   if (p != nullptr && p->lnc != 0 && *size != p->lnc) {
-    log::message(log::Level::Warn,
-                 "NEURON_RT_EMU_PLATFORM=%s runs LNC %d only: set NEURON_RT_VIRTUAL_CORE_SIZE=%d (or "
-                 "unset it), not %ld",
-                 p->name, p->lnc, p->lnc, *size);
+    log::message(
+        log::Level::Warn,
+        "NEURON_RT_EMU_PLATFORM=%s runs LNC %d only: set NEURON_RT_VIRTUAL_CORE_SIZE=%d (or "
+        "unset it), not %ld",
+        p->name, p->lnc, p->lnc, *size);
     return std::nullopt;
   }
   return static_cast<uint32_t>(*size);
@@ -82,18 +83,23 @@ std::string configuration_error() {
   const std::string_view wanted = env::get("NEURON_RT_EMU_PLATFORM").value_or("emu");
   const Spec* p = find(wanted);
   if (p == nullptr)
-    return "NEURON_RT_EMU_PLATFORM=" + std::string(wanted) + " is not a known platform: use " + kKnown;
+    return "NEURON_RT_EMU_PLATFORM=" + std::string(wanted) + " is not a known platform: use " +
+           kKnown;
   if (p->lnc != 0) {
-    if (const auto lnc = env::get("NEURON_RT_VIRTUAL_CORE_SIZE"); lnc && env::parse_int(*lnc, 1, 2) != p->lnc)
-      return "NEURON_RT_EMU_PLATFORM=" + std::string(p->name) + " runs LNC " + std::to_string(p->lnc) +
-             " only: set NEURON_RT_VIRTUAL_CORE_SIZE=" + std::to_string(p->lnc) + " (or unset it), not " +
-             std::string(*lnc);
+    if (const auto lnc = env::get("NEURON_RT_VIRTUAL_CORE_SIZE");
+        lnc && env::parse_int(*lnc, 1, 2) != p->lnc)
+      return "NEURON_RT_EMU_PLATFORM=" + std::string(p->name) + " runs LNC " +
+             std::to_string(p->lnc) +
+             " only: set NEURON_RT_VIRTUAL_CORE_SIZE=" + std::to_string(p->lnc) +
+             " (or unset it), not " + std::string(*lnc);
   }
   if (p->devices != 0) {
-    if (const auto d = env::get("NEURON_RT_EMU_DEVICES"); d && env::parse_int(*d, 1, 16) != p->devices)
-      return "NEURON_RT_EMU_PLATFORM=" + std::string(p->name) + " has " + std::to_string(p->devices) +
-             " devices per node: set NEURON_RT_EMU_DEVICES=" + std::to_string(p->devices) + " (or unset it), not " +
-             std::string(*d);
+    if (const auto d = env::get("NEURON_RT_EMU_DEVICES");
+        d && env::parse_int(*d, 1, 16) != p->devices)
+      return "NEURON_RT_EMU_PLATFORM=" + std::string(p->name) + " has " +
+             std::to_string(p->devices) +
+             " devices per node: set NEURON_RT_EMU_DEVICES=" + std::to_string(p->devices) +
+             " (or unset it), not " + std::string(*d);
   }
   return "";
 }

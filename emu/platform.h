@@ -19,7 +19,7 @@ enum Size : uint32_t { kSize32xl = 6, kSize48xl = 7, kSizeUnknown = 9 };
 // accepted; otherwise the platform exists only with that value (and it is
 // the default when the knob is unset).
 struct Spec {
-  const char* name;      // NEURON_RT_EMU_PLATFORM value
+  const char* name;  // NEURON_RT_EMU_PLATFORM value
   uint32_t family;
   uint32_t size;
   const char* arch;      // nrt_instance_info_t.arch_name

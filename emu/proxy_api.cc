@@ -1,11 +1,11 @@
 // The application API of the proxy worker and the device memory helpers
 // (nrt_emu.h, version node NRT_EMU_1.0).
-#include <nrt_emu.h>
-
 #include "device_memory.h"
 #include "nccom_loader.h"
 #include "proxy_queue.h"
 #include "runtime_log.h"
+
+#include <nrt_emu.h>
 
 #include <cinttypes>
 #include <cstdint>
@@ -90,15 +90,15 @@ size_t nrt_emu_devmem_offset(const nrt_emu_devmem_t* mem, const volatile void* p
 
 NRT_STATUS nrt_emu_devmem_semaphore(nrt_emu_devmem_t* mem, volatile uint32_t** out) {
   if (!check_out("nrt_emu_devmem_semaphore", mem, out)) return NRT_INVALID;
-  *out = static_cast<volatile uint32_t*>(carve(mem, sizeof(uint32_t), sizeof(uint32_t),
-                                               "a semaphore"));
+  *out = static_cast<volatile uint32_t*>(
+      carve(mem, sizeof(uint32_t), sizeof(uint32_t), "a semaphore"));
   return *out != nullptr ? NRT_SUCCESS : NRT_RESOURCE;
 }
 
 NRT_STATUS nrt_emu_devmem_trigger_word(nrt_emu_devmem_t* mem, volatile uint32_t** out) {
   if (!check_out("nrt_emu_devmem_trigger_word", mem, out)) return NRT_INVALID;
-  *out = static_cast<volatile uint32_t*>(carve(mem, sizeof(uint32_t), sizeof(uint32_t),
-                                               "a device-trigger word"));
+  *out = static_cast<volatile uint32_t*>(
+      carve(mem, sizeof(uint32_t), sizeof(uint32_t), "a device-trigger word"));
   if (*out == nullptr) return NRT_RESOURCE;
   nrt_emu_proxy_arm_trigger(*out);
   return NRT_SUCCESS;
@@ -126,12 +126,11 @@ NRT_STATUS nrt_emu_devmem_dynamic_table(nrt_emu_devmem_t* mem, int rank_n,
                           rank_n, kMaxDynRanks);
     return NRT_INVALID;
   }
-  auto* shared = static_cast<enc_host_mem_shared_t*>(
-      carve(mem, sizeof(enc_host_mem_shared_t), alignof(enc_host_mem_shared_t),
-            "a dynamic-size input"));
+  auto* shared = static_cast<enc_host_mem_shared_t*>(carve(
+      mem, sizeof(enc_host_mem_shared_t), alignof(enc_host_mem_shared_t), "a dynamic-size input"));
   const size_t bytes = NRT_EMU_DYN_TABLE_BYTES(rank_n);
-  void* va = shared ? carve(mem, bytes, alignof(nrt_emu_dyn_entry_t), "a dynamic-size table")
-                    : nullptr;
+  void* va =
+      shared ? carve(mem, bytes, alignof(nrt_emu_dyn_entry_t), "a dynamic-size table") : nullptr;
   if (va == nullptr) return NRT_RESOURCE;
   auto* table = static_cast<nrt_emu_dyn_table_t*>(va);
   table->rank_n = static_cast<uint32_t>(rank_n);
@@ -148,8 +147,8 @@ NRT_STATUS nrt_emu_devmem_connector(nrt_emu_devmem_t* mem, int fold_n,
   if (!check_out("nrt_emu_devmem_connector", mem, out)) return NRT_INVALID;
   *out = nullptr;
   if (fold_n < 1 || fold_n > NEC_MAX_FOLD_N) {
-    nrt_emu::log::message(Level::Error, "nrt_emu_devmem_connector: fold_n %d outside 1..%d",
-                          fold_n, NEC_MAX_FOLD_N);
+    nrt_emu::log::message(Level::Error, "nrt_emu_devmem_connector: fold_n %d outside 1..%d", fold_n,
+                          NEC_MAX_FOLD_N);
     return NRT_INVALID;
   }
   auto* conn = static_cast<enc_net_connector_t*>(
@@ -214,23 +213,26 @@ NRT_STATUS nrt_emu_proxy_submit(nrt_emu_proxy_t* proxy, const nrt_emu_network_ta
                                 nrt_emu_proxy_status_t** status_out) {
   if (proxy == nullptr || task == nullptr || status_out == nullptr) {
     nrt_emu::log::message(Level::Error, "nrt_emu_proxy_submit: %s is NULL",
-                          proxy == nullptr ? "proxy" : task == nullptr ? "task" : "status_out");
+                          proxy == nullptr  ? "proxy"
+                          : task == nullptr ? "task"
+                                            : "status_out");
     return NRT_INVALID;
   }
   *status_out = nullptr;
   const nrt_emu::proxy::Seat& seat = *proxy->seat;
   const std::string why = nrt_emu::proxy::NetworkTask::validate(*task);
   if (!why.empty()) {
-    nrt_emu::log::message(Level::Error, "nrt_emu_proxy_submit: network task exec %" PRIu64
-                          " refused: %s", task->exec_id, why.c_str());
+    nrt_emu::log::message(Level::Error,
+                          "nrt_emu_proxy_submit: network task exec %" PRIu64 " refused: %s",
+                          task->exec_id, why.c_str());
     return NRT_INVALID;
   }
   char name[96];
   std::snprintf(name, sizeof name, "network task exec %" PRIu64 " rank %d", task->exec_id,
                 seat.rank);
   auto status = std::make_shared<nrt_emu::proxy::Status>(name, seat.nec_dev, seat.gid);
-  seat.queue->submit(std::make_shared<nrt_emu::proxy::NetworkTask>(
-      seat.fns, seat.comm, seat.rank, seat.nec_dev, *task, status));
+  seat.queue->submit(std::make_shared<nrt_emu::proxy::NetworkTask>(seat.fns, seat.comm, seat.rank,
+                                                                   seat.nec_dev, *task, status));
   *status_out = new nrt_emu_proxy_status{std::move(status)};
   return NRT_SUCCESS;
 }

@@ -4,14 +4,15 @@
 #include "nccom_loader.h"
 #include "runtime_log.h"
 
-#include <atomic>
-#include <cerrno>
-#include <cstdio>
 #include <pthread.h>
 #include <sched.h>
 #include <sys/syscall.h>
-#include <system_error>
 #include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <system_error>
 
 namespace nrt_emu::proxy {
 namespace {
@@ -168,9 +169,9 @@ NRT_STATUS acquire(void* comm, int rank, int nec_dev, Seat** out) {
   }
   NccomProxyFns fns{table->neuronStartNetworkProxy, table->neuronNetworkProxyProgress,
                     table->neuronStopNetworkProxy, table->neuronSetAffinity};
-  const char* missing = fns.start == nullptr      ? "neuronStartNetworkProxy"
-                        : fns.progress == nullptr ? "neuronNetworkProxyProgress"
-                        : fns.stop == nullptr     ? "neuronStopNetworkProxy"
+  const char* missing = fns.start == nullptr          ? "neuronStartNetworkProxy"
+                        : fns.progress == nullptr     ? "neuronNetworkProxyProgress"
+                        : fns.stop == nullptr         ? "neuronStopNetworkProxy"
                         : fns.set_affinity == nullptr ? "neuronSetAffinity"
                                                       : nullptr;
   if (missing != nullptr) {

@@ -60,10 +60,11 @@ NRT_STATUS Status::wait(uint32_t timeout_ms) {
   const bool done =
       cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms), [this] { return finished_; });
   if (!done) {
-    message_ = format("[nec_dev %d gid %d] Timeout exceeded: Waiting on proxy task type %d (%s, "
-                      "run state %s): %u.%03u sec",
-                      nec_dev_, gid_, kTaskTypeNetwork, name_.c_str(),
-                      run_state_name(state_.load()), timeout_ms / 1000, timeout_ms % 1000);
+    message_ = format(
+        "[nec_dev %d gid %d] Timeout exceeded: Waiting on proxy task type %d (%s, "
+        "run state %s): %u.%03u sec",
+        nec_dev_, gid_, kTaskTypeNetwork, name_.c_str(), run_state_name(state_.load()),
+        timeout_ms / 1000, timeout_ms % 1000);
     log::message(log::Level::Error, "%s", message_.c_str());
     return NRT_TIMEOUT;
   }
@@ -105,9 +106,10 @@ std::string NetworkTask::validate(const nrt_emu_network_task_t& task) {
                       blk.basic_block_id);
       }
       if (blk.ops_n < 1 || blk.src_n < 1 || blk.dst_n < 1) {
-        return format("streams[%d].blocks[%d] (basic block %u): a FIFO is empty (ops %d, src "
-                      "%d, dst %d)",
-                      i, b, blk.basic_block_id, blk.ops_n, blk.src_n, blk.dst_n);
+        return format(
+            "streams[%d].blocks[%d] (basic block %u): a FIFO is empty (ops %d, src "
+            "%d, dst %d)",
+            i, b, blk.basic_block_id, blk.ops_n, blk.src_n, blk.dst_n);
       }
     }
   }
@@ -165,8 +167,8 @@ bool NetworkTask::register_blocks(StreamProgram& s, size_t from) {
     const NRT_STATUS rc = fns_.start(comm_, s.stream, blk.basic_block_id, blk.ops, blk.ops_n,
                                      blk.src, blk.src_n, blk.dst, blk.dst_n);
     if (rc != NRT_SUCCESS) {
-      log::message(log::Level::Error, "[nec_dev %d] failed to start network proxy ret:%d",
-                   nec_dev_, static_cast<int>(rc));
+      log::message(log::Level::Error, "[nec_dev %d] failed to start network proxy ret:%d", nec_dev_,
+                   static_cast<int>(rc));
       fail(rc, format("neuronStartNetworkProxy(stream %u, basic block %u) returned %d", s.stream,
                       blk.basic_block_id, static_cast<int>(rc)));
       return false;
@@ -193,8 +195,10 @@ nrt_emu_task_run_state_t NetworkTask::fail(NRT_STATUS rc, std::string why) {
     s.started = false;
     const NRT_STATUS stop_rc = fns_.stop(comm_, s.stream);
     if (stop_rc != NRT_SUCCESS) {
-      log::message(log::Level::Warn, "%s: neuronStopNetworkProxy(stream %u) after a failure "
-                   "returned %d", status_->name().c_str(), s.stream, static_cast<int>(stop_rc));
+      log::message(log::Level::Warn,
+                   "%s: neuronStopNetworkProxy(stream %u) after a failure "
+                   "returned %d",
+                   status_->name().c_str(), s.stream, static_cast<int>(stop_rc));
     }
   }
   state_ = NRT_EMU_TASK_DONE;

@@ -82,8 +82,8 @@ class NetworkTask {
     uint32_t stream = 0;
     std::vector<nrt_emu_proxy_block_t> blocks;
     size_t current = 0;
-    bool started = false;   // at least one block registered, not stopped since
-    bool switching = false; // the current block is new: stop + re-register first
+    bool started = false;    // at least one block registered, not stopped since
+    bool switching = false;  // the current block is new: stop + re-register first
     bool finished = false;
   };
 

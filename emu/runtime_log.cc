@@ -2,6 +2,10 @@
 
 #include "env.h"
 
+#include <strings.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstdarg>
@@ -10,9 +14,6 @@
 #include <deque>
 #include <mutex>
 #include <string>
-#include <strings.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 namespace nrt_emu::log {
 namespace {
@@ -51,10 +52,13 @@ const char* level_name(Level level) {
   return "?";
 }
 
-struct Name { const char* name; Level level; };
-constexpr Name kNames[] = {{"ERROR", Level::Error}, {"WARN", Level::Warn},
+struct Name {
+  const char* name;
+  Level level;
+};
+constexpr Name kNames[] = {{"ERROR", Level::Error},  {"WARN", Level::Warn},
                            {"WARNING", Level::Warn}, {"INFO", Level::Info},
-                           {"DEBUG", Level::Debug}, {"TRACE", Level::Trace}};
+                           {"DEBUG", Level::Debug},  {"TRACE", Level::Trace}};
 
 // NEURON_RT_LOG_LEVEL's level; nullptr when it names none.
 const Name* named_level(const std::string& value) {
@@ -95,7 +99,8 @@ void remember(const std::string& line) {
 // "host:pid:tid [dev] file:line CCOM WARN text" -> "text".
 std::string message_part(const std::string& line) {
   for (const char* tag : {" CCOM WARN ", " CCOM ABORT ", " NCCL WARN "}) {
-    if (const std::size_t at = line.find(tag); at != std::string::npos) return line.substr(at + std::strlen(tag));
+    if (const std::size_t at = line.find(tag); at != std::string::npos)
+      return line.substr(at + std::strlen(tag));
   }
   return line;
 }

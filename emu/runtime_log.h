@@ -15,7 +15,7 @@
 
 namespace nrt_emu::log {
 
-inline constexpr std::size_t kCapacity = 256;      // lines kept
+inline constexpr std::size_t kCapacity = 256;       // lines kept
 inline constexpr std::size_t kMaxLineBytes = 4096;  // longer lines are cut
 
 enum class Level : int { Error = 0, Warn = 1, Info = 2, Debug = 3, Trace = 4 };

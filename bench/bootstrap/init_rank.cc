@@ -12,7 +12,6 @@
 // all-gather fences the exit, so nobody tears down sockets a peer still needs.
 // On failure: "error=..." and exit 1.
 #include <nrt_emu.h>
-
 #include <time.h>
 
 #include <cstdint>

@@ -16,7 +16,8 @@ int64_t field(const std::string& line, const std::string& key) {
   std::istringstream words(line);
   std::string word;
   while (words >> word) {
-    if (word.rfind(key + "=", 0) == 0) return std::strtoll(word.c_str() + key.size() + 1, nullptr, 10);
+    if (word.rfind(key + "=", 0) == 0)
+      return std::strtoll(word.c_str() + key.size() + 1, nullptr, 10);
   }
   return -1;
 }
@@ -44,8 +45,8 @@ std::string describe(const ProcessGroup& group, int child, int rank) {
   std::string what = group.line_with(child, "error=");
   if (what.empty()) what = last_line(out.err);
   std::string status = out.signal != 0 ? "signal " + std::to_string(out.signal)
-                       : out.reaped   ? "exit " + std::to_string(out.exit_code)
-                                      : "still running";
+                       : out.reaped    ? "exit " + std::to_string(out.exit_code)
+                                       : "still running";
   return "rank " + std::to_string(rank) + " (" + status + "): " + what;
 }
 
@@ -68,10 +69,12 @@ RunResult run_nccom_once(const NccomRun& run) {
   const auto deadline = Clock::now() + run.timeout;
   // The ranks give up before the runner does, so they can say why.
   const std::string timeout_ms = std::to_string(run.timeout.count() * 750);
-  const std::map<std::string, std::string> env = {
-      {"CCOM_SOCKET_IFNAME", "lo"},   {"NCCOM_BOOTSTRAP_PROTOCOL", run.protocol},
-      {"NCCOM_BOOTSTRAP_TIMEOUT_MS", timeout_ms}, {"NEURON_CCOM_SOCK_TIMEOUT", timeout_ms},
-      {"NCCOM_CONFIG", ""},           {"NCCL_DEBUG", "WARN"}};
+  const std::map<std::string, std::string> env = {{"CCOM_SOCKET_IFNAME", "lo"},
+                                                  {"NCCOM_BOOTSTRAP_PROTOCOL", run.protocol},
+                                                  {"NCCOM_BOOTSTRAP_TIMEOUT_MS", timeout_ms},
+                                                  {"NEURON_CCOM_SOCK_TIMEOUT", timeout_ms},
+                                                  {"NCCOM_CONFIG", ""},
+                                                  {"NCCL_DEBUG", "WARN"}};
   auto args_of = [&](int rank) {
     return std::vector<std::string>{std::to_string(run.nranks), std::to_string(rank),
                                     std::to_string(host_of(rank, run.nranks, run.hosts))};
@@ -142,18 +145,27 @@ RunResult run_nccom_once(const NccomRun& run) {
 
 RunResult run_mpi_once(const MpiRun& run) {
   RunResult result;
-  const std::vector<std::string> args = {
-      "--allow-run-as-root", "--oversubscribe", "-np", std::to_string(run.nranks),
-      "--mca", "btl", "self,vader,tcp",
-      "--mca", "btl_tcp_if_include", "lo",
-      "--mca", "oob_tcp_if_include", "lo",
-      run.mpi_program};
+  const std::vector<std::string> args = {"--allow-run-as-root",
+                                         "--oversubscribe",
+                                         "-np",
+                                         std::to_string(run.nranks),
+                                         "--mca",
+                                         "btl",
+                                         "self,vader,tcp",
+                                         "--mca",
+                                         "btl_tcp_if_include",
+                                         "lo",
+                                         "--mca",
+                                         "oob_tcp_if_include",
+                                         "lo",
+                                         run.mpi_program};
   ProcessGroup group;
   if (group.start(run.mpirun, args, {}, &result.error) < 0) return result;
   const bool in_time = group.finish(Clock::now() + run.timeout);
   const std::string line = group.line_with(0, "t_start_min=");
   const ChildOutput& out = group.output(0);
-  const std::string status = !in_time ? "timed out" : "mpirun exit " + std::to_string(out.exit_code);
+  const std::string status =
+      !in_time ? "timed out" : "mpirun exit " + std::to_string(out.exit_code);
   const int64_t start_min = field(line, "t_start_min");
   const int64_t start_max = field(line, "t_start_max");
   const int64_t end_max = field(line, "t_end_max");

@@ -9,17 +9,17 @@ namespace nccom_bench {
 
 struct RunResult {
   bool ok = false;
-  double ms = 0;          // the init time
+  double ms = 0;             // the init time
   double start_skew_ms = 0;  // OpenMPI: last rank's t_start - first rank's
-  std::string error;      // why it failed: which ranks, and what they said
-  std::string warning;    // something went wrong after the measured span
+  std::string error;         // why it failed: which ranks, and what they said
+  std::string warning;       // something went wrong after the measured span
 };
 
 struct NccomRun {
   std::string rank_program;  // nccom_bench_init_rank
   int nranks = 2;
-  int hosts = 1;                // emulated hosts (virtual_server_id)
-  std::string protocol;         // flat | hierarchical
+  int hosts = 1;         // emulated hosts (virtual_server_id)
+  std::string protocol;  // flat | hierarchical
   std::chrono::seconds timeout{300};
 };
 

@@ -8,13 +8,13 @@
  * prints "t_start_min=<ns> t_start_max=<ns> t_end_max=<ns>"; the time is
  * t_end_max - t_start_min. t_start_max shows how late the last rank started.
  */
-#include <mpi.h>
-
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include <mpi.h>
 
 enum { kSliceBytes = 112 };
 
@@ -24,7 +24,7 @@ static int64_t monotonic_ns(void) {
   return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   const int64_t t_start = monotonic_ns();
   MPI_Init(&argc, &argv);
   int rank = 0, nranks = 0;
@@ -33,7 +33,7 @@ int main(int argc, char **argv) {
 
   unsigned char mine[kSliceBytes];
   memset(mine, rank & 0xff, sizeof mine);
-  unsigned char *all = malloc((size_t)kSliceBytes * (size_t)nranks);
+  unsigned char* all = malloc((size_t)kSliceBytes * (size_t)nranks);
   if (all == NULL) MPI_Abort(MPI_COMM_WORLD, 1);
   MPI_Allgather(mine, kSliceBytes, MPI_BYTE, all, kSliceBytes, MPI_BYTE, MPI_COMM_WORLD);
   const int64_t t_end = monotonic_ns();
@@ -46,7 +46,7 @@ int main(int argc, char **argv) {
   }
 
   int64_t stamps[2] = {t_start, t_end};
-  int64_t *gathered = rank == 0 ? malloc(sizeof stamps * (size_t)nranks) : NULL;
+  int64_t* gathered = rank == 0 ? malloc(sizeof stamps * (size_t)nranks) : NULL;
   if (rank == 0 && gathered == NULL) MPI_Abort(MPI_COMM_WORLD, 1);
   MPI_Gather(stamps, 2, MPI_INT64_T, gathered, 2, MPI_INT64_T, 0, MPI_COMM_WORLD);
   if (rank == 0) {

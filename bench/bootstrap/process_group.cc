@@ -1,14 +1,15 @@
 #include "process_group.h"
 
-#include <cerrno>
-#include <csignal>
-#include <cstring>
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
-#include <thread>
 #include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <thread>
 
 extern char** environ;
 
@@ -142,7 +143,8 @@ bool ProcessGroup::pump_once(std::chrono::milliseconds wait) {
 
 bool ProcessGroup::pump_until(const std::function<bool()>& done, Clock::time_point deadline) {
   while (!done()) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     if (left.count() <= 0) return false;
     if (!pump_once(std::min(left, std::chrono::milliseconds(100)))) return false;
   }

@@ -18,10 +18,10 @@ namespace nccom_bench {
 using Clock = std::chrono::steady_clock;
 
 struct ChildOutput {
-  std::string out;      // stdout so far
-  std::string err;      // stderr so far
-  int exit_code = -1;   // -1 until it exited normally
-  int signal = 0;       // the signal that ended it, if any
+  std::string out;     // stdout so far
+  std::string err;     // stderr so far
+  int exit_code = -1;  // -1 until it exited normally
+  int signal = 0;      // the signal that ended it, if any
   bool reaped = false;
 };
 

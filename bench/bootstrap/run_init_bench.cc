@@ -69,18 +69,27 @@ Options parse(int argc, char** argv) {
       if (i + 1 >= argc) usage(("missing value for " + a).c_str());
       return argv[++i];
     };
-    if (a == "--repeat") o.repeat = std::atoi(value().c_str());
-    else if (a == "--json") o.json = value();
+    if (a == "--repeat")
+      o.repeat = std::atoi(value().c_str());
+    else if (a == "--json")
+      o.json = value();
     else if (a == "--ranks") {
       o.ranks.clear();
       for (const auto& r : split(value())) o.ranks.push_back(std::atoi(r.c_str()));
-    } else if (a == "--protocols") o.protocols = split(value());
-    else if (a == "--no-mpi") o.mpi = false;
-    else if (a == "--timeout") o.timeout_s = std::atoi(value().c_str());
-    else if (a == "--rank-program") o.rank_program = value();
-    else if (a == "--mpi-program") o.mpi_program = value();
-    else if (a == "--mpirun") o.mpirun = value();
-    else usage(("unknown option " + a).c_str());
+    } else if (a == "--protocols")
+      o.protocols = split(value());
+    else if (a == "--no-mpi")
+      o.mpi = false;
+    else if (a == "--timeout")
+      o.timeout_s = std::atoi(value().c_str());
+    else if (a == "--rank-program")
+      o.rank_program = value();
+    else if (a == "--mpi-program")
+      o.mpi_program = value();
+    else if (a == "--mpirun")
+      o.mpirun = value();
+    else
+      usage(("unknown option " + a).c_str());
   }
   if (o.repeat < 1 || o.timeout_s < 1) usage("--repeat and --timeout must be positive");
   for (int r : o.ranks) {
@@ -146,10 +155,14 @@ std::string json_cell(const Cell& c) {
   o << "{\"runs_ms\": [";
   for (std::size_t i = 0; i < c.ms.size(); ++i) o << (i ? ", " : "") << c.ms[i];
   o << "], \"median_ms\": ";
-  if (c.errors.empty() && !c.ms.empty()) o << median(c.ms); else o << "null";
+  if (c.errors.empty() && !c.ms.empty())
+    o << median(c.ms);
+  else
+    o << "null";
   if (!c.skew_ms.empty()) o << ", \"median_start_skew_ms\": " << median(c.skew_ms);
   o << ", \"failures\": [";
-  for (std::size_t i = 0; i < c.errors.size(); ++i) o << (i ? ", " : "") << json_string(c.errors[i]);
+  for (std::size_t i = 0; i < c.errors.size(); ++i)
+    o << (i ? ", " : "") << json_string(c.errors[i]);
   o << "], \"warnings\": [";
   for (std::size_t i = 0; i < c.warnings.size(); ++i) {
     o << (i ? ", " : "") << json_string(c.warnings[i]);
@@ -182,13 +195,14 @@ int main(int argc, char** argv) {
   std::fprintf(stderr, "nccom_bench_init: %d repeats, RLIMIT_NOFILE %ld, ranks program %s\n",
                o.repeat, fd_limit, o.rank_program.c_str());
   if (o.mpi && !mpi) {
-    std::fprintf(stderr, "nccom_bench_init: Open MPI part skipped: mpicc/mpirun were not found "
-                         "when the build was configured (apt-get install openmpi-bin "
-                         "libopenmpi-dev, then reconfigure)\n");
+    std::fprintf(stderr,
+                 "nccom_bench_init: Open MPI part skipped: mpicc/mpirun were not found "
+                 "when the build was configured (apt-get install openmpi-bin "
+                 "libopenmpi-dev, then reconfigure)\n");
   }
 
   std::map<int, std::map<std::string, Cell>> cells;  // ranks -> variant -> runs
-  std::map<int, double> load;                          // ranks -> load average before
+  std::map<int, double> load;                        // ranks -> load average before
   for (int nranks : o.ranks) {
     const int hosts = hosts_for(nranks);
     load[nranks] = load_average();
@@ -253,8 +267,9 @@ int main(int argc, char** argv) {
       using namespace nccom::bootstrap;
       const AllGatherAlgorithm a = choose_algorithm(nranks, kSliceBytes);
       out << (first ? "\n" : ",\n") << "    {\"ranks\": " << nranks
-          << ", \"hosts\": " << hosts_for(nranks) << ", \"algorithm\": "
-          << json_string(algorithm_name(a)) << ", \"rounds\": " << algorithm_rounds(a, nranks)
+          << ", \"hosts\": " << hosts_for(nranks)
+          << ", \"algorithm\": " << json_string(algorithm_name(a))
+          << ", \"rounds\": " << algorithm_rounds(a, nranks)
           << ", \"load_average_before\": " << load[nranks];
       for (auto& [variant, cell] : cells[nranks]) {
         out << ",\n     " << json_string(variant) << ": " << json_cell(cell);

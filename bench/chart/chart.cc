@@ -38,7 +38,8 @@ bool parse_number(const std::string& field, double* out) {
 }
 
 // "" on success, else why not (with the line number).
-std::string read_series(std::istream& in, const std::string& source, std::vector<PlotSeries>* series) {
+std::string read_series(std::istream& in, const std::string& source,
+                        std::vector<PlotSeries>* series) {
   std::map<std::string, size_t> index;
   std::string line;
   for (int number = 1; std::getline(in, line); ++number) {
@@ -51,7 +52,8 @@ std::string read_series(std::istream& in, const std::string& source, std::vector
     const std::string where = source + ":" + std::to_string(number) + ": ";
     if (fields.size() != 4 || fields[0].empty())
       return where + "expected series,bytes,busbw_gbps,time_us, got \"" + line + "\"";
-    if (!parse_number(fields[1], &bytes) || !parse_number(fields[2], &busbw) || !parse_number(fields[3], &time_us))
+    if (!parse_number(fields[1], &bytes) || !parse_number(fields[2], &busbw) ||
+        !parse_number(fields[3], &time_us))
       return where + "bytes, busbw and time must be numbers >= 0, got \"" + line + "\"";
     auto [it, added] = index.emplace(fields[0], series->size());
     if (added) series->push_back({fields[0], {}});
@@ -66,7 +68,8 @@ std::string read_series(std::istream& in, const std::string& source, std::vector
   if (in.bad()) return source + ": read error";
   if (series->empty()) return source + ": no data lines";
   for (PlotSeries& s : *series)
-    std::sort(s.rows.begin(), s.rows.end(), [](const Row& a, const Row& b) { return a.bytes < b.bytes; });
+    std::sort(s.rows.begin(), s.rows.end(),
+              [](const Row& a, const Row& b) { return a.bytes < b.bytes; });
   return "";
 }
 
@@ -97,7 +100,8 @@ int main(int argc, char** argv) {
   } else {
     std::ifstream in(data);
     if (!in) {
-      std::fprintf(stderr, "nccom_bench_chart: cannot open %s: %s\n", data.c_str(), std::strerror(errno));
+      std::fprintf(stderr, "nccom_bench_chart: cannot open %s: %s\n", data.c_str(),
+                   std::strerror(errno));
       return 1;
     }
     why = read_series(in, data, &series);
@@ -109,7 +113,8 @@ int main(int argc, char** argv) {
   const std::string svg = nccom::nccomtest::render_svg(title, series);
   std::ofstream file(out, std::ios::trunc);
   if (!file || !(file << svg) || !file.flush()) {
-    std::fprintf(stderr, "nccom_bench_chart: cannot write %s: %s\n", out.c_str(), std::strerror(errno));
+    std::fprintf(stderr, "nccom_bench_chart: cannot write %s: %s\n", out.c_str(),
+                 std::strerror(errno));
     return 1;
   }
   return 0;

@@ -13,6 +13,8 @@
 // per call of the slowest rank (a max all-reduce over ranks). One more call
 // on fresh input is then checked (not timed). The option objects are built
 // once per size, outside the timed loop, as a user holding its buffers would.
+#include "coll_common.h"
+
 #include <gloo/allgather.h>
 #include <gloo/allreduce.h>
 #include <gloo/barrier.h>
@@ -27,8 +29,6 @@
 #include <exception>
 #include <memory>
 #include <vector>
-
-#include "coll_common.h"
 
 namespace {
 
@@ -94,8 +94,8 @@ void fill_input(coll_op op, std::vector<float>& send, uint64_t count, int rank) 
 }
 
 // Times and checks one size; rank 0 prints the row. Returns the wrong count.
-uint64_t run_size(const Context& ctx, coll_op op, std::vector<float>& send, std::vector<float>& recv,
-                  uint64_t bytes, const coll_options& o) {
+uint64_t run_size(const Context& ctx, coll_op op, std::vector<float>& send,
+                  std::vector<float>& recv, uint64_t bytes, const coll_options& o) {
   const int rank = ctx->rank, nranks = ctx->size;
   const uint64_t count = coll_count(op, bytes, nranks);
   if (count == 0) {
@@ -112,16 +112,17 @@ uint64_t run_size(const Context& ctx, coll_op op, std::vector<float>& send, std:
   const auto t0 = std::chrono::steady_clock::now();
   for (int i = 0; i < o.iters; ++i) call.run();
   const std::chrono::duration<double, std::micro> elapsed = std::chrono::steady_clock::now() - t0;
-  const double slowest_us =
-      allreduce_one<double>(ctx, elapsed.count() / o.iters, static_cast<ReduceFn>(&gloo::max<double>));
+  const double slowest_us = allreduce_one<double>(ctx, elapsed.count() / o.iters,
+                                                  static_cast<ReduceFn>(&gloo::max<double>));
 
   // The check: the output poisoned first, so a call that writes nothing fails.
   const uint64_t out_count = op == COLL_ALLREDUCE ? count : count * static_cast<uint64_t>(nranks);
   std::memset(recv.data(), 0xA5, out_count * sizeof(float));
   fill_input(op, send, count, rank);
   call.run();
-  const uint64_t wrong = allreduce_one<uint64_t>(ctx, coll_count_wrong(op, recv.data(), count, nranks),
-                                                 static_cast<ReduceFn>(&gloo::sum<uint64_t>));
+  const uint64_t wrong =
+      allreduce_one<uint64_t>(ctx, coll_count_wrong(op, recv.data(), count, nranks),
+                              static_cast<ReduceFn>(&gloo::sum<uint64_t>));
   if (rank == 0) coll_print_row(op, nranks, count, slowest_us, wrong);
   return wrong;
 }
@@ -153,7 +154,8 @@ int run(const coll_options& o) {
     }
   }
   if (o.rank == 0) {
-    std::printf("# Wrong elements : %llu %s\n", static_cast<unsigned long long>(wrong), wrong == 0 ? "OK" : "FAILED");
+    std::printf("# Wrong elements : %llu %s\n", static_cast<unsigned long long>(wrong),
+                wrong == 0 ? "OK" : "FAILED");
   }
   gloo::BarrierOptions last(ctx);
   gloo::barrier(last);  // no rank closes its pairs while a peer still reads

@@ -13,15 +13,15 @@
  *
  *   mpirun -np 4 nccom_bench_mpi_coll -b 8 -e 64M -f 2 -n 20 -w 5 allr allg
  */
-#include <mpi.h>
-
 #include "coll_common.h"
+
+#include <mpi.h>
 
 struct buffers {
   float *send, *recv;
 };
 
-static void run_call(enum coll_op op, const struct buffers *b, uint64_t count) {
+static void run_call(enum coll_op op, const struct buffers* b, uint64_t count) {
   if (op == COLL_ALLREDUCE) {
     MPI_Allreduce(b->send, b->recv, (int)count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
   } else {
@@ -29,7 +29,7 @@ static void run_call(enum coll_op op, const struct buffers *b, uint64_t count) {
   }
 }
 
-static void fill_input(enum coll_op op, const struct buffers *b, uint64_t count, int rank) {
+static void fill_input(enum coll_op op, const struct buffers* b, uint64_t count, int rank) {
   for (uint64_t i = 0; i < count; ++i) b->send[i] = coll_input(op, rank, i);
 }
 
@@ -44,8 +44,8 @@ static void settle(int rank) {
 }
 
 /* Times and checks one size; rank 0 prints the row. Returns the wrong count. */
-static uint64_t run_size(enum coll_op op, const struct buffers *b, uint64_t bytes, int rank, int nranks,
-                         const struct coll_options *o) {
+static uint64_t run_size(enum coll_op op, const struct buffers* b, uint64_t bytes, int rank,
+                         int nranks, const struct coll_options* o) {
   const uint64_t count = coll_count(op, bytes, nranks);
   fill_input(op, b, count, rank);
   for (int i = 0; i < o->warmup; ++i) run_call(op, b, count);
@@ -67,7 +67,7 @@ static uint64_t run_size(enum coll_op op, const struct buffers *b, uint64_t byte
   return wrong;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int rank = 0, nranks = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -80,7 +80,9 @@ int main(int argc, char **argv) {
   }
   /* MPI counts are int: the largest all-reduce must fit. */
   if (o.max_bytes / sizeof(float) > (uint64_t)INT32_MAX) {
-    if (rank == 0) fprintf(stderr, "%s: -e %llu exceeds MPI's int count\n", argv[0], (unsigned long long)o.max_bytes);
+    if (rank == 0)
+      fprintf(stderr, "%s: -e %llu exceeds MPI's int count\n", argv[0],
+              (unsigned long long)o.max_bytes);
     MPI_Finalize();
     return 2;
   }
@@ -90,7 +92,8 @@ int main(int argc, char **argv) {
   b.send = malloc(o.max_bytes);
   b.recv = malloc(o.max_bytes);
   if (b.send == NULL || b.recv == NULL) {
-    fprintf(stderr, "rank %d: cannot allocate 2 x %llu bytes\n", rank, (unsigned long long)o.max_bytes);
+    fprintf(stderr, "rank %d: cannot allocate 2 x %llu bytes\n", rank,
+            (unsigned long long)o.max_bytes);
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
 
@@ -103,7 +106,8 @@ int main(int argc, char **argv) {
       wrong += run_size((enum coll_op)k, &b, bytes, rank, nranks, &o);
     }
   }
-  if (rank == 0) printf("# Wrong elements : %llu %s\n", (unsigned long long)wrong, wrong == 0 ? "OK" : "FAILED");
+  if (rank == 0)
+    printf("# Wrong elements : %llu %s\n", (unsigned long long)wrong, wrong == 0 ? "OK" : "FAILED");
   free(b.send);
   free(b.recv);
   MPI_Finalize();

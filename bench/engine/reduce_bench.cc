@@ -10,6 +10,8 @@
 // the wall-clock figure is printed next to it.
 // Default: sum on fp32, fp16, bf16, fp8_e4m3, int64 at 1 MiB (cache) and 64 MiB
 // (memory). --all: every type x op at 1 MiB.
+#include "dtype.h"
+
 #include <time.h>
 
 #include <chrono>
@@ -17,8 +19,6 @@
 #include <cstring>
 #include <string_view>
 #include <vector>
-
-#include "dtype.h"
 
 namespace eng = nrt_emu::engine;
 

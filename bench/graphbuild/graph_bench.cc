@@ -92,10 +92,11 @@ Sample run_child(const std::string& argv0, int nodes, const std::string& algorit
   close(fds[1]);
   std::string text;
   char buf[256];
-  for (ssize_t k; (k = read(fds[0], buf, sizeof buf)) > 0;) text.append(buf, static_cast<size_t>(k));
+  for (ssize_t k; (k = read(fds[0], buf, sizeof buf)) > 0;)
+    text.append(buf, static_cast<size_t>(k));
   close(fds[0]);
   int status = 0;
-  struct rusage ru{};
+  struct rusage ru {};
   if (pid < 0 || wait4(pid, &status, 0, &ru) != pid || !WIFEXITED(status)) {
     out.error = "child failed";
     return out;
@@ -145,10 +146,11 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  std::printf("graph build, trn2 LNC=2 (64 ranks a node), median of %d runs, one child process each\n",
-              repeat);
-  std::printf("%6s %7s %4s %12s %10s %12s %12s\n", "nodes", "ranks", "alg", "cluster ms", "rank0 ms",
-              "per-rank ms", "peak RSS MiB");
+  std::printf(
+      "graph build, trn2 LNC=2 (64 ranks a node), median of %d runs, one child process each\n",
+      repeat);
+  std::printf("%6s %7s %4s %12s %10s %12s %12s\n", "nodes", "ranks", "alg", "cluster ms",
+              "rank0 ms", "per-rank ms", "peak RSS MiB");
   std::string js = "[";
   int failures = 0;
   for (int n : nodes) {
@@ -169,11 +171,12 @@ int main(int argc, char** argv) {
                   m.rank0_ms, m.sample_ms, static_cast<double>(rss) / 1024.0);
       std::fflush(stdout);
       char obj[320];
-      std::snprintf(obj, sizeof obj,
-                    "%s{\"nodes\": %d, \"ranks\": %d, \"algorithm\": \"%s\", \"cluster_ms\": %.3f, "
-                    "\"rank0_ms\": %.3f, \"per_rank_ms\": %.3f, \"channels\": %d, \"peak_rss_kib\": %ld}",
-                    js.size() > 1 ? ",\n " : "", n, n * 64, alg.c_str(), m.cluster_ms, m.rank0_ms,
-                    m.sample_ms, m.channels, rss);
+      std::snprintf(
+          obj, sizeof obj,
+          "%s{\"nodes\": %d, \"ranks\": %d, \"algorithm\": \"%s\", \"cluster_ms\": %.3f, "
+          "\"rank0_ms\": %.3f, \"per_rank_ms\": %.3f, \"channels\": %d, \"peak_rss_kib\": %ld}",
+          js.size() > 1 ? ",\n " : "", n, n * 64, alg.c_str(), m.cluster_ms, m.rank0_ms,
+          m.sample_ms, m.channels, rss);
       js += obj;
     }
   }

@@ -3,11 +3,11 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdarg>
 #include <cstdio>
-#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 
@@ -134,7 +134,9 @@ void Link::wait(void* request, int* size) {
 
 void Link::verify(bool side_a, size_t size) {
   constexpr int kVerifyTag = 9;
-  auto byte = [](size_t i, int salt) { return static_cast<char>((i * 131 + (i >> 16) + salt) & 0xff); };
+  auto byte = [](size_t i, int salt) {
+    return static_cast<char>((i * 131 + (i >> 16) + salt) & 0xff);
+  };
   for (size_t i = 0; i < size; ++i) send_buf_[i] = byte(i, side_a ? 1 : 2);
   std::fill(recv_buf_.begin(), recv_buf_.begin() + size, 0);
   void* recv = irecv(size, kVerifyTag);

@@ -14,9 +14,9 @@
 namespace nccom::bench {
 
 struct LinkOptions {
-  std::string plugin;     // path of the .so
-  std::string device;     // preferred device name ("lo"); else device 0
-  int oob_fd = -1;        // socketpair end shared with the peer
+  std::string plugin;       // path of the .so
+  std::string device;       // preferred device name ("lo"); else device 0
+  int oob_fd = -1;          // socketpair end shared with the peer
   size_t buffer_bytes = 0;  // registered send and receive buffers
   // The socket plugin's streams per comm (nccomSocketConfigure); 0 = its default.
   int nsocks_per_thread = 0;

@@ -82,11 +82,12 @@ void run(const Options& o) {
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0 ||
         fcntl(fds[1], F_SETFD, 0) != 0)
       throw std::runtime_error("socketpair");
-    std::vector<std::string> args = {"/proc/self/exe", "--plugin", o.plugin, "--label", o.label,
-                                     "--device", o.device, "--peer-fd", std::to_string(fds[1])};
+    std::vector<std::string> args = {"/proc/self/exe", "--plugin",  o.plugin,
+                                     "--label",        o.label,     "--device",
+                                     o.device,         "--peer-fd", std::to_string(fds[1])};
     if (o.quick) args.push_back("--quick");
-    for (const std::string& a : {std::string("--socks"), std::to_string(o.socks), std::string("--threads"),
-                                 std::to_string(o.threads)})
+    for (const std::string& a : {std::string("--socks"), std::to_string(o.socks),
+                                 std::string("--threads"), std::to_string(o.threads)})
       args.push_back(a);
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
@@ -95,8 +96,12 @@ void run(const Options& o) {
       throw std::runtime_error("posix_spawn of the peer failed");
     close(fds[1]);
   }
-  Link link({.plugin = o.plugin, .device = o.device, .oob_fd = side_a ? fds[0] : o.peer_fd,
-             .buffer_bytes = kMaxSize, .nsocks_per_thread = o.socks, .nthreads = o.threads});
+  Link link({.plugin = o.plugin,
+             .device = o.device,
+             .oob_fd = side_a ? fds[0] : o.peer_fd,
+             .buffer_bytes = kMaxSize,
+             .nsocks_per_thread = o.socks,
+             .nthreads = o.threads});
   if (side_a) {
     std::fprintf(stderr, "%s: plugin \"%s\", device %s\n", o.label.c_str(),
                  link.plugin_name().c_str(), link.device_name().c_str());
@@ -145,16 +150,24 @@ int main(int argc, char** argv) {
       }
       return argv[++i];
     };
-    if (arg == "--plugin") o.plugin = value();
-    else if (arg == "--label") o.label = value();
-    else if (arg == "--device") o.device = value();
-    else if (arg == "--peer-fd") o.peer_fd = std::atoi(value().c_str());
-    else if (arg == "--quick") o.quick = true;
-    else if (arg == "--socks") o.socks = std::atoi(value().c_str());
-    else if (arg == "--threads") o.threads = std::atoi(value().c_str());
+    if (arg == "--plugin")
+      o.plugin = value();
+    else if (arg == "--label")
+      o.label = value();
+    else if (arg == "--device")
+      o.device = value();
+    else if (arg == "--peer-fd")
+      o.peer_fd = std::atoi(value().c_str());
+    else if (arg == "--quick")
+      o.quick = true;
+    else if (arg == "--socks")
+      o.socks = std::atoi(value().c_str());
+    else if (arg == "--threads")
+      o.threads = std::atoi(value().c_str());
     else {
       std::fprintf(stderr,
-                   "usage: nccom_bench_net --plugin PATH [--label NAME] [--device lo] [--quick] [--socks N --threads T]\n");
+                   "usage: nccom_bench_net --plugin PATH [--label NAME] [--device lo] [--quick] "
+                   "[--socks N --threads T]\n");
       return 2;
     }
   }

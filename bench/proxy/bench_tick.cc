@@ -98,7 +98,8 @@ bool World::finish_execution(Rank& k) {
     }
   }
   if (k.next_send != n + 2 || k.next_recv != n + 2) {
-    return k.fail("execution " + std::to_string(k.exec) + " ended before the device published "
+    return k.fail("execution " + std::to_string(k.exec) +
+                  " ended before the device published "
                   "its last entry");
   }
   if (load(&k.send_words.post_send[0].index) != 0 || load(&k.recv_words.post_recv[0].index) != 0) {

@@ -23,8 +23,9 @@ World::World(const WorldConfig& config) : cfg_(config) {
   if (cfg_.net == nullptr || cfg_.slices == 0 || cfg_.credits == 0 || cfg_.credits > 0x1FF ||
       cfg_.window == 0 || cfg_.window + 2 >= kLoop || cfg_.slice_bytes > 0x7FFFFFFF ||
       (cfg_.check_data && cfg_.slice_bytes < sizeof(Stamp))) {
-    error_ = "bad configuration: need a net, slices >= 1, credits in 1..511, window in 1..509, "
-             "slice_bytes < 2 GiB (>= 16 to check data)";
+    error_ =
+        "bad configuration: need a net, slices >= 1, credits in 1..511, window in 1..509, "
+        "slice_bytes < 2 GiB (>= 16 to check data)";
     return;
   }
   if (static_cast<double>(cfg_.slices) * static_cast<double>(cfg_.slice_bytes) > (1ULL << 30)) {
@@ -79,8 +80,8 @@ void World::connect_links() {
       Rank& d = *ranks_[1 - r];
       if ((!done[2 * r] && t_->connect(ctx_, s.send_conn, recv_blob[r].data(), &done[2 * r], err,
                                        sizeof err) != NCCOM_PLUGIN_OK) ||
-          (!done[2 * r + 1] && t_->connect(ctx_, d.recv_conn, send_blob[r].data(),
-                                           &done[2 * r + 1], err, sizeof err) != NCCOM_PLUGIN_OK)) {
+          (!done[2 * r + 1] && t_->connect(ctx_, d.recv_conn, send_blob[r].data(), &done[2 * r + 1],
+                                           err, sizeof err) != NCCOM_PLUGIN_OK)) {
         error_ = std::string("connect: ") + err;
         return;
       }
@@ -167,16 +168,18 @@ void World::build(int r) {
   }
   if (cfg_.scheduler) {
     k.proxy_transport = plugin_proxy_transport(t_, ctx_, &k.comm);
-    k.scheduler = std::make_unique<proxy::Scheduler>(*k.proxy_transport, proxy::SchedulerSettings{});
-    const proxy::BlockFifos f{&k.info, 1, k.src.data(), int(k.src.size()), k.dst.data(),
+    k.scheduler =
+        std::make_unique<proxy::Scheduler>(*k.proxy_transport, proxy::SchedulerSettings{});
+    const proxy::BlockFifos f{&k.info,          1, k.src.data(), int(k.src.size()), k.dst.data(),
                               int(k.dst.size())};
-    if (Status s = k.scheduler->start(0, 0, f); !s) error_ = "Scheduler::start: " + s.error().message;
+    if (Status s = k.scheduler->start(0, 0, f); !s)
+      error_ = "Scheduler::start: " + s.error().message;
     return;
   }
   for (int dir = 0; dir < 2; ++dir) {
     const bool send = dir == NCCOM_TRANSPORT_SEND;
-    if (t_->create_op(ctx_, &k.comm, send ? NCCOM_TRANSPORT_SEND : NCCOM_TRANSPORT_RECV, &k.info,
-                      1, send ? static_cast<const void*>(k.src.data()) : k.dst.data(),
+    if (t_->create_op(ctx_, &k.comm, send ? NCCOM_TRANSPORT_SEND : NCCOM_TRANSPORT_RECV, &k.info, 1,
+                      send ? static_cast<const void*>(k.src.data()) : k.dst.data(),
                       int(send ? k.src.size() : k.dst.size()), &k.ops[dir], err,
                       sizeof err) != NCCOM_PLUGIN_OK) {
       error_ = std::string("create_op: ") + err;

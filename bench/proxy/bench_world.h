@@ -28,7 +28,7 @@ namespace nccom::bench {
 
 struct WorldConfig {
   const ncclNet_v6_t* net = nullptr;
-  uint32_t slices = 64;          // NET_TRANSFER entries per direction per block
+  uint32_t slices = 64;  // NET_TRANSFER entries per direction per block
   size_t slice_bytes = 4096;
   bool scheduler = false;        // tick through nccom::proxy::Scheduler
   uint32_t credits = 256;        // initial_send_credits (1..0x1FF)
@@ -38,12 +38,12 @@ struct WorldConfig {
 };
 
 struct RankStats {
-  uint64_t progress_ns = 0;      // inside the proxy calls
+  uint64_t progress_ns = 0;  // inside the proxy calls
   uint64_t progress_calls = 0;
   uint64_t executions = 0;
   uint64_t slices_sent = 0;
-  uint64_t thread_cpu_ns = 0;    // CPU time of the thread that ran this rank
-  CallTimes net;                 // inside the net table (when it is timed_net)
+  uint64_t thread_cpu_ns = 0;  // CPU time of the thread that ran this rank
+  CallTimes net;               // inside the net table (when it is timed_net)
 };
 
 // The NET_NEURON transport plugin, loaded and initialised once (NULL and

@@ -67,9 +67,8 @@ class BenchTransport : public proxy::ProxyTransport {
  public:
   BenchTransport(const nccom_transport_ops_t* ops, void* ctx, const nccom_transport_comm_t* comm)
       : ops_(ops), ctx_(ctx), comm_(comm) {}
-  Result<std::unique_ptr<proxy::ProxyOp>> make_op(proxy::Direction dir,
-                                                  const proxy::BlockFifos& f, uint32_t,
-                                                  uint32_t) override {
+  Result<std::unique_ptr<proxy::ProxyOp>> make_op(proxy::Direction dir, const proxy::BlockFifos& f,
+                                                  uint32_t, uint32_t) override {
     const bool send = dir == proxy::Direction::Send;
     char err[512] = "";
     void* op = nullptr;

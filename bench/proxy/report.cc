@@ -104,14 +104,16 @@ bool Report::measure(const std::string& net_name, const ncclNet_v6_t* net, const
 }
 
 void Report::print() const {
-  std::printf("# nccom_bench_proxy %s: 2 ranks in one process, %s; clock read = %.1f ns "
-              "(removed from the figures, README \"Timer cost\"); median of %llu\n",
-              o_.share ? "share" : "rate",
-              o_.threaded ? "one thread per rank" : "one thread ticking both ranks", clock_ns_,
-              static_cast<unsigned long long>(o_.repeat));
+  std::printf(
+      "# nccom_bench_proxy %s: 2 ranks in one process, %s; clock read = %.1f ns "
+      "(removed from the figures, README \"Timer cost\"); median of %llu\n",
+      o_.share ? "share" : "rate",
+      o_.threaded ? "one thread per rank" : "one thread ticking both ranks", clock_ns_,
+      static_cast<unsigned long long>(o_.repeat));
   if (!o_.share) {
-    std::printf("| net | path | slices/block | slice B | slices | wall ms | slices/s (wall) | "
-                "proxy ns/slice | proxy calls/slice | slices/s (proxy only) |\n");
+    std::printf(
+        "| net | path | slices/block | slice B | slices | wall ms | slices/s (wall) | "
+        "proxy ns/slice | proxy calls/slice | slices/s (proxy only) |\n");
     std::printf("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|\n");
     for (const Row& r : rows_) {
       const Sample& s = r.s;
@@ -124,10 +126,11 @@ void Report::print() const {
     }
     return;
   }
-  std::printf("| net | path | slices/block | slice B | slices | wall ms | GB/s | "
-              "in proxy calls µs/slice | in plugin µs/slice | in proxy µs/slice | plugin %% | "
-              "proxy %% | net calls/slice | timer cost removed µs/slice | "
-              "other threads CPU µs/slice |\n");
+  std::printf(
+      "| net | path | slices/block | slice B | slices | wall ms | GB/s | "
+      "in proxy calls µs/slice | in plugin µs/slice | in proxy µs/slice | plugin %% | "
+      "proxy %% | net calls/slice | timer cost removed µs/slice | "
+      "other threads CPU µs/slice |\n");
   std::printf("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n");
   for (const Row& r : rows_) {
     const Sample& s = r.s;
@@ -136,16 +139,17 @@ void Report::print() const {
     const double other_cpu =
         double(s.process_cpu_ns) - double(std::min(s.process_cpu_ns, s.bench_thread_cpu_ns));
     const double timer = (double(s.progress_calls) + 2.0 * double(net_calls)) * clock_ns_;
-    std::printf("| %s | %s | %u | %llu | %llu | %.1f | %.2f | %.1f | %.1f | %.1f | %.1f | %.1f | "
-                "%.1f | %.1f | %.1f |\n",
-                r.net.c_str(), r.path.c_str(), r.block, static_cast<unsigned long long>(r.bytes),
-                static_cast<unsigned long long>(s.slices), double(s.wall_ns) / 1e6,
-                double(s.slices) * double(r.bytes) / double(s.wall_ns), r.total_ns_per_slice / 1e3,
-                r.plugin_ns_per_slice / 1e3, r.other_ns_per_slice / 1e3,
-                100.0 * r.plugin_ns_per_slice / std::max(1e-9, r.total_ns_per_slice),
-                100.0 * r.other_ns_per_slice / std::max(1e-9, r.total_ns_per_slice),
-                per(double(net_calls), s.slices), per(timer, s.slices) / 1e3,
-                per(other_cpu, s.slices) / 1e3);
+    std::printf(
+        "| %s | %s | %u | %llu | %llu | %.1f | %.2f | %.1f | %.1f | %.1f | %.1f | %.1f | "
+        "%.1f | %.1f | %.1f |\n",
+        r.net.c_str(), r.path.c_str(), r.block, static_cast<unsigned long long>(r.bytes),
+        static_cast<unsigned long long>(s.slices), double(s.wall_ns) / 1e6,
+        double(s.slices) * double(r.bytes) / double(s.wall_ns), r.total_ns_per_slice / 1e3,
+        r.plugin_ns_per_slice / 1e3, r.other_ns_per_slice / 1e3,
+        100.0 * r.plugin_ns_per_slice / std::max(1e-9, r.total_ns_per_slice),
+        100.0 * r.other_ns_per_slice / std::max(1e-9, r.total_ns_per_slice),
+        per(double(net_calls), s.slices), per(timer, s.slices) / 1e3,
+        per(other_cpu, s.slices) / 1e3);
   }
 }
 

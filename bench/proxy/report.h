@@ -24,7 +24,7 @@ struct Options {
 // One repetition of one configuration, both ranks summed.
 struct Sample {
   uint64_t wall_ns = 0;
-  uint64_t slices = 0;          // slices sent (= received), both ranks
+  uint64_t slices = 0;  // slices sent (= received), both ranks
   uint64_t progress_ns = 0;
   uint64_t progress_calls = 0;
   CallTimes net;

@@ -35,9 +35,9 @@ uint64_t now_ns() {
 
 struct Args {
   std::string net;
-  uint64_t slices = 64;       // slices each rank sends per all-gather
+  uint64_t slices = 64;  // slices each rank sends per all-gather
   uint64_t slice_bytes = 4096;
-  uint64_t ops = 2000;        // all-gathers timed (after 10 % warm-up)
+  uint64_t ops = 2000;  // all-gathers timed (after 10 % warm-up)
   int port = 0;
 };
 
@@ -77,12 +77,14 @@ std::string run_rank(int rank, const Args& a, std::barrier<>& sync, uint64_t* ns
   c.recv = out;
   const uint64_t warm = a.ops / 10 + 1;
   for (uint64_t k = 0; k < warm && err.empty(); ++k) {
-    if (nrt_emu_ccom_run(cc, &c) != NRT_SUCCESS) err = std::string("warm-up: ") + nrt_emu_ccom_error(cc);
+    if (nrt_emu_ccom_run(cc, &c) != NRT_SUCCESS)
+      err = std::string("warm-up: ") + nrt_emu_ccom_error(cc);
   }
   sync.arrive_and_wait();  // both ranks start the clock together
   const uint64_t t0 = now_ns();
   for (uint64_t k = 0; k < a.ops && err.empty(); ++k) {
-    if (nrt_emu_ccom_run(cc, &c) != NRT_SUCCESS) err = std::string("run: ") + nrt_emu_ccom_error(cc);
+    if (nrt_emu_ccom_run(cc, &c) != NRT_SUCCESS)
+      err = std::string("run: ") + nrt_emu_ccom_error(cc);
   }
   *ns = now_ns() - t0;
   for (uint64_t i = 0; i < 2 * bytes && err.empty(); ++i) {
@@ -109,8 +111,9 @@ bool number(const char* s, uint64_t* out) {
 int main(int argc, char** argv) {
   Args a;
   if (argc < 2) {
-    std::fprintf(stderr, "usage: nccom_bench_proxy_stack NET_PLUGIN.so [--slices-per-op N] "
-                         "[--slice-bytes B] [--ops K] [--port P]\n");
+    std::fprintf(stderr,
+                 "usage: nccom_bench_proxy_stack NET_PLUGIN.so [--slices-per-op N] "
+                 "[--slice-bytes B] [--ops K] [--port P]\n");
     return 2;
   }
   a.net = argv[1];
@@ -120,18 +123,23 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "bad value for %s\n", argv[i]);
       return 2;
     }
-    if (std::strcmp(argv[i], "--slices-per-op") == 0) a.slices = v;
-    else if (std::strcmp(argv[i], "--slice-bytes") == 0) a.slice_bytes = v;
-    else if (std::strcmp(argv[i], "--ops") == 0) a.ops = v;
-    else if (std::strcmp(argv[i], "--port") == 0 && v < 65536) a.port = static_cast<int>(v);
+    if (std::strcmp(argv[i], "--slices-per-op") == 0)
+      a.slices = v;
+    else if (std::strcmp(argv[i], "--slice-bytes") == 0)
+      a.slice_bytes = v;
+    else if (std::strcmp(argv[i], "--ops") == 0)
+      a.ops = v;
+    else if (std::strcmp(argv[i], "--port") == 0 && v < 65536)
+      a.port = static_cast<int>(v);
     else {
       std::fprintf(stderr, "unknown argument %s\n", argv[i]);
       return 2;
     }
   }
   if (a.slice_bytes < 4096 || a.slice_bytes > (16u << 20) || a.slices > 100000) {
-    std::fprintf(stderr, "--slice-bytes must be 4096..16 MiB (the engine's range), "
-                         "--slices-per-op at most 100000\n");
+    std::fprintf(stderr,
+                 "--slice-bytes must be 4096..16 MiB (the engine's range), "
+                 "--slices-per-op at most 100000\n");
     return 2;
   }
   if (a.port == 0) a.port = 20000 + static_cast<int>(now_ns() % 20000);

@@ -22,8 +22,7 @@ ncclResult_t timed(CallTimes::Call which, Fn&& fn) {
 ncclResult_t t_isend(void* comm, void* data, int size, int tag, void* mh, void** req) {
   return timed(CallTimes::kIsend, [&] { return g_inner->isend(comm, data, size, tag, mh, req); });
 }
-ncclResult_t t_irecv(void* comm, int n, void** data, int* sizes, int* tags, void** mh,
-                     void** req) {
+ncclResult_t t_irecv(void* comm, int n, void** data, int* sizes, int* tags, void** mh, void** req) {
   return timed(CallTimes::kIrecv,
                [&] { return g_inner->irecv(comm, n, data, sizes, tags, mh, req); });
 }

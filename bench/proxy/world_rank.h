@@ -13,8 +13,8 @@
 namespace nccom::bench {
 
 inline constexpr int kSendHs = 0, kSendCmp = 1, kRecvHs = 2, kRecvCmp = 3;
-inline constexpr uint32_t kLoop = 512;       // net_idx_loop_size
-inline constexpr uint32_t kEnding = 1;       // ending_recv_credits
+inline constexpr uint32_t kLoop = 512;               // net_idx_loop_size
+inline constexpr uint32_t kEnding = 1;               // ending_recv_credits
 inline constexpr uint32_t kStampMagic = 0x50525859;  // "PRXY"
 inline constexpr uint8_t kUntouched = 0xEE;
 

@@ -9,7 +9,7 @@ namespace nccom::bench {
 namespace {
 
 constexpr uint64_t kMagic = 0x7a65726f6e657431ULL;  // "zeronet1"
-constexpr uint32_t kRing = 1024;     // pending sends per channel
+constexpr uint32_t kRing = 1024;                    // pending sends per channel
 constexpr uint32_t kMaxRequests = 256;  // per comm; > the transport's 128 slots + sidelink
 
 ncclDebugLogger_t g_log = nullptr;
@@ -21,8 +21,8 @@ ZeroNetOptions g_options{true};
 ZeroNetOptions g_options;
 #endif
 
-#define ZERO_WARN(...) \
-  do {                 \
+#define ZERO_WARN(...)                                                                 \
+  do {                                                                                 \
     if (g_log != nullptr) g_log(NCCL_LOG_WARN, ~0UL, __FILE__, __LINE__, __VA_ARGS__); \
   } while (0)
 
@@ -251,24 +251,38 @@ ncclResult_t z_iread(void*, void*, size_t, void*, uint64_t, uint64_t, void**) {
 }  // namespace
 }  // namespace nccom::bench
 // libnccom-net-zero.so: the same table under the symbol the host looks for.
-extern "C" __attribute__((visibility("default"))) const ncclNet_v6_t ncclNetPlugin_v6 = {
-    "zero-copy",
-    nccom::bench::z_init, nccom::bench::z_fini, nccom::bench::z_devices,
-    nccom::bench::z_properties, nccom::bench::z_listen, nccom::bench::z_connect,
-    nccom::bench::z_accept, nccom::bench::z_reg_mr, nccom::bench::z_reg_mr_dmabuf,
-    nccom::bench::z_dereg_mr, nccom::bench::z_isend, nccom::bench::z_irecv,
-    nccom::bench::z_iflush, nccom::bench::z_test, nccom::bench::z_close, nccom::bench::z_close,
-    nccom::bench::z_close_listen, nccom::bench::z_get_mr_key, nccom::bench::z_iwrite,
-    nccom::bench::z_iwrite_inline, nccom::bench::z_iread};
+extern "C" __attribute__((visibility("default")))
+const ncclNet_v6_t ncclNetPlugin_v6 = {"zero-copy",
+                                       nccom::bench::z_init,
+                                       nccom::bench::z_fini,
+                                       nccom::bench::z_devices,
+                                       nccom::bench::z_properties,
+                                       nccom::bench::z_listen,
+                                       nccom::bench::z_connect,
+                                       nccom::bench::z_accept,
+                                       nccom::bench::z_reg_mr,
+                                       nccom::bench::z_reg_mr_dmabuf,
+                                       nccom::bench::z_dereg_mr,
+                                       nccom::bench::z_isend,
+                                       nccom::bench::z_irecv,
+                                       nccom::bench::z_iflush,
+                                       nccom::bench::z_test,
+                                       nccom::bench::z_close,
+                                       nccom::bench::z_close,
+                                       nccom::bench::z_close_listen,
+                                       nccom::bench::z_get_mr_key,
+                                       nccom::bench::z_iwrite,
+                                       nccom::bench::z_iwrite_inline,
+                                       nccom::bench::z_iread};
 namespace nccom::bench {
 namespace {
 #endif
 
 const ncclNet_v6_t kTable = {
-    "zero",      z_init,        z_fini,       z_devices,  z_properties,   z_listen,
-    z_connect,   z_accept,      z_reg_mr,     z_reg_mr_dmabuf, z_dereg_mr, z_isend,
-    z_irecv,     z_iflush,      z_test,       z_close,    z_close,        z_close_listen,
-    z_get_mr_key, z_iwrite,     z_iwrite_inline, z_iread};
+    "zero",       z_init,   z_fini,          z_devices,       z_properties, z_listen,
+    z_connect,    z_accept, z_reg_mr,        z_reg_mr_dmabuf, z_dereg_mr,   z_isend,
+    z_irecv,      z_iflush, z_test,          z_close,         z_close,      z_close_listen,
+    z_get_mr_key, z_iwrite, z_iwrite_inline, z_iread};
 
 }  // namespace
 

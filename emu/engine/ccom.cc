@@ -2,8 +2,8 @@
 #include "ccom.h"
 
 #include "../device_memory.h"
-#include "../platform.h"
 #include "../env.h"
+#include "../platform.h"
 #include "../runtime_log.h"
 
 #include <nccom/nccl_ptr.h>
@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <csignal>
 #include <cerrno>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 
@@ -28,7 +28,8 @@ constexpr uint64_t kDefaultSlotBytes = 512u << 10;
 thread_local uint64_t t_call_mark = 0;
 
 // A knob of the engine from the environment: unset = def; bad = error.
-bool env_u64(const char* name, uint64_t lo, uint64_t hi, uint64_t def, uint64_t* out, std::string* why) {
+bool env_u64(const char* name, uint64_t lo, uint64_t hi, uint64_t def, uint64_t* out,
+             std::string* why) {
   const char* v = std::getenv(name);
   *out = def;
   if (v == nullptr || *v == '\0') return true;
@@ -36,7 +37,8 @@ bool env_u64(const char* name, uint64_t lo, uint64_t hi, uint64_t def, uint64_t*
   errno = 0;
   const unsigned long long x = std::strtoull(v, &end, 10);
   if (errno != 0 || end == v || *end != '\0' || x < lo || x > hi) {
-    *why = std::string(name) + "=" + v + " is not an integer in " + std::to_string(lo) + ".." + std::to_string(hi);
+    *why = std::string(name) + "=" + v + " is not an integer in " + std::to_string(lo) + ".." +
+           std::to_string(hi);
     return false;
   }
   *out = x;
@@ -50,7 +52,8 @@ void begin_call() { t_call_mark = log::mark(); }
 std::string st(const char* what, NRT_STATUS s) {
   std::string text = std::string(what) + " returned status " + std::to_string(s);
   const std::string cause = log::nccom_cause(t_call_mark);
-  return text + (cause.empty() ? " (libnccom forwarded no reason to the runtime log)" : ": " + cause);
+  return text +
+         (cause.empty() ? " (libnccom forwarded no reason to the runtime log)" : ": " + cause);
 }
 
 NRT_STATUS Ccom::fail(NRT_STATUS s, std::string why) {
@@ -72,7 +75,8 @@ NRT_STATUS Ccom::create(const nrt_emu_ccom_config_t& cfg, Ccom** out, std::strin
 
 std::string Ccom::init(const nrt_emu_ccom_config_t& cfg) {
   if (cfg.struct_size != sizeof(nrt_emu_ccom_config_t))
-    return "config struct_size " + std::to_string(cfg.struct_size) + " is not sizeof(nrt_emu_ccom_config_t) = " +
+    return "config struct_size " + std::to_string(cfg.struct_size) +
+           " is not sizeof(nrt_emu_ccom_config_t) = " +
            std::to_string(sizeof(nrt_emu_ccom_config_t));
   if (cfg.rank_n < 1 || cfg.rank < 0 || cfg.rank >= cfg.rank_n)
     return "rank " + std::to_string(cfg.rank) + " is outside 0.." + std::to_string(cfg.rank_n - 1);
@@ -89,8 +93,11 @@ std::string Ccom::init(const nrt_emu_ccom_config_t& cfg) {
   timeout_ms_ = cfg.timeout_ms != 0 ? cfg.timeout_ms : 60000;
   std::string why;
   uint64_t slot = 0, max_ch = 0;
-  if (!env_u64("NEURON_RT_EMU_SLICE_BYTES", 4096, 16u << 20, kDefaultSlotBytes, &slot, &why)) return why;
-  if (!env_u64("NEURON_RT_EMU_ENGINE_CHANNELS", 1, kMaxEngineChannels, kMaxEngineChannels, &max_ch, &why)) return why;
+  if (!env_u64("NEURON_RT_EMU_SLICE_BYTES", 4096, 16u << 20, kDefaultSlotBytes, &slot, &why))
+    return why;
+  if (!env_u64("NEURON_RT_EMU_ENGINE_CHANNELS", 1, kMaxEngineChannels, kMaxEngineChannels, &max_ch,
+               &why))
+    return why;
   slot_bytes_ = slot / 64 * 64;
 
   if (std::string e = platform::configuration_error(); !e.empty()) return e;
@@ -103,8 +110,9 @@ std::string Ccom::init(const nrt_emu_ccom_config_t& cfg) {
   const int vcores_per_device = switch_v1 ? spec->cores_per_device / spec->lnc : 1;
   dev_ = local_ / vcores_per_device;
   if (switch_v1 && dev_ >= spec->devices)
-    return "local rank " + std::to_string(local_) + " does not fit on " + std::to_string(spec->devices) + " devices of " +
-           std::to_string(vcores_per_device) + " logical cores (" + spec->name + ")";
+    return "local rank " + std::to_string(local_) + " does not fit on " +
+           std::to_string(spec->devices) + " devices of " + std::to_string(vcores_per_device) +
+           " logical cores (" + spec->name + ")";
   // The emulated host has as many devices as ranks on it, unless told (a
   // platform with a fixed device count has its own default).
   if (std::getenv("NEURON_RT_EMU_DEVICES") == nullptr && spec->devices == 0) {
@@ -115,9 +123,11 @@ std::string Ccom::init(const nrt_emu_ccom_config_t& cfg) {
     return std::string("libnccom did not load: ") + (e ? e : "unknown reason");
   }
   t_ = nrt_emu_nccom_table();
-  const char* root = cfg.root_comm_id != nullptr ? cfg.root_comm_id : std::getenv("NEURON_RT_ROOT_COMM_ID");
+  const char* root =
+      cfg.root_comm_id != nullptr ? cfg.root_comm_id : std::getenv("NEURON_RT_ROOT_COMM_ID");
   if (n_ > 1 && (root == nullptr || *root == '\0'))
-    return "no root address: set NEURON_RT_ROOT_COMM_ID=host:port (where rank 0 listens) or pass root_comm_id";
+    return "no root address: set NEURON_RT_ROOT_COMM_ID=host:port (where rank 0 listens) or pass "
+           "root_comm_id";
 
   enc_neuron_device_info_t dev{};
   dev.nec_dev_id = dev_;
@@ -133,19 +143,24 @@ std::string Ccom::init(const nrt_emu_ccom_config_t& cfg) {
     dev.pod_id = 0;
     dev.pod_node_id = static_cast<uint32_t>(host_);
   }
-  if (NRT_STATUS s = t_->neuronInitGlobalComm(rank_, n_, &dev, root, &comm_, "nrt_emu_ccom"); s != NRT_SUCCESS)
+  if (NRT_STATUS s = t_->neuronInitGlobalComm(rank_, n_, &dev, root, &comm_, "nrt_emu_ccom");
+      s != NRT_SUCCESS)
     return st("neuronInitGlobalComm", s);
   // Test seam (docs/internals/emu.md, "Environment"): this rank's process
   // dies between libnccom's two init calls, while its peers are already
   // connecting their rings.
-  if (const auto k = env::int_knob("NEURON_RT_EMU_DEBUG_KILL_AFTER_INIT", -1, -1, INT32_MAX); k && *k == rank_) {
+  if (const auto k = env::int_knob("NEURON_RT_EMU_DEBUG_KILL_AFTER_INIT", -1, -1, INT32_MAX);
+      k && *k == rank_) {
     raise(SIGKILL);
   }
-  if (NRT_STATUS s = t_->neuronBuildGraphComm(comm_); s != NRT_SUCCESS) return st("neuronBuildGraphComm", s);
+  if (NRT_STATUS s = t_->neuronBuildGraphComm(comm_); s != NRT_SUCCESS)
+    return st("neuronBuildGraphComm", s);
   nccl_comm_info_t info{};
-  if (NRT_STATUS s = t_->neuronGetCommInfo(comm_, &info); s != NRT_SUCCESS) return st("neuronGetCommInfo", s);
+  if (NRT_STATUS s = t_->neuronGetCommInfo(comm_, &info); s != NRT_SUCCESS)
+    return st("neuronGetCommInfo", s);
   if (info.rank != rank_ || info.rank_n != n_)
-    return "libnccom reports rank " + std::to_string(info.rank) + " of " + std::to_string(info.rank_n);
+    return "libnccom reports rank " + std::to_string(info.rank) + " of " +
+           std::to_string(info.rank_n);
   const int channels = std::min<int>(info.channel_n, static_cast<int>(max_ch));
   if (channels < 1) return "the communicator has no ring channel";
   for (int c = 0; c < channels; ++c) {
@@ -160,7 +175,8 @@ std::string Ccom::init(const nrt_emu_ccom_config_t& cfg) {
     // positions alike, so the ring is rotated to start at its lowest rank.
     std::rotate(ch.ring.order.begin(), std::min_element(ch.ring.order.begin(), ch.ring.order.end()),
                 ch.ring.order.end());
-    ch.ring.pos = static_cast<int>(std::find(ch.ring.order.begin(), ch.ring.order.end(), rank_) - ch.ring.order.begin());
+    ch.ring.pos = static_cast<int>(std::find(ch.ring.order.begin(), ch.ring.order.end(), rank_) -
+                                   ch.ring.order.begin());
     if (ch.ring.pos >= n_) return "ring " + std::to_string(c) + " does not contain this rank";
     if (ch.ring.order[static_cast<size_t>((ch.ring.pos + 1) % n_)] != ch.next ||
         ch.ring.order[static_cast<size_t>((ch.ring.pos + n_ - 1) % n_)] != ch.prev)
@@ -171,13 +187,15 @@ std::string Ccom::init(const nrt_emu_ccom_config_t& cfg) {
 
   const size_t dev_bytes = cfg.device_bytes != 0 ? cfg.device_bytes : kDefaultDeviceBytes;
   if (NRT_STATUS s = nrt_emu_devmem_create(dev_bytes, &user_mem_); s != NRT_SUCCESS)
-    return "device memory of " + std::to_string(dev_bytes) + " bytes: " + st("nrt_emu_devmem_create", s);
-  heap_.reset(static_cast<uint8_t*>(nrt_emu_devmem_base(user_mem_)), nrt_emu_devmem_size(user_mem_));
+    return "device memory of " + std::to_string(dev_bytes) +
+           " bytes: " + st("nrt_emu_devmem_create", s);
+  heap_.reset(static_cast<uint8_t*>(nrt_emu_devmem_base(user_mem_)),
+              nrt_emu_devmem_size(user_mem_));
   pair_stride_ = kSlots * slot_bytes_ + 4096;
-  const size_t engine_bytes = static_cast<size_t>(channels) * (2 * kSlots * slot_bytes_ + 64 * 1024) +
-                              kanga_.size() * (kSlots * slot_bytes_ + 64 * 1024) +
-                              static_cast<size_t>(local_n_) * pair_stride_ + 2 * kPeerSlots * slot_bytes_ +
-                              (1u << 20);
+  const size_t engine_bytes =
+      static_cast<size_t>(channels) * (2 * kSlots * slot_bytes_ + 64 * 1024) +
+      kanga_.size() * (kSlots * slot_bytes_ + 64 * 1024) +
+      static_cast<size_t>(local_n_) * pair_stride_ + 2 * kPeerSlots * slot_bytes_ + (1u << 20);
   if (NRT_STATUS s = nrt_emu_devmem_create(engine_bytes, &engine_mem_); s != NRT_SUCCESS)
     return st("engine memory: nrt_emu_devmem_create", s);
   if (std::string e = build_channels(); !e.empty()) return e;
@@ -185,8 +203,9 @@ std::string Ccom::init(const nrt_emu_ccom_config_t& cfg) {
   bool any_net = false;
   for (const Channel& c : chans_) {
     any_net = any_net || c.send.net || c.recv.net;
-    nrt_emu::log::message(nrt_emu::log::Level::Info, "[engine rank %d] channel %d: from rank %d %s, to rank %d %s",
-                          rank_, c.id, c.prev, c.recv.net ? "over the network" : "direct", c.next,
+    nrt_emu::log::message(nrt_emu::log::Level::Info,
+                          "[engine rank %d] channel %d: from rank %d %s, to rank %d %s", rank_,
+                          c.id, c.prev, c.recv.net ? "over the network" : "direct", c.next,
                           c.send.net ? "over the network" : "direct");
   }
   if (any_net) {
@@ -198,11 +217,12 @@ std::string Ccom::init(const nrt_emu_ccom_config_t& cfg) {
 
 std::string Ccom::build_channels() {
   devmem::Region* region = devmem::region_of(engine_mem_);
-  pair_area_ = static_cast<uint8_t*>(region->allocate(static_cast<size_t>(local_n_) * pair_stride_, 4096,
-                                                      "engine peer rings"));
+  pair_area_ = static_cast<uint8_t*>(
+      region->allocate(static_cast<size_t>(local_n_) * pair_stride_, 4096, "engine peer rings"));
   if (pair_area_ == nullptr) return "engine memory is full (peer rings)";
   for (Channel& c : kanga_) {  // DIRECT only: all ranks are on this host
-    c.recv.slots = static_cast<uint8_t*>(region->allocate(kSlots * slot_bytes_, 4096, "kangaRing receive slots"));
+    c.recv.slots = static_cast<uint8_t*>(
+        region->allocate(kSlots * slot_bytes_, 4096, "kangaRing receive slots"));
     c.recv.tail = static_cast<volatile uint64_t*>(region->allocate(64, 64, "kangaRing tail"));
     c.recv.head = static_cast<volatile uint64_t*>(region->allocate(64, 64, "kangaRing head"));
     if (c.recv.slots == nullptr || c.recv.tail == nullptr || c.recv.head == nullptr)
@@ -210,40 +230,50 @@ std::string Ccom::build_channels() {
   }
   for (Channel& c : chans_) {
     const std::string at = "channel " + std::to_string(c.id) + ": ";
-    c.recv.slots = static_cast<uint8_t*>(region->allocate(kSlots * slot_bytes_, 4096, "engine receive slots"));
+    c.recv.slots =
+        static_cast<uint8_t*>(region->allocate(kSlots * slot_bytes_, 4096, "engine receive slots"));
     c.recv.tail = static_cast<volatile uint64_t*>(region->allocate(64, 64, "engine tail"));
     c.recv.head = static_cast<volatile uint64_t*>(region->allocate(64, 64, "engine head"));
-    if (c.recv.slots == nullptr || c.recv.tail == nullptr || c.recv.head == nullptr) return at + "engine memory is full";
+    if (c.recv.slots == nullptr || c.recv.tail == nullptr || c.recv.head == nullptr)
+      return at + "engine memory is full";
     if (n_ == 1) continue;  // no hops: a one-rank ring only copies
     void* rc = nullptr;
     void* sc = nullptr;
-    if (NRT_STATUS s = t_->neuronGetNetConnector(comm_, ENC_PATTERN_RING, c.id, false, &rc); s != NRT_SUCCESS)
+    if (NRT_STATUS s = t_->neuronGetNetConnector(comm_, ENC_PATTERN_RING, c.id, false, &rc);
+        s != NRT_SUCCESS)
       return at + st("neuronGetNetConnector(receive)", s);
-    if (NRT_STATUS s = t_->neuronGetNetConnector(comm_, ENC_PATTERN_RING, c.id, true, &sc); s != NRT_SUCCESS)
+    if (NRT_STATUS s = t_->neuronGetNetConnector(comm_, ENC_PATTERN_RING, c.id, true, &sc);
+        s != NRT_SUCCESS)
       return at + st("neuronGetNetConnector(send)", s);
     c.recv.net = rc != nullptr;
     c.send.net = sc != nullptr;
     if (!c.recv.net && !c.send.net) continue;
     if (std::string e = net_channel(c); !e.empty()) return at + e;
     if (c.recv.net) {
-      if (NRT_STATUS s = nrt_emu_devmem_connector(engine_mem_, 1, nullptr, rc, &c.recv.conn); s != NRT_SUCCESS)
+      if (NRT_STATUS s = nrt_emu_devmem_connector(engine_mem_, 1, nullptr, rc, &c.recv.conn);
+          s != NRT_SUCCESS)
         return at + st("receive connector", s);
-      if (NRT_STATUS s = t_->neuronNetRegMr(comm_, ENC_PATTERN_RING, c.id, false, NET_RECV_COMM, c.recv.slots,
-                                            kSlots * slot_bytes_, NCCL_PTR_HOST, &c.recv.mhandle);
+      if (NRT_STATUS s =
+              t_->neuronNetRegMr(comm_, ENC_PATTERN_RING, c.id, false, NET_RECV_COMM, c.recv.slots,
+                                 kSlots * slot_bytes_, NCCL_PTR_HOST, &c.recv.mhandle);
           s != NRT_SUCCESS)
         return at + st("neuronNetRegMr(receive slots)", s);
     }
     if (c.send.net) {
-      c.send.slots = static_cast<uint8_t*>(region->allocate(kSlots * slot_bytes_, 4096, "engine send slots"));
+      c.send.slots =
+          static_cast<uint8_t*>(region->allocate(kSlots * slot_bytes_, 4096, "engine send slots"));
       if (c.send.slots == nullptr) return at + "engine memory is full";
-      if (NRT_STATUS s = nrt_emu_devmem_connector(engine_mem_, 1, nullptr, sc, &c.send.conn); s != NRT_SUCCESS)
+      if (NRT_STATUS s = nrt_emu_devmem_connector(engine_mem_, 1, nullptr, sc, &c.send.conn);
+          s != NRT_SUCCESS)
         return at + st("send connector", s);
-      if (NRT_STATUS s = t_->neuronNetRegMr(comm_, ENC_PATTERN_RING, c.id, true, NET_SEND_COMM, c.send.slots,
-                                            kSlots * slot_bytes_, NCCL_PTR_HOST, &c.send.mhandle);
+      if (NRT_STATUS s =
+              t_->neuronNetRegMr(comm_, ENC_PATTERN_RING, c.id, true, NET_SEND_COMM, c.send.slots,
+                                 kSlots * slot_bytes_, NCCL_PTR_HOST, &c.send.mhandle);
           s != NRT_SUCCESS)
         return at + st("neuronNetRegMr(send slots)", s);
     }
-    if (NRT_STATUS s = nrt_emu_devmem_channel(engine_mem_, c.id, ENC_PATTERN_RING, c.recv.conn, c.send.conn, &c.chan);
+    if (NRT_STATUS s = nrt_emu_devmem_channel(engine_mem_, c.id, ENC_PATTERN_RING, c.recv.conn,
+                                              c.send.conn, &c.chan);
         s != NRT_SUCCESS)
       return at + st("enc_channel", s);
   }
@@ -254,7 +284,8 @@ std::string Ccom::build_channels() {
 std::string Ccom::net_channel(Channel& c) {
   volatile uint32_t** words[] = {&c.recv.hs, &c.recv.cmp, &c.send.hs, &c.send.cmp};
   for (volatile uint32_t** w : words) {
-    if (NRT_STATUS s = nrt_emu_devmem_semaphore(engine_mem_, w); s != NRT_SUCCESS) return st("semaphore", s);
+    if (NRT_STATUS s = nrt_emu_devmem_semaphore(engine_mem_, w); s != NRT_SUCCESS)
+      return st("semaphore", s);
   }
   if (NRT_STATUS s = nrt_emu_devmem_trigger_word(engine_mem_, &c.trigger); s != NRT_SUCCESS)
     return st("trigger word", s);
@@ -292,7 +323,8 @@ std::string Ccom::exchange_and_map() {
   }
   cards_.assign(static_cast<size_t>(n_), PeerCard{});
   cards_[static_cast<size_t>(rank_)] = me;
-  if (NRT_STATUS s = t_->neuronBootstrapAllGather(comm_, cards_.data(), sizeof(PeerCard), "nrt_emu engine cards");
+  if (NRT_STATUS s = t_->neuronBootstrapAllGather(comm_, cards_.data(), sizeof(PeerCard),
+                                                  "nrt_emu engine cards");
       s != NRT_SUCCESS)
     return st("neuronBootstrapAllGather(engine cards)", s);
   for (int r = 0; r < n_; ++r) {
@@ -300,25 +332,29 @@ std::string Ccom::exchange_and_map() {
     if (p.magic != kCardMagic || p.rank != r)
       return "rank " + std::to_string(r) + " sent a malformed engine card";
     if (p.channels != me.channels || p.slot_bytes != me.slot_bytes)
-      return "rank " + std::to_string(r) + " runs " + std::to_string(p.channels) + " engine channels of " +
-             std::to_string(p.slot_bytes) + "-byte slices, this rank " + std::to_string(me.channels) + " of " +
-             std::to_string(me.slot_bytes) + " (NEURON_RT_EMU_ENGINE_CHANNELS / NEURON_RT_EMU_SLICE_BYTES must agree)";
+      return "rank " + std::to_string(r) + " runs " + std::to_string(p.channels) +
+             " engine channels of " + std::to_string(p.slot_bytes) + "-byte slices, this rank " +
+             std::to_string(me.channels) + " of " + std::to_string(me.slot_bytes) +
+             " (NEURON_RT_EMU_ENGINE_CHANNELS / NEURON_RT_EMU_SLICE_BYTES must agree)";
     if (p.kanga_lanes != me.kanga_lanes || p.kanga_sum != me.kanga_sum)
-      return "rank " + std::to_string(r) + " runs " + std::to_string(p.kanga_lanes) + " kangaRing lanes (path checksum " +
-             std::to_string(p.kanga_sum) + "), this rank " + std::to_string(me.kanga_lanes) + " (" +
-             std::to_string(me.kanga_sum) + "): libnccom gave the ranks different kangaRing paths";
+      return "rank " + std::to_string(r) + " runs " + std::to_string(p.kanga_lanes) +
+             " kangaRing lanes (path checksum " + std::to_string(p.kanga_sum) + "), this rank " +
+             std::to_string(me.kanga_lanes) + " (" + std::to_string(me.kanga_sum) +
+             "): libnccom gave the ranks different kangaRing paths";
   }
   peer_maps_.assign(static_cast<size_t>(n_), Mapping{});
   for (Channel& c : chans_) {
     if (c.send.net) continue;
     const PeerCard& p = cards_[static_cast<size_t>(c.next)];
-    if (std::string e = map_direct_send(c, p.recv_slots[c.id], p.tail[c.id], p.head[c.id], "channel"); !e.empty())
+    if (std::string e =
+            map_direct_send(c, p.recv_slots[c.id], p.tail[c.id], p.head[c.id], "channel");
+        !e.empty())
       return e;
   }
   for (Channel& c : kanga_) {
     const PeerCard& p = cards_[static_cast<size_t>(c.next)];
-    if (std::string e = map_direct_send(c, p.kanga_recv_slots[c.id], p.kanga_tail[c.id], p.kanga_head[c.id],
-                                        "kangaRing lane");
+    if (std::string e = map_direct_send(c, p.kanga_recv_slots[c.id], p.kanga_tail[c.id],
+                                        p.kanga_head[c.id], "kangaRing lane");
         !e.empty())
       return e;
   }
@@ -336,23 +372,29 @@ Ccom::~Ccom() {
     std::string steps;
     for (size_t k = 0; k < kanga_.size(); ++k) steps += " " + std::to_string(kanga_lane_steps_[k]);
     nrt_emu::log::message(nrt_emu::log::Level::Info,
-                          "[engine rank %d] closing: %llu executions, %llu on kangaRing lanes (slice steps per lane:%s)",
+                          "[engine rank %d] closing: %llu executions, %llu on kangaRing lanes "
+                          "(slice steps per lane:%s)",
                           rank_, static_cast<unsigned long long>(executions_),
-                          static_cast<unsigned long long>(kanga_executions_), steps.empty() ? " none" : steps.c_str());
+                          static_cast<unsigned long long>(kanga_executions_),
+                          steps.empty() ? " none" : steps.c_str());
   }
   if (proxy_ != nullptr) nrt_emu_proxy_release(proxy_);
   for (Channel& c : chans_) {
     if (c.recv.mhandle != nullptr)
-      (void)t_->neuronNetDeregMr(comm_, ENC_PATTERN_RING, c.id, false, NET_RECV_COMM, c.recv.mhandle);
+      (void)t_->neuronNetDeregMr(comm_, ENC_PATTERN_RING, c.id, false, NET_RECV_COMM,
+                                 c.recv.mhandle);
     if (c.send.mhandle != nullptr)
-      (void)t_->neuronNetDeregMr(comm_, ENC_PATTERN_RING, c.id, true, NET_SEND_COMM, c.send.mhandle);
+      (void)t_->neuronNetDeregMr(comm_, ENC_PATTERN_RING, c.id, true, NET_SEND_COMM,
+                                 c.send.mhandle);
   }
   for (size_t q = 0; q < links_.peers.size(); ++q) {
     const PeerLink& l = links_.peers[q];
     if (l.tx_mhandle != nullptr)
-      (void)t_->neuronNetDeregMr(comm_, ENC_PATTERN_MESH, static_cast<int>(q), true, NET_SEND_COMM, l.tx_mhandle);
+      (void)t_->neuronNetDeregMr(comm_, ENC_PATTERN_MESH, static_cast<int>(q), true, NET_SEND_COMM,
+                                 l.tx_mhandle);
     if (l.rx_mhandle != nullptr)
-      (void)t_->neuronNetDeregMr(comm_, ENC_PATTERN_MESH, static_cast<int>(q), false, NET_RECV_COMM, l.rx_mhandle);
+      (void)t_->neuronNetDeregMr(comm_, ENC_PATTERN_MESH, static_cast<int>(q), false, NET_RECV_COMM,
+                                 l.rx_mhandle);
   }
   for (Mapping& m : peer_maps_) {
     if (m.base != nullptr) munmap(m.base, m.bytes);
@@ -366,19 +408,24 @@ NRT_STATUS Ccom::alloc(size_t bytes, void** out) {
   if (out == nullptr) return fail(NRT_INVALID, "nrt_emu_ccom_alloc: out is NULL");
   *out = heap_.allocate(bytes);
   if (*out == nullptr)
-    return fail(NRT_RESOURCE, "device memory: " + std::to_string(bytes) + " bytes do not fit (largest free range " +
-                                  std::to_string(heap_.largest_free()) + " of " + std::to_string(heap_.free_bytes()) +
+    return fail(NRT_RESOURCE, "device memory: " + std::to_string(bytes) +
+                                  " bytes do not fit (largest free range " +
+                                  std::to_string(heap_.largest_free()) + " of " +
+                                  std::to_string(heap_.free_bytes()) +
                                   " free; raise nrt_emu_ccom_config_t.device_bytes)");
   return NRT_SUCCESS;
 }
 
 void Ccom::free(void* p) {
-  if (p != nullptr && !heap_.release(p)) (void)fail(NRT_INVALID, "nrt_emu_ccom_free: not a live allocation");
+  if (p != nullptr && !heap_.release(p))
+    (void)fail(NRT_INVALID, "nrt_emu_ccom_free: not a live allocation");
 }
 
 NRT_STATUS Ccom::barrier() {
   std::vector<int> fence(static_cast<size_t>(n_), 0);
-  if (NRT_STATUS s = t_->neuronBootstrapAllGather(comm_, fence.data(), sizeof(int), "nrt_emu barrier"); s != NRT_SUCCESS)
+  if (NRT_STATUS s =
+          t_->neuronBootstrapAllGather(comm_, fence.data(), sizeof(int), "nrt_emu barrier");
+      s != NRT_SUCCESS)
     return fail(s, st("barrier: neuronBootstrapAllGather", s));
   return NRT_SUCCESS;
 }

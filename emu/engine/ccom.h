@@ -18,7 +18,6 @@
 #include "program.h"
 
 #include <nrt_emu.h>
-
 #include <sys/types.h>
 
 #include <chrono>
@@ -66,7 +65,7 @@ static_assert(kStampBytes == 32, "the stamp's wire size");
 struct Plan;
 SliceStamp stamp_of(const Plan& p, uint64_t execution);
 std::string describe_stamp(const SliceStamp& st);
-inline constexpr uint32_t kSlots = 4;         // staging slots per link
+inline constexpr uint32_t kSlots = 4;  // staging slots per link
 
 // What a rank publishes about itself at init (bootstrap all-gather).
 struct PeerCard {
@@ -79,17 +78,17 @@ struct PeerCard {
   uint64_t region_bytes;
   uint64_t slot_bytes;
   char hostname[64];
-  int32_t local;          // device index on its host
+  int32_t local;  // device index on its host
   int32_t local_n;
-  uint64_t pair_area;     // offset of the receive rings for same-host senders
-  uint64_t pair_stride;   // one ring per sender's local rank
+  uint64_t pair_area;    // offset of the receive rings for same-host senders
+  uint64_t pair_stride;  // one ring per sender's local rank
   // Per channel: offsets in the region of the receive slots, tail, head.
   uint64_t recv_slots[kMaxEngineChannels];
   uint64_t tail[kMaxEngineChannels];
   uint64_t head[kMaxEngineChannels];
   // kangaRing lanes (Trn3 Switch-V1, one host): their own receive links.
   int32_t kanga_lanes;
-  uint32_t kanga_sum;     // checksum of the lanes' paths: every rank must use the same
+  uint32_t kanga_sum;  // checksum of the lanes' paths: every rank must use the same
   uint64_t kanga_recv_slots[kMaxEngineChannels];
   uint64_t kanga_tail[kMaxEngineChannels];
   uint64_t kanga_head[kMaxEngineChannels];
@@ -97,11 +96,11 @@ struct PeerCard {
 
 struct RecvLink {
   bool net = false;
-  uint8_t* slots = nullptr;            // this rank's memory
+  uint8_t* slots = nullptr;  // this rank's memory
   // DIRECT
-  volatile uint64_t* tail = nullptr;   // written by prev
-  volatile uint64_t* head = nullptr;   // written here
-  uint64_t base = 0;                   // slices received in earlier executions
+  volatile uint64_t* tail = nullptr;  // written by prev
+  volatile uint64_t* head = nullptr;  // written here
+  uint64_t base = 0;                  // slices received in earlier executions
   // NET
   enc_net_connector_t* conn = nullptr;
   void* mhandle = nullptr;
@@ -111,9 +110,9 @@ struct RecvLink {
 
 struct SendLink {
   bool net = false;
-  uint8_t* slots = nullptr;            // DIRECT: the peer's slots (mapped); NET: this rank's
-  volatile uint64_t* tail = nullptr;   // DIRECT, in the peer's memory
-  volatile uint64_t* head = nullptr;   // DIRECT, in the peer's memory
+  uint8_t* slots = nullptr;           // DIRECT: the peer's slots (mapped); NET: this rank's
+  volatile uint64_t* tail = nullptr;  // DIRECT, in the peer's memory
+  volatile uint64_t* head = nullptr;  // DIRECT, in the peer's memory
   uint64_t base = 0;
   enc_net_connector_t* conn = nullptr;
   void* mhandle = nullptr;
@@ -169,7 +168,7 @@ struct PeerLinks {
 
 struct PeerItem {
   int peer;
-  uint64_t off;    // elements into the input (send) or output (receive)
+  uint64_t off;  // elements into the input (send) or output (receive)
   uint64_t elems;
 };
 
@@ -193,9 +192,9 @@ struct Plan {
   uint64_t uses = 0;
   // Peer collectives (all-to-all, permute) instead of channel programs.
   bool peer = false;
-  std::vector<PeerItem> sends, recvs;  // in the order every rank agrees on
+  std::vector<PeerItem> sends, recvs;                   // in the order every rank agrees on
   uint64_t copy_src = 0, copy_dst = 0, copy_elems = 0;  // this rank's own block
-  std::vector<NetBlock> peer_block;    // zero or one
+  std::vector<NetBlock> peer_block;                     // zero or one
 };
 
 class Ccom {
@@ -221,7 +220,8 @@ class Ccom {
   std::string exchange_and_map();
   std::string net_channel(Channel& c);
   std::string build_kanga_lanes(const nccl_comm_info_t& info);
-  std::string map_direct_send(Channel& c, uint64_t slots, uint64_t tail, uint64_t head, const std::string& what);
+  std::string map_direct_send(Channel& c, uint64_t slots, uint64_t tail, uint64_t head,
+                              const std::string& what);
   // The links a plan runs over: the kangaRing lanes or the ring channels.
   std::vector<Channel>& lanes_of(const Plan& p) { return p.kanga ? kanga_ : chans_; }
   std::string validate(const nrt_emu_coll_args_t& a, CollDesc* d) const;
@@ -233,7 +233,8 @@ class Ccom {
   // naming where it arrived (`link` and `index`: "channel", 2; `index` < 0
   // for none), the peer and both calls. On every received slice: it builds
   // no text unless the stamps differ.
-  std::string check_stamp(const uint8_t* slot, const SliceStamp& mine, const char* link, int index, int peer) const;
+  std::string check_stamp(const uint8_t* slot, const SliceStamp& mine, const char* link, int index,
+                          int peer) const;
   std::string setup_peer_links();
   std::string map_peer(int rank);
   std::string build_peer_plan(Plan& p);
@@ -262,7 +263,8 @@ class Ccom {
   std::vector<Channel> kanga_;
   uint32_t kanga_sum_ = 0;
   uint64_t kanga_executions_ = 0;
-  uint64_t kanga_lane_steps_[kMaxEngineChannels] = {};  // slice steps each lane ran (logged at close)
+  uint64_t kanga_lane_steps_[kMaxEngineChannels] =
+      {};        // slice steps each lane ran (logged at close)
   int dev_ = 0;  // nec_dev_id this rank runs on
   PeerLinks links_;
   int local_n_ = 1;

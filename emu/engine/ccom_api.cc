@@ -1,7 +1,7 @@
 // The collective API of the reference runtime (nrt_emu_ccom_*, nrt_emu.h).
-#include <nrt_emu.h>
-
 #include "ccom.h"
+
+#include <nrt_emu.h>
 
 #include <new>
 #include <string>
@@ -11,7 +11,8 @@ struct nrt_emu_ccom {
 };
 
 namespace {
-thread_local std::string init_error;  // why the last nrt_emu_ccom_init failed (no handle to hold it)
+thread_local std::string
+    init_error;  // why the last nrt_emu_ccom_init failed (no handle to hold it)
 }
 
 extern "C" {

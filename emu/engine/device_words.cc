@@ -81,7 +81,8 @@ std::string NetTask::submit(nrt_emu_proxy_t* proxy, const std::vector<const NetB
   task.device_gated = true;
   task.exec_id = exec_id;
   if (NRT_STATUS s = nrt_emu_proxy_submit(proxy, &task, &status_); s != NRT_SUCCESS)
-    return "the proxy worker refused the network task (status " + std::to_string(s) + "; the runtime log says why)";
+    return "the proxy worker refused the network task (status " + std::to_string(s) +
+           "; the runtime log says why)";
   for (volatile uint32_t* t : triggers) __atomic_store_n(t, 1u, __ATOMIC_RELEASE);
   return "";
 }
@@ -96,14 +97,16 @@ std::string NetTask::failure() {
   // The proxy may finish first (the device's last steps can be direct
   // hops); only a failure stops the device.
   if (const NRT_STATUS s = nrt_emu_proxy_wait(status_, 0); s != NRT_SUCCESS)
-    return "the network proxy failed (status " + std::to_string(s) + "): " + nrt_emu_proxy_status_message(status_);
+    return "the network proxy failed (status " + std::to_string(s) +
+           "): " + nrt_emu_proxy_status_message(status_);
   return "";
 }
 
 std::string NetTask::finish() {
   if (status_ == nullptr) return "";
   if (const NRT_STATUS s = nrt_emu_proxy_wait(status_, 1000); s != NRT_SUCCESS)
-    return "the network proxy failed (status " + std::to_string(s) + "): " + nrt_emu_proxy_status_message(status_);
+    return "the network proxy failed (status " + std::to_string(s) +
+           "): " + nrt_emu_proxy_status_message(status_);
   return "";
 }
 
@@ -119,7 +122,8 @@ std::string IdleWatch::check(const std::function<std::string()>& peer_gone,
     last_check_ = now;
     if (std::string gone = peer_gone(); !gone.empty()) return gone;
   }
-  if (now > deadline_) return "timed out after " + std::to_string(timeout_ms_) + " ms waiting for " + where();
+  if (now > deadline_)
+    return "timed out after " + std::to_string(timeout_ms_) + " ms waiting for " + where();
   return "";
 }
 

@@ -3,10 +3,10 @@
 // are in reduce_kernels.cc, the conversions themselves in reduce_formats.h.
 #include "dtype.h"
 
+#include "reduce_formats.h"
+
 #include <cmath>
 #include <cstring>
-
-#include "reduce_formats.h"
 
 namespace nrt_emu::engine {
 namespace {
@@ -19,9 +19,9 @@ struct TypeInfo {
 
 // Indexed by DType.
 constexpr TypeInfo kTypes[kDTypeCount] = {
-    {"int8", 1, false},  {"uint8", 1, false}, {"int16", 2, false},   {"uint16", 2, false},
-    {"int32", 4, false}, {"uint32", 4, false}, {"int64", 8, false},  {"uint64", 8, false},
-    {"fp16", 2, true},   {"bf16", 2, true},    {"fp32", 4, true},    {"fp64", 8, true},
+    {"int8", 1, false},    {"uint8", 1, false},   {"int16", 2, false}, {"uint16", 2, false},
+    {"int32", 4, false},   {"uint32", 4, false},  {"int64", 8, false}, {"uint64", 8, false},
+    {"fp16", 2, true},     {"bf16", 2, true},     {"fp32", 4, true},   {"fp64", 8, true},
     {"fp8_e4m3", 1, true}, {"fp8_e5m2", 1, true},
 };
 
@@ -34,10 +34,10 @@ struct Alias {
   DType type;
 };
 constexpr Alias kAliases[] = {
-    {"half", DType::Fp16},        {"float16", DType::Fp16},     {"bfloat16", DType::Bf16},
-    {"float", DType::Fp32},       {"float32", DType::Fp32},     {"double", DType::Fp64},
-    {"float64", DType::Fp64},     {"fp8e4m3", DType::Fp8E4M3},  {"fp8e5m2", DType::Fp8E5M2},
-    {"f8e4m3", DType::Fp8E4M3},   {"f8e5m2", DType::Fp8E5M2},
+    {"half", DType::Fp16},      {"float16", DType::Fp16},    {"bfloat16", DType::Bf16},
+    {"float", DType::Fp32},     {"float32", DType::Fp32},    {"double", DType::Fp64},
+    {"float64", DType::Fp64},   {"fp8e4m3", DType::Fp8E4M3}, {"fp8e5m2", DType::Fp8E5M2},
+    {"f8e4m3", DType::Fp8E4M3}, {"f8e5m2", DType::Fp8E5M2},
 };
 
 const TypeInfo* info(DType t) {

@@ -33,8 +33,20 @@ namespace nrt_emu::engine {
 
 // Values equal the C API's nrt_emu_dtype_t / nrt_emu_redop_t (nrt_emu.h).
 enum class DType : int {
-  Int8 = 0, Uint8, Int16, Uint16, Int32, Uint32, Int64, Uint64,
-  Fp16, Bf16, Fp32, Fp64, Fp8E4M3, Fp8E5M2,
+  Int8 = 0,
+  Uint8,
+  Int16,
+  Uint16,
+  Int32,
+  Uint32,
+  Int64,
+  Uint64,
+  Fp16,
+  Bf16,
+  Fp32,
+  Fp64,
+  Fp8E4M3,
+  Fp8E5M2,
 };
 inline constexpr int kDTypeCount = 14;
 

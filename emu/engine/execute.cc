@@ -46,13 +46,16 @@ bool process_alive(pid_t pid) {
   if (state == 'Z' || state == 'X') return false;
   // After the state: ppid pgrp session tty_nr tpgid flags.
   unsigned long flags = 0;
-  if (std::sscanf(close_paren + 3, " %*d %*d %*d %*d %*d %lu", &flags) == 1 && (flags & kPfExiting) != 0) {
+  if (std::sscanf(close_paren + 3, " %*d %*d %*d %*d %*d %lu", &flags) == 1 &&
+      (flags & kPfExiting) != 0) {
     return false;
   }
   return true;
 }
 
-bool reduces(Coll c) { return c == Coll::AllReduce || c == Coll::ReduceScatter || c == Coll::Reduce; }
+bool reduces(Coll c) {
+  return c == Coll::AllReduce || c == Coll::ReduceScatter || c == Coll::Reduce;
+}
 bool rooted(Coll c) { return c == Coll::Broadcast || c == Coll::Reduce; }
 
 }  // namespace
@@ -75,19 +78,21 @@ SliceStamp stamp_of(const Plan& p, uint64_t execution) {
 
 std::string describe_stamp(const SliceStamp& st) {
   const auto c = static_cast<Coll>(st.coll);
-  std::string out = std::string("collective #") + std::to_string(st.execution) + ": " + coll_name(c) + " of " +
-                    std::to_string(st.count) + " x " + dtype_name(static_cast<DType>(st.dtype));
+  std::string out = std::string("collective #") + std::to_string(st.execution) + ": " +
+                    coll_name(c) + " of " + std::to_string(st.count) + " x " +
+                    dtype_name(static_cast<DType>(st.dtype));
   if (reduces(c)) out += std::string(", ") + redop_name(static_cast<RedOp>(st.op));
   if (rooted(c)) out += ", root " + std::to_string(st.root);
   return st.kanga ? out + ", kangaRing" : out;
 }
 
-std::string Ccom::check_stamp(const uint8_t* slot, const SliceStamp& mine, const char* link, int index,
-                              int peer) const {
+std::string Ccom::check_stamp(const uint8_t* slot, const SliceStamp& mine, const char* link,
+                              int index, int peer) const {
   SliceStamp got;
   std::memcpy(&got, slot, sizeof got);
   if (std::memcmp(&got, &mine, sizeof got) == 0) return "";
-  return "collective mismatch on " + std::string(link) + (index >= 0 ? " " + std::to_string(index) : "") + ": " + describe_peer(peer) + " sent " +
+  return "collective mismatch on " + std::string(link) +
+         (index >= 0 ? " " + std::to_string(index) : "") + ": " + describe_peer(peer) + " sent " +
          (got.magic == kStampMagic ? "a slice of " + describe_stamp(got)
                                    : std::string("a slice without a collective stamp")) +
          " (every rank must make the same collective calls in the same order)";
@@ -96,8 +101,8 @@ std::string Ccom::check_stamp(const uint8_t* slot, const SliceStamp& mine, const
 std::string Ccom::describe_peer(int r) const {
   if (r < 0 || static_cast<size_t>(r) >= cards_.size()) return "rank " + std::to_string(r);
   const PeerCard& p = cards_[static_cast<size_t>(r)];
-  return "rank " + std::to_string(r) + " (host " + std::to_string(p.host) + ", pid " + std::to_string(p.pid) + " on " +
-         p.hostname + ")";
+  return "rank " + std::to_string(r) + " (host " + std::to_string(p.host) + ", pid " +
+         std::to_string(p.pid) + " on " + p.hostname + ")";
 }
 
 // The ranks on this machine whose processes are gone ("" when none): the
@@ -112,7 +117,8 @@ std::string Ccom::peer_gone() const {
     if (static_cast<int>(r) == rank_ || p.pid == static_cast<int32_t>(getpid()) ||
         std::strncmp(p.hostname, me, sizeof me) != 0)
       continue;  // threads of this process cannot die alone
-    if (!process_alive(p.pid)) out += (out.empty() ? "" : ", ") + describe_peer(static_cast<int>(r));
+    if (!process_alive(p.pid))
+      out += (out.empty() ? "" : ", ") + describe_peer(static_cast<int>(r));
   }
   return out.empty() ? out : "process gone: " + out;
 }
@@ -139,7 +145,8 @@ std::string Ccom::execute(Plan& p) {
       for (volatile uint32_t* w : {c.send.hs, c.send.cmp, c.recv.hs, c.recv.cmp}) sems.push_back(w);
     }
     if (!blocks.empty()) {
-      if (std::string e = task.submit(proxy_, blocks, triggers, sems, executions_); !e.empty()) return e;
+      if (std::string e = task.submit(proxy_, blocks, triggers, sems, executions_); !e.empty())
+        return e;
     }
   }
   // What the device waits for, for a timeout's message.
@@ -150,11 +157,13 @@ std::string Ccom::execute(Plan& p) {
       if (r.step >= prog.steps.size()) continue;
       const Step& s = prog.steps[r.step];
       const Channel& c = chans[ci];
-      return (p.kanga ? "kangaRing lane " : "channel ") + std::to_string(ci) + " step " + std::to_string(r.step) + " of " +
-             std::to_string(prog.steps.size()) + ": " +
-             ((s.flags & kRecv) ? "slice " + std::to_string(r.rseq) + " from " + describe_peer(c.prev) +
-                                      (c.recv.net ? " over the network" : " (direct)")
-                                : "room at " + describe_peer(c.next) + (c.send.net ? " over the network" : " (direct)"));
+      return (p.kanga ? "kangaRing lane " : "channel ") + std::to_string(ci) + " step " +
+             std::to_string(r.step) + " of " + std::to_string(prog.steps.size()) + ": " +
+             ((s.flags & kRecv)
+                  ? "slice " + std::to_string(r.rseq) + " from " + describe_peer(c.prev) +
+                        (c.recv.net ? " over the network" : " (direct)")
+                  : "room at " + describe_peer(c.next) +
+                        (c.send.net ? " over the network" : " (direct)"));
     }
     return std::string("the network proxy to finish the task");
   };
@@ -206,7 +215,8 @@ std::string Ccom::execute(Plan& p) {
           sslot += kStampBytes;
         }
         if (rv) {
-          if (std::string e = check_stamp(rslot, stamp, p.kanga ? "kangaRing lane" : "channel", static_cast<int>(ci), c.prev);
+          if (std::string e = check_stamp(rslot, stamp, p.kanga ? "kangaRing lane" : "channel",
+                                          static_cast<int>(ci), c.prev);
               !e.empty())
             return e;
           rslot += kStampBytes;
@@ -251,7 +261,8 @@ std::string Ccom::execute(Plan& p) {
         publish(post_word(c.recv.conn, false));
         r.rx_closed = moved = true;
       }
-      done = done && r.step == prog.steps.size() && (!net_tx || r.tx_closed) && (!net_rx || r.rx_closed);
+      done = done && r.step == prog.steps.size() && (!net_tx || r.tx_closed) &&
+             (!net_rx || r.rx_closed);
     }
     if (done && task.done()) break;
     if (task.done()) {
@@ -261,8 +272,7 @@ std::string Ccom::execute(Plan& p) {
       }
     }
     if (moved) continue;
-    if (std::string e = watch.check([&] { return peer_gone(); }, waiting_for); !e.empty())
-      return e;
+    if (std::string e = watch.check([&] { return peer_gone(); }, waiting_for); !e.empty()) return e;
     sched_yield();
   }
   if (std::string e = task.finish(); !e.empty()) return e;

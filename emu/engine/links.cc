@@ -1,9 +1,8 @@
 // Ccom's links to same-host peers that are not set up per ring channel:
 // mapping a peer's engine memory, the send side of a DIRECT hop into it, and
 // the kangaRing lanes of a Trn3 Switch-V1 node.
-#include "ccom.h"
-
 #include "../runtime_log.h"
+#include "ccom.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -17,13 +16,14 @@ namespace nrt_emu::engine {
 
 // The send side of a DIRECT hop: the receive slots and counters of c.next,
 // at the offsets its card gave, in its mapped memory (same machine only).
-std::string Ccom::map_direct_send(Channel& c, uint64_t slots, uint64_t tail, uint64_t head, const std::string& what) {
+std::string Ccom::map_direct_send(Channel& c, uint64_t slots, uint64_t tail, uint64_t head,
+                                  const std::string& what) {
   const PeerCard& p = cards_[static_cast<size_t>(c.next)];
   const PeerCard& me = cards_[static_cast<size_t>(rank_)];
   if (std::strncmp(p.hostname, me.hostname, sizeof me.hostname) != 0)
     return what + " " + std::to_string(c.id) + ": the hop to rank " + std::to_string(c.next) +
-           " is not a network hop, but that rank runs on machine '" + p.hostname + "', not '" + me.hostname +
-           "'; direct copies need one machine (give the ranks distinct host ids)";
+           " is not a network hop, but that rank runs on machine '" + p.hostname + "', not '" +
+           me.hostname + "'; direct copies need one machine (give the ranks distinct host ids)";
   if (std::string e = map_peer(c.next); !e.empty()) return e;
   const Mapping& m = peer_maps_[static_cast<size_t>(c.next)];
   auto* b = static_cast<uint8_t*>(m.base);
@@ -42,17 +42,19 @@ std::string Ccom::map_direct_send(Channel& c, uint64_t slots, uint64_t tail, uin
 std::string Ccom::build_kanga_lanes(const nccl_comm_info_t& info) {
   if (info.kangaring_channel_n <= 0) return "";
   if (info.node_n != 1) {
-    nrt_emu::log::message(nrt_emu::log::Level::Info,
-                          "[engine rank %d] %d kangaRing paths not used: the ranks are on %d hosts (the paths "
-                          "cover one node; every collective runs on the ring channels)",
-                          rank_, info.kangaring_channel_n, info.node_n);
+    nrt_emu::log::message(
+        nrt_emu::log::Level::Info,
+        "[engine rank %d] %d kangaRing paths not used: the ranks are on %d hosts (the paths "
+        "cover one node; every collective runs on the ring channels)",
+        rank_, info.kangaring_channel_n, info.node_n);
     return "";
   }
   const int lanes = std::min<int>(info.kangaring_channel_n, static_cast<int>(chans_.size()));
   for (int k = 0; k < lanes; ++k) {
     Channel ch;
     ch.id = k;
-    if (std::string e = ring_from_path(info.kangaring_paths[k], 64, n_, rank_, &ch.ring); !e.empty())
+    if (std::string e = ring_from_path(info.kangaring_paths[k], 64, n_, rank_, &ch.ring);
+        !e.empty())
       return "kangaRing path " + std::to_string(k) + ": " + e;
     ch.next = ch.ring.order[static_cast<size_t>((ch.ring.pos + 1) % n_)];
     ch.prev = ch.ring.order[static_cast<size_t>((ch.ring.pos + n_ - 1) % n_)];
@@ -61,7 +63,8 @@ std::string Ccom::build_kanga_lanes(const nccl_comm_info_t& info) {
       text += (text.empty() ? "" : " ") + std::to_string(r);
       kanga_sum_ = kanga_sum_ * 131u + static_cast<uint32_t>(r) + 1u;
     }
-    nrt_emu::log::message(nrt_emu::log::Level::Info, "[engine rank %d] kangaRing lane %d: %s", rank_, k, text.c_str());
+    nrt_emu::log::message(nrt_emu::log::Level::Info, "[engine rank %d] kangaRing lane %d: %s",
+                          rank_, k, text.c_str());
     kanga_.push_back(std::move(ch));
   }
   return "";
@@ -74,11 +77,14 @@ std::string Ccom::map_peer(int r) {
   const PeerCard& p = cards_[static_cast<size_t>(r)];
   const std::string path = "/proc/" + std::to_string(p.pid) + "/fd/" + std::to_string(p.fd);
   const int fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
-  if (fd < 0) return "cannot open rank " + std::to_string(r) + "'s device memory " + path + ": " + std::strerror(errno);
+  if (fd < 0)
+    return "cannot open rank " + std::to_string(r) + "'s device memory " + path + ": " +
+           std::strerror(errno);
   void* base = mmap(nullptr, p.region_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   const int err = errno;
   close(fd);
-  if (base == MAP_FAILED) return "cannot map rank " + std::to_string(r) + "'s device memory: " + std::strerror(err);
+  if (base == MAP_FAILED)
+    return "cannot map rank " + std::to_string(r) + "'s device memory: " + std::strerror(err);
   m.base = base;
   m.bytes = p.region_bytes;
   return "";

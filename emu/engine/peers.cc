@@ -7,10 +7,9 @@
 // move (everything before it is done, so its ring has room and its receiver
 // is at it), hence no deadlock, with DIRECT rings per pair and one shared
 // ring for the NET pairs alike.
+#include "../device_memory.h"
 #include "ccom.h"
 #include "device_words.h"
-
-#include "../device_memory.h"
 
 #include <nccom/nccl_ptr.h>
 
@@ -35,18 +34,23 @@ std::string Ccom::setup_peer_links() {
     PeerLink& l = links_.peers[static_cast<size_t>(q)];
     void* sc = nullptr;
     void* rc = nullptr;
-    if (NRT_STATUS s = t_->neuronGetNetConnector(comm_, ENC_PATTERN_MESH, q, true, &sc); s != NRT_SUCCESS)
+    if (NRT_STATUS s = t_->neuronGetNetConnector(comm_, ENC_PATTERN_MESH, q, true, &sc);
+        s != NRT_SUCCESS)
       return "peer rank " + std::to_string(q) + ": " + st("neuronGetNetConnector(MESH, send)", s);
-    if (NRT_STATUS s = t_->neuronGetNetConnector(comm_, ENC_PATTERN_MESH, q, false, &rc); s != NRT_SUCCESS)
-      return "peer rank " + std::to_string(q) + ": " + st("neuronGetNetConnector(MESH, receive)", s);
+    if (NRT_STATUS s = t_->neuronGetNetConnector(comm_, ENC_PATTERN_MESH, q, false, &rc);
+        s != NRT_SUCCESS)
+      return "peer rank " + std::to_string(q) + ": " +
+             st("neuronGetNetConnector(MESH, receive)", s);
     if ((sc == nullptr) != (rc == nullptr))
-      return "peer rank " + std::to_string(q) + ": libnccom connected only one direction over the network";
+      return "peer rank " + std::to_string(q) +
+             ": libnccom connected only one direction over the network";
     l.net = sc != nullptr;
     any_net = any_net || l.net;
     const PeerCard& p = cards_[static_cast<size_t>(q)];
     if (!l.net) {
-      if (p.host != host_) return "peer rank " + std::to_string(q) + " is on host " + std::to_string(p.host) +
-                                  " but libnccom gave no network connection to it";
+      if (p.host != host_)
+        return "peer rank " + std::to_string(q) + " is on host " + std::to_string(p.host) +
+               " but libnccom gave no network connection to it";
       if (std::string e = map_peer(q); !e.empty()) return e;
       auto* b = static_cast<uint8_t*>(peer_maps_[static_cast<size_t>(q)].base);
       uint8_t* ring = b + p.pair_area + static_cast<uint64_t>(local_) * p.pair_stride;
@@ -61,34 +65,46 @@ std::string Ccom::setup_peer_links() {
   }
   if (any_net) {
     devmem::Region* region = devmem::region_of(engine_mem_);
-    links_.tx_slots = static_cast<uint8_t*>(region->allocate(kPeerSlots * slot_bytes_, 4096, "engine mesh send slots"));
-    links_.rx_slots = static_cast<uint8_t*>(region->allocate(kPeerSlots * slot_bytes_, 4096, "engine mesh receive slots"));
-    if (links_.tx_slots == nullptr || links_.rx_slots == nullptr) return "engine memory is full (mesh slots)";
+    links_.tx_slots = static_cast<uint8_t*>(
+        region->allocate(kPeerSlots * slot_bytes_, 4096, "engine mesh send slots"));
+    links_.rx_slots = static_cast<uint8_t*>(
+        region->allocate(kPeerSlots * slot_bytes_, 4096, "engine mesh receive slots"));
+    if (links_.tx_slots == nullptr || links_.rx_slots == nullptr)
+      return "engine memory is full (mesh slots)";
     for (volatile uint32_t*& w : links_.sem) {
-      if (NRT_STATUS s = nrt_emu_devmem_semaphore(engine_mem_, &w); s != NRT_SUCCESS) return st("semaphore", s);
+      if (NRT_STATUS s = nrt_emu_devmem_semaphore(engine_mem_, &w); s != NRT_SUCCESS)
+        return st("semaphore", s);
     }
     if (NRT_STATUS s = nrt_emu_devmem_trigger_word(engine_mem_, &links_.trigger); s != NRT_SUCCESS)
       return st("trigger word", s);
     // The op's index words; the connection per descriptor is found by peer.
-    if (NRT_STATUS s = nrt_emu_devmem_connector(engine_mem_, 1, nullptr, nullptr, &links_.send_conn); s != NRT_SUCCESS)
+    if (NRT_STATUS s =
+            nrt_emu_devmem_connector(engine_mem_, 1, nullptr, nullptr, &links_.send_conn);
+        s != NRT_SUCCESS)
       return st("mesh send connector", s);
-    if (NRT_STATUS s = nrt_emu_devmem_connector(engine_mem_, 1, nullptr, nullptr, &links_.recv_conn); s != NRT_SUCCESS)
+    if (NRT_STATUS s =
+            nrt_emu_devmem_connector(engine_mem_, 1, nullptr, nullptr, &links_.recv_conn);
+        s != NRT_SUCCESS)
       return st("mesh receive connector", s);
-    if (NRT_STATUS s = nrt_emu_devmem_channel(engine_mem_, NEC_MAX_CHANNELS /* the mesh connections' channel */, ENC_PATTERN_MESH, links_.recv_conn,
-                                              links_.send_conn, &links_.chan);
+    if (NRT_STATUS s = nrt_emu_devmem_channel(
+            engine_mem_, NEC_MAX_CHANNELS /* the mesh connections' channel */, ENC_PATTERN_MESH,
+            links_.recv_conn, links_.send_conn, &links_.chan);
         s != NRT_SUCCESS)
       return st("mesh enc_channel", s);
     for (int q = 0; q < n_; ++q) {
       PeerLink& l = links_.peers[static_cast<size_t>(q)];
       if (!l.net) continue;
-      if (NRT_STATUS s = t_->neuronNetRegMr(comm_, ENC_PATTERN_MESH, q, true, NET_SEND_COMM, links_.tx_slots,
-                                            kPeerSlots * slot_bytes_, NCCL_PTR_HOST, &l.tx_mhandle);
+      if (NRT_STATUS s =
+              t_->neuronNetRegMr(comm_, ENC_PATTERN_MESH, q, true, NET_SEND_COMM, links_.tx_slots,
+                                 kPeerSlots * slot_bytes_, NCCL_PTR_HOST, &l.tx_mhandle);
           s != NRT_SUCCESS)
         return "peer rank " + std::to_string(q) + ": " + st("neuronNetRegMr(MESH send slots)", s);
-      if (NRT_STATUS s = t_->neuronNetRegMr(comm_, ENC_PATTERN_MESH, q, false, NET_RECV_COMM, links_.rx_slots,
-                                            kPeerSlots * slot_bytes_, NCCL_PTR_HOST, &l.rx_mhandle);
+      if (NRT_STATUS s =
+              t_->neuronNetRegMr(comm_, ENC_PATTERN_MESH, q, false, NET_RECV_COMM, links_.rx_slots,
+                                 kPeerSlots * slot_bytes_, NCCL_PTR_HOST, &l.rx_mhandle);
           s != NRT_SUCCESS)
-        return "peer rank " + std::to_string(q) + ": " + st("neuronNetRegMr(MESH receive slots)", s);
+        return "peer rank " + std::to_string(q) + ": " +
+               st("neuronNetRegMr(MESH receive slots)", s);
     }
     if (proxy_ == nullptr) {
       if (NRT_STATUS s = nrt_emu_proxy_acquire(comm_, local_, local_, &proxy_); s != NRT_SUCCESS)
@@ -103,7 +119,8 @@ std::string Ccom::build_peer_plan(Plan& p) {
   if (std::string e = setup_peer_links(); !e.empty()) return e;
   p.peer = true;
   const uint64_t es = dtype_size(p.desc.dtype);
-  const uint64_t slice = (slot_bytes_ - kStampBytes) / es;  // every slice starts with the stamp (ccom.h)
+  const uint64_t slice =
+      (slot_bytes_ - kStampBytes) / es;  // every slice starts with the stamp (ccom.h)
   const uint64_t C = p.desc.count;
   const int n = n_;
   if (p.desc.coll == Coll::AllToAll) {
@@ -150,14 +167,16 @@ std::string Ccom::build_peer_plan(Plan& p) {
   uint64_t e = 0;
   for (const PeerItem& i : p.sends) {
     const PeerLink& l = links_.peers[static_cast<size_t>(i.peer)];
-    if (l.net) add_send(b, links_.tx_slots + (e++ % kPeerSlots) * slot_bytes_, l.tx_mhandle, i.elems * es + kStampBytes,
-                       i.peer);
+    if (l.net)
+      add_send(b, links_.tx_slots + (e++ % kPeerSlots) * slot_bytes_, l.tx_mhandle,
+               i.elems * es + kStampBytes, i.peer);
   }
   e = 0;
   for (const PeerItem& i : p.recvs) {
     const PeerLink& l = links_.peers[static_cast<size_t>(i.peer)];
-    if (l.net) add_recv(b, links_.rx_slots + (e++ % kPeerSlots) * slot_bytes_, l.rx_mhandle, i.elems * es + kStampBytes,
-                       i.peer);
+    if (l.net)
+      add_recv(b, links_.rx_slots + (e++ % kPeerSlots) * slot_bytes_, l.rx_mhandle,
+               i.elems * es + kStampBytes, i.peer);
   }
   close_fifos(b);
   p.peer_block.push_back(std::move(b));
@@ -173,19 +192,22 @@ std::string Ccom::execute_peers(Plan& p) {
   const NetBlock* nb = p.peer_block.empty() ? nullptr : &p.peer_block[0];
   NetTask task;
   if (nb != nullptr) {
-    if (std::string e = task.submit(proxy_, {nb}, {links_.trigger},
-                                    {links_.sem[0], links_.sem[1], links_.sem[2], links_.sem[3]}, executions_);
+    if (std::string e =
+            task.submit(proxy_, {nb}, {links_.trigger},
+                        {links_.sem[0], links_.sem[1], links_.sem[2], links_.sem[3]}, executions_);
         !e.empty())
       return e;
   }
   const uint64_t net_tx = nb ? nb->op.tx_entry_cnt : 0, net_rx = nb ? nb->op.rx_entry_cnt : 0;
   std::vector<uint64_t> tx_seq(static_cast<size_t>(n_), 0), rx_seq(static_cast<size_t>(n_), 0);
   size_t si = 0, ri = 0;
-  uint64_t ntx = 0, nrx = 0, pub_rx = 0;  // NET entries sent, consumed, receive descriptors released
+  uint64_t ntx = 0, nrx = 0,
+           pub_rx = 0;  // NET entries sent, consumed, receive descriptors released
   bool tx_closed = net_tx == 0, rx_closed = net_rx == 0;
   auto waiting_for = [&] {
-    std::string where = ri < p.recvs.size() ? "slice " + std::to_string(ri) + " of " + std::to_string(p.recvs.size()) +
-                                                  " from " + describe_peer(p.recvs[ri].peer)
+    std::string where = ri < p.recvs.size() ? "slice " + std::to_string(ri) + " of " +
+                                                  std::to_string(p.recvs.size()) + " from " +
+                                                  describe_peer(p.recvs[ri].peer)
                                             : "the network proxy to finish the task";
     if (si < p.sends.size()) where += ", room at " + describe_peer(p.sends[si].peer);
     return where;
@@ -231,14 +253,18 @@ std::string Ccom::execute_peers(Plan& p) {
       if (l.net) {
         if (load32(links_.sem[3]) <= nrx) break;
         const uint8_t* slot = links_.rx_slots + (nrx % kPeerSlots) * slot_bytes_;
-        if (std::string e = check_stamp(slot, stamp, "the network peer links", -1, it.peer); !e.empty()) return e;
+        if (std::string e = check_stamp(slot, stamp, "the network peer links", -1, it.peer);
+            !e.empty())
+          return e;
         std::memcpy(out + it.off * es, slot + kStampBytes, bytes);
         ++nrx;
       } else {
         const uint64_t g = l.rx_base + rx_seq[static_cast<size_t>(it.peer)];
         if (load64(l.rx_tail) <= g) break;
         const uint8_t* slot = l.rx_slots + (g % kSlots) * slot_bytes_;
-        if (std::string e = check_stamp(slot, stamp, "the direct peer link", -1, it.peer); !e.empty()) return e;
+        if (std::string e = check_stamp(slot, stamp, "the direct peer link", -1, it.peer);
+            !e.empty())
+          return e;
         std::memcpy(out + it.off * es, slot + kStampBytes, bytes);
         store64(l.rx_head, g + 1);
         ++rx_seq[static_cast<size_t>(it.peer)];

@@ -59,21 +59,25 @@ void all_reduce(const CollDesc& d, const Ring& r, uint64_t first, uint64_t last,
     auto at = [&](int q) { return static_cast<int64_t>(rd.at(wrap(q, n))); };
     auto len = [&](int q) { return rd.len(wrap(q, n)); };
     add(out, kSend, at(p - 1), -1, len(p - 1));
-    for (int k = 1; k <= n - 2; ++k) add(out, kRecv | kReduce | kSend, at(p - 1 - k), -1, len(p - 1 - k));
+    for (int k = 1; k <= n - 2; ++k)
+      add(out, kRecv | kReduce | kSend, at(p - 1 - k), -1, len(p - 1 - k));
     add(out, kRecv | kReduce | kSend | avg_flag(d), at(p), at(p), len(p));
     for (int k = 1; k <= n - 2; ++k) add(out, kRecv | kSend, -1, at(p - k), len(p - k));
     add(out, kRecv, -1, at(p + 1), len(p + 1));
   });
 }
 
-void all_gather(const CollDesc& d, const Ring& r, int rank, uint64_t first, uint64_t last, uint64_t slice,
-                ChannelProgram* out) {
+void all_gather(const CollDesc& d, const Ring& r, int rank, uint64_t first, uint64_t last,
+                uint64_t slice, ChannelProgram* out) {
   const int n = static_cast<int>(r.order.size());
   const int p = r.pos;
-  const auto block = [&](int q) { return static_cast<int64_t>(r.order[wrap(q, n)]) * static_cast<int64_t>(d.count); };
+  const auto block = [&](int q) {
+    return static_cast<int64_t>(r.order[wrap(q, n)]) * static_cast<int64_t>(d.count);
+  };
   for_each_slice(first, last, slice, [&](uint64_t off, uint64_t len) {
     const auto o = static_cast<int64_t>(off);
-    add(out, n > 1 ? kSend : 0u, o, static_cast<int64_t>(rank) * static_cast<int64_t>(d.count) + o, len);
+    add(out, n > 1 ? kSend : 0u, o, static_cast<int64_t>(rank) * static_cast<int64_t>(d.count) + o,
+        len);
     if (n == 1) return;
     for (int k = 1; k <= n - 2; ++k) add(out, kRecv | kSend, -1, block(p - k) + o, len);
     add(out, kRecv, -1, block(p + 1) + o, len);
@@ -84,7 +88,9 @@ void reduce_scatter(const CollDesc& d, const Ring& r, int rank, uint64_t first, 
                     uint64_t slice, ChannelProgram* out) {
   const int n = static_cast<int>(r.order.size());
   const int p = r.pos;
-  const auto block = [&](int q) { return static_cast<int64_t>(r.order[wrap(q, n)]) * static_cast<int64_t>(d.count); };
+  const auto block = [&](int q) {
+    return static_cast<int64_t>(r.order[wrap(q, n)]) * static_cast<int64_t>(d.count);
+  };
   for_each_slice(first, last, slice, [&](uint64_t off, uint64_t len) {
     const auto o = static_cast<int64_t>(off);
     const int64_t mine = static_cast<int64_t>(rank) * static_cast<int64_t>(d.count) + o;
@@ -93,12 +99,14 @@ void reduce_scatter(const CollDesc& d, const Ring& r, int rank, uint64_t first, 
       return;
     }
     add(out, kSend, block(p - 1) + o, -1, len);
-    for (int k = 1; k <= n - 2; ++k) add(out, kRecv | kReduce | kSend, block(p - 1 - k) + o, -1, len);
+    for (int k = 1; k <= n - 2; ++k)
+      add(out, kRecv | kReduce | kSend, block(p - 1 - k) + o, -1, len);
     add(out, kRecv | kReduce | avg_flag(d), mine, o, len);
   });
 }
 
-void broadcast(const Ring& r, int root_pos, uint64_t first, uint64_t last, uint64_t slice, ChannelProgram* out) {
+void broadcast(const Ring& r, int root_pos, uint64_t first, uint64_t last, uint64_t slice,
+               ChannelProgram* out) {
   const int n = static_cast<int>(r.order.size());
   const int dist = wrap(r.pos - root_pos, n);
   for_each_slice(first, last, slice, [&](uint64_t off, uint64_t len) {
@@ -111,8 +119,8 @@ void broadcast(const Ring& r, int root_pos, uint64_t first, uint64_t last, uint6
   });
 }
 
-void reduce(const CollDesc& d, const Ring& r, int root_pos, uint64_t first, uint64_t last, uint64_t slice,
-            ChannelProgram* out) {
+void reduce(const CollDesc& d, const Ring& r, int root_pos, uint64_t first, uint64_t last,
+            uint64_t slice, ChannelProgram* out) {
   const int n = static_cast<int>(r.order.size());
   const int dist = wrap(r.pos - root_pos - 1, n);  // the root is last in the chain
   for_each_slice(first, last, slice, [&](uint64_t off, uint64_t len) {
@@ -146,7 +154,8 @@ const char* coll_name(Coll c) {
 
 uint64_t split_total(const CollDesc& desc) { return desc.count; }
 
-std::vector<std::pair<uint64_t, uint64_t>> split_channels(uint64_t total, int channels, uint64_t align) {
+std::vector<std::pair<uint64_t, uint64_t>> split_channels(uint64_t total, int channels,
+                                                          uint64_t align) {
   std::vector<std::pair<uint64_t, uint64_t>> out;
   if (channels < 1) channels = 1;
   if (align == 0) align = 1;
@@ -169,19 +178,22 @@ std::string ring_from_path(const int* path, int max_len, int rank_n, int rank, R
     if (r == -1) {
       for (int j = i + 1; j < max_len; ++j) {
         if (path[j] != -1)
-          return "entry " + std::to_string(j) + " (rank " + std::to_string(path[j]) + ") follows the padding at entry " +
-                 std::to_string(i);
+          return "entry " + std::to_string(j) + " (rank " + std::to_string(path[j]) +
+                 ") follows the padding at entry " + std::to_string(i);
       }
       break;
     }
     if (r < 0 || r >= rank_n)
-      return "entry " + std::to_string(i) + " is rank " + std::to_string(r) + ", outside 0.." + std::to_string(rank_n - 1);
-    if (seen[static_cast<size_t>(r)]) return "entry " + std::to_string(i) + " lists rank " + std::to_string(r) + " twice";
+      return "entry " + std::to_string(i) + " is rank " + std::to_string(r) + ", outside 0.." +
+             std::to_string(rank_n - 1);
+    if (seen[static_cast<size_t>(r)])
+      return "entry " + std::to_string(i) + " lists rank " + std::to_string(r) + " twice";
     seen[static_cast<size_t>(r)] = true;
     order.push_back(r);
   }
   if (static_cast<int>(order.size()) != rank_n)
-    return "the path holds " + std::to_string(order.size()) + " ranks, the communicator " + std::to_string(rank_n);
+    return "the path holds " + std::to_string(order.size()) + " ranks, the communicator " +
+           std::to_string(rank_n);
   const auto at = std::find(order.begin(), order.end(), rank);
   if (at == order.end()) return "the path does not hold rank " + std::to_string(rank);
   out->pos = static_cast<int>(at - order.begin());
@@ -199,13 +211,18 @@ std::string build_ring_program(const CollDesc& desc, const Ring& ring, int rank,
   if (first > last) return "empty channel range";
   int root_pos = -1;
   if (desc.coll == Coll::Broadcast || desc.coll == Coll::Reduce) {
-    for (int q = 0; q < n; ++q) root_pos = ring.order[static_cast<size_t>(q)] == desc.root ? q : root_pos;
-    if (root_pos < 0) return "root " + std::to_string(desc.root) + " is not a rank of the ring (0.." + std::to_string(n - 1) + ")";
+    for (int q = 0; q < n; ++q)
+      root_pos = ring.order[static_cast<size_t>(q)] == desc.root ? q : root_pos;
+    if (root_pos < 0)
+      return "root " + std::to_string(desc.root) + " is not a rank of the ring (0.." +
+             std::to_string(n - 1) + ")";
   }
   switch (desc.coll) {
     case Coll::AllReduce: all_reduce(desc, ring, first, last, slice_elems, out); break;
     case Coll::AllGather: all_gather(desc, ring, rank, first, last, slice_elems, out); break;
-    case Coll::ReduceScatter: reduce_scatter(desc, ring, rank, first, last, slice_elems, out); break;
+    case Coll::ReduceScatter:
+      reduce_scatter(desc, ring, rank, first, last, slice_elems, out);
+      break;
     case Coll::Broadcast: broadcast(ring, root_pos, first, last, slice_elems, out); break;
     case Coll::Reduce: reduce(desc, ring, root_pos, first, last, slice_elems, out); break;
     case Coll::AllToAll:

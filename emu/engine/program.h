@@ -24,7 +24,15 @@
 
 namespace nrt_emu::engine {
 
-enum class Coll : int { AllReduce = 0, AllGather, ReduceScatter, Broadcast, Reduce, AllToAll, Permute };
+enum class Coll : int {
+  AllReduce = 0,
+  AllGather,
+  ReduceScatter,
+  Broadcast,
+  Reduce,
+  AllToAll,
+  Permute
+};
 const char* coll_name(Coll c);
 
 enum StepFlags : uint32_t {
@@ -36,9 +44,9 @@ enum StepFlags : uint32_t {
 
 struct Step {
   uint32_t flags = 0;
-  int64_t src = -1;   // element offset into the input buffer, -1 = none
-  int64_t dst = -1;   // element offset into the output buffer, -1 = none
-  uint64_t elems = 0; // slice length (may be 0: the slice still travels)
+  int64_t src = -1;    // element offset into the input buffer, -1 = none
+  int64_t dst = -1;    // element offset into the output buffer, -1 = none
+  uint64_t elems = 0;  // slice length (may be 0: the slice still travels)
 };
 
 struct ChannelProgram {
@@ -84,7 +92,8 @@ std::string build_ring_program(const CollDesc& desc, const Ring& ring, int rank,
 
 // Splits [0, total) into `channels` contiguous ranges, each a multiple of
 // `align` elements except the last; empty ranges are allowed.
-std::vector<std::pair<uint64_t, uint64_t>> split_channels(uint64_t total, int channels, uint64_t align);
+std::vector<std::pair<uint64_t, uint64_t>> split_channels(uint64_t total, int channels,
+                                                          uint64_t align);
 
 // The split dimension of a collective (see build_ring_program).
 uint64_t split_total(const CollDesc& desc);

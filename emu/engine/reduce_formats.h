@@ -118,10 +118,10 @@ inline uint8_t float_to_fp8_e5m2(float f) {
   const uint32_t payload = (a >> 21) & 0x3u;
   const uint32_t nan = 0x7Cu | (payload != 0 ? payload : 0x2u);
   uint32_t normal = (a - ((127u - 15u) << 23) + 0xFFFFFu + ((a >> 21) & 1u)) >> 21;
-  normal = gt(normal, 0x7Cu) ? 0x7Cu : normal;  // overflow (>= 61440) -> inf
+  normal = gt(normal, 0x7Cu) ? 0x7Cu : normal;                      // overflow (>= 61440) -> inf
   const uint32_t sub = bits(from_bits(a) + 0x1p7f) - bits(0x1p7f);  // ulp 2^-16
-  const uint32_t r = pick(gt(a, kFloatInf), nan,
-                          pick(ge(a, 0x38800000u), normal, sub));  // 2^-14: smallest normal
+  const uint32_t r =
+      pick(gt(a, kFloatInf), nan, pick(ge(a, 0x38800000u), normal, sub));  // 2^-14: smallest normal
   return uint8_t(r | sign);
 }
 

@@ -104,7 +104,8 @@ struct Narrow {
   using Elem = typename Fmt::Bits;
   [[gnu::always_inline]] static void loop(Elem* d, const Elem* a, const Elem* b, size_t m) {
     NRT_EMU_IVDEP
-    for (size_t j = 0; j < m; ++j) d[j] = Fmt::from_float(Op::run(Fmt::to_float(a[j]), Fmt::to_float(b[j])));
+    for (size_t j = 0; j < m; ++j)
+      d[j] = Fmt::from_float(Op::run(Fmt::to_float(a[j]), Fmt::to_float(b[j])));
   }
 };
 
@@ -192,9 +193,9 @@ void scale_blocks(void* buf, size_t n, Fn fn) {
 // for the 64-bit ones.
 template <class T>
 void int_avg(void* buf, size_t n, int rank_n) {
-  using W = std::conditional_t<std::is_signed_v<T>,
-                               std::conditional_t<(sizeof(T) < 8), int32_t, int64_t>,
-                               std::conditional_t<(sizeof(T) < 8), uint32_t, uint64_t>>;
+  using W =
+      std::conditional_t<std::is_signed_v<T>, std::conditional_t<(sizeof(T) < 8), int32_t, int64_t>,
+                         std::conditional_t<(sizeof(T) < 8), uint32_t, uint64_t>>;
   const W div = W(rank_n);
   scale_blocks<T>(buf, n, [div](T v) { return T(W(v) / div); });
 }
@@ -235,7 +236,8 @@ void narrow_avg(void* buf, size_t n, int rank_n) {
 // elements uses the portable conversions, which round the same way. F16C
 // quiets signalling NaNs (unlike the portable path); a NaN stays a NaN.
 template <class Op>
-[[gnu::target("avx2,f16c")]] void fp16_blocks_f16c(void* dst, const void* a, const void* b, size_t n) {
+[[gnu::target("avx2,f16c")]] void fp16_blocks_f16c(void* dst, const void* a, const void* b,
+                                                   size_t n) {
   auto* d = static_cast<uint16_t*>(dst);
   const auto* x = static_cast<const uint16_t*>(a);
   const auto* y = static_cast<const uint16_t*>(b);
@@ -243,8 +245,10 @@ template <class Op>
   for (size_t i = 0; i < n; i += kBlock) {
     const size_t m = n - i < kBlock ? n - i : kBlock, m8 = m & ~size_t{7};
     for (size_t j = 0; j < m8; j += 8) {
-      _mm256_store_ps(fx + j, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + i + j))));
-      _mm256_store_ps(fy + j, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(y + i + j))));
+      _mm256_store_ps(
+          fx + j, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + i + j))));
+      _mm256_store_ps(
+          fy + j, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(y + i + j))));
     }
     for (size_t j = m8; j < m; ++j) {
       fx[j] = fmt::fp16_to_float(x[i + j]);

@@ -1,8 +1,7 @@
 // Ccom::run: argument checks, the plan cache and the net blocks of a plan.
+#include "../runtime_log.h"
 #include "ccom.h"
 #include "device_words.h"
-
-#include "../runtime_log.h"
 
 #include <algorithm>
 #include <climits>
@@ -21,8 +20,10 @@ bool overlaps(const void* a, size_t na, const void* b, size_t nb) {
 }  // namespace
 
 std::string Ccom::validate(const nrt_emu_coll_args_t& a, CollDesc* d) const {
-  if (a.coll < NRT_EMU_ALL_REDUCE || a.coll > NRT_EMU_PERMUTE) return "unknown collective " + std::to_string(a.coll);
-  if (a.dtype < NRT_EMU_INT8 || a.dtype > NRT_EMU_FP8_E5M2) return "unknown data type " + std::to_string(a.dtype);
+  if (a.coll < NRT_EMU_ALL_REDUCE || a.coll > NRT_EMU_PERMUTE)
+    return "unknown collective " + std::to_string(a.coll);
+  if (a.dtype < NRT_EMU_INT8 || a.dtype > NRT_EMU_FP8_E5M2)
+    return "unknown data type " + std::to_string(a.dtype);
   if (a.op < NRT_EMU_SUM || a.op > NRT_EMU_AVG) return "unknown reduction " + std::to_string(a.op);
   d->coll = static_cast<Coll>(a.coll);
   d->dtype = static_cast<DType>(a.dtype);
@@ -32,7 +33,8 @@ std::string Ccom::validate(const nrt_emu_coll_args_t& a, CollDesc* d) const {
   const std::string what = coll_name(d->coll);
   const uint64_t es = dtype_size(d->dtype);
   const uint64_t n = static_cast<uint64_t>(n_);
-  if (a.count > (UINT64_MAX / es) / n) return what + ": count " + std::to_string(a.count) + " overflows";
+  if (a.count > (UINT64_MAX / es) / n)
+    return what + ": count " + std::to_string(a.count) + " overflows";
   uint64_t in = a.count, out = a.count;
   switch (d->coll) {
     case Coll::AllGather: out = a.count * n; break;
@@ -44,8 +46,8 @@ std::string Ccom::validate(const nrt_emu_coll_args_t& a, CollDesc* d) const {
     return what + ": root " + std::to_string(a.root) + " is outside 0.." + std::to_string(n_ - 1);
   if (d->coll == Coll::Permute &&
       (a.send_to < -1 || a.send_to >= n_ || a.recv_from < -1 || a.recv_from >= n_))
-    return what + ": send_to " + std::to_string(a.send_to) + " / recv_from " + std::to_string(a.recv_from) +
-           " outside -1.." + std::to_string(n_ - 1);
+    return what + ": send_to " + std::to_string(a.send_to) + " / recv_from " +
+           std::to_string(a.recv_from) + " outside -1.." + std::to_string(n_ - 1);
   const size_t in_bytes = in * es, out_bytes = out * es;
   const bool reads = !(d->coll == Coll::Broadcast && a.root != rank_) &&
                      !(d->coll == Coll::Permute && a.send_to < 0);
@@ -53,16 +55,19 @@ std::string Ccom::validate(const nrt_emu_coll_args_t& a, CollDesc* d) const {
                       !(d->coll == Coll::Permute && a.recv_from < 0);
   if (a.count > 0) {
     if (reads && !heap_.contains(a.send, in_bytes))
-      return what + ": the send buffer is not " + std::to_string(in_bytes) + " bytes of device memory from nrt_emu_ccom_alloc";
+      return what + ": the send buffer is not " + std::to_string(in_bytes) +
+             " bytes of device memory from nrt_emu_ccom_alloc";
     if (writes && !heap_.contains(a.recv, out_bytes))
-      return what + ": the receive buffer is not " + std::to_string(out_bytes) + " bytes of device memory from nrt_emu_ccom_alloc";
+      return what + ": the receive buffer is not " + std::to_string(out_bytes) +
+             " bytes of device memory from nrt_emu_ccom_alloc";
   }
   // In place: NCCL's rules; any other overlap is refused.
   const auto* s = static_cast<const uint8_t*>(a.send);
   const auto* r = static_cast<const uint8_t*>(a.recv);
   bool in_place = s == r;
   if (d->coll == Coll::AllGather) in_place = s == r + static_cast<uint64_t>(rank_) * a.count * es;
-  if (d->coll == Coll::ReduceScatter) in_place = r == s + static_cast<uint64_t>(rank_) * a.count * es;
+  if (d->coll == Coll::ReduceScatter)
+    in_place = r == s + static_cast<uint64_t>(rank_) * a.count * es;
   if (d->coll == Coll::AllToAll || d->coll == Coll::Permute) in_place = false;
   if (reads && writes && !in_place && overlaps(a.send, in_bytes, a.recv, out_bytes))
     return what + ": the send and receive buffers overlap without being in place";
@@ -72,9 +77,9 @@ std::string Ccom::validate(const nrt_emu_coll_args_t& a, CollDesc* d) const {
 Plan* Ccom::plan_for(const nrt_emu_coll_args_t& a, const CollDesc& d, std::string* why) {
   for (auto it = plans_.begin(); it != plans_.end(); ++it) {
     const Plan& p = *it;
-    if (p.desc.coll == d.coll && p.desc.dtype == d.dtype && p.desc.op == d.op && p.desc.count == d.count &&
-        p.desc.root == d.root && p.send == a.send && p.recv == a.recv && p.send_to == a.send_to &&
-        p.recv_from == a.recv_from) {
+    if (p.desc.coll == d.coll && p.desc.dtype == d.dtype && p.desc.op == d.op &&
+        p.desc.count == d.count && p.desc.root == d.root && p.send == a.send && p.recv == a.recv &&
+        p.send_to == a.send_to && p.recv_from == a.recv_from) {
       plans_.splice(plans_.begin(), plans_, it);
       return &plans_.front();
     }
@@ -88,7 +93,8 @@ Plan* Ccom::plan_for(const nrt_emu_coll_args_t& a, const CollDesc& d, std::strin
   // kangaRing is for the intra-node all-gather and reduce-scatter legs,
   // as in libnrt: all-reduce (reduce-scatter + all-gather), all-gather
   // and reduce-scatter run over the lanes when there are any.
-  p.kanga = !kanga_.empty() && (d.coll == Coll::AllReduce || d.coll == Coll::AllGather || d.coll == Coll::ReduceScatter);
+  p.kanga = !kanga_.empty() && (d.coll == Coll::AllReduce || d.coll == Coll::AllGather ||
+                                d.coll == Coll::ReduceScatter);
   if (std::string e = build_plan(p); !e.empty()) {
     *why = e;
     return nullptr;
@@ -98,7 +104,12 @@ Plan* Ccom::plan_for(const nrt_emu_coll_args_t& a, const CollDesc& d, std::strin
   // Blocks point into the FIFO vectors of the plan: fix them where it lives.
   for (auto* list : {&plans_.front().blocks, &plans_.front().peer_block}) {
     for (NetBlock& b : *list) {
-      b.block = {b.op.basic_block_id, &b.op, 1, b.src.data(), static_cast<int>(b.src.size()), b.dst.data(),
+      b.block = {b.op.basic_block_id,
+                 &b.op,
+                 1,
+                 b.src.data(),
+                 static_cast<int>(b.src.size()),
+                 b.dst.data(),
                  static_cast<int>(b.dst.size())};
     }
   }
@@ -115,13 +126,16 @@ std::string Ccom::build_plan(Plan& p) {
   // A channel carries at least two slices before the next one is used:
   // small operations stay on one ring.
   const std::vector<Channel>& chans = lanes_of(p);
-  const int used = static_cast<int>(std::clamp<uint64_t>(bytes / (2 * slot_bytes_), 1, chans.size()));
+  const int used =
+      static_cast<int>(std::clamp<uint64_t>(bytes / (2 * slot_bytes_), 1, chans.size()));
   const auto ranges = split_channels(total, used, std::max<uint64_t>(1, 64 / es));
   p.progs.assign(chans.size(), ChannelProgram{});
   for (size_t c = 0; c < chans.size(); ++c) {
     if (static_cast<int>(c) >= used) continue;
     const auto [first, last] = ranges[c];
-    if (std::string e = build_ring_program(p.desc, chans[c].ring, rank_, first, last, slice, &p.progs[c]); !e.empty())
+    if (std::string e =
+            build_ring_program(p.desc, chans[c].ring, rank_, first, last, slice, &p.progs[c]);
+        !e.empty())
       return e;
   }
   for (size_t c = 0; c < chans.size(); ++c) {
@@ -130,7 +144,8 @@ std::string Ccom::build_plan(Plan& p) {
     const bool tx = ch.send.net && prog.sends > 0;
     const bool rx = ch.recv.net && prog.recvs > 0;
     if (!tx && !rx) continue;
-    if (prog.sends > INT_MAX || prog.recvs > INT_MAX) return "an operation of more than 2^31 slices";
+    if (prog.sends > INT_MAX || prog.recvs > INT_MAX)
+      return "an operation of more than 2^31 slices";
     BlockOpSpec spec{{ch.send.hs, ch.send.cmp, ch.recv.hs, ch.recv.cmp}};
     spec.tx = tx ? static_cast<uint32_t>(prog.sends) : 0;
     spec.rx = rx ? static_cast<uint32_t>(prog.recvs) : 0;
@@ -144,11 +159,11 @@ std::string Ccom::build_plan(Plan& p) {
     uint64_t j = 0, k = 0;
     for (const Step& s : prog.steps) {
       if (tx && (s.flags & kSend))
-        add_send(b, ch.send.slots + (j++ % kSlots) * slot_bytes_, ch.send.mhandle, s.elems * es + kStampBytes,
-                 ch.next);
+        add_send(b, ch.send.slots + (j++ % kSlots) * slot_bytes_, ch.send.mhandle,
+                 s.elems * es + kStampBytes, ch.next);
       if (rx && (s.flags & kRecv))
-        add_recv(b, ch.recv.slots + (k++ % kSlots) * slot_bytes_, ch.recv.mhandle, s.elems * es + kStampBytes,
-                 ch.prev);
+        add_recv(b, ch.recv.slots + (k++ % kSlots) * slot_bytes_, ch.recv.mhandle,
+                 s.elems * es + kStampBytes, ch.prev);
     }
     close_fifos(b);
     p.blocks.push_back(std::move(b));
@@ -158,7 +173,9 @@ std::string Ccom::build_plan(Plan& p) {
 }
 
 NRT_STATUS Ccom::run(const nrt_emu_coll_args_t& a) {
-  if (broken_) return fail(NRT_FAILURE, "an earlier collective failed (" + broken_reason_ + "); close and re-create the communicator");
+  if (broken_)
+    return fail(NRT_FAILURE, "an earlier collective failed (" + broken_reason_ +
+                                 "); close and re-create the communicator");
   CollDesc d;
   if (std::string e = validate(a, &d); !e.empty()) return fail(NRT_INVALID, e);
   std::string why;
@@ -171,14 +188,16 @@ NRT_STATUS Ccom::run(const nrt_emu_coll_args_t& a) {
     // ranks' lines show whether their calls differ (across hosts, slices of
     // another size fail in the net plugin or the transport before any stamp
     // can be read).
-    return fail(NRT_FAILURE, std::string(coll_name(d.coll)) + " (execution " + std::to_string(executions_) +
-                                 "): " + e + "; this rank runs " + describe_stamp(stamp_of(*p, executions_)));
+    return fail(NRT_FAILURE, std::string(coll_name(d.coll)) + " (execution " +
+                                 std::to_string(executions_) + "): " + e + "; this rank runs " +
+                                 describe_stamp(stamp_of(*p, executions_)));
   }
   ++p->uses;
   ++executions_;
   if (p->kanga) {
     ++kanga_executions_;
-    for (size_t k = 0; k < p->progs.size() && k < kanga_.size(); ++k) kanga_lane_steps_[k] += p->progs[k].steps.size();
+    for (size_t k = 0; k < p->progs.size() && k < kanga_.size(); ++k)
+      kanga_lane_steps_[k] += p->progs[k].steps.size();
   }
   return NRT_SUCCESS;
 }

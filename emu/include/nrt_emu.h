@@ -37,17 +37,17 @@ extern "C" {
 NRT_EMU_PUBLIC NRT_STATUS nrt_emu_load_nccom(void);
 
 /* The 37 entry points in slot order, or NULL unless the load succeeded. */
-NRT_EMU_PUBLIC const nccom_export_table_t *nrt_emu_nccom_table(void);
+NRT_EMU_PUBLIC const nccom_export_table_t* nrt_emu_nccom_table(void);
 
 /* The file the loader opened (dladdr of a resolved symbol), or NULL. */
-NRT_EMU_PUBLIC const char *nrt_emu_nccom_path(void);
+NRT_EMU_PUBLIC const char* nrt_emu_nccom_path(void);
 
 /* What neuronGetVersionInfo reported — also after a rejected compat id — or
  * NULL if it was never called. */
-NRT_EMU_PUBLIC const nec_version_info_t *nrt_emu_nccom_version(void);
+NRT_EMU_PUBLIC const nec_version_info_t* nrt_emu_nccom_version(void);
 
 /* The message a failed load recorded (libnrt's exact text), else NULL. */
-NRT_EMU_PUBLIC const char *nrt_emu_last_error(void);
+NRT_EMU_PUBLIC const char* nrt_emu_last_error(void);
 
 /* The guard of libnrt's per-call nccl* wrappers, for code that calls through the
  * table: if the load armed its sticky error, logs "NCCL init error: %s",
@@ -58,9 +58,9 @@ NRT_EMU_PUBLIC NRT_STATUS nrt_emu_nccom_guard(void);
 /* libnccom-net.so as opened by the loader (also what nrt_get_libnccl_net
  * hands libnccom), or NULL. When NULL, nrt_emu_net_error() says why (the
  * dlerror text) and nrt_emu_net_hint() whether libfabric is present. */
-NRT_EMU_PUBLIC void *nrt_emu_net_handle(void);
-NRT_EMU_PUBLIC const char *nrt_emu_net_error(void);
-NRT_EMU_PUBLIC const char *nrt_emu_net_hint(void);
+NRT_EMU_PUBLIC void* nrt_emu_net_handle(void);
+NRT_EMU_PUBLIC const char* nrt_emu_net_error(void);
+NRT_EMU_PUBLIC const char* nrt_emu_net_hint(void);
 
 /* Which net plugin libnccom selected, as libnccom itself reports it: the
  * table neuronGetOFIHandle hands out (the plugin's own Neuron v6 table, or
@@ -70,16 +70,16 @@ NRT_EMU_PUBLIC const char *nrt_emu_net_hint(void);
  * unload. Otherwise the status of neuronGetOFIHandle (or NRT_UNINITIALIZED
  * before a load, NRT_INVALID for NULL) and out->error says why. */
 typedef struct nrt_emu_net_plugin {
-  size_t struct_size;  /* the caller's sizeof(nrt_emu_net_plugin_t) */
-  const char *name;    /* the plugin's table name, e.g. "AWS Libfabric" */
-  const char *layout;  /* "Neuron" or "NVIDIA" */
-  int version;         /* the plugin's ABI version: 4, 5 or 6 */
-  const char *file;    /* the file holding the plugin's table, or "" */
-  bool adapted;        /* served through libnccom's v6 adapter */
-  bool from_runtime;   /* the libnccom-net.so this runtime handed libnccom */
-  const char *error;   /* why the query failed, else "" */
+  size_t struct_size; /* the caller's sizeof(nrt_emu_net_plugin_t) */
+  const char* name;   /* the plugin's table name, e.g. "AWS Libfabric" */
+  const char* layout; /* "Neuron" or "NVIDIA" */
+  int version;        /* the plugin's ABI version: 4, 5 or 6 */
+  const char* file;   /* the file holding the plugin's table, or "" */
+  bool adapted;       /* served through libnccom's v6 adapter */
+  bool from_runtime;  /* the libnccom-net.so this runtime handed libnccom */
+  const char* error;  /* why the query failed, else "" */
 } nrt_emu_net_plugin_t;
-NRT_EMU_PUBLIC NRT_STATUS nrt_emu_net_plugin(nrt_emu_net_plugin_t *out);
+NRT_EMU_PUBLIC NRT_STATUS nrt_emu_net_plugin(nrt_emu_net_plugin_t* out);
 
 /* dlcloses libnccom-net.so and libnccom and resets the loader. */
 NRT_EMU_PUBLIC void nrt_emu_unload_nccom(void);
@@ -87,20 +87,19 @@ NRT_EMU_PUBLIC void nrt_emu_unload_nccom(void);
 /* The runtime log (last 256 lines, oldest first, each ending in '\n'):
  * copies what fits into buf, NUL-terminated when len > 0, and returns the
  * full length in bytes without the NUL (as snprintf). */
-NRT_EMU_PUBLIC int nrt_emu_log_snapshot(char *buf, size_t len);
+NRT_EMU_PUBLIC int nrt_emu_log_snapshot(char* buf, size_t len);
 NRT_EMU_PUBLIC void nrt_emu_log_clear(void);
 
 /* Debug queries for tests. */
 /* dlsym calls made on libnccom's handle by the last load. */
 NRT_EMU_PUBLIC int nrt_emu_debug_dlsym_count(void);
 /* The loader's raw 37 slots (never NULL): all valid or all NULL. */
-NRT_EMU_PUBLIC const nccom_export_table_t *nrt_emu_debug_slots(void);
+NRT_EMU_PUBLIC const nccom_export_table_t* nrt_emu_debug_slots(void);
 /* The maps nec_build_port_and_rid_map recorded for device dev: copies up to
  * cap entries into the two arrays (either may be NULL) and returns the number
  * recorded, or -1 if none were. */
-NRT_EMU_PUBLIC int nrt_emu_debug_port_and_rid_map(int dev, int *mla_indexes,
-                                                  int *host_device_ids, int cap);
-
+NRT_EMU_PUBLIC int nrt_emu_debug_port_and_rid_map(int dev, int* mla_indexes, int* host_device_ids,
+                                                  int cap);
 
 /* ==== Device-side memory the proxy touches ================================
  * One region = one memfd mapped MAP_SHARED: another process can map the same
@@ -112,30 +111,30 @@ NRT_EMU_PUBLIC int nrt_emu_debug_port_and_rid_map(int dev, int *mla_indexes,
  * NRT_RESOURCE; NULL arguments NRT_INVALID. */
 typedef struct nrt_emu_devmem nrt_emu_devmem_t;
 
-NRT_EMU_PUBLIC NRT_STATUS nrt_emu_devmem_create(size_t bytes, nrt_emu_devmem_t **out);
-NRT_EMU_PUBLIC void nrt_emu_devmem_destroy(nrt_emu_devmem_t *mem);
-NRT_EMU_PUBLIC int nrt_emu_devmem_fd(const nrt_emu_devmem_t *mem);
-NRT_EMU_PUBLIC void *nrt_emu_devmem_base(const nrt_emu_devmem_t *mem);
-NRT_EMU_PUBLIC size_t nrt_emu_devmem_size(const nrt_emu_devmem_t *mem);
+NRT_EMU_PUBLIC NRT_STATUS nrt_emu_devmem_create(size_t bytes, nrt_emu_devmem_t** out);
+NRT_EMU_PUBLIC void nrt_emu_devmem_destroy(nrt_emu_devmem_t* mem);
+NRT_EMU_PUBLIC int nrt_emu_devmem_fd(const nrt_emu_devmem_t* mem);
+NRT_EMU_PUBLIC void* nrt_emu_devmem_base(const nrt_emu_devmem_t* mem);
+NRT_EMU_PUBLIC size_t nrt_emu_devmem_size(const nrt_emu_devmem_t* mem);
 /* Offset of p in the region, or (size_t)-1 when p is not inside it. */
-NRT_EMU_PUBLIC size_t nrt_emu_devmem_offset(const nrt_emu_devmem_t *mem, const volatile void *p);
+NRT_EMU_PUBLIC size_t nrt_emu_devmem_offset(const nrt_emu_devmem_t* mem, const volatile void* p);
 
 /* A semaphore: a zeroed 32-bit word. nec_inc_semaphore(addr, val) adds val
  * atomically: the emu's stand-in for the device's increment register (a
  * store of val there makes the hardware add val). *out is NULL on failure. */
-NRT_EMU_PUBLIC NRT_STATUS nrt_emu_devmem_semaphore(nrt_emu_devmem_t *mem, volatile uint32_t **out);
+NRT_EMU_PUBLIC NRT_STATUS nrt_emu_devmem_semaphore(nrt_emu_devmem_t* mem, volatile uint32_t** out);
 
 /* A device-trigger word for the task gate, armed: it reads 0xFFFFFFFF until
  * the device posts (stores any other value); the proxy task then writes 0.
  * nrt_emu_proxy_arm_trigger re-arms it for the next execution. */
-NRT_EMU_PUBLIC NRT_STATUS nrt_emu_devmem_trigger_word(nrt_emu_devmem_t *mem,
-                                                      volatile uint32_t **out);
-NRT_EMU_PUBLIC void nrt_emu_proxy_arm_trigger(volatile uint32_t *word);
+NRT_EMU_PUBLIC NRT_STATUS nrt_emu_devmem_trigger_word(nrt_emu_devmem_t* mem,
+                                                      volatile uint32_t** out);
+NRT_EMU_PUBLIC void nrt_emu_proxy_arm_trigger(volatile uint32_t* word);
 
 /* The host index words of one connector: an enc_net_host_memory_t (8 folds ×
  * one 32-bit index on its own 128-byte line, 1024 bytes, 128-aligned, zeroed)
  * described by *out (mem_handle = the region, va, pa = region offset, size). */
-NRT_EMU_PUBLIC NRT_STATUS nrt_emu_devmem_host_indices(nrt_emu_devmem_t *mem, enc_host_mem_t *out);
+NRT_EMU_PUBLIC NRT_STATUS nrt_emu_devmem_host_indices(nrt_emu_devmem_t* mem, enc_host_mem_t* out);
 
 /* The dynamic-size table behind enc_host_mem_t.va, read and written by the
  * four dynamic-size callbacks. Header (16 bytes) then rank_n entries of 32
@@ -148,8 +147,8 @@ NRT_EMU_PUBLIC NRT_STATUS nrt_emu_devmem_host_indices(nrt_emu_devmem_t *mem, enc
  * ERROR line and the answer 0 (nothing stored). */
 #define NRT_EMU_DYN_TABLE_MAGIC 0x4e59444eu /* "NDYN" little-endian */
 typedef struct nrt_emu_dyn_table {
-  uint32_t magic;   /* NRT_EMU_DYN_TABLE_MAGIC */
-  uint32_t rank_n;  /* entries that follow */
+  uint32_t magic;  /* NRT_EMU_DYN_TABLE_MAGIC */
+  uint32_t rank_n; /* entries that follow */
   uint64_t reserved;
 } nrt_emu_dyn_table_t;
 typedef struct nrt_emu_dyn_entry {
@@ -161,28 +160,27 @@ typedef struct nrt_emu_dyn_entry {
 #define NRT_EMU_DYN_TABLE_BYTES(rank_n) \
   (sizeof(nrt_emu_dyn_table_t) + (size_t)(rank_n) * sizeof(nrt_emu_dyn_entry_t))
 #define NRT_EMU_DYN_TABLE_ENTRIES(table) \
-  ((nrt_emu_dyn_entry_t *)((char *)(table) + sizeof(nrt_emu_dyn_table_t)))
+  ((nrt_emu_dyn_entry_t*)((char*)(table) + sizeof(nrt_emu_dyn_table_t)))
 
 /* A zeroed table for rank_n (1..65536) peers with its header written, as the
  * shared input of a connector: (*out)->mem describes it, refcnt = 1. */
-NRT_EMU_PUBLIC NRT_STATUS nrt_emu_devmem_dynamic_table(nrt_emu_devmem_t *mem, int rank_n,
-                                                       enc_host_mem_shared_t **out);
+NRT_EMU_PUBLIC NRT_STATUS nrt_emu_devmem_dynamic_table(nrt_emu_devmem_t* mem, int rank_n,
+                                                       enc_host_mem_shared_t** out);
 
 /* An enc_net_connector_t: fold_n (1..8), its own host index words
  * (net_host_mem), the dynamic input (may be NULL) and libnccom's connector
  * (from neuronGetNetConnector; may be NULL); the other fields zero. */
-NRT_EMU_PUBLIC NRT_STATUS nrt_emu_devmem_connector(nrt_emu_devmem_t *mem, int fold_n,
-                                                   enc_host_mem_shared_t *dynamic_input,
-                                                   void *nccl_connector,
-                                                   enc_net_connector_t **out);
+NRT_EMU_PUBLIC NRT_STATUS nrt_emu_devmem_connector(nrt_emu_devmem_t* mem, int fold_n,
+                                                   enc_host_mem_shared_t* dynamic_input,
+                                                   void* nccl_connector, enc_net_connector_t** out);
 
 /* An enc_channel_prefix_t (what net_ops_info_t.enc_channel points at):
  * pattern RING or MESH; either connector may be NULL. */
-NRT_EMU_PUBLIC NRT_STATUS nrt_emu_devmem_channel(nrt_emu_devmem_t *mem, int id,
+NRT_EMU_PUBLIC NRT_STATUS nrt_emu_devmem_channel(nrt_emu_devmem_t* mem, int id,
                                                  enc_pattern_t pattern,
-                                                 enc_net_connector_t *net_recv,
-                                                 enc_net_connector_t *net_send,
-                                                 enc_channel_prefix_t **out);
+                                                 enc_net_connector_t* net_recv,
+                                                 enc_net_connector_t* net_send,
+                                                 enc_channel_prefix_t** out);
 
 /* ==== The proxy worker (libnrt's driver side) =============================
  * One queue and one worker thread ("proxy-<tid>") per shared-proxy group.
@@ -210,18 +208,18 @@ typedef enum {
 /* One basic block's three FIFOs (they must outlive the task). */
 typedef struct nrt_emu_proxy_block {
   uint32_t basic_block_id;
-  net_ops_info_t *ops;
+  net_ops_info_t* ops;
   int ops_n;
-  net_src_addr_t *src;
+  net_src_addr_t* src;
   int src_n;
-  net_dest_addr_t *dst;
+  net_dest_addr_t* dst;
   int dst_n;
 } nrt_emu_proxy_block_t;
 
 /* One stream's program in an execution: its basic blocks in run order. */
 typedef struct nrt_emu_proxy_stream {
   uint32_t stream; /* 0..3, distinct within a task */
-  const nrt_emu_proxy_block_t *blocks;
+  const nrt_emu_proxy_block_t* blocks;
   int blocks_n; /* 1..NRT_EMU_MAX_BLOCKS */
 } nrt_emu_proxy_stream_t;
 
@@ -230,35 +228,35 @@ typedef struct nrt_emu_proxy_stream {
  * reads 0xFFFFFFFF, then writes 0 to each. When skip, it finishes at once
  * with success without calling libnccom. exec_id names the task in messages. */
 typedef struct nrt_emu_network_task {
-  const nrt_emu_proxy_stream_t *streams;
+  const nrt_emu_proxy_stream_t* streams;
   int streams_n;
   bool device_gated;
-  volatile uint32_t *trigger_words[NRT_EMU_MAX_STREAMS];
+  volatile uint32_t* trigger_words[NRT_EMU_MAX_STREAMS];
   bool skip;
   uint64_t exec_id;
 } nrt_emu_network_task_t;
 
 /* Joins (or creates) the group of `rank`. nec_dev appears in messages. */
-NRT_EMU_PUBLIC NRT_STATUS nrt_emu_proxy_acquire(void *comm, int rank, int nec_dev,
-                                                nrt_emu_proxy_t **out);
+NRT_EMU_PUBLIC NRT_STATUS nrt_emu_proxy_acquire(void* comm, int rank, int nec_dev,
+                                                nrt_emu_proxy_t** out);
 /* Leaves the group; the last member stops and joins the worker (tasks still
  * queued or active then finish with NRT_CLOSED). Outstanding statuses stay
  * valid. */
-NRT_EMU_PUBLIC void nrt_emu_proxy_release(nrt_emu_proxy_t *proxy);
-NRT_EMU_PUBLIC int nrt_emu_proxy_group(const nrt_emu_proxy_t *proxy);
+NRT_EMU_PUBLIC void nrt_emu_proxy_release(nrt_emu_proxy_t* proxy);
+NRT_EMU_PUBLIC int nrt_emu_proxy_group(const nrt_emu_proxy_t* proxy);
 /* The worker's kernel thread id (its name is "proxy-<tid>"). */
-NRT_EMU_PUBLIC int nrt_emu_proxy_worker_tid(const nrt_emu_proxy_t *proxy);
+NRT_EMU_PUBLIC int nrt_emu_proxy_worker_tid(const nrt_emu_proxy_t* proxy);
 /* Members of proxy's group right now. */
-NRT_EMU_PUBLIC int nrt_emu_proxy_refcount(const nrt_emu_proxy_t *proxy);
+NRT_EMU_PUBLIC int nrt_emu_proxy_refcount(const nrt_emu_proxy_t* proxy);
 /* Live worker threads in the process. */
 NRT_EMU_PUBLIC int nrt_emu_proxy_worker_count(void);
 
 /* Validates and queues a network task; *status_out is its status (free it
  * with nrt_emu_proxy_status_free). A refused task is NRT_INVALID with the
  * reason logged and nothing queued. */
-NRT_EMU_PUBLIC NRT_STATUS nrt_emu_proxy_submit(nrt_emu_proxy_t *proxy,
-                                               const nrt_emu_network_task_t *task,
-                                               nrt_emu_proxy_status_t **status_out);
+NRT_EMU_PUBLIC NRT_STATUS nrt_emu_proxy_submit(nrt_emu_proxy_t* proxy,
+                                               const nrt_emu_network_task_t* task,
+                                               nrt_emu_proxy_status_t** status_out);
 /* Waits up to timeout_ms for the task to reach DONE. Returns its status
  * (NRT_SUCCESS, or what libnccom returned — NRT_NETWORK_PROXY_FAILURE from a
  * progress tick —, or NRT_CLOSED), or NRT_TIMEOUT. A timeout or a failure
@@ -267,13 +265,13 @@ NRT_EMU_PUBLIC NRT_STATUS nrt_emu_proxy_submit(nrt_emu_proxy_t *proxy,
  *   task exec E, run state S): T sec
  *   [nec_dev D gid G] Proxy failed to execute task, status = N (network task
  *   exec E): reason */
-NRT_EMU_PUBLIC NRT_STATUS nrt_emu_proxy_wait(nrt_emu_proxy_status_t *status, uint32_t timeout_ms);
-NRT_EMU_PUBLIC nrt_emu_task_run_state_t nrt_emu_proxy_run_state(const nrt_emu_proxy_status_t *s);
+NRT_EMU_PUBLIC NRT_STATUS nrt_emu_proxy_wait(nrt_emu_proxy_status_t* status, uint32_t timeout_ms);
+NRT_EMU_PUBLIC nrt_emu_task_run_state_t nrt_emu_proxy_run_state(const nrt_emu_proxy_status_t* s);
 /* The last timeout/failure message ("" when none); valid until the next
  * wait or free. One waiter per status at a time (the message is the
  * status's own buffer); the run state may be read from any thread. */
-NRT_EMU_PUBLIC const char *nrt_emu_proxy_status_message(const nrt_emu_proxy_status_t *s);
-NRT_EMU_PUBLIC void nrt_emu_proxy_status_free(nrt_emu_proxy_status_t *s);
+NRT_EMU_PUBLIC const char* nrt_emu_proxy_status_message(const nrt_emu_proxy_status_t* s);
+NRT_EMU_PUBLIC void nrt_emu_proxy_status_free(nrt_emu_proxy_status_t* s);
 
 /* ==== Collectives: the reference device engine ============================
  * A CPU engine playing the Neuron device: per-rank device memory in shared
@@ -286,13 +284,29 @@ NRT_EMU_PUBLIC void nrt_emu_proxy_status_free(nrt_emu_proxy_status_t *s);
 typedef struct nrt_emu_ccom nrt_emu_ccom_t; /* one rank: its comm + device */
 
 typedef enum {
-  NRT_EMU_INT8 = 0, NRT_EMU_UINT8, NRT_EMU_INT16, NRT_EMU_UINT16,
-  NRT_EMU_INT32, NRT_EMU_UINT32, NRT_EMU_INT64, NRT_EMU_UINT64,
-  NRT_EMU_FP16, NRT_EMU_BF16, NRT_EMU_FP32, NRT_EMU_FP64,
-  NRT_EMU_FP8_E4M3, NRT_EMU_FP8_E5M2
+  NRT_EMU_INT8 = 0,
+  NRT_EMU_UINT8,
+  NRT_EMU_INT16,
+  NRT_EMU_UINT16,
+  NRT_EMU_INT32,
+  NRT_EMU_UINT32,
+  NRT_EMU_INT64,
+  NRT_EMU_UINT64,
+  NRT_EMU_FP16,
+  NRT_EMU_BF16,
+  NRT_EMU_FP32,
+  NRT_EMU_FP64,
+  NRT_EMU_FP8_E4M3,
+  NRT_EMU_FP8_E5M2
 } nrt_emu_dtype_t;
 
-typedef enum { NRT_EMU_SUM = 0, NRT_EMU_PROD, NRT_EMU_MIN, NRT_EMU_MAX, NRT_EMU_AVG } nrt_emu_redop_t;
+typedef enum {
+  NRT_EMU_SUM = 0,
+  NRT_EMU_PROD,
+  NRT_EMU_MIN,
+  NRT_EMU_MAX,
+  NRT_EMU_AVG
+} nrt_emu_redop_t;
 
 typedef enum {
   NRT_EMU_ALL_REDUCE = 0,
@@ -305,44 +319,45 @@ typedef enum {
 } nrt_emu_coll_t;
 
 typedef struct nrt_emu_ccom_config {
-  size_t struct_size;         /* sizeof(nrt_emu_ccom_config_t) */
-  int rank;                   /* 0..rank_n-1 */
-  int rank_n;                 /* ranks in the communicator */
-  const char *root_comm_id;   /* "host:port" where rank 0 listens (NEURON_RT_ROOT_COMM_ID); NULL = that variable */
-  int host;                   /* emulated host id (virtual_server_id); ranks with one host id share a host */
-  int local_rank;             /* device index on that host, 0..local_n-1 */
-  int local_n;                /* ranks on that host (NEURON_RT_EMU_DEVICES is set from it when unset) */
-  size_t device_bytes;        /* device memory of this rank; 0 = 256 MiB */
-  uint32_t timeout_ms;        /* bound of every wait in a collective; 0 = 60000 */
+  size_t struct_size;       /* sizeof(nrt_emu_ccom_config_t) */
+  int rank;                 /* 0..rank_n-1 */
+  int rank_n;               /* ranks in the communicator */
+  const char* root_comm_id; /* "host:port" where rank 0 listens (NEURON_RT_ROOT_COMM_ID); NULL =
+                               that variable */
+  int host;       /* emulated host id (virtual_server_id); ranks with one host id share a host */
+  int local_rank; /* device index on that host, 0..local_n-1 */
+  int local_n;    /* ranks on that host (NEURON_RT_EMU_DEVICES is set from it when unset) */
+  size_t device_bytes; /* device memory of this rank; 0 = 256 MiB */
+  uint32_t timeout_ms; /* bound of every wait in a collective; 0 = 60000 */
 } nrt_emu_ccom_config_t;
 
 /* Loads libnccom (nrt_emu_load_nccom), joins the communicator through
  * neuronInitGlobalComm, builds its graph and transports, creates the device
  * memory and maps the same-host peers'. Collective: every rank calls it. */
-NRT_EMU_PUBLIC NRT_STATUS nrt_emu_ccom_init(const nrt_emu_ccom_config_t *cfg, nrt_emu_ccom_t **out);
+NRT_EMU_PUBLIC NRT_STATUS nrt_emu_ccom_init(const nrt_emu_ccom_config_t* cfg, nrt_emu_ccom_t** out);
 /* Frees everything (collective: peers may still read this rank's memory
  * until all have closed). NULL is a no-op. */
-NRT_EMU_PUBLIC void nrt_emu_ccom_close(nrt_emu_ccom_t *c);
+NRT_EMU_PUBLIC void nrt_emu_ccom_close(nrt_emu_ccom_t* c);
 /* The reason of the last failure on c ("" when none); with c = NULL, why
  * this thread's last nrt_emu_ccom_init failed. */
-NRT_EMU_PUBLIC const char *nrt_emu_ccom_error(const nrt_emu_ccom_t *c);
-NRT_EMU_PUBLIC int nrt_emu_ccom_rank(const nrt_emu_ccom_t *c);
-NRT_EMU_PUBLIC int nrt_emu_ccom_rank_n(const nrt_emu_ccom_t *c);
+NRT_EMU_PUBLIC const char* nrt_emu_ccom_error(const nrt_emu_ccom_t* c);
+NRT_EMU_PUBLIC int nrt_emu_ccom_rank(const nrt_emu_ccom_t* c);
+NRT_EMU_PUBLIC int nrt_emu_ccom_rank_n(const nrt_emu_ccom_t* c);
 /* Ring channels the engine spreads an operation across. */
-NRT_EMU_PUBLIC int nrt_emu_ccom_channel_n(const nrt_emu_ccom_t *c);
+NRT_EMU_PUBLIC int nrt_emu_ccom_channel_n(const nrt_emu_ccom_t* c);
 
 /* Device memory (host-addressable in the emu), 64-byte aligned. */
-NRT_EMU_PUBLIC NRT_STATUS nrt_emu_ccom_alloc(nrt_emu_ccom_t *c, size_t bytes, void **out);
-NRT_EMU_PUBLIC void nrt_emu_ccom_free(nrt_emu_ccom_t *c, void *p);
+NRT_EMU_PUBLIC NRT_STATUS nrt_emu_ccom_alloc(nrt_emu_ccom_t* c, size_t bytes, void** out);
+NRT_EMU_PUBLIC void nrt_emu_ccom_free(nrt_emu_ccom_t* c, void* p);
 
 /* coll, dtype and op hold an nrt_emu_coll_t, nrt_emu_dtype_t and
  * nrt_emu_redop_t value as plain integers: the engine checks the number
  * before it treats it as one of the enum's values, so a caller's garbage is
  * an error, never a load of an invalid enum. */
 typedef struct nrt_emu_coll_args {
-  int32_t coll;   /* nrt_emu_coll_t */
-  int32_t dtype;  /* nrt_emu_dtype_t */
-  int32_t op;     /* nrt_emu_redop_t: all-reduce, reduce-scatter, reduce */
+  int32_t coll;  /* nrt_emu_coll_t */
+  int32_t dtype; /* nrt_emu_dtype_t */
+  int32_t op;    /* nrt_emu_redop_t: all-reduce, reduce-scatter, reduce */
   /* Elements: all-reduce, broadcast, reduce, permute = the whole buffer;
    * all-gather = this rank's input (output = rank_n × count);
    * reduce-scatter = this rank's output (input = rank_n × count);
@@ -352,25 +367,25 @@ typedef struct nrt_emu_coll_args {
    * reduce), send == recv + rank*count (all-gather), recv == send +
    * rank*count (reduce-scatter); all-to-all and permute are never in place.
    * Other overlaps are refused. */
-  const void *send;
-  void *recv;
-  int root;             /* broadcast, reduce */
-  int send_to;          /* permute: -1 = send nothing */
-  int recv_from;        /* permute: -1 = receive nothing */
+  const void* send;
+  void* recv;
+  int root;      /* broadcast, reduce */
+  int send_to;   /* permute: -1 = send nothing */
+  int recv_from; /* permute: -1 = receive nothing */
 } nrt_emu_coll_args_t;
 
 /* Runs one collective to completion (every rank calls it with matching
  * arguments). A peer that fails or dies ends it with an error naming that
  * rank, within cfg.timeout_ms. */
-NRT_EMU_PUBLIC NRT_STATUS nrt_emu_ccom_run(nrt_emu_ccom_t *c, const nrt_emu_coll_args_t *a);
+NRT_EMU_PUBLIC NRT_STATUS nrt_emu_ccom_run(nrt_emu_ccom_t* c, const nrt_emu_coll_args_t* a);
 /* Every rank waits for every other (through libnccom's bootstrap). */
-NRT_EMU_PUBLIC NRT_STATUS nrt_emu_ccom_barrier(nrt_emu_ccom_t *c);
+NRT_EMU_PUBLIC NRT_STATUS nrt_emu_ccom_barrier(nrt_emu_ccom_t* c);
 
 /* Test seam: makes the loader answer as if libnccom had loaded with this
  * table (copied; slots may be NULL — the proxy checks the ones it uses).
  * NULL uninstalls (as nrt_emu_unload_nccom). Refused (NRT_INVALID) while a
  * real libnccom is loaded. */
-NRT_EMU_PUBLIC NRT_STATUS nrt_emu_debug_install_table(const nccom_export_table_t *table);
+NRT_EMU_PUBLIC NRT_STATUS nrt_emu_debug_install_table(const nccom_export_table_t* table);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -6,8 +6,8 @@
 #include "comm/settings.h"
 #include "core/context.h"
 #include "graphbuild/comm_graph.h"
-#include "transport/comm_setup.h"
 #include "log/log.h"
+#include "transport/comm_setup.h"
 
 #include <sched.h>
 
@@ -71,7 +71,8 @@ NCCOM_API NRT_STATUS neuronGetUniqueId(char* id_out, int rank_n, const char* hin
   if (!settings) return fail(settings.error());
   auto id = comm::get_unique_id(nullptr, rank_n, /*global=*/false, **settings);
   if (!id) {
-    NCCOM_WARN("neuronGetUniqueId (%s): %s", hint != nullptr ? hint : "", id.error().message.c_str());
+    NCCOM_WARN("neuronGetUniqueId (%s): %s", hint != nullptr ? hint : "",
+               id.error().message.c_str());
     return fail(id.error());
   }
   const ncclUniqueId bytes = id->encode();
@@ -93,8 +94,9 @@ NCCOM_API NRT_STATUS neuronInitGlobalComm(int g_dev_id, int g_dev_count,
   if (root_comm_id == nullptr || root_comm_id[0] == '\0') {
     // No root address: only a one-rank world can proceed (it is its own root).
     if (g_dev_count != 1) {
-      return invalid("neuronInitGlobalComm: no root address (NEURON_RT_ROOT_COMM_ID) for a "
-                     "world of more than one rank");
+      return invalid(
+          "neuronInitGlobalComm: no root address (NEURON_RT_ROOT_COMM_ID) for a "
+          "world of more than one rank");
     }
     auto settings = settings_for(nullptr);
     if (!settings) return fail(settings.error());
@@ -229,7 +231,8 @@ NCCOM_API NRT_STATUS neuronBootstrapAllGather(void* state, void* all_data, size_
                                               const char* hint) {
   comm::Communicator* c = lookup(state, "neuronBootstrapAllGather");
   if (c == nullptr) return NRT_INVALID_HANDLE;
-  if (all_data == nullptr && size_per_rank > 0) return invalid("neuronBootstrapAllGather: data is NULL");
+  if (all_data == nullptr && size_per_rank > 0)
+    return invalid("neuronBootstrapAllGather: data is NULL");
   return report(c->all_gather(all_data, size_per_rank), "neuronBootstrapAllGather");
 }
 

@@ -101,8 +101,10 @@ NCCOM_API NRT_STATUS neuronGetOFIHandle(void** out) {
     adapted.layout = layout.c_str();
     adapted.file = file.c_str();
     adapted_for = &plugin;
-    NCCOM_INFO(nccom::log::kNet, "neuronGetOFIHandle: %s from %s is served through libnccom's "
-               "Neuron ncclNet_v6 adapter", net::describe(info).c_str(), info.origin.c_str());
+    NCCOM_INFO(nccom::log::kNet,
+               "neuronGetOFIHandle: %s from %s is served through libnccom's "
+               "Neuron ncclNet_v6 adapter",
+               net::describe(info).c_str(), info.origin.c_str());
   }
   *out = &adapted;
   return NRT_SUCCESS;
@@ -199,6 +201,5 @@ NCCOM_API NRT_STATUS neuronNetCloseRecv(void* recv_comm) {
 
 NCCOM_API NRT_STATUS neuronNetCloseListen(void* listen_comm) {
   if (listen_comm == nullptr) return null_argument("neuronNetCloseListen", "listen_comm");
-  return with_net("neuronNetCloseListen",
-                  [&](net::Net& n) { return n.close_listen(listen_comm); });
+  return with_net("neuronNetCloseListen", [&](net::Net& n) { return n.close_listen(listen_comm); });
 }

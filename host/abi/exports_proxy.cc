@@ -68,8 +68,9 @@ NCCOM_API NRT_STATUS neuronStartNetworkProxy(void* comm, uint32_t stream, uint32
   if (t == nullptr) return NRT_INVALID_HANDLE;
   nccom::proxy::Scheduler* sched = t->scheduler();
   if (sched == nullptr) {
-    NCCOM_WARN("neuronStartNetworkProxy: no transport of this communicator has a proxy "
-               "(transport.plugins needs net_neuron)");
+    NCCOM_WARN(
+        "neuronStartNetworkProxy: no transport of this communicator has a proxy "
+        "(transport.plugins needs net_neuron)");
     return NRT_FAILURE;
   }
   const nccom::proxy::BlockFifos fifos{ops, ops_n, src, src_n, dst, dst_n};
@@ -165,8 +166,8 @@ NCCOM_API NRT_STATUS neuronNetRegMr(void* comm, uint32_t pattern, int channel, b
   return NRT_SUCCESS;
 }
 
-NCCOM_API NRT_STATUS neuronNetDeregMr(void* comm, uint32_t pattern, int channel,
-                                      bool is_send, uint32_t comm_type, void* mhandle) {
+NCCOM_API NRT_STATUS neuronNetDeregMr(void* comm, uint32_t pattern, int channel, bool is_send,
+                                      uint32_t comm_type, void* mhandle) {
   transport::CommTransports* t = transports(comm, "neuronNetDeregMr");
   if (t == nullptr) return NRT_INVALID_HANDLE;
   if (nccom::Status s = t->dereg_mr(pattern, channel, is_send, mhandle); !s) {
@@ -180,8 +181,8 @@ NCCOM_API NRT_STATUS neuronNetDeregMr(void* comm, uint32_t pattern, int channel,
 // neuronExpandConnectivity). A hop carried by a proxy-free transport (P2P,
 // same server) is not a network hop: NRT_SUCCESS with *connector_out = NULL,
 // and the runtime moves that hop's data itself.
-NCCOM_API NRT_STATUS neuronGetNetConnector(void* comm, uint32_t pattern, int channel,
-                                           bool is_send, void** connector_out) {
+NCCOM_API NRT_STATUS neuronGetNetConnector(void* comm, uint32_t pattern, int channel, bool is_send,
+                                           void** connector_out) {
   if (connector_out == nullptr) {
     NCCOM_WARN("neuronGetNetConnector: connector_out is NULL");
     return NRT_INVALID;

@@ -38,11 +38,11 @@ class Slices {
 
 // One round of a schedule: the transport's error, if any, with the context a
 // reader needs to find the failing link. The inner status is kept.
-Status exchange_round(PeerExchange& transport, AllGatherAlgorithm algorithm, int round,
-                      int send_to, const void* send_data, std::size_t send_size, int recv_from,
-                      void* recv_data, std::size_t recv_size) {
-  Status status = transport.exchange(send_to, send_data, send_size, recv_from, recv_data,
-                                     recv_size, algorithm_msg_type(algorithm));
+Status exchange_round(PeerExchange& transport, AllGatherAlgorithm algorithm, int round, int send_to,
+                      const void* send_data, std::size_t send_size, int recv_from, void* recv_data,
+                      std::size_t recv_size) {
+  Status status = transport.exchange(send_to, send_data, send_size, recv_from, recv_data, recv_size,
+                                     algorithm_msg_type(algorithm));
   if (status) return status;
   Error inner = status.take_error();
   return make_error(inner.status, std::string("all-gather (") + algorithm_name(algorithm) +
@@ -59,9 +59,9 @@ Status ring(PeerExchange& transport, int rank, int n, const Slices& slices) {
   for (int s = 0; s < n - 1; ++s) {
     const int send_slice = (rank - s + n) % n;
     const int recv_slice = (rank - s - 1 + 2 * n) % n;
-    Status status = exchange_round(transport, AllGatherAlgorithm::kRing, s, next,
-                                   slices.at(send_slice), slices.bytes(1), prev,
-                                   slices.at(recv_slice), slices.bytes(1));
+    Status status =
+        exchange_round(transport, AllGatherAlgorithm::kRing, s, next, slices.at(send_slice),
+                       slices.bytes(1), prev, slices.at(recv_slice), slices.bytes(1));
     if (!status) return status;
   }
   return {};
@@ -100,9 +100,9 @@ Status bruck(PeerExchange& transport, int rank, int n, uint8_t* data, std::size_
   int round = 0;
   for (int d = 1; d < n; d <<= 1, ++round) {
     const int count = d < n - d ? d : n - d;
-    Status status = exchange_round(transport, AllGatherAlgorithm::kBruck, round,
-                                   (rank - d + n) % n, local.at(0), local.bytes(count),
-                                   (rank + d) % n, local.at(d), local.bytes(count));
+    Status status = exchange_round(transport, AllGatherAlgorithm::kBruck, round, (rank - d + n) % n,
+                                   local.at(0), local.bytes(count), (rank + d) % n, local.at(d),
+                                   local.bytes(count));
     if (!status) return status;
   }
   if (total > 0) {
@@ -154,16 +154,16 @@ Status all_gather(PeerExchange& transport, int rank, int nranks, void* data,
     return make_error(NRT_INVALID, what + ": nranks " + std::to_string(nranks) + " must be >= 1");
   }
   if (rank < 0 || rank >= nranks) {
-    return make_error(NRT_INVALID, what + ": rank " + std::to_string(rank) +
-                                       " outside [0, " + std::to_string(nranks) + ")");
+    return make_error(NRT_INVALID, what + ": rank " + std::to_string(rank) + " outside [0, " +
+                                       std::to_string(nranks) + ")");
   }
   if (size_per_rank > std::numeric_limits<std::size_t>::max() / static_cast<std::size_t>(nranks)) {
     return make_error(NRT_INVALID, what + ": " + std::to_string(nranks) + " x " +
                                        std::to_string(size_per_rank) + " bytes overflows size_t");
   }
   if (data == nullptr && size_per_rank > 0) {
-    return make_error(NRT_INVALID, what + ": null buffer for " +
-                                       std::to_string(size_per_rank) + " bytes per rank");
+    return make_error(NRT_INVALID, what + ": null buffer for " + std::to_string(size_per_rank) +
+                                       " bytes per rank");
   }
   if (algorithm == AllGatherAlgorithm::kRecursiveDoubling && !is_power_of_two(nranks)) {
     return make_error(NRT_INVALID, what + ": needs a power-of-two number of ranks, got " +
@@ -179,11 +179,10 @@ Status all_gather(PeerExchange& transport, int rank, int nranks, void* data,
       return ring(transport, rank, nranks, Slices(bytes, size_per_rank));
     case AllGatherAlgorithm::kRecursiveDoubling:
       return recursive_doubling(transport, rank, nranks, Slices(bytes, size_per_rank));
-    case AllGatherAlgorithm::kBruck:
-      return bruck(transport, rank, nranks, bytes, size_per_rank);
+    case AllGatherAlgorithm::kBruck: return bruck(transport, rank, nranks, bytes, size_per_rank);
   }
-  return make_error(NRT_INVALID, what + ": unknown algorithm " +
-                                     std::to_string(static_cast<int>(algorithm)));
+  return make_error(NRT_INVALID,
+                    what + ": unknown algorithm " + std::to_string(static_cast<int>(algorithm)));
 }
 
 }  // namespace nccom::bootstrap

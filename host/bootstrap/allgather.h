@@ -21,9 +21,8 @@ namespace nccom::bootstrap {
 class PeerExchange {
  public:
   virtual ~PeerExchange() = default;
-  virtual Status exchange(int send_to, const void* send_data, std::size_t send_size,
-                          int recv_from, void* recv_data, std::size_t recv_size,
-                          MsgType type) = 0;
+  virtual Status exchange(int send_to, const void* send_data, std::size_t send_size, int recv_from,
+                          void* recv_data, std::size_t recv_size, MsgType type) = 0;
 };
 
 enum class AllGatherAlgorithm { kRing, kRecursiveDoubling, kBruck };

@@ -9,7 +9,8 @@ namespace nccom::bootstrap {
 static_assert(kHelloBytes >= kHeaderBytes, "head_ holds a Hello or a header");
 
 InboundConnection::InboundConnection(Socket sock, HelloValidator validator)
-    : sock_(std::move(sock)), validator_(std::move(validator)),
+    : sock_(std::move(sock)),
+      validator_(std::move(validator)),
       from_(sock_.peer_address().to_string()) {}
 
 void InboundConnection::close() {
@@ -81,10 +82,9 @@ Status InboundConnection::read_available(std::vector<Message>* out) {
       const bool between_messages = stage_ == Stage::kHeader && got_ == 0;
       close();
       if (between_messages) return {};
-      return make_error(NRT_FAILURE, identified_
-                                         ? "connection broke in the middle of a message: " +
-                                               n.error().message
-                                         : "closed before identifying itself");
+      return make_error(NRT_FAILURE, identified_ ? "connection broke in the middle of a message: " +
+                                                       n.error().message
+                                                 : "closed before identifying itself");
     }
     if (*n == 0) return {};  // would block
     got_ += *n;

@@ -86,14 +86,15 @@ Error no_root(const JoinOptions& o, const Error& inner) {
   for (std::string_view hint : {kRefusedHint, kUnreachableHint}) {
     if (why.ends_with(hint)) why.resize(why.size() - hint.size());
   }
-  return make_error(inner.status,
-                    "bootstrap rank " + std::to_string(o.rank) + "/" + std::to_string(o.nranks) + ": no root at " +
-                        o.id.root.to_string() + ": " + why +
-                        (unreachable ? " (the network to it did not answer: is it up between this host and rank "
-                                       "0's, and is this the address rank 0 listens on, e.g. "
-                                       "NEURON_RT_ROOT_COMM_ID?)"
-                                     : " (is rank 0 running, and is this the address it listens on, e.g. "
-                                       "NEURON_RT_ROOT_COMM_ID?)"));
+  return make_error(
+      inner.status,
+      "bootstrap rank " + std::to_string(o.rank) + "/" + std::to_string(o.nranks) +
+          ": no root at " + o.id.root.to_string() + ": " + why +
+          (unreachable ? " (the network to it did not answer: is it up between this host and rank "
+                         "0's, and is this the address rank 0 listens on, e.g. "
+                         "NEURON_RT_ROOT_COMM_ID?)"
+                       : " (is rank 0 running, and is this the address it listens on, e.g. "
+                         "NEURON_RT_ROOT_COMM_ID?)"));
 }
 
 }  // namespace detail
@@ -110,12 +111,15 @@ Result<Joined> join_flat(const JoinOptions& o, Socket listener) {
   const auto info = detail::own_info(o, listener).encode();
   Status sent = detail::send_hello(*sock, o, deadline);
   if (sent) {
-    sent = send_message(*sock, MsgType::kInfoToRoot,
-                        std::vector<uint8_t>(info.begin(), info.end()), deadline);
+    sent = send_message(*sock, MsgType::kInfoToRoot, std::vector<uint8_t>(info.begin(), info.end()),
+                        deadline);
   }
-  if (!sent) return detail::context(o, "checking in with the root at " + root, detail::refused_or(*sock, sent.error()));
+  if (!sent)
+    return detail::context(o, "checking in with the root at " + root,
+                           detail::refused_or(*sock, sent.error()));
   // The root answers at its own deadline at the latest.
-  auto payload = recv_message(*sock, MsgType::kInfoFromRoot, 64 + 4096, deadline + kRootVerdictGrace);
+  auto payload =
+      recv_message(*sock, MsgType::kInfoFromRoot, 64 + 4096, deadline + kRootVerdictGrace);
   if (!payload) return detail::context(o, "waiting for the root at " + root, payload.error());
   auto reply = RootReply::decode(payload->data(), payload->size());
   if (!reply) return detail::context(o, "reading the root's answer", reply.error());
@@ -136,10 +140,12 @@ Result<Joined> join_flat(const JoinOptions& o, Socket listener) {
   addresses[o.rank].encode(table.data() + kWireAddressBytes * o.rank);
   Status gathered = all_gather(*joined.mesh, o.rank, o.nranks, table.data(), kWireAddressBytes,
                                AllGatherAlgorithm::kRing);
-  if (!gathered) return detail::context(o, "ring all-gather of the listen addresses", gathered.error());
+  if (!gathered)
+    return detail::context(o, "ring all-gather of the listen addresses", gathered.error());
   for (int r = 0; r < o.nranks; ++r) {
     auto address = SocketAddress::decode(table.data() + kWireAddressBytes * r, kWireAddressBytes);
-    if (!address) return detail::context(o, "address of rank " + std::to_string(r), address.error());
+    if (!address)
+      return detail::context(o, "address of rank " + std::to_string(r), address.error());
     addresses[r] = *address;
   }
   joined.mesh->set_addresses(std::move(addresses));

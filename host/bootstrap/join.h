@@ -17,10 +17,10 @@ struct JoinOptions {
   UniqueId id;
   int rank = -1;
   int nranks = 0;
-  std::array<uint8_t, kBuildTagBytes> build_tag{};  // zero unless global init
-  uint64_t host_hash = 0;       // ranks with equal host hashes share a leader
-  SocketAddress listen_on;      // the bootstrap interface (port 0: ephemeral)
-  std::chrono::milliseconds socket_timeout{120000};     // each socket operation
+  std::array<uint8_t, kBuildTagBytes> build_tag{};   // zero unless global init
+  uint64_t host_hash = 0;                            // ranks with equal host hashes share a leader
+  SocketAddress listen_on;                           // the bootstrap interface (port 0: ephemeral)
+  std::chrono::milliseconds socket_timeout{120000};  // each socket operation
   std::chrono::milliseconds handshake_timeout{120000};  // the whole check-in
 };
 

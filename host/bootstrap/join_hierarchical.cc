@@ -7,9 +7,8 @@
 // advance how many ranks its host runs. The root answers every leader with the
 // whole address table, which the leader hands to its members; no ring
 // all-gather is needed afterwards.
-#include "bootstrap/join.h"
-
 #include "bootstrap/inbound.h"
+#include "bootstrap/join.h"
 #include "log/log.h"
 
 #include <fcntl.h>
@@ -43,13 +42,16 @@ Result<Socket> try_lead(const JoinOptions& o) {
   socklen_t length = 0;
   const sockaddr_un addr = local_name(o, &length);
   Socket sock(::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
-  if (!sock.valid()) return make_error(NRT_RESOURCE, std::string("socket(AF_UNIX): ") + std::strerror(errno));
+  if (!sock.valid())
+    return make_error(NRT_RESOURCE, std::string("socket(AF_UNIX): ") + std::strerror(errno));
   if (::bind(sock.fd(), reinterpret_cast<const sockaddr*>(&addr), length) != 0) {
     if (errno == EADDRINUSE) return Socket();
-    return make_error(NRT_FAILURE, std::string("bind of the local rendezvous: ") + std::strerror(errno));
+    return make_error(NRT_FAILURE,
+                      std::string("bind of the local rendezvous: ") + std::strerror(errno));
   }
   if (::listen(sock.fd(), 1024) != 0) {
-    return make_error(NRT_FAILURE, std::string("listen on the local rendezvous: ") + std::strerror(errno));
+    return make_error(NRT_FAILURE,
+                      std::string("listen on the local rendezvous: ") + std::strerror(errno));
   }
   return sock;
 }
@@ -60,9 +62,11 @@ Result<Socket> connect_leader(const JoinOptions& o) {
   // A local connect completes at once (or fails): connect blocking, then
   // switch to non-blocking like every other bootstrap socket.
   Socket sock(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  if (!sock.valid()) return make_error(NRT_RESOURCE, std::string("socket(AF_UNIX): ") + std::strerror(errno));
+  if (!sock.valid())
+    return make_error(NRT_RESOURCE, std::string("socket(AF_UNIX): ") + std::strerror(errno));
   if (::connect(sock.fd(), reinterpret_cast<const sockaddr*>(&addr), length) != 0) {
-    return make_error(NRT_FAILURE, std::string("connect to the host's leader: ") + std::strerror(errno));
+    return make_error(NRT_FAILURE,
+                      std::string("connect to the host's leader: ") + std::strerror(errno));
   }
   ::fcntl(sock.fd(), F_SETFL, ::fcntl(sock.fd(), F_GETFL) | O_NONBLOCK);
   return sock;
@@ -79,8 +83,8 @@ Result<Joined> finish(const JoinOptions& o, Socket listener, const LeaderReply& 
   }
   if (reply.status != 0) {
     return make_error(NRT_FAILURE, "bootstrap rank " + std::to_string(o.rank) + ": the root at " +
-                                       o.id.root.to_string() + " refused the communicator: " +
-                                       reply.error);
+                                       o.id.root.to_string() +
+                                       " refused the communicator: " + reply.error);
   }
   return Joined{std::make_unique<PeerMesh>(o.rank, o.nranks, o.id.secret, std::move(listener),
                                            reply.addresses, o.socket_timeout),
@@ -116,7 +120,9 @@ Result<std::vector<uint8_t>> gather_and_ask(const JoinOptions& o, Socket& rendez
   const ExtInfo own = detail::own_info(o, listener);
   Status sent = detail::send_hello(*root, o, deadline);
   if (sent) sent = send_message(*root, MsgType::kLeaderToRoot, checkin_payload(own), deadline);
-  if (!sent) return detail::context(o, "leader checking in with the root", detail::refused_or(*root, sent.error()));
+  if (!sent)
+    return detail::context(o, "leader checking in with the root",
+                           detail::refused_or(*root, sent.error()));
 
   const auto validator = member_validator(o);
   // The root answers at its deadline at the latest, which began when rank 0
@@ -125,14 +131,16 @@ Result<std::vector<uint8_t>> gather_and_ask(const JoinOptions& o, Socket& rendez
   for (;;) {
     std::vector<pollfd> fds{{rendezvous.fd(), POLLIN, 0}, {root->fd(), POLLIN, 0}};
     for (auto& m : members) fds.push_back({m->fd(), POLLIN, 0});
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(verdict_deadline - Clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(verdict_deadline - Clock::now());
     const int ready = left.count() > 0 ? ::poll(fds.data(), fds.size(), left.count()) : 0;
     if (ready == 0) {
-      return make_error(NRT_TIMEOUT,
-                        "bootstrap rank " + std::to_string(o.rank) + " (host leader): the root at " +
-                            o.id.root.to_string() + " accepted the check-in but gave no verdict within " +
-                            std::to_string((o.handshake_timeout + kRootVerdictGrace).count()) +
-                            " ms (is rank 0's process stopped, or its host unreachable?)");
+      return make_error(
+          NRT_TIMEOUT, "bootstrap rank " + std::to_string(o.rank) + " (host leader): the root at " +
+                           o.id.root.to_string() +
+                           " accepted the check-in but gave no verdict within " +
+                           std::to_string((o.handshake_timeout + kRootVerdictGrace).count()) +
+                           " ms (is rank 0's process stopped, or its host unreachable?)");
     }
     if (ready < 0) continue;
     if (fds[1].revents != 0) break;  // the root answered (or hung up): read below
@@ -164,8 +172,11 @@ Result<std::vector<uint8_t>> gather_and_ask(const JoinOptions& o, Socket& rendez
     }
   }
   rendezvous.close();  // no rank can still be arriving: the root had them all, or failed
-  auto payload = recv_message(*root, MsgType::kRootToLeader, 64 + 4096 + 28 * o.nranks + 8, verdict_deadline);
-  if (!payload) return detail::context(o, "leader waiting for the root at " + o.id.root.to_string(), payload.error());
+  auto payload =
+      recv_message(*root, MsgType::kRootToLeader, 64 + 4096 + 28 * o.nranks + 8, verdict_deadline);
+  if (!payload)
+    return detail::context(o, "leader waiting for the root at " + o.id.root.to_string(),
+                           payload.error());
   return payload;
 }
 
@@ -217,8 +228,8 @@ Result<Joined> follow(const JoinOptions& o, Socket leader, Socket listener, Dead
   const auto info = detail::own_info(o, listener).encode();
   Status sent = detail::send_hello(leader, o, deadline);
   if (sent) {
-    sent = send_message(leader, MsgType::kInfoToRoot, std::vector<uint8_t>(info.begin(), info.end()),
-                        deadline);
+    sent = send_message(leader, MsgType::kInfoToRoot,
+                        std::vector<uint8_t>(info.begin(), info.end()), deadline);
   }
   if (!sent) return detail::context(o, "checking in with the host's leader", sent.error());
   // The leader relays a verdict (the root's or its own failure) by then.
@@ -248,7 +259,8 @@ Result<Joined> join_hierarchical(const JoinOptions& o, Socket listener) {
   for (int attempt = 0; attempt < 100 && Clock::now() < deadline; ++attempt) {
     auto rendezvous = try_lead(o);
     if (!rendezvous) return detail::context(o, "local rendezvous", rendezvous.error());
-    if (rendezvous->valid()) return lead(o, std::move(rendezvous).value(), std::move(listener), deadline);
+    if (rendezvous->valid())
+      return lead(o, std::move(rendezvous).value(), std::move(listener), deadline);
     auto leader = connect_leader(o);
     if (leader) return follow(o, std::move(leader).value(), std::move(listener), deadline);
     std::this_thread::yield();
@@ -259,8 +271,10 @@ Result<Joined> join_hierarchical(const JoinOptions& o, Socket listener) {
 
 Result<Joined> join(const JoinOptions& o) {
   auto listener = Socket::listen(o.listen_on);
-  if (!listener) return detail::context(o, "listening on " + o.listen_on.to_string(), listener.error());
-  if (o.id.protocol == Protocol::kHierarchical) return join_hierarchical(o, std::move(listener).value());
+  if (!listener)
+    return detail::context(o, "listening on " + o.listen_on.to_string(), listener.error());
+  if (o.id.protocol == Protocol::kHierarchical)
+    return join_hierarchical(o, std::move(listener).value());
   return join_flat(o, std::move(listener).value());
 }
 

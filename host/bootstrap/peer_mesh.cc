@@ -47,8 +47,13 @@ long remaining_ms(Deadline deadline) {
 
 PeerMesh::PeerMesh(int rank, int nranks, uint64_t secret, Socket listener,
                    std::vector<SocketAddress> addresses, std::chrono::milliseconds timeout)
-    : rank_(rank), nranks_(nranks), secret_(secret), listener_(std::move(listener)),
-      addresses_(std::move(addresses)), timeout_(timeout), outgoing_(nranks) {}
+    : rank_(rank),
+      nranks_(nranks),
+      secret_(secret),
+      listener_(std::move(listener)),
+      addresses_(std::move(addresses)),
+      timeout_(timeout),
+      outgoing_(nranks) {}
 
 PeerMesh::~PeerMesh() = default;
 
@@ -70,10 +75,11 @@ void PeerMesh::set_setup(bool on, std::chrono::milliseconds bound) {
 std::string PeerMesh::timeout_message(const char* op, int peer, MsgType type, std::size_t size,
                                       std::chrono::milliseconds bound) const {
   return std::string("bootstrap ") + op + " of " + std::to_string(size) + " bytes (" +
-         msg_type_name(static_cast<uint32_t>(type)) + ") " + (std::strcmp(op, "send") == 0 ? "to" : "from") +
-         " rank " + std::to_string(peer) + " at " + addresses_[peer].to_string() + " timed out after " +
-         std::to_string(bound.count()) + " ms (rank " + std::to_string(rank_) +
-         " waited; is rank " + std::to_string(peer) + " alive and in the same call?)";
+         msg_type_name(static_cast<uint32_t>(type)) + ") " +
+         (std::strcmp(op, "send") == 0 ? "to" : "from") + " rank " + std::to_string(peer) + " at " +
+         addresses_[peer].to_string() + " timed out after " + std::to_string(bound.count()) +
+         " ms (rank " + std::to_string(rank_) + " waited; is rank " + std::to_string(peer) +
+         " alive and in the same call?)";
 }
 
 Status PeerMesh::ensure_outgoing(int peer, Deadline deadline) {
@@ -100,14 +106,15 @@ void PeerMesh::accept_ready() {
   for (;;) {
     const int fd = ::accept4(listener_.fd(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) return;  // EAGAIN (nothing more) or a transient error: poll again later
-    incoming_.push_back(std::make_unique<InboundConnection>(
-        Socket(fd), [this](const Hello& hello) -> Status {
+    incoming_.push_back(
+        std::make_unique<InboundConnection>(Socket(fd), [this](const Hello& hello) -> Status {
           if (hello.secret != secret_) {
             return make_error(NRT_INVALID, "wrong secret (not a member of this communicator)");
           }
           if (hello.nranks != nranks_ || hello.rank < 0 || hello.rank >= nranks_) {
             return make_error(NRT_INVALID, "claims rank " + std::to_string(hello.rank) + " of " +
-                                               std::to_string(hello.nranks) + "; this communicator has " +
+                                               std::to_string(hello.nranks) +
+                                               "; this communicator has " +
                                                std::to_string(nranks_) + " ranks");
           }
           return {};
@@ -192,8 +199,8 @@ Status PeerMesh::recv(int peer, MsgType type, void* data, std::size_t size) {
   return exchange(-1, nullptr, 0, peer, data, size, type);
 }
 
-Status PeerMesh::exchange(int send_to, const void* send_data, std::size_t send_size,
-                          int recv_from, void* recv_data, std::size_t recv_size, MsgType type) {
+Status PeerMesh::exchange(int send_to, const void* send_data, std::size_t send_size, int recv_from,
+                          void* recv_data, std::size_t recv_size, MsgType type) {
   if (send_to >= 0) {
     if (Status ok = check_peer(send_to, "send"); !ok) return ok;
   }
@@ -246,7 +253,8 @@ Status PeerMesh::exchange(int send_to, const void* send_data, std::size_t send_s
                                        msg_type_name(static_cast<uint32_t>(type)) + ") to rank " +
                                        std::to_string(send_to);
       return make_error(NRT_FAILURE, "bootstrap " + op + " given up: " + why + " (rank " +
-                                         std::to_string(gone) + " left first, its output says "
+                                         std::to_string(gone) +
+                                         " left first, its output says "
                                          "why; the communicator cannot be completed without it)");
     }
     Outgoing* writer = sent ? nullptr : outgoing_[send_to].get();
@@ -255,13 +263,14 @@ Status PeerMesh::exchange(int send_to, const void* send_data, std::size_t send_s
       if (progressed.error().status != NRT_TIMEOUT) {
         if (writer == nullptr) return progressed;
         outgoing_[send_to].reset();  // a failed connection is not reused
-        return make_error(progressed.error().status,
-                          "bootstrap send to rank " + std::to_string(send_to) + " at " +
-                              addresses_[send_to].to_string() + " failed: " +
-                              progressed.error().message);
+        return make_error(progressed.error().status, "bootstrap send to rank " +
+                                                         std::to_string(send_to) + " at " +
+                                                         addresses_[send_to].to_string() +
+                                                         " failed: " + progressed.error().message);
       }
-      return make_error(NRT_TIMEOUT, !sent ? timeout_message("send", send_to, type, send_size, bound)
-                                           : timeout_message("recv", recv_from, type, recv_size, bound));
+      return make_error(NRT_TIMEOUT,
+                        !sent ? timeout_message("send", send_to, type, send_size, bound)
+                              : timeout_message("recv", recv_from, type, recv_size, bound));
     }
   }
 }

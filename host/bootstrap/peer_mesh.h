@@ -86,8 +86,8 @@ class PeerMesh final : public PeerExchange {
   std::vector<SocketAddress> addresses_;
   const std::chrono::milliseconds timeout_;
 
-  std::mutex mutex_;  // one operation at a time per mesh
-  std::vector<std::unique_ptr<Outgoing>> outgoing_;   // by peer rank
+  std::mutex mutex_;                                          // one operation at a time per mesh
+  std::vector<std::unique_ptr<Outgoing>> outgoing_;           // by peer rank
   std::vector<std::unique_ptr<InboundConnection>> incoming_;  // accepted connections
   std::map<std::pair<int, uint32_t>, std::deque<std::vector<uint8_t>>> queue_;
   std::map<int, std::string> broken_;  // peer rank -> why its connection died

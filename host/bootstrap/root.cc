@@ -163,7 +163,8 @@ void Root::serve() {
   while (!checkins.complete() && checkins.failure().empty()) {
     std::vector<pollfd> fds{{listener_.fd(), POLLIN, 0}};
     for (auto& p : peers) fds.push_back({p.conn->fd(), POLLIN, 0});
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     const int ready = left.count() > 0 ? ::poll(fds.data(), fds.size(), left.count()) : 0;
     if (ready == 0) {
       std::string why = checkins.missing() + " did not check in within " +
@@ -182,18 +183,23 @@ void Root::serve() {
       std::vector<InboundConnection::Message> messages;
       Status ok = peer.conn->read_available(&messages);
       for (auto& m : messages) {
-        const Kind kind = m.type == static_cast<uint32_t>(MsgType::kInfoToRoot)   ? Kind::kFlat
-                          : m.type == static_cast<uint32_t>(MsgType::kLeaderToRoot) ? Kind::kLeader
-                                                                                    : Kind::kUnknown;
+        const Kind kind = m.type == static_cast<uint32_t>(MsgType::kInfoToRoot) ? Kind::kFlat
+                          : m.type == static_cast<uint32_t>(MsgType::kLeaderToRoot)
+                              ? Kind::kLeader
+                              : Kind::kUnknown;
         std::vector<ExtInfo> infos;
         if (kind == Kind::kFlat) {
           auto info = ExtInfo::decode(m.payload.data(), m.payload.size());
-          if (info) infos.push_back(*info);
-          else ok = info.take_error();
+          if (info)
+            infos.push_back(*info);
+          else
+            ok = info.take_error();
         } else if (kind == Kind::kLeader) {
           auto batch = LeaderCheckIn::decode(m.payload.data(), m.payload.size(), n);
-          if (batch) infos = batch->members;
-          else ok = batch.take_error();
+          if (batch)
+            infos = batch->members;
+          else
+            ok = batch.take_error();
         } else {
           ok = make_error(NRT_INVALID, std::string("unexpected message ") + msg_type_name(m.type));
         }
@@ -212,16 +218,17 @@ void Root::serve() {
           NCCOM_WARN("%s refused a connection from %s: %s", where.c_str(),
                      peer.conn->from().c_str(), ok.error().message.c_str());
           if (refused++ == 0) {
-            first_refusal = "from " + peer.conn->from() +
-                            (peer.conn->refused_hello()
-                                 ? " (claiming rank " + std::to_string(peer.conn->hello().rank) + ")"
-                                 : std::string()) +
-                            ": " + ok.error().message;
+            first_refusal =
+                "from " + peer.conn->from() +
+                (peer.conn->refused_hello()
+                     ? " (claiming rank " + std::to_string(peer.conn->hello().rank) + ")"
+                     : std::string()) +
+                ": " + ok.error().message;
           }
         } else {
           checkins.fail("the connection of rank " + std::to_string(rank) + " (" +
-                        peer.conn->from() + ") failed before the handshake finished: " +
-                        ok.error().message);
+                        peer.conn->from() +
+                        ") failed before the handshake finished: " + ok.error().message);
         }
         peer.conn->close();
       } else if (peer.conn->closed() && member) {
@@ -234,7 +241,8 @@ void Root::serve() {
       for (;;) {
         const int fd = ::accept4(listener_.fd(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0) break;
-        peers.push_back(Peer{.conn = std::make_unique<InboundConnection>(Socket(fd), validator), .ranks = {}});
+        peers.push_back(
+            Peer{.conn = std::make_unique<InboundConnection>(Socket(fd), validator), .ranks = {}});
         // A rank refused at its Hello is told why, so that it fails with
         // the root's reason instead of a closed connection.
         peers.back().conn->tell_refusals();

@@ -116,8 +116,8 @@ Result<Socket> Socket::listen(const SocketAddress& address, int backlog) {
 
 Result<Socket> Socket::connect(const SocketAddress& address, Deadline deadline, Refused refused) {
   if (!address.valid()) {
-    return make_error(NRT_INVALID, "connect to " + address.to_string() +
-                                       ": not an IPv4/IPv6 address");
+    return make_error(NRT_INVALID,
+                      "connect to " + address.to_string() + ": not an IPv4/IPv6 address");
   }
   const auto start = Clock::now();
   auto backoff = kFirstBackoff;
@@ -147,8 +147,9 @@ Result<Socket> Socket::connect(const SocketAddress& address, Deadline deadline, 
     backoff = std::min(backoff * 2, kMaxBackoff);
   }
   if (err == ECONNREFUSED && refused == Refused::kFinal) {
-    return make_error(NRT_FAILURE, "connect to " + address.to_string() + " refused: nothing listens "
-                                   "there any more (its process has exited)");
+    return make_error(NRT_FAILURE, "connect to " + address.to_string() +
+                                       " refused: nothing listens "
+                                       "there any more (its process has exited)");
   }
   const bool timed_out = connect_retryable(err) && Clock::now() >= deadline;
   std::string message = "connect to " + address.to_string() + " failed after " +
@@ -204,10 +205,9 @@ Status Socket::send_all(const void* data, std::size_t size, Deadline deadline) c
                                              ": " + errno_text(err));
     }
     if (!wait_for(fd_, POLLOUT, deadline)) {
-      return make_error(NRT_TIMEOUT, "send of " + std::to_string(size) + " bytes to " +
-                                         describe() + " timed out after " +
-                                         std::to_string(elapsed_ms(start)) + " ms (" +
-                                         std::to_string(done) + " done)");
+      return make_error(NRT_TIMEOUT, "send of " + std::to_string(size) + " bytes to " + describe() +
+                                         " timed out after " + std::to_string(elapsed_ms(start)) +
+                                         " ms (" + std::to_string(done) + " done)");
     }
   }
   return {};
@@ -230,8 +230,8 @@ Status Socket::recv_all(void* data, std::size_t size, Deadline deadline) const {
       return make_error(NRT_FAILURE, "connection closed by " + describe() + " after " + counts);
     }
     if (err != EAGAIN && err != EWOULDBLOCK) {
-      return make_error(status_for(err), "receive from " + describe() + " failed after " +
-                                             counts + ": " + errno_text(err));
+      return make_error(status_for(err), "receive from " + describe() + " failed after " + counts +
+                                             ": " + errno_text(err));
     }
     if (!wait_for(fd_, POLLIN, deadline)) {
       return make_error(NRT_TIMEOUT, "receive of " + std::to_string(size) + " bytes from " +
@@ -288,8 +288,7 @@ std::string Socket::describe() const {
   const bool is_listener =
       ::getsockopt(fd_, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) == 0 && listening != 0;
   // After a reset the kernel forgets the peer; the local end still identifies the link.
-  return is_listener ? local_address().to_string()
-                     : "the peer of " + local_address().to_string();
+  return is_listener ? local_address().to_string() : "the peer of " + local_address().to_string();
 }
 
 }  // namespace nccom::bootstrap

@@ -22,7 +22,8 @@ inline Deadline deadline_after(std::chrono::milliseconds ms) { return Clock::now
 // How a failed connect's message ends, by its last errno: a refusal (nothing
 // listens) or no answer from the network (unreachable, timed out).
 inline constexpr std::string_view kRefusedHint = " (is the peer running and listening?)";
-inline constexpr std::string_view kUnreachableHint = " (no route or no answer: is the network to it up?)";
+inline constexpr std::string_view kUnreachableHint =
+    " (no route or no answer: is the network to it up?)";
 
 class Socket {
  public:

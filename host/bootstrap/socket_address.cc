@@ -14,7 +14,8 @@ Result<uint16_t> parse_port(std::string_view text, std::string_view whole) {
   }
   uint32_t port = 0;
   for (char c : text) {
-    if (c < '0' || c > '9') return make_error(NRT_INVALID, "bad port in \"" + std::string(whole) + "\"");
+    if (c < '0' || c > '9')
+      return make_error(NRT_INVALID, "bad port in \"" + std::string(whole) + "\"");
     port = port * 10 + static_cast<uint32_t>(c - '0');
   }
   if (port == 0 || port > 65535) {
@@ -39,9 +40,9 @@ Result<SocketAddress> SocketAddress::parse(std::string_view text) {
   } else {
     const auto colon = text.rfind(':');
     if (colon == std::string_view::npos || colon == 0 || text.find(':') != colon) {
-      return make_error(NRT_INVALID,
-                        "expected <ipv4>:<port>, [<ipv6>]:<port> or <hostname>:<port>, got \"" +
-                            whole + "\"");
+      return make_error(
+          NRT_INVALID,
+          "expected <ipv4>:<port>, [<ipv6>]:<port> or <hostname>:<port>, got \"" + whole + "\"");
     }
     host = std::string(text.substr(0, colon));
     port_text = text.substr(colon + 1);
@@ -55,8 +56,8 @@ Result<SocketAddress> SocketAddress::parse(std::string_view text) {
   addrinfo* found = nullptr;
   const int rc = getaddrinfo(host.c_str(), nullptr, &hints, &found);
   if (rc != 0 || found == nullptr) {
-    return make_error(NRT_INVALID, "cannot resolve \"" + host + "\" in \"" + whole +
-                                       "\": " + gai_strerror(rc));
+    return make_error(NRT_INVALID,
+                      "cannot resolve \"" + host + "\" in \"" + whole + "\": " + gai_strerror(rc));
   }
   SocketAddress result;
   for (addrinfo* ai = found; ai != nullptr; ai = ai->ai_next) {
@@ -95,15 +96,16 @@ void SocketAddress::encode(uint8_t out[kWireAddressBytes]) const {
 
 Result<SocketAddress> SocketAddress::decode(const uint8_t* bytes, std::size_t length) {
   if (bytes == nullptr || length < kWireAddressBytes) {
-    return make_error(NRT_INVALID, "socket address truncated: " + std::to_string(length) +
-                                       " of 28 bytes");
+    return make_error(NRT_INVALID,
+                      "socket address truncated: " + std::to_string(length) + " of 28 bytes");
   }
   sa_family_t family = 0;
   std::memcpy(&family, bytes, sizeof family);
   SocketAddress result;
   if (family == AF_INET) {
     for (std::size_t i = sizeof(sockaddr_in); i < kWireAddressBytes; ++i) {
-      if (bytes[i] != 0) return make_error(NRT_INVALID, "socket address: IPv4 with non-zero padding");
+      if (bytes[i] != 0)
+        return make_error(NRT_INVALID, "socket address: IPv4 with non-zero padding");
     }
     std::memcpy(&result.storage_, bytes, sizeof(sockaddr_in));
   } else if (family == AF_INET6) {
@@ -117,7 +119,8 @@ Result<SocketAddress> SocketAddress::decode(const uint8_t* bytes, std::size_t le
 
 uint16_t SocketAddress::port() const {
   if (family() == AF_INET) return ntohs(reinterpret_cast<const sockaddr_in*>(&storage_)->sin_port);
-  if (family() == AF_INET6) return ntohs(reinterpret_cast<const sockaddr_in6*>(&storage_)->sin6_port);
+  if (family() == AF_INET6)
+    return ntohs(reinterpret_cast<const sockaddr_in6*>(&storage_)->sin6_port);
   return 0;
 }
 
@@ -145,7 +148,8 @@ socklen_t SocketAddress::length() const {
 std::string SocketAddress::host_string() const {
   char text[INET6_ADDRSTRLEN] = {0};
   if (family() == AF_INET) {
-    inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(&storage_)->sin_addr, text, sizeof text);
+    inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(&storage_)->sin_addr, text,
+              sizeof text);
   } else if (family() == AF_INET6) {
     inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(&storage_)->sin6_addr, text,
               sizeof text);

@@ -84,9 +84,12 @@ Status check_length(const char* record, const uint8_t* bytes, std::size_t length
                     std::size_t expected, bool exact) {
   if (bytes == nullptr) return invalid(record, "no input (null pointer)");
   const std::string n = std::to_string(length), m = std::to_string(expected);
-  if (length < expected && exact) return invalid(record, "truncated (" + n + " of " + m + " bytes)");
-  if (length < expected) return invalid(record, "truncated (" + n + " bytes, the fixed part is " + m + ")");
-  if (length > expected && exact) return invalid(record, "trailing bytes (" + n + " bytes, expected " + m + ")");
+  if (length < expected && exact)
+    return invalid(record, "truncated (" + n + " of " + m + " bytes)");
+  if (length < expected)
+    return invalid(record, "truncated (" + n + " bytes, the fixed part is " + m + ")");
+  if (length > expected && exact)
+    return invalid(record, "trailing bytes (" + n + " bytes, expected " + m + ")");
   return {};
 }
 
@@ -137,9 +140,9 @@ bool valid_msg_type(uint32_t type) {
 const char* msg_type_name(uint32_t type) {
   // Indexed by MsgType's value (1..kMaxType); 0 stands for every unknown type.
   static constexpr const char* kNames[] = {
-      "UNKNOWN", "RING", "INFO_TO_ROOT", "INFO_FROM_ROOT", "USER", "TRANSPORT_INIT",
-      "BARRIER", "RECURSIVE_DOUBLING", "BRUCK", "LEADER_TO_ROOT", "ROOT_TO_LEADER",
-      "REFUSED"};
+      "UNKNOWN", "RING",           "INFO_TO_ROOT",   "INFO_FROM_ROOT",
+      "USER",    "TRANSPORT_INIT", "BARRIER",        "RECURSIVE_DOUBLING",
+      "BRUCK",   "LEADER_TO_ROOT", "ROOT_TO_LEADER", "REFUSED"};
   static_assert(std::size(kNames) == static_cast<std::size_t>(MsgType::kMaxType) + 1);
   return valid_msg_type(type) ? kNames[type] : kNames[0];
 }
@@ -153,15 +156,18 @@ ncclUniqueId UniqueId::encode() const {
   put_u64(bytes + 32, secret);
   bytes[40] = static_cast<uint8_t>(protocol);
   ncclUniqueId id{};
-  for (std::size_t i = 0; i < NCCL_UNIQUE_ID_BYTES; ++i) id.internal[i] = static_cast<char>(bytes[i]);
+  for (std::size_t i = 0; i < NCCL_UNIQUE_ID_BYTES; ++i)
+    id.internal[i] = static_cast<char>(bytes[i]);
   return id;
 }
 
 Result<UniqueId> UniqueId::decode(const uint8_t* bytes, std::size_t length) {
   constexpr const char* kRecord = "unique id";
-  if (auto s = check_length(kRecord, bytes, length, NCCL_UNIQUE_ID_BYTES, true); !s) return s.take_error();
+  if (auto s = check_length(kRecord, bytes, length, NCCL_UNIQUE_ID_BYTES, true); !s)
+    return s.take_error();
   if (const uint32_t magic = get_u32(bytes + 28); magic != kUniqueIdMagic) {
-    return invalid(kRecord, "wrong magic " + hex(magic, 8) + " (expected " + hex(kUniqueIdMagic, 8) +
+    return invalid(kRecord, "wrong magic " + hex(magic, 8) + " (expected " +
+                                hex(kUniqueIdMagic, 8) +
                                 " \"NCID\"): not an nccom id (was it produced by neuronGetUniqueId"
                                 " or a host:port root?)");
   }
@@ -170,11 +176,12 @@ Result<UniqueId> UniqueId::decode(const uint8_t* bytes, std::size_t length) {
   UniqueId id;
   id.root = *root;
   id.secret = get_u64(bytes + 32);
-  if (id.secret == 0) return invalid(kRecord, "zero secret (every id carries its root's random secret)");
+  if (id.secret == 0)
+    return invalid(kRecord, "zero secret (every id carries its root's random secret)");
   const uint8_t protocol = bytes[40];
   if (protocol > static_cast<uint8_t>(Protocol::kHierarchical)) {
-    return invalid(kRecord, "unknown protocol (" + std::to_string(protocol) +
-                                "; 0 = flat, 1 = hierarchical)");
+    return invalid(
+        kRecord, "unknown protocol (" + std::to_string(protocol) + "; 0 = flat, 1 = hierarchical)");
   }
   id.protocol = static_cast<Protocol>(protocol);
   if (auto s = check_zero(kRecord, bytes, 41, NCCL_UNIQUE_ID_BYTES); !s) return s.take_error();
@@ -260,12 +267,14 @@ Result<ExtInfo> ExtInfo::decode(const uint8_t* bytes, std::size_t length) {
   ExtInfo info;
   info.rank = get_i32(bytes + 4);
   info.nranks = get_i32(bytes + 8);
-  if (info.nranks < 1) return invalid(kRecord, "nranks is not positive (" + std::to_string(info.nranks) + ")");
+  if (info.nranks < 1)
+    return invalid(kRecord, "nranks is not positive (" + std::to_string(info.nranks) + ")");
   if (info.rank < 0 || info.rank >= info.nranks) {
     return invalid(kRecord, "rank outside [0, " + std::to_string(info.nranks) + ") (" +
                                 std::to_string(info.rank) + ")");
   }
-  auto address = decode_address(kRecord, "listen address of rank " + std::to_string(info.rank), bytes + 12);
+  auto address =
+      decode_address(kRecord, "listen address of rank " + std::to_string(info.rank), bytes + 12);
   if (!address) return address.take_error();
   info.listen_address = *address;
   std::copy(bytes + 40, bytes + 56, info.build_tag.begin());
@@ -288,7 +297,8 @@ std::vector<uint8_t> RootReply::encode() const {
 
 Result<RootReply> RootReply::decode(const uint8_t* bytes, std::size_t length) {
   constexpr const char* kRecord = "root reply";
-  if (auto s = check_length(kRecord, bytes, length, kRootReplyFixed, false); !s) return s.take_error();
+  if (auto s = check_length(kRecord, bytes, length, kRootReplyFixed, false); !s)
+    return s.take_error();
   const uint32_t text_length = get_u32(bytes + 48);
   if (text_length > kMaxErrorBytes) {
     return invalid(kRecord, "error text length exceeds 4096 (" + std::to_string(text_length) + ")");
@@ -337,7 +347,8 @@ std::array<uint8_t, kPeerRecordBytes> PeerRecord::encode() const {
 
 Result<PeerRecord> PeerRecord::decode(const uint8_t* bytes, std::size_t length, int nranks) {
   constexpr const char* kRecord = "peer record";
-  if (auto s = check_length(kRecord, bytes, length, kPeerRecordBytes, true); !s) return s.take_error();
+  if (auto s = check_length(kRecord, bytes, length, kPeerRecordBytes, true); !s)
+    return s.take_error();
   PeerRecord record;
   record.rank = get_i32(bytes);
   if (record.rank < 0 || record.rank >= nranks) {
@@ -373,7 +384,8 @@ std::vector<uint8_t> LeaderCheckIn::encode() const {
 Result<LeaderCheckIn> LeaderCheckIn::decode(const uint8_t* bytes, std::size_t length,
                                             int max_members) {
   constexpr const char* kRecord = "leader check-in";
-  if (auto s = check_length(kRecord, bytes, length, kCheckInFixed, false); !s) return s.take_error();
+  if (auto s = check_length(kRecord, bytes, length, kCheckInFixed, false); !s)
+    return s.take_error();
   const uint32_t count = get_u32(bytes);
   if (count == 0) return invalid(kRecord, "no members (count 0)");
   if (max_members < 1 || count > static_cast<uint32_t>(max_members)) {
@@ -426,7 +438,8 @@ std::vector<uint8_t> LeaderReply::encode() const {
 
 Result<LeaderReply> LeaderReply::decode(const uint8_t* bytes, std::size_t length, int nranks) {
   constexpr const char* kRecord = "leader reply";
-  if (auto s = check_length(kRecord, bytes, length, kLeaderReplyFixed, false); !s) return s.take_error();
+  if (auto s = check_length(kRecord, bytes, length, kLeaderReplyFixed, false); !s)
+    return s.take_error();
   const uint32_t status = get_u32(bytes + 16);
   const uint32_t text_length = get_u32(bytes + 20);
   const uint32_t count = get_u32(bytes + 24);
@@ -435,10 +448,12 @@ Result<LeaderReply> LeaderReply::decode(const uint8_t* bytes, std::size_t length
   }
   const uint32_t expected_count = status == 0 ? static_cast<uint32_t>(std::max(nranks, 0)) : 0;
   if (count != expected_count) {
-    return invalid(kRecord, "address table has the wrong number of entries (" + std::to_string(count) +
-                                ", expected " + std::to_string(expected_count) + ")");
+    return invalid(kRecord, "address table has the wrong number of entries (" +
+                                std::to_string(count) + ", expected " +
+                                std::to_string(expected_count) + ")");
   }
-  const uint64_t expected = kLeaderReplyFixed + uint64_t{text_length} + uint64_t{count} * kWireAddressBytes;
+  const uint64_t expected =
+      kLeaderReplyFixed + uint64_t{text_length} + uint64_t{count} * kWireAddressBytes;
   if (length != expected) {
     return invalid(kRecord, "length does not match 32 + " + std::to_string(text_length) + " + " +
                                 std::to_string(count) + " x 28 (" + byte_count(length) + ")");

@@ -22,16 +22,16 @@ namespace nccom::bootstrap {
 // bootstrapAllGather); the others are ours, see docs/decisions.md.
 enum class MsgType : uint32_t {
   kRing = 1,
-  kInfoToRoot = 2,       // rank -> root (or local leader): ExtInfo
-  kInfoFromRoot = 3,     // root -> rank: RootReply
-  kUser = 4,             // neuronBootstrapSend/Recv (untyped exports)
-  kTransportInit = 5,    // transport connect blobs ("p2pconnect")
+  kInfoToRoot = 2,     // rank -> root (or local leader): ExtInfo
+  kInfoFromRoot = 3,   // root -> rank: RootReply
+  kUser = 4,           // neuronBootstrapSend/Recv (untyped exports)
+  kTransportInit = 5,  // transport connect blobs ("p2pconnect")
   kBarrier = 6,
   kRecursiveDoubling = 7,
   kBruck = 8,
-  kLeaderToRoot = 9,     // hierarchical: a local leader's aggregated check-in
-  kRootToLeader = 10,    // hierarchical: the root's reply to a leader
-  kRefused = 11,         // root -> a connection it refuses: why, as text (<= 4096 bytes)
+  kLeaderToRoot = 9,   // hierarchical: a local leader's aggregated check-in
+  kRootToLeader = 10,  // hierarchical: the root's reply to a leader
+  kRefused = 11,       // root -> a connection it refuses: why, as text (<= 4096 bytes)
   kMaxType = 11
 };
 bool valid_msg_type(uint32_t type);
@@ -65,7 +65,7 @@ inline constexpr std::size_t kHelloBytes = 24;
 
 struct Hello {
   uint64_t secret = 0;
-  int32_t rank = -1;   // sender's rank in the communicator (-1: the root)
+  int32_t rank = -1;  // sender's rank in the communicator (-1: the root)
   int32_t nranks = 0;
 
   std::array<uint8_t, kHelloBytes> encode() const;
@@ -124,17 +124,17 @@ inline constexpr std::size_t kPeerRecordBytes = 112;
 
 struct PeerRecord {
   int32_t rank = -1;
-  int32_t device = -1;          // cudaDev: the runtime device (nec_dev_id)
-  uint64_t host_hash = 0;       // host identity + id hash + virtual_server_id
+  int32_t device = -1;     // cudaDev: the runtime device (nec_dev_id)
+  uint64_t host_hash = 0;  // host identity + id hash + virtual_server_id
   uint64_t pid_hash = 0;
-  uint64_t shm_dev = 0;         // st_dev of /dev/shm
+  uint64_t shm_dev = 0;  // st_dev of /dev/shm
   int64_t bus_id = 0;
   int32_t pod_node_id = 0;
   int32_t virtual_server_id = 0;
-  uint64_t comm = 0;            // owning comm pointer, as an integer (@88)
-  int32_t comp_cap = 0;         // @96
-  int32_t host_device_id = 0;   // @100
-  int32_t mla_idx = 0;          // @104
+  uint64_t comm = 0;           // owning comm pointer, as an integer (@88)
+  int32_t comp_cap = 0;        // @96
+  int32_t host_device_id = 0;  // @100
+  int32_t mla_idx = 0;         // @104
 
   std::array<uint8_t, kPeerRecordBytes> encode() const;
   // Rejects a rank outside [0, nranks) (pass the communicator size).

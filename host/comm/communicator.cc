@@ -96,9 +96,10 @@ Status Communicator::bring_up(const InitRequest& request, const BootstrapSetting
       if (!bound) return bound.take_error();
     }
   } else {
-    if (request.id == nullptr) return invalid("communicator init: neither a unique id nor a root address");
-    auto decoded = bootstrap::UniqueId::decode(reinterpret_cast<const uint8_t*>(request.id->internal),
-                                               sizeof request.id->internal);
+    if (request.id == nullptr)
+      return invalid("communicator init: neither a unique id nor a root address");
+    auto decoded = bootstrap::UniqueId::decode(
+        reinterpret_cast<const uint8_t*>(request.id->internal), sizeof request.id->internal);
     if (!decoded) return invalid("communicator init: " + decoded.error().message);
     id = *decoded;
   }
@@ -110,11 +111,11 @@ Status Communicator::bring_up(const InitRequest& request, const BootstrapSetting
     return make_error(NRT_FAILURE, "communicator init: nrt_get_total_vnc_count failed");
   }
   if (vnc_count != 0 && nranks_ > 1) {
-    return make_error(NRT_FAILURE, "communicator init: the runtime reports " +
-                                       std::to_string(vnc_count) +
-                                       " vNCs, which disables the distributed bootstrap; a "
-                                       "communicator of " + std::to_string(nranks_) +
-                                       " ranks needs it (the runtime must report 0)");
+    return make_error(NRT_FAILURE,
+                      "communicator init: the runtime reports " + std::to_string(vnc_count) +
+                          " vNCs, which disables the distributed bootstrap; a "
+                          "communicator of " +
+                          std::to_string(nranks_) + " ranks needs it (the runtime must report 0)");
   }
   if (global_) raise_files_limit();
 
@@ -168,7 +169,9 @@ Status Communicator::bring_up(const InitRequest& request, const BootstrapSetting
   for (int r = 0; r < nranks_; ++r) {
     auto record = bootstrap::PeerRecord::decode(table.data() + bootstrap::kPeerRecordBytes * r,
                                                 bootstrap::kPeerRecordBytes, nranks_);
-    if (!record) return make_error(NRT_INVALID, "peer record of rank " + std::to_string(r) + ": " + record.error().message);
+    if (!record)
+      return make_error(NRT_INVALID,
+                        "peer record of rank " + std::to_string(r) + ": " + record.error().message);
     if (record->rank != r) {
       return make_error(NRT_INVALID, "peer record in slot " + std::to_string(r) + " claims rank " +
                                          std::to_string(record->rank));
@@ -216,12 +219,16 @@ void Communicator::finish_setup() {
 }
 
 Status Communicator::send(int peer, bootstrap::MsgType type, const void* data, std::size_t size) {
-  if (!mesh_) return make_error(NRT_INVALID, "bootstrap send: this communicator has no bootstrap network (single rank)");
+  if (!mesh_)
+    return make_error(NRT_INVALID,
+                      "bootstrap send: this communicator has no bootstrap network (single rank)");
   return mesh_->send(peer, type, data, size);
 }
 
 Status Communicator::recv(int peer, bootstrap::MsgType type, void* data, std::size_t size) {
-  if (!mesh_) return make_error(NRT_INVALID, "bootstrap recv: this communicator has no bootstrap network (single rank)");
+  if (!mesh_)
+    return make_error(NRT_INVALID,
+                      "bootstrap recv: this communicator has no bootstrap network (single rank)");
   return mesh_->recv(peer, type, data, size);
 }
 

@@ -37,9 +37,9 @@ Result<bootstrap::SocketAddress> start_root(const bootstrap::UniqueId& id,
                                             const BootstrapSettings& settings) {
   auto listener = bootstrap::Socket::listen(listen_on);
   if (!listener) {
-    return make_error(listener.error().status,
-                      "bootstrap root: cannot listen on " + listen_on.to_string() + ": " +
-                          listener.error().message);
+    return make_error(listener.error().status, "bootstrap root: cannot listen on " +
+                                                   listen_on.to_string() + ": " +
+                                                   listener.error().message);
   }
   bootstrap::RootOptions options;
   options.nranks = nranks;
@@ -119,18 +119,19 @@ Result<bootstrap::UniqueId> id_from_root_address(const char* root_comm_id, int n
                                                  const BootstrapSettings& settings) {
   auto address = bootstrap::SocketAddress::parse(root_comm_id);
   if (!address) {
-    NCCOM_WARN("Invalid Comm Id [%s], please use format: <ipv4>:<port> | [<ipv6>]:<port> | "
-               "<hostname>:<port> (%s)",
-               root_comm_id, address.error().message.c_str());
+    NCCOM_WARN(
+        "Invalid Comm Id [%s], please use format: <ipv4>:<port> | [<ipv6>]:<port> | "
+        "<hostname>:<port> (%s)",
+        root_comm_id, address.error().message.c_str());
     return make_error(NRT_INVALID, "invalid root comm id \"" + std::string(root_comm_id) +
                                        "\": " + address.error().message);
   }
   NCCOM_INFO(log::kInit | log::kBootstrap, "Root comm Id set by environment to %s", root_comm_id);
   bootstrap::UniqueId id;
   id.root = *address;
-  const std::string basis = settings.secret.empty()
-                                ? "nccom-root:" + address->to_string() + "/" + std::to_string(nranks)
-                                : settings.secret;
+  const std::string basis =
+      settings.secret.empty() ? "nccom-root:" + address->to_string() + "/" + std::to_string(nranks)
+                              : settings.secret;
   id.secret = hash_bytes(basis.data(), basis.size());
   if (id.secret == 0) id.secret = 1;
   id.protocol = choose_protocol(settings, global, nranks);

@@ -34,11 +34,14 @@ Result<BootstrapSettings> resolve(const bootstrap::SocketAddress& root) {
 
   const std::string ifname = config.get_string("bootstrap.socket_ifname");
   const std::string family_text = config.get_string("bootstrap.socket_family");
-  if (!ifname.empty()) NCCOM_INFO(log::kEnv, "NCCL_SOCKET_IFNAME set by environment to %s", ifname.c_str());
+  if (!ifname.empty())
+    NCCOM_INFO(log::kEnv, "NCCL_SOCKET_IFNAME set by environment to %s", ifname.c_str());
   if (!family_text.empty()) {
     NCCOM_INFO(log::kEnv, "NCCL_SOCKET_FAMILY set by environment to %s", family_text.c_str());
   }
-  const int family = family_text == "AF_INET" ? AF_INET : family_text == "AF_INET6" ? AF_INET6 : AF_UNSPEC;
+  const int family = family_text == "AF_INET"    ? AF_INET
+                     : family_text == "AF_INET6" ? AF_INET6
+                                                 : AF_UNSPEC;
   auto chosen = bootstrap::choose_interface(ifname, family, root);
   if (!chosen) {
     NCCOM_WARN("%s", chosen.error().message.c_str());

@@ -15,9 +15,9 @@ namespace nccom::comm {
 struct BootstrapSettings {
   std::chrono::milliseconds socket_timeout{120000};
   std::chrono::milliseconds handshake_timeout{120000};
-  std::string protocol = "auto";  // auto | flat | hierarchical
-  std::string secret;             // for host:port roots
-  std::string host_id;            // NCCL_HOSTID
+  std::string protocol = "auto";   // auto | flat | hierarchical
+  std::string secret;              // for host:port roots
+  std::string host_id;             // NCCL_HOSTID
   bootstrap::Interface interface;  // where this process's ranks listen
 };
 

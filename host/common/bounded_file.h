@@ -72,8 +72,9 @@ inline Result<std::string> read_bounded_file(const std::string& path, std::size_
   if (!S_ISREG(st.st_mode)) return not_regular(st.st_mode);
   const std::string limit = "the limit of " + byte_count(max_bytes);
   if (static_cast<std::uint64_t>(st.st_size) > max_bytes) {
-    return make_error(status, prefix + "it is " + byte_count(static_cast<std::uint64_t>(st.st_size)) +
-                                  ", over " + limit + "; check that the path names the intended file");
+    return make_error(status, prefix + "it is " +
+                                  byte_count(static_cast<std::uint64_t>(st.st_size)) + ", over " +
+                                  limit + "; check that the path names the intended file");
   }
   std::string text;
   char buf[65536];

@@ -34,17 +34,32 @@ class [[nodiscard]] Result {
   bool ok() const { return v_.index() == 0; }
   explicit operator bool() const { return ok(); }
 
-  T& value() & { assert(ok()); return std::get<0>(v_); }
-  const T& value() const& { assert(ok()); return std::get<0>(v_); }
-  T&& value() && { assert(ok()); return std::get<0>(std::move(v_)); }
+  T& value() & {
+    assert(ok());
+    return std::get<0>(v_);
+  }
+  const T& value() const& {
+    assert(ok());
+    return std::get<0>(v_);
+  }
+  T&& value() && {
+    assert(ok());
+    return std::get<0>(std::move(v_));
+  }
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
   T& operator*() & { return value(); }
   const T& operator*() const& { return value(); }
   T&& operator*() && { return std::move(*this).value(); }
 
-  const E& error() const { assert(!ok()); return std::get<1>(v_); }
-  E&& take_error() { assert(!ok()); return std::get<1>(std::move(v_)); }
+  const E& error() const {
+    assert(!ok());
+    return std::get<1>(v_);
+  }
+  E&& take_error() {
+    assert(!ok());
+    return std::get<1>(std::move(v_));
+  }
 
  private:
   std::variant<T, E> v_;
@@ -58,8 +73,14 @@ class [[nodiscard]] Result<void, E> {
 
   bool ok() const { return !failed_; }
   explicit operator bool() const { return ok(); }
-  const E& error() const { assert(failed_); return err_; }
-  E&& take_error() { assert(failed_); return std::move(err_); }
+  const E& error() const {
+    assert(failed_);
+    return err_;
+  }
+  E&& take_error() {
+    assert(failed_);
+    return std::move(err_);
+  }
 
  private:
   E err_{};

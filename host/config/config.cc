@@ -53,8 +53,7 @@ Config::Config(std::vector<Entry> entries, std::string file, std::string cluster
 const Entry& Config::entry(std::string_view key) const {
   auto it = index_.find(key);
   if (it == index_.end())
-    throw std::logic_error("nccom config: no knob named " + std::string(key) +
-                           " is registered");
+    throw std::logic_error("nccom config: no knob named " + std::string(key) + " is registered");
   return entries_[it->second];
 }
 
@@ -82,9 +81,8 @@ std::vector<Entry> Config::section(std::string_view prefix) const {
   std::vector<Entry> out;
   for (const Entry& e : entries_) {
     std::string_view key = e.key();
-    if (key == prefix ||
-        (key.size() > prefix.size() && key.substr(0, prefix.size()) == prefix &&
-         key[prefix.size()] == '.'))
+    if (key == prefix || (key.size() > prefix.size() && key.substr(0, prefix.size()) == prefix &&
+                          key[prefix.size()] == '.'))
       out.push_back(e);
   }
   return out;

@@ -1,6 +1,5 @@
 // Config::describe(): the table `nccom-config` prints.
 #include "config/config.h"
-
 #include "config/value.h"
 
 #include <algorithm>

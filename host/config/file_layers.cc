@@ -4,9 +4,10 @@
 
 #include <nccom/nrt_abi.h>
 
+#include <toml++/toml.h>
+
 #include <charconv>
 #include <optional>
-#include <toml++/toml.h>
 
 namespace nccom::config::detail {
 namespace {
@@ -80,8 +81,8 @@ class Walker {
   // the user wrote it as ("clusters.trn2.net.plugin").
   void entry(const toml::key& key, const toml::node& node, const std::string& rel_prefix,
              const std::string& shown_prefix, Layer& layer, const std::string& cluster) {
-    std::string rel = rel_prefix.empty() ? std::string(key.str())
-                                         : rel_prefix + "." + std::string(key.str());
+    std::string rel =
+        rel_prefix.empty() ? std::string(key.str()) : rel_prefix + "." + std::string(key.str());
     std::string shown = shown_prefix + rel;
     if (const Knob* knob = registry_.find(rel)) {
       assign(*knob, node, shown, layer, cluster);
@@ -103,8 +104,7 @@ class Walker {
     }
     Checked checked = check_value(knob, std::move(*value));
     if (!checked.value) {
-      add(node.source(),
-          shown + ": expected " + checked.expected + ", got " + describe_node(node));
+      add(node.source(), shown + ": expected " + checked.expected + ", got " + describe_node(node));
       return;
     }
     Source source;
@@ -140,8 +140,8 @@ class Walker {
   void clusters(const toml::node& node) {
     const toml::table* sections = node.as_table();
     if (!sections) {
-      add(node.source(), "clusters: expected a table of [clusters.<name>] sections, got " +
-                             describe_node(node));
+      add(node.source(),
+          "clusters: expected a table of [clusters.<name>] sections, got " + describe_node(node));
       return;
     }
     for (auto&& [name, section] : *sections) {

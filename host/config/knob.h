@@ -35,15 +35,15 @@ enum KnobFlag : unsigned {
 using Names = std::span<const std::string_view>;
 
 struct Knob {
-  std::string_view key{};           // dotted TOML path, e.g. "net.socket.nthreads"
-  Names env{};                      // overrides; the first one set (non-empty) wins
+  std::string_view key{};  // dotted TOML path, e.g. "net.socket.nthreads"
+  Names env{};             // overrides; the first one set (non-empty) wins
   Type type = Type::String;
-  std::string_view default_text{};  // parsed like an environment value
-  std::string_view help{};          // one or more real sentences
+  std::string_view default_text{};                              // parsed like an environment value
+  std::string_view help{};                                      // one or more real sentences
   std::int64_t min = std::numeric_limits<std::int64_t>::min();  // Int only
   std::int64_t max = std::numeric_limits<std::int64_t>::max();  // Int only
-  Names allowed{};                  // Enum only
-  unsigned flags = kNoFlags;        // KnobFlag bits
+  Names allowed{};                                              // Enum only
+  unsigned flags = kNoFlags;                                    // KnobFlag bits
 };
 
 using KnobTable = std::span<const Knob>;

@@ -110,21 +110,23 @@ constexpr Knob kHostKnobs[] = {
              "All ranks of a communicator must use the same setting.",
      .allowed = kProtocols,
      .flags = kCaseInsensitive},
-    {.key = "bootstrap.secret",
-     .env = kEnvSecret,
-     .type = Type::String,
-     .default_text = "",
-     .help = "Shared secret for communicators whose root is given as host:port "
-             "(NEURON_RT_ROOT_COMM_ID), which cannot carry a random one. Empty derives "
-             "it from the root address, which keeps other jobs out but is not secret; "
-             "set it through the launcher to authenticate.",
+    {
+        .key = "bootstrap.secret",
+        .env = kEnvSecret,
+        .type = Type::String,
+        .default_text = "",
+        .help = "Shared secret for communicators whose root is given as host:port "
+                "(NEURON_RT_ROOT_COMM_ID), which cannot carry a random one. Empty derives "
+                "it from the root address, which keeps other jobs out but is not secret; "
+                "set it through the launcher to authenticate.",
     },
-    {.key = "bootstrap.host_id",
-     .env = kEnvHostId,
-     .type = Type::String,
-     .default_text = "",
-     .help = "Overrides this host's identity (by default the host name and boot id), "
-             "which decides which ranks share a host.",
+    {
+        .key = "bootstrap.host_id",
+        .env = kEnvHostId,
+        .type = Type::String,
+        .default_text = "",
+        .help = "Overrides this host's identity (by default the host name and boot id), "
+                "which decides which ranks share a host.",
     },
     {.key = "bootstrap.socket_ifname",
      .env = kEnvIfname,

@@ -1,10 +1,10 @@
 // config::load(): find the file, pick the cluster, apply the environment,
 // merge the layers, and report every problem at once.
+#include "common/bounded_file.h"
 #include "config/config.h"
 #include "config/file_layers.h"
 #include "config/registry.h"
 #include "config/value.h"
-#include "common/bounded_file.h"
 
 #include <nccom/nrt_abi.h>
 
@@ -48,10 +48,9 @@ std::string no_file_note(const LoadOptions& options) {
     return std::string("no configuration file was read (") + kConfigFileEnv +
            " is unset and there are no default paths)";
   std::string tried;
-  for (const std::string& path : options.default_paths)
-    tried += (tried.empty() ? "" : ", ") + path;
-  return std::string("no configuration file was read (") + kConfigFileEnv +
-         " is unset; tried " + tried + ")";
+  for (const std::string& path : options.default_paths) tried += (tried.empty() ? "" : ", ") + path;
+  return std::string("no configuration file was read (") + kConfigFileEnv + " is unset; tried " +
+         tried + ")";
 }
 
 // The environment layer. The first variable of a knob that is set wins; a
@@ -110,8 +109,8 @@ Result<Config> load(const LoadOptions& options) {
     origin = kClusterEnv;
   } else if (!file.cluster.empty()) {
     cluster = file.cluster;
-    origin = path + ":" + std::to_string(file.cluster_line) + ":" +
-             std::to_string(file.cluster_column);
+    origin =
+        path + ":" + std::to_string(file.cluster_line) + ":" + std::to_string(file.cluster_column);
   }
   const Layer* cluster_layer = nullptr;
   if (!cluster.empty()) {

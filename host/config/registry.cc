@@ -49,9 +49,8 @@ void check_knob(const Knob& knob, std::vector<std::string>& problems) {
   if (knob.type == Type::Enum && knob.allowed.empty()) problem("enum without allowed values");
   if (knob.type != Type::Enum && !knob.allowed.empty())
     problem("allowed values are only for enum knobs");
-  if (knob.type != Type::Int &&
-      (knob.min != std::numeric_limits<std::int64_t>::min() ||
-       knob.max != std::numeric_limits<std::int64_t>::max()))
+  if (knob.type != Type::Int && (knob.min != std::numeric_limits<std::int64_t>::min() ||
+                                 knob.max != std::numeric_limits<std::int64_t>::max()))
     problem("min and max are only for integer knobs");
   if ((knob.flags & kCaseInsensitive) && knob.type != Type::Enum)
     problem("kCaseInsensitive is only for enum knobs");

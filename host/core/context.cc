@@ -50,8 +50,9 @@ std::filesystem::path own_directory() {
 
 config::LoadOptions default_load_options() {
   config::LoadOptions options;
-  options.default_paths = {config::kSystemConfigPath,
-                           (own_directory() / ".." / "share" / "nccom" / "nccom.toml").lexically_normal().string()};
+  options.default_paths = {
+      config::kSystemConfigPath,
+      (own_directory() / ".." / "share" / "nccom" / "nccom.toml").lexically_normal().string()};
   options.tables = {config::host_knobs()};
   return options;
 }
@@ -66,14 +67,15 @@ Result<std::unique_ptr<Context>> Context::create(const config::LoadOptions& opti
   if (!loaded) {
     return make_error(loaded.error().status,
                       "nccom configuration is invalid; fix it or point NCCOM_CONFIG at a good "
-                      "file:\n" + loaded.error().message);
+                      "file:\n" +
+                          loaded.error().message);
   }
   std::unique_ptr<Context> context(new Context(std::move(loaded).value()));
   const config::Config& config = context->config_;
 
-  auto settings = log::parse_settings(config.get_string("log.level"),
-                                      config.get_string("log.subsys"),
-                                      config.get_string("log.file"));
+  auto settings =
+      log::parse_settings(config.get_string("log.level"), config.get_string("log.subsys"),
+                          config.get_string("log.file"));
   if (!settings) return settings.take_error();
   Status configured = log::configure(*settings);
   log::set_warn_sink(&forward_to_runtime);
@@ -81,8 +83,7 @@ Result<std::unique_ptr<Context>> Context::create(const config::LoadOptions& opti
 
   NCCOM_INFO(log::kEnv, "configuration: %s%s%s",
              config.file().empty() ? "built-in defaults (no file)" : config.file().c_str(),
-             config.cluster().empty() ? "" : ", cluster ",
-             config.cluster().c_str());
+             config.cluster().empty() ? "" : ", cluster ", config.cluster().c_str());
   return context;
 }
 
@@ -104,8 +105,7 @@ Result<Context*> Context::get() {
   return instance.get();
 }
 
-std::size_t Context::load_plugins(nccom_plugin_kind_t kind,
-                                  const std::vector<std::string>& names) {
+std::size_t Context::load_plugins(nccom_plugin_kind_t kind, const std::vector<std::string>& names) {
   std::lock_guard lock(plugins_mutex_);
   host_apis_.push_back(std::make_unique<PluginHostApi>(config_, section_of(kind)));
   return plugins_.load_all(names, kind, host_apis_.back()->api(), plugin_dirs_,

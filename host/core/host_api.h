@@ -2,9 +2,9 @@
 // host's logger and the plugin's own section of the configuration.
 #pragma once
 
-#include <nccom/plugin.h>
-
 #include "config/config.h"
+
+#include <nccom/plugin.h>
 
 #include <map>
 #include <mutex>

@@ -84,8 +84,8 @@ Result<GraphSettings> graph_settings(const config::Config& config, bool is_rank0
   s.dump = is_rank0;
   s.graph_file = config.get_string("graph.file");
   s.new_algorithm = static_cast<int>(config.get_int("graph.use_new_algorithm"));
-  if (s.new_algorithm != -1 && config.entry("graph.use_new_algorithm").source.kind ==
-                                   config::Source::Kind::Env) {
+  if (s.new_algorithm != -1 &&
+      config.entry("graph.use_new_algorithm").source.kind == config::Source::Kind::Env) {
     NCCOM_INFO(log::kGraph | log::kEnv, "NCCL_GRAPH_USE_NEW_ALGORITHM set by environment");
   }
   const std::string level = config.get_string("graph.p2p_level");
@@ -116,8 +116,7 @@ Result<rings::GraphSummary> build_comm_graph(comm::Communicator& comm) {
   auto topology = build_node_topology(b.list, *machine, share.view, *settings);
   if (!topology) return topology.take_error();
   NCCOM_INFO(log::kGraph | log::kInit, "topology from plugin %s, %d channel(s) from %s",
-             topology->backend.c_str(), topology->graph.nChannels,
-             topology->graph_origin.c_str());
+             topology->backend.c_str(), topology->graph.nChannels, topology->graph_origin.c_str());
 
   RankGraphInput in;
   in.my_rank = comm.rank();
@@ -128,9 +127,8 @@ Result<rings::GraphSummary> build_comm_graph(comm::Communicator& comm) {
   auto order = node_order(b.list, topology->backend, *machine, layout);
   if (!order) return order.take_error();
   in.node_order = std::move(*order);
-  return build_rank_graph(in, [&comm](void* data, std::size_t per_rank) {
-    return comm.all_gather(data, per_rank);
-  });
+  return build_rank_graph(
+      in, [&comm](void* data, std::size_t per_rank) { return comm.all_gather(data, per_rank); });
 }
 
 }  // namespace nccom::graphbuild

@@ -8,8 +8,8 @@
 #include "comm/communicator.h"
 #include "common/result.h"
 #include "config/config.h"
-#include "rings/summary.h"
 #include "graphbuild/node_topology.h"
+#include "rings/summary.h"
 
 #include <nccom/topo_plugin.h>
 

@@ -21,8 +21,9 @@ Result<const TopoBackend*> choose_system_backend(std::span<const TopoBackend> ba
                                                  const nccom_topo_machine_t& machine,
                                                  const GraphSettings& settings) {
   if (backends.empty()) {
-    return make_error(NRT_FAILURE, "no topology plugin is loaded (topology.plugins lists none "
-                                   "that could be opened; see the WARN lines above)");
+    return make_error(NRT_FAILURE,
+                      "no topology plugin is loaded (topology.plugins lists none "
+                      "that could be opened; see the WARN lines above)");
   }
   std::vector<std::string> reasons;
   for (const TopoBackend& b : backends) {
@@ -32,9 +33,10 @@ Result<const TopoBackend*> choose_system_backend(std::span<const TopoBackend> ba
     reasons.push_back(b.name() + ": " + why);
   }
   if (settings.topo_file_set && reasons.empty()) {
-    return make_error(NRT_FAILURE, "NCCL_TOPO_FILE (topology.file) is set, but the topology "
-                                   "plugin nccl that reads it is not loaded; add \"topo_nccl\" to "
-                                   "topology.plugins");
+    return make_error(NRT_FAILURE,
+                      "NCCL_TOPO_FILE (topology.file) is set, but the topology "
+                      "plugin nccl that reads it is not loaded; add \"topo_nccl\" to "
+                      "topology.plugins");
   }
   return make_error(NRT_FAILURE, std::string("no topology plugin describes this machine (arch ") +
                                      machine.arch_name + ", family " +
@@ -121,7 +123,8 @@ Status read_kanga(const topo::XmlDocument& doc, const topo::TopoSystem& system,
     size_t start = 0;
     while (start <= list->size()) {
       const size_t comma = list->find(',', start);
-      const std::string item = list->substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      const std::string item =
+          list->substr(start, comma == std::string::npos ? std::string::npos : comma - start);
       auto dev = topo::parseIntText(item);
       const int gpu = dev ? system.gpuIndexOfDev(static_cast<int>(*dev)) : -1;
       if (gpu < 0) {

@@ -1,7 +1,7 @@
 #include "graphbuild/rank_graph.h"
 
-#include "rings/fragment.h"
 #include "rings/channels.h"
+#include "rings/fragment.h"
 #include "rings/stage.h"
 
 #include <algorithm>
@@ -70,7 +70,8 @@ Result<std::vector<int>> node_order(std::span<const TopoBackend> backends,
   return order;
 }
 
-Result<rings::GraphSummary> build_rank_graph(const RankGraphInput& in, const AllGather& all_gather) {
+Result<rings::GraphSummary> build_rank_graph(const RankGraphInput& in,
+                                             const AllGather& all_gather) {
   const ClusterLayout& l = *in.layout;
   topo::TopoGraph graph = *in.graph;
 

@@ -6,8 +6,8 @@
 #pragma once
 
 #include "common/result.h"
-#include "rings/summary.h"
 #include "graphbuild/topo_backend.h"
+#include "rings/summary.h"
 #include "topo/graph.h"
 
 #include <nccom/topo_plugin.h>
@@ -63,7 +63,8 @@ bool is_switch_v1(const nccom_topo_machine_t& machine);
 // is more than one node; node index order otherwise.
 Result<std::vector<int>> node_order(std::span<const TopoBackend> backends,
                                     const std::string& describing_backend,
-                                    const nccom_topo_machine_t& machine, const ClusterLayout& layout);
+                                    const nccom_topo_machine_t& machine,
+                                    const ClusterLayout& layout);
 
 // Every rank contributes `per_rank` bytes at data + rank * per_rank and
 // receives everyone's (neuronBootstrapAllGather's contract).

@@ -10,8 +10,9 @@ namespace nccom::graphbuild {
 Result<SimulatedCluster> simulate_cluster(std::span<const TopoBackend> backends,
                                           const ClusterRequest& req) {
   if (req.n_nodes < 1 || req.ranks_per_node < 1 || req.cores_per_device < 1) {
-    return make_error(NRT_INVALID, "a simulated cluster needs at least one node, one rank per "
-                                   "node and one core per device");
+    return make_error(NRT_INVALID,
+                      "a simulated cluster needs at least one node, one rank per "
+                      "node and one core per device");
   }
   if (!req.pod_node_ids.empty() && static_cast<int>(req.pod_node_ids.size()) != req.n_nodes) {
     return make_error(NRT_INVALID, "pod_node_ids has " + std::to_string(req.pod_node_ids.size()) +
@@ -51,7 +52,8 @@ Result<SimulatedCluster> simulate_cluster(std::span<const TopoBackend> backends,
   out.node_order = std::move(*order);
 
   out.agreed_channels = rings::kMaxChannels;
-  for (const NodeTopology& t : out.nodes) out.agreed_channels = std::min(out.agreed_channels, t.graph.nChannels);
+  for (const NodeTopology& t : out.nodes)
+    out.agreed_channels = std::min(out.agreed_channels, t.graph.nChannels);
   out.fragments.resize(static_cast<size_t>(l.n_ranks));
   for (int r = 0; r < l.n_ranks; ++r) {
     topo::TopoGraph g = out.nodes[l.rank_node[r]].graph;
@@ -59,8 +61,8 @@ Result<SimulatedCluster> simulate_cluster(std::span<const TopoBackend> backends,
     g.intra.resize(static_cast<size_t>(g.nChannels) * g.nLocal);
     g.inter.resize(static_cast<size_t>(g.nChannels));
     const bool switch_v1 = is_switch_v1(req.machine);
-    auto f = rings::preset(g, r, switch_v1 ? out.nodes[l.rank_node[r]].kanga_paths
-                                           : std::vector<std::vector<int>>{});
+    auto f = rings::preset(
+        g, r, switch_v1 ? out.nodes[l.rank_node[r]].kanga_paths : std::vector<std::vector<int>>{});
     if (!f) return f.take_error();
     const auto bytes = rings::encodeFragment(*f);
     out.fragments[r].assign(bytes.begin(), bytes.end());
@@ -70,8 +72,10 @@ Result<SimulatedCluster> simulate_cluster(std::span<const TopoBackend> backends,
 
 Result<rings::GraphSummary> simulate_rank(const SimulatedCluster& c, int rank) {
   if (rank < 0 || rank >= c.layout.n_ranks) {
-    return make_error(NRT_INVALID, "rank " + std::to_string(rank) + " is not in the simulated "
-                                   "cluster of " + std::to_string(c.layout.n_ranks) + " ranks");
+    return make_error(NRT_INVALID, "rank " + std::to_string(rank) +
+                                       " is not in the simulated "
+                                       "cluster of " +
+                                       std::to_string(c.layout.n_ranks) + " ranks");
   }
   // The communicator's two all-gathers, answered from what every rank of
   // the simulated cluster contributes.

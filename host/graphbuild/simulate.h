@@ -17,8 +17,8 @@ struct ClusterRequest {
   nccom_topo_machine_t machine{};  // the same on every node
   int n_nodes = 1;
   int ranks_per_node = 1;
-  int cores_per_device = 1;        // logical cores per device: rank -> (device, core)
-  std::vector<int> pod_node_ids;   // per node; empty: node n is pod node n
+  int cores_per_device = 1;       // logical cores per device: rank -> (device, core)
+  std::vector<int> pod_node_ids;  // per node; empty: node n is pod node n
   GraphSettings settings;
 };
 

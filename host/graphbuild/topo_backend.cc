@@ -98,9 +98,9 @@ Result<std::optional<std::string>> TopoBackend::graph_xml(
   if (ops_->compute_graph == nullptr) return std::optional<std::string>{};
   ErrorBuffer buf{};
   char* text = nullptr;
-  const nccom_plugin_status_t s = ops_->compute_graph(plugin_->context(), &machine, &node,
-                                                      system_xml.c_str(), &request, &text,
-                                                      buf.data(), buf.size());
+  const nccom_plugin_status_t s =
+      ops_->compute_graph(plugin_->context(), &machine, &node, system_xml.c_str(), &request, &text,
+                          buf.data(), buf.size());
   if (s == NCCOM_PLUGIN_UNSUPPORTED) {
     if (text != nullptr) ops_->free_text(plugin_->context(), text);
     return std::optional<std::string>{};
@@ -127,17 +127,18 @@ Result<std::vector<int>> TopoBackend::order_nodes(const nccom_topo_machine_t& ma
   std::vector<int32_t> ids(pod_node_ids.begin(), pod_node_ids.end());
   std::vector<int32_t> order(static_cast<size_t>(n), -1);
   ErrorBuffer buf{};
-  const nccom_plugin_status_t s =
-      order_nodes_(plugin_->context(), &machine, n, ids.data(), order.data(), buf.data(), buf.size());
+  const nccom_plugin_status_t s = order_nodes_(plugin_->context(), &machine, n, ids.data(),
+                                               order.data(), buf.data(), buf.size());
   if (s == NCCOM_PLUGIN_UNSUPPORTED) return identity;
   if (s != NCCOM_PLUGIN_OK) return failure("order_nodes", s, terminated(buf).c_str());
   std::vector<bool> seen(static_cast<size_t>(n), false);
   for (int i = 0; i < n; ++i) {
     if (order[i] < 0 || order[i] >= n || seen[order[i]]) {
-      return failure("order_nodes", NCCOM_PLUGIN_ERROR,
-                     ("its answer is not a permutation of the " + std::to_string(n) +
-                      " nodes (entry " + std::to_string(i) + " is " + std::to_string(order[i]) + ")")
-                         .c_str());
+      return failure(
+          "order_nodes", NCCOM_PLUGIN_ERROR,
+          ("its answer is not a permutation of the " + std::to_string(n) + " nodes (entry " +
+           std::to_string(i) + " is " + std::to_string(order[i]) + ")")
+              .c_str());
     }
     seen[order[i]] = true;
   }

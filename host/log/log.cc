@@ -10,7 +10,8 @@
 //            (without NCCL's leading blank line)
 //   ABORT    printed exactly like WARN, including the "CCOM WARN" tag, and
 //            filtered like WARN (shown whenever the level is >= WARN)
-//   TRACE    <host>:<pid>:<tid> [<dev>] <ms-since-configure, %f> <file-basename>:<line> CCOM TRACE <msg>
+//   TRACE    <host>:<pid>:<tid> [<dev>] <ms-since-configure, %f> <file-basename>:<line> CCOM TRACE
+//   <msg>
 // Every line ends in exactly one '\n': trailing newlines of the message are
 // collapsed. A message that does not fit kLineMax bytes ends in "...".
 //
@@ -19,6 +20,7 @@
 // when the level >= theirs and (subsys & mask) != 0. Before configure() (and
 // after reset()) only WARN/ABORT are printed, to stderr.
 #include "log/log.h"
+
 #include "log/log_internal.h"
 
 #include <sys/syscall.h>
@@ -89,8 +91,8 @@ std::size_t format_line(char* buf, Level level, const char* file, int line, cons
   } else if (level == Level::Trace) {
     const double elapsed_ms =
         static_cast<double>(steady_now_ns() - g_start_ns.load(std::memory_order_relaxed)) / 1e6;
-    n = std::snprintf(buf, kTextMax + 1, "%s:%d:%ld [%d] %f %s:%d CCOM TRACE ", host, pid, tid,
-                      dev, elapsed_ms, basename_of(file), line);
+    n = std::snprintf(buf, kTextMax + 1, "%s:%d:%ld [%d] %f %s:%d CCOM TRACE ", host, pid, tid, dev,
+                      elapsed_ms, basename_of(file), line);
   } else {  // Info and Version
     n = std::snprintf(buf, kTextMax + 1, "%s:%d:%ld [%d] CCOM INFO ", host, pid, tid, dev);
   }
@@ -127,16 +129,13 @@ bool enabled(Level level, unsigned long subsys) {
   const int current = g_level.load(std::memory_order_relaxed);
   switch (level) {
     case Level::Warn:
-    case Level::Abort:
-      return current == kUnconfigured || current >= static_cast<int>(Level::Warn);
-    case Level::Version:
-      return current >= static_cast<int>(Level::Version);
+    case Level::Abort: return current == kUnconfigured || current >= static_cast<int>(Level::Warn);
+    case Level::Version: return current >= static_cast<int>(Level::Version);
     case Level::Info:
     case Level::Trace:
       return current >= static_cast<int>(level) &&
              (subsys & g_mask.load(std::memory_order_relaxed)) != 0;
-    default:
-      return false;
+    default: return false;
   }
 }
 

@@ -20,15 +20,27 @@ enum class Level : int { None = 0, Version = 1, Warn = 2, Info = 3, Abort = 4, T
 
 // Subsystem bits, as NCCL_DEBUG_SUBSYS and ncclDebugLogSubSys.
 enum Subsys : unsigned long {
-  kInit = 1, kColl = 2, kP2P = 4, kShm = 8, kNet = 16, kGraph = 32, kTuning = 64,
-  kEnv = 128, kAlloc = 256, kCall = 512, kProxy = 1024, kNvls = 2048, kBootstrap = 4096,
-  kReg = 8192, kAll = ~0ul
+  kInit = 1,
+  kColl = 2,
+  kP2P = 4,
+  kShm = 8,
+  kNet = 16,
+  kGraph = 32,
+  kTuning = 64,
+  kEnv = 128,
+  kAlloc = 256,
+  kCall = 512,
+  kProxy = 1024,
+  kNvls = 2048,
+  kBootstrap = 4096,
+  kReg = 8192,
+  kAll = ~0ul
 };
 
 struct Settings {
   Level level = Level::None;
   unsigned long subsys = kInit | kEnv | kBootstrap;  // NCCL's default mask
-  std::string file_pattern;                         // empty: stdout (as NCCL)
+  std::string file_pattern;                          // empty: stdout (as NCCL)
 };
 
 // Parses NCCL_DEBUG / NCCL_DEBUG_SUBSYS / NCCL_DEBUG_FILE values. Level names
@@ -65,15 +77,15 @@ void vmessage(Level level, unsigned long subsys, const char* file, int line, con
 
 }  // namespace nccom::log
 
-#define NCCOM_WARN(...) \
-  ::nccom::log::message(::nccom::log::Level::Warn, ::nccom::log::kAll, __FILE__, __LINE__, __VA_ARGS__)
-#define NCCOM_INFO(subsys, ...)                                                       \
-  do {                                                                               \
-    if (::nccom::log::enabled(::nccom::log::Level::Info, (subsys)))                  \
-      ::nccom::log::message(::nccom::log::Level::Info, (subsys), __FILE__, __LINE__, \
-                            __VA_ARGS__);                                            \
+#define NCCOM_WARN(...)                                                                    \
+  ::nccom::log::message(::nccom::log::Level::Warn, ::nccom::log::kAll, __FILE__, __LINE__, \
+                        __VA_ARGS__)
+#define NCCOM_INFO(subsys, ...)                                                                    \
+  do {                                                                                             \
+    if (::nccom::log::enabled(::nccom::log::Level::Info, (subsys)))                                \
+      ::nccom::log::message(::nccom::log::Level::Info, (subsys), __FILE__, __LINE__, __VA_ARGS__); \
   } while (0)
-#define NCCOM_TRACE(subsys, ...)                                                       \
+#define NCCOM_TRACE(subsys, ...)                                                      \
   do {                                                                                \
     if (::nccom::log::enabled(::nccom::log::Level::Trace, (subsys)))                  \
       ::nccom::log::message(::nccom::log::Level::Trace, (subsys), __FILE__, __LINE__, \

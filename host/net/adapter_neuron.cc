@@ -131,22 +131,22 @@ BindResult adapt_neuron_v6(BoundTable table) {
        slot("getMrKey", t->getMrKey), slot("iwrite", t->iwrite),
        slot("iwriteInline", t->iwriteInline), slot("iread", t->iread)});
   if (!checked) return checked.take_error();
-  PluginInfo info{bounded_text(t->name, kMaxNetNameBytes), 6, Layout::kNeuron,
-                  std::move(table.origin), {}};
+  PluginInfo info{
+      bounded_text(t->name, kMaxNetNameBytes), 6, Layout::kNeuron, std::move(table.origin), {}};
   return std::unique_ptr<Net>(
       new NeuronDirect<ncclNet_v6_t>(t, std::move(info), std::move(table.library)));
 }
 
 BindResult adapt_neuron_v5(BoundTable table) {
   const auto* t = static_cast<const ncclNet_v5_t*>(table.table);
-  auto checked = check_neuron_table(
-      table, t,
-      {slot("regMrDmaBuf", t->regMrDmaBuf), slot("iflush", t->iflush),
-       slot("getMrKey", t->getMrKey), slot("iwrite", t->iwrite),
-       slot("iwriteInline", t->iwriteInline), slot("iread", t->iread)});
+  auto checked =
+      check_neuron_table(table, t,
+                         {slot("regMrDmaBuf", t->regMrDmaBuf), slot("iflush", t->iflush),
+                          slot("getMrKey", t->getMrKey), slot("iwrite", t->iwrite),
+                          slot("iwriteInline", t->iwriteInline), slot("iread", t->iread)});
   if (!checked) return checked.take_error();
-  PluginInfo info{bounded_text(t->name, kMaxNetNameBytes), 5, Layout::kNeuron,
-                  std::move(table.origin), {}};
+  PluginInfo info{
+      bounded_text(t->name, kMaxNetNameBytes), 5, Layout::kNeuron, std::move(table.origin), {}};
   return std::unique_ptr<Net>(
       new NeuronDirect<ncclNet_v5_t>(t, std::move(info), std::move(table.library)));
 }

@@ -9,8 +9,8 @@
 // NVIDIA v4 is served by adapter_v4.cc together with Neuron v4.
 #include "net/adapters.h"
 #include "net/bound_net.h"
-#include "net/plugin_answers.h"
 #include "net/nvidia_layouts.h"
+#include "net/plugin_answers.h"
 
 #include <climits>
 #include <type_traits>
@@ -133,8 +133,11 @@ BindResult adapt(BoundTable table, int version) {
     auto dmabuf = check_table(table, t->name, {}, {slot("regMrDmaBuf", t->regMrDmaBuf)});
     if (!dmabuf) return dmabuf.take_error();
   }
-  PluginInfo info{bounded_text(t->name, kMaxNetNameBytes), version, Layout::kNvidia,
-                  std::move(table.origin), {}};
+  PluginInfo info{bounded_text(t->name, kMaxNetNameBytes),
+                  version,
+                  Layout::kNvidia,
+                  std::move(table.origin),
+                  {}};
   return std::unique_ptr<Net>(new NvidiaNet<Table>(t, std::move(info), std::move(table.library)));
 }
 

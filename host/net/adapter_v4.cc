@@ -13,8 +13,8 @@
 //  - no fini, regMrDmaBuf, getMrKey, iwrite, iwriteInline, iread.
 #include "net/adapters.h"
 #include "net/bound_net.h"
-#include "net/plugin_answers.h"
 #include "net/nvidia_layouts.h"
+#include "net/plugin_answers.h"
 
 #include <climits>
 #include <cstring>
@@ -45,9 +45,7 @@ class V4Net final : public BoundNet {
       : BoundNet(std::move(info), t->iflush != nullptr ? kCapFlush : 0u, std::move(lib)), t_(t) {}
 
   ncclResult_t init(ncclDebugLogger_t logger) override { return t_->init(logger); }
-  ncclResult_t fini() override {
-    return no_fini("a v4 plugin cleans up at process exit");
-  }
+  ncclResult_t fini() override { return no_fini("a v4 plugin cleans up at process exit"); }
   ncclResult_t devices(int* ndev) override { return t_->devices(ndev); }
   ncclResult_t get_properties(int dev, ncclNetProperties_v6_t* props) override {
     if (props == nullptr) return ncclInvalidArgument;
@@ -151,8 +149,7 @@ BindResult adapt_v4(BoundTable table, Layout layout) {
        slot("closeRecv", t->closeRecv), slot("closeListen", t->closeListen)},
       {slot("iflush", t->iflush)});
   if (!checked) return checked.take_error();
-  PluginInfo info{bounded_text(t->name, kMaxNetNameBytes), 4, layout,
-                  std::move(table.origin), {}};
+  PluginInfo info{bounded_text(t->name, kMaxNetNameBytes), 4, layout, std::move(table.origin), {}};
   return std::unique_ptr<Net>(new V4Net<Table>(t, std::move(info), std::move(table.library)));
 }
 

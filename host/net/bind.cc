@@ -43,9 +43,9 @@ std::string file_holding(const void* address) {
 
 BindResult bind_with(const Lookup& lookup, Layout layout, std::string where, std::string origin,
                      std::unique_ptr<plugin::SharedLibrary> library) {
-  const std::span<const Flavor> flavors =
-      layout == Layout::kNvidia ? std::span<const Flavor>(kNvidiaFlavors)
-                                : std::span<const Flavor>(kNeuronFlavors);
+  const std::span<const Flavor> flavors = layout == Layout::kNvidia
+                                              ? std::span<const Flavor>(kNvidiaFlavors)
+                                              : std::span<const Flavor>(kNeuronFlavors);
   for (const Flavor& f : flavors) {
     const void* table = lookup(f.symbol);
     if (table == nullptr) continue;

@@ -8,10 +8,9 @@ namespace nccom::net {
 namespace {
 
 constexpr const char* kOpNames[] = {
-    "init",    "fini",      "devices",   "getProperties", "listen",       "connect",
-    "accept",  "regMr",     "regMrDmaBuf", "deregMr",     "isend",        "irecv",
-    "iflush",  "test",      "closeSend", "closeRecv",     "closeListen",  "getMrKey",
-    "iwrite",  "iwriteInline", "iread"};
+    "init",      "fini",        "devices",     "getProperties", "listen", "connect",      "accept",
+    "regMr",     "regMrDmaBuf", "deregMr",     "isend",         "irecv",  "iflush",       "test",
+    "closeSend", "closeRecv",   "closeListen", "getMrKey",      "iwrite", "iwriteInline", "iread"};
 static_assert(std::size(kOpNames) == static_cast<std::size_t>(Op::kCount));
 
 // Bits of BoundNet::reported_: one per Op, then one per Refusal, then fini.
@@ -30,8 +29,8 @@ const char* op_name(Op op) {
 const char* to_string(Layout layout) { return layout == Layout::kNvidia ? "nvidia" : "neuron"; }
 
 std::string describe(const PluginInfo& info) {
-  return info.name + " (" + (info.layout == Layout::kNvidia ? "NVIDIA" : "Neuron") +
-         " ncclNet_v" + std::to_string(info.version) + ")";
+  return info.name + " (" + (info.layout == Layout::kNvidia ? "NVIDIA" : "Neuron") + " ncclNet_v" +
+         std::to_string(info.version) + ")";
 }
 
 BoundNet::BoundNet(PluginInfo info, unsigned capabilities,

@@ -17,9 +17,28 @@ namespace nccom::net {
 
 // The operations of the Net interface, for messages.
 enum class Op : unsigned {
-  kInit, kFini, kDevices, kGetProperties, kListen, kConnect, kAccept, kRegMr, kRegMrDmaBuf,
-  kDeregMr, kIsend, kIrecv, kIflush, kTest, kCloseSend, kCloseRecv, kCloseListen, kGetMrKey,
-  kIwrite, kIwriteInline, kIread, kCount
+  kInit,
+  kFini,
+  kDevices,
+  kGetProperties,
+  kListen,
+  kConnect,
+  kAccept,
+  kRegMr,
+  kRegMrDmaBuf,
+  kDeregMr,
+  kIsend,
+  kIrecv,
+  kIflush,
+  kTest,
+  kCloseSend,
+  kCloseRecv,
+  kCloseListen,
+  kGetMrKey,
+  kIwrite,
+  kIwriteInline,
+  kIread,
+  kCount
 };
 // The slot name of the ABI tables: "regMrDmaBuf", "iread", ...
 const char* op_name(Op op);

@@ -1,8 +1,8 @@
 // The process's candidate list (selection.h) and the kernel check.
 #include "core/runtime.h"
 #include "log/log.h"
-#include "net/selection.h"
 #include "net/ofi_settings.h"
+#include "net/selection.h"
 #include "net/socket_settings.h"
 
 #include <dlfcn.h>
@@ -74,11 +74,11 @@ std::vector<Candidate> process_candidates(const config::Config& config,
       if (!path.empty()) where += " (" + path + ")";
       // The file is named wherever the plugin is (the runtime's plugin and
       // nccom's own libfabric plugin may report the same table name).
-      candidates.push_back({where, "handed over by the runtime (nrt_get_libnccl_net)", [handle, where] {
-                              return bind_handle(handle, Layout::kNeuron, where, where);
-                            }, prepare,
-                            "on machines without EFA, net.use_runtime_plugin = false "
-                            "(NCCOM_NET_USE_RUNTIME_PLUGIN=0) uses the next plugin without trying this one"});
+      candidates.push_back(
+          {where, "handed over by the runtime (nrt_get_libnccl_net)",
+           [handle, where] { return bind_handle(handle, Layout::kNeuron, where, where); }, prepare,
+           "on machines without EFA, net.use_runtime_plugin = false "
+           "(NCCOM_NET_USE_RUNTIME_PLUGIN=0) uses the next plugin without trying this one"});
     }
   } else {
     NCCOM_INFO(log::kNet | log::kInit,
@@ -86,7 +86,8 @@ std::vector<Candidate> process_candidates(const config::Config& config,
   }
 
   const std::string configured = config.get_string("net.plugin");
-  const auto configured_file = configured.empty() ? std::filesystem::path() : first_existing(configured, plugin_dirs);
+  const auto configured_file =
+      configured.empty() ? std::filesystem::path() : first_existing(configured, plugin_dirs);
   const bool nvidia = strcasecmp(config.get_string("net.plugin_layout").c_str(), "nvidia") == 0;
   if (!configured.empty()) {
     const Layout layout = nvidia ? Layout::kNvidia : Layout::kNeuron;
@@ -96,25 +97,29 @@ std::vector<Candidate> process_candidates(const config::Config& config,
     candidates.push_back({"net.plugin \"" + configured + "\"", reason,
                           [configured, layout, plugin_dirs, origin] {
                             return open_and_bind(configured, layout, plugin_dirs, origin);
-                          }, prepare, ""});
+                          },
+                          prepare, ""});
   }
 
   const auto fallback_file = first_existing(kFallbackName, plugin_dirs);
   const bool same_as_configured =
       !configured.empty() &&
-      (configured == kFallbackName ||
-       (!fallback_file.empty() && configured_file == fallback_file));
+      (configured == kFallbackName || (!fallback_file.empty() && configured_file == fallback_file));
   if (!same_as_configured) {
-    std::string reason = std::string("fallback: ") +
-                         (!use_runtime         ? "the runtime's plugin is not used (net.use_runtime_plugin = false)"
-                          : runtime_offered    ? "the runtime's plugin was unusable"
-                                               : "the runtime handed over no plugin") +
-                         (configured.empty() ? " and none configured" : " and net.plugin was unusable");
-    const std::string origin = fallback_file.empty() ? std::string(kFallbackName) : fallback_file.string();
+    std::string reason =
+        std::string("fallback: ") +
+        (!use_runtime      ? "the runtime's plugin is not used (net.use_runtime_plugin = false)"
+         : runtime_offered ? "the runtime's plugin was unusable"
+                           : "the runtime handed over no plugin") +
+        (configured.empty() ? " and none configured" : " and net.plugin was unusable");
+    const std::string origin =
+        fallback_file.empty() ? std::string(kFallbackName) : fallback_file.string();
     candidates.push_back({std::string("the fallback plugin \"") + kFallbackName + "\"", reason,
                           [plugin_dirs, origin] {
-                            return open_and_bind(kFallbackName, Layout::kNeuron, plugin_dirs, origin);
-                          }, prepare, ""});
+                            return open_and_bind(kFallbackName, Layout::kNeuron, plugin_dirs,
+                                                 origin);
+                          },
+                          prepare, ""});
   }
   return candidates;
 }

@@ -32,8 +32,8 @@ void message_with_no_format(log::Level level, unsigned long flags, const char* f
   va_end(args);
 }
 
-extern "C" void nccom_net_plugin_log(ncclDebugLogLevel level, unsigned long flags,
-                                     const char* file, int line, const char* fmt, ...) {
+extern "C" void nccom_net_plugin_log(ncclDebugLogLevel level, unsigned long flags, const char* file,
+                                     int line, const char* fmt, ...) {
   int raw = 0;
   static_assert(sizeof raw == sizeof level);
   std::memcpy(&raw, &level, sizeof raw);  // the bits, without an enum load

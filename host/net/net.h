@@ -33,20 +33,20 @@ enum class Layout {
 };
 
 enum Capability : unsigned {
-  kCapFini = 1u << 0,          // has fini (v6)
-  kCapTags = 1u << 1,          // isend/irecv carry tags (v5+)
+  kCapFini = 1u << 0,                // has fini (v6)
+  kCapTags = 1u << 1,                // isend/irecv carry tags (v5+)
   kCapNonBlockingConnect = 1u << 2,  // connect/accept return NULL until ready (v5+)
-  kCapDmaBuf = 1u << 3,        // regMrDmaBuf
-  kCapRma = 1u << 4,           // getMrKey / iwrite / iwriteInline / iread usable
-  kCapFlush = 1u << 5          // iflush present
+  kCapDmaBuf = 1u << 3,              // regMrDmaBuf
+  kCapRma = 1u << 4,                 // getMrKey / iwrite / iwriteInline / iread usable
+  kCapFlush = 1u << 5                // iflush present
 };
 
 struct PluginInfo {
-  std::string name;      // the table's name field, e.g. "AWS Libfabric"
-  int version = 0;       // 4, 5 or 6
+  std::string name;  // the table's name field, e.g. "AWS Libfabric"
+  int version = 0;   // 4, 5 or 6
   Layout layout = Layout::kNeuron;
-  std::string origin;    // where it came from, for messages: a file path, "the runtime's ..."
-  std::string file;      // the file that holds the table (dladdr), "" when unknown
+  std::string origin;  // where it came from, for messages: a file path, "the runtime's ..."
+  std::string file;    // the file that holds the table (dladdr), "" when unknown
 };
 
 // "neuron" / "nvidia".

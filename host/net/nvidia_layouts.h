@@ -23,15 +23,15 @@ using Properties_v4 = ncclNetProperties_v4_t;
 
 // NVIDIA v5 and v6 share this 48-byte struct: no regIsGlobal, no RMA fields.
 struct Properties_v6 {
-  char* name;       //  0
-  char* pciPath;    //  8
-  uint64_t guid;    // 16
-  int ptrSupport;   // 24
-  int speed;        // 28 Mbps
-  int port;         // 32
-  float latency;    // 36
-  int maxComms;     // 40
-  int maxRecvs;     // 44
+  char* name;      //  0
+  char* pciPath;   //  8
+  uint64_t guid;   // 16
+  int ptrSupport;  // 24
+  int speed;       // 28 Mbps
+  int port;        // 32
+  float latency;   // 36
+  int maxComms;    // 40
+  int maxRecvs;    // 44
 };
 using Properties_v5 = Properties_v6;
 
@@ -68,8 +68,8 @@ struct Net_v5 {
   ncclResult_t (*deregMr)(void* comm, void* mhandle);
   ncclResult_t (*isend)(void* sendComm, void* data, int size, int tag, void* mhandle,
                         void** request);
-  ncclResult_t (*irecv)(void* recvComm, int n, void** data, int* sizes, int* tags,
-                        void** mhandles, void** request);
+  ncclResult_t (*irecv)(void* recvComm, int n, void** data, int* sizes, int* tags, void** mhandles,
+                        void** request);
   ncclResult_t (*iflush)(void* recvComm, int n, void** data, int* sizes, void** mhandles,
                          void** request);
   ncclResult_t (*test)(void* request, int* done, int* sizes);
@@ -93,8 +93,8 @@ struct Net_v6 {
   ncclResult_t (*deregMr)(void* comm, void* mhandle);
   ncclResult_t (*isend)(void* sendComm, void* data, int size, int tag, void* mhandle,
                         void** request);
-  ncclResult_t (*irecv)(void* recvComm, int n, void** data, int* sizes, int* tags,
-                        void** mhandles, void** request);
+  ncclResult_t (*irecv)(void* recvComm, int n, void** data, int* sizes, int* tags, void** mhandles,
+                        void** request);
   ncclResult_t (*iflush)(void* recvComm, int n, void** data, int* sizes, void** mhandles,
                          void** request);
   ncclResult_t (*test)(void* request, int* done, int* sizes);

@@ -15,8 +15,7 @@ using ConfigureLivenessFn = ncclResult_t (*)(int, int, int);
 // messages: before init the plugin has no logger, so its own warning is
 // dropped and the host's message must carry the whole story.
 constexpr const char* kRailsRule = "rails must be 1 to 64";
-constexpr const char* kLivenessRule =
-    "check_ms must be 1 to 60000 and grace_ms 0 to 600000";
+constexpr const char* kLivenessRule = "check_ms must be 1 to 60000 and grace_ms 0 to 600000";
 
 std::string knob_text(const char* key, std::int64_t value, const std::string& source) {
   return std::string(key) + " = " + std::to_string(value) + " (from " + source + ")";
@@ -51,8 +50,8 @@ Status configure_ofi(Net& net, const OfiSettings& settings) {
   if (configure != nullptr) {
     const std::string values = knob_text("net.ofi_rails", settings.rails, settings.rails_source);
     // The knob table bounds the value; one outside int is refused, not truncated.
-    const ncclResult_t r =
-        fits_int(settings.rails) ? configure(static_cast<int>(settings.rails)) : ncclInvalidArgument;
+    const ncclResult_t r = fits_int(settings.rails) ? configure(static_cast<int>(settings.rails))
+                                                    : ncclInvalidArgument;
     if (r != ncclSuccess) {
       return make_error(NRT_INVALID, "NET/Plugin: " + plugin + " refused " + values + " in " +
                                          kOfiConfigureSymbol + ": " + result_text(r) + "; " +

@@ -14,9 +14,10 @@ std::string who(const Net& net) { return describe(net.info()) + " from " + net.i
 void warn_unterminated(const Net& net, int dev, const char* field, const char* text,
                        std::size_t max_bytes) {
   if (text == nullptr || strnlen(text, max_bytes + 1) <= max_bytes) return;
-  NCCOM_WARN("NET/Plugin: %s: getProperties(%d) returned a %s that is not NUL-terminated within "
-             "%zu bytes; nccom uses its first %zu bytes (the plugin should fix the string)",
-             who(net).c_str(), dev, field, max_bytes, max_bytes);
+  NCCOM_WARN(
+      "NET/Plugin: %s: getProperties(%d) returned a %s that is not NUL-terminated within "
+      "%zu bytes; nccom uses its first %zu bytes (the plugin should fix the string)",
+      who(net).c_str(), dev, field, max_bytes, max_bytes);
 }
 
 }  // namespace
@@ -38,8 +39,7 @@ Result<int> device_count(Net& net) {
   }
   if (ndev > kMaxNetDevices) {
     return make_error(NRT_FAILURE, who(net) + ": devices() reported " + std::to_string(ndev) +
-                                       " devices, more than the " +
-                                       std::to_string(kMaxNetDevices) +
+                                       " devices, more than the " + std::to_string(kMaxNetDevices) +
                                        " nccom accepts (kMaxNetDevices); the plugin is broken: "
                                        "fix it or choose another with net.plugin");
   }
@@ -62,9 +62,10 @@ void warn_about_properties(Net& net, int devices) {
     warn_unterminated(net, dev, "pciPath", props.pciPath, kMaxNetPathBytes);
     const std::string clamped = clamp_properties(props);
     if (!clamped.empty()) {
-      NCCOM_WARN("NET/Plugin: %s: getProperties(%d): %s (nccom posts one receive per irecv; "
-                 "transports are handed the clamped value)",
-                 who(net).c_str(), dev, clamped.c_str());
+      NCCOM_WARN(
+          "NET/Plugin: %s: getProperties(%d): %s (nccom posts one receive per irecv; "
+          "transports are handed the clamped value)",
+          who(net).c_str(), dev, clamped.c_str());
     }
   }
 }

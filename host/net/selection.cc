@@ -55,7 +55,8 @@ ProcessNet& process() {
 void check_kernel(const config::Config& config) {
   utsname name{};
   if (uname(&name) != 0) return;
-  const std::string warning = fork_safe_warning(name.release, config.get_string("net.efa_fork_safe"));
+  const std::string warning =
+      fork_safe_warning(name.release, config.get_string("net.efa_fork_safe"));
   if (!warning.empty()) NCCOM_WARN("%s", warning.c_str());
 }
 
@@ -77,8 +78,8 @@ Result<Selection> select_from(std::vector<Candidate> candidates, ncclDebugLogger
     tried += (tried.empty() ? "" : "; ") + candidate.what;
     auto bound = candidate.bind();
     if (!bound) {
-      NCCOM_WARN("NET/Plugin: cannot use %s: %s; trying the next candidate",
-                 candidate.what.c_str(), bound.error().message.c_str());
+      NCCOM_WARN("NET/Plugin: cannot use %s: %s; trying the next candidate", candidate.what.c_str(),
+                 bound.error().message.c_str());
       continue;
     }
     std::unique_ptr<Net> net = std::move(bound).value();
@@ -91,8 +92,10 @@ Result<Selection> select_from(std::vector<Candidate> candidates, ncclDebugLogger
     }
     auto started = start(*net, logger);
     if (!started) {
-      const std::string advice = candidate.if_it_fails.empty() ? "" : " (" + candidate.if_it_fails + ")";
-      NCCOM_WARN("%s; trying the next candidate%s", started.error().message.c_str(), advice.c_str());
+      const std::string advice =
+          candidate.if_it_fails.empty() ? "" : " (" + candidate.if_it_fails + ")";
+      NCCOM_WARN("%s; trying the next candidate%s", started.error().message.c_str(),
+                 advice.c_str());
       retire(std::move(net));
       continue;
     }
@@ -102,9 +105,9 @@ Result<Selection> select_from(std::vector<Candidate> candidates, ncclDebugLogger
     return Selection{std::move(net), *started, candidate.reason};
   }
   Error failure = make_error(
-      NRT_FAILURE, "no usable net plugin" +
-                       (tried.empty() ? std::string(": there was no candidate")
-                                      : " (tried " + tried + "); see the warnings above"));
+      NRT_FAILURE,
+      "no usable net plugin" + (tried.empty() ? std::string(": there was no candidate")
+                                              : " (tried " + tried + "); see the warnings above"));
   NCCOM_WARN("NET/Plugin: %s", failure.message.c_str());
   return failure;
 }

@@ -19,8 +19,9 @@ namespace nccom::net {
 
 // One plugin the selection may use.
 struct Candidate {
-  std::string what;    // for messages: "the runtime's libnccom-net.so", "net.plugin \"x\""
-  std::string reason;  // logged when chosen: "runtime handle", "net.plugin from env NCCL_NET_PLUGIN"
+  std::string what;  // for messages: "the runtime's libnccom-net.so", "net.plugin \"x\""
+  std::string
+      reason;  // logged when chosen: "runtime handle", "net.plugin from env NCCL_NET_PLUGIN"
   std::function<BindResult()> bind;
   // Optional, run after bind and before init (e.g. configure_socket): an
   // error rejects this candidate, which is then unloaded (its init never ran).

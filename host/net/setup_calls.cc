@@ -159,7 +159,8 @@ ncclResult_t SetupCalls::connect(int dev, void* handle, void** send_comm) {
   auto it = s.connects.find(handle);
   std::shared_ptr<Call> call;
   if (it != s.connects.end() &&
-      (it->second->dev != dev || std::memcmp(it->second->given, handle, sizeof it->second->given) != 0)) {
+      (it->second->dev != dev ||
+       std::memcmp(it->second->given, handle, sizeof it->second->given) != 0)) {
     // The buffer now holds another handle: its earlier connect was given up
     // on (the caller freed it and the memory was reused).
     std::shared_ptr<Call> old = it->second;
@@ -239,14 +240,16 @@ std::vector<SetupCalls::InFlight> SetupCalls::in_flight() const {
   const auto now = Clock::now();
   auto add = [&](const std::shared_ptr<Call>& call) {
     if (call->finished) return;
-    out.push_back({(call->accept ? std::string("accept") : "connect (device " + std::to_string(call->dev) + ")") +
+    out.push_back({(call->accept ? std::string("accept")
+                                 : "connect (device " + std::to_string(call->dev) + ")") +
                        (call->abandoned ? ", given up on" : ""),
                    std::chrono::duration_cast<std::chrono::milliseconds>(now - call->started)});
   };
   for (const auto& [key, call] : s.connects) add(call);
   for (const auto& [key, call] : s.accepts) add(call);
   for (const auto& call : s.orphans) add(call);
-  std::stable_sort(out.begin(), out.end(), [](const InFlight& a, const InFlight& b) { return a.running > b.running; });
+  std::stable_sort(out.begin(), out.end(),
+                   [](const InFlight& a, const InFlight& b) { return a.running > b.running; });
   return out;
 }
 
@@ -282,7 +285,8 @@ std::string describe_in_flight(Net& net) {
   std::string text = "the net plugin " + describe(net.info()) + " from " + net.info().origin +
                      " has " + std::to_string(calls.size()) + " call(s) that have not returned:";
   for (size_t i = 0; i < calls.size(); ++i) {
-    text += (i == 0 ? " " : ", ") + calls[i].call + " for " + std::to_string(calls[i].running.count()) + " ms";
+    text += (i == 0 ? " " : ", ") + calls[i].call + " for " +
+            std::to_string(calls[i].running.count()) + " ms";
   }
   return text;
 }

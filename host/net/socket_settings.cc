@@ -38,11 +38,10 @@ Status configure_socket(Net& net, const SocketSettings& settings) {
   auto configure = reinterpret_cast<ConfigureFn>(net.symbol(kSocketConfigureSymbol));
   if (configure == nullptr) return {};
   const std::string plugin = describe(net.info()) + " from " + net.info().origin;
-  const std::string values = knob_text("net.socket.nsocks_per_thread", settings.nsocks_per_thread,
-                                       settings.nsocks_source) +
-                             ", " +
-                             knob_text("net.socket.nthreads", settings.nthreads,
-                                       settings.nthreads_source);
+  const std::string values =
+      knob_text("net.socket.nsocks_per_thread", settings.nsocks_per_thread,
+                settings.nsocks_source) +
+      ", " + knob_text("net.socket.nthreads", settings.nthreads, settings.nthreads_source);
   // The knob table bounds each value far below INT_MAX; a value outside int
   // cannot be passed faithfully, so it is refused here rather than truncated.
   const bool fits = settings.nsocks_per_thread >= 1 && settings.nsocks_per_thread <= INT_MAX &&

@@ -70,8 +70,8 @@ Result<void, plugin::LoadError> check_symbol_size(const BoundTable& table, Layou
   const bool neuron = layout == Layout::kNeuron;
   const char* family = neuron ? "Neuron" : "NVIDIA";
   const char* other = neuron ? "NVIDIA" : "Neuron";
-  std::string what = "is " + std::to_string(size) + " bytes, but a " + family + " " +
-                     table.symbol + " table is " + std::to_string(expected) + " bytes; ";
+  std::string what = "is " + std::to_string(size) + " bytes, but a " + family + " " + table.symbol +
+                     " table is " + std::to_string(expected) + " bytes; ";
   if (size == other_layout) {
     what += std::string("it has the size of the ") + other + " table of that name, which nccom " +
             "reads only with net.plugin_layout = \"" + (neuron ? "nvidia" : "neuron") +

@@ -71,8 +71,8 @@ std::string segment_type(Elf64_Word type) {
 ssize_t read_at(int fd, void* buf, std::size_t n, std::uint64_t offset) {
   std::size_t done = 0;
   while (done < n) {
-    const ssize_t r = ::pread(fd, static_cast<char*>(buf) + done, n - done,
-                              static_cast<off_t>(offset + done));
+    const ssize_t r =
+        ::pread(fd, static_cast<char*>(buf) + done, n - done, static_cast<off_t>(offset + done));
     if (r < 0 && errno == EINTR) continue;
     if (r < 0) return -1;
     if (r == 0) break;
@@ -138,11 +138,13 @@ Result<void, LoadError> Checker::run() {
   struct stat st {};
   if (::fstat(fd_, &st) != 0) return io_error("fstat");
   if (!S_ISREG(st.st_mode)) {
-    return invalid("not a regular file, so not a shared library; give the path of a plugin's "
-                   ".so file");
+    return invalid(
+        "not a regular file, so not a shared library; give the path of a plugin's "
+        ".so file");
   }
   size_ = static_cast<std::uint64_t>(st.st_size);
-  if (size_ == 0) return invalid("empty file (0 bytes), not a shared library; reinstall or rebuild it");
+  if (size_ == 0)
+    return invalid("empty file (0 bytes), not a shared library; reinstall or rebuild it");
 
   Elf64_Ehdr header{};
   const ssize_t n = read_at(fd_, &header, sizeof header, 0);
@@ -158,12 +160,15 @@ Result<void, LoadError> Checker::run() {
 
 Result<void, LoadError> Checker::check_header(const unsigned char* bytes, std::size_t n) {
   if (n < SELFMAG || std::memcmp(bytes, ELFMAG, SELFMAG) != 0) {
-    return invalid("not an ELF file (it does not start with the ELF magic \\177ELF), so not a "
-                   "shared library; give the path of a plugin's .so file");
+    return invalid(
+        "not an ELF file (it does not start with the ELF magic \\177ELF), so not a "
+        "shared library; give the path of a plugin's .so file");
   }
   if (n > EI_CLASS && bytes[EI_CLASS] == ELFCLASS32) {
-    return invalid("a 32-bit ELF file (ELFCLASS32); this process loads only 64-bit "
-                   "(ELFCLASS64) shared libraries: rebuild it for " + machine_text(kMachine));
+    return invalid(
+        "a 32-bit ELF file (ELFCLASS32); this process loads only 64-bit "
+        "(ELFCLASS64) shared libraries: rebuild it for " +
+        machine_text(kMachine));
   }
   if (n > EI_CLASS && bytes[EI_CLASS] != ELFCLASS64) {
     return invalid("an ELF file of unknown class " + std::to_string(bytes[EI_CLASS]) +
@@ -172,11 +177,12 @@ Result<void, LoadError> Checker::check_header(const unsigned char* bytes, std::s
   }
   if (n > EI_DATA && bytes[EI_DATA] != ELFDATA2LSB) {
     return invalid(std::string("an ELF file ") +
-                   (bytes[EI_DATA] == ELFDATA2MSB ? "in big-endian byte order (ELFDATA2MSB)"
-                                                   : "of unknown byte order " +
-                                                         std::to_string(bytes[EI_DATA])) +
+                   (bytes[EI_DATA] == ELFDATA2MSB
+                        ? "in big-endian byte order (ELFDATA2MSB)"
+                        : "of unknown byte order " + std::to_string(bytes[EI_DATA])) +
                    "; this process loads only little-endian (ELFDATA2LSB) shared libraries: "
-                   "rebuild it for " + machine_text(kMachine));
+                   "rebuild it for " +
+                   machine_text(kMachine));
   }
   if (n < sizeof(Elf64_Ehdr)) {
     return truncated("the 64-byte ELF header ends at byte " + std::to_string(sizeof(Elf64_Ehdr)));
@@ -208,8 +214,9 @@ Result<void, LoadError> Checker::check_segments(const Elf64_Ehdr& header) {
   const ssize_t n = read_at(fd_, segments.data(), table_bytes, header.e_phoff);
   if (n < 0) return io_error("pread");
   if (static_cast<std::uint64_t>(n) != table_bytes) {
-    return truncated("the program header table could not be read whole (the file shrank while "
-                     "being checked)");
+    return truncated(
+        "the program header table could not be read whole (the file shrank while "
+        "being checked)");
   }
   for (std::size_t i = 0; i < segments.size(); ++i) {
     const Elf64_Phdr& p = segments[i];
@@ -228,14 +235,15 @@ Result<void, LoadError> Checker::check_sections(const Elf64_Ehdr& header) {
                    std::to_string(sizeof(Elf64_Shdr)) + "; reinstall or rebuild it");
   }
   if (!inside(header.e_shoff, sizeof(Elf64_Shdr), size_)) {
-    return truncated("the section header table (at byte " + std::to_string(header.e_shoff) +
-                     ") " + end_text(header.e_shoff, sizeof(Elf64_Shdr)));
+    return truncated("the section header table (at byte " + std::to_string(header.e_shoff) + ") " +
+                     end_text(header.e_shoff, sizeof(Elf64_Shdr)));
   }
   // Section 0 holds the count when e_shnum is 0 (more than 0xff00 sections).
   std::uint64_t count = header.e_shnum;
   if (count == 0) {
     Elf64_Shdr first{};
-    if (read_at(fd_, &first, sizeof first, header.e_shoff) != sizeof first) return io_error("pread");
+    if (read_at(fd_, &first, sizeof first, header.e_shoff) != sizeof first)
+      return io_error("pread");
     count = first.sh_size;
   }
   if (count > (size_ - header.e_shoff) / sizeof(Elf64_Shdr)) {
@@ -247,13 +255,16 @@ Result<void, LoadError> Checker::check_sections(const Elf64_Ehdr& header) {
   }
   std::vector<Elf64_Shdr> batch(kSectionBatch);
   for (std::uint64_t first = 0; first < count; first += kSectionBatch) {
-    const std::size_t k = static_cast<std::size_t>(std::min<std::uint64_t>(kSectionBatch, count - first));
+    const std::size_t k =
+        static_cast<std::size_t>(std::min<std::uint64_t>(kSectionBatch, count - first));
     const std::uint64_t bytes = k * sizeof(Elf64_Shdr);
-    const ssize_t n = read_at(fd_, batch.data(), bytes, header.e_shoff + first * sizeof(Elf64_Shdr));
+    const ssize_t n =
+        read_at(fd_, batch.data(), bytes, header.e_shoff + first * sizeof(Elf64_Shdr));
     if (n < 0) return io_error("pread");
     if (static_cast<std::uint64_t>(n) != bytes) {
-      return truncated("the section header table could not be read whole (the file shrank while "
-                       "being checked)");
+      return truncated(
+          "the section header table could not be read whole (the file shrank while "
+          "being checked)");
     }
     for (std::size_t j = 0; j < k; ++j) {
       const Elf64_Shdr& s = batch[j];

@@ -44,8 +44,7 @@ bool is_candidate(const std::filesystem::path& p) {
   std::error_code ec;
   auto type = std::filesystem::status(p, ec).type();
   return type != std::filesystem::file_type::not_found &&
-         type != std::filesystem::file_type::none &&
-         type != std::filesystem::file_type::directory;
+         type != std::filesystem::file_type::none && type != std::filesystem::file_type::directory;
 }
 
 Result<std::filesystem::path, LoadError> locate(const std::string& name_or_path,
@@ -177,9 +176,10 @@ Result<std::unique_ptr<LoadedPlugin>, LoadError> open_plugin(
       static_cast<const nccom_plugin_descriptor_t*>(library->symbol(NCCOM_PLUGIN_SYMBOL));
   if (descriptor == nullptr)
     return error(LoadErrorKind::MissingSymbol, path.value(),
-                 path.value().string() + ": no symbol " NCCOM_PLUGIN_SYMBOL
-                                         "; not an nccom plugin? Remove it from the plugin list, "
-                                         "or export a nccom_plugin_descriptor_t named " NCCOM_PLUGIN_SYMBOL);
+                 path.value().string() +
+                     ": no symbol " NCCOM_PLUGIN_SYMBOL
+                     "; not an nccom plugin? Remove it from the plugin list, "
+                     "or export a nccom_plugin_descriptor_t named " NCCOM_PLUGIN_SYMBOL);
   if (auto invalid = validate(*descriptor, path.value(), expected_kind)) return *std::move(invalid);
   return std::unique_ptr<LoadedPlugin>(new LoadedPlugin(std::move(library).value(), descriptor));
 }

@@ -13,9 +13,10 @@
 
 #include "plugin/elf_file.h"
 
-#include <boost/dll/shared_library.hpp>
 #include <dlfcn.h>
 #include <signal.h>
+
+#include <boost/dll/shared_library.hpp>
 
 #include <system_error>
 #include <utility>

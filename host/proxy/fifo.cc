@@ -93,8 +93,8 @@ Status walk(const Entry* fifo, int n, const char* name, const char* count_field,
   }
   for (int op = 0; op < ops_n; ++op) {
     const OpUse& u = use[static_cast<size_t>(op)];
-    const uint32_t declared = std::is_same_v<Entry, net_src_addr_t> ? ops[op].tx_entry_cnt
-                                                                    : ops[op].rx_entry_cnt;
+    const uint32_t declared =
+        std::is_same_v<Entry, net_src_addr_t> ? ops[op].tx_entry_cnt : ops[op].rx_entry_cnt;
     if (u.transfers != declared) {
       return refuse(where, std::string("ops[") + std::to_string(op) + "]." + count_field + " is " +
                                std::to_string(declared) + " but " + name + " holds " +
@@ -117,8 +117,8 @@ Status check_op(const net_ops_info_t& op, int i, const char* where) {
                              ", outside 1.." + std::to_string(kMaxIndexLoopSize));
   }
   if (op.initial_send_credits == 0 || op.initial_send_credits > kMaxCredits) {
-    return refuse(where, at + ".initial_send_credits is " + std::to_string(op.initial_send_credits) +
-                             ", outside 1..511");
+    return refuse(where, at + ".initial_send_credits is " +
+                             std::to_string(op.initial_send_credits) + ", outside 1..511");
   }
   if (op.ending_recv_credits == 0 || op.ending_recv_credits > kMaxCredits) {
     return refuse(where, at + ".ending_recv_credits is " + std::to_string(op.ending_recv_credits) +
@@ -127,7 +127,8 @@ Status check_op(const net_ops_info_t& op, int i, const char* where) {
   if (op.is_dynamic_send_recv_sz && op.data_type_sz == 0) {
     return refuse(where, at + " has dynamic sizes but data_type_sz 0");
   }
-  if (op.unrolled_count == 0) return refuse(where, at + ".unrolled_count is 0; at least 1 is needed");
+  if (op.unrolled_count == 0)
+    return refuse(where, at + ".unrolled_count is 0; at least 1 is needed");
   return {};
 }
 
@@ -146,14 +147,18 @@ Status validate_block(const BlockFifos& f, const char* where) {
   }
   // The original's two assertions, with its own wording.
   if (mark_of(f.src[f.src_n - 1]) != EXEC_COMPLETE) {
-    return refuse(where, "net_src_addr_fifo[net_src_addr_fifo_n - 1].mark == EXEC_COMPLETE "
-                         "does not hold (last src entry " + std::to_string(f.src_n - 1) + " is " +
-                         mark_name(mark_of(f.src[f.src_n - 1])) + ")");
+    return refuse(where,
+                  "net_src_addr_fifo[net_src_addr_fifo_n - 1].mark == EXEC_COMPLETE "
+                  "does not hold (last src entry " +
+                      std::to_string(f.src_n - 1) + " is " +
+                      mark_name(mark_of(f.src[f.src_n - 1])) + ")");
   }
   if (mark_of(f.dst[f.dst_n - 1]) != EXEC_COMPLETE) {
-    return refuse(where, "net_dest_addr_fifo[net_dest_addr_fifo_n - 1].mark == EXEC_COMPLETE "
-                         "does not hold (last dest entry " + std::to_string(f.dst_n - 1) + " is " +
-                         mark_name(mark_of(f.dst[f.dst_n - 1])) + ")");
+    return refuse(where,
+                  "net_dest_addr_fifo[net_dest_addr_fifo_n - 1].mark == EXEC_COMPLETE "
+                  "does not hold (last dest entry " +
+                      std::to_string(f.dst_n - 1) + " is " +
+                      mark_name(mark_of(f.dst[f.dst_n - 1])) + ")");
   }
   for (int i = 0; i < f.ops_n; ++i) {
     if (Status s = check_op(f.ops[i], i, where); !s) return s;

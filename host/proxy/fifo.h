@@ -16,10 +16,10 @@
 
 namespace nccom::proxy {
 
-inline constexpr uint32_t kMaxStreams = 4;            // NEC_MAX_STREAM_N
-inline constexpr uint32_t kNoBlock = 0xFFFFFFFFu;     // "no basic block"
-inline constexpr uint32_t kMaxIndexLoopSize = 512;    // NET_INDEX_LOOP_SIZE
-inline constexpr uint32_t kMaxCredits = 0x1FF;        // libnrt's assert on credits
+inline constexpr uint32_t kMaxStreams = 4;          // NEC_MAX_STREAM_N
+inline constexpr uint32_t kNoBlock = 0xFFFFFFFFu;   // "no basic block"
+inline constexpr uint32_t kMaxIndexLoopSize = 512;  // NET_INDEX_LOOP_SIZE
+inline constexpr uint32_t kMaxCredits = 0x1FF;      // libnrt's assert on credits
 
 struct BlockFifos {
   const net_ops_info_t* ops = nullptr;

@@ -48,8 +48,8 @@ Status Scheduler::start(uint32_t stream, uint32_t basic_block, const BlockFifos&
   auto& parked = s.blocks[basic_block];
   parked.push_back(Parked{std::move(*send), false});
   parked.push_back(Parked{std::move(*recv), false});
-  NCCOM_TRACE(log::kProxy, "proxy: registered %s (%d ops, %d src, %d dest entries)",
-              at.c_str(), fifos.ops_n, fifos.src_n, fifos.dst_n);
+  NCCOM_TRACE(log::kProxy, "proxy: registered %s (%d ops, %d src, %d dest entries)", at.c_str(),
+              fifos.ops_n, fifos.src_n, fifos.dst_n);
   return {};
 }
 
@@ -147,8 +147,8 @@ void Scheduler::watchdog(Stream& s, uint32_t stream, bool moved) {
   }
   if (settings_.stall_fail_ms != 0 && stalled >= settings_.stall_fail_ms) {
     s.failed = make_error(NRT_TIMEOUT, where(stream, s.current) + ": no progress for " +
-                                           std::to_string(stalled) + " ms (proxy.stall_fail_ms): " +
-                                           positions());
+                                           std::to_string(stalled) +
+                                           " ms (proxy.stall_fail_ms): " + positions());
     // Logged once here; later ticks return the same error silently.
     NCCOM_WARN("proxy: %s", s.failed->message.c_str());
   }

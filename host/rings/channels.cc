@@ -30,7 +30,8 @@ double nvlWidthDivisor(int compCap) {
   return 21.0;
 }
 
-Result<P2pChannels> computeP2pChannels(int nChannels, std::span<const float> nvlPathWidths, int compCap) {
+Result<P2pChannels> computeP2pChannels(int nChannels, std::span<const float> nvlPathWidths,
+                                       int compCap) {
   if (nChannels < 0 || nChannels > kMaxP2pChannels)
     return invalid("p2p channels: ring channel count " + std::to_string(nChannels) +
                    " outside [0, 32] (Postset caps it at 32)");
@@ -40,8 +41,8 @@ Result<P2pChannels> computeP2pChannels(int nChannels, std::span<const float> nvl
   for (std::size_t p = 0; p < nvlPathWidths.size(); ++p) {
     const float w = nvlPathWidths[p];
     if (!(w >= 0.0F) || w > 1.0e6F)  // also rejects NaN
-      return invalid("p2p channels: NVL path width [" + std::to_string(p) + "] = " + std::to_string(w) +
-                     " is not a bandwidth in [0, 1e6]");
+      return invalid("p2p channels: NVL path width [" + std::to_string(p) +
+                     "] = " + std::to_string(w) + " is not a bandwidth in [0, 1e6]");
     minCh = std::min(minCh, 2 * std::max(1, static_cast<int>(w / div)));
   }
   minCh = std::min(minCh, base);
@@ -58,9 +59,12 @@ Result<P2pChannels> computeP2pChannels(int nChannels, std::span<const float> nvl
   return out;
 }
 
-Result<int> netDevForChannel(const topo::TopoGraph* graph, int rank, int channelId, const LocalNetFn& localNet) {
+Result<int> netDevForChannel(const topo::TopoGraph* graph, int rank, int channelId,
+                             const LocalNetFn& localNet) {
   if (graph == nullptr) {
-    if (!localNet) return invalid("net device: no graph and no local-net fallback for rank " + std::to_string(rank));
+    if (!localNet)
+      return invalid("net device: no graph and no local-net fallback for rank " +
+                     std::to_string(rank));
     return localNet(rank);
   }
   const topo::TopoGraph& g = *graph;
@@ -70,8 +74,10 @@ Result<int> netDevForChannel(const topo::TopoGraph* graph, int rank, int channel
   if (channelId < 0)
     return invalid("net device: channel id " + std::to_string(channelId) + " is negative");
   const int c = channelId % g.nChannels;
-  if (g.intra.size() < static_cast<std::size_t>(c + 1) * g.nLocal || g.inter.size() <= static_cast<std::size_t>(c))
-    return invalid("net device: graph channel " + std::to_string(c) + " has no intra row or NIC pair");
+  if (g.intra.size() < static_cast<std::size_t>(c + 1) * g.nLocal ||
+      g.inter.size() <= static_cast<std::size_t>(c))
+    return invalid("net device: graph channel " + std::to_string(c) +
+                   " has no intra row or NIC pair");
   const int dir = (g.channel(c)[0] != rank) ? 1 : 0;  // the node's head uses the entry-side NIC
   return g.inter[c][dir];
 }

@@ -15,10 +15,10 @@ inline constexpr int kMinP2pChannels = 1;   // ncclParamMinP2pNChannels
 inline constexpr int kMaxP2pChannels = 32;  // ncclParamMaxP2pNChannels
 
 struct P2pChannels {
-  int p2pnChannels = 0;         // nextPow2(max(nChannels, 1))
-  int p2pnChannelsPerPeer = 0;  // nextPow2(min over NVL peers of 2*max(1, width/div), nChannels)
-  std::vector<int> p2pChannels; // p2pnChannels entries: i bit-reversed in log2(p2pnChannels) bits
-  int initFrom = 0, initTo = 0; // channels [initFrom, initTo) the caller must initChannel()
+  int p2pnChannels = 0;          // nextPow2(max(nChannels, 1))
+  int p2pnChannelsPerPeer = 0;   // nextPow2(min over NVL peers of 2*max(1, width/div), nChannels)
+  std::vector<int> p2pChannels;  // p2pnChannels entries: i bit-reversed in log2(p2pnChannels) bits
+  int initFrom = 0, initTo = 0;  // channels [initFrom, initTo) the caller must initChannel()
 };
 
 // Smallest power of two >= max(v, 1).
@@ -36,7 +36,8 @@ double nvlWidthDivisor(int compCap);
 // width. nChannels is the ring channel count after Postset; outside [0, 32]
 // (the original's early clamp, which Postset's cap makes unreachable) is an
 // error rather than a half-filled result.
-Result<P2pChannels> computeP2pChannels(int nChannels, std::span<const float> nvlPathWidths, int compCap);
+Result<P2pChannels> computeP2pChannels(int nChannels, std::span<const float> nvlPathWidths,
+                                       int compCap);
 
 // The fallback when there is no graph (ncclTopoGetLocalNet): rank -> NIC.
 using LocalNetFn = std::function<Result<int>(int rank)>;

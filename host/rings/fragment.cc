@@ -22,8 +22,8 @@ void put_i32(uint8_t* p, int v) {
 }
 
 int get_i32(const uint8_t* p) {
-  const uint32_t u = uint32_t{p[0]} | (uint32_t{p[1]} << 8) | (uint32_t{p[2]} << 16) |
-                     (uint32_t{p[3]} << 24);
+  const uint32_t u =
+      uint32_t{p[0]} | (uint32_t{p[1]} << 8) | (uint32_t{p[2]} << 16) | (uint32_t{p[3]} << 24);
   return static_cast<int>(u);
 }
 
@@ -40,8 +40,9 @@ Status checkRow(const topo::TopoGraph& g, int c, const std::vector<int>& sorted0
                    std::to_string(*std::adjacent_find(row.begin(), row.end())) +
                    " twice: a channel's row must be a permutation of the node's ranks");
   if (c > 0 && row != sorted0)
-    return invalid("graph channel " + std::to_string(c) +
-                   " orders other ranks than channel 0: every row must permute the same node ranks");
+    return invalid(
+        "graph channel " + std::to_string(c) +
+        " orders other ranks than channel 0: every row must permute the same node ranks");
   return {};
 }
 
@@ -51,8 +52,8 @@ Status checkGraph(const topo::TopoGraph& g) {
   if (g.nLocal < 1 || g.nLocal > topo::kMaxLocalRanks)
     return invalid("graph nLocal " + std::to_string(g.nLocal) + " outside [1, 256]");
   if (g.intra.size() < static_cast<std::size_t>(g.nChannels) * g.nLocal)
-    return invalid("graph intra holds " + std::to_string(g.intra.size()) + " entries, needs nChannels*nLocal = " +
-                   std::to_string(g.nChannels * g.nLocal));
+    return invalid("graph intra holds " + std::to_string(g.intra.size()) +
+                   " entries, needs nChannels*nLocal = " + std::to_string(g.nChannels * g.nLocal));
   const std::vector<int> sorted0 = nodeRanks(g);
   for (int c = 0; c < g.nChannels; ++c) {
     if (Status s = checkRow(g, c, sorted0); !s) return s;
@@ -111,8 +112,8 @@ Result<TopoRanks> preset(const topo::TopoGraph& graph, int myRank, const KangaPa
   for (std::size_t k = 0; k < kangaRing.size(); ++k) {
     const auto& path = kangaRing[k];
     if (path.size() > static_cast<std::size_t>(kKangaPathLen))
-      return invalid("preset: kangaRing path " + std::to_string(k) + " has " + std::to_string(path.size()) +
-                     " entries, at most 64");
+      return invalid("preset: kangaRing path " + std::to_string(k) + " has " +
+                     std::to_string(path.size()) + " entries, at most 64");
     if (slot >= kKangaSlots) continue;  // only the node's 16 lowest ranks carry a lane
     for (int j = 0; j < kKangaLane; ++j) {
       const std::size_t at = static_cast<std::size_t>(slot * kKangaLane + j);
@@ -131,20 +132,22 @@ std::array<uint8_t, kFragmentBytes> encodeFragment(const TopoRanks& r) {
     put_i32(&b[kNextOff + 4 * c], r.ringNext[c]);
   }
   for (int k = 0; k < kMaxKangaPaths; ++k)
-    for (int j = 0; j < kKangaLane; ++j) put_i32(&b[kKangaOff + 4 * (k * kKangaLane + j)], r.kangaPath[k][j]);
+    for (int j = 0; j < kKangaLane; ++j)
+      put_i32(&b[kKangaOff + 4 * (k * kKangaLane + j)], r.kangaPath[k][j]);
   return b;
 }
 
 namespace {
 
 std::string where(int source, const char* field, int index) {
-  return "ring fragment from rank " + std::to_string(source) + ": " + field + "[" + std::to_string(index) + "]";
+  return "ring fragment from rank " + std::to_string(source) + ": " + field + "[" +
+         std::to_string(index) + "]";
 }
 
 Status checkRange(int v, int lo, int nRanks, int source, const char* field, int index) {
   if (v >= lo && v < nRanks) return {};
-  return invalid(where(source, field, index) + " = " + std::to_string(v) + " outside [" + std::to_string(lo) +
-                 ", " + std::to_string(nRanks) + ")");
+  return invalid(where(source, field, index) + " = " + std::to_string(v) + " outside [" +
+                 std::to_string(lo) + ", " + std::to_string(nRanks) + ")");
 }
 
 // One active channel: ranges, and the head/tail rules of Preset.
@@ -172,15 +175,16 @@ Status checkChannel(const TopoRanks& r, int c, int source, int nRanks) {
 
 Result<TopoRanks> decodeFragment(std::span<const uint8_t> bytes, int sourceRank, int nRanks) {
   if (bytes.size() != kFragmentBytes)
-    return invalid("ring fragment from rank " + std::to_string(sourceRank) + ": " + std::to_string(bytes.size()) +
-                   " bytes, expected 960");
+    return invalid("ring fragment from rank " + std::to_string(sourceRank) + ": " +
+                   std::to_string(bytes.size()) + " bytes, expected 960");
   if (nRanks < 1 || sourceRank < 0 || sourceRank >= nRanks)
     return invalid("ring fragment: source rank " + std::to_string(sourceRank) + " outside [0, " +
                    std::to_string(nRanks) + ")");
   for (std::size_t off = kTreeOff; off < kTreeEnd; ++off) {
     if (bytes[off] != 0)
       return invalid("ring fragment from rank " + std::to_string(sourceRank) + ": tree byte " +
-                     std::to_string(off) + " is " + std::to_string(bytes[off]) + ", the tree fields must be zero");
+                     std::to_string(off) + " is " + std::to_string(bytes[off]) +
+                     ", the tree fields must be zero");
   }
   TopoRanks r;
   for (int c = 0; c < kMaxChannels; ++c) {
@@ -190,7 +194,8 @@ Result<TopoRanks> decodeFragment(std::span<const uint8_t> bytes, int sourceRank,
     r.ringNext[c] = get_i32(&bytes[kNextOff + 4 * c]);
   }
   for (int k = 0; k < kMaxKangaPaths; ++k)
-    for (int j = 0; j < kKangaLane; ++j) r.kangaPath[k][j] = get_i32(&bytes[kKangaOff + 4 * (k * kKangaLane + j)]);
+    for (int j = 0; j < kKangaLane; ++j)
+      r.kangaPath[k][j] = get_i32(&bytes[kKangaOff + 4 * (k * kKangaLane + j)]);
 
   const int n = r.activeChannels();
   if (n == 0)
@@ -200,17 +205,22 @@ Result<TopoRanks> decodeFragment(std::span<const uint8_t> bytes, int sourceRank,
     if (Status s = checkChannel(r, c, sourceRank, nRanks); !s) return s.take_error();
   }
   for (int c = n; c < kMaxChannels; ++c) {
-    const std::array<std::pair<const char*, int>, 4> unused{
-        {{"ringRecv", r.ringRecv[c]}, {"ringSend", r.ringSend[c]}, {"ringPrev", r.ringPrev[c]}, {"ringNext", r.ringNext[c]}}};
+    const std::array<std::pair<const char*, int>, 4> unused{{{"ringRecv", r.ringRecv[c]},
+                                                             {"ringSend", r.ringSend[c]},
+                                                             {"ringPrev", r.ringPrev[c]},
+                                                             {"ringNext", r.ringNext[c]}}};
     for (const auto& [field, v] : unused) {
       if (v != -1)
-        return invalid(where(sourceRank, field, c) + " = " + std::to_string(v) + ": the fragment has " +
-                       std::to_string(n) + " channels, later slots must be -1");
+        return invalid(where(sourceRank, field, c) + " = " + std::to_string(v) +
+                       ": the fragment has " + std::to_string(n) +
+                       " channels, later slots must be -1");
     }
   }
   for (int k = 0; k < kMaxKangaPaths; ++k)
     for (int j = 0; j < kKangaLane; ++j) {
-      if (Status s = checkRange(r.kangaPath[k][j], -1, nRanks, sourceRank, "JbogKangaringPath", k * kKangaLane + j); !s)
+      if (Status s = checkRange(r.kangaPath[k][j], -1, nRanks, sourceRank, "JbogKangaringPath",
+                                k * kKangaLane + j);
+          !s)
         return s.take_error();
     }
   return r;

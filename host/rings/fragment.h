@@ -16,10 +16,10 @@
 
 namespace nccom::rings {
 
-inline constexpr int kMaxChannels = topo::kMaxChannels;      // 32
-inline constexpr int kMaxKangaPaths = topo::kMaxKangaPaths;  // 4
-inline constexpr int kKangaPathLen = topo::kKangaPathLen;    // 64
-inline constexpr int kKangaLane = 4;                         // ints per rank and path
+inline constexpr int kMaxChannels = topo::kMaxChannels;         // 32
+inline constexpr int kMaxKangaPaths = topo::kMaxKangaPaths;     // 4
+inline constexpr int kKangaPathLen = topo::kKangaPathLen;       // 64
+inline constexpr int kKangaLane = 4;                            // ints per rank and path
 inline constexpr int kKangaSlots = kKangaPathLen / kKangaLane;  // 16 contributing ranks
 inline constexpr std::size_t kFragmentBytes = 960;
 
@@ -48,7 +48,8 @@ using KangaPaths = std::vector<std::vector<int>>;
 // assembly"). Errors name the channel and rule when the graph is malformed
 // (rank missing from or repeated in a channel's row, rows that are not
 // permutations of the same ranks, too many channels or paths).
-Result<TopoRanks> preset(const topo::TopoGraph& graph, int myRank, const KangaPaths& kangaRing = {});
+Result<TopoRanks> preset(const topo::TopoGraph& graph, int myRank,
+                         const KangaPaths& kangaRing = {});
 
 // Position of `rank` among its node's ranks in ascending order (the node's
 // ranks are read from the graph's channel 0 row); -1 if absent.

@@ -17,7 +17,10 @@ int64_t mlaKey(int node, int mla) { return (int64_t{node} << 32) | static_cast<u
 void findViolations(int c, const std::vector<int>& ring, std::span<const int> rankMla,
                     std::span<const int> rankNode, std::vector<MlaViolation>& out) {
   const int n = static_cast<int>(ring.size());
-  auto key = [&](int pos) { const int x = ring[pos % n]; return mlaKey(rankNode[x], rankMla[x]); };
+  auto key = [&](int pos) {
+    const int x = ring[pos % n];
+    return mlaKey(rankNode[x], rankMla[x]);
+  };
   int start = 0;  // a block boundary, so no block is split by the walk's wrap
   while (start < n && key(start) == key(start + n - 1)) ++start;
   if (start == n) return;  // the whole ring is one MLA
@@ -49,31 +52,36 @@ std::vector<int> nodeCycle(const std::vector<int>& ring, int myNode, std::span<c
 
 std::string MlaViolation::message() const {
   return "ring " + std::to_string(channel) + " enters MLA " + std::to_string(mla) + " of node " +
-         std::to_string(node) + " twice (block at rank " + std::to_string(firstRank) + ", again at rank " +
-         std::to_string(againRank) + "): an MLA must be one contiguous block of the ring";
+         std::to_string(node) + " twice (block at rank " + std::to_string(firstRank) +
+         ", again at rank " + std::to_string(againRank) +
+         "): an MLA must be one contiguous block of the ring";
 }
 
 Result<MlaCycles> buildMlaCycles(const Rings& rings, int myRank, std::span<const int> rankMla,
                                  std::span<const int> rankNode) {
   const std::size_t nRanks = rankMla.size();
   if (nRanks == 0 || rankNode.size() != nRanks)
-    return invalid(std::to_string(rankMla.size()) + " mla_idx and " + std::to_string(rankNode.size()) +
-                   " node entries: need one of each per rank");
+    return invalid(std::to_string(rankMla.size()) + " mla_idx and " +
+                   std::to_string(rankNode.size()) + " node entries: need one of each per rank");
   if (myRank < 0 || static_cast<std::size_t>(myRank) >= nRanks)
-    return invalid("myRank " + std::to_string(myRank) + " outside [0, " + std::to_string(nRanks) + ")");
+    return invalid("myRank " + std::to_string(myRank) + " outside [0, " + std::to_string(nRanks) +
+                   ")");
   for (std::size_t r = 0; r < nRanks; ++r) {
-    if (rankMla[r] < 0) return invalid("rank " + std::to_string(r) + " has mla_idx " + std::to_string(rankMla[r]));
-    if (rankNode[r] < 0) return invalid("rank " + std::to_string(r) + " has node " + std::to_string(rankNode[r]));
+    if (rankMla[r] < 0)
+      return invalid("rank " + std::to_string(r) + " has mla_idx " + std::to_string(rankMla[r]));
+    if (rankNode[r] < 0)
+      return invalid("rank " + std::to_string(r) + " has node " + std::to_string(rankNode[r]));
   }
   if (rings.channels.size() != static_cast<std::size_t>(rings.nChannels))
-    return invalid("rings hold " + std::to_string(rings.channels.size()) + " channels, nChannels is " +
-                   std::to_string(rings.nChannels));
+    return invalid("rings hold " + std::to_string(rings.channels.size()) +
+                   " channels, nChannels is " + std::to_string(rings.nChannels));
   for (int c = 0; c < rings.nChannels; ++c) {
     const auto& u = rings.channels[c].userRanks;
-    if (u.size() != nRanks || u.front() != myRank ||
-        std::any_of(u.begin(), u.end(), [&](int x) { return x < 0 || static_cast<std::size_t>(x) >= nRanks; }))
-      return invalid("channel " + std::to_string(c) + "'s userRanks are not a ring of " + std::to_string(nRanks) +
-                     " ranks starting at rank " + std::to_string(myRank));
+    if (u.size() != nRanks || u.front() != myRank || std::any_of(u.begin(), u.end(), [&](int x) {
+          return x < 0 || static_cast<std::size_t>(x) >= nRanks;
+        }))
+      return invalid("channel " + std::to_string(c) + "'s userRanks are not a ring of " +
+                     std::to_string(nRanks) + " ranks starting at rank " + std::to_string(myRank));
   }
 
   MlaCycles out;
@@ -92,8 +100,8 @@ Result<MlaCycles> buildMlaCycles(const Rings& rings, int myRank, std::span<const
 
 Status checkMlaContiguity(const MlaCycles& cycles) {
   if (cycles.violations.empty()) return {};
-  return invalid(cycles.violations.front().message() + " (" + std::to_string(cycles.violations.size()) +
-                 " violation(s) in all)");
+  return invalid(cycles.violations.front().message() + " (" +
+                 std::to_string(cycles.violations.size()) + " violation(s) in all)");
 }
 
 std::string mlaCyclesLogLine(const MlaCycles& cycles) {

@@ -26,8 +26,8 @@ struct MlaViolation {
   int channel = 0;
   int node = 0;
   int mla = 0;
-  int firstRank = 0;   // first rank of the MLA's first block (ring order from the block start)
-  int againRank = 0;   // first rank of the block that re-enters it
+  int firstRank = 0;  // first rank of the MLA's first block (ring order from the block start)
+  int againRank = 0;  // first rank of the block that re-enters it
   std::string message() const;
 };
 

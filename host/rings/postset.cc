@@ -15,14 +15,20 @@ Error internal(std::string msg) { return make_error(NRT_FAILURE, std::move(msg))
 // indexes with must be a rank.
 Status checkRanges(const TopoRanks& f, int r, int nRanks, int n) {
   for (int c = 0; c < n; ++c) {
-    struct Field { const char* name; int value; int lo; };  // prev/next may be -1
-    const Field fields[] = {{"ringRecv", f.ringRecv[c], 0}, {"ringSend", f.ringSend[c], 0},
-                            {"ringPrev", f.ringPrev[c], -1}, {"ringNext", f.ringNext[c], -1}};
+    struct Field {
+      const char* name;
+      int value;
+      int lo;
+    };  // prev/next may be -1
+    const Field fields[] = {{"ringRecv", f.ringRecv[c], 0},
+                            {"ringSend", f.ringSend[c], 0},
+                            {"ringPrev", f.ringPrev[c], -1},
+                            {"ringNext", f.ringNext[c], -1}};
     for (const Field& x : fields) {
       if (x.value < x.lo || x.value >= nRanks)
-        return invalid("rank " + std::to_string(r) + "'s fragment: " + x.name + "[" + std::to_string(c) + "] = " +
-                       std::to_string(x.value) + " outside [" + std::to_string(x.lo) + ", " +
-                       std::to_string(nRanks) + ")");
+        return invalid("rank " + std::to_string(r) + "'s fragment: " + x.name + "[" +
+                       std::to_string(c) + "] = " + std::to_string(x.value) + " outside [" +
+                       std::to_string(x.lo) + ", " + std::to_string(nRanks) + ")");
     }
   }
   return {};
@@ -31,11 +37,13 @@ Status checkRanges(const TopoRanks& f, int r, int nRanks, int n) {
 Status checkInput(const PostsetInput& in) {
   if (in.nRanks < 1) return invalid("nRanks " + std::to_string(in.nRanks) + " must be >= 1");
   if (in.myRank < 0 || in.myRank >= in.nRanks)
-    return invalid("myRank " + std::to_string(in.myRank) + " outside [0, " + std::to_string(in.nRanks) + ")");
+    return invalid("myRank " + std::to_string(in.myRank) + " outside [0, " +
+                   std::to_string(in.nRanks) + ")");
   if (in.nChannels < 1 || in.nChannels > kMaxChannels)
     return invalid("nChannels " + std::to_string(in.nChannels) + " outside [1, 32]");
   if (in.fragments.size() != static_cast<std::size_t>(in.nRanks))
-    return invalid(std::to_string(in.fragments.size()) + " fragments for " + std::to_string(in.nRanks) + " ranks");
+    return invalid(std::to_string(in.fragments.size()) + " fragments for " +
+                   std::to_string(in.nRanks) + " ranks");
   for (int r = 0; r < in.nRanks; ++r) {
     const int n = in.fragments[r].activeChannels();
     if (n != in.nChannels)
@@ -51,10 +59,11 @@ Status checkInput(const PostsetInput& in) {
   for (int j = 0; j < nNodes; ++j) {
     const int f = in.nodesFirstRank[j];
     if (f < 0 || f >= in.nRanks)
-      return invalid("nodesFirstRank[" + std::to_string(j) + "] = " + std::to_string(f) + " outside [0, " +
-                     std::to_string(in.nRanks) + ")");
-    if (seen[f]++) return invalid("nodesFirstRank[" + std::to_string(j) + "] = " + std::to_string(f) +
-                                  " is also the first rank of another node");
+      return invalid("nodesFirstRank[" + std::to_string(j) + "] = " + std::to_string(f) +
+                     " outside [0, " + std::to_string(in.nRanks) + ")");
+    if (seen[f]++)
+      return invalid("nodesFirstRank[" + std::to_string(j) + "] = " + std::to_string(f) +
+                     " is also the first rank of another node");
   }
   if (!in.nodeOrder.empty()) return checkNodeOrder(in.nodeOrder, nNodes);
   return {};
@@ -67,9 +76,9 @@ Status checkPrevNext(int nrings, int nranks, std::span<const int> prev, std::spa
     for (int x = 0; x < nranks; ++x) {
       const int nx = next[row + x];  // in range: buildRings passed
       if (prev[row + nx] != x)
-        return internal("Error : ring " + std::to_string(c) + " has next[" + std::to_string(x) + "] = " +
-                        std::to_string(nx) + " but prev[" + std::to_string(nx) + "] = " +
-                        std::to_string(prev[row + nx]) + ": the fragments disagree");
+        return internal("Error : ring " + std::to_string(c) + " has next[" + std::to_string(x) +
+                        "] = " + std::to_string(nx) + " but prev[" + std::to_string(nx) +
+                        "] = " + std::to_string(prev[row + nx]) + ": the fragments disagree");
     }
   }
   return {};
@@ -79,14 +88,14 @@ Status checkPrevNext(int nrings, int nranks, std::span<const int> prev, std::spa
 
 Status checkNodeOrder(std::span<const int> order, int nNodes) {
   if (order.size() != static_cast<std::size_t>(nNodes))
-    return invalid("node order has " + std::to_string(order.size()) + " entries, expected a permutation of " +
-                   std::to_string(nNodes) + " nodes");
+    return invalid("node order has " + std::to_string(order.size()) +
+                   " entries, expected a permutation of " + std::to_string(nNodes) + " nodes");
   std::vector<char> seen(nNodes, 0);
   for (std::size_t p = 0; p < order.size(); ++p) {
     const int j = order[p];
     if (j < 0 || j >= nNodes)
-      return invalid("node order[" + std::to_string(p) + "] = " + std::to_string(j) + " outside [0, " +
-                     std::to_string(nNodes) + "): not a permutation");
+      return invalid("node order[" + std::to_string(p) + "] = " + std::to_string(j) +
+                     " outside [0, " + std::to_string(nNodes) + "): not a permutation");
     if (seen[j]++)
       return invalid("node order[" + std::to_string(p) + "] = " + std::to_string(j) +
                      " repeats a node: not a permutation");
@@ -94,9 +103,11 @@ Status checkNodeOrder(std::span<const int> order, int nNodes) {
   return {};
 }
 
-Status buildRings(int nrings, std::span<int> rings, int rank, int nranks, std::span<const int> next) {
+Status buildRings(int nrings, std::span<int> rings, int rank, int nranks,
+                  std::span<const int> next) {
   const std::size_t need = static_cast<std::size_t>(std::max(nrings, 0)) * std::max(nranks, 0);
-  if (nrings < 0 || nranks < 1 || rank < 0 || rank >= nranks || rings.size() < need || next.size() < need)
+  if (nrings < 0 || nranks < 1 || rank < 0 || rank >= nranks || rings.size() < need ||
+      next.size() < need)
     return invalid("buildRings: " + std::to_string(nrings) + " rings of " + std::to_string(nranks) +
                    " ranks from rank " + std::to_string(rank) + " do not fit the given tables");
   std::vector<char> present(nranks);
@@ -109,13 +120,14 @@ Status buildRings(int nrings, std::span<int> rings, int rank, int nranks, std::s
       if (cur < 0 || cur >= nranks) break;  // cannot be followed; reported below
     }
     if (cur != rank)
-      return internal("Error : ring " + std::to_string(r) + " does not loop back to start (" + std::to_string(cur) +
-                      " != " + std::to_string(rank) + ")");
+      return internal("Error : ring " + std::to_string(r) + " does not loop back to start (" +
+                      std::to_string(cur) + " != " + std::to_string(rank) + ")");
     std::fill(present.begin(), present.end(), 0);
     for (int i = 0; i < nranks; ++i) present[rings[row + i]] = 1;
     for (int x = 0; x < nranks; ++x) {
       if (!present[x])
-        return internal("Error : ring " + std::to_string(r) + " does not contain rank " + std::to_string(x));
+        return internal("Error : ring " + std::to_string(r) + " does not contain rank " +
+                        std::to_string(x));
     }
   }
   return {};

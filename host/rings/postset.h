@@ -22,8 +22,8 @@ struct RingChannel {
 };
 
 struct Rings {
-  int baseChannels = 0;  // channels found by the search (before doubling)
-  int nChannels = 0;     // min(32, 2 * baseChannels)
+  int baseChannels = 0;               // channels found by the search (before doubling)
+  int nChannels = 0;                  // min(32, 2 * baseChannels)
   std::vector<RingChannel> channels;  // nChannels entries
 };
 
@@ -48,7 +48,8 @@ Result<Rings> postset(const PostsetInput& in);
 // loop back to start (%d != %d)" and "Error : ring %d does not contain rank
 // %d". A next[] entry outside [0, nranks) stops the walk and is reported as
 // the loop-back error with that entry (it cannot be followed).
-Status buildRings(int nrings, std::span<int> rings, int rank, int nranks, std::span<const int> next);
+Status buildRings(int nrings, std::span<int> rings, int rank, int nranks,
+                  std::span<const int> next);
 
 // Checks that `order` is a permutation of [0, nNodes).
 Status checkNodeOrder(std::span<const int> order, int nNodes);

@@ -15,7 +15,8 @@ Result<GraphSummary> runPostsetStage(const StageInput& in) {
   s.rings = std::move(*rings);
 
   if (in.switchV1) {
-    auto kanga = materialiseKangaRing(in.postset.fragments, in.nodeRanks, in.nKangaPaths, in.localKanga);
+    auto kanga =
+        materialiseKangaRing(in.postset.fragments, in.nodeRanks, in.nKangaPaths, in.localKanga);
     if (!kanga.ok()) return kanga.take_error();
     s.kangaRing = std::move(*kanga);
   }

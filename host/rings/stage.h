@@ -16,9 +16,9 @@ struct StageInput {
   // Trn3-SwitchV1 only (switchV1 false: no kangaRing code runs, as in the
   // original).
   bool switchV1 = false;
-  int nKangaPaths = 0;          // comm->nKangaRingChannels
-  KangaPaths localKanga;        // this rank's own search result (compared with the assembly)
-  std::vector<int> nodeRanks;   // this node's ranks ascending (rings::nodeRanks)
+  int nKangaPaths = 0;         // comm->nKangaRingChannels
+  KangaPaths localKanga;       // this rank's own search result (compared with the assembly)
+  std::vector<int> nodeRanks;  // this node's ranks ascending (rings::nodeRanks)
   // MLA contiguity: false (default) logs one WARN naming the first violation
   // and goes on; true makes a violation an error.
   bool strictMla = false;

@@ -31,17 +31,21 @@ std::vector<std::string> channelLines(const Rings& rings) {
 
 std::string describe(const GraphSummary& s) {
   std::string out = "rank " + std::to_string(s.rank) + "/" + std::to_string(s.nRanks) + ": " +
-                    std::to_string(s.rings.nChannels) + " ring channels (" + std::to_string(s.rings.baseChannels) +
-                    " searched, doubled), " + std::to_string(s.kangaRing.size()) + " kangaring paths, " +
-                    std::to_string(s.mla.cycles.size()) + " mla cycles of " + std::to_string(s.mla.nMlaInCycle) +
-                    " MLAs\n";
+                    std::to_string(s.rings.nChannels) + " ring channels (" +
+                    std::to_string(s.rings.baseChannels) + " searched, doubled), " +
+                    std::to_string(s.kangaRing.size()) + " kangaring paths, " +
+                    std::to_string(s.mla.cycles.size()) + " mla cycles of " +
+                    std::to_string(s.mla.nMlaInCycle) + " MLAs\n";
   if (s.p2p)
     out += "p2p: " + std::to_string(s.p2p->p2pnChannels) + " channels, " +
-           std::to_string(s.p2p->p2pnChannelsPerPeer) + " per peer, order " + joined(s.p2p->p2pChannels) + "\n";
+           std::to_string(s.p2p->p2pnChannelsPerPeer) + " per peer, order " +
+           joined(s.p2p->p2pChannels) + "\n";
   for (int c = 0; c < s.rings.nChannels; ++c) {
     const RingChannel& ch = s.rings.channels[c];
-    out += "ring " + std::to_string(c) + ": prev " + std::to_string(ch.prev) + " next " + std::to_string(ch.next) +
-           (ch.duplicate ? " (duplicate of " + std::to_string(c - s.rings.baseChannels) + ")" : std::string()) +
+    out += "ring " + std::to_string(c) + ": prev " + std::to_string(ch.prev) + " next " +
+           std::to_string(ch.next) +
+           (ch.duplicate ? " (duplicate of " + std::to_string(c - s.rings.baseChannels) + ")"
+                         : std::string()) +
            " order " + joined(ch.userRanks) + "\n";
   }
   if (!s.kangaRing.empty()) {
@@ -59,7 +63,8 @@ void logGraphSummary(const GraphSummary& s) {
     for (const std::string& line : channelLines(s.rings)) NCCOM_INFO(kSubsys, "%s", line.c_str());
   }
   if (!s.kangaRing.empty()) {
-    for (const std::string& line : kangaRingLogLines(s.kangaRing)) NCCOM_INFO(kSubsys, "%s", line.c_str());
+    for (const std::string& line : kangaRingLogLines(s.kangaRing))
+      NCCOM_INFO(kSubsys, "%s", line.c_str());
   }
   NCCOM_INFO(kSubsys, "%s", mlaCyclesLogLine(s.mla).c_str());
 }

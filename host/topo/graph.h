@@ -49,7 +49,9 @@ struct TopoGraph {
   // Trn3-SwitchV1: the cross-rack vs intra-rack lane decision of the search.
   bool crossRackToRack = false;
 
-  [[nodiscard]] const int* channel(int c) const { return intra.data() + static_cast<size_t>(c) * nLocal; }
+  [[nodiscard]] const int* channel(int c) const {
+    return intra.data() + static_cast<size_t>(c) * nLocal;
+  }
 };
 
 }  // namespace nccom::topo

@@ -26,8 +26,8 @@ class GraphReader {
     auto v = node.getInt(key);
     if (!v) return wrap(v.take_error());
     if (*v < lo || *v > hi) {
-      return fail(node, "attribute '" + std::string(key) + "'=" + std::to_string(*v) + " outside [" +
-                            std::to_string(lo) + ", " + std::to_string(hi) + "]");
+      return fail(node, "attribute '" + std::string(key) + "'=" + std::to_string(*v) +
+                            " outside [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
     }
     return static_cast<int>(*v);
   }
@@ -35,7 +35,8 @@ class GraphReader {
     auto v = node.getString(key);
     if (!v) return wrap(v.take_error());
     if (auto t = pathTypeFromName(*v)) return *t;
-    return fail(node, "attribute '" + std::string(key) + "'='" + *v + "' is not a path type (LOC NVL NVB PIX PXB PHB SYS)");
+    return fail(node, "attribute '" + std::string(key) + "'='" + *v +
+                          "' is not a path type (LOC NVL NVB PIX PXB PHB SYS)");
   }
 
  private:
@@ -52,23 +53,27 @@ Status GraphReader::readChannel(const XmlNode& xml, int c, TopoGraph& out) const
     auto dev = intAttr(*sub, "dev", 0, 1 << 30);
     if (!dev) return dev.take_error();
     if (sub->name() == "net") {
-      if (nNets == 2) return fail(*sub, "channel " + std::to_string(c) + " lists more than 2 <net> entries");
+      if (nNets == 2)
+        return fail(*sub, "channel " + std::to_string(c) + " lists more than 2 <net> entries");
       out.inter[static_cast<std::size_t>(c)][static_cast<std::size_t>(nNets++)] = *dev;
     } else if (sub->name() == "gpu") {
       const int g = system_.gpuIndexOfDev(*dev);
-      if (g < 0) return fail(*sub, "XML Import Channel : dev " + std::to_string(*dev) + " not found.");
+      if (g < 0)
+        return fail(*sub, "XML Import Channel : dev " + std::to_string(*dev) + " not found.");
       if (nGpus == out.nLocal) {
-        return fail(xml, "channel " + std::to_string(c) + " lists more than " + std::to_string(out.nLocal) +
-                             " gpus (the system has " + std::to_string(out.nLocal) + ")");
+        return fail(xml, "channel " + std::to_string(c) + " lists more than " +
+                             std::to_string(out.nLocal) + " gpus (the system has " +
+                             std::to_string(out.nLocal) + ")");
       }
-      out.intra[static_cast<std::size_t>(c * out.nLocal + nGpus++)] = system_.of(NodeType::GPU)[static_cast<std::size_t>(g)].gpu.rank;
+      out.intra[static_cast<std::size_t>(c * out.nLocal + nGpus++)] =
+          system_.of(NodeType::GPU)[static_cast<std::size_t>(g)].gpu.rank;
     } else {
       return fail(*sub, "a <channel> holds only <net> and <gpu> elements");
     }
   }
   if (nGpus != out.nLocal) {
-    return fail(xml, "channel " + std::to_string(c) + " lists " + std::to_string(nGpus) + " gpus, expected " +
-                         std::to_string(out.nLocal) + " (one per local rank)");
+    return fail(xml, "channel " + std::to_string(c) + " lists " + std::to_string(nGpus) +
+                         " gpus, expected " + std::to_string(out.nLocal) + " (one per local rank)");
   }
   return {};
 }
@@ -90,14 +95,15 @@ Status GraphReader::readGraph(const XmlNode& xml, TopoGraph& out) const {
   if (!typeInter) return typeInter.take_error();
   const int nChannels = static_cast<int>(xml.children().size());
   if (nChannels > kMaxChannels) {
-    return fail(xml, "graph has " + std::to_string(nChannels) + " channels, at most " + std::to_string(kMaxChannels));
+    return fail(xml, "graph has " + std::to_string(nChannels) + " channels, at most " +
+                         std::to_string(kMaxChannels));
   }
   if (xml.hasAttribute("nchannels")) {
     auto declared = intAttr(xml, "nchannels", 0, kMaxChannels);
     if (!declared) return declared.take_error();
     if (*declared != nChannels) {
-      return fail(xml, "nchannels=" + std::to_string(*declared) + " but " + std::to_string(nChannels) +
-                           " <channel> elements");
+      return fail(xml, "nchannels=" + std::to_string(*declared) + " but " +
+                           std::to_string(nChannels) + " <channel> elements");
     }
   }
   out.crossNic = *crossNic;
@@ -123,13 +129,14 @@ Result<int> graphFromXml(const XmlDocument& doc, const TopoSystem& system, TopoG
   GraphReader reader(doc, system);
   if (!doc.root) return make_error(NRT_INVALID, "graph XML " + doc.source + ": empty document");
   const XmlNode& root = *doc.root;
-  if (root.name() != "graphs") return reader.fail(root, "root element is <" + root.name() + ">, expected <graphs>");
+  if (root.name() != "graphs")
+    return reader.fail(root, "root element is <" + root.name() + ">, expected <graphs>");
   auto version = root.getInt("version");
   if (!version) return reader.wrap(version.take_error());
   if (*version != kGraphXmlVersion) {
     char msg[96];
-    std::snprintf(msg, sizeof msg, "XML Graph has wrong version %lld, %d needed", static_cast<long long>(*version),
-                  kGraphXmlVersion);
+    std::snprintf(msg, sizeof msg, "XML Graph has wrong version %lld, %d needed",
+                  static_cast<long long>(*version), kGraphXmlVersion);
     NCCOM_WARN("%s", msg);
     return reader.fail(root, msg);
   }
@@ -155,25 +162,28 @@ Result<int> graphFromXml(const XmlDocument& doc, const TopoSystem& system, TopoG
 Status appendGraphXml(XmlNode& graphs, const TopoGraph& graph, const TopoSystem& system) {
   const std::string what = "graph XML writer (graph id " + std::to_string(graph.id) + "): ";
   if (graph.nChannels < 0 || graph.nChannels > kMaxChannels) {
-    return make_error(NRT_INVALID, what + std::to_string(graph.nChannels) + " channels, at most " + std::to_string(kMaxChannels));
+    return make_error(NRT_INVALID, what + std::to_string(graph.nChannels) + " channels, at most " +
+                                       std::to_string(kMaxChannels));
   }
   if (graph.intra.size() < static_cast<std::size_t>(graph.nChannels * graph.nLocal) ||
       graph.inter.size() < static_cast<std::size_t>(graph.nChannels)) {
     return make_error(NRT_INVALID, what + "intra/inter hold fewer entries than nChannels x nLocal");
   }
   if (graph.nLocal != system.count(NodeType::GPU)) {
-    return make_error(NRT_INVALID, what + "nLocal is " + std::to_string(graph.nLocal) + " but the system has " +
+    return make_error(NRT_INVALID, what + "nLocal is " + std::to_string(graph.nLocal) +
+                                       " but the system has " +
                                        std::to_string(system.count(NodeType::GPU)) + " GPUs");
   }
   auto g = graphs.addChild("graph");
   if (!g) return g.take_error();
   XmlNode& x = **g;
-  for (auto st : {x.setInt("id", graph.id), x.setInt("pattern", static_cast<int>(graph.pattern)),
-                  x.setInt("crossnic", graph.crossNic), x.setInt("nchannels", graph.nChannels),
-                  x.setFloat("speedintra", graph.speedIntra), x.setFloat("speedinter", graph.speedInter),
-                  x.setAttribute("typeintra", pathTypeName(graph.typeIntra)),
-                  x.setAttribute("typeinter", pathTypeName(graph.typeInter)),
-                  x.setInt("samechannels", graph.sameChannels)}) {
+  for (auto st :
+       {x.setInt("id", graph.id), x.setInt("pattern", static_cast<int>(graph.pattern)),
+        x.setInt("crossnic", graph.crossNic), x.setInt("nchannels", graph.nChannels),
+        x.setFloat("speedintra", graph.speedIntra), x.setFloat("speedinter", graph.speedInter),
+        x.setAttribute("typeintra", pathTypeName(graph.typeIntra)),
+        x.setAttribute("typeinter", pathTypeName(graph.typeInter)),
+        x.setInt("samechannels", graph.sameChannels)}) {
     if (!st) return st;
   }
   for (int c = 0; c < graph.nChannels; ++c) {
@@ -182,11 +192,13 @@ Status appendGraphXml(XmlNode& graphs, const TopoGraph& graph, const TopoSystem&
   return {};
 }
 
-Status appendChannelXml(XmlNode& graphXml, const TopoGraph& graph, int c, const TopoSystem& system) {
+Status appendChannelXml(XmlNode& graphXml, const TopoGraph& graph, int c,
+                        const TopoSystem& system) {
   const std::string what = "graph XML writer (graph id " + std::to_string(graph.id) + "): ";
   if (c < 0 || c >= kMaxChannels || graph.inter.size() <= static_cast<std::size_t>(c) ||
       graph.intra.size() < static_cast<std::size_t>((c + 1) * graph.nLocal)) {
-    return make_error(NRT_INVALID, what + "channel " + std::to_string(c) + " is outside intra/inter");
+    return make_error(NRT_INVALID,
+                      what + "channel " + std::to_string(c) + " is outside intra/inter");
   }
   auto ch = graphXml.addChild("channel");
   if (!ch) return ch.take_error();
@@ -203,10 +215,12 @@ Status appendChannelXml(XmlNode& graphXml, const TopoGraph& graph, int c, const 
     const int rank = graph.channel(c)[i];
     const int idx = system.gpuIndexOfRank(rank);
     if (idx < 0) {
-      return make_error(NRT_INVALID, what + "channel " + std::to_string(c) + " names rank " + std::to_string(rank) +
-                                         ", which is no GPU of this system");
+      return make_error(NRT_INVALID, what + "channel " + std::to_string(c) + " names rank " +
+                                         std::to_string(rank) + ", which is no GPU of this system");
     }
-    if (auto st = addDev("gpu", system.of(NodeType::GPU)[static_cast<std::size_t>(idx)].gpu.dev); !st) return st;
+    if (auto st = addDev("gpu", system.of(NodeType::GPU)[static_cast<std::size_t>(idx)].gpu.dev);
+        !st)
+      return st;
   }
   if (nets) {
     if (auto st = addDev("net", graph.inter[static_cast<std::size_t>(c)][1]); !st) return st;
@@ -214,7 +228,8 @@ Status appendChannelXml(XmlNode& graphXml, const TopoGraph& graph, int c, const 
   return {};
 }
 
-Result<XmlDocument> graphsToXml(const std::vector<const TopoGraph*>& graphs, const TopoSystem& system) {
+Result<XmlDocument> graphsToXml(const std::vector<const TopoGraph*>& graphs,
+                                const TopoSystem& system) {
   XmlDocument doc;
   doc.source = "<graph writer>";
   doc.root = std::make_unique<XmlNode>("graphs");

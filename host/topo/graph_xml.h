@@ -33,7 +33,8 @@ Result<int> graphFromXml(const XmlDocument& doc, const TopoSystem& system, TopoG
 // Writes graphs as a <graphs version="1"> document, one <graph> each.
 // Channels name GPUs by dev (rank -> dev through the system); <net> entries
 // are written only when the system has NET nodes.
-Result<XmlDocument> graphsToXml(const std::vector<const TopoGraph*>& graphs, const TopoSystem& system);
+Result<XmlDocument> graphsToXml(const std::vector<const TopoGraph*>& graphs,
+                                const TopoSystem& system);
 // Appends one <graph> under an existing <graphs> element.
 Status appendGraphXml(XmlNode& graphs, const TopoGraph& graph, const TopoSystem& system);
 // Appends channel c of `graph` as a <channel> under a <graph> element

@@ -15,13 +15,15 @@ int asInt(PathType t) { return static_cast<int>(t); }
 void resetPaths(TopoSystem& system) {
   for (auto& set : system.nodes) {
     for (auto& node : set) {
-      for (int t = 0; t < kNodeTypeCount; ++t) node.paths[t].assign(system.nodes[t].size(), TopoPath{});
+      for (int t = 0; t < kNodeTypeCount; ++t)
+        node.paths[t].assign(system.nodes[t].size(), TopoPath{});
     }
   }
 }
 
 bool hasLinkTo(const TopoNode& node, NodeRef to) {
-  return std::any_of(node.links.begin(), node.links.end(), [&](const TopoLink& l) { return l.remote == to; });
+  return std::any_of(node.links.begin(), node.links.end(),
+                     [&](const TopoLink& l) { return l.remote == to; });
 }
 
 // BFS from `base`: every node's path towards base, level by level. A GPU
@@ -45,11 +47,14 @@ Status setPaths(TopoSystem& system, NodeRef base) {
         }
         TopoPath& remPath = rem.paths[bt][bi];
         const float width = std::min(path.width, link.width);
-        if (!((remPath.width == 0.0F || remPath.count() > path.count()) && remPath.width < width)) continue;
+        if (!((remPath.width == 0.0F || remPath.count() > path.count()) && remPath.width < width))
+          continue;
         if (!hasLinkTo(rem, nodeRef)) {
-          return make_error(NRT_INVALID, std::string("topology: link from ") + nodeTypeName(node.type) + " " +
-                                             std::to_string(node.id) + " to " + nodeTypeName(rem.type) + " " +
-                                             std::to_string(rem.id) + " has no reverse link (paths need both directions)");
+          return make_error(NRT_INVALID, std::string("topology: link from ") +
+                                             nodeTypeName(node.type) + " " +
+                                             std::to_string(node.id) + " to " +
+                                             nodeTypeName(rem.type) + " " + std::to_string(rem.id) +
+                                             " has no reverse link (paths need both directions)");
         }
         remPath.hops.clear();
         remPath.hops.push_back(nodeRef);
@@ -57,15 +62,17 @@ Status setPaths(TopoSystem& system, NodeRef base) {
         remPath.width = width;
         int type = link.type == LinkType::NET ? asInt(PathType::LOC) : static_cast<int>(link.type);
         if (node.type == NodeType::PCI && rem.type == NodeType::PCI) type = asInt(PathType::PXB);
-        if (link.type == LinkType::PCI && (node.type == NodeType::CPU || rem.type == NodeType::CPU)) {
+        if (link.type == LinkType::PCI &&
+            (node.type == NodeType::CPU || rem.type == NodeType::CPU)) {
           type = asInt(PathType::PHB);
         }
-        if (node.type == NodeType::GPU && path.type == PathType::NVL && type == asInt(PathType::NVL) &&
-            remPath.count() > 1) {
+        if (node.type == NodeType::GPU && path.type == PathType::NVL &&
+            type == asInt(PathType::NVL) && remPath.count() > 1) {
           type = asInt(PathType::NVB);
         }
         remPath.type = static_cast<PathType>(std::max(asInt(path.type), type));
-        if (std::find(next.begin(), next.end(), link.remote) == next.end()) next.push_back(link.remote);
+        if (std::find(next.begin(), next.end(), link.remote) == next.end())
+          next.push_back(link.remote);
       }
     }
     frontier = std::move(next);
@@ -76,9 +83,12 @@ Status setPaths(TopoSystem& system, NodeRef base) {
 // Reroutes src -> (t2, i2) through NUMA node c (upstream addCpuStep).
 void addCpuStep(TopoSystem& system, int c, NodeRef src, NodeRef dst) {
   const NodeRef cpuRef{NodeType::CPU, c};
-  const TopoPath toCpu = system.at(src).paths[static_cast<int>(NodeType::CPU)][static_cast<std::size_t>(c)];
-  const TopoPath fromCpu = system.at(cpuRef).paths[static_cast<int>(dst.type)][static_cast<std::size_t>(dst.index)];
-  TopoPath& path = system.at(src).paths[static_cast<int>(dst.type)][static_cast<std::size_t>(dst.index)];
+  const TopoPath toCpu =
+      system.at(src).paths[static_cast<int>(NodeType::CPU)][static_cast<std::size_t>(c)];
+  const TopoPath fromCpu =
+      system.at(cpuRef).paths[static_cast<int>(dst.type)][static_cast<std::size_t>(dst.index)];
+  TopoPath& path =
+      system.at(src).paths[static_cast<int>(dst.type)][static_cast<std::size_t>(dst.index)];
   if (!toCpu.reachable() || !fromCpu.reachable()) {
     path = TopoPath{};
     return;
@@ -103,16 +113,19 @@ int defaultP2pLevel(const TopoSystem& system) {
 }
 
 bool p2pAllowed(const TopoSystem& system, int from, int to, const PathSettings& settings) {
-  const TopoPath& path = system.of(NodeType::GPU)[static_cast<std::size_t>(from)].paths[0][static_cast<std::size_t>(to)];
+  const TopoPath& path = system.of(NodeType::GPU)[static_cast<std::size_t>(from)]
+                             .paths[0][static_cast<std::size_t>(to)];
   if (!path.reachable()) return false;
-  const int level = settings.p2pLevel != PathSettings::kUnset ? settings.p2pLevel : defaultP2pLevel(system);
+  const int level =
+      settings.p2pLevel != PathSettings::kUnset ? settings.p2pLevel : defaultP2pLevel(system);
   return asInt(path.type) <= level;
 }
 
 }  // namespace
 
-Result<int> resolveLevel(std::optional<std::string_view> disableValue, std::optional<std::string_view> levelValue,
-                         std::string_view disableName, std::string_view levelName) {
+Result<int> resolveLevel(std::optional<std::string_view> disableValue,
+                         std::optional<std::string_view> levelValue, std::string_view disableName,
+                         std::string_view levelName) {
   if (disableValue) {
     const auto v = parseIntText(*disableValue);
     if (!v) {
@@ -126,25 +139,29 @@ Result<int> resolveLevel(std::optional<std::string_view> disableValue, std::opti
   const std::string_view s = *levelValue;
   if (!s.empty() && s[0] >= '0' && s[0] <= '9') {
     if (auto v = parseIntText(s); v && *v >= 0) {
-      static constexpr PathType kOldLevels[] = {PathType::LOC, PathType::PIX, PathType::PXB, PathType::PHB,
-                                                PathType::SYS};
+      static constexpr PathType kOldLevels[] = {PathType::LOC, PathType::PIX, PathType::PXB,
+                                                PathType::PHB, PathType::SYS};
       return asInt(kOldLevels[std::min<int64_t>(*v, 4)]);
     }
   }
-  return make_error(NRT_INVALID, std::string(levelName) + "='" + std::string(s) +
-                                     "' is not a level (LOC, NVL, NVB, PIX, PXB, PHB, SYS or 0..4)");
+  return make_error(NRT_INVALID,
+                    std::string(levelName) + "='" + std::string(s) +
+                        "' is not a level (LOC, NVL, NVB, PIX, PXB, PHB, SYS or 0..4)");
 }
 
-Result<int> resolveP2pLevel(std::optional<std::string_view> p2pDisable, std::optional<std::string_view> p2pLevel) {
+Result<int> resolveP2pLevel(std::optional<std::string_view> p2pDisable,
+                            std::optional<std::string_view> p2pLevel) {
   return resolveLevel(p2pDisable, p2pLevel, "NCCL_P2P_DISABLE", "NCCL_P2P_LEVEL");
 }
 
 int localCpuOfGpu(const TopoSystem& system, int gpuIndex) {
-  const auto& paths = system.of(NodeType::GPU)[static_cast<std::size_t>(gpuIndex)].paths[static_cast<int>(NodeType::CPU)];
+  const auto& paths = system.of(NodeType::GPU)[static_cast<std::size_t>(gpuIndex)]
+                          .paths[static_cast<int>(NodeType::CPU)];
   int best = -1;
   for (std::size_t c = 0; c < paths.size(); ++c) {
     if (!paths[c].reachable()) continue;
-    if (best < 0 || paths[c].count() < paths[static_cast<std::size_t>(best)].count()) best = static_cast<int>(c);
+    if (best < 0 || paths[c].count() < paths[static_cast<std::size_t>(best)].count())
+      best = static_cast<int>(c);
   }
   return best;
 }
@@ -153,8 +170,10 @@ bool checkGdr(const TopoSystem& system, int gpuIndex, int netIndex, const PathSe
   const TopoNode& gpu = system.of(NodeType::GPU)[static_cast<std::size_t>(gpuIndex)];
   const TopoNode& net = system.of(NodeType::NET)[static_cast<std::size_t>(netIndex)];
   if (gpu.gpu.gdr == 0 || net.net.gdr == 0) return false;
-  const TopoPath& path = gpu.paths[static_cast<int>(NodeType::NET)][static_cast<std::size_t>(netIndex)];
-  const int level = settings.gdrLevel != PathSettings::kUnset ? settings.gdrLevel : asInt(PathType::PXB);
+  const TopoPath& path =
+      gpu.paths[static_cast<int>(NodeType::NET)][static_cast<std::size_t>(netIndex)];
+  const int level =
+      settings.gdrLevel != PathSettings::kUnset ? settings.gdrLevel : asInt(PathType::PXB);
   return path.reachable() && asInt(path.type) <= level;
 }
 
@@ -185,11 +204,14 @@ Status computePaths(TopoSystem& system, const PathSettings& settings) {
   return {};
 }
 
-Result<P2pCheck> checkP2p(const TopoSystem& system, int rankA, int rankB, const PathSettings& settings) {
+Result<P2pCheck> checkP2p(const TopoSystem& system, int rankA, int rankB,
+                          const PathSettings& settings) {
   const int a = system.gpuIndexOfRank(rankA);
   const int b = system.gpuIndexOfRank(rankB);
   for (const auto& [rank, idx] : {std::pair{rankA, a}, std::pair{rankB, b}}) {
-    if (idx < 0) return make_error(NRT_INVALID, "checkP2p: rank " + std::to_string(rank) + " is not a GPU of this topology");
+    if (idx < 0)
+      return make_error(
+          NRT_INVALID, "checkP2p: rank " + std::to_string(rank) + " is not a GPU of this topology");
   }
   const TopoNode& gpuA = system.of(NodeType::GPU)[static_cast<std::size_t>(a)];
   const TopoNode& gpuB = system.of(NodeType::GPU)[static_cast<std::size_t>(b)];
@@ -198,18 +220,22 @@ Result<P2pCheck> checkP2p(const TopoSystem& system, int rankA, int rankB, const 
   }
   const TopoPath& path = gpuA.paths[0][static_cast<std::size_t>(b)];
   if (!path.reachable()) {
-    return make_error(NRT_INVALID, "no path between rank " + std::to_string(rankA) + " and rank " + std::to_string(rankB));
+    return make_error(NRT_INVALID, "no path between rank " + std::to_string(rankA) + " and rank " +
+                                       std::to_string(rankB));
   }
   P2pCheck out;
   out.pathType = path.type;
-  const int level = settings.p2pLevel != PathSettings::kUnset ? settings.p2pLevel : defaultP2pLevel(system);
+  const int level =
+      settings.p2pLevel != PathSettings::kUnset ? settings.p2pLevel : defaultP2pLevel(system);
   out.p2p = asInt(path.type) <= level;
   out.read = path.type == PathType::NVL && gpuA.gpu.sm == 80 && gpuB.gpu.sm == 80;
-  if (path.count() == 2 && path.hops[0].type == NodeType::GPU) out.intermediateRank = system.at(path.hops[0]).gpu.rank;
+  if (path.count() == 2 && path.hops[0].type == NodeType::GPU)
+    out.intermediateRank = system.at(path.hops[0]).gpu.rank;
   return out;
 }
 
-Result<P2pCheck> checkP2p(const TopoSystem& system, int rankA, int rankB, std::optional<std::string_view> p2pLevel,
+Result<P2pCheck> checkP2p(const TopoSystem& system, int rankA, int rankB,
+                          std::optional<std::string_view> p2pLevel,
                           std::optional<std::string_view> p2pDisable) {
   auto level = resolveP2pLevel(p2pDisable, p2pLevel);
   if (!level) return level.take_error();
@@ -220,7 +246,9 @@ Result<P2pCheck> checkP2p(const TopoSystem& system, int rankA, int rankB, std::o
 
 Status trimSystem(TopoSystem& system, int myRank, int nRanks) {
   const int me = system.gpuIndexOfRank(myRank);
-  if (me < 0) return make_error(NRT_INVALID, "trimSystem: rank " + std::to_string(myRank) + " is not a GPU of this topology");
+  if (me < 0)
+    return make_error(NRT_INVALID, "trimSystem: rank " + std::to_string(myRank) +
+                                       " is not a GPU of this topology");
   auto& gpus = system.of(NodeType::GPU);
   if (gpus[static_cast<std::size_t>(me)].paths[0].size() != gpus.size()) {
     return make_error(NRT_INVALID, "trimSystem: paths are not computed (call computePaths first)");
@@ -233,8 +261,8 @@ Status trimSystem(TopoSystem& system, int myRank, int nRanks) {
     if (!mine[i].reachable()) drop.push_back(gpus[i].id);
   }
   for (int64_t id : drop) {
-    NCCOM_INFO(log::kGraph, "Topology trim: dropping GPU %s, not connected to rank %d", int64ToBusId(id).c_str(),
-               myRank);
+    NCCOM_INFO(log::kGraph, "Topology trim: dropping GPU %s, not connected to rank %d",
+               int64ToBusId(id).c_str(), myRank);
     removeNode(system, {NodeType::GPU, system.find(NodeType::GPU, id)});
   }
   if (system.count(NodeType::GPU) == nRanks) {

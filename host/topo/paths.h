@@ -26,9 +26,11 @@ struct PathSettings {
 // name (LOC..SYS) or an old-style number 0..4 (capped at 4) mapped to
 // LOC, PIX, PXB, PHB, SYS. Unlike upstream, an unparseable value is an
 // error naming the variable and the accepted values.
-Result<int> resolveLevel(std::optional<std::string_view> disableValue, std::optional<std::string_view> levelValue,
-                         std::string_view disableName, std::string_view levelName);
-Result<int> resolveP2pLevel(std::optional<std::string_view> p2pDisable, std::optional<std::string_view> p2pLevel);
+Result<int> resolveLevel(std::optional<std::string_view> disableValue,
+                         std::optional<std::string_view> levelValue, std::string_view disableName,
+                         std::string_view levelName);
+Result<int> resolveP2pLevel(std::optional<std::string_view> p2pDisable,
+                            std::optional<std::string_view> p2pLevel);
 
 // Runs the BFS from every node, then applies the P2P and GDR diversions.
 // Errors when a diversion needs a CPU the GPU cannot reach.
@@ -44,10 +46,12 @@ struct P2pCheck {
 // Can ranks a and b use P2P (upstream ncclTopoCheckP2p)? Paths must be
 // computed. Errors: a rank that is no GPU of this system, and "no path
 // between rank X and rank Y" when the graph leaves them unconnected.
-Result<P2pCheck> checkP2p(const TopoSystem& system, int rankA, int rankB, const PathSettings& settings);
+Result<P2pCheck> checkP2p(const TopoSystem& system, int rankA, int rankB,
+                          const PathSettings& settings);
 // Same, with the environment values passed as text.
 Result<P2pCheck> checkP2p(const TopoSystem& system, int rankA, int rankB,
-                          std::optional<std::string_view> p2pLevel, std::optional<std::string_view> p2pDisable);
+                          std::optional<std::string_view> p2pLevel,
+                          std::optional<std::string_view> p2pDisable);
 
 // May GPU g talk to NET n by GPU Direct RDMA (upstream ncclTopoCheckGdr,
 // write direction)? Both must support it and the path be within gdrLevel.

@@ -57,7 +57,8 @@ int TopoSystem::gpuIndexOfDev(int dev) const {
 Result<NodeRef> addNode(TopoSystem& system, NodeType type, int64_t id) {
   auto& set = system.of(type);
   if (static_cast<int>(set.size()) >= kMaxNodesPerType) {
-    return make_error(NRT_RESOURCE, std::string("topology: more than ") + std::to_string(kMaxNodesPerType) + " " +
+    return make_error(NRT_RESOURCE, std::string("topology: more than ") +
+                                        std::to_string(kMaxNodesPerType) + " " +
                                         nodeTypeName(type) + " nodes (NCCL_TOPO_MAX_NODES)");
   }
   TopoNode node;
@@ -73,9 +74,10 @@ Status connectNodes(TopoSystem& system, NodeRef from, NodeRef to, LinkType type,
                          [&](const TopoLink& l) { return l.remote == to && l.type == type; });
   if (it == links.end()) {
     if (static_cast<int>(links.size()) >= kMaxLinksPerNode) {
-      return make_error(NRT_RESOURCE, std::string("topology: ") + nodeTypeName(from.type) + " node " +
-                                          std::to_string(system.at(from).id) + " has more than " +
-                                          std::to_string(kMaxLinksPerNode) + " links");
+      return make_error(NRT_RESOURCE, std::string("topology: ") + nodeTypeName(from.type) +
+                                          " node " + std::to_string(system.at(from).id) +
+                                          " has more than " + std::to_string(kMaxLinksPerNode) +
+                                          " links");
     }
     links.push_back({type, width, to});
   } else {
@@ -91,7 +93,8 @@ void removeNode(TopoSystem& system, NodeRef node) {
   for (auto& set : system.nodes) {
     for (auto& n : set) {
       auto& links = n.links;
-      links.erase(std::remove_if(links.begin(), links.end(), [&](const TopoLink& l) { return l.remote == node; }),
+      links.erase(std::remove_if(links.begin(), links.end(),
+                                 [&](const TopoLink& l) { return l.remote == node; }),
                   links.end());
       for (auto& l : links) {
         if (l.remote.type == node.type && l.remote.index > node.index) --l.remote.index;
@@ -124,7 +127,10 @@ Status connectCpus(TopoSystem& system) {
     for (int b = 0; b < n; ++b) {
       if (a == b) continue;
       const float width = interCpuWidth(system.of(NodeType::CPU)[a].cpu);
-      if (auto st = connectNodes(system, {NodeType::CPU, a}, {NodeType::CPU, b}, LinkType::SYS, width); !st) return st;
+      if (auto st =
+              connectNodes(system, {NodeType::CPU, a}, {NodeType::CPU, b}, LinkType::SYS, width);
+          !st)
+        return st;
     }
   }
   return {};
@@ -134,18 +140,21 @@ namespace {
 
 // Moves the link towards `up` last, then sorts the PCI children the same way.
 // `seen` guards against PCI cycles in hand-built graphs.
-void sortFrom(TopoSystem& system, NodeRef node, const NodeRef* up, std::vector<std::vector<bool>>& seen) {
+void sortFrom(TopoSystem& system, NodeRef node, const NodeRef* up,
+              std::vector<std::vector<bool>>& seen) {
   auto& mark = seen[static_cast<int>(node.type)];
   if (mark[static_cast<std::size_t>(node.index)]) return;
   mark[static_cast<std::size_t>(node.index)] = true;
   auto& links = system.at(node).links;
   if (up != nullptr) {
-    auto it = std::find_if(links.begin(), links.end(), [&](const TopoLink& l) { return l.remote == *up; });
+    auto it = std::find_if(links.begin(), links.end(),
+                           [&](const TopoLink& l) { return l.remote == *up; });
     if (it != links.end()) std::rotate(it, it + 1, links.end());
   }
   const std::vector<TopoLink> snapshot = links;
   for (const auto& l : snapshot) {
-    if (l.type == LinkType::PCI && (up == nullptr || !(l.remote == *up))) sortFrom(system, l.remote, &node, seen);
+    if (l.type == LinkType::PCI && (up == nullptr || !(l.remote == *up)))
+      sortFrom(system, l.remote, &node, seen);
   }
 }
 
@@ -154,7 +163,8 @@ void sortFrom(TopoSystem& system, NodeRef node, const NodeRef* up, std::vector<s
 void sortSystem(TopoSystem& system) {
   std::vector<std::vector<bool>> seen(kNodeTypeCount);
   for (int t = 0; t < kNodeTypeCount; ++t) seen[t].assign(system.nodes[t].size(), false);
-  for (int c = 0; c < system.count(NodeType::CPU); ++c) sortFrom(system, {NodeType::CPU, c}, nullptr, seen);
+  for (int c = 0; c < system.count(NodeType::CPU); ++c)
+    sortFrom(system, {NodeType::CPU, c}, nullptr, seen);
 }
 
 std::optional<int64_t> busIdToInt64(std::string_view busId) {
@@ -163,10 +173,14 @@ std::optional<int64_t> busIdToInt64(std::string_view busId) {
   for (char c : busId) {
     if (c == ':' || c == '.') continue;
     int d;
-    if (c >= '0' && c <= '9') d = c - '0';
-    else if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
-    else if (c >= 'A' && c <= 'F') d = c - 'A' + 10;
-    else return std::nullopt;
+    if (c >= '0' && c <= '9')
+      d = c - '0';
+    else if (c >= 'a' && c <= 'f')
+      d = c - 'a' + 10;
+    else if (c >= 'A' && c <= 'F')
+      d = c - 'A' + 10;
+    else
+      return std::nullopt;
     if (++digits > 15) return std::nullopt;  // keeps the id a positive int64
     v = v << 4 | static_cast<uint64_t>(d);
   }
@@ -177,8 +191,8 @@ std::optional<int64_t> busIdToInt64(std::string_view busId) {
 std::string int64ToBusId(int64_t id) {
   char buf[32];
   const auto u = static_cast<uint64_t>(id);
-  std::snprintf(buf, sizeof buf, "%04" PRIx64 ":%02" PRIx64 ":%02" PRIx64 ".%01" PRIx64, u >> 20, (u & 0xff000) >> 12,
-                (u & 0xff0) >> 4, u & 0xf);
+  std::snprintf(buf, sizeof buf, "%04" PRIx64 ":%02" PRIx64 ":%02" PRIx64 ".%01" PRIx64, u >> 20,
+                (u & 0xff000) >> 12, (u & 0xff0) >> 4, u & 0xf);
   return buf;
 }
 

@@ -20,24 +20,29 @@ T lookupPrefix(const std::string& value, const std::pair<const char*, T> (&dict)
   return fallback;
 }
 
-constexpr std::pair<const char*, NodeType> kPciClass[] = {
-    {"0x060400", NodeType::PCI}, {"0x068000", NodeType::NVS}, {"0x068001", NodeType::CPU},
-    {"0x03", NodeType::GPU},     {"0x02", NodeType::NIC}};
+constexpr std::pair<const char*, NodeType> kPciClass[] = {{"0x060400", NodeType::PCI},
+                                                          {"0x068000", NodeType::NVS},
+                                                          {"0x068001", NodeType::CPU},
+                                                          {"0x03", NodeType::GPU},
+                                                          {"0x02", NodeType::NIC}};
 // Per-lane speed in units of 100 Mbps (so width GB/s = lanes * speed / 80).
 // Both spellings: "8 GT/s" (older kernels) and sysfs's "8.0 GT/s PCIe".
 constexpr std::pair<const char*, int> kPciGen[] = {
-    {"2.5 GT/s", 15},  {"5 GT/s", 30},    {"5.0 GT/s", 30},   {"8 GT/s", 60},   {"8.0 GT/s", 60},
-    {"16 GT/s", 120},  {"16.0 GT/s", 120}, {"32 GT/s", 240},  {"32.0 GT/s", 240}, {"64 GT/s", 480},
-    {"64.0 GT/s", 480}};
+    {"2.5 GT/s", 15},   {"5 GT/s", 30},   {"5.0 GT/s", 30},   {"8 GT/s", 60},
+    {"8.0 GT/s", 60},   {"16 GT/s", 120}, {"16.0 GT/s", 120}, {"32 GT/s", 240},
+    {"32.0 GT/s", 240}, {"64 GT/s", 480}, {"64.0 GT/s", 480}};
 constexpr int kPciGenDefault = 60;
-constexpr std::pair<const char*, CpuArch> kCpuArch[] = {
-    {"x86_64", CpuArch::X86}, {"arm64", CpuArch::Arm}, {"aarch64", CpuArch::Arm}, {"ppc64", CpuArch::Power}};
-constexpr std::pair<const char*, CpuVendor> kCpuVendor[] = {
-    {"GenuineIntel", CpuVendor::Intel}, {"AuthenticAMD", CpuVendor::Amd}};
+constexpr std::pair<const char*, CpuArch> kCpuArch[] = {{"x86_64", CpuArch::X86},
+                                                        {"arm64", CpuArch::Arm},
+                                                        {"aarch64", CpuArch::Arm},
+                                                        {"ppc64", CpuArch::Power}};
+constexpr std::pair<const char*, CpuVendor> kCpuVendor[] = {{"GenuineIntel", CpuVendor::Intel},
+                                                            {"AuthenticAMD", CpuVendor::Amd}};
 
 class SystemBuilder {
  public:
-  SystemBuilder(const XmlDocument& doc, const SystemOptions& options) : doc_(doc), options_(options) {}
+  SystemBuilder(const XmlDocument& doc, const SystemOptions& options)
+      : doc_(doc), options_(options) {}
 
   Result<TopoSystem> run();
 
@@ -57,7 +62,8 @@ class SystemBuilder {
     return e;
   }
   Result<int> intAttr(const XmlNode& node, std::string_view key, int64_t lo, int64_t hi) const;
-  Result<int> intAttrOr(const XmlNode& node, std::string_view key, int fallback, int64_t lo, int64_t hi) const;
+  Result<int> intAttrOr(const XmlNode& node, std::string_view key, int fallback, int64_t lo,
+                        int64_t hi) const;
 
   Status addCpu(const XmlNode& xml);
   Status addPci(const XmlNode& xml, NodeRef parent, int cpu);
@@ -73,7 +79,8 @@ class SystemBuilder {
   std::vector<GpuElement> gpus_;
 };
 
-Result<int> SystemBuilder::intAttr(const XmlNode& node, std::string_view key, int64_t lo, int64_t hi) const {
+Result<int> SystemBuilder::intAttr(const XmlNode& node, std::string_view key, int64_t lo,
+                                   int64_t hi) const {
   auto v = node.getInt(key);
   if (!v) return wrap(v.take_error());
   if (*v < lo || *v > hi) {
@@ -83,8 +90,8 @@ Result<int> SystemBuilder::intAttr(const XmlNode& node, std::string_view key, in
   return static_cast<int>(*v);
 }
 
-Result<int> SystemBuilder::intAttrOr(const XmlNode& node, std::string_view key, int fallback, int64_t lo,
-                                     int64_t hi) const {
+Result<int> SystemBuilder::intAttrOr(const XmlNode& node, std::string_view key, int fallback,
+                                     int64_t lo, int64_t hi) const {
   if (!node.hasAttribute(key)) return fallback;
   return intAttr(node, key, lo, hi);
 }
@@ -92,12 +99,15 @@ Result<int> SystemBuilder::intAttrOr(const XmlNode& node, std::string_view key, 
 Status SystemBuilder::addCpu(const XmlNode& xml) {
   auto numa = intAttr(xml, "numaid", 0, 1 << 20);
   if (!numa) return numa.take_error();
-  if (sys_.find(NodeType::CPU, *numa) >= 0) return fail(xml, "duplicate cpu numaid " + std::to_string(*numa));
+  if (sys_.find(NodeType::CPU, *numa) >= 0)
+    return fail(xml, "duplicate cpu numaid " + std::to_string(*numa));
   auto ref = addNode(sys_, NodeType::CPU, *numa);
   if (!ref) return wrap(ref.take_error());
   CpuInfo info;
-  if (const auto* arch = xml.attribute("arch")) info.arch = lookupPrefix(*arch, kCpuArch, CpuArch::Unknown);
-  if (const auto* vendor = xml.attribute("vendor")) info.vendor = lookupPrefix(*vendor, kCpuVendor, CpuVendor::Unknown);
+  if (const auto* arch = xml.attribute("arch"))
+    info.arch = lookupPrefix(*arch, kCpuArch, CpuArch::Unknown);
+  if (const auto* vendor = xml.attribute("vendor"))
+    info.vendor = lookupPrefix(*vendor, kCpuVendor, CpuVendor::Unknown);
   if (info.arch == CpuArch::X86 && info.vendor == CpuVendor::Intel) {
     auto family = intAttrOr(xml, "familyid", 0, 0, 0xffff);
     if (!family) return family.take_error();
@@ -118,8 +128,10 @@ Status SystemBuilder::addCpu(const XmlNode& xml) {
         auto n = addNode(sys_, NodeType::NIC, 0);
         if (!n) return wrap(n.take_error());
         nic = n->index;
-        if (auto st = connectNodes(sys_, *ref, *n, LinkType::PCI, kLocWidth); !st) return wrap(st.take_error());
-        if (auto st = connectNodes(sys_, *n, *ref, LinkType::PCI, kLocWidth); !st) return wrap(st.take_error());
+        if (auto st = connectNodes(sys_, *ref, *n, LinkType::PCI, kLocWidth); !st)
+          return wrap(st.take_error());
+        if (auto st = connectNodes(sys_, *n, *ref, LinkType::PCI, kLocWidth); !st)
+          return wrap(st.take_error());
       }
       if (auto st = addNic(*child, {NodeType::NIC, nic}); !st) return st;
     }
@@ -131,14 +143,16 @@ Status SystemBuilder::addPci(const XmlNode& xml, NodeRef parent, int cpu) {
   auto busText = xml.getString("busid");
   if (!busText) return wrap(busText.take_error());
   auto busId = busIdToInt64(*busText);
-  if (!busId) return fail(xml, "busid '" + *busText + "' is not a PCI bus id (hex digits, ':' and '.')");
+  if (!busId)
+    return fail(xml, "busid '" + *busText + "' is not a PCI bus id (hex digits, ':' and '.')");
   NodeType type = NodeType::PCI;
   if (const auto* cls = xml.attribute("class")) type = lookupPrefix(*cls, kPciClass, NodeType::PCI);
   const auto gpuXml = xml.childrenNamed("gpu");
   const auto nicXml = xml.childrenNamed("nic");
   if (gpuXml.size() > 1) {
-    return fail(xml, "holds " + std::to_string(gpuXml.size()) +
-                         " <gpu> elements; one NeuronCore per <pci> (give each core its own busid)");
+    return fail(xml,
+                "holds " + std::to_string(gpuXml.size()) +
+                    " <gpu> elements; one NeuronCore per <pci> (give each core its own busid)");
   }
   if (!gpuXml.empty() && !nicXml.empty()) return fail(xml, "holds both a <gpu> and a <nic>");
 
@@ -178,16 +192,20 @@ Status SystemBuilder::addPci(const XmlNode& xml, NodeRef parent, int cpu) {
   if (!connect) return {};
   auto lanes = intAttrOr(xml, "link_width", 0, 0, 64);
   if (!lanes) return lanes.take_error();
-  const int speed = xml.hasAttribute("link_speed") ? lookupPrefix(*xml.attribute("link_speed"), kPciGen, kPciGenDefault)
-                                                   : kPciGenDefault;
+  const int speed = xml.hasAttribute("link_speed")
+                        ? lookupPrefix(*xml.attribute("link_speed"), kPciGen, kPciGenDefault)
+                        : kPciGenDefault;
   const float width = static_cast<float>((*lanes == 0 ? 16 : *lanes) * speed) / 80.0F;
-  if (auto st = connectNodes(sys_, node, parent, LinkType::PCI, width); !st) return wrap(st.take_error());
-  if (auto st = connectNodes(sys_, parent, node, LinkType::PCI, width); !st) return wrap(st.take_error());
+  if (auto st = connectNodes(sys_, node, parent, LinkType::PCI, width); !st)
+    return wrap(st.take_error());
+  if (auto st = connectNodes(sys_, parent, node, LinkType::PCI, width); !st)
+    return wrap(st.take_error());
   return {};
 }
 
 Status SystemBuilder::addGpu(const XmlNode& xml, NodeRef node, int cpu) {
-  if (!xml.hasAttribute("rank")) return fail(xml, "gpu without rank (every NeuronCore must name its rank)");
+  if (!xml.hasAttribute("rank"))
+    return fail(xml, "gpu without rank (every NeuronCore must name its rank)");
   auto rank = intAttr(xml, "rank", 0, (1 << 30));
   if (!rank) return rank.take_error();
   auto dev = intAttr(xml, "dev", 0, (1 << 30));
@@ -196,7 +214,8 @@ Status SystemBuilder::addGpu(const XmlNode& xml, NodeRef node, int cpu) {
   if (!sm) return sm.take_error();
   auto gdr = intAttrOr(xml, "gdr", 0, 0, 1);
   if (!gdr) return gdr.take_error();
-  if (sys_.gpuIndexOfRank(*rank) >= 0) return fail(xml, "duplicate gpu rank " + std::to_string(*rank));
+  if (sys_.gpuIndexOfRank(*rank) >= 0)
+    return fail(xml, "duplicate gpu rank " + std::to_string(*rank));
   if (sys_.gpuIndexOfDev(*dev) >= 0) return fail(xml, "duplicate gpu dev " + std::to_string(*dev));
   GpuInfo& info = sys_.at(node).gpu;
   info = {*dev, *rank, *sm, *gdr};
@@ -214,10 +233,12 @@ Status SystemBuilder::addNic(const XmlNode& xml, NodeRef nic) {
 Status SystemBuilder::addNet(const XmlNode& xml, NodeRef nic) {
   auto dev = intAttr(xml, "dev", 0, (1 << 30));
   if (!dev) return dev.take_error();
-  if (sys_.find(NodeType::NET, *dev) >= 0) return fail(xml, "duplicate net dev " + std::to_string(*dev));
+  if (sys_.find(NodeType::NET, *dev) >= 0)
+    return fail(xml, "duplicate net dev " + std::to_string(*dev));
   auto mbps = xml.getIntOr("speed", 10000);
   if (!mbps) return wrap(mbps.take_error());
-  if (*mbps > 100'000'000) return fail(xml, "speed " + std::to_string(*mbps) + " Mbps is beyond any NIC");
+  if (*mbps > 100'000'000)
+    return fail(xml, "speed " + std::to_string(*mbps) + " Mbps is beyond any NIC");
   NetInfo info;
   info.dev = *dev;
   info.width = static_cast<float>(*mbps <= 0 ? 10000 : *mbps) / 8000.0F;  // some NICs report -1
@@ -241,8 +262,10 @@ Status SystemBuilder::addNet(const XmlNode& xml, NodeRef nic) {
   auto ref = addNode(sys_, NodeType::NET, *dev);
   if (!ref) return wrap(ref.take_error());
   sys_.at(*ref).net = info;
-  if (auto st = connectNodes(sys_, nic, *ref, LinkType::NET, info.width); !st) return wrap(st.take_error());
-  if (auto st = connectNodes(sys_, *ref, nic, LinkType::NET, info.width); !st) return wrap(st.take_error());
+  if (auto st = connectNodes(sys_, nic, *ref, LinkType::NET, info.width); !st)
+    return wrap(st.take_error());
+  if (auto st = connectNodes(sys_, *ref, nic, LinkType::NET, info.width); !st)
+    return wrap(st.take_error());
   return {};
 }
 
@@ -261,7 +284,8 @@ Status SystemBuilder::addNvlinks(const GpuElement& g) {
     NodeRef remote{};
     if (targetType == NodeType::GPU) {
       const int idx = sys_.find(NodeType::GPU, *targetId);
-      if (idx < 0) return fail(*link, "nvlink to an unknown busid " + *target + " (no <gpu> with that busid)");
+      if (idx < 0)
+        return fail(*link, "nvlink to an unknown busid " + *target + " (no <gpu> with that busid)");
       if (idx == g.gpu) return fail(*link, "nvlink from a gpu to itself (" + *target + ")");
       remote = {NodeType::GPU, idx};
     } else if (targetType == NodeType::CPU) {
@@ -277,10 +301,12 @@ Status SystemBuilder::addNvlinks(const GpuElement& g) {
     }
     const float perLink = nvlinkWidth_ > 0 ? nvlinkWidth_ : nvlinkWidthForSm(sys_.at(gpu).gpu.sm);
     const float width = static_cast<float>(*count) * perLink;
-    if (auto st = connectNodes(sys_, gpu, remote, LinkType::NVL, width); !st) return wrap(st.take_error());
+    if (auto st = connectNodes(sys_, gpu, remote, LinkType::NVL, width); !st)
+      return wrap(st.take_error());
     // GPU peers add their own direction from their own <nvlink> elements.
     if (remote.type != NodeType::GPU) {
-      if (auto st = connectNodes(sys_, remote, gpu, LinkType::NVL, width); !st) return wrap(st.take_error());
+      if (auto st = connectNodes(sys_, remote, gpu, LinkType::NVL, width); !st)
+        return wrap(st.take_error());
     }
   }
   return {};
@@ -289,12 +315,13 @@ Status SystemBuilder::addNvlinks(const GpuElement& g) {
 Result<TopoSystem> SystemBuilder::run() {
   if (!doc_.root) return make_error(NRT_INVALID, "topology " + doc_.source + ": empty document");
   const XmlNode& root = *doc_.root;
-  if (root.name() != "system") return fail(root, "root element is <" + root.name() + ">, expected <system>");
+  if (root.name() != "system")
+    return fail(root, "root element is <" + root.name() + ">, expected <system>");
   auto version = root.getIntOr("version", kTopoXmlVersion);
   if (!version) return wrap(version.take_error());
   if (*version != kTopoXmlVersion) {
-    return fail(root, "topology XML version " + std::to_string(*version) + ", " + std::to_string(kTopoXmlVersion) +
-                          " supported");
+    return fail(root, "topology XML version " + std::to_string(*version) + ", " +
+                          std::to_string(kTopoXmlVersion) + " supported");
   }
   // nccom extension: <system nvlinkwidth="GB/s"> gives the per-link width of
   // every <nvlink> when the `sm` values are not NVIDIA SM versions (the
@@ -318,9 +345,13 @@ Result<TopoSystem> SystemBuilder::run() {
       if (l.type != LinkType::NVL || l.remote.type != NodeType::GPU) continue;
       const auto& back = sys_.at(l.remote).links;
       const NodeRef me{NodeType::GPU, g.gpu};
-      if (std::none_of(back.begin(), back.end(), [&](const TopoLink& b) { return b.remote == me && b.type == LinkType::NVL; })) {
-        return fail(*g.xml, "nvlink to gpu " + int64ToBusId(sys_.at(l.remote).id) +
-                                " has no <nvlink> back from that gpu (links must be declared in both directions)");
+      if (std::none_of(back.begin(), back.end(), [&](const TopoLink& b) {
+            return b.remote == me && b.type == LinkType::NVL;
+          })) {
+        return fail(
+            *g.xml,
+            "nvlink to gpu " + int64ToBusId(sys_.at(l.remote).id) +
+                " has no <nvlink> back from that gpu (links must be declared in both directions)");
       }
     }
   }

@@ -20,13 +20,17 @@ Error attrError(const XmlNode& node, std::string_view key, std::string_view rule
 Status checkSetterLimits(const XmlNode& node, std::string_view key, std::string_view value,
                          bool adding, const XmlLimits& limits) {
   if (key.empty() || key.size() > limits.maxNameLength) {
-    return attrError(node, key, "name must be 1.." + std::to_string(limits.maxNameLength) + " characters");
+    return attrError(node, key,
+                     "name must be 1.." + std::to_string(limits.maxNameLength) + " characters");
   }
   if (value.size() > limits.maxValueLength) {
-    return attrError(node, key, "value longer than " + std::to_string(limits.maxValueLength) + " characters");
+    return attrError(node, key,
+                     "value longer than " + std::to_string(limits.maxValueLength) + " characters");
   }
   if (adding && static_cast<int>(node.attributes().size()) >= limits.maxAttributes) {
-    return attrError(node, key, "more than " + std::to_string(limits.maxAttributes) + " attributes on one element");
+    return attrError(
+        node, key,
+        "more than " + std::to_string(limits.maxAttributes) + " attributes on one element");
   }
   return {};
 }
@@ -97,15 +101,20 @@ std::optional<double> parseFloatText(std::string_view text) {
 }
 
 std::optional<uint64_t> parseHexText(std::string_view text) {
-  if (text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) text.remove_prefix(2);
+  if (text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X'))
+    text.remove_prefix(2);
   if (text.empty() || text.size() > 16) return std::nullopt;
   uint64_t v = 0;
   for (char c : text) {
     int d;
-    if (c >= '0' && c <= '9') d = c - '0';
-    else if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
-    else if (c >= 'A' && c <= 'F') d = c - 'A' + 10;
-    else return std::nullopt;
+    if (c >= '0' && c <= '9')
+      d = c - '0';
+    else if (c >= 'a' && c <= 'f')
+      d = c - 'a' + 10;
+    else if (c >= 'A' && c <= 'F')
+      d = c - 'A' + 10;
+    else
+      return std::nullopt;
     v = v << 4 | static_cast<uint64_t>(d);
   }
   return v;
@@ -137,7 +146,8 @@ std::vector<XmlNode*> XmlNode::childrenNamed(std::string_view name) const {
 
 Result<XmlNode*> XmlNode::addChild(std::string name, const XmlLimits& limits) {
   if (name.empty() || name.size() > limits.maxNameLength) {
-    return make_error(NRT_INVALID, "XML: element name must be 1.." + std::to_string(limits.maxNameLength) +
+    return make_error(NRT_INVALID, "XML: element name must be 1.." +
+                                       std::to_string(limits.maxNameLength) +
                                        " characters (child of " + describe({}) + ")");
   }
   if (static_cast<int>(children_.size()) >= limits.maxChildren) {
@@ -191,7 +201,8 @@ Result<int64_t> XmlNode::getIntOr(std::string_view key, int64_t fallback) const 
   return getInt(key);
 }
 
-Status XmlNode::setAttribute(std::string_view key, std::string_view value, const XmlLimits& limits) {
+Status XmlNode::setAttribute(std::string_view key, std::string_view value,
+                             const XmlLimits& limits) {
   for (auto& a : attrs_) {
     if (a.key == key) {
       if (auto st = checkSetterLimits(*this, key, value, false, limits); !st) return st;

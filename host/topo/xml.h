@@ -52,7 +52,10 @@ class XmlNode {
   // Where the element started in its source (0 when built in memory).
   int line() const { return line_; }
   int column() const { return column_; }
-  void setLocation(int line, int column) { line_ = line; column_ = column; }
+  void setLocation(int line, int column) {
+    line_ = line;
+    column_ = column;
+  }
   // "<name> at source:line:col" (or "<name>" when built in memory).
   std::string describe(std::string_view source) const;
 

@@ -1,9 +1,8 @@
 // The XML parser: one forward pass over the bytes with an explicit stack of
 // open elements (no recursion, so depth is only bounded by the limit). Every
 // byte is looked at a bounded number of times, so any input costs O(size).
-#include "topo/xml.h"
-
 #include "common/bounded_file.h"
+#include "topo/xml.h"
 
 namespace nccom::topo {
 
@@ -79,11 +78,14 @@ class XmlParser {
 
 Result<std::string> XmlParser::parseName(const char* what) {
   if (eof()) return fail(std::string("unexpected end of input, expected ") + what + " name");
-  if (!isNameStart(peek())) return fail(std::string("bad character ") + quoteChar(peek()) + " at the start of " + what + " name");
+  if (!isNameStart(peek()))
+    return fail(std::string("bad character ") + quoteChar(peek()) + " at the start of " + what +
+                " name");
   const std::size_t start = pos_;
   while (!eof() && isNameChar(peek())) {
     if (pos_ - start >= limits_.maxNameLength) {
-      return fail(std::string(what) + " name longer than " + std::to_string(limits_.maxNameLength) + " characters");
+      return fail(std::string(what) + " name longer than " + std::to_string(limits_.maxNameLength) +
+                  " characters");
     }
     advance();
   }
@@ -106,10 +108,13 @@ Status XmlParser::skipComment() {
 Status XmlParser::skipProlog() {
   const int line = line_, col = col_;
   if (root_ || !open_.empty() || seenProlog_) {
-    return fail("processing instruction '<?' only allowed as one <?xml ...?> prolog before the root element");
+    return fail(
+        "processing instruction '<?' only allowed as one <?xml ...?> prolog before the root "
+        "element");
   }
   seenProlog_ = true;
-  if (!startsWith("<?xml") || !isSpace(peek(5))) return fail("only the <?xml ...?> processing instruction is supported");
+  if (!startsWith("<?xml") || !isSpace(peek(5)))
+    return fail("only the <?xml ...?> processing instruction is supported");
   advance(5);
   while (!eof()) {
     if (startsWith("?>")) {
@@ -128,13 +133,18 @@ Status XmlParser::parseCloseTag() {
   if (!name) return name.take_error();
   skipSpace();
   if (eof()) return fail("unexpected end of input in closing tag </" + *name);
-  if (peek() != '>') return fail("bad character " + quoteChar(peek()) + " in closing tag </" + *name + ", expected '>'");
+  if (peek() != '>')
+    return fail("bad character " + quoteChar(peek()) + " in closing tag </" + *name +
+                ", expected '>'");
   advance();
-  if (open_.empty()) return failAt(line, col, "closing tag </" + *name + "> without an open element");
+  if (open_.empty())
+    return failAt(line, col, "closing tag </" + *name + "> without an open element");
   const XmlNode* top = open_.back();
   if (top->name() != *name) {
-    return failAt(line, col, "mismatched closing tag </" + *name + ">, expected </" + top->name() + "> for the element opened at " +
-                                 std::to_string(top->line()) + ":" + std::to_string(top->column()));
+    return failAt(line, col,
+                  "mismatched closing tag </" + *name + ">, expected </" + top->name() +
+                      "> for the element opened at " + std::to_string(top->line()) + ":" +
+                      std::to_string(top->column()));
   }
   open_.pop_back();
   return {};
@@ -151,9 +161,11 @@ Result<std::string> XmlParser::parseAttrValue(std::string_view key) {
     if (eof()) return fail("unterminated value of attribute '" + std::string(key) + "'");
     const char c = peek();
     if (c == quote) break;
-    if (c == '<') return fail("bad character '<' in the value of attribute '" + std::string(key) + "'");
+    if (c == '<')
+      return fail("bad character '<' in the value of attribute '" + std::string(key) + "'");
     if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' && c != '\r') {
-      return fail("bad character " + quoteChar(c) + " in the value of attribute '" + std::string(key) + "'");
+      return fail("bad character " + quoteChar(c) + " in the value of attribute '" +
+                  std::string(key) + "'");
     }
     if (c == '&') {
       static constexpr std::pair<std::string_view, char> kEntities[] = {
@@ -167,13 +179,16 @@ Result<std::string> XmlParser::parseAttrValue(std::string_view key) {
           break;
         }
       }
-      if (!matched) return fail("unknown entity reference in attribute '" + std::string(key) + "' (only &lt; &gt; &amp; &quot; &apos;)");
+      if (!matched)
+        return fail("unknown entity reference in attribute '" + std::string(key) +
+                    "' (only &lt; &gt; &amp; &quot; &apos;)");
     } else {
       value += c;
       advance();
     }
     if (value.size() > limits_.maxValueLength) {
-      return fail("value of attribute '" + std::string(key) + "' longer than " + std::to_string(limits_.maxValueLength) + " characters");
+      return fail("value of attribute '" + std::string(key) + "' longer than " +
+                  std::to_string(limits_.maxValueLength) + " characters");
     }
   }
   advance();  // closing quote
@@ -190,9 +205,12 @@ Status XmlParser::parseAttribute(XmlNode& node) {
   skipSpace();
   auto value = parseAttrValue(*key);
   if (!value) return value.take_error();
-  if (node.hasAttribute(*key)) return failAt(line, col, "duplicate attribute '" + *key + "' on <" + node.name() + ">");
+  if (node.hasAttribute(*key))
+    return failAt(line, col, "duplicate attribute '" + *key + "' on <" + node.name() + ">");
   if (static_cast<int>(node.attrs_.size()) >= limits_.maxAttributes) {
-    return failAt(line, col, "too many attributes on <" + node.name() + "> (limit " + std::to_string(limits_.maxAttributes) + ")");
+    return failAt(line, col,
+                  "too many attributes on <" + node.name() + "> (limit " +
+                      std::to_string(limits_.maxAttributes) + ")");
   }
   node.attrs_.push_back({std::move(*key), std::move(*value)});
   return {};
@@ -200,13 +218,16 @@ Status XmlParser::parseAttribute(XmlNode& node) {
 
 Status XmlParser::parseOpenTag() {
   const int line = line_, col = col_;
-  if (root_ && open_.empty()) return fail("trailing garbage: a second root element after </" + root_->name() + ">");
+  if (root_ && open_.empty())
+    return fail("trailing garbage: a second root element after </" + root_->name() + ">");
   advance();  // "<"
   auto name = parseName("element");
   if (!name) return name.take_error();
-  if (nodes_ >= limits_.maxNodes) return failAt(line, col, "too many elements (limit " + std::to_string(limits_.maxNodes) + ")");
+  if (nodes_ >= limits_.maxNodes)
+    return failAt(line, col, "too many elements (limit " + std::to_string(limits_.maxNodes) + ")");
   if (static_cast<int>(open_.size()) >= limits_.maxDepth) {
-    return failAt(line, col, "elements nested too deep (limit " + std::to_string(limits_.maxDepth) + ")");
+    return failAt(line, col,
+                  "elements nested too deep (limit " + std::to_string(limits_.maxDepth) + ")");
   }
   XmlNode* node;
   if (open_.empty()) {
@@ -215,7 +236,9 @@ Status XmlParser::parseOpenTag() {
   } else {
     XmlNode* parent = open_.back();
     if (static_cast<int>(parent->children_.size()) >= limits_.maxChildren) {
-      return failAt(line, col, "too many children in <" + parent->name() + "> (limit " + std::to_string(limits_.maxChildren) + ")");
+      return failAt(line, col,
+                    "too many children in <" + parent->name() + "> (limit " +
+                        std::to_string(limits_.maxChildren) + ")");
     }
     parent->children_.push_back(std::make_unique<XmlNode>(std::move(*name)));
     node = parent->children_.back().get();
@@ -226,7 +249,8 @@ Status XmlParser::parseOpenTag() {
   while (true) {
     const bool spaced = !eof() && isSpace(peek());
     skipSpace();
-    if (eof()) return failAt(line, col, "unclosed tag <" + node->name() + " (end of input inside the tag)");
+    if (eof())
+      return failAt(line, col, "unclosed tag <" + node->name() + " (end of input inside the tag)");
     if (startsWith("/>")) {
       advance(2);
       return {};
@@ -236,7 +260,8 @@ Status XmlParser::parseOpenTag() {
       open_.push_back(node);
       return {};
     }
-    if (!isNameStart(peek())) return fail("bad character " + quoteChar(peek()) + " in tag <" + node->name() + ">");
+    if (!isNameStart(peek()))
+      return fail("bad character " + quoteChar(peek()) + " in tag <" + node->name() + ">");
     if (!spaced) return fail("missing whitespace before attribute in tag <" + node->name() + ">");
     if (auto st = parseAttribute(*node); !st) return st;
   }
@@ -244,8 +269,9 @@ Status XmlParser::parseOpenTag() {
 
 Result<XmlDocument> XmlParser::run() {
   if (text_.size() > limits_.maxInputBytes) {
-    return failAt(1, 1, "input of " + std::to_string(text_.size()) + " bytes exceeds the limit of " +
-                            std::to_string(limits_.maxInputBytes));
+    return failAt(1, 1,
+                  "input of " + std::to_string(text_.size()) + " bytes exceeds the limit of " +
+                      std::to_string(limits_.maxInputBytes));
   }
   if (startsWith("\xEF\xBB\xBF")) pos_ = 3;  // UTF-8 byte order mark
   while (true) {
@@ -275,8 +301,8 @@ Result<XmlDocument> XmlParser::run() {
   }
   if (!open_.empty()) {
     const XmlNode* top = open_.back();
-    return fail("unclosed tag <" + top->name() + "> opened at " + std::to_string(top->line()) + ":" +
-                std::to_string(top->column()) + " (end of input)");
+    return fail("unclosed tag <" + top->name() + "> opened at " + std::to_string(top->line()) +
+                ":" + std::to_string(top->column()) + " (end of input)");
   }
   if (!root_) return fail("no root element");
   XmlDocument doc;
@@ -285,7 +311,8 @@ Result<XmlDocument> XmlParser::run() {
   return doc;
 }
 
-Result<XmlDocument> parseXml(std::string_view text, std::string_view source, const XmlLimits& limits) {
+Result<XmlDocument> parseXml(std::string_view text, std::string_view source,
+                             const XmlLimits& limits) {
   return XmlParser(text, source, limits).run();
 }
 

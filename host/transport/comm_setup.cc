@@ -46,11 +46,13 @@ bool sidelink_platform() {
   nrt_instance_info_t info{};
   if (runtime::api().nrt_get_instance_info(&info, sizeof info) != NRT_SUCCESS) return false;
   switch (info.family) {
-    case 5: case 6: case 8: case 9:  // TRN2, TRN2N, TRN2P, TRN2U
-    case 10:                         // TRN3
+    case 5:
+    case 6:
+    case 8:
+    case 9:   // TRN2, TRN2N, TRN2P, TRN2U
+    case 10:  // TRN3
       return true;
-    default:
-      return false;
+    default: return false;
   }
 }
 
@@ -97,8 +99,8 @@ Status build_comm_transports(comm::Communicator& comm) {
   // neuronGetCommInfo reports them: neuron_dev, rid = MLA index) and the NICs.
   for (const auto& r : comm.peers()) {
     if (r.host_hash != comm.peers()[comm.rank()].host_hash) continue;
-    nics.devices.push_back(LocalDevice{static_cast<uint32_t>(r.device),
-                                       static_cast<uint32_t>(r.mla_idx), r.bus_id});
+    nics.devices.push_back(
+        LocalDevice{static_cast<uint32_t>(r.device), static_cast<uint32_t>(r.mla_idx), r.bus_id});
   }
   publish_nic_table(nics);
 
@@ -106,8 +108,8 @@ Status build_comm_transports(comm::Communicator& comm) {
   settings.connect_timeout = std::chrono::milliseconds(cfg.get_int("transport.connect_timeout_ms"));
   settings.scheduler.stall_warn_ms = static_cast<uint64_t>(cfg.get_int("proxy.stall_warn_ms"));
   settings.scheduler.stall_fail_ms = static_cast<uint64_t>(cfg.get_int("proxy.stall_fail_ms"));
-  auto policy = P2pPolicy::from_text(cfg.get_string("graph.p2p_disable"),
-                                     cfg.get_string("graph.p2p_level"));
+  auto policy =
+      P2pPolicy::from_text(cfg.get_string("graph.p2p_disable"), cfg.get_string("graph.p2p_level"));
   if (!policy) return policy.take_error();
   settings.p2p = *policy;
   auto t = CommTransports::connect(comm, *g, std::move(list), net, settings);

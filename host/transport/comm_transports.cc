@@ -17,8 +17,8 @@ Error at_channel(int channel, int peer, const std::string& what) {
 
 nccom_transport_comm_t transport_services(const comm::Communicator& comm,
                                           std::vector<nccom_transport_peer_t>& peers,
-                                          const ncclNet_v6_t* net, const char* net_name, const char* net_origin,
-                                          int net_devices, bool sidelink) {
+                                          const ncclNet_v6_t* net, const char* net_name,
+                                          const char* net_origin, int net_devices, bool sidelink) {
   peers.clear();
   for (const auto& r : comm.peers()) {
     nccom_transport_peer_t p{};
@@ -57,7 +57,8 @@ Result<std::unique_ptr<CommTransports>> CommTransports::connect(
     std::vector<const TransportBackend*> backends, const NetForTransports& net,
     const TransportSettings& settings) {
   std::unique_ptr<CommTransports> t(new CommTransports());
-  t->services_ = transport_services(comm, t->peers_, net.table, net.name, net.origin, net.devices, net.sidelink);
+  t->services_ = transport_services(comm, t->peers_, net.table, net.name, net.origin, net.devices,
+                                    net.sidelink);
   // The topology's NIC per ring channel; the mesh channel leaves it to the
   // transport.
   t->channel_nic_.assign(NCCOM_TRANSPORT_MESH_CHANNEL + 1, -1);
@@ -139,8 +140,7 @@ Error not_a_network_hop(uint32_t pattern, int channel, bool is_send, const End& 
                     std::string(pattern == ENC_PATTERN_MESH ? "mesh peer " : "ring channel ") +
                         std::to_string(channel) + (is_send ? " send" : " receive") +
                         " is a direct hop over transport " + e.via->name() + " to rank " +
-                        std::to_string(e.peer) +
-                        ": it has no network comm to register memory on");
+                        std::to_string(e.peer) + ": it has no network comm to register memory on");
 }
 
 }  // namespace

@@ -11,8 +11,8 @@
 
 #include "comm/communicator.h"
 #include "common/result.h"
-#include "rings/summary.h"
 #include "proxy/scheduler.h"
+#include "rings/summary.h"
 #include "transport/link_exchange.h"
 #include "transport/selection.h"
 #include "transport/transport_backend.h"
@@ -52,11 +52,10 @@ class CommTransports : public comm::CommExtension {
  public:
   // Connects every ring channel of `graph` (no-op for one rank). Every
   // failure names the channel, the peer and the transport.
-  static Result<std::unique_ptr<CommTransports>> connect(comm::Communicator& comm,
-                                                         const rings::GraphSummary& graph,
-                                                         std::vector<const TransportBackend*> backends,
-                                                         const NetForTransports& net,
-                                                         const TransportSettings& settings);
+  static Result<std::unique_ptr<CommTransports>> connect(
+      comm::Communicator& comm, const rings::GraphSummary& graph,
+      std::vector<const TransportBackend*> backends, const NetForTransports& net,
+      const TransportSettings& settings);
   ~CommTransports() override;
 
   // neuronExpandConnectivity (collective): agrees on `conn` with every rank,
@@ -91,7 +90,7 @@ class CommTransports : public comm::CommExtension {
   std::vector<const TransportBackend*> backends_;
   TransportSettings settings_;
   std::vector<Channel> channels_;
-  mutable std::mutex mesh_mutex_;  // expand vs lookups
+  mutable std::mutex mesh_mutex_;                 // expand vs lookups
   std::map<int, std::unique_ptr<Channel>> mesh_;  // peer rank -> its ends (stable addresses)
   std::unique_ptr<proxy::ProxyTransport> proxy_transport_;
   std::unique_ptr<proxy::Scheduler> scheduler_;  // after proxy_transport_: destroyed first
@@ -100,7 +99,7 @@ class CommTransports : public comm::CommExtension {
 // The services a transport gets for `comm` (peers filled from its records).
 nccom_transport_comm_t transport_services(const comm::Communicator& comm,
                                           std::vector<nccom_transport_peer_t>& peers,
-                                          const ncclNet_v6_t* net, const char* net_name, const char* net_origin,
-                                          int net_devices, bool sidelink);
+                                          const ncclNet_v6_t* net, const char* net_name,
+                                          const char* net_origin, int net_devices, bool sidelink);
 
 }  // namespace nccom::transport

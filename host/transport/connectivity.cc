@@ -21,8 +21,7 @@ Result<std::vector<int>> connectivity_peers(uint32_t conn, int rank, int n) {
   }
   std::vector<int> peers;
   switch (conn) {
-    case ENC_CONNECTIVITY_DEFAULT:
-      return peers;
+    case ENC_CONNECTIVITY_DEFAULT: return peers;
     case ENC_CONNECTIVITY_MESH:
       for (int r = 0; r < n; ++r) {
         if (r != rank) peers.push_back(r);

@@ -36,7 +36,8 @@ Error at(const std::string& what, int channel, int peer, const std::string& deta
 Status setup_end(End& end, const TransportBackend& via, const nccom_transport_comm_t& services,
                  bool send, int channel, const nccom_transport_peer_t& peer,
                  std::vector<PendingEnd>& pending) {
-  auto made = via.setup(services, send ? NCCOM_TRANSPORT_SEND : NCCOM_TRANSPORT_RECV, channel, peer);
+  auto made =
+      via.setup(services, send ? NCCOM_TRANSPORT_SEND : NCCOM_TRANSPORT_RECV, channel, peer);
   if (!made) return made.take_error();
   end.connector = std::move(made->connector);
   end.via = &via;
@@ -55,13 +56,15 @@ Status exchange_and_connect(comm::Communicator& comm, std::vector<PendingEnd>& p
   for (const auto& [peer, ends] : by_peer) {
     std::vector<uint8_t> bytes(ends.size() * kEntryBytes);
     for (size_t i = 0; i < ends.size(); ++i) encode(*ends[i], bytes.data() + i * kEntryBytes);
-    if (Status s = comm.send(peer, bootstrap::MsgType::kTransportInit, bytes.data(), bytes.size()); !s) {
+    if (Status s = comm.send(peer, bootstrap::MsgType::kTransportInit, bytes.data(), bytes.size());
+        !s) {
       return at(what, -1, peer, "sending the connection blobs: " + s.error().message);
     }
   }
   for (const auto& [peer, ends] : by_peer) {
     std::vector<uint8_t> bytes(ends.size() * kEntryBytes);
-    if (Status s = comm.recv(peer, bootstrap::MsgType::kTransportInit, bytes.data(), bytes.size()); !s) {
+    if (Status s = comm.recv(peer, bootstrap::MsgType::kTransportInit, bytes.data(), bytes.size());
+        !s) {
       return at(what, -1, peer, "receiving the connection blobs: " + s.error().message);
     }
     for (size_t i = 0; i < ends.size(); ++i) {
@@ -70,9 +73,9 @@ Status exchange_and_connect(comm::Communicator& comm, std::vector<PendingEnd>& p
       std::memcpy(&ch, p, 4);
       std::memcpy(&kind, p + 4, 4);
       if (kind > 1) {
-        return at(what, static_cast<int>(ch), peer, "malformed connection blob entry " +
-                                                        std::to_string(i) + " (kind " +
-                                                        std::to_string(kind) + ")");
+        return at(what, static_cast<int>(ch), peer,
+                  "malformed connection blob entry " + std::to_string(i) + " (kind " +
+                      std::to_string(kind) + ")");
       }
       // The peer's receive blob serves my send end of the same channel, its
       // send blob my receive end.

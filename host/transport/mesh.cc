@@ -4,9 +4,8 @@
 // pattern, each over the transport the selection picks for the pair (NET_NEURON
 // across servers, P2P within one), on the transport channel kMeshChannel,
 // exchanged and connected like the rings.
-#include "transport/comm_transports.h"
-
 #include "log/log.h"
+#include "transport/comm_transports.h"
 #include "transport/connectivity.h"
 
 namespace nccom::transport {
@@ -22,13 +21,13 @@ Status CommTransports::expand(comm::Communicator& comm, uint32_t conn) {
   }
   for (int r = 0; r < n; ++r) {
     if (asked[static_cast<size_t>(r)] != static_cast<int32_t>(conn)) {
-      return make_error(NRT_INVALID,
-                        "neuronExpandConnectivity: rank " + std::to_string(me) + " asked for " +
-                            connectivity_name(conn) + " (" + std::to_string(static_cast<int>(conn)) +
-                            ") but rank " + std::to_string(r) + " for " +
-                            connectivity_name(static_cast<uint32_t>(asked[static_cast<size_t>(r)])) +
-                            " (" + std::to_string(asked[static_cast<size_t>(r)]) +
-                            "); every rank must pass the same argument");
+      return make_error(
+          NRT_INVALID, "neuronExpandConnectivity: rank " + std::to_string(me) + " asked for " +
+                           connectivity_name(conn) + " (" + std::to_string(static_cast<int>(conn)) +
+                           ") but rank " + std::to_string(r) + " for " +
+                           connectivity_name(static_cast<uint32_t>(asked[static_cast<size_t>(r)])) +
+                           " (" + std::to_string(asked[static_cast<size_t>(r)]) +
+                           "); every rank must pass the same argument");
     }
   }
   auto peers = connectivity_peers(conn, me, n);
@@ -46,7 +45,8 @@ Status CommTransports::expand(comm::Communicator& comm, uint32_t conn) {
       auto ch = std::make_unique<Channel>();
       for (const bool send : {false, true}) {
         End& e = send ? ch->send : ch->recv;
-        if (Status s = setup_end(e, **via, services_, send, kMeshChannel, peers_[peer], pending); !s) {
+        if (Status s = setup_end(e, **via, services_, send, kMeshChannel, peers_[peer], pending);
+            !s) {
           return make_error(NRT_FAILURE, std::string("mesh transport setup, peer rank ") +
                                              std::to_string(peer) + ": " + s.error().message);
         }
@@ -59,8 +59,10 @@ Status CommTransports::expand(comm::Communicator& comm, uint32_t conn) {
   }
   size_t net = 0;
   for (const auto& [peer, ch] : added) net += ch->send.direct() ? 0 : 1;
-  NCCOM_INFO(log::kInit, "neuronExpandConnectivity %s: rank %d connected %zu new peer(s), %zu over "
-             "the network", connectivity_name(conn), me, added.size(), net);
+  NCCOM_INFO(log::kInit,
+             "neuronExpandConnectivity %s: rank %d connected %zu new peer(s), %zu over "
+             "the network",
+             connectivity_name(conn), me, added.size(), net);
   std::lock_guard lock(mesh_mutex_);
   for (auto& [peer, ch] : added) mesh_[peer] = std::move(ch);
   return {};
@@ -71,7 +73,8 @@ Result<const End*> CommTransports::mesh_end(int peer, bool is_send) const {
   if (peer < 0 || peer >= n || peer == services_.rank) {
     return make_error(NRT_INVALID, "mesh channel " + std::to_string(peer) +
                                        " is not a peer rank (the MESH channel is the peer's rank: "
-                                       "0.." + std::to_string(n - 1) + ", not this rank " +
+                                       "0.." +
+                                       std::to_string(n - 1) + ", not this rank " +
                                        std::to_string(services_.rank) + ")");
   }
   std::lock_guard lock(mesh_mutex_);

@@ -10,7 +10,7 @@ namespace nccom::transport {
 namespace {
 
 std::atomic<net::Net*> g_net{nullptr};
-std::string g_name;  // the facade table's name; written only when rebinding
+std::string g_name;    // the facade table's name; written only when rebinding
 std::string g_origin;  // net_facade_origin(); written only when rebinding
 
 net::Net& bound() { return *g_net.load(std::memory_order_acquire); }
@@ -38,9 +38,13 @@ ncclResult_t f_props(int dev, ncclNetProperties_v6_t* p) {
 ncclResult_t f_listen(int dev, void* h, void** c) { return bound().listen(dev, h, c); }
 // connect and accept run on helper threads (net/setup_calls.h): a plugin
 // whose calls block cannot hang the caller past its deadline.
-ncclResult_t f_connect(int dev, void* h, void** c) { return bound().setup_calls().connect(dev, h, c); }
+ncclResult_t f_connect(int dev, void* h, void** c) {
+  return bound().setup_calls().connect(dev, h, c);
+}
 ncclResult_t f_accept(void* l, void** c) { return bound().setup_calls().accept(l, c); }
-ncclResult_t f_reg(void* c, void* d, size_t s, int t, void** m) { return bound().reg_mr(c, d, s, t, m); }
+ncclResult_t f_reg(void* c, void* d, size_t s, int t, void** m) {
+  return bound().reg_mr(c, d, s, t, m);
+}
 ncclResult_t f_reg_dmabuf(void* c, void* d, size_t s, int t, uint64_t o, int fd, void** m) {
   return bound().reg_mr_dma_buf(c, d, s, t, o, fd, m);
 }
@@ -69,10 +73,11 @@ ncclResult_t f_iread(void* c, void* d, size_t n, void* m, uint64_t s, uint64_t k
   return bound().iread(c, d, n, m, s, k, r);
 }
 
-ncclNet_v6_t g_table = {nullptr,  f_init,      f_fini,      f_devices,  f_props,  f_listen,
-                        f_connect, f_accept,   f_reg,       f_reg_dmabuf, f_dereg, f_isend,
-                        f_irecv,  f_iflush,    f_test,      f_close_send, f_close_recv,
-                        f_close_listen, f_key, f_iwrite,    f_iwrite_inline, f_iread};
+ncclNet_v6_t g_table = {nullptr,         f_init,       f_fini,         f_devices, f_props,
+                        f_listen,        f_connect,    f_accept,       f_reg,     f_reg_dmabuf,
+                        f_dereg,         f_isend,      f_irecv,        f_iflush,  f_test,
+                        f_close_send,    f_close_recv, f_close_listen, f_key,     f_iwrite,
+                        f_iwrite_inline, f_iread};
 
 }  // namespace
 

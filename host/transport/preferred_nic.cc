@@ -50,7 +50,8 @@ Result<const NetDevice*> preferred_nic(const NicTable& table, uint32_t device, u
     return make_error(NRT_INVALID, "device " + std::to_string(device) + " with routing id " +
                                        std::to_string(rid) +
                                        " is no device of a communicator built on this host "
-                                       "(known (device, rid): " + known + ")");
+                                       "(known (device, rid): " +
+                                       known + ")");
   }
   std::vector<const NetDevice*> nics;
   for (const NetDevice& n : table.nics) nics.push_back(&n);
@@ -100,8 +101,9 @@ void publish_nic_table(const NicTable& table) {
 Result<NetDevice> preferred_nic_of_process(uint32_t device, uint32_t rid) {
   std::lock_guard lock(g_mutex);
   if (g_table.devices.empty()) {
-    return make_error(NRT_INVALID, "no communicator was built in this process yet "
-                                   "(neuronBuildGraphComm learns the devices and NICs)");
+    return make_error(NRT_INVALID,
+                      "no communicator was built in this process yet "
+                      "(neuronBuildGraphComm learns the devices and NICs)");
   }
   auto nic = preferred_nic(g_table, device, rid);
   if (!nic) return nic.take_error();

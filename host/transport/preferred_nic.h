@@ -23,7 +23,7 @@ struct LocalDevice {
 };
 
 struct NetDevice {
-  int index = 0;         // the net plugin's device index
+  int index = 0;  // the net plugin's device index
   std::string name;
   std::string pci_path;  // sysfs path; empty when the device has none (loopback)
 };

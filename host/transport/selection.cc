@@ -28,11 +28,10 @@ bool P2pPolicy::allows(const nccom_transport_peer_t& a, const nccom_transport_pe
   return static_cast<int>(path) <= level;
 }
 
-Result<const TransportBackend*> select_transport(const std::vector<const TransportBackend*>& backends,
-                                                 const P2pPolicy& policy,
-                                                 const nccom_transport_comm_t& services,
-                                                 const nccom_transport_peer_t& me,
-                                                 const nccom_transport_peer_t& peer) {
+Result<const TransportBackend*> select_transport(
+    const std::vector<const TransportBackend*>& backends, const P2pPolicy& policy,
+    const nccom_transport_comm_t& services, const nccom_transport_peer_t& me,
+    const nccom_transport_peer_t& peer) {
   for (const TransportBackend* b : backends) {
     if (!b->has_proxy() && !policy.allows(me, peer)) continue;
     auto ok = b->can_connect(services, me, peer);
@@ -42,8 +41,8 @@ Result<const TransportBackend*> select_transport(const std::vector<const Transpo
   return make_error(NRT_FAILURE, "No transport found between devices " + std::to_string(me.device) +
                                      " and " + std::to_string(peer.device) +
                                      ". Possible replica group misconfiguration (ranks " +
-                                     std::to_string(me.rank) + " and " +
-                                     std::to_string(peer.rank) + ")");
+                                     std::to_string(me.rank) + " and " + std::to_string(peer.rank) +
+                                     ")");
 }
 
 }  // namespace nccom::transport

@@ -32,10 +32,9 @@ struct P2pPolicy {
 
 // The first backend that may and can connect `me` to `peer`, or the
 // original's error "No transport found between devices ...".
-Result<const TransportBackend*> select_transport(const std::vector<const TransportBackend*>& backends,
-                                                 const P2pPolicy& policy,
-                                                 const nccom_transport_comm_t& services,
-                                                 const nccom_transport_peer_t& me,
-                                                 const nccom_transport_peer_t& peer);
+Result<const TransportBackend*> select_transport(
+    const std::vector<const TransportBackend*>& backends, const P2pPolicy& policy,
+    const nccom_transport_comm_t& services, const nccom_transport_peer_t& me,
+    const nccom_transport_peer_t& peer);
 
 }  // namespace nccom::transport

@@ -24,7 +24,8 @@ class PluginOp : public proxy::ProxyOp {
     int done = 0;
     const nccom_plugin_status_t s = ops_.op_progress(op_, &idle, &done, err.data(), err.size());
     if (s != NCCOM_PLUGIN_OK) {
-      return make_error(NRT_NETWORK_PROXY_FAILURE, who_ + ": " + (text(err).empty() ? status_name(s) : text(err)));
+      return make_error(NRT_NETWORK_PROXY_FAILURE,
+                        who_ + ": " + (text(err).empty() ? status_name(s) : text(err)));
     }
     return proxy::Tick{idle != 0, done != 0};
   }
@@ -32,8 +33,9 @@ class PluginOp : public proxy::ProxyOp {
     ErrBuf err{};
     const nccom_plugin_status_t s = ops_.op_rearm(op_, err.data(), err.size());
     if (s == NCCOM_PLUGIN_OK) return {};
-    return make_error(NRT_NETWORK_PROXY_FAILURE, who_ + ": re-arm failed: " +
-                                                     (text(err).empty() ? status_name(s) : text(err)));
+    return make_error(
+        NRT_NETWORK_PROXY_FAILURE,
+        who_ + ": re-arm failed: " + (text(err).empty() ? status_name(s) : text(err)));
   }
   std::string describe() const override {
     ErrBuf buf{};
@@ -49,8 +51,8 @@ class PluginOp : public proxy::ProxyOp {
 
 class PluginProxyTransport : public proxy::ProxyTransport {
  public:
-  PluginProxyTransport(const nccom_transport_ops_t& ops, void* ctx, const nccom_transport_comm_t& comm,
-                       std::string name)
+  PluginProxyTransport(const nccom_transport_ops_t& ops, void* ctx,
+                       const nccom_transport_comm_t& comm, std::string name)
       : ops_(ops), ctx_(ctx), comm_(comm), name_(std::move(name)) {}
 
   Result<std::unique_ptr<proxy::ProxyOp>> make_op(proxy::Direction dir, const proxy::BlockFifos& f,
@@ -66,10 +68,11 @@ class PluginProxyTransport : public proxy::ProxyTransport {
         send ? f.src_n : f.dst_n, &op, err.data(), err.size());
     if (s != NCCOM_PLUGIN_OK || op == nullptr) {
       if (op != nullptr) ops_.op_free(op);
-      return make_error(s == NCCOM_PLUGIN_INVALID_ARGUMENT ? NRT_INVALID : NRT_FAILURE,
-                        who + ": create_op failed: " +
-                            (text(err).empty() ? (s == NCCOM_PLUGIN_OK ? "no op returned" : status_name(s))
-                                               : text(err)));
+      return make_error(
+          s == NCCOM_PLUGIN_INVALID_ARGUMENT ? NRT_INVALID : NRT_FAILURE,
+          who + ": create_op failed: " +
+              (text(err).empty() ? (s == NCCOM_PLUGIN_OK ? "no op returned" : status_name(s))
+                                 : text(err)));
     }
     return std::unique_ptr<proxy::ProxyOp>(std::make_unique<PluginOp>(ops_, op, who));
   }
@@ -106,14 +109,16 @@ Result<TransportBackend> TransportBackend::bind(plugin::LoadedPlugin& plugin) {
                         : ops.connect == nullptr        ? "connect"
                         : ops.free_connector == nullptr ? "free_connector"
                                                         : nullptr;
-  if (missing != nullptr) return make_error(NRT_INVALID, who + ": mandatory slot " + missing + " is NULL");
+  if (missing != nullptr)
+    return make_error(NRT_INVALID, who + ": mandatory slot " + missing + " is NULL");
   const int op_slots = (ops.create_op != nullptr) + (ops.op_progress != nullptr) +
                        (ops.op_rearm != nullptr) + (ops.op_describe != nullptr) +
                        (ops.op_free != nullptr);
   if (op_slots != 0 && op_slots != 5) {
-    return make_error(NRT_INVALID, who + ": the proxy slots (create_op, op_progress, op_rearm, "
-                                         "op_describe, op_free) must be all set or all NULL; " +
-                                         std::to_string(op_slots) + " of 5 are set");
+    return make_error(NRT_INVALID, who +
+                                       ": the proxy slots (create_op, op_progress, op_rearm, "
+                                       "op_describe, op_free) must be all set or all NULL; " +
+                                       std::to_string(op_slots) + " of 5 are set");
   }
   if ((ops.reg_mr == nullptr) != (ops.dereg_mr == nullptr)) {
     return make_error(NRT_INVALID, who + ": reg_mr and dereg_mr must be both set or both NULL");
@@ -135,23 +140,25 @@ Result<bool> TransportBackend::can_connect(const nccom_transport_comm_t& comm,
   return ok != 0;
 }
 
-Result<TransportBackend::SetupResult> TransportBackend::setup(const nccom_transport_comm_t& comm,
-                                                              nccom_transport_direction_t dir,
-                                                              int channel,
-                                                              const nccom_transport_peer_t& peer) const {
+Result<TransportBackend::SetupResult> TransportBackend::setup(
+    const nccom_transport_comm_t& comm, nccom_transport_direction_t dir, int channel,
+    const nccom_transport_peer_t& peer) const {
   SetupResult out;
   ErrBuf err{};
   void* handle = nullptr;
   const nccom_plugin_status_t s = ops_->setup(plugin_->context(), &comm, dir, channel, &peer,
                                               out.blob.data(), &handle, err.data(), err.size());
-  if (handle != nullptr) out.connector = std::make_unique<Connector>(*ops_, plugin_->context(), handle);
+  if (handle != nullptr)
+    out.connector = std::make_unique<Connector>(*ops_, plugin_->context(), handle);
   if (s != NCCOM_PLUGIN_OK) return failure("setup", s, text(err).c_str());
-  if (handle == nullptr) return failure("setup", NCCOM_PLUGIN_ERROR, "it returned OK but no connector");
+  if (handle == nullptr)
+    return failure("setup", NCCOM_PLUGIN_ERROR, "it returned OK but no connector");
   return out;
 }
 
 Result<bool> TransportBackend::connect_step(
-    Connector& connector, const std::array<uint8_t, NCCOM_TRANSPORT_CONNECT_BYTES>& peer_blob) const {
+    Connector& connector,
+    const std::array<uint8_t, NCCOM_TRANSPORT_CONNECT_BYTES>& peer_blob) const {
   ErrBuf err{};
   int done = 0;
   const nccom_plugin_status_t s = ops_->connect(plugin_->context(), connector.handle(),
@@ -163,7 +170,8 @@ Result<bool> TransportBackend::connect_step(
 Result<void*> TransportBackend::reg_mr(Connector& connector, void* data, size_t size,
                                        int type) const {
   if (ops_->reg_mr == nullptr) {
-    return make_error(NRT_INVALID, "transport plugin " + name() + " registers no memory (no reg_mr)");
+    return make_error(NRT_INVALID,
+                      "transport plugin " + name() + " registers no memory (no reg_mr)");
   }
   ErrBuf err{};
   void* mhandle = nullptr;
@@ -175,7 +183,8 @@ Result<void*> TransportBackend::reg_mr(Connector& connector, void* data, size_t 
 
 Status TransportBackend::dereg_mr(Connector& connector, void* mhandle) const {
   if (ops_->dereg_mr == nullptr) {
-    return make_error(NRT_INVALID, "transport plugin " + name() + " registers no memory (no dereg_mr)");
+    return make_error(NRT_INVALID,
+                      "transport plugin " + name() + " registers no memory (no dereg_mr)");
   }
   const nccom_plugin_status_t s = ops_->dereg_mr(plugin_->context(), connector.handle(), mhandle);
   if (s != NCCOM_PLUGIN_OK) return failure("dereg_mr", s, nullptr);

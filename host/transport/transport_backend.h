@@ -21,7 +21,9 @@ class Connector {
  public:
   Connector(const nccom_transport_ops_t& ops, void* ctx, void* handle)
       : ops_(&ops), ctx_(ctx), handle_(handle) {}
-  ~Connector() { if (handle_ != nullptr) ops_->free_connector(ctx_, handle_); }
+  ~Connector() {
+    if (handle_ != nullptr) ops_->free_connector(ctx_, handle_);
+  }
   Connector(const Connector&) = delete;
   Connector& operator=(const Connector&) = delete;
   void* handle() const { return handle_; }
@@ -52,8 +54,9 @@ class TransportBackend {
                             int channel, const nccom_transport_peer_t& peer) const;
 
   // One non-blocking step of the connection; true once connected.
-  Result<bool> connect_step(Connector& connector,
-                            const std::array<uint8_t, NCCOM_TRANSPORT_CONNECT_BYTES>& peer_blob) const;
+  Result<bool> connect_step(
+      Connector& connector,
+      const std::array<uint8_t, NCCOM_TRANSPORT_CONNECT_BYTES>& peer_blob) const;
 
   // Memory registration on a connector's network comm; an error when the
   // transport has no reg_mr (a proxy-free transport).
@@ -65,7 +68,8 @@ class TransportBackend {
   std::unique_ptr<proxy::ProxyTransport> proxy_transport(const nccom_transport_comm_t& comm) const;
 
  private:
-  TransportBackend(plugin::LoadedPlugin& p, const nccom_transport_ops_t& ops) : plugin_(&p), ops_(&ops) {}
+  TransportBackend(plugin::LoadedPlugin& p, const nccom_transport_ops_t& ops)
+      : plugin_(&p), ops_(&ops) {}
   Error failure(const char* call, nccom_plugin_status_t status, const char* detail) const;
 
   plugin::LoadedPlugin* plugin_;

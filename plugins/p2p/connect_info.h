@@ -7,20 +7,20 @@
 // and process identity, device, channel and direction.
 #pragma once
 
-#include <nccom/transport_plugin.h>
-
 #include "common/result.h"
+
+#include <nccom/transport_plugin.h>
 
 #include <cstddef>
 #include <cstdint>
 
 namespace nccom::p2p {
 
-struct ConnectInfo {       // p2pConnectInfo, 80 bytes
-  int32_t rank;            // the rank whose memory the peer reaches (the sender of the blob)
-  int32_t read;            // useRead: 0 (NCCL_P2P_READ_ENABLE is the constant "unset")
-  void* direct_ptr;        // raw device pointer; NULL: the runtime owns device memory
-  uint8_t dev_ipc[64];     // IpcHandle below
+struct ConnectInfo {    // p2pConnectInfo, 80 bytes
+  int32_t rank;         // the rank whose memory the peer reaches (the sender of the blob)
+  int32_t read;         // useRead: 0 (NCCL_P2P_READ_ENABLE is the constant "unset")
+  void* direct_ptr;     // raw device pointer; NULL: the runtime owns device memory
+  uint8_t dev_ipc[64];  // IpcHandle below
 };
 static_assert(sizeof(ConnectInfo) == 80, "p2pConnectInfo is 80 bytes, as the original's");
 static_assert(offsetof(ConnectInfo, direct_ptr) == 8);
@@ -30,14 +30,14 @@ static_assert(sizeof(ConnectInfo) <= NCCOM_TRANSPORT_CONNECT_BYTES);
 inline constexpr uint64_t kIpcMagic = 0x3150325050434e4eull;  // "NNCPP2P1"
 inline constexpr uint32_t kIpcVersion = 1;
 
-struct IpcHandle {         // the 64 bytes of dev_ipc, as nccom packs them
-  uint64_t magic;          // kIpcMagic
-  uint32_t version;        // kIpcVersion
-  int32_t device;          // the sender's runtime device
-  uint64_t host_hash;      // the sender's host identity
-  uint64_t pid_hash;       // the sender's process identity: equal = direct pointer mode
-  int32_t channel;         // the channel the blob belongs to
-  int32_t direction;       // the sender's side (nccom_transport_direction_t)
+struct IpcHandle {     // the 64 bytes of dev_ipc, as nccom packs them
+  uint64_t magic;      // kIpcMagic
+  uint32_t version;    // kIpcVersion
+  int32_t device;      // the sender's runtime device
+  uint64_t host_hash;  // the sender's host identity
+  uint64_t pid_hash;   // the sender's process identity: equal = direct pointer mode
+  int32_t channel;     // the channel the blob belongs to
+  int32_t direction;   // the sender's side (nccom_transport_direction_t)
   uint8_t reserved[24];
 };
 static_assert(sizeof(IpcHandle) == 64, "the IPC handle fills devIpc exactly");

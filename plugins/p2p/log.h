@@ -14,9 +14,9 @@ nccom_log_fn logger();
 
 }  // namespace nccom::p2p
 
-#define P2P_LOG(level, ...)                                                             \
-  do {                                                                                  \
-    if (nccom_log_fn p2p_log_fn_ = ::nccom::p2p::logger(); p2p_log_fn_ != nullptr)      \
-      p2p_log_fn_(level, ::nccom::p2p::kLogSubsys, __FILE__, __LINE__, __VA_ARGS__);   \
+#define P2P_LOG(level, ...)                                                          \
+  do {                                                                               \
+    if (nccom_log_fn p2p_log_fn_ = ::nccom::p2p::logger(); p2p_log_fn_ != nullptr)   \
+      p2p_log_fn_(level, ::nccom::p2p::kLogSubsys, __FILE__, __LINE__, __VA_ARGS__); \
   } while (0)
 #define P2P_INFO(...) P2P_LOG(NCCOM_LOG_LEVEL_INFO, __VA_ARGS__)

@@ -7,10 +7,10 @@
 // original's channel line.
 #pragma once
 
-#include <nccom/transport_plugin.h>
-
 #include "common/result.h"
 #include "connect_info.h"
+
+#include <nccom/transport_plugin.h>
 
 #include <cstdint>
 #include <string>

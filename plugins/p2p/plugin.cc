@@ -3,11 +3,11 @@
 // memory-registration and op slots are NULL, so the host never builds a proxy
 // path over P2P and neuronGetNetConnector answers NULL for a P2P hop. Every
 // slot checks its pointers and catches exceptions.
-#include <nccom/plugin.h>
-#include <nccom/transport_plugin.h>
-
 #include "log.h"
 #include "p2p_connector.h"
+
+#include <nccom/plugin.h>
+#include <nccom/transport_plugin.h>
 
 #include <cstdio>
 #include <exception>
@@ -85,8 +85,8 @@ nccom_plugin_status_t p2p_setup(void* ctx, const nccom_transport_comm_t* comm,
 }
 
 nccom_plugin_status_t p2p_connect(void*, void* connector,
-                                  const uint8_t peer_blob[NCCOM_TRANSPORT_CONNECT_BYTES],
-                                  int* done, char* err, size_t err_len) {
+                                  const uint8_t peer_blob[NCCOM_TRANSPORT_CONNECT_BYTES], int* done,
+                                  char* err, size_t err_len) {
   return guarded("connect", err, err_len, [&] {
     Connector* c = as_connector(connector);
     if (c == nullptr || done == nullptr) return NCCOM_PLUGIN_INVALID_ARGUMENT;

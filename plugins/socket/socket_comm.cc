@@ -1,14 +1,13 @@
 #include "socket_comm.h"
 
-#include <chrono>
+#include "socket_log.h"
 
 #include <poll.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
-
-#include "socket_log.h"
 
 namespace nccom::socket {
 
@@ -20,22 +19,22 @@ Comm::Comm(uint32_t marker, bool sending, Fd ctrl, std::vector<Fd> data, int nso
       ctrl_(std::move(ctrl)),
       data_(std::move(data)),
       nsocks_per_thread_(nsocks_per_thread) {
-  for (Request &r : requests_) r.comm = this;
+  for (Request& r : requests_) r.comm = this;
 }
 
 Comm::~Comm() {
   head_.marker = 0;
   stop_workers();  // normally done already by the derived destructor
-  for (Request &r : requests_) r.marker = 0;
+  for (Request& r : requests_) r.marker = 0;
 }
 
 void Comm::stop_workers() {
   // Threads first: they may be inside send/recv on the data sockets.
-  for (auto &w : workers_) w->stop();
+  for (auto& w : workers_) w->stop();
   workers_.clear();
 }
 
-short Comm::control_events(int *fd, int *recheck_ms) {
+short Comm::control_events(int* fd, int* recheck_ms) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (ctrl_error_ != ncclSuccess) return 0;
   // A caller that called in within kCallerGrace reads what arrives itself
@@ -66,13 +65,13 @@ bool Comm::progress_control() {
   return ctrl_moved_;
 }
 
-Comm *Comm::from_handle(void *handle, uint32_t marker) {
-  auto *head = static_cast<CommHead *>(handle);
+Comm* Comm::from_handle(void* handle, uint32_t marker) {
+  auto* head = static_cast<CommHead*>(handle);
   return head != nullptr && head->marker == marker ? head->owner : nullptr;
 }
 
-Request *Comm::request_from_handle(void *handle) {
-  auto *req = static_cast<Request *>(handle);
+Request* Comm::request_from_handle(void* handle) {
+  auto* req = static_cast<Request*>(handle);
   return req != nullptr && req->marker == kRequestMarker ? req : nullptr;
 }
 
@@ -82,7 +81,7 @@ ncclResult_t Comm::start_workers() {
     std::vector<int> fds;
     for (int i = 0; i < nsocks_per_thread_; ++i)
       fds.push_back(data_[t * nsocks_per_thread_ + i].get());
-    ControlHook *control = t == 0 ? static_cast<ControlHook *>(this) : nullptr;
+    ControlHook* control = t == 0 ? static_cast<ControlHook*>(this) : nullptr;
     workers_.push_back(std::make_unique<DataWorker>(sending_, std::move(fds), control));
   }
   // Worker 0 last: once it runs it may queue chunks on any other worker.
@@ -91,9 +90,9 @@ ncclResult_t Comm::start_workers() {
   return ncclSuccess;
 }
 
-Request *Comm::alloc_request() {
+Request* Comm::alloc_request() {
   for (size_t i = 0; i < requests_.size(); ++i) {
-    Request &r = requests_[(next_free_ + i) % requests_.size()];
+    Request& r = requests_[(next_free_ + i) % requests_.size()];
     if (r.state != Request::State::kFree) continue;
     next_free_ = (next_free_ + i + 1) % requests_.size();
     r.bytes = 0;
@@ -104,9 +103,9 @@ Request *Comm::alloc_request() {
   return nullptr;
 }
 
-void Comm::release(Request *req) { req->state = Request::State::kFree; }
+void Comm::release(Request* req) { req->state = Request::State::kFree; }
 
-void Comm::schedule(Request *req, size_t size) {
+void Comm::schedule(Request* req, size_t size) {
   req->state = Request::State::kActive;
   if (size == 0) return;
   size_t nsocks = data_.size();
@@ -123,24 +122,24 @@ void Comm::schedule(Request *req, size_t size) {
   }
 }
 
-void Comm::queue_ctrl(const CtrlMsg &msg) { queue_ctrl_bytes(&msg, sizeof msg); }
+void Comm::queue_ctrl(const CtrlMsg& msg) { queue_ctrl_bytes(&msg, sizeof msg); }
 
-void Comm::queue_ctrl_bytes(const void *data, size_t len) {
-  ctrl_out_.append(static_cast<const char *>(data), len);
+void Comm::queue_ctrl_bytes(const void* data, size_t len) {
+  ctrl_out_.append(static_cast<const char*>(data), len);
   ctrl_queued_total_ += len;
 }
 
-void Comm::begin_payload(char *dst, size_t len) {
+void Comm::begin_payload(char* dst, size_t len) {
   in_payload_ = true;
   in_dst_ = dst;
   in_len_ = len;
   in_done_ = 0;
 }
 
-void Comm::ctrl_failed(ncclResult_t code, const char *what, int err) {
+void Comm::ctrl_failed(ncclResult_t code, const char* what, int err) {
   ctrl_error_ = code;
   int failed = on_ctrl_failure(code);
-  const char *why = err != 0                   ? strerror(err)
+  const char* why = err != 0                  ? strerror(err)
                     : code == ncclRemoteError ? "connection closed by peer"
                                               : "protocol error";
   if (failed > 0) {
@@ -182,7 +181,7 @@ void Comm::progress_ctrl() {
   for (;;) {
     int err = 0;
     // The stream alternates records and (after a kMsgEager record) payloads.
-    size_t *done = in_payload_ ? &in_done_ : &ctrl_in_done_;
+    size_t* done = in_payload_ ? &in_done_ : &ctrl_in_done_;
     size_t before = *done;
     IoStatus st = in_payload_ ? recv_some(ctrl_.get(), in_dst_, in_len_, done, &err)
                               : recv_some(ctrl_.get(), &ctrl_in_, sizeof ctrl_in_, done, &err);
@@ -212,7 +211,7 @@ void Comm::progress_ctrl() {
   if (flush_ctrl() && ctrl_out_done_ < ctrl_out_.size() && !workers_.empty()) workers_[0]->wake();
 }
 
-ncclResult_t Comm::test(Request *req, int *done, int *size) {
+ncclResult_t Comm::test(Request* req, int* done, int* size) {
   if (done == nullptr) return ncclInvalidArgument;
   std::lock_guard<std::mutex> lock(mutex_);
   *done = 0;
@@ -222,7 +221,7 @@ ncclResult_t Comm::test(Request *req, int *done, int *size) {
     return ncclSuccess;
   }
   if (req->state == Request::State::kFree) {
-    SOCK_WARN("test: request %p is not in flight (already completed?)", static_cast<void *>(req));
+    SOCK_WARN("test: request %p is not in flight (already completed?)", static_cast<void*>(req));
     return ncclInvalidArgument;
   }
   caller_progress_ctrl();

@@ -36,6 +36,10 @@
 // test while it keeps testing (DataWorker::assist).
 #pragma once
 
+#include "socket_io.h"
+#include "socket_wire.h"
+#include "socket_worker.h"
+
 #include <nccom/net_common.h>
 
 #include <array>
@@ -46,10 +50,6 @@
 #include <mutex>
 #include <string>
 #include <vector>
-
-#include "socket_io.h"
-#include "socket_wire.h"
-#include "socket_worker.h"
 
 namespace nccom::socket {
 
@@ -69,13 +69,13 @@ class Comm;
 // whose marker can be checked before anything else is trusted.
 struct CommHead {
   uint32_t marker;
-  Comm *owner;
+  Comm* owner;
 };
 
 // What regMr hands out: host memory only, nothing to pin over TCP.
 struct MemRegion {
   uint32_t marker = kMemRegionMarker;
-  void *data = nullptr;
+  void* data = nullptr;
   size_t size = 0;
 };
 
@@ -86,13 +86,13 @@ struct Request {
   // kernel took its last byte (Comm::ctrl_sent() >= ctrl_end).
   enum class State { kFree, kPosted, kActive, kEager, kFlush };
   uint32_t marker = kRequestMarker;
-  Comm *comm = nullptr;
+  Comm* comm = nullptr;
   State state = State::kFree;
-  char *data = nullptr;
+  char* data = nullptr;
   int size = 0;  // send: message size; receive: buffer capacity
   int tag = 0;
-  uint64_t id = 0;  // message id (sender's sequence number)
-  int bytes = 0;    // what test reports
+  uint64_t id = 0;        // message id (sender's sequence number)
+  int bytes = 0;          // what test reports
   uint64_t ctrl_end = 0;  // kEager: control-stream offset just past its payload
   Completion completion;
 };
@@ -100,17 +100,17 @@ struct Request {
 class Comm : private ControlHook {
  public:
   virtual ~Comm();
-  Comm(const Comm &) = delete;
-  Comm &operator=(const Comm &) = delete;
+  Comm(const Comm&) = delete;
+  Comm& operator=(const Comm&) = delete;
 
   // The comm behind a handle the caller passed in, if its marker says it is
   // a live comm of that kind; nullptr otherwise.
-  static Comm *from_handle(void *handle, uint32_t marker);
+  static Comm* from_handle(void* handle, uint32_t marker);
   // What to hand the caller.
-  void *handle() { return &head_; }
-  static Request *request_from_handle(void *handle);
+  void* handle() { return &head_; }
+  static Request* request_from_handle(void* handle);
 
-  ncclResult_t test(Request *req, int *done, int *size);
+  ncclResult_t test(Request* req, int* done, int* size);
 
  protected:
   Comm(uint32_t marker, bool sending, Fd ctrl, std::vector<Fd> data, int nsocks_per_thread,
@@ -120,18 +120,18 @@ class Comm : private ControlHook {
   // calls back into on_message().
   void stop_workers();
 
-  Request *alloc_request();  // nullptr when NCCL_NET_MAX_REQUESTS are in flight
-  void release(Request *req);
+  Request* alloc_request();  // nullptr when NCCL_NET_MAX_REQUESTS are in flight
+  void release(Request* req);
   // Queues the payload of a matched message on the data sockets.
-  void schedule(Request *req, size_t size);
-  void queue_ctrl(const CtrlMsg &msg);
-  void queue_ctrl_bytes(const void *data, size_t len);
+  void schedule(Request* req, size_t size);
+  void queue_ctrl(const CtrlMsg& msg);
+  void queue_ctrl_bytes(const void* data, size_t len);
   // Bytes of the control stream queued / handed to the kernel so far.
   uint64_t ctrl_queued() const { return ctrl_queued_total_; }
   uint64_t ctrl_sent() const { return ctrl_sent_total_; }
   // Called by on_message: the next `len` bytes of the control stream are a
   // payload for `dst`; on_payload() runs once they are all in.
-  void begin_payload(char *dst, size_t len);
+  void begin_payload(char* dst, size_t len);
   // Moves control bytes both ways and dispatches complete records. A failure
   // is recorded in ctrl_error_ and fails the requests waiting on control.
   void progress_ctrl();
@@ -145,7 +145,7 @@ class Comm : private ControlHook {
   // control socket even while the caller calls in. Under mutex_.
   virtual bool helper_reads_control() const { return false; }
 
-  virtual ncclResult_t on_message(const CtrlMsg &msg) = 0;
+  virtual ncclResult_t on_message(const CtrlMsg& msg) = 0;
   virtual void on_payload() {}
   // Fails requests that can no longer complete; returns how many.
   virtual int on_ctrl_failure(ncclResult_t code) = 0;
@@ -157,10 +157,10 @@ class Comm : private ControlHook {
   std::array<Request, NCCL_NET_MAX_REQUESTS> requests_;
 
  private:
-  short control_events(int *fd, int *recheck_ms) override;
+  short control_events(int* fd, int* recheck_ms) override;
   bool progress_control() override;
   bool flush_ctrl();
-  void ctrl_failed(ncclResult_t code, const char *what, int err);
+  void ctrl_failed(ncclResult_t code, const char* what, int err);
 
   const bool sending_;
   // steady_clock nanoseconds of the caller's last caller_progress_ctrl().
@@ -177,7 +177,7 @@ class Comm : private ControlHook {
   CtrlMsg ctrl_in_{};
   size_t ctrl_in_done_ = 0;
   bool in_payload_ = false;  // reading a payload, not a record
-  char *in_dst_ = nullptr;
+  char* in_dst_ = nullptr;
   size_t in_len_ = 0;
   size_t in_done_ = 0;
   bool ctrl_moved_ = false;  // progress_ctrl() moved bytes
@@ -188,17 +188,17 @@ class SendComm : public Comm {
  public:
   // data.size() / nsocks_per_thread helper threads.
   static ncclResult_t create(Fd ctrl, std::vector<Fd> data, int nsocks_per_thread, std::string peer,
-                             SendComm **out);
+                             SendComm** out);
   ~SendComm() override { stop_workers(); }
-  ncclResult_t isend(void *data, int size, int tag, void **request);
+  ncclResult_t isend(void* data, int size, int tag, void** request);
 
  private:
   using Comm::Comm;
-  ncclResult_t on_message(const CtrlMsg &msg) override;
+  ncclResult_t on_message(const CtrlMsg& msg) override;
   int on_ctrl_failure(ncclResult_t code) override;
   bool helper_reads_control() const override;
-  ncclResult_t on_grant(const CtrlMsg &msg);
-  void send_eager(Request *req);
+  ncclResult_t on_grant(const CtrlMsg& msg);
+  void send_eager(Request* req);
 
   uint64_t next_id_ = 0;
   // Eager state, 0 until the receiver's grant arrived (and for good if it
@@ -220,14 +220,14 @@ class RecvComm : public Comm {
   // Grants min(offer, this build's kEagerMaxBytes / kEagerCredits) when the
   // offer is not zero.
   static ncclResult_t create(Fd ctrl, std::vector<Fd> data, int nsocks_per_thread, std::string peer,
-                             EagerOffer offer, RecvComm **out);
-  ncclResult_t irecv(void *data, int size, int tag, void **request);
-  ncclResult_t iflush(void **request);
+                             EagerOffer offer, RecvComm** out);
+  ncclResult_t irecv(void* data, int size, int tag, void** request);
+  ncclResult_t iflush(void** request);
   ~RecvComm() override { stop_workers(); }
 
  private:
   using Comm::Comm;
-  ncclResult_t on_message(const CtrlMsg &msg) override;
+  ncclResult_t on_message(const CtrlMsg& msg) override;
   int on_ctrl_failure(ncclResult_t code) override;
   void on_payload() override;
   // A message that arrived before its receive: a rendezvous header, or an
@@ -237,17 +237,17 @@ class RecvComm : public Comm {
     bool eager = false;
     std::vector<char> payload;
   };
-  void match(Request *req, const CtrlMsg &header);
+  void match(Request* req, const CtrlMsg& header);
   // socket_eager.cc
   void grant(EagerOffer offer);
-  ncclResult_t on_eager(const CtrlMsg &msg);
-  void match_held(Request *req, Arrived &held);
-  void refuse_eager(const CtrlMsg &header, int capacity);
+  ncclResult_t on_eager(const CtrlMsg& msg);
+  void match_held(Request* req, Arrived& held);
+  void refuse_eager(const CtrlMsg& header, int capacity);
   void consumed_eager();
-  std::deque<Request *>::iterator posted_with_tag(int tag);
+  std::deque<Request*>::iterator posted_with_tag(int tag);
 
   uint64_t expected_id_ = 0;
-  std::deque<Request *> posted_;    // receives waiting for a message, oldest first
+  std::deque<Request*> posted_;     // receives waiting for a message, oldest first
   std::deque<Arrived> unexpected_;  // messages waiting for a receive, oldest first
   size_t unexpected_headers_ = 0;   // rendezvous entries of unexpected_
   Request flush_request_;           // iflush: always complete (host memory)
@@ -262,7 +262,7 @@ class RecvComm : public Comm {
   // into `held` (no receive yet, or one too small: `refused`).
   struct EagerIn {
     CtrlMsg header{};
-    Request *target = nullptr;
+    Request* target = nullptr;
     bool refused = false;
     std::vector<char> held;
   } eager_in_;

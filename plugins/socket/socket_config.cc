@@ -1,10 +1,10 @@
 #include "socket_config.h"
 
+#include "socket_log.h"
+
 #include <cstring>
 #include <mutex>
 #include <string_view>
-
-#include "socket_log.h"
 
 namespace nccom::socket {
 namespace {
@@ -12,7 +12,7 @@ namespace {
 std::mutex g_config_mutex;
 SocketConfig g_config;  // guarded by g_config_mutex
 
-bool name_matches(std::string_view entry, const char *name, bool exact) {
+bool name_matches(std::string_view entry, const char* name, bool exact) {
   if (entry.empty()) return false;
   // NCCL_SOCKET_IFNAME entries may carry a ":port" suffix; ports do not apply here.
   if (auto colon = entry.find(':'); colon != std::string_view::npos) entry = entry.substr(0, colon);
@@ -27,7 +27,7 @@ SocketConfig current_config() {
   return g_config;
 }
 
-bool interface_selected(const std::string &filter, const char *name) {
+bool interface_selected(const std::string& filter, const char* name) {
   std::string_view rest(filter);
   if (rest.empty()) return true;
   bool exclude = false;
@@ -57,7 +57,7 @@ bool socket_counts_valid(int nsocks_per_thread, int nthreads) {
 }  // namespace nccom::socket
 
 extern "C" ncclResult_t nccomSocketConfigure(int nsocks_per_thread, int nthreads,
-                                             const char *ifnames) {
+                                             const char* ifnames) {
   using namespace nccom::socket;
   int nspt = nsocks_per_thread == 0 ? kDefaultNsocksPerThread : nsocks_per_thread;
   int nthr = nthreads == 0 ? kDefaultNthreads : nthreads;

@@ -18,7 +18,7 @@ inline constexpr int kMaxNsocksPerThread = 64;
 inline constexpr int kMaxNthreads = 16;
 inline constexpr int kMaxDataSockets = 64;  // nsocks_per_thread * nthreads
 // Every interface but docker bridges; the loopback is included.
-inline constexpr const char *kDefaultIfnames = "^docker";
+inline constexpr const char* kDefaultIfnames = "^docker";
 
 struct SocketConfig {
   int nsocks_per_thread = kDefaultNsocksPerThread;
@@ -33,7 +33,7 @@ SocketConfig current_config();
 // separated list of name prefixes; a leading '^' excludes instead of
 // selecting, a following '=' asks for exact names. An empty filter passes
 // every interface.
-bool interface_selected(const std::string &filter, const char *name);
+bool interface_selected(const std::string& filter, const char* name);
 
 // The counts a comm would be built with are valid (also used on the counts a
 // connecting peer announces).
@@ -50,5 +50,5 @@ extern "C" {
 // the next init.
 __attribute__((visibility("default"))) ncclResult_t nccomSocketConfigure(int nsocks_per_thread,
                                                                          int nthreads,
-                                                                         const char *ifnames);
+                                                                         const char* ifnames);
 }

@@ -1,30 +1,30 @@
 // The connecting side of connection setup: a Connector per connect, kept in
 // a registry between the caller's polls (v5/v6) or driven to the end (v4).
+#include "socket_config.h"
+#include "socket_log.h"
+#include "socket_setup.h"
+
 #include <poll.h>
 
 #include <cerrno>
 #include <cstddef>
 #include <cstring>
 
-#include "socket_config.h"
-#include "socket_log.h"
-#include "socket_setup.h"
-
 namespace nccom::socket {
 namespace {
 
 constexpr int kBlockingPollMs = 100;
 
-ncclResult_t decode_handle(const WireHandle &h, SockAddr *out) {
+ncclResult_t decode_handle(const WireHandle& h, SockAddr* out) {
   SockAddr a;
   if (h.marker == kHandleMarker && h.port != 0 && h.family == AF_INET) {
-    auto *in = reinterpret_cast<sockaddr_in *>(&a.storage);
+    auto* in = reinterpret_cast<sockaddr_in*>(&a.storage);
     in->sin_family = AF_INET;
     in->sin_port = h.port;
     memcpy(&in->sin_addr, h.addr, sizeof in->sin_addr);
     a.len = sizeof *in;
   } else if (h.marker == kHandleMarker && h.port != 0 && h.family == AF_INET6) {
-    auto *in6 = reinterpret_cast<sockaddr_in6 *>(&a.storage);
+    auto* in6 = reinterpret_cast<sockaddr_in6*>(&a.storage);
     in6->sin6_family = AF_INET6;
     in6->sin6_port = h.port;
     memcpy(&in6->sin6_addr, h.addr, sizeof in6->sin6_addr);
@@ -50,7 +50,7 @@ ncclResult_t classify(int err) {
 
 class Connector {
  public:
-  static ncclResult_t start(const WireHandle &handle, std::unique_ptr<Connector> *out) {
+  static ncclResult_t start(const WireHandle& handle, std::unique_ptr<Connector>* out) {
     std::unique_ptr<Connector> c(new Connector());
     if (ncclResult_t rc = decode_handle(handle, &c->peer_); rc != ncclSuccess) return rc;
     SocketConfig config = current_config();
@@ -60,7 +60,7 @@ class Connector {
     int total = 1 + config.nsocks_per_thread * config.nthreads;
     c->socks_.resize(total);
     for (int i = 0; i < total; ++i) {
-      Pending &p = c->socks_[i];
+      Pending& p = c->socks_[i];
       p.hello = Hello{kHelloMarker,
                       static_cast<uint16_t>(i),
                       static_cast<uint16_t>(config.nsocks_per_thread),
@@ -80,11 +80,11 @@ class Connector {
   }
 
   // One non-blocking pass; *out is set once every socket sent its hello.
-  ncclResult_t step(SendComm **out) {
+  ncclResult_t step(SendComm** out) {
     *out = nullptr;
     if (now_ms() - start_ms_ > kSetupTimeoutMs) return fail("connect timed out", ETIMEDOUT);
     bool all_sent = true;
-    for (Pending &p : socks_) {
+    for (Pending& p : socks_) {
       if (p.sent == sizeof p.hello) continue;
       if (!p.connected) {
         pollfd pf{p.fd.get(), POLLOUT, 0};
@@ -114,7 +114,7 @@ class Connector {
   // Waits (bounded) until some unfinished socket can make progress.
   void wait(int timeout_ms) {
     std::vector<pollfd> fds;
-    for (const Pending &p : socks_)
+    for (const Pending& p : socks_)
       if (p.sent < sizeof p.hello) fds.push_back(pollfd{p.fd.get(), POLLOUT, 0});
     (void)poll(fds.data(), fds.size(), timeout_ms);
   }
@@ -128,7 +128,7 @@ class Connector {
   };
 
   Connector() = default;
-  ncclResult_t fail(const char *what, int err) {
+  ncclResult_t fail(const char* what, int err) {
     SOCK_WARN("%s to %s failed: %s", what, peer_.str().c_str(), strerror(err));
     return classify(err);
   }
@@ -142,17 +142,17 @@ class Connector {
 std::mutex g_connect_mutex;
 std::map<uint64_t, std::unique_ptr<Connector>> g_connectors;  // by connect_token
 
-void store_token(void *handle, uint64_t token) {
-  memcpy(static_cast<char *>(handle) + offsetof(WireHandle, connect_token), &token, sizeof token);
+void store_token(void* handle, uint64_t token) {
+  memcpy(static_cast<char*>(handle) + offsetof(WireHandle, connect_token), &token, sizeof token);
 }
 
 }  // namespace
 
-ncclResult_t connect_nonblocking(void *handle, SendComm **out) {
+ncclResult_t connect_nonblocking(void* handle, SendComm** out) {
   WireHandle h;
   memcpy(&h, handle, sizeof h);
   std::lock_guard<std::mutex> lock(g_connect_mutex);
-  Connector *c = nullptr;
+  Connector* c = nullptr;
   uint64_t token = h.connect_token;
   if (h.marker == kHandleMarker && token != 0) {
     auto it = g_connectors.find(token);
@@ -179,7 +179,7 @@ ncclResult_t connect_nonblocking(void *handle, SendComm **out) {
   return rc;
 }
 
-ncclResult_t connect_blocking(const void *handle, SendComm **out) {
+ncclResult_t connect_blocking(const void* handle, SendComm** out) {
   WireHandle h;
   memcpy(&h, handle, sizeof h);
   std::unique_ptr<Connector> c;

@@ -3,11 +3,11 @@
 // strings handed out in properties stay valid until fini.
 #pragma once
 
+#include "socket_io.h"
+
 #include <nccom/net_v6.h>
 
 #include <string>
-
-#include "socket_io.h"
 
 namespace nccom::socket {
 
@@ -27,8 +27,8 @@ bool devices_initialized();
 
 int device_count();
 // Copies device `dev`; false if out of range or not initialized.
-bool device_get(int dev, Device *out);
+bool device_get(int dev, Device* out);
 // Fills the 80-byte v5/v6 properties; ncclInvalidArgument for a bad index.
-ncclResult_t device_properties(int dev, ncclNetProperties_v6_t *props);
+ncclResult_t device_properties(int dev, ncclNetProperties_v6_t* props);
 
 }  // namespace nccom::socket

@@ -1,11 +1,11 @@
 // The receiving half of the eager path (see socket_comm.h): granting it,
 // reading eager payloads off the control stream into a matched receive or a
 // bounded holding buffer, and handing credits back as messages are consumed.
-#include <algorithm>
-#include <cstring>
-
 #include "socket_comm.h"
 #include "socket_log.h"
+
+#include <algorithm>
+#include <cstring>
 
 namespace nccom::socket {
 
@@ -23,7 +23,7 @@ void RecvComm::grant(EagerOffer offer) {
                      static_cast<uint64_t>(eager_credits_)});
 }
 
-ncclResult_t RecvComm::on_eager(const CtrlMsg &msg) {
+ncclResult_t RecvComm::on_eager(const CtrlMsg& msg) {
   // Only if granted, within the agreed size, and with a credit the sender
   // actually had: this bounds what the plugin may have to hold.
   if (eager_credits_ == 0 || msg.value > eager_max_ || eager_unreturned_ >= eager_credits_) {
@@ -43,7 +43,7 @@ ncclResult_t RecvComm::on_eager(const CtrlMsg &msg) {
   eager_in_.held.clear();
   auto it = posted_with_tag(msg.tag);
   if (it != posted_.end()) {
-    Request *req = *it;
+    Request* req = *it;
     posted_.erase(it);
     req->id = msg.id;
     req->state = Request::State::kActive;
@@ -88,7 +88,7 @@ void RecvComm::on_payload() {
   // this tag (irecv tried the older held messages first).
   auto it = posted_with_tag(arrived.header.tag);
   if (it != posted_.end()) {
-    Request *req = *it;
+    Request* req = *it;
     posted_.erase(it);
     match_held(req, arrived);
     return;
@@ -96,7 +96,7 @@ void RecvComm::on_payload() {
   unexpected_.push_back(std::move(arrived));
 }
 
-void RecvComm::match_held(Request *req, Arrived &held) {
+void RecvComm::match_held(Request* req, Arrived& held) {
   req->id = held.header.id;
   req->state = Request::State::kActive;
   size_t size = held.payload.size();
@@ -111,7 +111,7 @@ void RecvComm::match_held(Request *req, Arrived &held) {
   consumed_eager();
 }
 
-void RecvComm::refuse_eager(const CtrlMsg &header, int capacity) {
+void RecvComm::refuse_eager(const CtrlMsg& header, int capacity) {
   SOCK_WARN("eager message %lu from %s (tag %d) has %lu bytes; the receive buffer only %d",
             static_cast<unsigned long>(header.id), peer_.c_str(), header.tag,
             static_cast<unsigned long>(header.value), capacity);

@@ -1,17 +1,17 @@
 // The two ends of a comm: SendComm (isend, clear-to-send and credit
 // handling) and RecvComm (irecv, tag matching, iflush; its eager half is in
 // socket_eager.cc). See socket_comm.h for the protocol.
-#include <algorithm>
-#include <climits>
-
 #include "socket_comm.h"
 #include "socket_log.h"
+
+#include <algorithm>
+#include <climits>
 
 namespace nccom::socket {
 // ---- SendComm -------------------------------------------------------------
 
 ncclResult_t SendComm::create(Fd ctrl, std::vector<Fd> data, int nsocks_per_thread,
-                              std::string peer, SendComm **out) {
+                              std::string peer, SendComm** out) {
   std::unique_ptr<SendComm> comm(new SendComm(kSendCommMarker, /*sending=*/true, std::move(ctrl),
                                               std::move(data), nsocks_per_thread, std::move(peer)));
   if (ncclResult_t rc = comm->start_workers(); rc != ncclSuccess) return rc;
@@ -19,20 +19,20 @@ ncclResult_t SendComm::create(Fd ctrl, std::vector<Fd> data, int nsocks_per_thre
   return ncclSuccess;
 }
 
-ncclResult_t SendComm::isend(void *data, int size, int tag, void **request) {
+ncclResult_t SendComm::isend(void* data, int size, int tag, void** request) {
   if (request == nullptr || size < 0 || (size > 0 && data == nullptr)) {
     SOCK_WARN("isend: bad arguments (data %p, size %d, request %p)", data, size,
-              static_cast<void *>(request));
+              static_cast<void*>(request));
     return ncclInvalidArgument;
   }
   std::lock_guard<std::mutex> lock(mutex_);
   caller_progress_ctrl();
   if (ctrl_error_ != ncclSuccess) return ctrl_error_;  // the peer is gone; logged when found
-  Request *req = alloc_request();
+  Request* req = alloc_request();
   *request = req;
   if (req == nullptr) return ncclSuccess;  // back-pressure: retry later
   req->state = Request::State::kPosted;
-  req->data = static_cast<char *>(data);
+  req->data = static_cast<char*>(data);
   req->size = size;
   req->bytes = size;
   req->tag = tag;
@@ -48,7 +48,7 @@ ncclResult_t SendComm::isend(void *data, int size, int tag, void **request) {
 
 // Record and payload join the control stream (copied: the caller's buffer is
 // not looked at again); the send is done once the kernel took them.
-void SendComm::send_eager(Request *req) {
+void SendComm::send_eager(Request* req) {
   --credits_;
   req->state = Request::State::kEager;
   queue_ctrl(CtrlMsg{kMsgEager, req->tag, req->id, static_cast<uint64_t>(req->size)});
@@ -56,7 +56,7 @@ void SendComm::send_eager(Request *req) {
   req->ctrl_end = ctrl_queued();
 }
 
-ncclResult_t SendComm::on_grant(const CtrlMsg &msg) {
+ncclResult_t SendComm::on_grant(const CtrlMsg& msg) {
   // Once, and never more than this build offered in its hello.
   if (granted_ || msg.id > kEagerMaxBytes || msg.value > static_cast<uint64_t>(kEagerCredits))
     return ncclInternalError;
@@ -68,12 +68,10 @@ ncclResult_t SendComm::on_grant(const CtrlMsg &msg) {
   return ncclSuccess;
 }
 
-ncclResult_t SendComm::on_message(const CtrlMsg &msg) {
+ncclResult_t SendComm::on_message(const CtrlMsg& msg) {
   switch (msg.type) {
-    case kMsgClearToSend:
-      break;
-    case kMsgEagerGrant:
-      return on_grant(msg);
+    case kMsgClearToSend: break;
+    case kMsgEagerGrant: return on_grant(msg);
     case kMsgCredit:
       // Never more back than are out.
       if (msg.value == 0 || msg.value > static_cast<uint64_t>(eager_credits_ - credits_))
@@ -88,14 +86,13 @@ ncclResult_t SendComm::on_message(const CtrlMsg &msg) {
           peer_.c_str(), static_cast<unsigned long>(msg.id), static_cast<unsigned long>(msg.value),
           msg.tag);
       return ncclSuccess;
-    default:
-      return ncclInternalError;
+    default: return ncclInternalError;
   }
-  auto it = std::find_if(requests_.begin(), requests_.end(), [&](const Request &r) {
+  auto it = std::find_if(requests_.begin(), requests_.end(), [&](const Request& r) {
     return r.state == Request::State::kPosted && r.id == msg.id;
   });
   if (it == requests_.end()) return ncclInternalError;
-  Request *req = &*it;
+  Request* req = &*it;
   if (msg.value == kCtsAccept) {
     schedule(req, static_cast<size_t>(req->size));
     return ncclSuccess;
@@ -113,12 +110,12 @@ ncclResult_t SendComm::on_message(const CtrlMsg &msg) {
 // (otherwise a large stream waits for the caller's next test per message).
 bool SendComm::helper_reads_control() const {
   return std::any_of(requests_.begin(), requests_.end(),
-                     [](const Request &r) { return r.state == Request::State::kPosted; });
+                     [](const Request& r) { return r.state == Request::State::kPosted; });
 }
 
 int SendComm::on_ctrl_failure(ncclResult_t code) {
   int failed = 0;
-  for (Request &r : requests_) {
+  for (Request& r : requests_) {
     // Eager sends whose bytes the kernel took have completed; the rest fail.
     bool unsent_eager = r.state == Request::State::kEager && r.ctrl_end > ctrl_sent();
     if (r.state != Request::State::kPosted && !unsent_eager) continue;
@@ -132,7 +129,7 @@ int SendComm::on_ctrl_failure(ncclResult_t code) {
 // ---- RecvComm -------------------------------------------------------------
 
 ncclResult_t RecvComm::create(Fd ctrl, std::vector<Fd> data, int nsocks_per_thread,
-                              std::string peer, EagerOffer offer, RecvComm **out) {
+                              std::string peer, EagerOffer offer, RecvComm** out) {
   std::unique_ptr<RecvComm> comm(new RecvComm(kRecvCommMarker, /*sending=*/false, std::move(ctrl),
                                               std::move(data), nsocks_per_thread, std::move(peer)));
   comm->grant(offer);  // before the workers run: the grant is the first record
@@ -141,24 +138,24 @@ ncclResult_t RecvComm::create(Fd ctrl, std::vector<Fd> data, int nsocks_per_thre
   return ncclSuccess;
 }
 
-ncclResult_t RecvComm::irecv(void *data, int size, int tag, void **request) {
+ncclResult_t RecvComm::irecv(void* data, int size, int tag, void** request) {
   if (request == nullptr || size < 0 || (size > 0 && data == nullptr)) {
     SOCK_WARN("irecv: bad arguments (data %p, size %d, request %p)", data, size,
-              static_cast<void *>(request));
+              static_cast<void*>(request));
     return ncclInvalidArgument;
   }
   std::lock_guard<std::mutex> lock(mutex_);
   caller_progress_ctrl();
   if (ctrl_error_ != ncclSuccess) return ctrl_error_;
-  Request *req = alloc_request();
+  Request* req = alloc_request();
   *request = req;
   if (req == nullptr) return ncclSuccess;  // back-pressure: retry later
   req->state = Request::State::kPosted;
-  req->data = static_cast<char *>(data);
+  req->data = static_cast<char*>(data);
   req->size = size;
   req->tag = tag;
   auto it = std::find_if(unexpected_.begin(), unexpected_.end(),
-                         [&](const Arrived &a) { return a.header.tag == tag; });
+                         [&](const Arrived& a) { return a.header.tag == tag; });
   if (it != unexpected_.end()) {
     Arrived arrived = std::move(*it);
     unexpected_.erase(it);
@@ -175,7 +172,7 @@ ncclResult_t RecvComm::irecv(void *data, int size, int tag, void **request) {
   return ncclSuccess;
 }
 
-ncclResult_t RecvComm::iflush(void **request) {
+ncclResult_t RecvComm::iflush(void** request) {
   if (request == nullptr) return ncclInvalidArgument;
   std::lock_guard<std::mutex> lock(mutex_);
   flush_request_.comm = this;
@@ -184,7 +181,7 @@ ncclResult_t RecvComm::iflush(void **request) {
   return ncclSuccess;
 }
 
-void RecvComm::match(Request *req, const CtrlMsg &header) {
+void RecvComm::match(Request* req, const CtrlMsg& header) {
   req->id = header.id;
   if (header.value > static_cast<uint64_t>(req->size)) {
     SOCK_WARN("message %lu from %s (tag %d) has %lu bytes; the receive buffer only %d",
@@ -200,12 +197,12 @@ void RecvComm::match(Request *req, const CtrlMsg &header) {
   schedule(req, header.value);
 }
 
-std::deque<Request *>::iterator RecvComm::posted_with_tag(int tag) {
+std::deque<Request*>::iterator RecvComm::posted_with_tag(int tag) {
   return std::find_if(posted_.begin(), posted_.end(),
-                      [&](const Request *r) { return r->tag == tag; });
+                      [&](const Request* r) { return r->tag == tag; });
 }
 
-ncclResult_t RecvComm::on_message(const CtrlMsg &msg) {
+ncclResult_t RecvComm::on_message(const CtrlMsg& msg) {
   // Messages come in the sender's order.
   if ((msg.type != kMsgHeader && msg.type != kMsgEager) || msg.id != expected_id_ ||
       msg.value > INT_MAX)
@@ -220,7 +217,7 @@ ncclResult_t RecvComm::on_message(const CtrlMsg &msg) {
     ++unexpected_headers_;
     return ncclSuccess;
   }
-  Request *req = *it;
+  Request* req = *it;
   posted_.erase(it);
   match(req, msg);
   return ncclSuccess;
@@ -228,7 +225,7 @@ ncclResult_t RecvComm::on_message(const CtrlMsg &msg) {
 
 int RecvComm::on_ctrl_failure(ncclResult_t code) {
   int failed = static_cast<int>(posted_.size());
-  for (Request *r : posted_) {
+  for (Request* r : posted_) {
     r->completion.fail(code);
     r->state = Request::State::kActive;
   }

@@ -11,7 +11,7 @@
 
 namespace nccom::socket {
 
-Fd &Fd::operator=(Fd &&other) noexcept {
+Fd& Fd::operator=(Fd&& other) noexcept {
   if (this != &other) reset(other.release());
   return *this;
 }
@@ -31,21 +31,21 @@ std::string SockAddr::str() const {
   char host[INET6_ADDRSTRLEN] = "?";
   int port = 0;
   if (family() == AF_INET) {
-    auto *in = reinterpret_cast<const sockaddr_in *>(&storage);
+    auto* in = reinterpret_cast<const sockaddr_in*>(&storage);
     inet_ntop(AF_INET, &in->sin_addr, host, sizeof host);
     port = ntohs(in->sin_port);
     return std::string(host) + ":" + std::to_string(port);
   }
   if (family() == AF_INET6) {
-    auto *in6 = reinterpret_cast<const sockaddr_in6 *>(&storage);
+    auto* in6 = reinterpret_cast<const sockaddr_in6*>(&storage);
     inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof host);
     port = ntohs(in6->sin6_port);
   }
   return "[" + std::string(host) + "]:" + std::to_string(port);
 }
 
-IoStatus send_some(int fd, const void *buf, size_t len, size_t *done, int *err) {
-  const char *p = static_cast<const char *>(buf);
+IoStatus send_some(int fd, const void* buf, size_t len, size_t* done, int* err) {
+  const char* p = static_cast<const char*>(buf);
   while (*done < len) {
     ssize_t n = ::send(fd, p + *done, len - *done, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n > 0) {
@@ -62,8 +62,8 @@ IoStatus send_some(int fd, const void *buf, size_t len, size_t *done, int *err) 
   return IoStatus::kDone;
 }
 
-IoStatus recv_some(int fd, void *buf, size_t len, size_t *done, int *err) {
-  char *p = static_cast<char *>(buf);
+IoStatus recv_some(int fd, void* buf, size_t len, size_t* done, int* err) {
+  char* p = static_cast<char*>(buf);
   while (*done < len) {
     ssize_t n = ::recv(fd, p + *done, len - *done, MSG_DONTWAIT);
     if (n > 0) {

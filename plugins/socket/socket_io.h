@@ -15,10 +15,10 @@ class Fd {
  public:
   Fd() = default;
   explicit Fd(int fd) : fd_(fd) {}
-  Fd(Fd &&other) noexcept : fd_(other.release()) {}
-  Fd &operator=(Fd &&other) noexcept;
-  Fd(const Fd &) = delete;
-  Fd &operator=(const Fd &) = delete;
+  Fd(Fd&& other) noexcept : fd_(other.release()) {}
+  Fd& operator=(Fd&& other) noexcept;
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
   ~Fd() { reset(); }
 
   int get() const { return fd_; }
@@ -35,8 +35,8 @@ struct SockAddr {
   socklen_t len = 0;
 
   int family() const { return storage.ss_family; }
-  const sockaddr *sa() const { return reinterpret_cast<const sockaddr *>(&storage); }
-  sockaddr *sa() { return reinterpret_cast<sockaddr *>(&storage); }
+  const sockaddr* sa() const { return reinterpret_cast<const sockaddr*>(&storage); }
+  sockaddr* sa() { return reinterpret_cast<sockaddr*>(&storage); }
   std::string str() const;  // "1.2.3.4:port" / "[::1]:port"
 };
 
@@ -45,8 +45,8 @@ enum class IoStatus { kDone, kAgain, kClosed, kError };
 // Sends/receives buf[*done, len) without blocking; advances *done. kDone when
 // *done == len, kAgain on EWOULDBLOCK, kClosed on orderly EOF (recv), kError
 // otherwise with the errno in *err.
-IoStatus send_some(int fd, const void *buf, size_t len, size_t *done, int *err);
-IoStatus recv_some(int fd, void *buf, size_t len, size_t *done, int *err);
+IoStatus send_some(int fd, const void* buf, size_t len, size_t* done, int* err);
+IoStatus recv_some(int fd, void* buf, size_t len, size_t* done, int* err);
 
 // A non-blocking, close-on-exec TCP socket with TCP_NODELAY; invalid on error
 // (errno set).

@@ -1,38 +1,38 @@
 // The listening side of connection setup: ListenComm.
+#include "socket_config.h"
+#include "socket_devices.h"
+#include "socket_log.h"
+#include "socket_setup.h"
+
 #include <netinet/tcp.h>
 #include <poll.h>
 
 #include <cerrno>
 #include <cstring>
 
-#include "socket_config.h"
-#include "socket_devices.h"
-#include "socket_log.h"
-#include "socket_setup.h"
-
 namespace nccom::socket {
 namespace {
 
 constexpr int kBlockingPollMs = 5;
 
-void set_port_zero(SockAddr &a) {
+void set_port_zero(SockAddr& a) {
   if (a.family() == AF_INET)
-    reinterpret_cast<sockaddr_in *>(&a.storage)->sin_port = 0;
+    reinterpret_cast<sockaddr_in*>(&a.storage)->sin_port = 0;
   else
-    reinterpret_cast<sockaddr_in6 *>(&a.storage)->sin6_port = 0;
+    reinterpret_cast<sockaddr_in6*>(&a.storage)->sin6_port = 0;
 }
 
-WireHandle encode_handle(const SockAddr &a, uint64_t magic) {
+WireHandle encode_handle(const SockAddr& a, uint64_t magic) {
   WireHandle h{};
   h.marker = kHandleMarker;
   h.family = static_cast<uint16_t>(a.family());
   h.magic = magic;
   if (a.family() == AF_INET) {
-    auto *in = reinterpret_cast<const sockaddr_in *>(&a.storage);
+    auto* in = reinterpret_cast<const sockaddr_in*>(&a.storage);
     h.port = in->sin_port;
     memcpy(h.addr, &in->sin_addr, sizeof in->sin_addr);
   } else {
-    auto *in6 = reinterpret_cast<const sockaddr_in6 *>(&a.storage);
+    auto* in6 = reinterpret_cast<const sockaddr_in6*>(&a.storage);
     h.port = in6->sin6_port;
     memcpy(h.addr, &in6->sin6_addr, sizeof in6->sin6_addr);
     h.scope_id = in6->sin6_scope_id;
@@ -49,12 +49,12 @@ std::string peer_name(int fd) {
 
 }  // namespace
 
-ListenComm *ListenComm::from_handle(void *handle) {
-  auto *l = static_cast<ListenComm *>(handle);
+ListenComm* ListenComm::from_handle(void* handle) {
+  auto* l = static_cast<ListenComm*>(handle);
   return l != nullptr && l->marker_ == kListenCommMarker ? l : nullptr;
 }
 
-ncclResult_t ListenComm::create(int dev, void *handle, ListenComm **out) {
+ncclResult_t ListenComm::create(int dev, void* handle, ListenComm** out) {
   Device d;
   if (!device_get(dev, &d)) {
     SOCK_WARN("listen: no device %d", dev);
@@ -97,8 +97,8 @@ void ListenComm::accept_new_sockets() {
 }
 
 // A complete hello: the socket joins its connection's group, or is closed.
-void ListenComm::file(Incoming &in) {
-  const Hello &h = in.hello;
+void ListenComm::file(Incoming& in) {
+  const Hello& h = in.hello;
   if (h.marker != kHelloMarker || h.magic != magic_) {
     SOCK_WARN("connection from %s to %s did not present this listener's magic; closed",
               peer_name(in.fd.get()).c_str(), addr_.c_str());
@@ -110,7 +110,7 @@ void ListenComm::file(Incoming &in) {
               peer_name(in.fd.get()).c_str(), h.nsocks_per_thread, h.nthreads, h.index);
     return;
   }
-  Group &g = groups_[h.conn_id];
+  Group& g = groups_[h.conn_id];
   if (g.fds.empty()) {
     g.fds.resize(1 + total);
     g.nsocks_per_thread = h.nsocks_per_thread;
@@ -146,13 +146,13 @@ void ListenComm::read_hellos() {
 
 void ListenComm::expire_stale() {
   int64_t now = now_ms();
-  std::erase_if(incoming_, [&](const Incoming &in) {
+  std::erase_if(incoming_, [&](const Incoming& in) {
     bool stale = now - in.since_ms > kSetupTimeoutMs;
     if (stale) SOCK_WARN("incoming socket on %s sent no hello in time; closed", addr_.c_str());
     return stale;
   });
-  std::erase_if(groups_, [&](const auto &entry) {
-    const Group &g = entry.second;
+  std::erase_if(groups_, [&](const auto& entry) {
+    const Group& g = entry.second;
     bool stale = now - g.since_ms > kSetupTimeoutMs;
     if (stale)
       SOCK_WARN("connection on %s: only %zu of %zu sockets arrived in %lld ms; dropped",
@@ -161,9 +161,9 @@ void ListenComm::expire_stale() {
   });
 }
 
-ncclResult_t ListenComm::take_complete_group(RecvComm **out) {
+ncclResult_t ListenComm::take_complete_group(RecvComm** out) {
   for (auto it = groups_.begin(); it != groups_.end(); ++it) {
-    Group &g = it->second;
+    Group& g = it->second;
     if (g.arrived != g.fds.size()) continue;
     Fd ctrl = std::move(g.fds[0]);
     std::vector<Fd> data;
@@ -179,7 +179,7 @@ ncclResult_t ListenComm::take_complete_group(RecvComm **out) {
   return ncclSuccess;
 }
 
-ncclResult_t ListenComm::accept(RecvComm **out) {
+ncclResult_t ListenComm::accept(RecvComm** out) {
   std::lock_guard<std::mutex> lock(mutex_);
   *out = nullptr;
   accept_new_sockets();
@@ -188,7 +188,7 @@ ncclResult_t ListenComm::accept(RecvComm **out) {
   return take_complete_group(out);
 }
 
-ncclResult_t ListenComm::accept_blocking(RecvComm **out) {
+ncclResult_t ListenComm::accept_blocking(RecvComm** out) {
   int64_t deadline = now_ms() + kSetupTimeoutMs;
   for (;;) {
     if (ncclResult_t rc = accept(out); rc != ncclSuccess || *out != nullptr) return rc;

@@ -11,7 +11,7 @@ std::atomic<ncclDebugLogger_t> g_logger{nullptr};
 
 void set_logger(ncclDebugLogger_t logger) { g_logger.store(logger, std::memory_order_release); }
 
-void log_message(ncclDebugLogLevel level, const char *file, int line, const char *fmt, ...) {
+void log_message(ncclDebugLogLevel level, const char* file, int line, const char* fmt, ...) {
   ncclDebugLogger_t logger = g_logger.load(std::memory_order_acquire);
   if (logger == nullptr) return;
   char text[512];

@@ -12,7 +12,7 @@ void set_logger(ncclDebugLogger_t logger);
 
 // printf-style; formats locally so the compiler checks the arguments, then
 // hands the text to the host's logger as "%s".
-void log_message(ncclDebugLogLevel level, const char *file, int line, const char *fmt, ...)
+void log_message(ncclDebugLogLevel level, const char* file, int line, const char* fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
 }  // namespace nccom::socket

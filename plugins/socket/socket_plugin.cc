@@ -2,43 +2,43 @@
 // validates what the caller handed in, catches C++ exceptions at the boundary,
 // and forwards to the objects in socket_setup.h / socket_comm.h. Only the three
 // tables and nccomSocketConfigure (socket_config.cc) are exported.
-#include <nccom/net_v4.h>
-#include <nccom/net_v5.h>
-#include <nccom/net_v6.h>
-
-#include <exception>
-
 #include "socket_comm.h"
 #include "socket_config.h"
 #include "socket_devices.h"
 #include "socket_log.h"
 #include "socket_setup.h"
 
+#include <nccom/net_v4.h>
+#include <nccom/net_v5.h>
+#include <nccom/net_v6.h>
+
+#include <exception>
+
 namespace {
 
 using namespace nccom::socket;
 
 template <typename F>
-ncclResult_t guarded(const char *slot, F &&body) {
+ncclResult_t guarded(const char* slot, F&& body) {
   try {
     return body();
-  } catch (const std::exception &e) {
+  } catch (const std::exception& e) {
     SOCK_WARN("%s: %s", slot, e.what());
     return ncclSystemError;
   }
 }
 
-bool initialized(const char *slot) {
+bool initialized(const char* slot) {
   if (devices_initialized()) return true;
   SOCK_WARN("%s: the plugin has not been initialized", slot);
   return false;
 }
 
-bool mhandle_ok(void *mhandle) {
-  return mhandle == nullptr || static_cast<MemRegion *>(mhandle)->marker == kMemRegionMarker;
+bool mhandle_ok(void* mhandle) {
+  return mhandle == nullptr || static_cast<MemRegion*>(mhandle)->marker == kMemRegionMarker;
 }
 
-ncclResult_t unsupported(const char *slot) {
+ncclResult_t unsupported(const char* slot) {
   SOCK_WARN("%s: not supported (rma_supported = 0, no device memory over TCP)", slot);
   return ncclInvalidUsage;
 }
@@ -50,8 +50,8 @@ ncclResult_t sock_init(ncclDebugLogger_t logger) {
   // The configuration in force, as set by nccomSocketConfigure (or the
   // defaults): lets the host's log show what the plugin actually took.
   SocketConfig config = current_config();
-  SOCK_INFO("init: nsocks_per_thread %d, nthreads %d, interfaces \"%s\"",
-            config.nsocks_per_thread, config.nthreads, config.ifnames.c_str());
+  SOCK_INFO("init: nsocks_per_thread %d, nthreads %d, interfaces \"%s\"", config.nsocks_per_thread,
+            config.nthreads, config.ifnames.c_str());
   return guarded("init", [] { return devices_init(); });
 }
 
@@ -61,19 +61,19 @@ ncclResult_t sock_fini() {
   return ncclSuccess;
 }
 
-ncclResult_t sock_devices(int *ndev) {
+ncclResult_t sock_devices(int* ndev) {
   if (ndev == nullptr) return ncclInvalidArgument;
   if (!initialized("devices")) return ncclInternalError;
   *ndev = device_count();
   return ncclSuccess;
 }
 
-ncclResult_t sock_get_properties(int dev, ncclNetProperties_v6_t *props) {
+ncclResult_t sock_get_properties(int dev, ncclNetProperties_v6_t* props) {
   if (!initialized("getProperties")) return ncclInternalError;
   return device_properties(dev, props);
 }
 
-ncclResult_t sock_get_properties_v4(int dev, ncclNetProperties_v4_t *props) {
+ncclResult_t sock_get_properties_v4(int dev, ncclNetProperties_v4_t* props) {
   ncclNetProperties_v6_t p;
   if (props == nullptr) return ncclInvalidArgument;
   if (ncclResult_t rc = sock_get_properties(dev, &p); rc != ncclSuccess) return rc;
@@ -82,40 +82,40 @@ ncclResult_t sock_get_properties_v4(int dev, ncclNetProperties_v4_t *props) {
   return ncclSuccess;
 }
 
-ncclResult_t sock_listen(int dev, void *handle, void **listen_comm) {
+ncclResult_t sock_listen(int dev, void* handle, void** listen_comm) {
   if (handle == nullptr || listen_comm == nullptr) return ncclInvalidArgument;
   if (!initialized("listen")) return ncclInternalError;
   return guarded("listen", [&] {
-    ListenComm *l = nullptr;
+    ListenComm* l = nullptr;
     ncclResult_t rc = ListenComm::create(dev, handle, &l);
     if (rc == ncclSuccess) *listen_comm = l;
     return rc;
   });
 }
 
-bool connect_args_ok(int dev, void *handle, void **send_comm) {
+bool connect_args_ok(int dev, void* handle, void** send_comm) {
   if (handle != nullptr && send_comm != nullptr && dev >= 0 && dev < device_count()) return true;
   SOCK_WARN("connect: bad arguments (dev %d, handle %p, sendComm %p)", dev, handle,
-            static_cast<void *>(send_comm));
+            static_cast<void*>(send_comm));
   return false;
 }
 
-ncclResult_t sock_connect(int dev, void *handle, void **send_comm) {
+ncclResult_t sock_connect(int dev, void* handle, void** send_comm) {
   if (!initialized("connect")) return ncclInternalError;
   if (!connect_args_ok(dev, handle, send_comm)) return ncclInvalidArgument;
   return guarded("connect", [&] {
-    SendComm *c = nullptr;
+    SendComm* c = nullptr;
     ncclResult_t rc = connect_nonblocking(handle, &c);
     if (rc == ncclSuccess) *send_comm = c != nullptr ? c->handle() : nullptr;
     return rc;
   });
 }
 
-ncclResult_t sock_connect_v4(int dev, void *handle, void **send_comm) {
+ncclResult_t sock_connect_v4(int dev, void* handle, void** send_comm) {
   if (!initialized("connect")) return ncclInternalError;
   if (!connect_args_ok(dev, handle, send_comm)) return ncclInvalidArgument;
   return guarded("connect", [&] {
-    SendComm *c = nullptr;
+    SendComm* c = nullptr;
     ncclResult_t rc = connect_blocking(handle, &c);
     if (rc == ncclSuccess) *send_comm = c->handle();
     return rc;
@@ -123,36 +123,36 @@ ncclResult_t sock_connect_v4(int dev, void *handle, void **send_comm) {
 }
 
 template <bool kBlocking>
-ncclResult_t sock_accept(void *listen_comm, void **recv_comm) {
-  ListenComm *l = ListenComm::from_handle(listen_comm);
+ncclResult_t sock_accept(void* listen_comm, void** recv_comm) {
+  ListenComm* l = ListenComm::from_handle(listen_comm);
   if (l == nullptr || recv_comm == nullptr) {
     SOCK_WARN("accept: not a listen comm (%p) or NULL recvComm", listen_comm);
     return ncclInvalidArgument;
   }
   return guarded("accept", [&] {
-    RecvComm *c = nullptr;
+    RecvComm* c = nullptr;
     ncclResult_t rc = kBlocking ? l->accept_blocking(&c) : l->accept(&c);
     if (rc == ncclSuccess) *recv_comm = c != nullptr ? c->handle() : nullptr;
     return rc;
   });
 }
 
-ncclResult_t sock_close_listen(void *listen_comm) {
-  ListenComm *l = ListenComm::from_handle(listen_comm);
+ncclResult_t sock_close_listen(void* listen_comm) {
+  ListenComm* l = ListenComm::from_handle(listen_comm);
   if (l == nullptr) return ncclInvalidArgument;
   delete l;
   return ncclSuccess;
 }
 
-ncclResult_t sock_close_send(void *send_comm) {
-  Comm *c = Comm::from_handle(send_comm, kSendCommMarker);
+ncclResult_t sock_close_send(void* send_comm) {
+  Comm* c = Comm::from_handle(send_comm, kSendCommMarker);
   if (c == nullptr) return ncclInvalidArgument;
   delete c;
   return ncclSuccess;
 }
 
-ncclResult_t sock_close_recv(void *recv_comm) {
-  Comm *c = Comm::from_handle(recv_comm, kRecvCommMarker);
+ncclResult_t sock_close_recv(void* recv_comm) {
+  Comm* c = Comm::from_handle(recv_comm, kRecvCommMarker);
   if (c == nullptr) return ncclInvalidArgument;
   delete c;
   return ncclSuccess;
@@ -160,7 +160,7 @@ ncclResult_t sock_close_recv(void *recv_comm) {
 
 // ---- registration -----------------------------------------------------------
 
-ncclResult_t sock_reg_mr(void *comm, void *data, size_t size, int type, void **mhandle) {
+ncclResult_t sock_reg_mr(void* comm, void* data, size_t size, int type, void** mhandle) {
   bool comm_ok = Comm::from_handle(comm, kSendCommMarker) != nullptr ||
                  Comm::from_handle(comm, kRecvCommMarker) != nullptr;
   if (!comm_ok || mhandle == nullptr) return ncclInvalidArgument;
@@ -174,12 +174,12 @@ ncclResult_t sock_reg_mr(void *comm, void *data, size_t size, int type, void **m
   });
 }
 
-ncclResult_t sock_reg_mr_dmabuf(void *, void *, size_t, int, uint64_t, int, void **) {
+ncclResult_t sock_reg_mr_dmabuf(void*, void*, size_t, int, uint64_t, int, void**) {
   return unsupported("regMrDmaBuf");
 }
 
-ncclResult_t sock_dereg_mr(void *comm, void *mhandle) {
-  auto *mr = static_cast<MemRegion *>(mhandle);
+ncclResult_t sock_dereg_mr(void* comm, void* mhandle) {
+  auto* mr = static_cast<MemRegion*>(mhandle);
   if (mr == nullptr || mr->marker != kMemRegionMarker) return ncclInvalidArgument;
   mr->marker = 0;
   delete mr;
@@ -188,20 +188,20 @@ ncclResult_t sock_dereg_mr(void *comm, void *mhandle) {
 
 // ---- data path ----------------------------------------------------------------
 
-ncclResult_t sock_isend(void *send_comm, void *data, int size, int tag, void *mhandle,
-                        void **request) {
-  auto *c = static_cast<SendComm *>(Comm::from_handle(send_comm, kSendCommMarker));
+ncclResult_t sock_isend(void* send_comm, void* data, int size, int tag, void* mhandle,
+                        void** request) {
+  auto* c = static_cast<SendComm*>(Comm::from_handle(send_comm, kSendCommMarker));
   if (c == nullptr || !mhandle_ok(mhandle)) return ncclInvalidArgument;
   return guarded("isend", [&] { return c->isend(data, size, tag, request); });
 }
 
-ncclResult_t sock_isend_v4(void *send_comm, void *data, int size, void *mhandle, void **request) {
+ncclResult_t sock_isend_v4(void* send_comm, void* data, int size, void* mhandle, void** request) {
   return sock_isend(send_comm, data, size, 0, mhandle, request);
 }
 
-ncclResult_t sock_irecv(void *recv_comm, int n, void **data, int *sizes, int *tags, void **mhandles,
-                        void **request) {
-  auto *c = static_cast<RecvComm *>(Comm::from_handle(recv_comm, kRecvCommMarker));
+ncclResult_t sock_irecv(void* recv_comm, int n, void** data, int* sizes, int* tags, void** mhandles,
+                        void** request) {
+  auto* c = static_cast<RecvComm*>(Comm::from_handle(recv_comm, kRecvCommMarker));
   if (c == nullptr || n != 1 || data == nullptr || sizes == nullptr ||
       (mhandles != nullptr && !mhandle_ok(mhandles[0]))) {
     SOCK_WARN("irecv: bad arguments (comm %p, n %d; only n == 1 is supported)", recv_comm, n);
@@ -211,37 +211,37 @@ ncclResult_t sock_irecv(void *recv_comm, int n, void **data, int *sizes, int *ta
   return guarded("irecv", [&] { return c->irecv(data[0], sizes[0], tag, request); });
 }
 
-ncclResult_t sock_irecv_v4(void *recv_comm, void *data, int size, void *mhandle, void **request) {
+ncclResult_t sock_irecv_v4(void* recv_comm, void* data, int size, void* mhandle, void** request) {
   return sock_irecv(recv_comm, 1, &data, &size, nullptr, &mhandle, request);
 }
 
-ncclResult_t sock_iflush(void *recv_comm, int n, void **data, int *sizes, void **mhandles,
-                         void **request) {
-  auto *c = static_cast<RecvComm *>(Comm::from_handle(recv_comm, kRecvCommMarker));
+ncclResult_t sock_iflush(void* recv_comm, int n, void** data, int* sizes, void** mhandles,
+                         void** request) {
+  auto* c = static_cast<RecvComm*>(Comm::from_handle(recv_comm, kRecvCommMarker));
   if (c == nullptr || n != 1) return ncclInvalidArgument;
   return c->iflush(request);
 }
 
-ncclResult_t sock_iflush_v4(void *recv_comm, void *data, int size, void *mhandle, void **request) {
+ncclResult_t sock_iflush_v4(void* recv_comm, void* data, int size, void* mhandle, void** request) {
   return sock_iflush(recv_comm, 1, &data, &size, &mhandle, request);
 }
 
-ncclResult_t sock_test(void *request, int *done, int *sizes) {
-  Request *req = Comm::request_from_handle(request);
+ncclResult_t sock_test(void* request, int* done, int* sizes) {
+  Request* req = Comm::request_from_handle(request);
   if (req == nullptr) return ncclInvalidArgument;
   return guarded("test", [&] { return req->comm->test(req, done, sizes); });
 }
 
 // ---- RMA: not over TCP -------------------------------------------------------
 
-ncclResult_t sock_get_mr_key(void *, uint64_t *) { return unsupported("getMrKey"); }
-ncclResult_t sock_iwrite(void *, void *, size_t, void *, uint64_t, uint64_t, void **) {
+ncclResult_t sock_get_mr_key(void*, uint64_t*) { return unsupported("getMrKey"); }
+ncclResult_t sock_iwrite(void*, void*, size_t, void*, uint64_t, uint64_t, void**) {
   return unsupported("iwrite");
 }
-ncclResult_t sock_iwrite_inline(void *, void *, size_t, uint64_t, uint64_t, void **) {
+ncclResult_t sock_iwrite_inline(void*, void*, size_t, uint64_t, uint64_t, void**) {
   return unsupported("iwriteInline");
 }
-ncclResult_t sock_iread(void *, void *, size_t, void *, uint64_t, uint64_t, void **) {
+ncclResult_t sock_iread(void*, void*, size_t, void*, uint64_t, uint64_t, void**) {
   return unsupported("iread");
 }
 

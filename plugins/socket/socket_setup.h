@@ -10,15 +10,15 @@
 // presenting the wrong magic or malformed hellos are closed and logged.
 #pragma once
 
+#include "socket_comm.h"
+#include "socket_io.h"
+
 #include <nccom/net_common.h>
 
 #include <cstdint>
 #include <map>
 #include <mutex>
 #include <vector>
-
-#include "socket_comm.h"
-#include "socket_io.h"
 
 namespace nccom::socket {
 
@@ -30,14 +30,14 @@ inline constexpr int64_t kSetupTimeoutMs = 30000;
 class ListenComm {
  public:
   ~ListenComm() { marker_ = 0; }
-  static ListenComm *from_handle(void *handle);
+  static ListenComm* from_handle(void* handle);
 
   // Binds to device `dev`, writes the WireHandle into `handle`.
-  static ncclResult_t create(int dev, void *handle, ListenComm **out);
+  static ncclResult_t create(int dev, void* handle, ListenComm** out);
   // Non-blocking: *out stays NULL until a whole connection has arrived.
-  ncclResult_t accept(RecvComm **out);
+  ncclResult_t accept(RecvComm** out);
   // Waits up to kSetupTimeoutMs.
-  ncclResult_t accept_blocking(RecvComm **out);
+  ncclResult_t accept_blocking(RecvComm** out);
 
  private:
   struct Incoming {
@@ -58,9 +58,9 @@ class ListenComm {
   ListenComm() = default;
   void accept_new_sockets();
   void read_hellos();
-  void file(Incoming &in);
+  void file(Incoming& in);
   void expire_stale();
-  ncclResult_t take_complete_group(RecvComm **out);
+  ncclResult_t take_complete_group(RecvComm** out);
 
   uint32_t marker_ = kListenCommMarker;
   std::mutex mutex_;
@@ -73,9 +73,9 @@ class ListenComm {
 
 // connect for v5/v6: non-blocking, progress kept in a process-local registry
 // keyed by the handle's connect_token.
-ncclResult_t connect_nonblocking(void *handle, SendComm **out);
+ncclResult_t connect_nonblocking(void* handle, SendComm** out);
 // connect for v4: waits up to kSetupTimeoutMs; does not write the handle.
-ncclResult_t connect_blocking(const void *handle, SendComm **out);
+ncclResult_t connect_blocking(const void* handle, SendComm** out);
 // Drops connects that were started and never finished (fini).
 void connectors_fini();
 

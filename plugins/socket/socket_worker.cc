@@ -1,5 +1,8 @@
 #include "socket_worker.h"
 
+#include "socket_config.h"
+#include "socket_log.h"
+
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -8,9 +11,6 @@
 #include <cerrno>
 #include <cstring>
 #include <system_error>
-
-#include "socket_config.h"
-#include "socket_log.h"
 
 namespace nccom::socket {
 namespace {
@@ -24,18 +24,18 @@ constexpr std::chrono::nanoseconds kAssistGrace = std::chrono::milliseconds(1);
 
 int64_t now_ns() { return std::chrono::steady_clock::now().time_since_epoch().count(); }
 
-void finish_chunk(const Chunk &c) {
+void finish_chunk(const Chunk& c) {
   c.completion->chunks_left.fetch_sub(1, std::memory_order_acq_rel);
 }
 
-void fail_chunk(const Chunk &c, ncclResult_t code) {
+void fail_chunk(const Chunk& c, ncclResult_t code) {
   c.completion->fail(code);
   finish_chunk(c);
 }
 
 }  // namespace
 
-DataWorker::DataWorker(bool sending, std::vector<int> fds, ControlHook *control)
+DataWorker::DataWorker(bool sending, std::vector<int> fds, ControlHook* control)
     : sending_(sending), control_(control), socks_(fds.size()), incoming_(fds.size()) {
   for (size_t i = 0; i < fds.size(); ++i) socks_[i].fd = fds[i];
 }
@@ -48,7 +48,7 @@ ncclResult_t DataWorker::start() {
   }
   try {
     thread_ = std::thread([this] { run(); });
-  } catch (const std::system_error &e) {
+  } catch (const std::system_error& e) {
     SOCK_WARN("cannot start a helper thread: %s", e.what());
     return ncclSystemError;
   }
@@ -67,7 +67,7 @@ void DataWorker::enqueue(size_t local, Chunk chunk) {
   if (!caller_assisting(&unused)) wake();
 }
 
-bool DataWorker::caller_assisting(int *recheck_ms) const {
+bool DataWorker::caller_assisting(int* recheck_ms) const {
   const int64_t since = now_ns() - assisted_ns_.load(std::memory_order_relaxed);
   if (since >= kAssistGrace.count()) return false;
   const int64_t left_ns = kAssistGrace.count() - since;
@@ -112,7 +112,7 @@ void DataWorker::take_incoming() {
 void DataWorker::drain_incoming() {
   std::lock_guard<std::mutex> lock(mutex_);
   for (size_t i = 0; i < socks_.size(); ++i) {
-    for (const Chunk &c : incoming_[i]) {
+    for (const Chunk& c : incoming_[i]) {
       if (socks_[i].error != ncclSuccess) {
         fail_chunk(c, static_cast<ncclResult_t>(socks_[i].error));
         pending_.fetch_sub(1, std::memory_order_relaxed);
@@ -124,12 +124,12 @@ void DataWorker::drain_incoming() {
   }
 }
 
-void DataWorker::fail_socket(size_t index, ncclResult_t code, const char *what, int err) {
-  Socket &s = socks_[index];
+void DataWorker::fail_socket(size_t index, ncclResult_t code, const char* what, int err) {
+  Socket& s = socks_[index];
   SOCK_WARN("data socket %zu (fd %d) %s: %s; failing %zu pending chunk(s)", index, s.fd, what,
             err != 0 ? strerror(err) : "connection closed by peer", s.queue.size());
   s.error = code;
-  for (const Chunk &c : s.queue) fail_chunk(c, code);
+  for (const Chunk& c : s.queue) fail_chunk(c, code);
   pending_.fetch_sub(static_cast<int>(s.queue.size()), std::memory_order_relaxed);
   s.queue.clear();
   s.front_done = 0;
@@ -137,10 +137,10 @@ void DataWorker::fail_socket(size_t index, ncclResult_t code, const char *what, 
 
 // Moves as many bytes as the socket takes now. True if anything moved.
 bool DataWorker::progress(size_t index, size_t budget) {
-  Socket &s = socks_[index];
+  Socket& s = socks_[index];
   bool moved = false;
   while (!s.queue.empty()) {
-    const Chunk &c = s.queue.front();
+    const Chunk& c = s.queue.front();
     size_t before = s.front_done;
     int err = 0;
     // A bounded turn, so that the other sockets and stop() get their chance.
@@ -167,7 +167,7 @@ bool DataWorker::progress(size_t index, size_t budget) {
   return moved;
 }
 
-void DataWorker::wait_for_io(std::unique_lock<std::mutex> &io, int assist_recheck_ms) {
+void DataWorker::wait_for_io(std::unique_lock<std::mutex>& io, int assist_recheck_ms) {
   pollfd fds[2 + kMaxSocketsPerWorker];
   nfds_t n = 0;
   fds[n++] = {wake_.get(), POLLIN, 0};
@@ -184,7 +184,7 @@ void DataWorker::wait_for_io(std::unique_lock<std::mutex> &io, int assist_rechec
     // The caller moves the data sockets' bytes; look again when its grace ends.
     timeout_ms = std::min(timeout_ms, assist_recheck_ms);
   } else {
-    for (const Socket &s : socks_) {
+    for (const Socket& s : socks_) {
       if (s.queue.empty() || n >= sizeof fds / sizeof fds[0]) continue;
       fds[n++] = {s.fd, static_cast<short>(sending_ ? POLLOUT : POLLIN), 0};
     }

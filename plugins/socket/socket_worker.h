@@ -12,6 +12,8 @@
 // over again within that grace.
 #pragma once
 
+#include "socket_io.h"
+
 #include <nccom/net_common.h>
 
 #include <atomic>
@@ -20,8 +22,6 @@
 #include <mutex>
 #include <thread>
 #include <vector>
-
-#include "socket_io.h"
 
 namespace nccom::socket {
 
@@ -44,7 +44,7 @@ class ControlHook {
   // The control fd and the poll events it waits for; 0 events once it failed,
   // or while the caller's own calls progress the control socket — then
   // *recheck_ms (if >= 0) says when to ask again.
-  virtual short control_events(int *fd, int *recheck_ms) = 0;
+  virtual short control_events(int* fd, int* recheck_ms) = 0;
   // Moves control bytes; true if anything moved.
   virtual bool progress_control() = 0;
 
@@ -54,18 +54,18 @@ class ControlHook {
 
 // A piece of one message on one data socket.
 struct Chunk {
-  char *ptr = nullptr;
+  char* ptr = nullptr;
   size_t len = 0;
-  Completion *completion = nullptr;
+  Completion* completion = nullptr;
 };
 
 class DataWorker {
  public:
   // `fds` are borrowed: the comm owns and closes them after stop().
-  DataWorker(bool sending, std::vector<int> fds, ControlHook *control = nullptr);
+  DataWorker(bool sending, std::vector<int> fds, ControlHook* control = nullptr);
   ~DataWorker() { stop(); }
-  DataWorker(const DataWorker &) = delete;
-  DataWorker &operator=(const DataWorker &) = delete;
+  DataWorker(const DataWorker&) = delete;
+  DataWorker& operator=(const DataWorker&) = delete;
 
   // Creates the wake-up eventfd and the thread.
   ncclResult_t start();
@@ -94,14 +94,14 @@ class DataWorker {
   bool progress(size_t index, size_t budget);
   // Whether the caller assisted within kAssistGrace; if so *recheck_ms says
   // when that grace ends.
-  bool caller_assisting(int *recheck_ms) const;
-  void fail_socket(size_t index, ncclResult_t code, const char *what, int err);
-  void wait_for_io(std::unique_lock<std::mutex> &io, int assist_recheck_ms);
+  bool caller_assisting(int* recheck_ms) const;
+  void fail_socket(size_t index, ncclResult_t code, const char* what, int err);
+  void wait_for_io(std::unique_lock<std::mutex>& io, int assist_recheck_ms);
 
   const bool sending_;
-  ControlHook *const control_;
-  std::mutex io_mutex_;         // socks_: the worker, or an assisting caller
-  std::vector<Socket> socks_;  // guarded by io_mutex_ once started
+  ControlHook* const control_;
+  std::mutex io_mutex_;                  // socks_: the worker, or an assisting caller
+  std::vector<Socket> socks_;            // guarded by io_mutex_ once started
   std::atomic<int64_t> assisted_ns_{0};  // steady_clock ns of the last assist
   std::atomic<int> pending_{0};          // chunks enqueued and not finished
   std::mutex mutex_;

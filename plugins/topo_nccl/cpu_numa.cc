@@ -4,10 +4,11 @@
 #include "detect_internal.h"
 #include "sysfs_files.h"
 
+#include <sys/utsname.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
-#include <sys/utsname.h>
 #include <system_error>
 
 namespace nccom::topo_nccl {

@@ -26,9 +26,9 @@ std::string neuronGeneration(const std::string& vendor, const std::string& devic
     const char* device;
     const char* generation;
   } kNeuronIds[] = {
-      {"0x7064", "inf1"}, {"0x7065", "inf1"}, {"0x7066", "inf1"}, {"0x7067", "inf1"},
-      {"0x7164", "trn1"}, {"0x7264", "inf2"}, {"0x7364", "trn2"}, {"0x7564", "trn3"},
-      {"0x7565", "trn3"},
+      {"0x7064", "inf1"}, {"0x7065", "inf1"}, {"0x7066", "inf1"},
+      {"0x7067", "inf1"}, {"0x7164", "trn1"}, {"0x7264", "inf2"},
+      {"0x7364", "trn2"}, {"0x7564", "trn3"}, {"0x7565", "trn3"},
   };
   for (const auto& id : kNeuronIds)
     if (device == id.device) return id.generation;
@@ -51,8 +51,8 @@ NumaNode& placeRoot(std::vector<NumaNode>& nodes, const PciDevice& root, Notes& 
 
 void collectNeuron(const PciDevice& device, int numaNode, std::vector<NeuronDevice>& out) {
   if (device.kind == PciKind::Neuron)
-    out.push_back({device.busId, device.device, neuronGeneration(device.vendor, device.device),
-                   numaNode});
+    out.push_back(
+        {device.busId, device.device, neuronGeneration(device.vendor, device.device), numaNode});
   for (const PciDevice& child : device.children) collectNeuron(child, numaNode, out);
 }
 

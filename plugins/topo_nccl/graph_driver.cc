@@ -18,7 +18,8 @@ Result<topo::TopoSystem> prepareSearchSystem(std::string_view systemXml, const L
   for (int g = sys->count(topo::NodeType::GPU) - 1; g >= 0; --g) {
     const auto& gpu = sys->of(topo::NodeType::GPU)[static_cast<std::size_t>(g)];
     if (isLocal(gpu.gpu.rank)) continue;
-    TOPO_NCCL_INFO(log, kLogGraph, "topo_nccl: GPU dev %d (rank %d) is not a local rank of this node, left out",
+    TOPO_NCCL_INFO(log, kLogGraph,
+                   "topo_nccl: GPU dev %d (rank %d) is not a local rank of this node, left out",
                    gpu.gpu.dev, gpu.gpu.rank);
     topo::removeNode(*sys, {topo::NodeType::GPU, g});
   }

@@ -39,9 +39,9 @@ struct PciDevice {
   std::string device;           // "0x7164"
   std::string subsystemVendor;  // empty when sysfs has no such file
   std::string subsystemDevice;
-  std::string linkSpeed;        // max_link_speed, else current_link_speed; may be empty
-  std::string linkWidth;        // max_link_width, else current_link_width; may be empty
-  int numaNode = -1;            // sysfs numa_node; -1 when the kernel does not know
+  std::string linkSpeed;  // max_link_speed, else current_link_speed; may be empty
+  std::string linkWidth;  // max_link_width, else current_link_width; may be empty
+  int numaNode = -1;      // sysfs numa_node; -1 when the kernel does not know
   PciKind kind = PciKind::Path;
   std::vector<PciDevice> children;  // directly downstream, ordered by busId
 
@@ -70,20 +70,20 @@ struct NeuronDevice {
 };
 
 struct NicPort {
-  int port = 0;            // 1-based, as verbs numbers them
-  std::string state;       // "ACTIVE", "DOWN", "INIT", "ARMED", "ACTIVE_DEFER", "NOP", "UNKNOWN(n)"
-  std::string linkLayer;   // "InfiniBand", "Ethernet", "Unspecified"
-  int speedMbps = 0;       // active speed x active width; 0 when verbs reports an unknown code
+  int port = 0;           // 1-based, as verbs numbers them
+  std::string state;      // "ACTIVE", "DOWN", "INIT", "ARMED", "ACTIVE_DEFER", "NOP", "UNKNOWN(n)"
+  std::string linkLayer;  // "InfiniBand", "Ethernet", "Unspecified"
+  int speedMbps = 0;      // active speed x active width; 0 when verbs reports an unknown code
 
   bool operator==(const NicPort&) const = default;
 };
 
 // One RDMA device: becomes a `<nic>` with one `<net>` per usable port.
 struct Nic {
-  std::string name;        // "rdmap16s27", "mlx5_0"
-  uint64_t guid = 0;       // node GUID, host byte order
-  std::string busId;       // PCI function behind /sys/class/infiniband/<name>/device; empty if unknown
-  int maxQp = 0;           // device attribute max_qp (an upper bound for `maxconn`)
+  std::string name;   // "rdmap16s27", "mlx5_0"
+  uint64_t guid = 0;  // node GUID, host byte order
+  std::string busId;  // PCI function behind /sys/class/infiniband/<name>/device; empty if unknown
+  int maxQp = 0;      // device attribute max_qp (an upper bound for `maxconn`)
   std::vector<NicPort> ports;
 
   bool operator==(const Nic&) const = default;
@@ -91,9 +91,9 @@ struct Nic {
 
 struct HostDescription {
   CpuInfo cpu;
-  std::vector<NumaNode> numaNodes;         // ascending id
-  std::vector<NeuronDevice> neuronDevices; // ascending busId
-  std::vector<Nic> nics;                   // ascending name
+  std::vector<NumaNode> numaNodes;          // ascending id
+  std::vector<NeuronDevice> neuronDevices;  // ascending busId
+  std::vector<Nic> nics;                    // ascending name
   // Why a list is empty ("no RDMA devices: ...", "no Neuron devices: ...");
   // empty when the list is not.
   std::string nicReason;

@@ -16,7 +16,8 @@ struct NetEntry {
 
 class HostXmlWriter {
  public:
-  HostXmlWriter(const HostDescription& host, const LocalShare& share) : host_(host), share_(share) {}
+  HostXmlWriter(const HostDescription& host, const LocalShare& share)
+      : host_(host), share_(share) {}
 
   Result<topo::XmlDocument> run();
 
@@ -30,17 +31,18 @@ class HostXmlWriter {
 
   const HostDescription& host_;
   const LocalShare& share_;
-  std::map<std::string, std::vector<int>> localsByBusId_;      // device bus id -> local indexes
-  std::map<std::string, std::vector<NetEntry>> netsByBusId_;    // NIC bus id -> its nets
-  std::map<std::string, bool> placed_;                          // NIC bus ids written in a tree
+  std::map<std::string, std::vector<int>> localsByBusId_;     // device bus id -> local indexes
+  std::map<std::string, std::vector<NetEntry>> netsByBusId_;  // NIC bus id -> its nets
+  std::map<std::string, bool> placed_;                        // NIC bus ids written in a tree
 };
 
-#define TRY(expr)                              \
-  do {                                         \
-    if (auto st_ = (expr); !st_) return st_;   \
+#define TRY(expr)                            \
+  do {                                       \
+    if (auto st_ = (expr); !st_) return st_; \
   } while (0)
 
-Status HostXmlWriter::addGpus(XmlNode& pciXml, const PciDevice& pci, const std::vector<int>& locals) {
+Status HostXmlWriter::addGpus(XmlNode& pciXml, const PciDevice& pci,
+                              const std::vector<int>& locals) {
   const NeuronDevice* dev = nullptr;
   for (const auto& d : host_.neuronDevices) {
     if (d.busId == pci.busId) dev = &d;
@@ -59,8 +61,9 @@ Status HostXmlWriter::addGpus(XmlNode& pciXml, const PciDevice& pci, const std::
   // (no class, so it reads as a PCI switch) and each core gets its own <pci>.
   pciXml.removeAttribute("class");
   if (locals.size() > 15) {
-    return make_error(NRT_INVALID, "host XML: " + std::to_string(locals.size()) + " local ranks on Neuron device " +
-                                       pci.busId + ", at most 15 can be described");
+    return make_error(NRT_INVALID, "host XML: " + std::to_string(locals.size()) +
+                                       " local ranks on Neuron device " + pci.busId +
+                                       ", at most 15 can be described");
   }
   for (std::size_t k = 0; k < locals.size(); ++k) {
     auto core = pciXml.addChild("pci");
@@ -76,7 +79,8 @@ Status HostXmlWriter::addGpus(XmlNode& pciXml, const PciDevice& pci, const std::
   return {};
 }
 
-Status HostXmlWriter::addNic(XmlNode& parent, const std::vector<NetEntry>& nets, const std::string& pciVendor) {
+Status HostXmlWriter::addNic(XmlNode& parent, const std::vector<NetEntry>& nets,
+                             const std::string& pciVendor) {
   auto nic = parent.addChild("nic");
   if (!nic) return nic.take_error();
   for (const NetEntry& e : nets) {
@@ -128,7 +132,8 @@ Result<topo::XmlDocument> HostXmlWriter::run() {
   std::vector<NetEntry> unplaced;
   for (const Nic& nic : host_.nics) {
     for (const NicPort& port : nic.ports) {
-      if (port.state != "ACTIVE") continue;  // as NCCL's IB transport: only active ports are devices
+      if (port.state != "ACTIVE")
+        continue;  // as NCCL's IB transport: only active ports are devices
       netsByBusId_[nic.busId].push_back({&nic, &port, dev++});
     }
   }

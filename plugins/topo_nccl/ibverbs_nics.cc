@@ -5,11 +5,12 @@
 // an empty list, and the listing says "no RDMA devices" instead of failing.
 #include "nics.h"
 
+#include <endian.h>
+
 #include <infiniband/verbs.h>
 
 #include <cerrno>
 #include <cstring>
-#include <endian.h>
 #include <memory>
 
 namespace nccom::topo_nccl {

@@ -34,7 +34,8 @@ LinkBudget::LinkBudget(const topo::TopoSystem& system)
   for (int g = 0; g < nGpus_; ++g) {
     const NodeRef gpu{NodeType::GPU, g};
     for (int h = 0; h < nGpus_; ++h) {
-      plans_[static_cast<std::size_t>(planIndex(gpu, {NodeType::GPU, h}))] = compile(gpu, {NodeType::GPU, h});
+      plans_[static_cast<std::size_t>(planIndex(gpu, {NodeType::GPU, h}))] =
+          compile(gpu, {NodeType::GPU, h});
     }
     for (int n = 0; n < nNets_; ++n) {
       const NodeRef net{NodeType::NET, n};
@@ -52,7 +53,8 @@ int LinkBudget::slotOf(NodeRef from, NodeRef to) const {
   const auto& links = sys_.at(from).links;
   for (std::size_t l = 0; l < links.size(); ++l) {
     if (links[l].remote == to) {
-      return slotBase_[static_cast<std::size_t>(from.type)][static_cast<std::size_t>(from.index)] + static_cast<int>(l);
+      return slotBase_[static_cast<std::size_t>(from.type)][static_cast<std::size_t>(from.index)] +
+             static_cast<int>(l);
     }
   }
   return -1;
@@ -61,7 +63,8 @@ int LinkBudget::slotOf(NodeRef from, NodeRef to) const {
 int LinkBudget::planIndex(NodeRef from, NodeRef to) const {
   if (from.type == NodeType::GPU && to.type == NodeType::GPU) return from.index * nGpus_ + to.index;
   const int base = nGpus_ * nGpus_;
-  if (from.type == NodeType::GPU && to.type == NodeType::NET) return base + from.index * nNets_ + to.index;
+  if (from.type == NodeType::GPU && to.type == NodeType::NET)
+    return base + from.index * nNets_ + to.index;
   if (from.type == NodeType::NET && to.type == NodeType::GPU) {
     return base + nGpus_ * nNets_ + from.index * nGpus_ + to.index;
   }
@@ -70,7 +73,8 @@ int LinkBudget::planIndex(NodeRef from, NodeRef to) const {
 
 LinkBudget::Plan LinkBudget::compile(NodeRef from, NodeRef to) {
   Plan plan;
-  const auto& path = sys_.at(from).paths[static_cast<std::size_t>(to.type)][static_cast<std::size_t>(to.index)];
+  const auto& path =
+      sys_.at(from).paths[static_cast<std::size_t>(to.type)][static_cast<std::size_t>(to.index)];
   if (!path.reachable() || path.count() == 0) return plan;
   plan.first = static_cast<int>(hops_.size());
   plan.count = path.count();
@@ -83,11 +87,13 @@ LinkBudget::Plan LinkBudget::compile(NodeRef from, NodeRef to) {
       return Plan{};
     }
     const auto& links = sys_.at(node).links;
-    const LinkType type = links[static_cast<std::size_t>(hop.slot - slotBase_[static_cast<std::size_t>(node.type)]
-                                                                               [static_cast<std::size_t>(node.index)])]
-                              .type;
+    const LinkType type =
+        links[static_cast<std::size_t>(hop.slot - slotBase_[static_cast<std::size_t>(node.type)]
+                                                           [static_cast<std::size_t>(node.index)])]
+            .type;
     hop.pci = type == LinkType::PCI;
-    if (next.type == NodeType::GPU && sys_.at(next).gpu.sm < 80 && from.type != NodeType::GPU) hop.revDiv = 8;
+    if (next.type == NodeType::GPU && sys_.at(next).gpu.sm < 80 && from.type != NodeType::GPU)
+      hop.revDiv = 8;
     if (next.type == NodeType::CPU && type == LinkType::NVL) hop.revDiv = 1;
     if (hop.revDiv != 0) {
       hop.revSlot = slotOf(next, node);
@@ -96,9 +102,11 @@ LinkBudget::Plan LinkBudget::compile(NodeRef from, NodeRef to) {
         return Plan{};
       }
     }
-    if (next.type == NodeType::CPU && path.type == topo::PathType::PHB && from.type == NodeType::GPU) {
+    if (next.type == NodeType::CPU && path.type == topo::PathType::PHB &&
+        from.type == NodeType::GPU) {
       const auto& cpu = sys_.at(next).cpu;
-      if (cpu.arch == topo::CpuArch::X86 && cpu.vendor == topo::CpuVendor::Intel) plan.intelPci = true;
+      if (cpu.arch == topo::CpuArch::X86 && cpu.vendor == topo::CpuVendor::Intel)
+        plan.intelPci = true;
     }
     hops_.push_back(hop);
     node = next;

@@ -60,7 +60,8 @@ class LinkBudget {
   std::vector<int64_t> full_;               // slot -> full width
   std::vector<int64_t> width_;              // slot -> remaining width
   std::vector<Hop> hops_;
-  std::vector<std::pair<int, int>> gpuPci_;  // per GPU: its PCI up link and the way back, or {-1, -1}
+  std::vector<std::pair<int, int>>
+      gpuPci_;  // per GPU: its PCI up link and the way back, or {-1, -1}
   std::vector<Plan> plans_;
 };
 

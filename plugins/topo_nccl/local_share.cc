@@ -16,13 +16,17 @@ std::string LocalShare::rankList() const {
 }
 
 Status checkShare(const LocalShare& share) {
-  auto bad = [](const std::string& what) { return make_error(NRT_INVALID, "topo_nccl: node share: " + what); };
+  auto bad = [](const std::string& what) {
+    return make_error(NRT_INVALID, "topo_nccl: node share: " + what);
+  };
   if (share.nLocal() < 1 || share.nLocal() > topo::kMaxLocalRanks) {
-    return bad("n_local " + std::to_string(share.nLocal()) + " outside 1.." + std::to_string(topo::kMaxLocalRanks));
+    return bad("n_local " + std::to_string(share.nLocal()) + " outside 1.." +
+               std::to_string(topo::kMaxLocalRanks));
   }
   if (share.nNodes < 1) return bad("n_nodes " + std::to_string(share.nNodes) + " is not positive");
   if (share.node < 0 || share.node >= share.nNodes) {
-    return bad("node " + std::to_string(share.node) + " outside 0.." + std::to_string(share.nNodes - 1));
+    return bad("node " + std::to_string(share.node) + " outside 0.." +
+               std::to_string(share.nNodes - 1));
   }
   if (share.nRanks < share.nLocal()) {
     return bad("n_ranks " + std::to_string(share.nRanks) + " is smaller than n_local " +
@@ -31,7 +35,8 @@ Status checkShare(const LocalShare& share) {
   std::set<int> seen;
   for (const int r : share.ranks) {
     if (r < 0 || r >= share.nRanks) {
-      return bad("local rank " + std::to_string(r) + " outside 0.." + std::to_string(share.nRanks - 1));
+      return bad("local rank " + std::to_string(r) + " outside 0.." +
+                 std::to_string(share.nRanks - 1));
     }
     if (!seen.insert(r).second) return bad("local rank " + std::to_string(r) + " listed twice");
   }

@@ -5,7 +5,8 @@
 
 namespace nccom::topo_nccl {
 
-void logf(const LogSink& sink, LogLevel level, unsigned long subsys, const char* file, int line, const char* fmt, ...) {
+void logf(const LogSink& sink, LogLevel level, unsigned long subsys, const char* file, int line,
+          const char* fmt, ...) {
   if (!sink) return;
   va_list args;
   va_start(args, fmt);

@@ -23,32 +23,40 @@ PathType raise(PathType t) { return static_cast<PathType>(static_cast<int>(t) + 
 
 Status checkInput(const TopoSystem& sys, const SearchRequest& req) {
   if (req.pattern != SearchPattern::Ring) {
-    return make_error(NRT_INVALID, "OLD search: pattern " + std::to_string(static_cast<int>(req.pattern)) +
+    return make_error(NRT_INVALID, "OLD search: pattern " +
+                                       std::to_string(static_cast<int>(req.pattern)) +
                                        " is not implemented (only RING, pattern 4, is ever built)");
   }
   const int n = sys.count(NodeType::GPU);
-  if (n == 0) return make_error(NRT_INVALID, "OLD search: the system has no GPU (NeuronCore) to put on a ring");
+  if (n == 0)
+    return make_error(NRT_INVALID,
+                      "OLD search: the system has no GPU (NeuronCore) to put on a ring");
   if (n > topo::kMaxLocalRanks) {
     return make_error(NRT_INVALID, "OLD search: " + std::to_string(n) + " GPUs, at most " +
-                                       std::to_string(topo::kMaxLocalRanks) + " (NCCL_TOPO_MAX_NODES)");
+                                       std::to_string(topo::kMaxLocalRanks) +
+                                       " (NCCL_TOPO_MAX_NODES)");
   }
   for (const auto& set : sys.nodes) {
     for (const auto& node : set) {
       for (int t = 0; t < topo::kNodeTypeCount; ++t) {
-        if (node.paths[static_cast<std::size_t>(t)].size() != sys.nodes[static_cast<std::size_t>(t)].size()) {
-          return make_error(NRT_INVALID, "OLD search: paths are not computed (call computePaths first)");
+        if (node.paths[static_cast<std::size_t>(t)].size() !=
+            sys.nodes[static_cast<std::size_t>(t)].size()) {
+          return make_error(NRT_INVALID,
+                            "OLD search: paths are not computed (call computePaths first)");
         }
       }
     }
   }
   if (req.maxChannels < 1 || req.maxChannels > topo::kMaxChannels || req.minChannels < 0 ||
       req.minChannels > req.maxChannels) {
-    return make_error(NRT_INVALID, "OLD search: channels min " + std::to_string(req.minChannels) + " max " +
-                                       std::to_string(req.maxChannels) + " outside 0 <= min <= max, 1 <= max <= " +
+    return make_error(NRT_INVALID, "OLD search: channels min " + std::to_string(req.minChannels) +
+                                       " max " + std::to_string(req.maxChannels) +
+                                       " outside 0 <= min <= max, 1 <= max <= " +
                                        std::to_string(topo::kMaxChannels));
   }
   if (req.crossNic < 0 || req.crossNic > 2) {
-    return make_error(NRT_INVALID, "OLD search: crossNic " + std::to_string(req.crossNic) + " is not 0, 1 or 2 (auto)");
+    return make_error(NRT_INVALID, "OLD search: crossNic " + std::to_string(req.crossNic) +
+                                       " is not 0, 1 or 2 (auto)");
   }
   return {};
 }
@@ -60,8 +68,11 @@ Status checkInput(const TopoSystem& sys, const SearchRequest& req) {
 class Relaxer {
  public:
   Relaxer(const TopoSystem& sys, bool crossNicAllowed, int seed)
-      : nGpus_(sys.count(NodeType::GPU)), hasNets_(sys.count(NodeType::NET) > 0),
-        crossNicAllowed_(crossNicAllowed), seed_(seed), tier_(seed) {}
+      : nGpus_(sys.count(NodeType::GPU)),
+        hasNets_(sys.count(NodeType::NET) > 0),
+        crossNicAllowed_(crossNicAllowed),
+        seed_(seed),
+        tier_(seed) {}
 
   int tier() const { return tier_; }
 
@@ -91,7 +102,8 @@ class Relaxer {
     }
     tmp.crossNic = 0;
     if (tier_ < kTierCount - 1 &&
-        (best.nChannels == 0 || kSpeedTiers[static_cast<std::size_t>(tier_ + 1)] / best.speedInter > 0.49F)) {
+        (best.nChannels == 0 ||
+         kSpeedTiers[static_cast<std::size_t>(tier_ + 1)] / best.speedInter > 0.49F)) {
       ++tier_;
       tmp.speedIntra = tmp.speedInter = kSpeedTiers[static_cast<std::size_t>(tier_)];
       return true;
@@ -110,7 +122,8 @@ class Relaxer {
 };
 
 void fallBack(const TopoSystem& sys, TopoGraph& graph, const LogSink& log) {
-  TOPO_NCCL_WARN(log, kLogGraph, "Could not find a path for pattern %d, falling back to simple order",
+  TOPO_NCCL_WARN(log, kLogGraph,
+                 "Could not find a path for pattern %d, falling back to simple order",
                  static_cast<int>(graph.pattern));
   const auto& gpus = sys.of(NodeType::GPU);
   for (std::size_t i = 0; i < gpus.size(); ++i) graph.intra[i] = gpus[i].gpu.rank;
@@ -141,10 +154,11 @@ int duplicate(TopoGraph& graph) {
 }
 
 void printGraph(const TopoSystem& sys, const TopoGraph& g, const LogSink& log) {
-  TOPO_NCCL_INFO(log, kLogGraph, "Pattern %d, crossNic %d, nChannels %d, speed %f/%f, type %s/%s, sameChannels %d",
-                 static_cast<int>(g.pattern), g.crossNic, g.nChannels, static_cast<double>(g.speedIntra),
-                 static_cast<double>(g.speedInter), topo::pathTypeName(g.typeIntra), topo::pathTypeName(g.typeInter),
-                 g.sameChannels);
+  TOPO_NCCL_INFO(log, kLogGraph,
+                 "Pattern %d, crossNic %d, nChannels %d, speed %f/%f, type %s/%s, sameChannels %d",
+                 static_cast<int>(g.pattern), g.crossNic, g.nChannels,
+                 static_cast<double>(g.speedIntra), static_cast<double>(g.speedInter),
+                 topo::pathTypeName(g.typeIntra), topo::pathTypeName(g.typeInter), g.sameChannels);
   const bool nets = sys.count(NodeType::NET) > 0;
   for (int c = 0; c < g.nChannels; ++c) {
     std::string line = (c < 10 ? " " : "") + std::to_string(c) + " :";
@@ -163,8 +177,8 @@ int seedTier(float width) {
   return i;
 }
 
-Result<SearchOutcome> oldSearch(const TopoSystem& system, const SearchRequest& request, const LogSink& log,
-                                const SearchBudgets& budgets) {
+Result<SearchOutcome> oldSearch(const TopoSystem& system, const SearchRequest& request,
+                                const LogSink& log, const SearchBudgets& budgets) {
   if (auto st = checkInput(system, request); !st) return st.take_error();
   TopoSystem sys = system;  // the search's widths are computed on our own copy
   topo::computeSearchWidths(sys);
@@ -214,8 +228,10 @@ Result<SearchOutcome> oldSearch(const TopoSystem& system, const SearchRequest& r
     if (static_cast<float>(graph.nChannels) * graph.speedInter >= sys.totalWidth) break;
     if (global <= 0) {
       stats.budgetExhausted = true;
-      TOPO_NCCL_INFO(log, kLogGraph, "OLD search: budget of %lld steps used up after %d attempts, keeping %d channels",
-                     static_cast<long long>(budgets.global), stats.attempts, graph.nChannels);
+      TOPO_NCCL_INFO(
+          log, kLogGraph,
+          "OLD search: budget of %lld steps used up after %d attempts, keeping %d channels",
+          static_cast<long long>(budgets.global), stats.attempts, graph.nChannels);
       break;
     }
     if (!relax.next(tmp, graph)) break;

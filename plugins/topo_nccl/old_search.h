@@ -22,11 +22,12 @@ namespace nccom::topo_nccl {
 inline constexpr std::array<float, 18> kSpeedTiers = {42.0F, 30.0F, 24.0F, 21.0F, 18.0F, 15.0F,
                                                       12.0F, 10.0F, 9.0F,  7.0F,  6.0F,  5.0F,
                                                       4.0F,  3.0F,  2.4F,  1.2F,  0.24F, 0.12F};
-inline constexpr int64_t kGlobalBudget = 0x180000;       // steps for the whole descent
-inline constexpr int64_t kAttemptBudget = 0x40000;       // steps for one attempt
-inline constexpr int64_t kSameChannelsBudget = 0x400;    // ... when sameChannels is set
-inline constexpr int64_t kPciOrderBudget = 0x400;        // the first PCI-order try from a NET (not charged)
-inline constexpr float kDuplicateFloor = 25.0F;          // channel doubling when speedIntra >= this
+inline constexpr int64_t kGlobalBudget = 0x180000;     // steps for the whole descent
+inline constexpr int64_t kAttemptBudget = 0x40000;     // steps for one attempt
+inline constexpr int64_t kSameChannelsBudget = 0x400;  // ... when sameChannels is set
+inline constexpr int64_t kPciOrderBudget =
+    0x400;                                       // the first PCI-order try from a NET (not charged)
+inline constexpr float kDuplicateFloor = 25.0F;  // channel doubling when speedIntra >= this
 inline constexpr float kFallbackSpeed = 0.1F;
 
 struct SearchBudgets {
@@ -45,13 +46,13 @@ struct SearchRequest {
 };
 
 struct SearchStats {
-  int attempts = 0;            // calls of the recursive search (pass 1)
-  int64_t steps = 0;           // recursion steps, all attempts (PCI-order tries included)
-  int64_t chargedSteps = 0;    // what the global budget was charged
+  int attempts = 0;          // calls of the recursive search (pass 1)
+  int64_t steps = 0;         // recursion steps, all attempts (PCI-order tries included)
+  int64_t chargedSteps = 0;  // what the global budget was charged
   bool budgetExhausted = false;
-  bool optimal = false;        // an attempt reached maxChannels
-  bool fellBack = false;       // no ring found: simple order
-  int duplicatedFrom = 0;      // channels before doubling (0: no doubling)
+  bool optimal = false;    // an attempt reached maxChannels
+  bool fellBack = false;   // no ring found: simple order
+  int duplicatedFrom = 0;  // channels before doubling (0: no doubling)
 };
 
 struct SearchOutcome {

@@ -53,8 +53,8 @@ std::optional<std::string> readId(const fs::path& dir, const char* file, int dig
   } else if (!*text) {
     *why = path + " is missing";
   } else if (!isHexId(**text, digits)) {
-    *why = path + " holds " + quoteForMessage(**text) + ", not 0x and " +
-           std::to_string(digits) + " hex digits";
+    *why = path + " holds " + quoteForMessage(**text) + ", not 0x and " + std::to_string(digits) +
+           " hex digits";
   } else {
     std::string id = **text;
     std::transform(id.begin(), id.end(), id.begin(), [](char c) { return std::tolower(c); });
@@ -76,8 +76,8 @@ std::string readOptional(const fs::path& dir, const char* file, const std::strin
   }
   if (!*text) return {};
   if (!valid(**text)) {
-    notes.add("PCI " + busId + ": " + path + " holds " + quoteForMessage(**text) + ", not " +
-              rule + "; attribute left empty");
+    notes.add("PCI " + busId + ": " + path + " holds " + quoteForMessage(**text) + ", not " + rule +
+              "; attribute left empty");
     return {};
   }
   return **text;
@@ -126,8 +126,10 @@ std::optional<Record> readDevice(const fs::path& entry, Notes& notes) {
   d.vendor = *vendor;
   d.device = *device;
   auto isId = [](const std::string& t) { return isHexId(t, 4); };
-  d.subsystemVendor = readOptional(dir, "subsystem_vendor", busId, isId, "0x and 4 hex digits", notes);
-  d.subsystemDevice = readOptional(dir, "subsystem_device", busId, isId, "0x and 4 hex digits", notes);
+  d.subsystemVendor =
+      readOptional(dir, "subsystem_vendor", busId, isId, "0x and 4 hex digits", notes);
+  d.subsystemDevice =
+      readOptional(dir, "subsystem_device", busId, isId, "0x and 4 hex digits", notes);
   d.linkSpeed = readLink(dir, busId, true, notes);
   d.linkWidth = readLink(dir, busId, false, notes);
   auto isNuma = [](const std::string& t) { return parseDecimal(t, -1, 65535).has_value(); };
@@ -167,7 +169,8 @@ PciDevice buildTree(std::map<std::string, Record>& records,
   PciDevice device = records.at(busId).device;
   auto [first, last] = children.equal_range(busId);
   for (auto it = first; it != last; ++it)
-    if (records.at(it->second).keep) device.children.push_back(buildTree(records, children, it->second));
+    if (records.at(it->second).keep)
+      device.children.push_back(buildTree(records, children, it->second));
   return device;
 }
 

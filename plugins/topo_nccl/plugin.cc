@@ -29,7 +29,9 @@ struct PluginContext {
 };
 
 std::string configText(const nccom_host_api_t* host, const char* key) {
-  if (host == nullptr || host->struct_size < sizeof(nccom_host_api_t) || host->config_get == nullptr) return {};
+  if (host == nullptr || host->struct_size < sizeof(nccom_host_api_t) ||
+      host->config_get == nullptr)
+    return {};
   const char* v = host->config_get(host->host_ctx, key);
   return v != nullptr ? std::string(v) : std::string();
 }
@@ -50,9 +52,9 @@ Result<LocalShare> shareOf(const nccom_topo_node_t* node) {
     return make_error(NRT_INVALID, "topo_nccl: node description missing or older than this plugin");
   }
   if (node->n_local < 1 || node->n_local > topo::kMaxLocalRanks || node->local_ranks == nullptr) {
-    return make_error(NRT_INVALID, "topo_nccl: node share: n_local " + std::to_string(node->n_local) +
-                                       " outside 1.." + std::to_string(topo::kMaxLocalRanks) +
-                                       " or no local_ranks");
+    return make_error(NRT_INVALID, "topo_nccl: node share: n_local " +
+                                       std::to_string(node->n_local) + " outside 1.." +
+                                       std::to_string(topo::kMaxLocalRanks) + " or no local_ranks");
   }
   LocalShare s;
   s.nRanks = node->n_ranks;
@@ -60,7 +62,8 @@ Result<LocalShare> shareOf(const nccom_topo_node_t* node) {
   s.node = node->node;
   const auto n = static_cast<std::size_t>(node->n_local);
   s.ranks.assign(node->local_ranks, node->local_ranks + n);
-  if (node->local_devices != nullptr) s.devices.assign(node->local_devices, node->local_devices + n);
+  if (node->local_devices != nullptr)
+    s.devices.assign(node->local_devices, node->local_devices + n);
   if (node->local_cores != nullptr) s.cores.assign(node->local_cores, node->local_cores + n);
   if (auto st = checkShare(s); !st) return st.take_error();
   return s;
@@ -90,7 +93,8 @@ nccom_plugin_status_t fail(char* err, size_t errLen, const Error& e) {
 Result<std::string> detectedSystemXml(const PluginContext& ctx, const LocalShare& share) {
   auto host = detectHost(ctx.detect);
   if (!host) return host.take_error();
-  for (const auto& note : host->notes) TOPO_NCCL_INFO(ctx.sink, kLogInit, "topo_nccl: detection: %s", note.c_str());
+  for (const auto& note : host->notes)
+    TOPO_NCCL_INFO(ctx.sink, kLogInit, "topo_nccl: detection: %s", note.c_str());
   auto doc = hostToXml(*host, share);
   if (!doc) return doc.take_error();
   std::string text = topo::writeXml(*doc->root);
@@ -98,7 +102,8 @@ Result<std::string> detectedSystemXml(const PluginContext& ctx, const LocalShare
   if (!parsed) return parsed.take_error();
   auto sys = topo::buildSystem(*parsed);
   if (!sys) {
-    return make_error(NRT_FAILURE, "topo_nccl: host detection produced an unusable topology: " + sys.error().message);
+    return make_error(NRT_FAILURE, "topo_nccl: host detection produced an unusable topology: " +
+                                       sys.error().message);
   }
   if (missingRanks(*sys, share).empty()) return text;
   std::string found;
@@ -107,15 +112,18 @@ Result<std::string> detectedSystemXml(const PluginContext& ctx, const LocalShare
   } else if (share.devices.empty()) {
     found = "the runtime named no Neuron device for them";
   } else {
-    found = std::to_string(host->neuronDevices.size()) + " Neuron devices found, none of them the device a local rank runs on";
+    found = std::to_string(host->neuronDevices.size()) +
+            " Neuron devices found, none of them the device a local rank runs on";
   }
-  return make_error(NRT_INVALID,
-                    "topo_nccl: no accelerator for local ranks " + share.rankList() + " was found on this host (" +
-                        found + "); the detected topology (" + std::to_string(host->numaNodes.size()) +
-                        " NUMA nodes, " + std::to_string(host->nics.size()) +
-                        " RDMA NICs) has no <gpu> for them. Set NCCL_TOPO_FILE (or topology.file) to a "
-                        "topology XML that lists them as <gpu rank=...>, or run on a Neuron platform "
-                        "(the topo_neuron backend)");
+  return make_error(
+      NRT_INVALID,
+      "topo_nccl: no accelerator for local ranks " + share.rankList() +
+          " was found on this host (" + found + "); the detected topology (" +
+          std::to_string(host->numaNodes.size()) + " NUMA nodes, " +
+          std::to_string(host->nics.size()) +
+          " RDMA NICs) has no <gpu> for them. Set NCCL_TOPO_FILE (or topology.file) to a "
+          "topology XML that lists them as <gpu rank=...>, or run on a Neuron platform "
+          "(the topo_neuron backend)");
 }
 
 nccom_plugin_status_t pluginInit(const nccom_host_api_t* host, void** ctxOut) {
@@ -126,10 +134,12 @@ nccom_plugin_status_t pluginInit(const nccom_host_api_t* host, void** ctxOut) {
     ctx->topologyFile = configText(host, "file");
     // For diagnostics and tests: detection over another sysfs / cpuinfo.
     if (auto root = configText(host, "sysfs_root"); !root.empty()) ctx->detect.sysfsRoot = root;
-    if (auto cpuinfo = configText(host, "cpuinfo_path"); !cpuinfo.empty()) ctx->detect.cpuinfoPath = cpuinfo;
+    if (auto cpuinfo = configText(host, "cpuinfo_path"); !cpuinfo.empty())
+      ctx->detect.cpuinfoPath = cpuinfo;
     if (ctx->hostLog != nullptr) {
       const nccom_log_fn logFn = ctx->hostLog;
-      ctx->sink = [logFn](LogLevel level, unsigned long subsys, const char* file, int line, const std::string& text) {
+      ctx->sink = [logFn](LogLevel level, unsigned long subsys, const char* file, int line,
+                          const std::string& text) {
         logFn(static_cast<nccom_log_level_t>(level), subsys, file, line, "%s", text.c_str());
       };
     }
@@ -142,7 +152,8 @@ nccom_plugin_status_t pluginInit(const nccom_host_api_t* host, void** ctxOut) {
 
 void pluginFini(void* ctx) { delete static_cast<PluginContext*>(ctx); }
 
-nccom_plugin_status_t pluginProbe(void* raw, const nccom_topo_machine_t* machine, char* why, size_t whyLen) {
+nccom_plugin_status_t pluginProbe(void* raw, const nccom_topo_machine_t* machine, char* why,
+                                  size_t whyLen) {
   (void)machine;
   return guarded(why, whyLen, [&]() -> nccom_plugin_status_t {
     const auto& ctx = *static_cast<PluginContext*>(raw);
@@ -152,53 +163,64 @@ nccom_plugin_status_t pluginProbe(void* raw, const nccom_topo_machine_t* machine
     options.nicSource = &noNics;  // probing needs the Neuron devices only
     auto host = detectHost(options);
     if (!host) {
-      putText(why, whyLen, "topo_nccl: no topology file configured and host detection failed: " + host.error().message);
+      putText(why, whyLen,
+              "topo_nccl: no topology file configured and host detection failed: " +
+                  host.error().message);
       return NCCOM_PLUGIN_UNSUPPORTED;
     }
     if (!host->neuronDevices.empty()) return NCCOM_PLUGIN_OK;
-    putText(why, whyLen, "topo_nccl: no topology file configured (NCCL_TOPO_FILE / topology.file) and " +
-                             host->neuronReason);
+    putText(why, whyLen,
+            "topo_nccl: no topology file configured (NCCL_TOPO_FILE / topology.file) and " +
+                host->neuronReason);
     return NCCOM_PLUGIN_UNSUPPORTED;
   });
 }
 
-nccom_plugin_status_t pluginSystemXml(void* raw, const nccom_topo_machine_t* machine, const nccom_topo_node_t* node,
-                                      char** xmlOut, char* err, size_t errLen) {
+nccom_plugin_status_t pluginSystemXml(void* raw, const nccom_topo_machine_t* machine,
+                                      const nccom_topo_node_t* node, char** xmlOut, char* err,
+                                      size_t errLen) {
   (void)machine;
   return guarded(err, errLen, [&]() -> nccom_plugin_status_t {
-    if (xmlOut == nullptr) return fail(err, errLen, make_error(NRT_INVALID, "topo_nccl: xml_out is NULL"));
+    if (xmlOut == nullptr)
+      return fail(err, errLen, make_error(NRT_INVALID, "topo_nccl: xml_out is NULL"));
     const auto& ctx = *static_cast<PluginContext*>(raw);
     auto share = shareOf(node);
     if (!share) return fail(err, errLen, share.error());
-    auto text = ctx.topologyFile.empty() ? detectedSystemXml(ctx, *share) : loadTopologyFile(ctx.topologyFile, *share);
+    auto text = ctx.topologyFile.empty() ? detectedSystemXml(ctx, *share)
+                                         : loadTopologyFile(ctx.topologyFile, *share);
     if (!text) return fail(err, errLen, text.error());
     if (!ctx.topologyFile.empty()) {
       TOPO_NCCL_INFO(ctx.sink, kLogInit, "topo_nccl: topology from %s", ctx.topologyFile.c_str());
     }
     *xmlOut = dupText(*text);
-    if (*xmlOut == nullptr) return fail(err, errLen, make_error(NRT_RESOURCE, "topo_nccl: out of memory"));
+    if (*xmlOut == nullptr)
+      return fail(err, errLen, make_error(NRT_RESOURCE, "topo_nccl: out of memory"));
     return NCCOM_PLUGIN_OK;
   });
 }
 
 nccom_plugin_status_t pluginComputeGraph(void* raw, const nccom_topo_machine_t* machine,
                                          const nccom_topo_node_t* node, const char* systemXml,
-                                         const nccom_topo_graph_request_t* request, char** graphOut, char* err,
-                                         size_t errLen) {
+                                         const nccom_topo_graph_request_t* request, char** graphOut,
+                                         char* err, size_t errLen) {
   (void)machine;
   return guarded(err, errLen, [&]() -> nccom_plugin_status_t {
     const auto& ctx = *static_cast<PluginContext*>(raw);
     if (graphOut == nullptr || systemXml == nullptr || request == nullptr ||
         request->struct_size < sizeof(nccom_topo_graph_request_t)) {
-      return fail(err, errLen, make_error(NRT_INVALID, "topo_nccl: compute_graph: missing or short argument"));
+      return fail(err, errLen,
+                  make_error(NRT_INVALID, "topo_nccl: compute_graph: missing or short argument"));
     }
     if (request->pattern != static_cast<int>(topo::SearchPattern::Ring)) {
-      putText(err, errLen, "topo_nccl searches RING (pattern 4) only; pattern " + std::to_string(request->pattern) +
-                               " is not implemented");
+      putText(err, errLen,
+              "topo_nccl searches RING (pattern 4) only; pattern " +
+                  std::to_string(request->pattern) + " is not implemented");
       return NCCOM_PLUGIN_UNSUPPORTED;
     }
     if (request->new_algorithm == 1) {
-      putText(err, errLen, "topo_nccl runs the OLD search; the NEW search (NCCL_GRAPH_USE_NEW_ALGORITHM) is topo_neuron's");
+      putText(err, errLen,
+              "topo_nccl runs the OLD search; the NEW search (NCCL_GRAPH_USE_NEW_ALGORITHM) is "
+              "topo_neuron's");
       return NCCOM_PLUGIN_UNSUPPORTED;
     }
     auto share = shareOf(node);
@@ -210,7 +232,8 @@ nccom_plugin_status_t pluginComputeGraph(void* raw, const nccom_topo_machine_t* 
     auto text = computeGraphXml(systemXml, *share, req, ctx.sink);
     if (!text) return fail(err, errLen, text.error());
     *graphOut = dupText(*text);
-    if (*graphOut == nullptr) return fail(err, errLen, make_error(NRT_RESOURCE, "topo_nccl: out of memory"));
+    if (*graphOut == nullptr)
+      return fail(err, errLen, make_error(NRT_RESOURCE, "topo_nccl: out of memory"));
     return NCCOM_PLUGIN_OK;
   });
 }

@@ -40,7 +40,10 @@ bool candidateBefore(const Candidate& a, const Candidate& b) {
 }  // namespace
 
 RingSearch::RingSearch(const topo::TopoSystem& system, TopoGraph& best)
-    : sys_(system), best_(best), nGpus_(system.count(NodeType::GPU)), nNets_(system.count(NodeType::NET)),
+    : sys_(system),
+      best_(best),
+      nGpus_(system.count(NodeType::GPU)),
+      nNets_(system.count(NodeType::NET)),
       links_(system) {
   // RING: with NETs the channel enters from a NET and the last GPU goes back
   // to one; without, the last GPU closes the ring on the first.
@@ -59,7 +62,8 @@ bool RingSearch::better(const TopoGraph& graph, const TopoGraph& ref) {
   return graph.crossNic == ref.crossNic && graph.nHops < ref.nHops;
 }
 
-RingSearch::AttemptResult RingSearch::attempt(TopoGraph& tmp, int64_t budget, int64_t pciOrderBudget) {
+RingSearch::AttemptResult RingSearch::attempt(TopoGraph& tmp, int64_t budget,
+                                              int64_t pciOrderBudget) {
   g_ = &tmp;
   tmp.nHops = 0;
   links_.reset();
@@ -127,7 +131,9 @@ void RingSearch::searchFromNets() {
   const auto& nets = sys_.of(NodeType::NET);
   for (int n = 0; n < nNets_; ++n) {
     const TopoNode& net = nets[static_cast<std::size_t>(n)];
-    if (netWidth_[static_cast<std::size_t>(n)] < speedMilli || netChannels_[static_cast<std::size_t>(n)] <= 0) continue;
+    if (netWidth_[static_cast<std::size_t>(n)] < speedMilli ||
+        netChannels_[static_cast<std::size_t>(n)] <= 0)
+      continue;
     g_->inter[static_cast<std::size_t>(c)][0] = static_cast<int>(net.id);
     // Ports of one NIC share its bandwidth.
     auto chargePort = [&](int64_t delta) {
@@ -143,7 +149,8 @@ void RingSearch::searchFromNets() {
     const NodeRef from{NodeType::NET, n};
 
     if (c > 0) {
-      if (const int g = replayGpu(-1); g >= 0) tryGpu(0, backToNet_, backToFirst_, Order::Replay, from, g);
+      if (const int g = replayGpu(-1); g >= 0)
+        tryGpu(0, backToNet_, backToFirst_, Order::Replay, from, g);
     }
     if (c == 0 || g_->sameChannels == 0) {
       if (c == 0) {
@@ -181,7 +188,8 @@ void RingSearch::searchFromNets() {
   }
 }
 
-void RingSearch::tryGpu(int step, int backToNet, int backToFirst, Order order, NodeRef from, int g) {
+void RingSearch::tryGpu(int step, int backToNet, int backToFirst, Order order, NodeRef from,
+                        int g) {
   if (g < 0 || g >= nGpus_) return;
   const NodeRef to{NodeType::GPU, g};
   if (!followPath(from, to, 1)) return;
@@ -201,7 +209,8 @@ void RingSearch::recGpu(int g, int step, int backToNet, int backToFirst, Order o
     completeChannel();
     return;
   }
-  g_->intra[static_cast<std::size_t>(c * nGpus_ + step)] = sys_.of(NodeType::GPU)[static_cast<std::size_t>(g)].gpu.rank;
+  g_->intra[static_cast<std::size_t>(c * nGpus_ + step)] =
+      sys_.of(NodeType::GPU)[static_cast<std::size_t>(g)].gpu.rank;
   const NodeRef here{NodeType::GPU, g};
   if (step == backToNet) {
     exitThroughNet(g, step, backToFirst, order);
@@ -236,7 +245,8 @@ void RingSearch::exitThroughNet(int g, int step, int backToFirst, Order order) {
   for (int n = 0; n < nNets_; ++n) {
     const TopoNode& net = nets[static_cast<std::size_t>(n)];
     // Without crossNic the channel leaves through the port it came in by.
-    if (g_->crossNic != 1 && (net.net.guid != startNet.guid || net.net.port != startNet.port)) continue;
+    if (g_->crossNic != 1 && (net.net.guid != startNet.guid || net.net.port != startNet.port))
+      continue;
     const NodeRef here{NodeType::GPU, g};
     const NodeRef to{NodeType::NET, n};
     if (!followPath(here, to, 1)) continue;

@@ -11,12 +11,11 @@
 // system is never modified.
 #pragma once
 
-#include <cstddef>  // before topo/graph.h, which uses size_t without including it
-
 #include "link_budget.h"
 #include "topo/graph.h"
 #include "topo/system.h"
 
+#include <cstddef>  // before topo/graph.h, which uses size_t without including it
 #include <cstdint>
 #include <vector>
 
@@ -71,9 +70,9 @@ class RingSearch {
   int64_t pciOrderBudget_ = 0;
   int64_t steps_ = 0;
   LinkBudget links_;
-  std::vector<int64_t> netWidth_; // NET nodes' own width, thousandths (shared per NIC port)
-  std::vector<int> netChannels_;  // NET nodes' remaining channels (maxconn)
-  std::vector<uint64_t> used_;    // per GPU: bit c = used by channel c
+  std::vector<int64_t> netWidth_;  // NET nodes' own width, thousandths (shared per NIC port)
+  std::vector<int> netChannels_;   // NET nodes' remaining channels (maxconn)
+  std::vector<uint64_t> used_;     // per GPU: bit c = used by channel c
 };
 
 }  // namespace nccom::topo_nccl

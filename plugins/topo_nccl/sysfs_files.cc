@@ -1,10 +1,11 @@
 #include "sysfs_files.h"
 
-#include <cerrno>
-#include <cstring>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 namespace nccom::topo_nccl {
 namespace {
@@ -131,7 +132,8 @@ Result<std::string> readFirstBlock(const std::string& path, std::size_t maxBytes
 }
 
 bool isHexId(std::string_view text, int digits) {
-  if (text.size() != static_cast<std::size_t>(digits) + 2 || text.substr(0, 2) != "0x") return false;
+  if (text.size() != static_cast<std::size_t>(digits) + 2 || text.substr(0, 2) != "0x")
+    return false;
   for (char c : text.substr(2))
     if (!isHex(c)) return false;
   return true;

@@ -13,7 +13,8 @@ std::string where(const std::string& source, const topo::XmlNode& node) {
 
 std::string joinRanks(const std::vector<int>& ranks) {
   std::string out;
-  for (std::size_t i = 0; i < ranks.size() && i < 16; ++i) out += (i == 0 ? "" : ", ") + std::to_string(ranks[i]);
+  for (std::size_t i = 0; i < ranks.size() && i < 16; ++i)
+    out += (i == 0 ? "" : ", ") + std::to_string(ranks[i]);
   if (ranks.size() > 16) out += ", ...";
   return out;
 }
@@ -28,7 +29,8 @@ std::vector<int> missingRanks(const topo::TopoSystem& system, const LocalShare& 
   return missing;
 }
 
-Result<topo::TopoSystem> checkSystemXml(std::string_view text, const std::string& source, const LocalShare& share) {
+Result<topo::TopoSystem> checkSystemXml(std::string_view text, const std::string& source,
+                                        const LocalShare& share) {
   topo::XmlLimits limits;
   limits.maxInputBytes = kMaxTopologyFileBytes;
   auto doc = topo::parseXml(text, source, limits);
@@ -42,7 +44,8 @@ Result<topo::TopoSystem> checkSystemXml(std::string_view text, const std::string
   if (!sys) return sys.take_error();
   const auto missing = missingRanks(*sys, share);
   if (!missing.empty()) {
-    return make_error(NRT_INVALID, where(source, root) + ": <system> has no <gpu rank> for local rank" +
+    return make_error(NRT_INVALID, where(source, root) +
+                                       ": <system> has no <gpu rank> for local rank" +
                                        (missing.size() > 1 ? "s " : " ") + joinRanks(missing) +
                                        "; every local rank of this node (" + share.rankList() +
                                        ") must appear as a gpu rank");
@@ -79,7 +82,8 @@ Result<std::string> rebaseRanks(const std::string& text, const std::string& sour
     if (!dev) return dev.take_error();
     byDev.emplace_back(*dev, g);
   }
-  std::sort(byDev.begin(), byDev.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::sort(byDev.begin(), byDev.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<int> ranks(share.ranks.begin(), share.ranks.end());
   std::sort(ranks.begin(), ranks.end());
   for (std::size_t i = 0; i < byDev.size(); ++i) {

@@ -24,7 +24,8 @@ inline constexpr std::size_t kMaxTopologyFileBytes = 16u << 20;
 // Parses `text` (named `source` in errors) and checks it as described above.
 // Errors read "<source>:<line>:<col>: <rule>" (XML and structure errors come
 // from host/topo with the same location).
-Result<topo::TopoSystem> checkSystemXml(std::string_view text, const std::string& source, const LocalShare& share);
+Result<topo::TopoSystem> checkSystemXml(std::string_view text, const std::string& source,
+                                        const LocalShare& share);
 
 // The local ranks that have no <gpu rank> in `system`.
 std::vector<int> missingRanks(const topo::TopoSystem& system, const LocalShare& share);

@@ -1,9 +1,9 @@
 // topology::getPaths and the device -> core expansion.
-#include <algorithm>
-
 #include "fail.h"
 #include "log/log.h"
 #include "search.h"
+
+#include <algorithm>
 
 namespace nccom::topo_neuron {
 namespace {
@@ -17,14 +17,10 @@ int grayPosition(int s) {
 
 int generationTag(Platform p) {
   switch (p) {
-    case Platform::Sunda:
-      return 2;
-    case Platform::Cayman:
-      return 3;
-    case Platform::Mariana:
-      return 4;
-    case Platform::Emu:
-      return 0;
+    case Platform::Sunda: return 2;
+    case Platform::Cayman: return 3;
+    case Platform::Mariana: return 4;
+    case Platform::Emu: return 0;
   }
   return 0;
 }

@@ -5,11 +5,11 @@
 //   build/bin/nccom-topo-neuron-examples config/topo
 #pragma once
 
-#include <string>
-#include <vector>
-
 #include "common/result.h"
 #include "platform.h"
+
+#include <string>
+#include <vector>
 
 namespace nccom::topo_neuron {
 

@@ -2,10 +2,10 @@
 // classifies an error logs it (WARN, GRAPH) and callers only propagate.
 #pragma once
 
-#include <string>
-
 #include "common/result.h"
 #include "log/log.h"
+
+#include <string>
 
 namespace nccom::topo_neuron {
 

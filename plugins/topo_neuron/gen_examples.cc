@@ -1,10 +1,10 @@
 // nccom-topo-neuron-examples DIR: writes the example NCCL_TOPO_FILE files
 // (examples.h) into DIR, normally config/topo of the source tree.
+#include "examples.h"
+
 #include <cstdio>
 #include <fstream>
 #include <string>
-
-#include "examples.h"
 
 int main(int argc, char** argv) {
   if (argc != 2) {

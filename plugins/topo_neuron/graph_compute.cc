@@ -1,11 +1,11 @@
 #include "graph_compute.h"
 
-#include <algorithm>
-
 #include "fail.h"
 #include "graph_fill.h"
 #include "kanga.h"
 #include "topo/graph_xml.h"
+
+#include <algorithm>
 
 namespace nccom::topo_neuron {
 namespace {
@@ -22,8 +22,8 @@ Status checkSystem(const topo::TopoSystem& sys, const NodeShare& s, const std::v
   for (size_t i = 0; i < s.ranks.size(); ++i) {
     const int g = sys.gpuIndexOfRank(s.ranks[i]);
     if (g < 0)
-      return fail(NRT_INVALID, where + "the system XML has no <gpu> for rank " +
-                                   std::to_string(s.ranks[i]));
+      return fail(NRT_INVALID,
+                  where + "the system XML has no <gpu> for rank " + std::to_string(s.ranks[i]));
     const int dev = sys.of(topo::NodeType::GPU)[static_cast<size_t>(g)].gpu.dev;
     if (dev != vcores[i])
       return fail(NRT_INVALID, where + "the system XML puts rank " + std::to_string(s.ranks[i]) +
@@ -102,7 +102,8 @@ Result<ComputedGraph> computeGraph(const PlatformDescription& d, const NodeShare
   if (auto st = fillTopoGraph(g, d, *found, fo); !st) return st.take_error();
   g.speedIntra = narrowestHop(*sys, g);
   g.speedInter = 0.0F;
-  for (const auto& net : sys->of(topo::NodeType::NET)) g.speedInter = std::max(g.speedInter, net.net.width);
+  for (const auto& net : sys->of(topo::NodeType::NET))
+    g.speedInter = std::max(g.speedInter, net.net.width);
   g.nHops = 0;
 
   auto xml = topo::graphsToXml({&g}, *sys);
@@ -121,7 +122,8 @@ Result<ComputedGraph> computeGraph(const PlatformDescription& d, const NodeShare
       if (!st) return fail(NRT_INVALID, where + st.error().message);
     }
     for (size_t k = 0; k < out.kangaRing.size(); ++k) {
-      if (auto st = graphXml.setAttribute("kangaring" + std::to_string(k), joinDevs(out.kangaRing[k]));
+      if (auto st =
+              graphXml.setAttribute("kangaring" + std::to_string(k), joinDevs(out.kangaRing[k]));
           !st)
         return fail(NRT_INVALID, where + st.error().message);
     }

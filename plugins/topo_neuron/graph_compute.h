@@ -13,14 +13,14 @@
 //                                  of the base ring rotated by k*len/L
 #pragma once
 
-#include <string>
-#include <string_view>
-#include <vector>
-
 #include "common/result.h"
 #include "search.h"
 #include "synthesize.h"
 #include "topo/graph.h"
+
+#include <string>
+#include <string_view>
+#include <vector>
 
 namespace nccom::topo_neuron {
 
@@ -37,10 +37,10 @@ struct GraphRequest {
 };
 
 struct ComputedGraph {
-  topo::TopoGraph graph;            // ranks are the node's global ranks
-  PathContainer kangaRing;          // vcore ids; Switch-V1 only
-  bool crossRackToRack = false;     // Switch-V1 only
-  std::string xml;                  // <graphs> text
+  topo::TopoGraph graph;         // ranks are the node's global ranks
+  PathContainer kangaRing;       // vcore ids; Switch-V1 only
+  bool crossRackToRack = false;  // Switch-V1 only
+  std::string xml;               // <graphs> text
 };
 
 // Parses `systemXml` (host/topo, with systemOptions(d)), checks that it holds

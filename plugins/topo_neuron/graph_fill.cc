@@ -1,10 +1,10 @@
 #include "graph_fill.h"
 
+#include "fail.h"
+
 #include <algorithm>
 #include <set>
 #include <string>
-
-#include "fail.h"
 
 namespace nccom::topo_neuron {
 namespace {

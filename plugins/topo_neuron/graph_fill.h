@@ -2,12 +2,12 @@
 // (inter[c] = {entry NIC, exit NIC}) and the intra rows in local ranks.
 #pragma once
 
-#include <array>
-#include <vector>
-
 #include "common/result.h"
 #include "search.h"
 #include "topo/graph.h"
+
+#include <array>
+#include <vector>
 
 namespace nccom::topo_neuron {
 

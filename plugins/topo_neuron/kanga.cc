@@ -1,9 +1,9 @@
 #include "kanga.h"
 
+#include "fail.h"
+
 #include <algorithm>
 #include <string>
-
-#include "fail.h"
 
 namespace nccom::topo_neuron {
 

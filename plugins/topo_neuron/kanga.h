@@ -1,11 +1,11 @@
 // kangaRing paths for Trn3 Switch-V1 and the jbog id math.
 #pragma once
 
-#include <vector>
-
 #include "common/result.h"
 #include "search.h"
 #include "topo/graph.h"
+
+#include <vector>
 
 namespace nccom::topo_neuron {
 

@@ -1,10 +1,10 @@
 #include "machine.h"
 
-#include <cstring>
-#include <string>
-
 #include "fail.h"
 #include "topo/graph.h"
+
+#include <cstring>
+#include <string>
 
 namespace nccom::topo_neuron {
 namespace {

@@ -1,9 +1,9 @@
 #include "platform.h"
 
+#include "fail.h"
+
 #include <algorithm>
 #include <string>
-
-#include "fail.h"
 
 namespace nccom::topo_neuron {
 namespace {
@@ -133,8 +133,7 @@ Status addLinks(const PlatformSpec& s, PlatformDescription& d) {
   const int n = d.nDevices;
   if (n == 1) return {};
   switch (s.layout) {
-    case LinkLayout::None:
-      return {};
+    case LinkLayout::None: return {};
     case LinkLayout::Ring:
       for (int i = 0; i < n; ++i) {
         if (n == 2 && i == 1) break;  // one link, not two copies of it
@@ -197,16 +196,11 @@ std::string joinInts(const std::vector<int>& v) {
 
 const char* localityName(EdgeLocality l) {
   switch (l) {
-    case EdgeLocality::SharedMemory:
-      return "SharedMemory";
-    case EdgeLocality::RemoteMLA:
-      return "RemoteMLA";
-    case EdgeLocality::D2D:
-      return "D2D";
-    case EdgeLocality::RMTV:
-      return "RMTV";
-    case EdgeLocality::Local:
-      return "Local";
+    case EdgeLocality::SharedMemory: return "SharedMemory";
+    case EdgeLocality::RemoteMLA: return "RemoteMLA";
+    case EdgeLocality::D2D: return "D2D";
+    case EdgeLocality::RMTV: return "RMTV";
+    case EdgeLocality::Local: return "Local";
   }
   return "?";
 }

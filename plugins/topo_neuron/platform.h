@@ -7,11 +7,11 @@
 // with its reason in docs/decisions/topo-neuron.md ("Platform geometry").
 #pragma once
 
+#include "common/result.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
-
-#include "common/result.h"
 
 namespace nccom::topo_neuron {
 

@@ -7,6 +7,13 @@
 // default_new_algorithm ("true"/"false", default false: selectSearch's
 // defaultNew). Errors go to the caller's buffer with the rule named; the
 // plugin's own copy of the logger is silenced (plugins never print).
+#include "graph_compute.h"
+#include "log/log.h"
+#include "machine.h"
+#include "pod.h"
+#include "selection.h"
+#include "synthesize.h"
+
 #include <nccom/topo_plugin.h>
 
 #include <cstdarg>
@@ -17,13 +24,6 @@
 #include <optional>
 #include <string>
 #include <vector>
-
-#include "graph_compute.h"
-#include "log/log.h"
-#include "machine.h"
-#include "pod.h"
-#include "selection.h"
-#include "synthesize.h"
 
 namespace {
 
@@ -144,8 +144,9 @@ nccom_plugin_status_t neuronGraph(void* ctx, const nccom_topo_machine_t* m,
   }
   *graphOut = nullptr;
   if (request->struct_size < sizeof(nccom_topo_graph_request_t)) {
-    copyText(err, errLen, "topo_neuron compute_graph: nccom_topo_graph_request_t struct_size " +
-                              std::to_string(request->struct_size) + " is too small");
+    copyText(err, errLen,
+             "topo_neuron compute_graph: nccom_topo_graph_request_t struct_size " +
+                 std::to_string(request->struct_size) + " is too small");
     return NCCOM_PLUGIN_INVALID_ARGUMENT;
   }
   const auto* c = static_cast<const Context*>(ctx);
@@ -155,9 +156,9 @@ nccom_plugin_status_t neuronGraph(void* ctx, const nccom_topo_machine_t* m,
   if (request->new_algorithm == 0 || request->new_algorithm == 1) {
     knob = request->new_algorithm == 1;
   } else if (request->new_algorithm != -1) {
-    copyText(err, errLen, "topo_neuron compute_graph: new_algorithm " +
-                              std::to_string(request->new_algorithm) +
-                              " is not -1 (unset), 0 (off) or 1 (on)");
+    copyText(err, errLen,
+             "topo_neuron compute_graph: new_algorithm " + std::to_string(request->new_algorithm) +
+                 " is not -1 (unset), 0 (off) or 1 (on)");
     return NCCOM_PLUGIN_INVALID_ARGUMENT;
   }
   auto defaultNew = configBool(c, "default_new_algorithm", false);
@@ -197,7 +198,8 @@ nccom_plugin_status_t neuronOrderNodes(void* ctx, const nccom_topo_machine_t* m,
                                        const int32_t* podNodeIds, int32_t* orderOut, char* err,
                                        size_t errLen) {
   (void)ctx;
-  if (m == nullptr || (nNodes > 0 && (podNodeIds == nullptr || orderOut == nullptr)) || nNodes < 0) {
+  if (m == nullptr || (nNodes > 0 && (podNodeIds == nullptr || orderOut == nullptr)) ||
+      nNodes < 0) {
     copyText(err, errLen, "topo_neuron order_nodes: a NULL argument or a negative node count");
     return NCCOM_PLUGIN_INVALID_ARGUMENT;
   }
@@ -205,16 +207,18 @@ nccom_plugin_status_t neuronOrderNodes(void* ctx, const nccom_topo_machine_t* m,
   if (!variant) return failWith(variant.error(), err, errLen);
   const PodGeometry geo = podGeometry(*variant);
   if (geo.layout == PodLayout::None || geo.podNodes < 1) {
-    copyText(err, errLen, std::string("topo_neuron: platform ") + platformSpec(*variant).name +
-                              " has no pods; nodes keep their index order");
+    copyText(err, errLen,
+             std::string("topo_neuron: platform ") + platformSpec(*variant).name +
+                 " has no pods; nodes keep their index order");
     return NCCOM_PLUGIN_UNSUPPORTED;
   }
   std::vector<PodNode> nodes;
   for (int32_t n = 0; n < nNodes; ++n) {
     const int32_t id = podNodeIds[n];
     if (id < 0) {
-      copyText(err, errLen, "topo_neuron order_nodes: node " + std::to_string(n) +
-                                " has the negative pod node id " + std::to_string(id));
+      copyText(err, errLen,
+               "topo_neuron order_nodes: node " + std::to_string(n) +
+                   " has the negative pod node id " + std::to_string(id));
       return NCCOM_PLUGIN_INVALID_ARGUMENT;
     }
     nodes.push_back({n, id / geo.podNodes, id % geo.podNodes});
@@ -234,15 +238,14 @@ void neuronFree(void* ctx, char* text) {
   std::free(text);
 }
 
-const nccom_topo_ops_t kOps = {
-    {sizeof(nccom_topo_ops_t), 0, neuronInit, neuronFini},
-    NCCOM_TOPO_OPS_VERSION,
-    0,
-    neuronProbe,
-    neuronSystemXml,
-    neuronGraph,
-    neuronFree,
-    neuronOrderNodes};
+const nccom_topo_ops_t kOps = {{sizeof(nccom_topo_ops_t), 0, neuronInit, neuronFini},
+                               NCCOM_TOPO_OPS_VERSION,
+                               0,
+                               neuronProbe,
+                               neuronSystemXml,
+                               neuronGraph,
+                               neuronFree,
+                               neuronOrderNodes};
 
 }  // namespace
 

@@ -1,10 +1,10 @@
 #include "pod.h"
 
+#include "fail.h"
+
 #include <algorithm>
 #include <map>
 #include <string>
-
-#include "fail.h"
 
 namespace nccom::topo_neuron {
 namespace {
@@ -56,10 +56,8 @@ PodGeometry podGeometry(Variant v) {
 bool podNeighbours(const PodGeometry& g, int a, int b) {
   if (a == b) return false;
   switch (g.layout) {
-    case PodLayout::None:
-      return false;
-    case PodLayout::AllToAll:
-      return true;
+    case PodLayout::None: return false;
+    case PodLayout::AllToAll: return true;
     case PodLayout::Ring: {
       const int d = ((a - b) % g.podNodes + g.podNodes) % g.podNodes;
       return d == 1 || d == g.podNodes - 1;

@@ -2,10 +2,10 @@
 // docs/decisions/topo-neuron.md decision 17).
 #pragma once
 
-#include <vector>
-
 #include "common/result.h"
 #include "platform.h"
+
+#include <vector>
 
 namespace nccom::topo_neuron {
 

@@ -2,9 +2,9 @@
 // core_paths.cc.
 #include "search.h"
 
-#include <algorithm>
-
 #include "fail.h"
+
+#include <algorithm>
 
 namespace nccom::topo_neuron {
 

@@ -19,13 +19,13 @@
 //  * every DFS step counts against a budget; running out is an error.
 #pragma once
 
+#include "common/result.h"
+#include "platform.h"
+
 #include <bitset>
 #include <cstdint>
 #include <string>
 #include <vector>
-
-#include "common/result.h"
-#include "platform.h"
 
 namespace nccom::topo_neuron {
 

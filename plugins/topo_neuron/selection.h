@@ -2,9 +2,9 @@
 // NCCL_GRAPH_USE_NEW_ALGORITHM and passes its value.
 #pragma once
 
-#include <optional>
-
 #include "platform.h"
+
+#include <optional>
 
 namespace nccom::topo_neuron {
 

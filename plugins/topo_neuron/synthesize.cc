@@ -2,15 +2,15 @@
 // synthesis", S1-S6) for every number written here and why.
 #include "synthesize.h"
 
-#include <algorithm>
-#include <cstdio>
-#include <map>
-#include <set>
-
 #include "fail.h"
 #include "graph_fill.h"
 #include "search.h"
 #include "verify.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <set>
 
 namespace nccom::topo_neuron {
 namespace {
@@ -42,8 +42,7 @@ HostFacts hostFacts(Variant v) {
     case Variant::Trn3:
     case Variant::Trn3SwitchV1:
       return {"GenuineIntel", 6, 0x8f, "32 GT/s", 200000};  // Sapphire Rapids, gen5, 200G EFAv3
-    case Variant::Emu:
-      return {"GenuineIntel", 6, 0x55, "16 GT/s", 10000};  // sockets, not EFA
+    case Variant::Emu: return {"GenuineIntel", 6, 0x55, "16 GT/s", 10000};  // sockets, not EFA
   }
   return {"GenuineIntel", 6, 0x55, "16 GT/s", 10000};
 }
@@ -196,10 +195,10 @@ Result<topo::XmlDocument> Synth::run() {
   for (int numa : numas) {
     auto cpu = doc.root->addChild("cpu");
     if (!cpu) return check(cpu.take_error()).take_error();
-    for (auto st : {(*cpu)->setInt("numaid", numa), (*cpu)->setAttribute("arch", "x86_64"),
-                    (*cpu)->setAttribute("vendor", facts_.vendor),
-                    (*cpu)->setInt("familyid", facts_.familyId),
-                    (*cpu)->setInt("modelid", facts_.modelId)}) {
+    for (auto st :
+         {(*cpu)->setInt("numaid", numa), (*cpu)->setAttribute("arch", "x86_64"),
+          (*cpu)->setAttribute("vendor", facts_.vendor),
+          (*cpu)->setInt("familyid", facts_.familyId), (*cpu)->setInt("modelid", facts_.modelId)}) {
       if (auto c = check(std::move(st)); !c) return c.take_error();
     }
     for (const auto& [sw, swNuma] : switchNuma) {
@@ -229,30 +228,21 @@ NodeShare fullShare(const PlatformDescription& d, int nDevices, int firstRank, i
 
 int smTag(Platform p) {
   switch (p) {
-    case Platform::Emu:
-      return 1;
-    case Platform::Sunda:
-      return 2;
-    case Platform::Cayman:
-      return 3;
-    case Platform::Mariana:
-      return 4;
+    case Platform::Emu: return 1;
+    case Platform::Sunda: return 2;
+    case Platform::Cayman: return 3;
+    case Platform::Mariana: return 4;
   }
   return 0;
 }
 
 float linkWidthForSm(int sm) {
   switch (sm) {
-    case 1:
-      return 5.0F;
-    case 2:
-      return 24.0F;
-    case 3:
-      return 32.0F;
-    case 4:
-      return 48.0F;
-    default:
-      return 0.0F;
+    case 1: return 5.0F;
+    case 2: return 24.0F;
+    case 3: return 32.0F;
+    case 4: return 48.0F;
+    default: return 0.0F;
   }
 }
 
@@ -265,7 +255,7 @@ topo::SystemOptions systemOptions(const PlatformDescription& d) {
 int linkCount(EdgeLocality locality, bool sameDevice) {
   if (sameDevice) return locality == EdgeLocality::SharedMemory ? 16 : 8;
   switch (locality) {
-    case EdgeLocality::RemoteMLA:  // C2C NeuronLink
+    case EdgeLocality::RemoteMLA:     // C2C NeuronLink
     case EdgeLocality::SharedMemory:  // emulated devices sharing host memory
       return 4;
     default:  // a NeuronSwitch hop

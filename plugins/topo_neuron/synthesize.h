@@ -14,13 +14,13 @@
 //         <pci busid=NIC class="0x020000" ...><nic><net dev=K speed ...></nic></pci>
 #pragma once
 
-#include <string>
-#include <vector>
-
 #include "common/result.h"
 #include "platform.h"
 #include "topo/system.h"
 #include "topo/xml.h"
+
+#include <string>
+#include <vector>
 
 namespace nccom::topo_neuron {
 

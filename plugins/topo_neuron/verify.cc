@@ -1,11 +1,11 @@
 #include "verify.h"
 
+#include "fail.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <set>
 #include <string>
-
-#include "fail.h"
 
 namespace nccom::topo_neuron {
 

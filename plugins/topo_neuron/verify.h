@@ -2,10 +2,10 @@
 // search, plus the "more ranks than cores" check.
 #pragma once
 
-#include <vector>
-
 #include "common/result.h"
 #include "platform.h"
+
+#include <vector>
 
 namespace nccom::topo_neuron {
 

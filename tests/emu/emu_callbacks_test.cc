@@ -50,7 +50,11 @@ TEST(EmuCallbacks, InstanceInfoDefaultsToTheEmuPlatform) {
 }
 
 TEST(EmuCallbacks, InstanceInfoFollowsTheEmulatedPlatform) {
-  struct Case { const char* name; uint32_t family; const char* revision; };
+  struct Case {
+    const char* name;
+    uint32_t family;
+    const char* revision;
+  };
   for (const Case& c : {Case{"trn1", 2, "v2"}, Case{"trn2", 5, "v3"}, Case{"trn3", 10, "v4"},
                         Case{"emu", 0, "emu"}}) {
     ScopedEnv platform("NEURON_RT_EMU_PLATFORM", c.name);
@@ -63,8 +67,9 @@ TEST(EmuCallbacks, InstanceInfoFollowsTheEmulatedPlatform) {
   ScopedEnv bad("NEURON_RT_EMU_PLATFORM", "trn9");
   nrt_instance_info_t info{};
   EXPECT_EQ(nrt_get_instance_info(&info, sizeof info), NRT_INVALID);
-  EXPECT_NE(nccom_test::runtime_log_text().find("NEURON_RT_EMU_PLATFORM=trn9 is not a known platform"),
-            std::string::npos);
+  EXPECT_NE(
+      nccom_test::runtime_log_text().find("NEURON_RT_EMU_PLATFORM=trn9 is not a known platform"),
+      std::string::npos);
 }
 
 TEST(EmuCallbacks, InstanceInfoCopiesOnlyWhatTheCallerAsksFor) {
@@ -100,8 +105,8 @@ TEST(EmuCallbacks, VersionHonoursTheCallersSize) {
   EXPECT_GE(std::strlen(full.git_hash), 8u) << "libnccom keeps the first 8 bytes";
 
   // rt_detail only when covered, git_hash only when the whole struct fits.
-  for (size_t len : {size_t{32}, size_t{40}, size_t{159}, size_t{160}, size_t{223}, size_t{224},
-                     size_t{300}}) {
+  for (size_t len :
+       {size_t{32}, size_t{40}, size_t{159}, size_t{160}, size_t{223}, size_t{224}, size_t{300}}) {
     unsigned char buf[320];
     std::memset(buf, 0xa5, sizeof buf);
     ASSERT_EQ(nrt_get_version(reinterpret_cast<nrt_version_t*>(buf), len), NRT_SUCCESS) << len;

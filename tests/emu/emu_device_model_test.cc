@@ -133,8 +133,7 @@ TEST(EmuDeviceModel, ThereAreNoPods) {
   }
   EXPECT_EQ(nec_pod_node_can_access_peer_node(NEC_POD_TYPE_INVALID, 0, 0, 1, 1, &can_access),
             NRT_INVALID);
-  EXPECT_EQ(nec_pod_node_can_access_peer_node(static_cast<uint32_t>(-1), 0, 0, 1, 1,
-                                              &can_access),
+  EXPECT_EQ(nec_pod_node_can_access_peer_node(static_cast<uint32_t>(-1), 0, 0, 1, 1, &can_access),
             NRT_INVALID);
   EXPECT_EQ(nec_pod_node_can_access_peer_node(NEC_POD_TYPE_P2P, 0, 0, 1, 1, nullptr), NRT_INVALID);
 }

@@ -4,11 +4,11 @@
 // then prints what the runtime ended up with as "key=value" lines; unloads,
 // loads again and prints that outcome ("reload_*"); and ends with the line
 // "--- log ---" and the runtime log as it was before the reload.
+#include <dlfcn.h>
 #include <nrt_emu.h>
 
 #include <cstdio>
 #include <cstring>
-#include <dlfcn.h>
 #include <string>
 #include <thread>
 #include <vector>

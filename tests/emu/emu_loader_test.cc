@@ -30,7 +30,8 @@ struct Scenario {
   }
   int count_in_log(const std::string& needle) const {
     int n = 0;
-    for (size_t pos = log.find(needle); pos != std::string::npos; pos = log.find(needle, pos + 1)) ++n;
+    for (size_t pos = log.find(needle); pos != std::string::npos; pos = log.find(needle, pos + 1))
+      ++n;
     return n;
   }
 };
@@ -45,8 +46,9 @@ Scenario run_driver(const std::map<std::string, std::string>& env) {
 }
 
 std::string describe(const Scenario& s) {
-  return "exit " + std::to_string(s.child.exit_code) + ", signal " + std::to_string(s.child.signal) +
-         "\n--- stdout ---\n" + s.child.out + "--- stderr ---\n" + s.child.err;
+  return "exit " + std::to_string(s.child.exit_code) + ", signal " +
+         std::to_string(s.child.signal) + "\n--- stdout ---\n" + s.child.out + "--- stderr ---\n" +
+         s.child.err;
 }
 
 // A directory holding only a copy of libnrt.so.1: the runtime's $ORIGIN then
@@ -164,7 +166,8 @@ TEST(EmuLoader, StickyInitErrorIsReportedOnceThenCleared) {
 TEST(EmuLoader, NoNetPluginIsNotFatalAndSaysWhy) {
   TempDir dir;
   copy_runtime_into(dir.path());
-  fs::create_symlink(fs::path(NCCOM_LIBRARY_DIR) / "libnccom.so", fs::path(dir.path()) / "libnccom.so");
+  fs::create_symlink(fs::path(NCCOM_LIBRARY_DIR) / "libnccom.so",
+                     fs::path(dir.path()) / "libnccom.so");
   const Scenario s = run_driver({{"LD_LIBRARY_PATH", dir.path()}});
   ASSERT_EQ(s.child.exit_code, 0) << describe(s);
   EXPECT_EQ(s.at("status"), "0") << describe(s);

@@ -41,8 +41,9 @@ TEST(EmuNccomInfo, ReportsLibraryEntryPointsNetAndPlatform) {
 TEST(EmuNccomInfo, ExitsOneWithTheLoadersExactMessage) {
   const auto r = run_child(NCCOM_INFO, {}, {{"LD_LIBRARY_PATH", COMPAT88_DIR}});
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
-  EXPECT_EQ(r.err,
-            "Incompatible version of aws-neuronx-collectives.  Compatibility id: 88, expected: 89\n");
+  EXPECT_EQ(
+      r.err,
+      "Incompatible version of aws-neuronx-collectives.  Compatibility id: 88, expected: 89\n");
   EXPECT_NE(r.out.find("  compat id     88 "), std::string::npos) << r.out;
 }
 

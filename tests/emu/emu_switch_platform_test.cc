@@ -47,8 +47,9 @@ TEST(EmuSwitchPlatform, Lnc1FailsSayingWhatToSet) {
   uint32_t size = 7;
   EXPECT_EQ(nec_get_virtual_core_size(&size), NRT_INVALID);
   EXPECT_EQ(size, 7u);
-  EXPECT_NE(nccom_test::runtime_log_text().find("NEURON_RT_EMU_PLATFORM=trn3-switch-v1 runs LNC 2 only: set "
-                               "NEURON_RT_VIRTUAL_CORE_SIZE=2 (or unset it), not 1"),
+  EXPECT_NE(nccom_test::runtime_log_text().find(
+                "NEURON_RT_EMU_PLATFORM=trn3-switch-v1 runs LNC 2 only: set "
+                "NEURON_RT_VIRTUAL_CORE_SIZE=2 (or unset it), not 1"),
             std::string::npos)
       << nccom_test::runtime_log_text();
 }
@@ -59,8 +60,9 @@ TEST(EmuSwitchPlatform, OtherDeviceCountsFailSayingWhatToSet) {
     ScopedEnv devices("NEURON_RT_EMU_DEVICES", n);
     nrt_emu_log_clear();
     EXPECT_EQ(nec_get_device_count(nullptr, 0), -1) << n;
-    EXPECT_NE(nccom_test::runtime_log_text().find("has 16 devices per node: set NEURON_RT_EMU_DEVICES=16 (or unset it), not " +
-                                 std::string(n)),
+    EXPECT_NE(nccom_test::runtime_log_text().find(
+                  "has 16 devices per node: set NEURON_RT_EMU_DEVICES=16 (or unset it), not " +
+                  std::string(n)),
               std::string::npos)
         << nccom_test::runtime_log_text();
     EXPECT_FALSE(nec_is_mla_available(0, 0)) << "no device is valid on an impossible host";
@@ -85,13 +87,19 @@ TEST(EmuSwitchPlatform, IsASwitchPodOfOneNode) {
   ASSERT_EQ(nec_pod_node_can_access_peer_node(NEC_POD_TYPE_SWITCH, 7, 0, 7, 0, &can), NRT_SUCCESS);
   EXPECT_EQ(can, 1);
   // Not another node, not a routing id beyond the devices, not another pod kind.
-  struct Case { nec_pod_type_t type; uint32_t lrid, lnode, rrid, rnode; };
-  for (const Case& c : {Case{NEC_POD_TYPE_SWITCH, 0, 0, 1, 1}, Case{NEC_POD_TYPE_SWITCH, 0, 1, 1, 0},
-                        Case{NEC_POD_TYPE_SWITCH, 0, 0, 16, 0}, Case{NEC_POD_TYPE_P2P, 0, 0, 1, 0},
-                        Case{NEC_POD_TYPE_NONE, 0, 0, 1, 0}}) {
+  struct Case {
+    nec_pod_type_t type;
+    uint32_t lrid, lnode, rrid, rnode;
+  };
+  for (const Case& c :
+       {Case{NEC_POD_TYPE_SWITCH, 0, 0, 1, 1}, Case{NEC_POD_TYPE_SWITCH, 0, 1, 1, 0},
+        Case{NEC_POD_TYPE_SWITCH, 0, 0, 16, 0}, Case{NEC_POD_TYPE_P2P, 0, 0, 1, 0},
+        Case{NEC_POD_TYPE_NONE, 0, 0, 1, 0}}) {
     can = 5;
-    ASSERT_EQ(nec_pod_node_can_access_peer_node(c.type, c.lrid, c.lnode, c.rrid, c.rnode, &can), NRT_SUCCESS);
-    EXPECT_EQ(can, 0) << c.type << " " << c.lrid << "/" << c.lnode << " -> " << c.rrid << "/" << c.rnode;
+    ASSERT_EQ(nec_pod_node_can_access_peer_node(c.type, c.lrid, c.lnode, c.rrid, c.rnode, &can),
+              NRT_SUCCESS);
+    EXPECT_EQ(can, 0) << c.type << " " << c.lrid << "/" << c.lnode << " -> " << c.rrid << "/"
+                      << c.rnode;
   }
   EXPECT_EQ(nec_pod_node_can_access_peer_node(NEC_POD_TYPE_INVALID, 0, 0, 1, 0, &can), NRT_INVALID);
 }
@@ -106,7 +114,8 @@ TEST(EmuSwitchPlatform, OtherPlatformsKeepTheirDefaultsAndHaveNoPod) {
     ASSERT_EQ(nec_get_virtual_core_size(&size), NRT_SUCCESS) << name;
     EXPECT_EQ(size, 1u) << name;
     int can = 5;
-    ASSERT_EQ(nec_pod_node_can_access_peer_node(NEC_POD_TYPE_SWITCH, 0, 0, 1, 0, &can), NRT_SUCCESS);
+    ASSERT_EQ(nec_pod_node_can_access_peer_node(NEC_POD_TYPE_SWITCH, 0, 0, 1, 0, &can),
+              NRT_SUCCESS);
     EXPECT_EQ(can, 0) << name;
     ScopedEnv four("NEURON_RT_EMU_DEVICES", "4");
     EXPECT_EQ(nec_get_device_count(nullptr, 0), 4) << name;

@@ -7,7 +7,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace nccom::bootstrap;
   auto info = ExtInfo::decode(data, size);
   if (!info.ok()) return 0;
-  nccom::fuzz::require(info->rank >= 0 && info->rank < info->nranks, "ext_info", "accepted a rank outside [0, nranks)");
+  nccom::fuzz::require(info->rank >= 0 && info->rank < info->nranks, "ext_info",
+                       "accepted a rank outside [0, nranks)");
   nccom::fuzz::require(info->listen_address.valid(), "ext_info", "accepted an invalid address");
   const auto again = info->encode();
   nccom::fuzz::require(nccom::fuzz::same_bytes(again.data(), again.size(), data, size), "ext_info",

@@ -16,17 +16,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!reply_record) {
     auto checkin = LeaderCheckIn::decode(in.record, in.size, in.param);
     if (!checkin.ok()) return 0;
-    require(!checkin->members.empty() && checkin->members.size() <= static_cast<std::size_t>(in.param),
-            "leader", "check-in member count outside [1, max_members]");
+    require(
+        !checkin->members.empty() && checkin->members.size() <= static_cast<std::size_t>(in.param),
+        "leader", "check-in member count outside [1, max_members]");
     const auto again = checkin->encode();
-    require(same_bytes(again.data(), again.size(), in.record, in.size), "leader", "check-in: encode(decode(x)) != x");
+    require(same_bytes(again.data(), again.size(), in.record, in.size), "leader",
+            "check-in: encode(decode(x)) != x");
   } else {
     auto reply = LeaderReply::decode(in.record, in.size, in.param);
     if (!reply.ok()) return 0;
-    require(reply->status != 0 || reply->addresses.size() == static_cast<std::size_t>(in.param), "leader",
-            "a success reply whose table is not nranks long");
+    require(reply->status != 0 || reply->addresses.size() == static_cast<std::size_t>(in.param),
+            "leader", "a success reply whose table is not nranks long");
     const auto again = reply->encode();
-    require(same_bytes(again.data(), again.size(), in.record, in.size), "leader", "reply: encode(decode(x)) != x");
+    require(same_bytes(again.data(), again.size(), in.record, in.size), "leader",
+            "reply: encode(decode(x)) != x");
   }
   return 0;
 }

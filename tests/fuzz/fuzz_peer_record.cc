@@ -12,13 +12,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!in.present) return 0;
   auto record = PeerRecord::decode(in.record, in.size, in.param);
   if (!record.ok()) return 0;
-  require(record->rank >= 0 && record->rank < in.param, "peer_record", "accepted a rank outside [0, nranks)");
+  require(record->rank >= 0 && record->rank < in.param, "peer_record",
+          "accepted a rank outside [0, nranks)");
   const auto again = record->encode();
   // The bytes that carry fields; everything else must come back zero.
-  auto is_field = [](std::size_t i) { return i < 8 || (i >= 16 && i < 56) || (i >= 88 && i < 108); };
+  auto is_field = [](std::size_t i) {
+    return i < 8 || (i >= 16 && i < 56) || (i >= 88 && i < 108);
+  };
   for (std::size_t i = 0; i < kPeerRecordBytes; ++i) {
     const bool field = is_field(i);
-    require(again[i] == (field ? in.record[i] : 0), "peer_record", "encode(decode(x)) differs in a field byte");
+    require(again[i] == (field ? in.record[i] : 0), "peer_record",
+            "encode(decode(x)) differs in a field byte");
   }
   auto twice = PeerRecord::decode(again.data(), again.size(), in.param);
   require(twice.ok() && twice->encode() == again, "peer_record", "decode(encode(r)) != r");

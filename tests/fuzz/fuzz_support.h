@@ -48,6 +48,8 @@ inline WithParam split_param(const uint8_t* data, std::size_t size) {
 
 // fuzz_leader: byte 0 chooses the decoder (even: LeaderCheckIn, odd:
 // LeaderReply), then the parameter and the record as above.
-inline bool leader_is_reply(const uint8_t* data, std::size_t size) { return size > 0 && (data[0] & 1); }
+inline bool leader_is_reply(const uint8_t* data, std::size_t size) {
+  return size > 0 && (data[0] & 1);
+}
 
 }  // namespace nccom::fuzz

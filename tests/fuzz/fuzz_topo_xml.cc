@@ -25,20 +25,24 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   auto doc = parseXml(text);
   if (!doc.ok()) {
-    require(doc.error().message.rfind("<string>:", 0) == 0, "topo_xml", "parse error without a location");
+    require(doc.error().message.rfind("<string>:", 0) == 0, "topo_xml",
+            "parse error without a location");
     return 0;
   }
-  require(doc->countNodes() <= XmlLimits{}.maxNodes, "topo_xml", "accepted more nodes than the limit");
+  require(doc->countNodes() <= XmlLimits{}.maxNodes, "topo_xml",
+          "accepted more nodes than the limit");
   const std::string once = writeXml(*doc->root);
   auto again = parseXml(once);
   require(again.ok(), "topo_xml", "writer output does not parse");
-  require(writeXml(*again->root) == once, "topo_xml", "read -> write -> read -> write changed the text");
+  require(writeXml(*again->root) == once, "topo_xml",
+          "read -> write -> read -> write changed the text");
 
   auto sys = buildSystem(*doc);
   if (!sys.ok()) return 0;
   int total = 0;
   for (const auto& set : sys->nodes) {
-    require(set.size() <= static_cast<std::size_t>(kMaxNodesPerType), "topo_xml", "more nodes than NCCL_TOPO_MAX_NODES");
+    require(set.size() <= static_cast<std::size_t>(kMaxNodesPerType), "topo_xml",
+            "more nodes than NCCL_TOPO_MAX_NODES");
     total += static_cast<int>(set.size());
   }
   if (total > 96) return 0;  // keep each run fast; paths are O(nodes x links)
@@ -46,7 +50,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (const auto& set : sys->nodes) {
     for (const auto& node : set) {
       for (const auto& paths : node.paths) {
-        for (const auto& p : paths) require(p.count() <= total, "topo_xml", "a path longer than the graph");
+        for (const auto& p : paths)
+          require(p.count() <= total, "topo_xml", "a path longer than the graph");
       }
     }
   }

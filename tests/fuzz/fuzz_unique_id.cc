@@ -11,8 +11,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return 0;
   }
   const ncclUniqueId again = id->encode();
-  nccom::fuzz::require(
-      nccom::fuzz::same_bytes(reinterpret_cast<const uint8_t*>(again.internal), sizeof again.internal, data, size),
-      "unique_id", "encode(decode(x)) != x");
+  nccom::fuzz::require(nccom::fuzz::same_bytes(reinterpret_cast<const uint8_t*>(again.internal),
+                                               sizeof again.internal, data, size),
+                       "unique_id", "encode(decode(x)) != x");
   return 0;
 }

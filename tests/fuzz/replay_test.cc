@@ -25,8 +25,8 @@ constexpr int kMutatedInputs = 20000;
 
 Target target_function(const std::string& name) {
   static const std::map<std::string, Target> targets{
-      {"unique_id", nccom_fuzz_unique_id},   {"hello_header", nccom_fuzz_hello_header},
-      {"ext_info", nccom_fuzz_ext_info},     {"root_reply", nccom_fuzz_root_reply},
+      {"unique_id", nccom_fuzz_unique_id},     {"hello_header", nccom_fuzz_hello_header},
+      {"ext_info", nccom_fuzz_ext_info},       {"root_reply", nccom_fuzz_root_reply},
       {"peer_record", nccom_fuzz_peer_record}, {"leader", nccom_fuzz_leader}};
   return targets.at(name);
 }
@@ -65,8 +65,9 @@ class Mutator {
 
   void mutate_once(std::vector<uint8_t>& in) {
     static constexpr uint8_t kBytes[] = {0x00, 0x01, 0x7f, 0x80, 0xff};
-    static constexpr uint32_t kWords[] = {0, 1, 2, 3, 4, 27, 28, 55, 56, 63, 64, 4095, 4096, 4097,
-                                          0x7fffffffu, 0x80000000u, 0xffffffffu};
+    static constexpr uint32_t kWords[] = {0,    1,    2,           3,           4,          27,
+                                          28,   55,   56,          63,          64,         4095,
+                                          4096, 4097, 0x7fffffffu, 0x80000000u, 0xffffffffu};
     switch (below(8)) {
       case 0:  // flip a bit
         if (!in.empty()) in[below(in.size())] ^= static_cast<uint8_t>(1u << below(8));
@@ -86,7 +87,10 @@ class Mutator {
           const uint32_t old = uint32_t{in[at]} | uint32_t{in[at + 1]} << 8 |
                                uint32_t{in[at + 2]} << 16 | uint32_t{in[at + 3]} << 24;
           const uint64_t pick = below(std::size(kWords) + 2);
-          put32(in, at, pick < std::size(kWords) ? kWords[pick] : pick == std::size(kWords) ? old + 1 : old - 1);
+          put32(in, at,
+                pick < std::size(kWords)    ? kWords[pick]
+                : pick == std::size(kWords) ? old + 1
+                                            : old - 1);
         }
         break;
       case 5:  // erase a range

@@ -19,19 +19,24 @@ SocketAddress v4() { return address("192.168.7.9:41000"); }
 SocketAddress v6() { return address("[fd00::1:2]:50505"); }
 
 template <class Bytes>
-std::vector<uint8_t> bytes_of(const Bytes& b) { return std::vector<uint8_t>(b.begin(), b.end()); }
+std::vector<uint8_t> bytes_of(const Bytes& b) {
+  return std::vector<uint8_t>(b.begin(), b.end());
+}
 
 std::vector<uint8_t> with_param(int32_t param, std::vector<uint8_t> record, int selector = -1) {
   std::vector<uint8_t> out;
   if (selector >= 0) out.push_back(static_cast<uint8_t>(selector));
-  for (int i = 0; i < 4; ++i) out.push_back(static_cast<uint8_t>(static_cast<uint32_t>(param) >> (8 * i)));
+  for (int i = 0; i < 4; ++i)
+    out.push_back(static_cast<uint8_t>(static_cast<uint32_t>(param) >> (8 * i)));
   out.insert(out.end(), record.begin(), record.end());
   return out;
 }
 
 ExtInfo ext(int rank, int nranks, const SocketAddress& a, bool tag) {
   ExtInfo info{rank, nranks, a, {}};
-  if (tag) for (std::size_t i = 0; i < 12; ++i) info.build_tag[i] = static_cast<uint8_t>("0123456789ab"[i]);
+  if (tag)
+    for (std::size_t i = 0; i < 12; ++i)
+      info.build_tag[i] = static_cast<uint8_t>("0123456789ab"[i]);
   return info;
 }
 
@@ -78,17 +83,20 @@ std::vector<Seed> root_reply_seeds() {
   mismatch.pop_back();
   auto huge = RootReply{2, 0, 0, SocketAddress(), "abc"}.encode();
   huge[51] = 0xff;
-  return {{"valid-ipv4", RootReply{0, 0xc1u, 1700000000, v4(), ""}.encode()},
-          {"valid-ipv6", RootReply{0, ~0ull, -1, v6(), ""}.encode()},
-          {"valid-refusal", RootReply{5, 1, 2, SocketAddress(), "rank 3 runs another build"}.encode()},
-          {"valid-refusal-4096", RootReply{5, 0, 0, SocketAddress(), std::string(4096, 'e')}.encode()},
-          {"edge-length-mismatch", mismatch},
-          {"edge-huge-text-length", huge}};
+  return {
+      {"valid-ipv4", RootReply{0, 0xc1u, 1700000000, v4(), ""}.encode()},
+      {"valid-ipv6", RootReply{0, ~0ull, -1, v6(), ""}.encode()},
+      {"valid-refusal", RootReply{5, 1, 2, SocketAddress(), "rank 3 runs another build"}.encode()},
+      {"valid-refusal-4096", RootReply{5, 0, 0, SocketAddress(), std::string(4096, 'e')}.encode()},
+      {"edge-length-mismatch", mismatch},
+      {"edge-huge-text-length", huge}};
 }
 
 std::vector<Seed> peer_record_seeds() {
-  const PeerRecord typical{3, 1, 0xabcdef, 0x123456, 0x2f, 0x1001e, 2, 0, 0x7f0000001000ull, 0, 7, 1};
-  const PeerRecord extreme{0x7ffffffe, -1, ~0ull, ~0ull, ~0ull, INT64_MIN, -1, INT32_MAX, ~0ull, -1, -1, -1};
+  const PeerRecord typical{3, 1, 0xabcdef,          0x123456, 0x2f, 0x1001e,
+                           2, 0, 0x7f0000001000ull, 0,        7,    1};
+  const PeerRecord extreme{0x7ffffffe, -1,        ~0ull, ~0ull, ~0ull, INT64_MIN,
+                           -1,         INT32_MAX, ~0ull, -1,    -1,    -1};
   auto reserved = typical.encode();
   reserved[60] = 0x5a;
   return {{"valid-typical", with_param(8, bytes_of(typical.encode()))},
@@ -98,7 +106,8 @@ std::vector<Seed> peer_record_seeds() {
 }
 
 std::vector<Seed> leader_seeds() {
-  const LeaderCheckIn checkin{{ext(4, 8, v4(), true), ext(6, 8, v6(), true), ext(5, 8, v4(), true)}};
+  const LeaderCheckIn checkin{
+      {ext(4, 8, v4(), true), ext(6, 8, v6(), true), ext(5, 8, v4(), true)}};
   const LeaderReply reply{0, "", 77, 1700000000, {v4(), v6(), v4(), v6()}};
   const LeaderReply refusal{3, "two leaders for host ip-10-0-0-1", 0, 0, {}};
   auto huge = reply.encode();
@@ -133,7 +142,8 @@ bool seed_decodes(const std::string& target, const std::vector<uint8_t>& input) 
   const uint8_t* data = input.data();
   const std::size_t size = input.size();
   if (target == "unique_id") return UniqueId::decode(data, size).ok();
-  if (target == "hello_header") return Hello::decode(data, size).ok() || MessageHeader::decode(data, size).ok();
+  if (target == "hello_header")
+    return Hello::decode(data, size).ok() || MessageHeader::decode(data, size).ok();
   if (target == "ext_info") return ExtInfo::decode(data, size).ok();
   if (target == "root_reply") return RootReply::decode(data, size).ok();
   if (target == "peer_record") {

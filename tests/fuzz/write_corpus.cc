@@ -21,7 +21,8 @@ int main(int argc, char** argv) {
     std::set<std::string> written;
     for (const auto& seed : nccom::fuzz::make_seeds(target)) {
       std::ofstream out(dir / seed.name, std::ios::binary | std::ios::trunc);
-      out.write(reinterpret_cast<const char*>(seed.bytes.data()), static_cast<std::streamsize>(seed.bytes.size()));
+      out.write(reinterpret_cast<const char*>(seed.bytes.data()),
+                static_cast<std::streamsize>(seed.bytes.size()));
       if (!out) {
         std::cerr << "fuzz_write_corpus: cannot write " << (dir / seed.name) << "\n";
         return 1;

@@ -1,21 +1,21 @@
 #include "child_process.h"
 
-#include <cerrno>
-#include <fcntl.h>
-#include <cstdlib>
-#include <cstring>
-#include <filesystem>
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
-#include <stdexcept>
-#include <sys/wait.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <stdexcept>
 #include <string>
 #include <thread>
 
@@ -158,8 +158,8 @@ std::map<std::string, std::string> parse_report(const std::string& out, const st
 
 TempDir::TempDir() {
   const char* base = std::getenv("TMPDIR");
-  std::string pattern = std::string(base != nullptr && *base != '\0' ? base : "/tmp") +
-                        "/nccom-test-XXXXXX";
+  std::string pattern =
+      std::string(base != nullptr && *base != '\0' ? base : "/tmp") + "/nccom-test-XXXXXX";
   if (mkdtemp(pattern.data()) == nullptr) {
     throw std::runtime_error("mkdtemp " + pattern + ": " + std::strerror(errno));
   }
@@ -194,8 +194,8 @@ namespace {
 int count_entries(const char* dir) {
   std::error_code ec;
   int n = 0;
-  for (auto it = std::filesystem::directory_iterator(dir, ec); !ec && it != std::filesystem::directory_iterator();
-       it.increment(ec)) {
+  for (auto it = std::filesystem::directory_iterator(dir, ec);
+       !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
     ++n;
   }
   return n;
@@ -216,7 +216,8 @@ static void start_runtime_threads() {
   const std::string entry = "/proc/self/task/" + std::to_string(tid.load());
   const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(5);
   std::error_code ec;
-  while (std::filesystem::exists(entry, ec) && std::chrono::steady_clock::now() < end) std::this_thread::yield();
+  while (std::filesystem::exists(entry, ec) && std::chrono::steady_clock::now() < end)
+    std::this_thread::yield();
   settled = self;
 }
 

@@ -13,10 +13,10 @@
 namespace nccom_test {
 
 struct ChildResult {
-  int exit_code = -1;   // -1 when the child did not exit normally
-  int signal = 0;       // the signal that ended it, if any
-  std::string out;      // stdout
-  std::string err;      // stderr
+  int exit_code = -1;  // -1 when the child did not exit normally
+  int signal = 0;      // the signal that ended it, if any
+  std::string out;     // stdout
+  std::string err;     // stderr
 };
 
 ChildResult run_child(const std::string& program, const std::vector<std::string>& args,

@@ -16,7 +16,8 @@ inline std::vector<std::vector<std::string>> table_rows(const std::string& out) 
   std::istringstream in(out);
   for (std::string line; std::getline(in, line);) {
     const size_t first = line.find_first_not_of(' ');
-    if (first == std::string::npos || !std::isdigit(static_cast<unsigned char>(line[first]))) continue;
+    if (first == std::string::npos || !std::isdigit(static_cast<unsigned char>(line[first])))
+      continue;
     if (line.find(" CCOM ") != std::string::npos) continue;
     std::istringstream w(line);
     std::vector<std::string> cols;

@@ -1,14 +1,15 @@
 // scripts/check-deps.sh: a build that read a header of a package outside
 // scripts/deps.sh's closure (or of no package) fails, naming it; this build
 // passes. The made-up logs use headers every machine that ran deps.sh has.
+#include "child_process.h"
+
+#include <sys/stat.h>
+
 #include <gtest/gtest.h>
 
 #include <fstream>
 #include <string>
-#include <sys/stat.h>
 #include <vector>
-
-#include "child_process.h"
 
 namespace {
 
@@ -53,7 +54,8 @@ TEST(ScriptsCheckDeps, AHeaderOfAPackageOutsideTheClosureFailsNamingIt) {
   const auto r = check_deps({"--deps-log", log, "--packages", "pkg-config"});
   EXPECT_EQ(r.exit_code, 1) << output(r);
   EXPECT_NE(r.out.find("package libc6-dev: /usr/include/stdio.h"), std::string::npos) << output(r);
-  EXPECT_NE(r.out.find("add each package named above to scripts/deps.sh"), std::string::npos) << output(r);
+  EXPECT_NE(r.out.find("add each package named above to scripts/deps.sh"), std::string::npos)
+      << output(r);
 
   // The same header with deps.sh's own list (build-essential depends on
   // libc6-dev) is accounted for.
@@ -63,18 +65,22 @@ TEST(ScriptsCheckDeps, AHeaderOfAPackageOutsideTheClosureFailsNamingIt) {
 
 TEST(ScriptsCheckDeps, AHeaderOfNoPackageFails) {
   TempDir dir;
-  const auto log = write_log(dir, {"/usr/include/stdio.h", "/usr/local/include/nccom-check-deps-by-hand.h"});
+  const auto log =
+      write_log(dir, {"/usr/include/stdio.h", "/usr/local/include/nccom-check-deps-by-hand.h"});
   const auto r = check_deps({"--deps-log", log});
   EXPECT_EQ(r.exit_code, 1) << output(r);
-  EXPECT_NE(r.out.find("in no package (installed by hand?): /usr/local/include/nccom-check-deps-by-hand.h"),
-            std::string::npos)
+  EXPECT_NE(
+      r.out.find(
+          "in no package (installed by hand?): /usr/local/include/nccom-check-deps-by-hand.h"),
+      std::string::npos)
       << output(r);
   EXPECT_EQ(r.out.find("package libc6-dev"), std::string::npos) << output(r);
 }
 
 TEST(ScriptsCheckDeps, EveryOffendingPackageIsNamedOnce) {
   TempDir dir;
-  const auto log = write_log(dir, {"/usr/include/stdio.h", "/usr/include/stdlib.h", "/usr/include/string.h"});
+  const auto log =
+      write_log(dir, {"/usr/include/stdio.h", "/usr/include/stdlib.h", "/usr/include/string.h"});
   const auto r = check_deps({"--deps-log", log, "--packages", "pkg-config"});
   EXPECT_EQ(r.exit_code, 1) << output(r);
   const auto first = r.out.find("package libc6-dev: ");
@@ -103,18 +109,21 @@ TEST(ScriptsCheckDeps, AHeaderReachedThroughAnAlternativeSymlinkIsFound) {
   EXPECT_EQ(ok.exit_code, 0) << output(ok);
   const auto bad = check_deps({"--deps-log", log, "--packages", "pkg-config"});
   EXPECT_EQ(bad.exit_code, 1) << output(bad);
-  EXPECT_NE(bad.out.find("package libopenmpi-dev: " + via_symlink), std::string::npos) << output(bad);
+  EXPECT_NE(bad.out.find("package libopenmpi-dev: " + via_symlink), std::string::npos)
+      << output(bad);
 }
 
 TEST(ScriptsCheckDeps, AnUnreadableLogOrABuildWithoutOneIsAnError) {
   const auto r = check_deps({"--deps-log", "/nonexistent/deps.log"});
   EXPECT_EQ(r.exit_code, 2) << output(r);
-  EXPECT_NE(r.err.find("cannot read the dependency log /nonexistent/deps.log"), std::string::npos) << output(r);
+  EXPECT_NE(r.err.find("cannot read the dependency log /nonexistent/deps.log"), std::string::npos)
+      << output(r);
 
   TempDir dir;
   const auto empty = check_deps({dir.path()});
   EXPECT_EQ(empty.exit_code, 2) << output(empty);
-  EXPECT_NE(empty.err.find(".ninja_deps not found: build first"), std::string::npos) << output(empty);
+  EXPECT_NE(empty.err.find(".ninja_deps not found: build first"), std::string::npos)
+      << output(empty);
 }
 
 }  // namespace

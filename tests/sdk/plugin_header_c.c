@@ -1,12 +1,12 @@
 /* nccom/plugin.h must compile as strict C99 (built with -std=c99 -pedantic-errors). */
+#include <nccom/net_handle.h>
 #include <nccom/plugin.h>
 #include <nccom/topo_plugin.h>
 #include <nccom/transport_plugin.h>
-#include <nccom/net_handle.h>
 
 #include <stddef.h>
 
-static nccom_plugin_status_t example_init(const nccom_host_api_t *host, void **ctx) {
+static nccom_plugin_status_t example_init(const nccom_host_api_t* host, void** ctx) {
   (void)host;
   *ctx = NULL;
   return NCCOM_PLUGIN_OK;
@@ -14,9 +14,14 @@ static nccom_plugin_status_t example_init(const nccom_host_api_t *host, void **c
 
 static const nccom_plugin_ops_t example_ops = {sizeof(nccom_plugin_ops_t), 0, example_init, NULL};
 
-const nccom_plugin_descriptor_t sdk_c_example_descriptor = {
-    NCCOM_PLUGIN_ABI_VERSION, sizeof(nccom_plugin_descriptor_t), NCCOM_PLUGIN_KIND_TRANSPORT, 0,
-    "c-example", "0.1.0", 0, &example_ops};
+const nccom_plugin_descriptor_t sdk_c_example_descriptor = {NCCOM_PLUGIN_ABI_VERSION,
+                                                            sizeof(nccom_plugin_descriptor_t),
+                                                            NCCOM_PLUGIN_KIND_TRANSPORT,
+                                                            0,
+                                                            "c-example",
+                                                            "0.1.0",
+                                                            0,
+                                                            &example_ops};
 
 /* Layout as seen by a C compiler, compared with C++'s view by the test. */
 size_t sdk_c_descriptor_size(void) { return sizeof(nccom_plugin_descriptor_t); }

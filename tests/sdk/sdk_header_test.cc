@@ -1,9 +1,9 @@
 // The SDK headers as a plugin author sees them: C and C++ agree on every
 // layout, and the descriptor's head never moves.
+#include <nccom/net_handle.h>
 #include <nccom/plugin.h>
 #include <nccom/topo_plugin.h>
 #include <nccom/transport_plugin.h>
-#include <nccom/net_handle.h>
 
 #include <gtest/gtest.h>
 

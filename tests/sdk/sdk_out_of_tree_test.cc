@@ -34,8 +34,10 @@ TEST(SdkOutOfTree, InstalledPackageBuildsAPluginTheHostLoads) {
   EXPECT_EQ(r.exit_code, 0) << describe(r);
   EXPECT_NE(r.out.find(prefix + "/lib/libnccom.so"), std::string::npos) << describe(r);
 
-  r = run_child(CMAKE_COMMAND, {"-S", std::string(NCCOM_SOURCE_DIR) + "/sdk/examples/hello_plugin",
-                                "-B", build, "-DCMAKE_PREFIX_PATH=" + prefix}, {});
+  r = run_child(CMAKE_COMMAND,
+                {"-S", std::string(NCCOM_SOURCE_DIR) + "/sdk/examples/hello_plugin", "-B", build,
+                 "-DCMAKE_PREFIX_PATH=" + prefix},
+                {});
   ASSERT_EQ(r.exit_code, 0) << describe(r);
   r = run_child(CMAKE_COMMAND, {"--build", build}, {});
   ASSERT_EQ(r.exit_code, 0) << describe(r);

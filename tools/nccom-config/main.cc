@@ -59,8 +59,8 @@ int main(int argc, char** argv) {
     std::printf("%s: OK (%zu knobs)\n", config->file().c_str(), config->entries().size());
     return 0;
   }
-  std::printf("configuration file: %s\n", config->file().empty() ? "(none, built-in defaults)"
-                                                                  : config->file().c_str());
+  std::printf("configuration file: %s\n",
+              config->file().empty() ? "(none, built-in defaults)" : config->file().c_str());
   if (!config->cluster().empty()) {
     std::printf("cluster: %s (from %s)\n", config->cluster().c_str(),
                 config->cluster_origin().c_str());

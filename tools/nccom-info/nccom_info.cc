@@ -5,6 +5,7 @@
 // found, the version and compat id, all 37 entry points and where each
 // resolves, the libnccom-net.so status, and the platform the runtime emulates.
 // Exit status: 0 when libnccom loads, 1 (with the loader's message) when not.
+#include <dlfcn.h>
 #include <nrt_emu.h>
 
 #include <cinttypes>
@@ -12,7 +13,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <dlfcn.h>
 #include <string>
 
 namespace {
@@ -79,7 +79,8 @@ void print_entry_points(const nccom_export_table_t* table) {
   std::printf("\nentry points (%d, in the runtime's slot order)\n", NCCOM_EXPORT_COUNT);
   std::printf("  %4s  %-28s  %-18s  %s\n", "slot", "name", "address", "object");
   for (int i = 0; i < NCCOM_EXPORT_COUNT; ++i) {
-    std::printf("  %4d  %-28s  %-18p  %s\n", i, kSlotNames[i], slots[i], object_of(slots[i]).c_str());
+    std::printf("  %4d  %-28s  %-18p  %s\n", i, kSlotNames[i], slots[i],
+                object_of(slots[i]).c_str());
   }
 }
 
@@ -88,7 +89,8 @@ void print_net() {
   if (void* handle = nrt_emu_net_handle()) {
     void* any = dlsym(handle, "ncclNetPlugin_v6");
     std::printf("  status        loaded (handed to libnccom by nrt_get_libnccl_net)\n");
-    std::printf("  ncclNetPlugin_v6  %s\n", any != nullptr ? object_of(any).c_str() : "not exported");
+    std::printf("  ncclNetPlugin_v6  %s\n",
+                any != nullptr ? object_of(any).c_str() : "not exported");
     return;
   }
   const char* why = nrt_emu_net_error();
@@ -100,7 +102,8 @@ void print_net() {
 
 void print_platform() {
   std::printf("\nreference runtime (libnrt.so.1)\n");
-  std::printf("  file          %s\n", object_of(reinterpret_cast<void*>(&nrt_emu_load_nccom)).c_str());
+  std::printf("  file          %s\n",
+              object_of(reinterpret_cast<void*>(&nrt_emu_load_nccom)).c_str());
   nrt_version_t rt{};
   if (nrt_get_version(&rt, sizeof rt) == NRT_SUCCESS) {
     std::printf("  version       %" PRIu64 ".%" PRIu64 ".%" PRIu64 ".%" PRIu64 " (git %s)\n",
@@ -108,8 +111,8 @@ void print_platform() {
   }
   nrt_instance_info_t inst{};
   if (nrt_get_instance_info(&inst, sizeof inst) == NRT_SUCCESS) {
-    std::printf("  instance      arch %s, family %u, size %u, device revision %s\n",
-                inst.arch_name, inst.family, inst.size, inst.device_revision);
+    std::printf("  instance      arch %s, family %u, size %u, device revision %s\n", inst.arch_name,
+                inst.family, inst.size, inst.device_revision);
   } else {
     std::printf("  instance      invalid NEURON_RT_EMU_PLATFORM\n");
   }
@@ -132,10 +135,11 @@ void print_platform() {
     uint32_t domain = 0, bus = 0;
     uint8_t slot = 0, function = 0;
     nec_get_device_pci_bdf(d, &domain, &bus, &slot, &function);
-    std::printf("    dev %-2d  mla %-2d  rid %-2d  bdf %04x:%02x:%02x.%x  port0 -> mla %d  "
-                "port1 -> mla %d\n",
-                d, d, nec_mla_idx_to_rid(d, d), domain, bus, slot, function,
-                nec_get_peer_mla_idx(d, d, 0), nec_get_peer_mla_idx(d, d, 1));
+    std::printf(
+        "    dev %-2d  mla %-2d  rid %-2d  bdf %04x:%02x:%02x.%x  port0 -> mla %d  "
+        "port1 -> mla %d\n",
+        d, d, nec_mla_idx_to_rid(d, d), domain, bus, slot, function, nec_get_peer_mla_idx(d, d, 0),
+        nec_get_peer_mla_idx(d, d, 1));
   }
 }
 

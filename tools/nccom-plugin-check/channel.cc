@@ -47,8 +47,7 @@ Expected<> Channel::fill(int wait_ms, const std::string& waiting_for) {
   return {};
 }
 
-Expected<std::string> Channel::read_line(const Deadline* deadline,
-                                         const std::string& waiting_for) {
+Expected<std::string> Channel::read_line(const Deadline* deadline, const std::string& waiting_for) {
   for (;;) {
     if (auto line = take_line()) return *line;
     int wait_ms = -1;

@@ -20,7 +20,8 @@ Outcome check_sizes(Context& ctx) {
   for (Direction d : {Direction::kOutbound, Direction::kInbound}) {
     Plan recv;
     for (int size : sizes) {
-      const auto key = static_cast<uint32_t>(recv.messages.size() + (d == Direction::kInbound ? 100 : 0));
+      const auto key =
+          static_cast<uint32_t>(recv.messages.size() + (d == Direction::kInbound ? 100 : 0));
       recv.messages.push_back({size, ctx.tag, size, key});
     }
     const bool out = d == Direction::kOutbound;
@@ -32,8 +33,10 @@ Outcome check_sizes(Context& ctx) {
 
 Outcome check_larger_buffer(Context& ctx) {
   Plan recv;
-  recv.messages = {{1, ctx.tag, 4096, 200}, {4096, ctx.tag, 65536, 201},
-                   {100000, ctx.tag, 1 << 20, 202}, {0, ctx.tag, 64, 203}};
+  recv.messages = {{1, ctx.tag, 4096, 200},
+                   {4096, ctx.tag, 65536, 201},
+                   {100000, ctx.tag, 1 << 20, 202},
+                   {0, ctx.tag, 64, 203}};
   return outcome_of(transfer(ctx, ctx.outbound, Direction::kOutbound, sender_plan(recv), recv));
 }
 
@@ -56,7 +59,8 @@ Outcome check_many_outstanding(Context& ctx) {
 // reverse tag order. Each tag's messages must arrive in order (their sizes
 // and data differ).
 Outcome check_tags(Context& ctx) {
-  if (!ctx.net->supports(net::kCapTags)) return skipped("the plugin's table has no tags (ncclNet_v4)");
+  if (!ctx.net->supports(net::kCapTags))
+    return skipped("the plugin's table has no tags (ncclNet_v4)");
   const int tags[] = {1, 2, 3, 42};
   const int per_tag = 6;
   Plan send, recv;
@@ -69,7 +73,8 @@ Outcome check_tags(Context& ctx) {
   for (int t = 3; t >= 0; --t) {
     for (int k = 0; k < per_tag; ++k) {
       const int size = 100 * (k + 1) + tags[t];
-      recv.messages.push_back({size, tags[t], size, static_cast<uint32_t>(1000 + tags[t] * 100 + k)});
+      recv.messages.push_back(
+          {size, tags[t], size, static_cast<uint32_t>(1000 + tags[t] * 100 + k)});
     }
   }
   return outcome_of(transfer(ctx, ctx.outbound, Direction::kOutbound, send, recv));
@@ -86,11 +91,13 @@ Outcome check_iflush(Context& ctx) {
 // Reads [offset, offset + size) of the peer's exposed buffer into `local`.
 Expected<> read_remote(Context& ctx, unsigned char* local, void* local_mh, uint64_t address,
                        uint64_t mr_key, std::size_t offset, std::size_t size, uint32_t key) {
-  const std::string what = "iread of " + std::to_string(size) + " bytes at +" + std::to_string(offset);
+  const std::string what =
+      "iread of " + std::to_string(size) + " bytes at +" + std::to_string(offset);
   std::memset(local, 0, size);
   auto request = post_retrying(
       [&](void** req) {
-        return ctx.net->iread(ctx.inbound.local, local, size, local_mh, address + offset, mr_key, req);
+        return ctx.net->iread(ctx.inbound.local, local, size, local_mh, address + offset, mr_key,
+                              req);
       },
       ctx.deadline(), what);
   if (!request) return request.take_error();
@@ -112,7 +119,8 @@ Expected<> drain_pump(Context& ctx) {
   Arena arena(4096);
   void* mh = nullptr;
   void* link = ctx.inbound.local;
-  auto ok = expect_ok(ctx.net->reg_mr(link, arena.data(), arena.size(), NCCL_PTR_HOST, &mh), "regMr");
+  auto ok =
+      expect_ok(ctx.net->reg_mr(link, arena.data(), arena.size(), NCCL_PTR_HOST, &mh), "regMr");
   if (!ok) return ok;
   const Deadline deadline = ctx.deadline();
   for (int size = 0; size != 8;) {
@@ -128,7 +136,8 @@ Expected<> drain_pump(Context& ctx) {
       return received.take_error();
     }
     size = *received;
-    if (size != 4 && size != 8) return fail("a progress message arrived with " + std::to_string(size) + " bytes");
+    if (size != 4 && size != 8)
+      return fail("a progress message arrived with " + std::to_string(size) + " bytes");
   }
   return expect_ok(ctx.net->dereg_mr(link, mh), "deregMr");
 }
@@ -144,8 +153,8 @@ Outcome check_iread(Context& ctx) {
   constexpr uint32_t kKey = 600;
   const std::string remote = std::to_string(ctx.inbound.remote);
   guard::step("iread: the peer exposes a buffer");
-  auto exposed = ctx.peer->call("expose " + remote + " " + std::to_string(kSize) + " " +
-                                std::to_string(kKey));
+  auto exposed =
+      ctx.peer->call("expose " + remote + " " + std::to_string(kSize) + " " + std::to_string(kKey));
   if (!exposed) return failed(exposed.error());
   int id = 0;
   unsigned long long address = 0, mr_key = 0;
@@ -174,9 +183,9 @@ Outcome check_iread(Context& ctx) {
     pumped = ctx.peer->reply();
   }
   auto released = ctx.peer->call("unexpose " + std::to_string(id));
-  for (const Failure* f : {ok ? nullptr : &ok.error(), drained ? nullptr : &drained.error(),
-                           pumped ? nullptr : &pumped.error(),
-                           released ? nullptr : &released.error()}) {
+  for (const Failure* f :
+       {ok ? nullptr : &ok.error(), drained ? nullptr : &drained.error(),
+        pumped ? nullptr : &pumped.error(), released ? nullptr : &released.error()}) {
     if (f != nullptr) return failed(*f);
   }
   return passed("1 MiB, 4 B and 8 B reads");
@@ -188,13 +197,19 @@ std::vector<CheckDef> data_checks() {
   const std::vector<const char*> both = {"connect-then-accept", "accept-then-connect"};
   return {
       {"sizes", "isend/irecv/test of 0 B .. 64 MiB, both ways, data verified", both, check_sizes},
-      {"larger-recv-buffer", "a receive buffer larger than the message", {"connect-then-accept"},
+      {"larger-recv-buffer",
+       "a receive buffer larger than the message",
+       {"connect-then-accept"},
        check_larger_buffer},
-      {"many-outstanding", "more than 128 requests posted; NULL = back-pressure, retried",
-       {"connect-then-accept"}, check_many_outstanding},
+      {"many-outstanding",
+       "more than 128 requests posted; NULL = back-pressure, retried",
+       {"connect-then-accept"},
+       check_many_outstanding},
       {"tags", "interleaved tags matched in order", {"connect-then-accept"}, check_tags},
       {"iflush", "iflush after receives", {"accept-then-connect"}, check_iflush},
-      {"iread", "iread of the peer's registered buffer", {"accept-then-connect", "properties"},
+      {"iread",
+       "iread of the peer's registered buffer",
+       {"accept-then-connect", "properties"},
        check_iread},
   };
 }

@@ -37,7 +37,8 @@ Expected<std::string> receive_too_small(Context& ctx, const Link& link, Arena& a
   while (request == nullptr) {
     const ncclResult_t rc = ctx.net->irecv(link.local, 1, &data, &size, &tag, &mh, &request);
     if (rc != ncclSuccess) return finished("irecv refused it: " + net::result_text(rc));
-    if (request == nullptr && deadline.expired()) return finished(timeout("irecv to accept the request"));
+    if (request == nullptr && deadline.expired())
+      return finished(timeout("irecv to accept the request"));
   }
   for (;;) {
     int done = 0, reported = -1;
@@ -70,10 +71,13 @@ Outcome check_recv_too_small(Context& ctx) {
   auto how = receive_too_small(ctx, *link, arena);
   auto sender = ctx.peer->reply();
   bool intact = true;
-  for (std::size_t i = kCapacity; i < arena.size(); ++i) intact = intact && arena.data()[i] == kUntouched;
+  for (std::size_t i = kCapacity; i < arena.size(); ++i)
+    intact = intact && arena.data()[i] == kUntouched;
   auto closed = close_link(ctx, *link, Direction::kInbound);
 
-  if (!intact) return failed("the plugin wrote past the end of the " + std::to_string(kCapacity) + "-byte receive buffer");
+  if (!intact)
+    return failed("the plugin wrote past the end of the " + std::to_string(kCapacity) +
+                  "-byte receive buffer");
   if (!how) return failed(how.error());
   if (how->empty()) {
     return failed("a " + std::to_string(kSent) + "-byte message into a " +
@@ -84,7 +88,8 @@ Outcome check_recv_too_small(Context& ctx) {
     return failed("the sender's request neither completed nor failed: " + sender.error().reason);
   }
   if (!closed) return failed("closing after the error: " + closed.error().reason);
-  return passed("reported: " + *how + "; the sender: " + (sender ? "completed" : sender.error().reason));
+  return passed("reported: " + *how +
+                "; the sender: " + (sender ? "completed" : sender.error().reason));
 }
 
 Outcome check_garbage_handle(Context& ctx) {
@@ -96,7 +101,8 @@ Outcome check_garbage_handle(Context& ctx) {
   for (unsigned char* handle : {random, ones}) {
     const char* which = handle == random ? "random bytes" : "all 0xFF";
     guard::step(std::string("connect with a garbage handle (") + which + ")");
-    const Deadline deadline(std::min<std::chrono::milliseconds>(ctx.options.timeout, std::chrono::seconds(10)));
+    const Deadline deadline(
+        std::min<std::chrono::milliseconds>(ctx.options.timeout, std::chrono::seconds(10)));
     for (;;) {
       void* comm = nullptr;
       const ncclResult_t rc = ctx.net->connect(0, handle, &comm);
@@ -107,7 +113,8 @@ Outcome check_garbage_handle(Context& ctx) {
       }
       if (comm != nullptr) {
         (void)ctx.net->close_send(comm);
-        return failed(std::string("connect with a garbage handle (") + which + ") handed out a send comm");
+        return failed(std::string("connect with a garbage handle (") + which +
+                      ") handed out a send comm");
       }
       if (deadline.expired()) {
         return failed(std::string("connect with a garbage handle (") + which +
@@ -155,7 +162,8 @@ Outcome check_null_args(Context& ctx) {
 }
 
 Outcome check_close(Context& ctx) {
-  if (ctx.outbound.local == nullptr && ctx.inbound.local == nullptr) return skipped("no connection is open");
+  if (ctx.outbound.local == nullptr && ctx.inbound.local == nullptr)
+    return skipped("no connection is open");
   auto out = close_link(ctx, ctx.outbound, Direction::kOutbound);
   auto in = close_link(ctx, ctx.inbound, Direction::kInbound);
   if (!out) return failed(out.error());
@@ -181,7 +189,9 @@ Outcome check_fini(Context& ctx) {
 
 std::vector<CheckDef> error_checks() {
   return {
-      {"recv-too-small", "a message larger than the receive buffer fails or is reported", {"peer"},
+      {"recv-too-small",
+       "a message larger than the receive buffer fails or is reported",
+       {"peer"},
        check_recv_too_small},
       {"garbage-handle", "connect with a garbage handle fails", {"devices"}, check_garbage_handle},
       {"null-args", "NULL and out-of-range arguments are errors", {"devices"}, check_null_args},

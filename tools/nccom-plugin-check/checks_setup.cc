@@ -15,9 +15,12 @@ namespace {
 std::string capability_names(unsigned caps) {
   std::string names;
   const std::pair<unsigned, const char*> all[] = {
-      {net::kCapFini, "fini"}, {net::kCapTags, "tags"},
-      {net::kCapNonBlockingConnect, "non-blocking-connect"}, {net::kCapDmaBuf, "dma-buf"},
-      {net::kCapRma, "rma"}, {net::kCapFlush, "iflush"}};
+      {net::kCapFini, "fini"},
+      {net::kCapTags, "tags"},
+      {net::kCapNonBlockingConnect, "non-blocking-connect"},
+      {net::kCapDmaBuf, "dma-buf"},
+      {net::kCapRma, "rma"},
+      {net::kCapFlush, "iflush"}};
   for (const auto& [bit, name] : all) {
     if (caps & bit) names += (names.empty() ? "" : " ") + std::string(name);
   }
@@ -28,8 +31,8 @@ Outcome check_bind(Context& ctx) {
   auto net = bind_plugin(ctx.options.plugin, ctx.options.layout);
   if (!net) return failed(net.error());
   ctx.net = std::move(net).value();
-  return passed(net::describe(ctx.net->info()) + "; capabilities: " +
-                capability_names(ctx.net->capabilities()));
+  return passed(net::describe(ctx.net->info()) +
+                "; capabilities: " + capability_names(ctx.net->capabilities()));
 }
 
 Outcome check_init(Context& ctx) {
@@ -43,10 +46,12 @@ Outcome check_devices(Context& ctx) {
   int ndev = -1;
   auto ok = expect_ok(ctx.net->devices(&ndev), "devices");
   if (!ok) return failed(ok.error());
-  if (ndev < 1) return failed("devices reported " + std::to_string(ndev) + " devices; at least 1 is needed");
+  if (ndev < 1)
+    return failed("devices reported " + std::to_string(ndev) + " devices; at least 1 is needed");
   if (ndev > net::kMaxNetDevices) {
     return failed("devices reported " + std::to_string(ndev) + " devices, more than the " +
-                  std::to_string(net::kMaxNetDevices) + " nccom accepts; libnccom refuses this plugin");
+                  std::to_string(net::kMaxNetDevices) +
+                  " nccom accepts; libnccom refuses this plugin");
   }
   ctx.ndev = ndev;
   return passed(std::to_string(ndev) + " device(s)");
@@ -56,13 +61,14 @@ Outcome check_properties(Context& ctx) {
   std::string problems, note;
   for (int dev = 0; dev < ctx.ndev; ++dev) {
     ncclNetProperties_v6_t p{};
-    auto ok = expect_ok(ctx.net->get_properties(dev, &p), "getProperties(" + std::to_string(dev) + ")");
+    auto ok =
+        expect_ok(ctx.net->get_properties(dev, &p), "getProperties(" + std::to_string(dev) + ")");
     if (!ok) return failed(ok.error());
     const std::string who = "device " + std::to_string(dev) + ": ";
     if (p.name == nullptr) problems += who + "name is NULL; ";
     if (p.name != nullptr && strnlen(p.name, net::kMaxNetNameBytes + 1) > net::kMaxNetNameBytes) {
-      problems += who + "name is not NUL-terminated within " + std::to_string(net::kMaxNetNameBytes) +
-                  " bytes; ";
+      problems += who + "name is not NUL-terminated within " +
+                  std::to_string(net::kMaxNetNameBytes) + " bytes; ";
     }
     if (p.maxRecvs < 1 || p.maxRecvs > net::kMaxNetRecvs) {
       problems += who + "maxRecvs " + std::to_string(p.maxRecvs) + " is outside 1.." +
@@ -71,13 +77,16 @@ Outcome check_properties(Context& ctx) {
     if ((p.ptrSupport & NCCL_PTR_HOST) == 0) {
       problems += who + "ptrSupport " + std::to_string(p.ptrSupport) + " lacks NCCL_PTR_HOST; ";
     }
-    if (p.speed <= 0) problems += who + "speed " + std::to_string(p.speed) + " Mbps is not positive; ";
+    if (p.speed <= 0)
+      problems += who + "speed " + std::to_string(p.speed) + " Mbps is not positive; ";
     if (dev == 0) {
       ctx.props = p;
       char text[200];
-      const std::string name = p.name != nullptr ? net::bounded_text(p.name, net::kMaxNetNameBytes) : "(null)";
-      std::snprintf(text, sizeof text, "device 0 \"%s\": %d Mbps, ptrSupport 0x%x, maxRecvs %d, rma %d",
-                    name.c_str(), p.speed, p.ptrSupport, p.maxRecvs, p.rma_supported);
+      const std::string name =
+          p.name != nullptr ? net::bounded_text(p.name, net::kMaxNetNameBytes) : "(null)";
+      std::snprintf(text, sizeof text,
+                    "device 0 \"%s\": %d Mbps, ptrSupport 0x%x, maxRecvs %d, rma %d", name.c_str(),
+                    p.speed, p.ptrSupport, p.maxRecvs, p.rma_supported);
       note = text;
     }
   }
@@ -157,7 +166,9 @@ std::vector<CheckDef> setup_checks() {
       {"peer", "start the second endpoint", {"devices"}, check_peer},
       {"connect-then-accept", "connect before the peer accepts", {"peer"}, check_outbound},
       {"accept-then-connect", "accept polled before the peer connects", {"peer"}, check_inbound},
-      {"reg-mr", "regMr/deregMr of host memory", {"connect-then-accept", "accept-then-connect"},
+      {"reg-mr",
+       "regMr/deregMr of host memory",
+       {"connect-then-accept", "accept-then-connect"},
        check_reg_mr},
   };
 }

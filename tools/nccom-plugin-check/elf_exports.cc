@@ -77,7 +77,8 @@ Expected<std::vector<ExportedSymbol>> read_exports(const std::string& path,
     return fail(path + " is an ELF file for another machine (not 64-bit little-endian)");
   }
   if (header->e_type != ET_DYN) return fail(path + " is an ELF file but not a shared object");
-  if (header->e_shentsize != sizeof(Elf64_Shdr)) return fail(path + ": unexpected section header size");
+  if (header->e_shentsize != sizeof(Elf64_Shdr))
+    return fail(path + ": unexpected section header size");
   const auto* sections = file.at<Elf64_Shdr>(header->e_shoff, header->e_shnum);
   if (sections == nullptr) return fail(path + ": section headers missing or truncated");
 
@@ -85,7 +86,8 @@ Expected<std::vector<ExportedSymbol>> read_exports(const std::string& path,
   for (const std::string& name : names) found.push_back({name, false, 0});
   for (unsigned i = 0; i < header->e_shnum; ++i) {
     const Elf64_Shdr& s = sections[i];
-    if (s.sh_type != SHT_DYNSYM || s.sh_entsize != sizeof(Elf64_Sym) || s.sh_link >= header->e_shnum) {
+    if (s.sh_type != SHT_DYNSYM || s.sh_entsize != sizeof(Elf64_Sym) ||
+        s.sh_link >= header->e_shnum) {
       continue;
     }
     const Elf64_Shdr& strtab = sections[s.sh_link];

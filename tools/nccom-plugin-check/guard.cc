@@ -60,12 +60,12 @@ void watch(std::chrono::milliseconds stall_limit) {
       std::lock_guard<std::mutex> lock(g_step_mutex);
       step = g_step;
     }
-    std::fprintf(stderr,
-                 "\nnccom-plugin-check: FAIL %s: timed out waiting for %s: the call did not "
-                 "return in %lld s; aborting\n",
-                 check, step.empty() ? "the plugin" : step.c_str(),
-                 static_cast<long long>(
-                     std::chrono::duration_cast<std::chrono::seconds>(idle).count()));
+    std::fprintf(
+        stderr,
+        "\nnccom-plugin-check: FAIL %s: timed out waiting for %s: the call did not "
+        "return in %lld s; aborting\n",
+        check, step.empty() ? "the plugin" : step.c_str(),
+        static_cast<long long>(std::chrono::duration_cast<std::chrono::seconds>(idle).count()));
     std::fflush(stdout);
     std::fflush(stderr);
     _exit(3);

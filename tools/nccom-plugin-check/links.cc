@@ -1,7 +1,7 @@
 // Connections between this side and the peer (checks.h): opening them in
 // either order, closing them, and moving a plan across one.
-#include "net/setup_calls.h"
 #include "checks.h"
+#include "net/setup_calls.h"
 #include "net_ops.h"
 
 #include <cstdlib>
@@ -82,10 +82,12 @@ Expected<Link> open_inbound(Context& ctx) {
   if (!ok) return ok.take_error();
   if (link.local_listen == nullptr) return fail("listen succeeded but handed out no listen comm");
   void* early = nullptr;
-  ok = expect_ok(ctx.net->setup_calls().accept(link.local_listen, &early), "accept (before anyone connected)");
+  ok = expect_ok(ctx.net->setup_calls().accept(link.local_listen, &early),
+                 "accept (before anyone connected)");
   if (!ok) return ok.take_error();
   if (early != nullptr) return fail("accept handed out a recv comm before anyone connected");
-  if (stays_inside(*ctx.net, link.local_listen)) link.observed = "accept blocks until a peer connects" + std::string(kCopes);
+  if (stays_inside(*ctx.net, link.local_listen))
+    link.observed = "accept blocks until a peer connects" + std::string(kCopes);
   auto connecting = ctx.peer->send("connect 0 " + to_hex(handle, sizeof handle));
   if (!connecting) return connecting.take_error();
   auto accepted = poll_accept(*ctx.net, link.local_listen, ctx.deadline());
@@ -140,9 +142,9 @@ Expected<std::string> transfer(Context& ctx, const Link& link, Direction directi
                                const Plan& send_plan, const Plan& recv_plan) {
   const bool local_sends = direction == Direction::kOutbound;
   guard::step(local_sends ? "data from this side to the peer" : "data from the peer to this side");
-  auto started = ctx.peer->send("run " + std::to_string(link.remote) +
-                                (local_sends ? " recv " + encode(recv_plan)
-                                             : " send " + encode(send_plan)));
+  auto started =
+      ctx.peer->send("run " + std::to_string(link.remote) +
+                     (local_sends ? " recv " + encode(recv_plan) : " send " + encode(send_plan)));
   if (!started) return started.take_error();
   auto local = run_plan(*ctx.net, link.local, local_sends ? Role::kSend : Role::kRecv,
                         local_sends ? send_plan : recv_plan, ctx.deadline());

@@ -10,17 +10,18 @@
 // 3 when the plugin hung in a call (the watchdog gave up on it).
 #include "checks.h"
 #include "elf_exports.h"
-#include "net_ops.h"
 #include "net/nvidia_layouts.h"
+#include "net_ops.h"
 #include "plugin_log.h"
 #include "report.h"
+
+#include <strings.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <strings.h>
 #include <string>
 
 namespace nccom::plugin_check {
@@ -46,7 +47,9 @@ bool parse(int argc, char** argv, Command* cmd, std::string* error) {
     if (strcasecmp(env, "nvidia") == 0) {
       o.layout = net::Layout::kNvidia;
     } else if (strcasecmp(env, "neuron") != 0) {
-      return *error = std::string("NCCOM_NET_PLUGIN_LAYOUT is \"") + env + "\"; it is neuron or nvidia", false;
+      return *error =
+                 std::string("NCCOM_NET_PLUGIN_LAYOUT is \"") + env + "\"; it is neuron or nvidia",
+             false;
     }
   }
   for (int i = 1; i < argc; ++i) {
@@ -64,10 +67,11 @@ bool parse(int argc, char** argv, Command* cmd, std::string* error) {
       const double seconds = std::strtod(text.c_str(), &end);
       // Bounded so that every deadline made from it (now() + timeout, plus
       // the guard's margin) stays far from overflowing.
-      if (end == text.c_str() || *end != '\0' || !(seconds > 0) || !(seconds <= kMaxTimeoutSeconds)) {
+      if (end == text.c_str() || *end != '\0' || !(seconds > 0) ||
+          !(seconds <= kMaxTimeoutSeconds)) {
         return *error = "--timeout takes a number of seconds greater than 0 and at most " +
-                        std::to_string(static_cast<int>(kMaxTimeoutSeconds)) + " (24 hours), got '" +
-                        text + "'",
+                        std::to_string(static_cast<int>(kMaxTimeoutSeconds)) +
+                        " (24 hours), got '" + text + "'",
                false;
       }
       o.timeout = std::chrono::milliseconds(static_cast<long long>(std::ceil(seconds * 1000)));
@@ -115,7 +119,8 @@ std::string predict_binding(const std::vector<ExportedSymbol>& symbols, net::Lay
       const std::size_t other = neuron ? t.nvidia : t.neuron;
       std::string text = s.name + " as " + (neuron ? "a Neuron" : "an NVIDIA") + " ncclNet_v" +
                          std::to_string(t.version) + " table";
-      if (s.size == expected) return text + " (" + std::to_string(expected) + " bytes, as expected)";
+      if (s.size == expected)
+        return text + " (" + std::to_string(expected) + " bytes, as expected)";
       if (s.size == other) {
         return text + ", but its " + std::to_string(s.size) + " bytes are the size of the " +
                (neuron ? "NVIDIA" : "Neuron") + " table (try --layout " +

@@ -1,8 +1,8 @@
-#include "net/setup_calls.h"
 #include "net_ops.h"
 
 #include "net/bind.h"
 #include "net/nccl_result.h"
+#include "net/setup_calls.h"
 #include "plugin_log.h"
 
 #include <thread>
@@ -61,7 +61,8 @@ Expected<void*> post_retrying(const std::function<ncclResult_t(void**)>& post,
     if (rc != ncclSuccess) return nccl_failure(what, rc);
     if (request != nullptr) return request;
     if (retries != nullptr) ++*retries;
-    if (deadline.expired()) return timeout(what + " to accept the request (it kept answering NULL)");
+    if (deadline.expired())
+      return timeout(what + " to accept the request (it kept answering NULL)");
     std::this_thread::yield();
   }
 }

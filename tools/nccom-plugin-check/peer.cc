@@ -15,7 +15,7 @@ namespace nccom::plugin_check {
 namespace {
 
 constexpr auto kGrace = std::chrono::seconds(10);  // on top of the peer's own deadlines
-constexpr int kChildFd = 3;                         // where the child finds its channel
+constexpr int kChildFd = 3;                        // where the child finds its channel
 
 Expected<std::pair<int, int>> socket_pair() {
   int sv[2];
@@ -104,7 +104,8 @@ Expected<> Peer::send(const std::string& command) {
 Expected<std::string> Peer::reply() {
   if (pending_.empty()) return fail("internal: no command is waiting for a reply");
   const std::string command = pending_.front();
-  if (command.rfind("!", 0) == 0) return fail("the peer is still stuck in '" + command.substr(1) + "'");
+  if (command.rfind("!", 0) == 0)
+    return fail("the peer is still stuck in '" + command.substr(1) + "'");
   const Deadline deadline(timeout_ + kGrace);
   auto line = channel_.read_line(&deadline, "the peer to answer '" + command.substr(0, 40) + "'");
   if (!line) {

@@ -8,8 +8,8 @@
 #include "transfer.h"
 
 #include <map>
-#include <thread>
 #include <sstream>
+#include <thread>
 
 namespace nccom::plugin_check {
 namespace {
@@ -109,8 +109,8 @@ class Server {
     std::getline(in, rest);
     auto plan = decode(rest);
     if (!plan) return plan.take_error();
-    auto stats = run_plan(net_, comm->comm, role == "send" ? Role::kSend : Role::kRecv, *plan,
-                          deadline());
+    auto stats =
+        run_plan(net_, comm->comm, role == "send" ? Role::kSend : Role::kRecv, *plan, deadline());
     if (!stats) return stats.take_error();
     return std::to_string(stats->back_pressure);
   }
@@ -127,8 +127,9 @@ class Server {
     e.arena = std::make_unique<Arena>(size);
     e.comm = comm->comm;
     fill_pattern(e.arena->data(), e.arena->size(), key);
-    auto ok = expect_ok(net_.reg_mr(e.comm, e.arena->data(), e.arena->size(), NCCL_PTR_HOST,
-                                    &e.mhandle), "regMr of the buffer to be read");
+    auto ok =
+        expect_ok(net_.reg_mr(e.comm, e.arena->data(), e.arena->size(), NCCL_PTR_HOST, &e.mhandle),
+                  "regMr of the buffer to be read");
     if (!ok) return ok.take_error();
     uint64_t mr_key = 0;
     ok = expect_ok(net_.get_mr_key(e.mhandle, &mr_key), "getMrKey");
@@ -151,8 +152,8 @@ class Server {
     Arena arena(4096);
     fill_pattern(arena.data(), arena.size(), 601);
     void* mh = nullptr;
-    auto ok = expect_ok(net_.reg_mr(comm->comm, arena.data(), arena.size(), NCCL_PTR_HOST, &mh),
-                        "regMr");
+    auto ok =
+        expect_ok(net_.reg_mr(comm->comm, arena.data(), arena.size(), NCCL_PTR_HOST, &mh), "regMr");
     if (!ok) return ok.take_error();
     const Deadline deadline = this->deadline();
     int count = 0, in_flight = 0;  // size of the send in flight, 0 for none

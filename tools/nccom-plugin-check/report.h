@@ -20,11 +20,11 @@ struct CheckRecord {
 
 struct Report {
   std::string plugin;
-  std::string mode;                    // "in-process (two threads)" / "two processes"
-  std::string layout;                  // "neuron" / "nvidia"
+  std::string mode;    // "in-process (two threads)" / "two processes"
+  std::string layout;  // "neuron" / "nvidia"
   std::vector<ExportedSymbol> symbols;
-  std::string symbols_error;           // why the exports could not be read
-  std::string binding;                 // what the host would bind, from the exports
+  std::string symbols_error;  // why the exports could not be read
+  std::string binding;        // what the host would bind, from the exports
   std::vector<CheckRecord> checks;
 
   int count(Verdict verdict) const;

@@ -37,7 +37,8 @@ const CheckRecord* find(const Report& report, const std::string& name) {
 
 std::vector<CheckDef> all_checks() {
   std::vector<CheckDef> checks = setup_checks();
-  for (auto part : {data_checks(), error_checks()}) checks.insert(checks.end(), part.begin(), part.end());
+  for (auto part : {data_checks(), error_checks()})
+    checks.insert(checks.end(), part.begin(), part.end());
   return checks;
 }
 
@@ -51,8 +52,9 @@ void run_suite(Context& ctx, Report& report) {
     for (const char* need : check.needs) {
       const CheckRecord* before = find(report, need);
       if (before == nullptr || before->outcome.verdict != Verdict::kPass) {
-        missing = std::string("needs ") + need + (before == nullptr ? ", which did not run"
-                  : before->outcome.verdict == Verdict::kFail ? ", which failed"
+        missing = std::string("needs ") + need +
+                  (before == nullptr                           ? ", which did not run"
+                   : before->outcome.verdict == Verdict::kFail ? ", which failed"
                                                                : ", which was skipped");
         break;
       }
@@ -65,7 +67,8 @@ void run_suite(Context& ctx, Report& report) {
       record.outcome = check.run(ctx);
       guard::running(nullptr);
       record.milliseconds = std::chrono::duration_cast<std::chrono::milliseconds>(
-                                std::chrono::steady_clock::now() - start).count();
+                                std::chrono::steady_clock::now() - start)
+                                .count();
     }
     report.checks.push_back(std::move(record));
   }

@@ -14,7 +14,7 @@
 namespace nccom::plugin_check {
 namespace {
 
-constexpr std::size_t kGuard = 64;           // guard bytes after each receive buffer
+constexpr std::size_t kGuard = 64;  // guard bytes after each receive buffer
 constexpr unsigned char kGuardByte = 0xA5;
 constexpr std::size_t kPage = 4096;
 
@@ -30,8 +30,8 @@ uint64_t pattern_word(uint32_t key, std::size_t index) {
 }
 
 std::string describe(Role role, std::size_t index, const Message& m) {
-  return std::string(role == Role::kSend ? "send #" : "receive #") + std::to_string(index) +
-         " (" + std::to_string(m.size) + " bytes, tag " + std::to_string(m.tag) + ")";
+  return std::string(role == Role::kSend ? "send #" : "receive #") + std::to_string(index) + " (" +
+         std::to_string(m.size) + " bytes, tag " + std::to_string(m.tag) + ")";
 }
 
 // One message in flight; the arrays irecv/iflush take stay alive here.
@@ -59,9 +59,8 @@ Expected<> verify_receive(const Slot& slot, const Message& m, std::size_t index,
   }
   for (std::size_t i = 0; i < kGuard; ++i) {
     if (bytes[m.capacity + i] != kGuardByte) {
-      return fail(what + ": the plugin wrote past the end of the " +
-                  std::to_string(m.capacity) + "-byte receive buffer (byte +" +
-                  std::to_string(i) + " after it changed)");
+      return fail(what + ": the plugin wrote past the end of the " + std::to_string(m.capacity) +
+                  "-byte receive buffer (byte +" + std::to_string(i) + " after it changed)");
     }
   }
   return {};
@@ -169,8 +168,8 @@ Expected<RunStats> run_plan(net::Net& net, void* comm, Role role, const Plan& pl
               ? net.isend(comm, s.data, s.size, s.tag, s.mhandle, &s.request)
               : net.irecv(comm, 1, &s.data, &s.size, &s.tag, &s.mhandle, &s.request);
       if (rc != ncclSuccess) {
-        return abandon(nccl_failure(std::string(role == Role::kSend ? "isend" : "irecv") +
-                                        " of " + describe(role, next, plan.messages[next]),
+        return abandon(nccl_failure(std::string(role == Role::kSend ? "isend" : "irecv") + " of " +
+                                        describe(role, next, plan.messages[next]),
                                     rc));
       }
       if (s.request == nullptr) {  // back-pressure: retry after testing
@@ -217,14 +216,14 @@ Expected<RunStats> run_plan(net::Net& net, void* comm, Role role, const Plan& pl
         const Slot& s = slots[oldest];
         const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(
             std::chrono::steady_clock::now() - s.posted);
-        tested = ", posted " + std::to_string(waited.count()) + " ms ago and tested " + std::to_string(s.tests) +
-                 " times, never done";
+        tested = ", posted " + std::to_string(waited.count()) + " ms ago and tested " +
+                 std::to_string(s.tests) + " times, never done";
       }
-      return abandon(timeout(std::to_string(n - completed) + " of " + std::to_string(n) +
-                             (role == Role::kSend ? " sends" : " receives") +
-                             " to complete (oldest: " +
-                             describe(role, oldest, plan.messages[oldest]) + tested + "; " +
-                             std::to_string(n - next) + " not yet accepted by the plugin)"));
+      return abandon(
+          timeout(std::to_string(n - completed) + " of " + std::to_string(n) +
+                  (role == Role::kSend ? " sends" : " receives") +
+                  " to complete (oldest: " + describe(role, oldest, plan.messages[oldest]) +
+                  tested + "; " + std::to_string(n - next) + " not yet accepted by the plugin)"));
     }
     std::this_thread::yield();
   }

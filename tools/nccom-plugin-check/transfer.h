@@ -20,16 +20,16 @@
 namespace nccom::plugin_check {
 
 struct Message {
-  int size = 0;      // bytes sent (the receiver expects exactly this many)
+  int size = 0;  // bytes sent (the receiver expects exactly this many)
   int tag = 0;
   int capacity = 0;  // receive buffer size (>= size); the sender uses size
   uint32_t key = 0;  // selects the data pattern
 };
 
 struct Plan {
-  std::vector<Message> messages;     // in posting order
+  std::vector<Message> messages;       // in posting order
   int window = NCCL_NET_MAX_REQUESTS;  // at most this many outstanding
-  bool flush = false;                // receiver: iflush each completed receive
+  bool flush = false;                  // receiver: iflush each completed receive
 };
 
 enum class Role { kSend, kRecv };

@@ -6,7 +6,6 @@
 #include "report.h"
 
 #include <nrt_emu.h>
-
 #include <signal.h>
 #include <unistd.h>
 
@@ -105,7 +104,8 @@ class RankBench {
     // collective — after a barrier, so that every rank has finished joining
     // (and mapping its peers' memory) first.
     if (const char* k = std::getenv("NCCOM_TEST_DEBUG_KILL_RANK"); k != nullptr && *k) {
-      if (nrt_emu_ccom_barrier(c_) != NRT_SUCCESS) die(p_, std::string("barrier before the test kill: ") + nrt_emu_ccom_error(c_));
+      if (nrt_emu_ccom_barrier(c_) != NRT_SUCCESS)
+        die(p_, std::string("barrier before the test kill: ") + nrt_emu_ccom_error(c_));
       if (std::atoi(k) == p_.rank) raise(SIGKILL);
     }
     std::vector<OpResult> results;
@@ -187,7 +187,8 @@ class RankBench {
     }
     if (o_.net == Net::Ofi && nrt_emu_net_handle() == nullptr) {
       const char* why = nrt_emu_net_error();
-      die(p_, std::string("--net ofi: libnccom-net.so did not load: ") + (why ? why : "unknown reason"));
+      die(p_, std::string("--net ofi: libnccom-net.so did not load: ") +
+                  (why ? why : "unknown reason"));
     }
     net_plugin_ = query_net_plugin();
     check_net_selection();
@@ -219,13 +220,16 @@ class RankBench {
   void check_net_selection() const {
     if (o_.net == Net::Default) return;
     const NetPluginInfo& p = net_plugin_;
-    const std::string file = p.file.substr(p.file.rfind('/') == std::string::npos ? 0 : p.file.rfind('/') + 1);
-    const bool chosen = p.known && (o_.net == Net::Ofi ? p.from_runtime
-                                                       : !p.from_runtime && file == "libnccom-net-socket.so");
+    const std::string file =
+        p.file.substr(p.file.rfind('/') == std::string::npos ? 0 : p.file.rfind('/') + 1);
+    const bool chosen =
+        p.known &&
+        (o_.net == Net::Ofi ? p.from_runtime : !p.from_runtime && file == "libnccom-net-socket.so");
     if (chosen) return;
-    const char* wanted = o_.net == Net::Ofi ? "the runtime's libnccom-net.so" : "nccom's socket plugin (libnccom-net-socket.so)";
-    die(p_, std::string("--net ") + net_name(o_.net) + ": libnccom selected " + describe(p) + ", not " + wanted +
-                "; NCCL_DEBUG=INFO shows why it chose it");
+    const char* wanted = o_.net == Net::Ofi ? "the runtime's libnccom-net.so"
+                                            : "nccom's socket plugin (libnccom-net-socket.so)";
+    die(p_, std::string("--net ") + net_name(o_.net) + ": libnccom selected " + describe(p) +
+                ", not " + wanted + "; NCCL_DEBUG=INFO shows why it chose it");
   }
 
   // nrt_emu_ccom_error(NULL) holds why the last init failed; else the log.
@@ -265,7 +269,8 @@ class RankBench {
   // Mean time of one call over the timed iterations, in microseconds.
   double timed(const nrt_emu_coll_args_t& a, Op op, uint64_t bytes, const char* what) {
     for (int i = 0; i < o_.warmup; ++i) call(a, op, bytes, what);
-    if (nrt_emu_ccom_barrier(c_) != NRT_SUCCESS) die(p_, std::string("barrier failed: ") + nrt_emu_ccom_error(c_));
+    if (nrt_emu_ccom_barrier(c_) != NRT_SUCCESS)
+      die(p_, std::string("barrier failed: ") + nrt_emu_ccom_error(c_));
     const auto t0 = Clock::now();
     for (int i = 0; i < o_.iters; ++i) call(a, op, bytes, what);
     return std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / o_.iters;
@@ -282,8 +287,10 @@ class RankBench {
     fill_input(op, o_.dtype, o_.redop, p_.rank, p_.size, in, in_elems);
     unsigned char* out = in_place ? b + inplace_recv_offset(op, l, p_.rank) * ts_ : b;
     call(args(op, l, in, out), op, bytes, in_place ? "in-place check" : "out-of-place check");
-    const std::vector<unsigned char> want = expected_output(op, o_.dtype, o_.redop, p_.rank, p_.size, o_.root, l);
-    return static_cast<int64_t>(count_wrong(op, o_.dtype, o_.redop, out, want.data(), want.size() / ts_));
+    const std::vector<unsigned char> want =
+        expected_output(op, o_.dtype, o_.redop, p_.rank, p_.size, o_.root, l);
+    return static_cast<int64_t>(
+        count_wrong(op, o_.dtype, o_.redop, out, want.data(), want.size() / ts_));
   }
 
   Row row(Op op, uint64_t requested) {
@@ -300,8 +307,10 @@ class RankBench {
     t[1] = 0;
     if (op_has_in_place(op)) {
       unsigned char* in = b + inplace_send_offset(op, l, p_.rank) * ts_;
-      fill_input(op, o_.dtype, o_.redop, p_.rank, p_.size, in, op == Op::AllGather ? l.count : l.send_elems);
-      t[1] = timed(args(op, l, in, b + inplace_recv_offset(op, l, p_.rank) * ts_), op, l.bytes, "in-place");
+      fill_input(op, o_.dtype, o_.redop, p_.rank, p_.size, in,
+                 op == Op::AllGather ? l.count : l.send_elems);
+      t[1] = timed(args(op, l, in, b + inplace_recv_offset(op, l, p_.rank) * ts_), op, l.bytes,
+                   "in-place");
       if (o_.check) wrong[1] = checked(op, l, true, l.bytes);
     }
     combine(t, wrong);
@@ -326,7 +335,8 @@ class RankBench {
     a.op = NRT_EMU_MAX;
     a.count = 2;
     a.send = a.recv = stats_;
-    if (nrt_emu_ccom_run(c_, &a) != NRT_SUCCESS) die(p_, std::string("combining the times failed: ") + nrt_emu_ccom_error(c_));
+    if (nrt_emu_ccom_run(c_, &a) != NRT_SUCCESS)
+      die(p_, std::string("combining the times failed: ") + nrt_emu_ccom_error(c_));
     t[0] = d[0];
     t[1] = d[1];
     if (!o_.check) return;
@@ -335,7 +345,8 @@ class RankBench {
     w[1] = wrong[1];
     a.dtype = NRT_EMU_INT64;
     a.op = NRT_EMU_SUM;
-    if (nrt_emu_ccom_run(c_, &a) != NRT_SUCCESS) die(p_, std::string("combining the wrong counts failed: ") + nrt_emu_ccom_error(c_));
+    if (nrt_emu_ccom_run(c_, &a) != NRT_SUCCESS)
+      die(p_, std::string("combining the wrong counts failed: ") + nrt_emu_ccom_error(c_));
     wrong[0] = w[0];
     wrong[1] = w[1];
   }
@@ -345,8 +356,9 @@ class RankBench {
     if (o_.plot.empty()) return;
     std::vector<PlotSeries> series;
     for (const OpResult& r : results) series.push_back({op_name(r.op), r.rows});
-    const std::string title = "nccom-test: " + std::to_string(p_.size) + " ranks on " + std::to_string(p_.hosts) +
-                              " host(s), " + eng::dtype_name(o_.dtype) + ", net " + net_name(o_.net);
+    const std::string title = "nccom-test: " + std::to_string(p_.size) + " ranks on " +
+                              std::to_string(p_.hosts) + " host(s), " + eng::dtype_name(o_.dtype) +
+                              ", net " + net_name(o_.net);
     std::ofstream f(o_.plot, std::ios::binary | std::ios::trunc);
     f << render_svg(title, series);
     f.close();
@@ -369,7 +381,9 @@ int run_rank(const Options& o, const Placement& p) { return RankBench(o, p).run(
 
 std::string check_plot_path(const std::string& path) {
   const size_t slash = path.rfind('/');
-  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  const std::string dir = slash == std::string::npos ? "."
+                          : slash == 0               ? "/"
+                                                     : path.substr(0, slash);
   if (access(dir.c_str(), W_OK) != 0) {
     return "--plot " + path + ": the directory " + dir + " does not exist or is not writable";
   }

@@ -26,8 +26,8 @@ Result<int> int_var(const EnvMap& env, const char* name, long lo, long hi) {
   errno = 0;
   const long n = std::strtol(v->c_str(), &end, 10);
   if (*end != '\0' || errno != 0 || n < lo || n > hi) {
-    return env_error(std::string(name) + "=" + *v + " is not an integer in " + std::to_string(lo) + ".." +
-                     std::to_string(hi));
+    return env_error(std::string(name) + "=" + *v + " is not an integer in " + std::to_string(lo) +
+                     ".." + std::to_string(hi));
   }
   return static_cast<int>(n);
 }
@@ -37,17 +37,18 @@ Result<int> int_var(const EnvMap& env, const char* name, long lo, long hi) {
 Status apply_options(const Options& o, bool one_machine, Placement& p) {
   const std::string who = launcher_name(p.launcher);
   if (o.ranks_given && o.ranks != p.size) {
-    return env_error("-r " + std::to_string(o.ranks) + " but " + who + " started " + std::to_string(p.size) +
-                     " processes (leave -r out under a launcher)");
+    return env_error("-r " + std::to_string(o.ranks) + " but " + who + " started " +
+                     std::to_string(p.size) + " processes (leave -r out under a launcher)");
   }
   if (o.root >= p.size) {
-    return env_error("--root " + std::to_string(o.root) + " is not a rank of the " + std::to_string(p.size) +
-                     " " + who + " started");
+    return env_error("--root " + std::to_string(o.root) + " is not a rank of the " +
+                     std::to_string(p.size) + " " + who + " started");
   }
   if (!o.nodes_given) return {};
   if (one_machine) {
     if (o.nodes > p.size) {
-      return env_error("-N " + std::to_string(o.nodes) + " is more than the " + std::to_string(p.size) +
+      return env_error("-N " + std::to_string(o.nodes) + " is more than the " +
+                       std::to_string(p.size) +
                        " ranks: every emulated host needs at least one rank");
     }
     p.hosts = o.nodes;
@@ -56,27 +57,30 @@ Status apply_options(const Options& o, bool one_machine, Placement& p) {
   }
   if (o.nodes != p.hosts) {
     return env_error("-N " + std::to_string(o.nodes) + " but " + who + " placed the ranks on " +
-                     std::to_string(p.hosts) + " machines (-N emulates hosts only when all ranks share one)");
+                     std::to_string(p.hosts) +
+                     " machines (-N emulates hosts only when all ranks share one)");
   }
   return {};
 }
 
 // The root address of a launcher job: NEURON_RT_ROOT_COMM_ID, else loopback
 // with a port from the job id when every rank is on this machine.
-Status pick_root(const EnvMap& env, bool one_machine, const std::string& job_key, const char* job_vars,
-                 Placement& p) {
+Status pick_root(const EnvMap& env, bool one_machine, const std::string& job_key,
+                 const char* job_vars, Placement& p) {
   if (const std::string* id = find(env, "NEURON_RT_ROOT_COMM_ID")) {
     p.root_comm_id = *id;
     p.root_source = "NEURON_RT_ROOT_COMM_ID";
     return {};
   }
   if (!one_machine) {
-    return env_error(std::string("the ranks span ") + std::to_string(p.hosts) + " machines and " +
-                     "NEURON_RT_ROOT_COMM_ID is not set: set it to an address:port of rank 0's machine "
-                     "that every machine can reach (e.g. mpirun -x NEURON_RT_ROOT_COMM_ID=10.0.0.1:45000)");
+    return env_error(
+        std::string("the ranks span ") + std::to_string(p.hosts) + " machines and " +
+        "NEURON_RT_ROOT_COMM_ID is not set: set it to an address:port of rank 0's machine "
+        "that every machine can reach (e.g. mpirun -x NEURON_RT_ROOT_COMM_ID=10.0.0.1:45000)");
   }
   if (job_key.empty()) {
-    return env_error(std::string("no job id (") + job_vars + ") to derive a port from: set NEURON_RT_ROOT_COMM_ID");
+    return env_error(std::string("no job id (") + job_vars +
+                     ") to derive a port from: set NEURON_RT_ROOT_COMM_ID");
   }
   p.root_comm_id = "127.0.0.1:" + std::to_string(derived_port(job_key));
   p.root_source = std::string("loopback, port derived from ") + job_vars;
@@ -89,14 +93,18 @@ Result<Placement> from_child(const EnvMap& env) {
   const std::string& v = env.at(kChildVar);
   std::istringstream in(v);
   char c1 = 0, c2 = 0, c3 = 0, c4 = 0, c5 = 0;
-  if (!(in >> p.rank >> c1 >> p.size >> c2 >> p.host >> c3 >> p.local_rank >> c4 >> p.local_n >> c5 >> p.hosts) ||
-      c1 != ',' || c2 != ',' || c3 != ',' || c4 != ',' || c5 != ',' || !in.eof() || p.size < 1 || p.rank < 0 ||
-      p.rank >= p.size || p.local_n < 1 || p.local_rank < 0 || p.local_rank >= p.local_n || p.hosts < 1 ||
-      p.hosts > p.size || p.host < 0 || p.host >= p.hosts) {
-    return env_error(std::string(kChildVar) + "=" + v + " is malformed (rank,size,host,local_rank,local_n,hosts)");
+  if (!(in >> p.rank >> c1 >> p.size >> c2 >> p.host >> c3 >> p.local_rank >> c4 >> p.local_n >>
+        c5 >> p.hosts) ||
+      c1 != ',' || c2 != ',' || c3 != ',' || c4 != ',' || c5 != ',' || !in.eof() || p.size < 1 ||
+      p.rank < 0 || p.rank >= p.size || p.local_n < 1 || p.local_rank < 0 ||
+      p.local_rank >= p.local_n || p.hosts < 1 || p.hosts > p.size || p.host < 0 ||
+      p.host >= p.hosts) {
+    return env_error(std::string(kChildVar) + "=" + v +
+                     " is malformed (rank,size,host,local_rank,local_n,hosts)");
   }
   const std::string* id = find(env, "NEURON_RT_ROOT_COMM_ID");
-  if (id == nullptr) return env_error(std::string(kChildVar) + " is set but NEURON_RT_ROOT_COMM_ID is not");
+  if (id == nullptr)
+    return env_error(std::string(kChildVar) + " is set but NEURON_RT_ROOT_COMM_ID is not");
   p.root_comm_id = *id;
   p.root_source = "the local parent";
   return p;
@@ -152,8 +160,8 @@ Result<Placement> from_slurm(const EnvMap& env, const Options& o) {
   if (tasks == nullptr) return env_error("SLURM_STEP_TASKS_PER_NODE is not set");
   const std::vector<int> per_node = expand_slurm_tasks(*tasks);
   if (per_node.size() != static_cast<size_t>(*nodes)) {
-    return env_error("SLURM_STEP_TASKS_PER_NODE=" + *tasks + " does not list " + std::to_string(*nodes) +
-                     " nodes (SLURM_STEP_NUM_NODES)");
+    return env_error("SLURM_STEP_TASKS_PER_NODE=" + *tasks + " does not list " +
+                     std::to_string(*nodes) + " nodes (SLURM_STEP_NUM_NODES)");
   }
   auto lrank = int_var(env, "SLURM_LOCALID", 0, per_node[*node] - 1);
   if (!lrank) return lrank.take_error();
@@ -168,18 +176,19 @@ Result<Placement> from_slurm(const EnvMap& env, const Options& o) {
   const std::string* job = find(env, "SLURM_JOB_ID");
   const std::string* step = find(env, "SLURM_STEP_ID");
   const std::string key = job ? "slurm:" + *job + "." + (step ? *step : "") : "";
-  if (Status st = pick_root(env, one_machine, key, "SLURM_JOB_ID.SLURM_STEP_ID", p); !st) return st.take_error();
+  if (Status st = pick_root(env, one_machine, key, "SLURM_JOB_ID.SLURM_STEP_ID", p); !st)
+    return st.take_error();
   return p;
 }
 
 Result<Placement> local_parent(const Options& o) {
   if (o.nodes > o.ranks) {
-    return env_error("-N " + std::to_string(o.nodes) + " is more than -r " + std::to_string(o.ranks) +
-                     ": every emulated host needs at least one rank");
+    return env_error("-N " + std::to_string(o.nodes) + " is more than -r " +
+                     std::to_string(o.ranks) + ": every emulated host needs at least one rank");
   }
   if (o.ranks > kMaxLocalRanks) {
-    return env_error("-r " + std::to_string(o.ranks) + " is more than the " + std::to_string(kMaxLocalRanks) +
-                     " ranks a local launch starts");
+    return env_error("-r " + std::to_string(o.ranks) + " is more than the " +
+                     std::to_string(kMaxLocalRanks) + " ranks a local launch starts");
   }
   const int most = (o.ranks + o.nodes - 1) / o.nodes;  // the first hosts' share
   if (most > kMaxRanksPerHost) {
@@ -187,7 +196,8 @@ Result<Placement> local_parent(const Options& o) {
                      std::to_string(kMaxRanksPerHost) + " devices an emulated host has: raise -N");
   }
   if (o.root >= o.ranks) {
-    return env_error("--root " + std::to_string(o.root) + " is not a rank of -r " + std::to_string(o.ranks));
+    return env_error("--root " + std::to_string(o.root) + " is not a rank of -r " +
+                     std::to_string(o.ranks));
   }
   Placement p;
   p.launcher = Launcher::LocalParent;
@@ -235,7 +245,8 @@ EnvMap current_env() {
 
 Result<Placement> detect_placement(const EnvMap& env, const Options& o) {
   if (find(env, kChildVar) != nullptr) return from_child(env);
-  if (find(env, "OMPI_COMM_WORLD_RANK") != nullptr && find(env, "OMPI_COMM_WORLD_SIZE") != nullptr) {
+  if (find(env, "OMPI_COMM_WORLD_RANK") != nullptr &&
+      find(env, "OMPI_COMM_WORLD_SIZE") != nullptr) {
     return from_openmpi(env, o);
   }
   // An sbatch script also has SLURM_PROCID; only an srun step has
@@ -259,8 +270,9 @@ Placement local_rank_placement(const Options& o, int i, const std::string& root_
 }
 
 std::string encode_child(const Placement& p) {
-  return std::to_string(p.rank) + "," + std::to_string(p.size) + "," + std::to_string(p.host) + "," +
-         std::to_string(p.local_rank) + "," + std::to_string(p.local_n) + "," + std::to_string(p.hosts);
+  return std::to_string(p.rank) + "," + std::to_string(p.size) + "," + std::to_string(p.host) +
+         "," + std::to_string(p.local_rank) + "," + std::to_string(p.local_n) + "," +
+         std::to_string(p.hosts);
 }
 
 uint16_t derived_port(const std::string& job_key) {
@@ -285,7 +297,8 @@ std::vector<int> expand_slurm_tasks(const std::string& text) {
       if (end[1] != 'x') return {};
       char* end2 = nullptr;
       repeat = std::strtol(end + 2, &end2, 10);
-      if (end2 == end + 2 || *end2 != ')' || end2[1] != '\0' || repeat < 1 || repeat > (1 << 20)) return {};
+      if (end2 == end + 2 || *end2 != ')' || end2[1] != '\0' || repeat < 1 || repeat > (1 << 20))
+        return {};
     } else if (*end != '\0') {
       return {};
     }
@@ -297,15 +310,16 @@ std::vector<int> expand_slurm_tasks(const std::string& text) {
 
 std::vector<std::pair<std::string, std::string>> net_env(Net net) {
   switch (net) {
-    case Net::Default:
-      return {};
+    case Net::Default: return {};
     case Net::Socket:
       // The host's own socket plugin, even where the runtime loaded libnccom-net.
       return {{"NCCL_NET_PLUGIN", "socket"}, {"NCCOM_NET_USE_RUNTIME_PLUGIN", "false"}};
     case Net::Ofi:
       // The runtime's libnccom-net (net_neuron) over libfabric's tcp;ofi_rxm;
       // an empty NCCL_NET_PLUGIN counts as unset.
-      return {{"NCCL_NET_PLUGIN", ""}, {"NCCOM_NET_USE_RUNTIME_PLUGIN", "true"}, {"FI_PROVIDER", "tcp;ofi_rxm"}};
+      return {{"NCCL_NET_PLUGIN", ""},
+              {"NCCOM_NET_USE_RUNTIME_PLUGIN", "true"},
+              {"FI_PROVIDER", "tcp;ofi_rxm"}};
   }
   return {};
 }

@@ -28,10 +28,10 @@ struct Placement {
   Launcher launcher = Launcher::LocalParent;
   int rank = 0;
   int size = 1;
-  int host = 0;        // emulated host id (virtual_server_id)
-  int hosts = 1;       // emulated hosts (or machines) in the job
-  int local_rank = 0;  // device index on that host
-  int local_n = 1;     // ranks on that host
+  int host = 0;              // emulated host id (virtual_server_id)
+  int hosts = 1;             // emulated hosts (or machines) in the job
+  int local_rank = 0;        // device index on that host
+  int local_n = 1;           // ranks on that host
   std::string root_comm_id;  // "ip:port" of rank 0's bootstrap root ("" for LocalParent)
   std::string root_source;   // where root_comm_id came from, for messages
 };

@@ -47,7 +47,8 @@ std::vector<std::string> child_env(const Placement& p, bool tty) {
   for (char** e = environ; *e != nullptr; ++e) {
     const std::string kv = *e;
     const std::string name = kv.substr(0, kv.find('='));
-    if (name == kChildVar || name == kTtyVar || name == "NEURON_RT_ROOT_COMM_ID" || name == "NEURON_RT_EMU_DEVICES") {
+    if (name == kChildVar || name == kTtyVar || name == "NEURON_RT_ROOT_COMM_ID" ||
+        name == "NEURON_RT_EMU_DEVICES") {
       continue;
     }
     if (name == "CCOM_SOCKET_IFNAME" || name == "NCCL_SOCKET_IFNAME") have_ifname = true;
@@ -65,7 +66,8 @@ std::vector<std::string> child_env(const Placement& p, bool tty) {
 }
 
 // Starts one rank; false (and *err) when fork or pipe fails.
-bool start(Child& c, const std::string& argv0, const std::vector<std::string>& args, bool tty, std::string* err) {
+bool start(Child& c, const std::string& argv0, const std::vector<std::string>& args, bool tty,
+           std::string* err) {
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) {
     *err = std::string("pipe: ") + std::strerror(errno);
@@ -205,7 +207,8 @@ int run_local(const Options& o, const std::string& argv0, const std::vector<std:
   // taken by another process before rank 0 binds it (seen under ctest -j2).
   const PortReservation reserved;
   if (reserved.port() == 0) {
-    std::fprintf(stderr, "nccom-test: no free loopback port for the root: %s\n", reserved.error().c_str());
+    std::fprintf(stderr, "nccom-test: no free loopback port for the root: %s\n",
+                 reserved.error().c_str());
     return 1;
   }
   const std::string root = "127.0.0.1:" + std::to_string(reserved.port());
@@ -274,7 +277,8 @@ int run_local(const Options& o, const std::string& argv0, const std::vector<std:
   if (start_failed) return 1;
   if (timed_out) {
     std::fprintf(stderr,
-                 "nccom-test: the run exceeded its bound of %.1f s (--timeout-ms %u for each of its collective "
+                 "nccom-test: the run exceeded its bound of %.1f s (--timeout-ms %u for each of "
+                 "its collective "
                  "calls); stopped every rank\n",
                  static_cast<double>(bound) / 1000, o.timeout_ms);
     return 1;
@@ -293,10 +297,12 @@ int run_local(const Options& o, const std::string& argv0, const std::vector<std:
     // What the rank said of its own end; short of that, the last thing it
     // printed, unless a signal ended it (then that line is older than its end
     // and may be about something else).
-    const std::string& said = failed->cause.empty() && !WIFSIGNALED(failed->status) ? failed->last : failed->cause;
-    std::fprintf(stderr, "nccom-test: rank %d (host %d, local rank %d) %s%s%s; stopped the other ranks\n",
-                 failed->place.rank, failed->place.host, failed->place.local_rank,
-                 describe_wait_status(failed->status).c_str(), said.empty() ? "" : ": ", said.c_str());
+    const std::string& said =
+        failed->cause.empty() && !WIFSIGNALED(failed->status) ? failed->last : failed->cause;
+    std::fprintf(
+        stderr, "nccom-test: rank %d (host %d, local rank %d) %s%s%s; stopped the other ranks\n",
+        failed->place.rank, failed->place.host, failed->place.local_rank,
+        describe_wait_status(failed->status).c_str(), said.empty() ? "" : ": ", said.c_str());
     return 1;
   }
   return check_failed ? 1 : 0;

@@ -19,7 +19,8 @@ std::string lower(std::string_view s) {
 }
 
 // A decimal integer in [lo, hi]; the error names the option.
-Result<long long> parse_int(const std::string& opt, const std::string& v, long long lo, long long hi) {
+Result<long long> parse_int(const std::string& opt, const std::string& v, long long lo,
+                            long long hi) {
   if (v.empty() || !(std::isdigit(static_cast<unsigned char>(v[0])) || v[0] == '-')) {
     return usage_error(opt + " needs an integer, got '" + v + "'");
   }
@@ -28,31 +29,46 @@ Result<long long> parse_int(const std::string& opt, const std::string& v, long l
   const long long n = std::strtoll(v.c_str(), &end, 10);
   if (*end != '\0' || errno != 0) return usage_error(opt + " needs an integer, got '" + v + "'");
   if (n < lo || n > hi) {
-    return usage_error(opt + " must be in " + std::to_string(lo) + ".." + std::to_string(hi) + ", got " + v);
+    return usage_error(opt + " must be in " + std::to_string(lo) + ".." + std::to_string(hi) +
+                       ", got " + v);
   }
   return n;
 }
 
 // Options that take a value, by every spelling.
-enum class Key { Ranks, Nodes, MinBytes, MaxBytes, StepFactor, StepBytes, Iters, Warmup, DataType, RedOp,
-                 Root, Plot, Net, Timeout };
+enum class Key {
+  Ranks,
+  Nodes,
+  MinBytes,
+  MaxBytes,
+  StepFactor,
+  StepBytes,
+  Iters,
+  Warmup,
+  DataType,
+  RedOp,
+  Root,
+  Plot,
+  Net,
+  Timeout
+};
 struct Spelling {
   const char* name;
   Key key;
 };
 constexpr Spelling kValued[] = {
-    {"-r", Key::Ranks},          {"--ranks", Key::Ranks},
-    {"-N", Key::Nodes},          {"--nodes", Key::Nodes},
-    {"-b", Key::MinBytes},       {"--minbytes", Key::MinBytes},
-    {"-e", Key::MaxBytes},       {"--maxbytes", Key::MaxBytes},
-    {"-f", Key::StepFactor},     {"--stepfactor", Key::StepFactor},
-    {"-i", Key::StepBytes},      {"--stepbytes", Key::StepBytes},
-    {"-n", Key::Iters},          {"--iters", Key::Iters},
-    {"-w", Key::Warmup},         {"--warmup_iters", Key::Warmup},
-    {"-d", Key::DataType},       {"--datatype", Key::DataType},
-    {"-o", Key::RedOp},          {"--op", Key::RedOp},
-    {"--root", Key::Root},       {"--plot", Key::Plot},
-    {"--net", Key::Net},         {"--timeout-ms", Key::Timeout},
+    {"-r", Key::Ranks},      {"--ranks", Key::Ranks},
+    {"-N", Key::Nodes},      {"--nodes", Key::Nodes},
+    {"-b", Key::MinBytes},   {"--minbytes", Key::MinBytes},
+    {"-e", Key::MaxBytes},   {"--maxbytes", Key::MaxBytes},
+    {"-f", Key::StepFactor}, {"--stepfactor", Key::StepFactor},
+    {"-i", Key::StepBytes},  {"--stepbytes", Key::StepBytes},
+    {"-n", Key::Iters},      {"--iters", Key::Iters},
+    {"-w", Key::Warmup},     {"--warmup_iters", Key::Warmup},
+    {"-d", Key::DataType},   {"--datatype", Key::DataType},
+    {"-o", Key::RedOp},      {"--op", Key::RedOp},
+    {"--root", Key::Root},   {"--plot", Key::Plot},
+    {"--net", Key::Net},     {"--timeout-ms", Key::Timeout},
 };
 
 const Spelling* find_valued(std::string_view name) {
@@ -62,7 +78,8 @@ const Spelling* find_valued(std::string_view name) {
   return nullptr;
 }
 
-Status apply(Key key, const std::string& opt, const std::string& v, Options& o, bool& factor_given) {
+Status apply(Key key, const std::string& opt, const std::string& v, Options& o,
+             bool& factor_given) {
   switch (key) {
     case Key::Ranks: {
       auto n = parse_int(opt, v, 1, kMaxLocalRanks * 64);
@@ -109,9 +126,10 @@ Status apply(Key key, const std::string& opt, const std::string& v, Options& o, 
     case Key::DataType: {
       auto t = nrt_emu::engine::parse_dtype(v);
       if (!t) {
-        return usage_error(opt + ": unknown data type '" + v +
-                           "' (int8 uint8 int16 uint16 int32 uint32 int64 uint64 fp16 bf16 fp32 fp64 "
-                           "fp8_e4m3 fp8_e5m2)");
+        return usage_error(
+            opt + ": unknown data type '" + v +
+            "' (int8 uint8 int16 uint16 int32 uint32 int64 uint64 fp16 bf16 fp32 fp64 "
+            "fp8_e4m3 fp8_e5m2)");
       }
       o.dtype = *t;
       return {};
@@ -174,13 +192,21 @@ bool parse_op(std::string_view s, Op* out) {
     Op op;
   };
   static constexpr Alias kAliases[] = {
-      {"allr", Op::AllReduce},          {"all_reduce", Op::AllReduce},      {"allreduce", Op::AllReduce},
-      {"allg", Op::AllGather},          {"all_gather", Op::AllGather},      {"allgather", Op::AllGather},
-      {"redsct", Op::ReduceScatter},    {"reduce_scatter", Op::ReduceScatter},
+      {"allr", Op::AllReduce},
+      {"all_reduce", Op::AllReduce},
+      {"allreduce", Op::AllReduce},
+      {"allg", Op::AllGather},
+      {"all_gather", Op::AllGather},
+      {"allgather", Op::AllGather},
+      {"redsct", Op::ReduceScatter},
+      {"reduce_scatter", Op::ReduceScatter},
       {"reducescatter", Op::ReduceScatter},
-      {"sendrecv", Op::SendRecv},       {"permute", Op::SendRecv},
-      {"alltoall", Op::AllToAll},       {"all_to_all", Op::AllToAll},
-      {"bcast", Op::Broadcast},         {"broadcast", Op::Broadcast},
+      {"sendrecv", Op::SendRecv},
+      {"permute", Op::SendRecv},
+      {"alltoall", Op::AllToAll},
+      {"all_to_all", Op::AllToAll},
+      {"bcast", Op::Broadcast},
+      {"broadcast", Op::Broadcast},
       {"reduce", Op::Reduce},
   };
   const std::string l = lower(s);
@@ -193,7 +219,9 @@ bool parse_op(std::string_view s, Op* out) {
   return false;
 }
 
-bool op_reduces(Op op) { return op == Op::AllReduce || op == Op::ReduceScatter || op == Op::Reduce; }
+bool op_reduces(Op op) {
+  return op == Op::AllReduce || op == Op::ReduceScatter || op == Op::Reduce;
+}
 bool op_has_root(Op op) { return op == Op::Broadcast || op == Op::Reduce; }
 bool op_has_in_place(Op op) { return op != Op::SendRecv && op != Op::AllToAll; }
 
@@ -208,15 +236,17 @@ const char* net_name(Net n) {
 
 Result<uint64_t> parse_bytes(std::string_view text) {
   std::string t = lower(text);
-  if (t.size() > 1 && t.back() == 'b') t.pop_back();             // "64KB", "8B"
-  if (t.size() > 1 && t.back() == 'i') t.pop_back();             // "64KiB" -> "64k"
+  if (t.size() > 1 && t.back() == 'b') t.pop_back();  // "64KB", "8B"
+  if (t.size() > 1 && t.back() == 'i') t.pop_back();  // "64KiB" -> "64k"
   uint64_t mult = 1;
   if (!t.empty() && (t.back() == 'k' || t.back() == 'm' || t.back() == 'g')) {
     mult = t.back() == 'k' ? 1ull << 10 : t.back() == 'm' ? 1ull << 20 : 1ull << 30;
     t.pop_back();
   }
-  if (t.empty() || !std::all_of(t.begin(), t.end(), [](char c) { return c >= '0' && c <= '9'; }) || t.size() > 12) {
-    return usage_error("'" + std::string(text) + "' is not a size (digits with an optional K, M or G)");
+  if (t.empty() || !std::all_of(t.begin(), t.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
+      t.size() > 12) {
+    return usage_error("'" + std::string(text) +
+                       "' is not a size (digits with an optional K, M or G)");
   }
   const uint64_t n = std::strtoull(t.c_str(), nullptr, 10);
   if (n > std::numeric_limits<uint64_t>::max() / mult) {
@@ -241,7 +271,8 @@ Result<Options> parse_options(const std::vector<std::string>& args) {
     if (a == "-c" || a == "--check") {
       o.check = true;
       // nccl-tests spells it "-c 1"; a following 0/1 is its value.
-      if (i + 1 < args.size() && (args[i + 1] == "0" || args[i + 1] == "1")) o.check = args[++i] == "1";
+      if (i + 1 < args.size() && (args[i + 1] == "0" || args[i + 1] == "1"))
+        o.check = args[++i] == "1";
       continue;
     }
     if (a.rfind("--check=", 0) == 0) {
@@ -269,32 +300,39 @@ Result<Options> parse_options(const std::vector<std::string>& args) {
     if (!a.empty() && a[0] == '-') return usage_error("unknown option " + a + " (see --help)");
     Op op;
     if (!parse_op(a, &op)) {
-      return usage_error("unknown operation '" + a + "' (allr allg redsct sendrecv alltoall bcast reduce)");
+      return usage_error("unknown operation '" + a +
+                         "' (allr allg redsct sendrecv alltoall bcast reduce)");
     }
     if (std::find(o.ops.begin(), o.ops.end(), op) != o.ops.end()) {
       return usage_error("operation " + std::string(op_name(op)) + " is listed twice");
     }
     o.ops.push_back(op);
   }
-  if (o.ops.empty()) return usage_error("name at least one operation (allr allg redsct sendrecv alltoall bcast reduce)");
+  if (o.ops.empty())
+    return usage_error(
+        "name at least one operation (allr allg redsct sendrecv alltoall bcast reduce)");
   if (factor_given && step_given) return usage_error("-f and -i exclude each other: give one step");
   if (step_given) o.step_factor = 0;
   if (o.min_bytes > o.max_bytes) {
-    return usage_error("-b (" + std::to_string(o.min_bytes) + ") is larger than -e (" + std::to_string(o.max_bytes) + ")");
+    return usage_error("-b (" + std::to_string(o.min_bytes) + ") is larger than -e (" +
+                       std::to_string(o.max_bytes) + ")");
   }
-  if (o.step_factor != 0 && o.min_bytes == 0) return usage_error("-b must be at least 1 with -f (0 never grows)");
+  if (o.step_factor != 0 && o.min_bytes == 0)
+    return usage_error("-b must be at least 1 with -f (0 never grows)");
   if (size_series(o).size() > kMaxSizes) {
-    return usage_error("the size series has more than " + std::to_string(kMaxSizes) + " sizes: raise -i or -f");
+    return usage_error("the size series has more than " + std::to_string(kMaxSizes) +
+                       " sizes: raise -i or -f");
   }
   if (o.ranks_given && o.root >= o.ranks) {
-    return usage_error("--root " + std::to_string(o.root) + " is not a rank of -r " + std::to_string(o.ranks));
+    return usage_error("--root " + std::to_string(o.root) + " is not a rank of -r " +
+                       std::to_string(o.ranks));
   }
   return o;
 }
 
 std::vector<uint64_t> size_series(const Options& o) {
   std::vector<uint64_t> out;
-  for (uint64_t s = o.min_bytes; s <= o.max_bytes; ) {
+  for (uint64_t s = o.min_bytes; s <= o.max_bytes;) {
     out.push_back(s);
     if (out.size() > kMaxSizes) break;  // bounded: the caller reports it
     const uint64_t next = o.step_factor != 0 ? s * o.step_factor : s + o.step_bytes;

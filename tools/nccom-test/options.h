@@ -38,26 +38,26 @@ enum class Net { Default, Socket, Ofi };
 const char* net_name(Net n);  // "default", "socket", "ofi"
 
 struct Options {
-  std::vector<Op> ops;          // positional; at least one
-  int ranks = 2;                // -r; under a launcher 0 = what the launcher started
+  std::vector<Op> ops;  // positional; at least one
+  int ranks = 2;        // -r; under a launcher 0 = what the launcher started
   bool ranks_given = false;
-  int nodes = 1;                // -N emulated hosts
+  int nodes = 1;  // -N emulated hosts
   bool nodes_given = false;
-  uint64_t min_bytes = 8;       // -b
-  uint64_t max_bytes = 1 << 20; // -e
-  uint64_t step_factor = 2;     // -f (geometric series) ...
-  uint64_t step_bytes = 0;      // -i (arithmetic series); 0 = use step_factor
-  int iters = 20;               // -n
-  int warmup = 5;               // -w
-  DType dtype = DType::Fp32;    // -d
-  RedOp redop = RedOp::Sum;     // -o
-  int root = 0;                 // --root
-  bool check = false;           // -c / --check
-  bool json = false;            // --json
-  std::string plot;             // --plot FILE.svg ("" = none)
-  Net net = Net::Default;       // --net
-  uint32_t timeout_ms = 60000;  // --timeout-ms: bound of every wait in a collective
-  bool help = false;            // -h / --help
+  uint64_t min_bytes = 8;        // -b
+  uint64_t max_bytes = 1 << 20;  // -e
+  uint64_t step_factor = 2;      // -f (geometric series) ...
+  uint64_t step_bytes = 0;       // -i (arithmetic series); 0 = use step_factor
+  int iters = 20;                // -n
+  int warmup = 5;                // -w
+  DType dtype = DType::Fp32;     // -d
+  RedOp redop = RedOp::Sum;      // -o
+  int root = 0;                  // --root
+  bool check = false;            // -c / --check
+  bool json = false;             // --json
+  std::string plot;              // --plot FILE.svg ("" = none)
+  Net net = Net::Default;        // --net
+  uint32_t timeout_ms = 60000;   // --timeout-ms: bound of every wait in a collective
+  bool help = false;             // -h / --help
 };
 
 // Parses argv[1..] (args excludes the program name). An error's message is
@@ -76,7 +76,7 @@ const char* usage_text();
 
 // Bounds (checked by parse_options; documented in docs/tools/nccom-test.md).
 inline constexpr int kMaxLocalRanks = 256;
-inline constexpr int kMaxRanksPerHost = 16;   // the emu's NEURON_RT_EMU_DEVICES range
+inline constexpr int kMaxRanksPerHost = 16;  // the emu's NEURON_RT_EMU_DEVICES range
 inline constexpr uint64_t kMaxBytes = 4ull << 30;
 inline constexpr size_t kMaxSizes = 1000;
 inline constexpr int kMaxIters = 1000000;

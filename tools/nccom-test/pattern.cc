@@ -19,7 +19,8 @@ bool is_unsigned(DType t) {
 // A well-spread 64-bit value per (rank, index) (splitmix64's finaliser), so a
 // shifted or swapped block shows up as wrong elements.
 uint64_t mix(int rank, size_t i) {
-  uint64_t x = static_cast<uint64_t>(i) * 0x9E3779B97F4A7C15ull ^ (static_cast<uint64_t>(rank) + 1) * 0xBF58476D1CE4E5B9ull;
+  uint64_t x = static_cast<uint64_t>(i) * 0x9E3779B97F4A7C15ull ^
+               (static_cast<uint64_t>(rank) + 1) * 0xBF58476D1CE4E5B9ull;
   x ^= x >> 31;
   x *= 0x94D049BB133111EBull;
   x ^= x >> 29;
@@ -29,7 +30,8 @@ uint64_t mix(int rank, size_t i) {
 // A value in [-k, k] (or [0, k] for unsigned types) from h.
 double spread(uint64_t h, int64_t k, bool uns) {
   const uint64_t span = uns ? static_cast<uint64_t>(k) + 1 : 2 * static_cast<uint64_t>(k) + 1;
-  return uns ? static_cast<double>(h % span) : static_cast<double>(static_cast<int64_t>(h % span) - k);
+  return uns ? static_cast<double>(h % span)
+             : static_cast<double>(static_cast<int64_t>(h % span) - k);
 }
 
 // Unit roundoff (half an ulp at 1) and the smallest subnormal of a float type.
@@ -66,9 +68,7 @@ Layout layout_for(Op op, uint64_t bytes, size_t type_size, int nranks) {
     case Op::AllReduce:
     case Op::Broadcast:
     case Op::Reduce:
-    case Op::SendRecv:
-      l.count = l.send_elems = l.recv_elems = l.elems = total;
-      break;
+    case Op::SendRecv: l.count = l.send_elems = l.recv_elems = l.elems = total; break;
     case Op::AllGather:
       l.count = l.send_elems = total / n;
       l.recv_elems = l.elems = l.count * n;
@@ -121,7 +121,8 @@ double pattern_value(Op op, DType t, RedOp r, int rank, int nranks, size_t i) {
       const int64_t g = std::max<int64_t>(1, (nranks + m - 1) / m);
       const int64_t nz = (nranks + g - 1) / g;
       const int64_t k = std::max<int64_t>(1, std::min<int64_t>(m / nz, 1000));
-      if ((static_cast<int64_t>(rank) + static_cast<int64_t>(i % static_cast<size_t>(g))) % g != 0) return 0.0;
+      if ((static_cast<int64_t>(rank) + static_cast<int64_t>(i % static_cast<size_t>(g))) % g != 0)
+        return 0.0;
       return spread(h, k, uns);
     }
     case RedOp::Prod: {
@@ -131,8 +132,7 @@ double pattern_value(Op op, DType t, RedOp r, int rank, int nranks, size_t i) {
       return (!uns && (h & 1)) ? -mag : mag;
     }
     case RedOp::Min:
-    case RedOp::Max:
-      return spread(h, std::min<int64_t>(m, 1000), uns);
+    case RedOp::Max: return spread(h, std::min<int64_t>(m, 1000), uns);
   }
   return 0.0;
 }
@@ -173,14 +173,13 @@ std::vector<unsigned char> expected_output(Op op, DType t, RedOp r, int rank, in
       const size_t from = op == Op::AllToAll ? static_cast<size_t>(rank) * cnt * ts : 0;
       for (int j = 0; j < nranks; ++j) {
         input(j);
-        if (cnt > 0) std::memcpy(out.data() + static_cast<size_t>(j) * cnt * ts, in.data() + from, cnt * ts);
+        if (cnt > 0)
+          std::memcpy(out.data() + static_cast<size_t>(j) * cnt * ts, in.data() + from, cnt * ts);
       }
       return out;
     }
     case Op::Broadcast:
-    case Op::SendRecv:
-      input(op == Op::Broadcast ? root : (rank + nranks - 1) % nranks);
-      return in;
+    case Op::SendRecv: input(op == Op::Broadcast ? root : (rank + nranks - 1) % nranks); return in;
   }
   return out;
 }
@@ -191,7 +190,8 @@ double tolerance(DType t, RedOp r, Op op, double expected) {
   // any order; a correct engine may round only the final value (avg's
   // scaling, or a wider compute type rounded back to storage): half an ulp,
   // doubled for the 1/n factor's own rounding, plus a subnormal step.
-  return 2.0 * unit_roundoff(t) * std::fabs(expected) + (r == RedOp::Avg ? smallest_subnormal(t) : 0.0);
+  return 2.0 * unit_roundoff(t) * std::fabs(expected) +
+         (r == RedOp::Avg ? smallest_subnormal(t) : 0.0);
 }
 
 uint64_t count_wrong(Op op, DType t, RedOp r, const void* got, const void* expected, size_t n) {

@@ -9,8 +9,8 @@ namespace nccom::nccomtest {
 namespace {
 
 constexpr double kWidth = 900, kPanelHeight = 320, kLeft = 80, kRight = 170, kTop = 50, kGap = 70;
-constexpr const char* kColors[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2",
-                                   "#17becf", "#7f7f7f", "#bcbd22"};
+constexpr const char* kColors[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
+                                   "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22"};
 
 std::string esc(const std::string& s) {
   std::string out;
@@ -44,13 +44,14 @@ std::string num_label(double v) {
 
 std::string text(double x, double y, const std::string& s, const char* anchor, int size = 12,
                  const std::string& extra = "") {
-  return "<text x=\"" + n2(x) + "\" y=\"" + n2(y) + "\" text-anchor=\"" + anchor + "\" font-size=\"" +
-         std::to_string(size) + "\" font-family=\"sans-serif\"" + extra + ">" + esc(s) + "</text>\n";
+  return "<text x=\"" + n2(x) + "\" y=\"" + n2(y) + "\" text-anchor=\"" + anchor +
+         "\" font-size=\"" + std::to_string(size) + "\" font-family=\"sans-serif\"" + extra + ">" +
+         esc(s) + "</text>\n";
 }
 
 std::string line(double x1, double y1, double x2, double y2, const char* style) {
-  return "<line x1=\"" + n2(x1) + "\" y1=\"" + n2(y1) + "\" x2=\"" + n2(x2) + "\" y2=\"" + n2(y2) + "\" " + style +
-         "/>\n";
+  return "<line x1=\"" + n2(x1) + "\" y1=\"" + n2(y1) + "\" x2=\"" + n2(x2) + "\" y2=\"" + n2(y2) +
+         "\" " + style + "/>\n";
 }
 
 // One panel: frame, x ticks (sizes), y ticks, the series.
@@ -131,14 +132,15 @@ std::string render_svg(const std::string& title, const std::vector<PlotSeries>& 
   const double lx0 = std::log2(xt.front()), lx1 = std::log2(xt.back());
   auto px = [&](double b) { return kLeft + (std::log2(b) - lx0) / (lx1 - lx0) * plot_w(); };
 
-  Panel panels[2] = {
-      {kTop, "Bus bandwidth", "busbw (GB/s)", false, linear_ticks(bwmax * 1.05, 6)},
-      {kTop + kPanelHeight + kGap, "Time per iteration", "time (us)", true, log_ticks(tmin, tmax, 10)}};
+  Panel panels[2] = {{kTop, "Bus bandwidth", "busbw (GB/s)", false, linear_ticks(bwmax * 1.05, 6)},
+                     {kTop + kPanelHeight + kGap, "Time per iteration", "time (us)", true,
+                      log_ticks(tmin, tmax, 10)}};
   const double height = kTop + 2 * kPanelHeight + kGap + 60;
   std::string svg = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  svg += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + n2(kWidth) + "\" height=\"" + n2(height) +
-         "\" viewBox=\"0 0 " + n2(kWidth) + " " + n2(height) + "\">\n";
-  svg += "<rect x=\"0\" y=\"0\" width=\"" + n2(kWidth) + "\" height=\"" + n2(height) + "\" fill=\"white\"/>\n";
+  svg += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + n2(kWidth) + "\" height=\"" +
+         n2(height) + "\" viewBox=\"0 0 " + n2(kWidth) + " " + n2(height) + "\">\n";
+  svg += "<rect x=\"0\" y=\"0\" width=\"" + n2(kWidth) + "\" height=\"" + n2(height) +
+         "\" fill=\"white\"/>\n";
   svg += text(kWidth / 2, 24, title, "middle", 15, " font-weight=\"bold\"");
   for (int pi = 0; pi < 2; ++pi) {
     const Panel& p = panels[pi];
@@ -149,7 +151,8 @@ std::string render_svg(const std::string& title, const std::vector<PlotSeries>& 
       return p.top + kPanelHeight - (u - y0) / (y1 - y0) * kPanelHeight;
     };
     svg += "<g class=\"panel\" id=\"" + std::string(pi == 0 ? "busbw" : "time") + "\">\n";
-    svg += text(kLeft + plot_w() / 2, p.top - 10, p.title + (p.log_y ? " (log scale)" : ""), "middle", 13);
+    svg += text(kLeft + plot_w() / 2, p.top - 10, p.title + (p.log_y ? " (log scale)" : ""),
+                "middle", 13);
     // Grid and ticks.
     const size_t stride = std::max<size_t>(1, (xt.size() + 11) / 12);
     for (size_t i = 0; i < xt.size(); ++i) {
@@ -157,7 +160,8 @@ std::string render_svg(const std::string& title, const std::vector<PlotSeries>& 
       svg += line(x, p.top, x, p.top + kPanelHeight, "stroke=\"#e0e0e0\"");
       svg += line(x, p.top + kPanelHeight, x, p.top + kPanelHeight + 5, "stroke=\"black\"");
       // Every stride-th tick counted back from the largest is labelled.
-      if ((xt.size() - 1 - i) % stride == 0) svg += text(x, p.top + kPanelHeight + 18, size_label(xt[i]), "middle", 11);
+      if ((xt.size() - 1 - i) % stride == 0)
+        svg += text(x, p.top + kPanelHeight + 18, size_label(xt[i]), "middle", 11);
     }
     for (double v : p.y_ticks) {
       const double y = py(v);
@@ -165,9 +169,10 @@ std::string render_svg(const std::string& title, const std::vector<PlotSeries>& 
       svg += line(kLeft - 5, y, kLeft, y, "stroke=\"black\"");
       svg += text(kLeft - 8, y + 4, num_label(v), "end", 11);
     }
-    svg += "<rect x=\"" + n2(kLeft) + "\" y=\"" + n2(p.top) + "\" width=\"" + n2(plot_w()) + "\" height=\"" +
-           n2(kPanelHeight) + "\" fill=\"none\" stroke=\"black\"/>\n";
-    svg += text(kLeft + plot_w() / 2, p.top + kPanelHeight + 36, "message size (log scale)", "middle", 12);
+    svg += "<rect x=\"" + n2(kLeft) + "\" y=\"" + n2(p.top) + "\" width=\"" + n2(plot_w()) +
+           "\" height=\"" + n2(kPanelHeight) + "\" fill=\"none\" stroke=\"black\"/>\n";
+    svg += text(kLeft + plot_w() / 2, p.top + kPanelHeight + 36, "message size (log scale)",
+                "middle", 12);
     svg += text(20, p.top + kPanelHeight / 2, p.y_label, "middle", 12,
                 " transform=\"rotate(-90 20 " + n2(p.top + kPanelHeight / 2) + ")\"");
     // Series: out-of-place solid, in-place dashed.
@@ -181,13 +186,16 @@ std::string render_svg(const std::string& title, const std::vector<PlotSeries>& 
           if (r.bytes == 0 || !t.ran || (p.log_y && !(v > 0))) continue;
           const double x = px(static_cast<double>(r.bytes)), y = py(v);
           pts += (pts.empty() ? "" : " ") + n2(x) + "," + n2(y);
-          if (placement == 0) marks += "<circle cx=\"" + n2(x) + "\" cy=\"" + n2(y) + "\" r=\"2.5\" fill=\"" + color + "\"/>\n";
+          if (placement == 0)
+            marks += "<circle cx=\"" + n2(x) + "\" cy=\"" + n2(y) + "\" r=\"2.5\" fill=\"" + color +
+                     "\"/>\n";
         }
         if (pts.empty()) continue;
-        svg += "<polyline class=\"series\" data-series=\"" + esc(series[si].label) + "\" data-placement=\"" +
-               (placement == 0 ? "out-of-place" : "in-place") + "\" fill=\"none\" stroke=\"" + color +
-               "\" stroke-width=\"1.8\"" + (placement == 1 ? " stroke-dasharray=\"5,4\"" : "") + " points=\"" +
-               pts + "\"/>\n" + marks;
+        svg += "<polyline class=\"series\" data-series=\"" + esc(series[si].label) +
+               "\" data-placement=\"" + (placement == 0 ? "out-of-place" : "in-place") +
+               "\" fill=\"none\" stroke=\"" + color + "\" stroke-width=\"1.8\"" +
+               (placement == 1 ? " stroke-dasharray=\"5,4\"" : "") + " points=\"" + pts + "\"/>\n" +
+               marks;
       }
     }
     svg += "</g>\n";
@@ -198,13 +206,15 @@ std::string render_svg(const std::string& title, const std::vector<PlotSeries>& 
   svg += "<g class=\"legend\">\n";
   for (size_t si = 0; si < series.size(); ++si) {
     const char* color = kColors[si % (sizeof kColors / sizeof kColors[0])];
-    svg += line(lx, ly, lx + 24, ly, (std::string("stroke=\"") + color + "\" stroke-width=\"3\"").c_str());
+    svg += line(lx, ly, lx + 24, ly,
+                (std::string("stroke=\"") + color + "\" stroke-width=\"3\"").c_str());
     svg += text(lx + 30, ly + 4, series[si].label, "start", 12);
     ly += 20;
   }
   svg += line(lx, ly + 6, lx + 24, ly + 6, "stroke=\"black\" stroke-width=\"1.8\"");
   svg += text(lx + 30, ly + 10, "out-of-place", "start", 11);
-  svg += line(lx, ly + 26, lx + 24, ly + 26, "stroke=\"black\" stroke-width=\"1.8\" stroke-dasharray=\"5,4\"");
+  svg += line(lx, ly + 26, lx + 24, ly + 26,
+              "stroke=\"black\" stroke-width=\"1.8\" stroke-dasharray=\"5,4\"");
   svg += text(lx + 30, ly + 30, "in-place", "start", 11);
   svg += "</g>\n</svg>\n";
   return svg;

@@ -31,8 +31,8 @@ std::string group(const Timing& t) {
     return buf;
   }
   const std::string wrong = t.wrong < 0 ? "N/A" : std::to_string(t.wrong);
-  std::snprintf(buf, sizeof buf, "  %8s  %6.2f  %6.2f  %6s", time_text(t.time_us).c_str(), t.algbw, t.busbw,
-                wrong.c_str());
+  std::snprintf(buf, sizeof buf, "  %8s  %6.2f  %6.2f  %6s", time_text(t.time_us).c_str(), t.algbw,
+                t.busbw, wrong.c_str());
   return buf;
 }
 
@@ -64,8 +64,8 @@ std::string str(const std::string& s) {
 std::string timing_json(const Timing& t) {
   if (!t.ran) return "null";
   return "{\"time_us\": " + num(t.time_us) + ", \"algbw_gbps\": " + num(t.algbw) +
-         ", \"busbw_gbps\": " + num(t.busbw) + ", \"wrong\": " + (t.wrong < 0 ? "null" : std::to_string(t.wrong)) +
-         "}";
+         ", \"busbw_gbps\": " + num(t.busbw) +
+         ", \"wrong\": " + (t.wrong < 0 ? "null" : std::to_string(t.wrong)) + "}";
 }
 
 const char* redop_text(const RunInfo& info, Op op) {
@@ -112,17 +112,20 @@ std::string describe(const NetPluginInfo& p) {
 std::string table_header(const RunInfo& info, Op op) {
   char line[256];
   std::snprintf(line, sizeof line,
-                "# nccom-test %s: %d rank(s) on %d host(s) (%s), %s, %d iters after %d warmup, check %s, net %s\n",
-                op_name(op), info.ranks, info.hosts, info.launcher.c_str(), eng::dtype_name(info.dtype),
-                info.iters, info.warmup, info.check ? "on" : "off", net_name(info.net));
+                "# nccom-test %s: %d rank(s) on %d host(s) (%s), %s, %d iters after %d warmup, "
+                "check %s, net %s\n",
+                op_name(op), info.ranks, info.hosts, info.launcher.c_str(),
+                eng::dtype_name(info.dtype), info.iters, info.warmup, info.check ? "on" : "off",
+                net_name(info.net));
   std::string s = line;
   s += "# net plugin: " + describe(info.net_plugin) + "\n";
   s += "#\n";
   // Built with the row's own widths so every name sits over its values.
-  auto columns = [](const char* a, const char* b, const char* c, const char* d, const char* e, const char* g1,
-                    const char* g2, const char* g3, const char* g4) {
+  auto columns = [](const char* a, const char* b, const char* c, const char* d, const char* e,
+                    const char* g1, const char* g2, const char* g3, const char* g4) {
     char buf[256];
-    std::snprintf(buf, sizeof buf, "#%12s  %12s  %8s  %6s  %6s  %8s  %6s  %6s  %6s  %8s  %6s  %6s  %6s", a, b, c, d,
+    std::snprintf(buf, sizeof buf,
+                  "#%12s  %12s  %8s  %6s  %6s  %8s  %6s  %6s  %6s  %8s  %6s  %6s  %6s", a, b, c, d,
                   e, g1, g2, g3, g4, g1, g2, g3, g4);
     std::string l = buf;
     while (!l.empty() && l.back() == ' ') l.pop_back();
@@ -142,9 +145,10 @@ std::string table_header(const RunInfo& info, Op op) {
 
 std::string table_row(const RunInfo& info, Op op, const Row& row) {
   char head[128];
-  std::snprintf(head, sizeof head, "%13llu  %12llu  %8s  %6s  %6d", static_cast<unsigned long long>(row.bytes),
-                static_cast<unsigned long long>(row.count), eng::dtype_name(info.dtype), redop_text(info, op),
-                root_value(info, op));
+  std::snprintf(head, sizeof head, "%13llu  %12llu  %8s  %6s  %6d",
+                static_cast<unsigned long long>(row.bytes),
+                static_cast<unsigned long long>(row.count), eng::dtype_name(info.dtype),
+                redop_text(info, op), root_value(info, op));
   return head + group(row.out_of_place) + group(row.in_place) + "\n";
 }
 
@@ -177,7 +181,8 @@ std::string table_footer(const RunInfo& info, const OpResult& r) {
   std::string s = "# Avg bus bandwidth    : " + fmt("%.6g", avg_busbw(r)) + "\n";
   if (info.check) {
     const int64_t wrong = total_wrong({r});
-    s += "# Wrong elements       : " + std::to_string(wrong) + (wrong == 0 ? " OK" : " FAILED") + "\n";
+    s += "# Wrong elements       : " + std::to_string(wrong) + (wrong == 0 ? " OK" : " FAILED") +
+         "\n";
   }
   return s + "#\n";
 }
@@ -185,7 +190,8 @@ std::string table_footer(const RunInfo& info, const OpResult& r) {
 std::string to_json(const RunInfo& info, const std::vector<OpResult>& results) {
   std::string s = "{\n";
   s += "  \"tool\": \"nccom-test\",\n  \"schema\": 1,\n";
-  s += "  \"ranks\": " + std::to_string(info.ranks) + ",\n  \"hosts\": " + std::to_string(info.hosts) + ",\n";
+  s += "  \"ranks\": " + std::to_string(info.ranks) +
+       ",\n  \"hosts\": " + std::to_string(info.hosts) + ",\n";
   s += "  \"launcher\": " + str(info.launcher) + ",\n  \"net\": " + str(net_name(info.net)) + ",\n";
   const NetPluginInfo& p = info.net_plugin;
   if (p.known) {
@@ -196,30 +202,34 @@ std::string to_json(const RunInfo& info, const std::vector<OpResult>& results) {
   } else {
     s += "  \"net_plugin\": null,\n  \"net_plugin_error\": " + str(p.error) + ",\n";
   }
-  s += "  \"datatype\": " + str(eng::dtype_name(info.dtype)) + ",\n  \"redop\": " +
-       str(eng::redop_name(info.redop)) + ",\n";
-  s += "  \"root\": " + std::to_string(info.root) + ",\n  \"iters\": " + std::to_string(info.iters) +
+  s += "  \"datatype\": " + str(eng::dtype_name(info.dtype)) +
+       ",\n  \"redop\": " + str(eng::redop_name(info.redop)) + ",\n";
+  s += "  \"root\": " + std::to_string(info.root) +
+       ",\n  \"iters\": " + std::to_string(info.iters) +
        ",\n  \"warmup_iters\": " + std::to_string(info.warmup) + ",\n";
-  s += "  \"check\": " + std::string(info.check ? "true" : "false") + ",\n  \"timeout_ms\": " +
-       std::to_string(info.timeout_ms) + ",\n";
+  s += "  \"check\": " + std::string(info.check ? "true" : "false") +
+       ",\n  \"timeout_ms\": " + std::to_string(info.timeout_ms) + ",\n";
   s += "  \"results\": [";
   for (size_t k = 0; k < results.size(); ++k) {
     const OpResult& r = results[k];
     s += k ? ",\n" : "\n";
     s += "    {\"op\": " + str(op_name(r.op)) + ", \"redop\": " + str(redop_text(info, r.op)) +
-         ", \"root\": " + std::to_string(root_value(info, r.op)) + ", \"busbw_factor\": " +
-         num(busbw_factor(r.op, info.ranks)) + ", \"avg_busbw_gbps\": " + num(avg_busbw(r)) + ",\n     \"rows\": [";
+         ", \"root\": " + std::to_string(root_value(info, r.op)) +
+         ", \"busbw_factor\": " + num(busbw_factor(r.op, info.ranks)) +
+         ", \"avg_busbw_gbps\": " + num(avg_busbw(r)) + ",\n     \"rows\": [";
     for (size_t i = 0; i < r.rows.size(); ++i) {
       const Row& row = r.rows[i];
       s += i ? ",\n" : "\n";
-      s += "       {\"size_bytes\": " + std::to_string(row.bytes) + ", \"count\": " + std::to_string(row.count) +
-           ", \"out_of_place\": " + timing_json(row.out_of_place) + ", \"in_place\": " +
-           timing_json(row.in_place) + "}";
+      s += "       {\"size_bytes\": " + std::to_string(row.bytes) +
+           ", \"count\": " + std::to_string(row.count) +
+           ", \"out_of_place\": " + timing_json(row.out_of_place) +
+           ", \"in_place\": " + timing_json(row.in_place) + "}";
     }
     s += r.rows.empty() ? "]}" : "\n     ]}";
   }
   s += results.empty() ? "],\n" : "\n  ],\n";
-  s += "  \"wrong_total\": " + (info.check ? std::to_string(total_wrong(results)) : std::string("null")) + "\n}\n";
+  s += "  \"wrong_total\": " +
+       (info.check ? std::to_string(total_wrong(results)) : std::string("null")) + "\n}\n";
   return s;
 }
 

@@ -37,13 +37,13 @@ struct OpResult {
 // (nrt_emu_net_plugin); known == false when the query failed.
 struct NetPluginInfo {
   bool known = false;
-  std::string name;     // the plugin's table name
-  std::string layout;   // "Neuron" / "NVIDIA"
-  int version = 0;      // 4, 5, 6
-  std::string file;     // the file holding its table
-  bool adapted = false; // served through libnccom's v6 adapter
+  std::string name;           // the plugin's table name
+  std::string layout;         // "Neuron" / "NVIDIA"
+  int version = 0;            // 4, 5, 6
+  std::string file;           // the file holding its table
+  bool adapted = false;       // served through libnccom's v6 adapter
   bool from_runtime = false;  // the runtime's libnccom-net.so
-  std::string error;    // why it is not known
+  std::string error;          // why it is not known
 };
 // "AWS Libfabric (Neuron ncclNet_v6) from /x/libnccom-net.so, the runtime's plugin".
 std::string describe(const NetPluginInfo& p);

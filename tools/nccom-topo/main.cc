@@ -55,12 +55,18 @@ std::optional<int> to_int(const std::string& s) {
 
 // Parses argv into `o`; returns a usage error text, or "" when fine.
 std::string parse(int argc, char** argv, Options& o) {
-  std::map<std::string, std::string*> text = {
-      {"--platform", &o.req.platform}, {"--algorithm", &o.req.algorithm},
-      {"--topo-file", &o.req.topo_file}, {"--xml", &o.xml}, {"--graph-xml", &o.graph_xml},
-      {"--dot", &o.dot}, {"--svg", &o.svg}, {"--png", &o.png}};
-  std::map<std::string, int*> ints = {{"--nodes", &o.req.nodes}, {"--devices", &o.req.devices},
-                                      {"--lnc", &o.req.lnc}, {"--ranks-per-node", &o.req.ranks_per_node},
+  std::map<std::string, std::string*> text = {{"--platform", &o.req.platform},
+                                              {"--algorithm", &o.req.algorithm},
+                                              {"--topo-file", &o.req.topo_file},
+                                              {"--xml", &o.xml},
+                                              {"--graph-xml", &o.graph_xml},
+                                              {"--dot", &o.dot},
+                                              {"--svg", &o.svg},
+                                              {"--png", &o.png}};
+  std::map<std::string, int*> ints = {{"--nodes", &o.req.nodes},
+                                      {"--devices", &o.req.devices},
+                                      {"--lnc", &o.req.lnc},
+                                      {"--ranks-per-node", &o.req.ranks_per_node},
                                       {"--rank", &o.req.rank}};
   bool have_nodes = false;
   for (int i = 1; i < argc; ++i) {
@@ -79,7 +85,8 @@ std::string parse(int argc, char** argv, Options& o) {
       continue;
     }
     auto n = to_int(v);
-    if (!n || *n < (a == "--rank" ? 0 : 1)) return a + " needs a positive integer, not \"" + v + "\"";
+    if (!n || *n < (a == "--rank" ? 0 : 1))
+      return a + " needs a positive integer, not \"" + v + "\"";
     *ints[a] = *n;
     if (a == "--nodes") have_nodes = true;
   }
@@ -119,12 +126,14 @@ bool run_dot(const std::string& dot_text, const std::string& format, const std::
              std::string* why) {
   const std::string dot = find_dot();
   if (dot.empty()) {
-    *why = "--" + format + " needs Graphviz's `dot`, which is not on PATH (scripts/deps.sh installs graphviz)";
+    *why = "--" + format +
+           " needs Graphviz's `dot`, which is not on PATH (scripts/deps.sh installs graphviz)";
     return false;
   }
   char tmpl[] = "/tmp/nccom-topo-XXXXXX";
   const int fd = mkstemp(tmpl);
-  if (fd < 0 || write(fd, dot_text.data(), dot_text.size()) != static_cast<ssize_t>(dot_text.size())) {
+  if (fd < 0 ||
+      write(fd, dot_text.data(), dot_text.size()) != static_cast<ssize_t>(dot_text.size())) {
     *why = std::string("cannot write a temporary DOT file: ") + std::strerror(errno);
     if (fd >= 0) close(fd), unlink(tmpl);
     return false;
@@ -165,7 +174,8 @@ int main(int argc, char** argv) {
     const char* v = std::getenv(name);
     return std::string(v != nullptr ? v : "");
   };
-  auto logging = nccom::log::parse_settings(env("NCCL_DEBUG"), env("NCCL_DEBUG_SUBSYS"), env("NCCL_DEBUG_FILE"));
+  auto logging = nccom::log::parse_settings(env("NCCL_DEBUG"), env("NCCL_DEBUG_SUBSYS"),
+                                            env("NCCL_DEBUG_FILE"));
   if (!logging) return fail(logging.error().message);
   if (auto st = nccom::log::configure(*logging); !st) return fail(st.error().message);
   // A bad platform is reported before any plugin is looked for.
@@ -190,14 +200,16 @@ int main(int argc, char** argv) {
     if (!text) return fail(text.error().message);
     if (!write_file(o.graph_xml, *text, &why)) return fail(why);
   }
-  const std::string dot = (o.dot.empty() && o.svg.empty() && o.png.empty()) ? "" : tt::render_dot(r);
+  const std::string dot =
+      (o.dot.empty() && o.svg.empty() && o.png.empty()) ? "" : tt::render_dot(r);
   if (!o.dot.empty() && !write_file(o.dot, dot, &why)) return fail(why);
   if (!o.svg.empty() && !run_dot(dot, "svg", o.svg, &why)) return fail(why);
   if (!o.png.empty() && !run_dot(dot, "png", o.png, &why)) return fail(why);
   const std::string out = o.json ? tt::render_json(r) : tt::render_text(r);
   std::fwrite(out.data(), 1, out.size(), stdout);
   if (r.cluster.layout.n_nodes > tt::kMaxDrawnNodes && !dot.empty() && !o.json) {
-    std::printf("note: the picture shows %d of %d nodes\n", tt::kMaxDrawnNodes, r.cluster.layout.n_nodes);
+    std::printf("note: the picture shows %d of %d nodes\n", tt::kMaxDrawnNodes,
+                r.cluster.layout.n_nodes);
   }
   return 0;
 }

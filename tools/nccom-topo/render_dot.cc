@@ -13,9 +13,9 @@ namespace {
 
 namespace tn = topo_neuron;
 
-constexpr const char* kColours[] = {"red",        "blue",       "darkgreen", "orange",
-                                    "purple",     "brown",      "magenta",   "cyan4",
-                                    "gold3",      "deeppink",   "navy",      "olivedrab"};
+constexpr const char* kColours[] = {"red",    "blue",     "darkgreen", "orange",
+                                    "purple", "brown",    "magenta",   "cyan4",
+                                    "gold3",  "deeppink", "navy",      "olivedrab"};
 
 std::string dev_id(int node, int dev) {
   return "n" + std::to_string(node) + "_d" + std::to_string(dev);
@@ -35,9 +35,9 @@ std::string render_dot(const ToolResult& r) {
 
   std::string o = "digraph nccom_topo {\n  compound=true;\n  node [fontname=\"Helvetica\"];\n";
   std::string label = d.name + ", " + std::to_string(l.n_nodes) + " nodes x " +
-                      std::to_string(r.cluster_request.ranks_per_node) + " ranks, LNC=" +
-                      std::to_string(d.lnc) + ", " + std::to_string(c.agreed_channels) +
-                      " channels (doubled copies not drawn)";
+                      std::to_string(r.cluster_request.ranks_per_node) +
+                      " ranks, LNC=" + std::to_string(d.lnc) + ", " +
+                      std::to_string(c.agreed_channels) + " channels (doubled copies not drawn)";
   if (drawn < l.n_nodes) {
     label += "; showing " + std::to_string(drawn) + " of " + std::to_string(l.n_nodes) +
              " nodes (the first in ring order)";
@@ -82,7 +82,8 @@ std::string render_dot(const ToolResult& r) {
       const int na = l.rank_node[a], nb = l.rank_node[b];
       const int da = l.rank_device[a], db = l.rank_device[b];
       if (na == nb) {
-        if (da != db && shown.count(na)) o += "  " + dev_id(na, da) + " -> " + dev_id(na, db) + attrs;
+        if (da != db && shown.count(na))
+          o += "  " + dev_id(na, da) + " -> " + dev_id(na, db) + attrs;
         continue;
       }
       const int out = c.nodes[na].graph.inter[ch][1];
@@ -90,7 +91,8 @@ std::string render_dot(const ToolResult& r) {
       const bool has_nics = !d.nics.empty();
       if (!has_nics) continue;  // no NIC to draw the hop through
       if (shown.count(na)) o += "  " + dev_id(na, da) + " -> " + nic_id(na, out) + attrs;
-      if (shown.count(na) && shown.count(nb)) o += "  " + nic_id(na, out) + " -> " + nic_id(nb, in) + attrs;
+      if (shown.count(na) && shown.count(nb))
+        o += "  " + nic_id(na, out) + " -> " + nic_id(nb, in) + attrs;
       if (shown.count(nb)) o += "  " + nic_id(nb, in) + " -> " + dev_id(nb, db) + attrs;
     }
   }

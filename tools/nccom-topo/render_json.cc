@@ -41,7 +41,8 @@ std::string render_json(const ToolResult& r) {
   o += "  \"platform\": {\"name\": " + quoted(d.name) + ", \"codename\": " + quoted(s.codename) +
        ", \"generation\": " + quoted(s.generation) +
        ", \"instance_family\": " + std::to_string(m.instance_family) +
-       ", \"arch_name\": " + quoted(m.arch_name) + ", \"pod_type\": " + quoted(pod_name(m.pod_type)) +
+       ", \"arch_name\": " + quoted(m.arch_name) +
+       ", \"pod_type\": " + quoted(pod_name(m.pod_type)) +
        ", \"pod_size\": " + std::to_string(m.pod_size) + "},\n";
   o += "  \"node\": {\"devices\": " + std::to_string(d.nDevices) +
        ", \"cores_per_device\": " + std::to_string(d.coresPerDevice) +
@@ -64,14 +65,17 @@ std::string render_json(const ToolResult& r) {
        ", \"ranks\": " + std::to_string(c.layout.n_ranks) +
        ", \"node_order\": " + array(c.node_order) + "},\n";
   o += "  \"origin\": {\"system_backend\": " + quoted(t.backend) +
-       ", \"topo_file\": " + quoted(r.request.topo_file) + ", \"graph\": " + quoted(t.graph_origin) +
+       ", \"topo_file\": " + quoted(r.request.topo_file) +
+       ", \"graph\": " + quoted(t.graph_origin) +
        ", \"channels_searched\": " + std::to_string(t.graph.nChannels) +
        ", \"channels_agreed\": " + std::to_string(c.agreed_channels) + "},\n";
   o += "  \"node_rings\": {\"node\": " + std::to_string(my_node) + ", \"channels\": [";
   for (int ch = 0; ch < c.agreed_channels; ++ch) {
     const auto& nic = t.graph.inter[ch];
-    o += std::string(ch ? ",\n    " : "\n    ") + "{\"ranks\": " + array(node_channel(r, my_node, ch)) +
-         ", \"nic_in\": " + std::to_string(nic[0]) + ", \"nic_out\": " + std::to_string(nic[1]) + "}";
+    o += std::string(ch ? ",\n    " : "\n    ") +
+         "{\"ranks\": " + array(node_channel(r, my_node, ch)) +
+         ", \"nic_in\": " + std::to_string(nic[0]) + ", \"nic_out\": " + std::to_string(nic[1]) +
+         "}";
   }
   o += "]},\n";
   o += "  \"rings\": {\"rank\": " + std::to_string(me) +

@@ -1,6 +1,5 @@
 // The text view and the XML texts.
 #include "render.h"
-
 #include "topo/graph_xml.h"
 #include "topo/xml.h"
 
@@ -16,12 +15,9 @@ std::string join(const std::vector<int>& v, const char* sep) {
 
 const char* pod_name(int32_t pod_type) {
   switch (pod_type) {
-    case 1:
-      return "P2P";
-    case 2:
-      return "SWITCH";
-    default:
-      return "none";
+    case 1: return "P2P";
+    case 2: return "SWITCH";
+    default: return "none";
   }
 }
 
@@ -80,12 +76,14 @@ std::string render_text(const ToolResult& r) {
   }
   o += "== cluster\n";
   o += std::to_string(c.layout.n_nodes) + " nodes x " +
-       std::to_string(r.cluster_request.ranks_per_node) + " ranks = " +
-       std::to_string(c.layout.n_ranks) + " ranks; node ring order " + join(c.node_order) + "\n";
+       std::to_string(r.cluster_request.ranks_per_node) +
+       " ranks = " + std::to_string(c.layout.n_ranks) + " ranks; node ring order " +
+       join(c.node_order) + "\n";
   o += "== origin\n";
   const graphbuild::NodeTopology& t = c.nodes[my_node];
   o += "system: from topology plugin " + t.backend +
-       (r.request.topo_file.empty() ? std::string() : " (topology file " + r.request.topo_file + ")") +
+       (r.request.topo_file.empty() ? std::string()
+                                    : " (topology file " + r.request.topo_file + ")") +
        ": " + std::to_string(t.system.count(topo::NodeType::GPU)) + " cores, " +
        std::to_string(t.system.count(topo::NodeType::NET)) + " NICs\n";
   o += "graph: " + t.graph_origin + "; " + std::to_string(t.graph.nChannels) +
@@ -96,8 +94,8 @@ std::string render_text(const ToolResult& r) {
     const auto& nic = c.nodes[my_node].graph.inter[ch];
     char head[32];
     std::snprintf(head, sizeof head, "channel %02d: ", ch);
-    o += head + join(node_channel(r, my_node, ch)) + " | nic " + std::to_string(nic[0]) +
-         " -> " + std::to_string(nic[1]) + "\n";
+    o += head + join(node_channel(r, my_node, ch)) + " | nic " + std::to_string(nic[0]) + " -> " +
+         std::to_string(nic[1]) + "\n";
   }
   o += "== global rings of rank " + std::to_string(me) + "\n";
   for (int ch = 0; ch < r.summary.rings.nChannels; ++ch) {
@@ -114,7 +112,8 @@ std::string render_text(const ToolResult& r) {
     o += "kangaring path[" + std::to_string(k) + "] = " + join(path) + "\n";
   }
   o += "== MLA cycles: " + std::to_string(r.summary.mla.cycles.size()) + " cycles over " +
-       std::to_string(r.summary.mla.nMlaInCycle) + " MLAs of node " + std::to_string(my_node) + "\n";
+       std::to_string(r.summary.mla.nMlaInCycle) + " MLAs of node " + std::to_string(my_node) +
+       "\n";
   for (size_t k = 0; k < r.summary.mla.cycles.size(); ++k) {
     o += "mla cycle " + std::to_string(k) + ": " + join(r.summary.mla.cycles[k]) + "\n";
   }

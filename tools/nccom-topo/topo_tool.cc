@@ -22,18 +22,13 @@ uint32_t family_of(tn::Variant v) {
 const char* arch_of(tn::Variant v) {
   switch (v) {
     case tn::Variant::Trn1:
-    case tn::Variant::Trn1n:
-      return "trn1";
-    case tn::Variant::Inf2:
-      return "inf2";
+    case tn::Variant::Trn1n: return "trn1";
+    case tn::Variant::Inf2: return "inf2";
     case tn::Variant::Trn2:
-    case tn::Variant::Trn2UltraServer:
-      return "trn2";
+    case tn::Variant::Trn2UltraServer: return "trn2";
     case tn::Variant::Trn3:
-    case tn::Variant::Trn3SwitchV1:
-      return "trn3";
-    case tn::Variant::Emu:
-      return "emu";
+    case tn::Variant::Trn3SwitchV1: return "trn3";
+    case tn::Variant::Emu: return "emu";
   }
   return "";
 }
@@ -153,7 +148,8 @@ Result<ToolResult> run(const ToolRequest& req, const Backends& backends) {
                                        " logical cores, one rank each");
   }
   if (req.nodes < 1 || req.nodes > kMaxNodes) {
-    return make_error(NRT_INVALID, std::to_string(req.nodes) + " nodes: nccom-topo simulates 1 to " +
+    return make_error(NRT_INVALID, std::to_string(req.nodes) +
+                                       " nodes: nccom-topo simulates 1 to " +
                                        std::to_string(kMaxNodes) + " nodes");
   }
   const long n_ranks = static_cast<long>(req.nodes) * rpn;

@@ -6,10 +6,10 @@
 #pragma once
 
 #include "common/result.h"
-#include "rings/summary.h"
 #include "graphbuild/simulate.h"
 #include "graphbuild/topo_backend.h"
 #include "plugin/plugin_loader.h"
+#include "rings/summary.h"
 #include "topo_neuron/platform.h"
 
 #include <nccom/topo_plugin.h>
@@ -26,14 +26,14 @@ namespace nccom::topotool {
 inline constexpr int kMaxNodes = 1024;
 
 struct ToolRequest {
-  std::string platform;       // a name of topo_neuron's platform table
+  std::string platform;  // a name of topo_neuron's platform table
   int nodes = 1;
-  int devices = -1;           // -1: the platform's largest instance
-  int lnc = -1;               // -1: the platform's default
-  int ranks_per_node = -1;    // -1: every logical core of the node
+  int devices = -1;                // -1: the platform's largest instance
+  int lnc = -1;                    // -1: the platform's default
+  int ranks_per_node = -1;         // -1: every logical core of the node
   std::string algorithm = "auto";  // auto | new | old
-  std::string topo_file;      // NCCL_TOPO_FILE: the system comes from the nccl plugin
-  int rank = 0;               // whose global rings are shown
+  std::string topo_file;           // NCCL_TOPO_FILE: the system comes from the nccl plugin
+  int rank = 0;                    // whose global rings are shown
 };
 
 // The platform names, in table order.

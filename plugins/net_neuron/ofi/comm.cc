@@ -193,8 +193,10 @@ Status poll_connect(Comm& send, bool* connected) {
 
 Status poll_accept(Comm& listen, std::unique_ptr<Comm>* recv) {
   if (listen.accepted) {
-    OFI_WARN("NET/OFI accept: listen comm %u already accepted its connection (one connection "
-             "per listen comm)", listen.id);
+    OFI_WARN(
+        "NET/OFI accept: listen comm %u already accepted its connection (one connection "
+        "per listen comm)",
+        listen.id);
     return ncclInvalidUsage;
   }
   if (!listen.have_sender) {

@@ -60,8 +60,8 @@ struct MemoryRegion {
   MrPtr mr;
   uint64_t base = 0;
   size_t size = 0;
-  uint16_t key_id = 0;        // the key we requested (0 when the provider chose)
-  uint64_t remote_key = 0;    // what getMrKey reports (see above)
+  uint16_t key_id = 0;      // the key we requested (0 when the provider chose)
+  uint64_t remote_key = 0;  // what getMrKey reports (see above)
   bool remote_key_valid = false;
   void* desc = nullptr;
 
@@ -103,7 +103,7 @@ struct Comm {
 
   const CommKind kind;
   const int dev;
-  const uint32_t id;                  // the recv comm's id (data tags carry it)
+  const uint32_t id;  // the recv comm's id (data tags carry it)
   std::unique_ptr<Endpoint> endpoint;
   fi_addr_t peer = FI_ADDR_UNSPEC;
   std::array<Request, kMaxRequests> requests{};

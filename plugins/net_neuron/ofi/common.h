@@ -8,9 +8,9 @@
 #include <nccom/net_common.h>
 
 #include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
-#include <rdma/fi_cm.h>
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
@@ -39,8 +39,7 @@ void log_at(ncclDebugLogLevel level, unsigned long subsys, const char* file, int
 
 // The function that classifies an error logs it with OFI_WARN; callers only
 // propagate the Status.
-#define OFI_WARN(...) \
-  ::nccom::ofi::log_at(NCCL_LOG_WARN, NCCL_NET, __FILE__, __LINE__, __VA_ARGS__)
+#define OFI_WARN(...) ::nccom::ofi::log_at(NCCL_LOG_WARN, NCCL_NET, __FILE__, __LINE__, __VA_ARGS__)
 #define OFI_INFO(subsys, ...) \
   ::nccom::ofi::log_at(NCCL_LOG_INFO, (subsys), __FILE__, __LINE__, __VA_ARGS__)
 

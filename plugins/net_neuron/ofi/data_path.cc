@@ -47,8 +47,9 @@ Status Plugin::local_descriptor(Comm& comm, void* mhandle, const void* buf, size
   *desc = nullptr;
   if (mhandle == nullptr) {
     if (len == 0 || !comm.endpoint->caps().mr_local) return ncclSuccess;
-    OFI_WARN("NET/OFI The provider needs registered buffers (FI_MR_LOCAL): pass the mhandle "
-             "from regMr");
+    OFI_WARN(
+        "NET/OFI The provider needs registered buffers (FI_MR_LOCAL): pass the mhandle "
+        "from regMr");
     return ncclInvalidArgument;
   }
   MemoryRegion* region = comm.find_region(mhandle);
@@ -80,8 +81,12 @@ Status Plugin::isend(void* send_comm, void* data, int size, int tag, void* mhand
   if (Status s = local_descriptor(*comm, mhandle, data, size, &desc); !s.ok()) return s;
   Request* r = comm->allocate_request(Op::kSend);
   if (r != nullptr) {
-    *r = Request{.op = Op::kSend, .state = RequestState::kNew, .buf = data,
-                 .len = static_cast<size_t>(size), .desc = desc, .peer = comm->peer,
+    *r = Request{.op = Op::kSend,
+                 .state = RequestState::kNew,
+                 .buf = data,
+                 .len = static_cast<size_t>(size),
+                 .desc = desc,
+                 .peer = comm->peer,
                  .tag = data_tag(comm->id, tag)};
   }
   return post(*comm, r, request);
@@ -110,8 +115,11 @@ Status Plugin::irecv(void* recv_comm, int n, void** data, int* sizes, int* tags,
   if (Status s = local_descriptor(*comm, mhandle, data[0], sizes[0], &desc); !s.ok()) return s;
   Request* r = comm->allocate_request(Op::kRecv);
   if (r != nullptr) {
-    *r = Request{.op = Op::kRecv, .state = RequestState::kNew, .buf = data[0],
-                 .len = static_cast<size_t>(sizes[0]), .desc = desc,
+    *r = Request{.op = Op::kRecv,
+                 .state = RequestState::kNew,
+                 .buf = data[0],
+                 .len = static_cast<size_t>(sizes[0]),
+                 .desc = desc,
                  .tag = data_tag(comm->id, tags[0])};
   }
   return post(*comm, r, request);
@@ -162,8 +170,14 @@ Status Plugin::rma(Op op, Comm& comm, void* local, size_t size, void* mhandle, u
   }
   Request* r = comm.allocate_request(size == 0 ? Op::kLocal : op);
   if (r != nullptr && size != 0) {
-    *r = Request{.op = op, .state = RequestState::kNew, .buf = local, .len = size, .desc = desc,
-                 .peer = comm.peer, .remote_addr = target.addr, .key = target.key};
+    *r = Request{.op = op,
+                 .state = RequestState::kNew,
+                 .buf = local,
+                 .len = size,
+                 .desc = desc,
+                 .peer = comm.peer,
+                 .remote_addr = target.addr,
+                 .key = target.key};
   }
   return post(comm, r, request);
 }
@@ -257,8 +271,8 @@ Status Plugin::test(void* request, int* done, int* sizes) {
       return ncclRemoteError;
     }
     *done = 0;
-    needs_peer_progress = comm.endpoint->caps().manual_progress &&
-                          (r->op == Op::kRead || r->op == Op::kWrite);
+    needs_peer_progress =
+        comm.endpoint->caps().manual_progress && (r->op == Op::kRead || r->op == Op::kWrite);
   }
   if (needs_peer_progress) progress_others(&comm);
   return ncclSuccess;

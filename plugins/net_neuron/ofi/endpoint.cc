@@ -24,7 +24,6 @@ static_assert(std::is_standard_layout_v<Request> && offsetof(Request, context) =
 constexpr size_t kCqBatch = 16;
 constexpr int kMaxCqReadsPerPass = 8;  // bounded: progress never spins forever
 
-
 Status check(int rc, const char* what) {
   if (rc == 0) return ncclSuccess;
   OFI_WARN("NET/OFI %s failed: %s", what, fi_error_text(rc).c_str());
@@ -62,10 +61,12 @@ const char* op_name(Op op) {
 Status Endpoint::open(const fi_info& info, const NicCaps& caps, std::unique_ptr<Endpoint>* out) {
   std::unique_ptr<Endpoint> e(new Endpoint(caps));
   fid_fabric* fabric = nullptr;
-  if (Status s = check(fi_fabric(info.fabric_attr, &fabric, nullptr), "fi_fabric"); !s.ok()) return s;
+  if (Status s = check(fi_fabric(info.fabric_attr, &fabric, nullptr), "fi_fabric"); !s.ok())
+    return s;
   e->fabric_.reset(fabric);
   fid_domain* domain = nullptr;
-  if (Status s = check(fi_domain(fabric, const_cast<fi_info*>(&info), &domain, nullptr), "fi_domain");
+  if (Status s =
+          check(fi_domain(fabric, const_cast<fi_info*>(&info), &domain, nullptr), "fi_domain");
       !s.ok()) {
     return s;
   }
@@ -83,13 +84,15 @@ Status Endpoint::open(const fi_info& info, const NicCaps& caps, std::unique_ptr<
   if (Status s = check(fi_av_open(domain, &av_attr, &av, nullptr), "fi_av_open"); !s.ok()) return s;
   e->av_.reset(av);
   fid_ep* ep = nullptr;
-  if (Status s = check(fi_endpoint(domain, const_cast<fi_info*>(&info), &ep, nullptr), "fi_endpoint");
+  if (Status s =
+          check(fi_endpoint(domain, const_cast<fi_info*>(&info), &ep, nullptr), "fi_endpoint");
       !s.ok()) {
     return s;
   }
   e->ep_.reset(ep);
   if (Status s = check(fi_ep_bind(ep, &av->fid, 0), "fi_ep_bind(av)"); !s.ok()) return s;
-  if (Status s = check(fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV), "fi_ep_bind(cq)"); !s.ok()) {
+  if (Status s = check(fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV), "fi_ep_bind(cq)");
+      !s.ok()) {
     return s;
   }
   if (info.fabric_attr != nullptr && info.fabric_attr->prov_name != nullptr &&
@@ -243,8 +246,7 @@ void Endpoint::read_error_entry() {
     return;
   }
   char detail[256] = "";
-  const char* text =
-      fi_cq_strerror(cq_.get(), err.prov_errno, err.err_data, detail, sizeof detail);
+  const char* text = fi_cq_strerror(cq_.get(), err.prov_errno, err.err_data, detail, sizeof detail);
   auto* r = static_cast<Request*>(err.op_context);
   const char* what = r != nullptr ? op_name(r->op) : "unknown";
   // Provider detail only when the provider gave one (prov_errno 0 yields noise).
@@ -254,8 +256,10 @@ void Endpoint::read_error_entry() {
   }
   const int code = err.err < 0 ? -err.err : err.err;  // shm reports it negated
   if (code == FI_ETRUNC) {
-    OFI_WARN("NET/OFI %s request failed: message truncated, the sender sent more than the "
-             "posted %zu-byte buffer holds%s", what, r != nullptr ? r->len : 0, provider.c_str());
+    OFI_WARN(
+        "NET/OFI %s request failed: message truncated, the sender sent more than the "
+        "posted %zu-byte buffer holds%s",
+        what, r != nullptr ? r->len : 0, provider.c_str());
   } else {
     OFI_WARN("NET/OFI %s request failed: %s%s", what, fi_error_text(code).c_str(),
              provider.c_str());

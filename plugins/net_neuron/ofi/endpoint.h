@@ -52,7 +52,7 @@ struct Request {
   uint64_t tag = 0;
   uint64_t remote_addr = 0;
   uint64_t key = 0;
-  size_t bytes = 0;                // transferred, known once kDone
+  size_t bytes = 0;  // transferred, known once kDone
   ncclResult_t error = ncclSuccess;
 };
 

@@ -209,19 +209,22 @@ Status LivenessListener::open(uint32_t addr_format, const std::vector<uint8_t>& 
   SocketFd fd(socket(bind_to.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
   if (!fd.valid() || bind(fd.get(), reinterpret_cast<sockaddr*>(&bind_to), len) != 0 ||
       ::listen(fd.get(), kBacklog) != 0) {
-    OFI_WARN("NET/OFI listen: cannot open the liveness socket on %s: %s; this connection "
-             "goes without liveness (a request whose peer vanishes waits for the host's timeout)",
-             describe_address(std::vector<uint8_t>(reinterpret_cast<uint8_t*>(&bind_to),
-                                                   reinterpret_cast<uint8_t*>(&bind_to) + len))
-                 .c_str(),
-             errno_text(errno).c_str());
+    OFI_WARN(
+        "NET/OFI listen: cannot open the liveness socket on %s: %s; this connection "
+        "goes without liveness (a request whose peer vanishes waits for the host's timeout)",
+        describe_address(std::vector<uint8_t>(reinterpret_cast<uint8_t*>(&bind_to),
+                                              reinterpret_cast<uint8_t*>(&bind_to) + len))
+            .c_str(),
+        errno_text(errno).c_str());
     return ncclSystemError;
   }
   sockaddr_storage bound{};
   socklen_t bound_len = sizeof bound;
   if (getsockname(fd.get(), reinterpret_cast<sockaddr*>(&bound), &bound_len) != 0) {
-    OFI_WARN("NET/OFI listen: getsockname on the liveness socket: %s; this connection goes "
-             "without liveness", errno_text(errno).c_str());
+    OFI_WARN(
+        "NET/OFI listen: getsockname on the liveness socket: %s; this connection goes "
+        "without liveness",
+        errno_text(errno).c_str());
     return ncclSystemError;
   }
   auto listener = std::unique_ptr<LivenessListener>(new LivenessListener());
@@ -279,8 +282,10 @@ Status PeerWatch::start_connect(const PeerAddress& listener, uint64_t nonce) {
   sockaddr_storage target;
   socklen_t len = 0;
   if (!resolve(listener, &target, &len)) {
-    OFI_WARN("NET/OFI connect: the handle's liveness address (kind %u) does not fit its fabric "
-             "address %s", listener.liveness.kind, describe_address(listener.addr).c_str());
+    OFI_WARN(
+        "NET/OFI connect: the handle's liveness address (kind %u) does not fit its fabric "
+        "address %s",
+        listener.liveness.kind, describe_address(listener.addr).c_str());
     return ncclInvalidArgument;
   }
   SocketFd fd(socket(target.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
@@ -314,14 +319,16 @@ Status PeerWatch::poll_connect(bool* ready) {
   if (getsockopt(fd_.get(), SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
   if (err == 0) {
     const auto* bytes = reinterpret_cast<const uint8_t*>(&hello_);
-    const ssize_t n = send(fd_.get(), bytes + hello_sent_, kHelloSize - hello_sent_,
-                           MSG_NOSIGNAL | MSG_DONTWAIT);
+    const ssize_t n =
+        send(fd_.get(), bytes + hello_sent_, kHelloSize - hello_sent_, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n > 0) hello_sent_ += static_cast<size_t>(n);
     if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) err = errno;
   }
   if (err != 0) {
-    OFI_WARN("NET/OFI connect: liveness channel to peer %s failed: %s (is the listener still "
-             "open?)", peer_.c_str(), errno_text(err).c_str());
+    OFI_WARN(
+        "NET/OFI connect: liveness channel to peer %s failed: %s (is the listener still "
+        "open?)",
+        peer_.c_str(), errno_text(err).c_str());
     fd_.reset();
     connecting_ = false;
     return ncclRemoteError;
@@ -376,9 +383,10 @@ void PeerWatch::inspect(int64_t now_ns) {
     reason_ = "went away without closing its comm (its process ended?)";
   }
   gone_at_ns_ = now_ns;
-  OFI_WARN("NET/OFI %s: peer %s %s; requests of this comm that are still pending in %lld ms "
-           "fail with ncclRemoteError", label_.c_str(), peer_.c_str(), reason_.c_str(),
-           static_cast<long long>(grace_ns_ / 1000000));
+  OFI_WARN(
+      "NET/OFI %s: peer %s %s; requests of this comm that are still pending in %lld ms "
+      "fail with ncclRemoteError",
+      label_.c_str(), peer_.c_str(), reason_.c_str(), static_cast<long long>(grace_ns_ / 1000000));
 }
 
 std::string PeerWatch::what_happened() const { return "peer " + peer_ + " " + reason_; }

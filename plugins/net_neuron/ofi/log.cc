@@ -43,7 +43,7 @@ std::string fi_error_text(long rc) {
 
 ncclResult_t map_completion_error(int err) {
   switch (err < 0 ? -err : err) {
-    case FI_ETRUNC:        // the peer sent more than the posted receive holds
+    case FI_ETRUNC:  // the peer sent more than the posted receive holds
     case FI_ECONNRESET:
     case FI_ECONNREFUSED:
     case FI_ECONNABORTED:
@@ -56,11 +56,9 @@ ncclResult_t map_completion_error(int err) {
     case FI_ENORX:
     case FI_ENETUNREACH:
     case FI_EREMOTEIO:
-    case FI_EACCES:        // remote key / protection failures
-    case FI_EIO:
-      return ncclRemoteError;
-    default:
-      return ncclSystemError;
+    case FI_EACCES:  // remote key / protection failures
+    case FI_EIO: return ncclRemoteError;
+    default: return ncclSystemError;
   }
 }
 

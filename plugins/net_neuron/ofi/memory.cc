@@ -83,8 +83,10 @@ Status Plugin::reg_mr(void* comm, void* data, size_t size, int type, void** mhan
     region->remote_key_valid =
         encode_remote_key(caps, region->base, fi_mr_key(raw), key_id, &region->remote_key);
     if (!region->remote_key_valid) {
-      OFI_WARN("NET/OFI regMr: no remote key for %p (provider key unavailable or address "
-               "above 2^48); iread/iwrite cannot target it", data);
+      OFI_WARN(
+          "NET/OFI regMr: no remote key for %p (provider key unavailable or address "
+          "above 2^48); iread/iwrite cannot target it",
+          data);
     }
   }
   *mhandle = region.get();
@@ -97,8 +99,9 @@ Status Plugin::reg_mr(void* comm, void* data, size_t size, int type, void** mhan
 Status Plugin::reg_mr_dma_buf(void* comm, void* data, size_t size, int type, uint64_t offset,
                               int fd, void** mhandle) {
   if (fd != -1 && type != NCCL_PTR_NEURON) {
-    OFI_WARN("NET/OFI regMrDmaBuf: dma-buf registration is not supported (ptrSupport has no "
-             "NCCL_PTR_NEURON)");
+    OFI_WARN(
+        "NET/OFI regMrDmaBuf: dma-buf registration is not supported (ptrSupport has no "
+        "NCCL_PTR_NEURON)");
     return ncclInvalidUsage;
   }
   return reg_mr(comm, data, size, type, mhandle);

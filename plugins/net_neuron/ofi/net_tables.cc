@@ -40,9 +40,15 @@ ncclResult_t guarded(F&& body) noexcept {
 
 Plugin& P() { return Plugin::instance(); }
 
-ncclResult_t init(ncclDebugLogger_t logger) { return guarded([&] { return P().init(logger); }); }
-ncclResult_t fini() { return guarded([&] { return P().fini(); }); }
-ncclResult_t devices(int* ndev) { return guarded([&] { return P().devices(ndev); }); }
+ncclResult_t init(ncclDebugLogger_t logger) {
+  return guarded([&] { return P().init(logger); });
+}
+ncclResult_t fini() {
+  return guarded([&] { return P().fini(); });
+}
+ncclResult_t devices(int* ndev) {
+  return guarded([&] { return P().devices(ndev); });
+}
 ncclResult_t get_properties(int dev, ncclNetProperties_v6_t* props) {
   return guarded([&] { return P().get_properties(dev, props); });
 }
@@ -79,8 +85,12 @@ ncclResult_t iflush(void* recv_comm, int n, void** data, int* sizes, void** mhan
 ncclResult_t test(void* request, int* done, int* sizes) {
   return guarded([&] { return P().test(request, done, sizes); });
 }
-ncclResult_t close_send(void* comm) { return guarded([&] { return P().close(comm, CommKind::kSend); }); }
-ncclResult_t close_recv(void* comm) { return guarded([&] { return P().close(comm, CommKind::kRecv); }); }
+ncclResult_t close_send(void* comm) {
+  return guarded([&] { return P().close(comm, CommKind::kSend); });
+}
+ncclResult_t close_recv(void* comm) {
+  return guarded([&] { return P().close(comm, CommKind::kRecv); });
+}
 ncclResult_t close_listen(void* comm) {
   return guarded([&] { return P().close(comm, CommKind::kListen); });
 }
@@ -89,7 +99,8 @@ ncclResult_t get_mr_key(void* mhandle, uint64_t* mr_key) {
 }
 ncclResult_t iwrite(void* send_comm, void* src, size_t size, void* src_mhandle, uint64_t dest,
                     uint64_t mr_key, void** request) {
-  return guarded([&] { return P().iwrite(send_comm, src, size, src_mhandle, dest, mr_key, request); });
+  return guarded(
+      [&] { return P().iwrite(send_comm, src, size, src_mhandle, dest, mr_key, request); });
 }
 ncclResult_t iwrite_inline(void* send_comm, void* src, size_t size, uint64_t dest, uint64_t mr_key,
                            void** request) {
@@ -97,7 +108,8 @@ ncclResult_t iwrite_inline(void* send_comm, void* src, size_t size, uint64_t des
 }
 ncclResult_t iread(void* recv_comm, void* dest, size_t size, void* dest_mhandle, uint64_t src,
                    uint64_t mr_key, void** request) {
-  return guarded([&] { return P().iread(recv_comm, dest, size, dest_mhandle, src, mr_key, request); });
+  return guarded(
+      [&] { return P().iread(recv_comm, dest, size, dest_mhandle, src, mr_key, request); });
 }
 
 // ---- v4: 64-byte handles, blocking connect/accept, untagged single buffers ----
@@ -106,8 +118,8 @@ ncclResult_t get_properties_v4(int dev, ncclNetProperties_v4_t* props) {
   ncclNetProperties_v6_t full{};
   ncclResult_t rc = get_properties(dev, &full);
   if (rc != ncclSuccess) return rc;
-  *props = ncclNetProperties_v4_t{full.name, full.pciPath, full.guid, full.ptrSupport,
-                                  full.speed, full.port, full.maxComms};
+  *props = ncclNetProperties_v4_t{full.name,  full.pciPath, full.guid,    full.ptrSupport,
+                                  full.speed, full.port,    full.maxComms};
   return ncclSuccess;
 }
 ncclResult_t listen_v4(int dev, void* handle, void** listen_comm) {
@@ -161,30 +173,28 @@ NCCOM_OFI_EXPORT extern const ncclNet_v5_t ncclNetPlugin_v5;
 NCCOM_OFI_EXPORT extern const ncclNet_v4_t ncclNetPlugin_v4;
 
 const ncclNet_v6_t ncclNetPlugin_v6 = {
-    ofi::kName,         ofi::init,        ofi::fini,          ofi::devices,
-    ofi::get_properties, ofi::listen,     ofi::connect,       ofi::accept,
-    ofi::reg_mr,        ofi::reg_mr_dma_buf, ofi::dereg_mr,   ofi::isend,
-    ofi::irecv,         ofi::iflush,      ofi::test,          ofi::close_send,
-    ofi::close_recv,    ofi::close_listen, ofi::get_mr_key,   ofi::iwrite,
+    ofi::kName,         ofi::init,       ofi::fini,         ofi::devices,    ofi::get_properties,
+    ofi::listen,        ofi::connect,    ofi::accept,       ofi::reg_mr,     ofi::reg_mr_dma_buf,
+    ofi::dereg_mr,      ofi::isend,      ofi::irecv,        ofi::iflush,     ofi::test,
+    ofi::close_send,    ofi::close_recv, ofi::close_listen, ofi::get_mr_key, ofi::iwrite,
     ofi::iwrite_inline, ofi::iread,
 };
 
 // v5: no fini. Unlike the shipped plugin, init registers no exit-time
 // finalizer: at exit libfabric may already be finalised; the OS reclaims.
 const ncclNet_v5_t ncclNetPlugin_v5 = {
-    ofi::kName,         ofi::init,        ofi::devices,       ofi::get_properties,
-    ofi::listen,        ofi::connect,     ofi::accept,        ofi::reg_mr,
-    ofi::reg_mr_dma_buf, ofi::dereg_mr,   ofi::isend,         ofi::irecv,
-    ofi::iflush,        ofi::test,        ofi::close_send,    ofi::close_recv,
-    ofi::close_listen,  ofi::get_mr_key,  ofi::iwrite,        ofi::iwrite_inline,
+    ofi::kName,      ofi::init,         ofi::devices,    ofi::get_properties, ofi::listen,
+    ofi::connect,    ofi::accept,       ofi::reg_mr,     ofi::reg_mr_dma_buf, ofi::dereg_mr,
+    ofi::isend,      ofi::irecv,        ofi::iflush,     ofi::test,           ofi::close_send,
+    ofi::close_recv, ofi::close_listen, ofi::get_mr_key, ofi::iwrite,         ofi::iwrite_inline,
     ofi::iread,
 };
 
 const ncclNet_v4_t ncclNetPlugin_v4 = {
-    ofi::kName,         ofi::init,        ofi::devices,       ofi::get_properties_v4,
-    ofi::listen_v4,     ofi::connect_v4,  ofi::accept_v4,     ofi::reg_mr,
-    ofi::dereg_mr,      ofi::isend_v4,    ofi::irecv_v4,      ofi::iflush_v4,
-    ofi::test,          ofi::close_send,  ofi::close_recv,    ofi::close_listen,
+    ofi::kName,     ofi::init,       ofi::devices,    ofi::get_properties_v4,
+    ofi::listen_v4, ofi::connect_v4, ofi::accept_v4,  ofi::reg_mr,
+    ofi::dereg_mr,  ofi::isend_v4,   ofi::irecv_v4,   ofi::iflush_v4,
+    ofi::test,      ofi::close_send, ofi::close_recv, ofi::close_listen,
 };
 
 // Optional: rails (NICs) per device for the next init; 1 by default. Returns

@@ -18,7 +18,8 @@ namespace {
 
 __attribute__((constructor)) void pin_libfabric() {
   Dl_info where{};
-  if (dladdr(reinterpret_cast<void*>(&fi_version), &where) == 0 || where.dli_fname == nullptr) return;
+  if (dladdr(reinterpret_cast<void*>(&fi_version), &where) == 0 || where.dli_fname == nullptr)
+    return;
   // The handle is kept on purpose: it is the reference that pins the library.
   (void)dlopen(where.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
 }

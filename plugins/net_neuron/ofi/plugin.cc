@@ -17,8 +17,7 @@ std::atomic<int> g_rails{1};
 uint64_t random_seed() {
   uint64_t seed = 0;
   if (getrandom(&seed, sizeof seed, GRND_NONBLOCK) != static_cast<ssize_t>(sizeof seed)) {
-    seed = static_cast<uint64_t>(
-               std::chrono::steady_clock::now().time_since_epoch().count()) ^
+    seed = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) ^
            (static_cast<uint64_t>(getpid()) << 32);
   }
   return seed;
@@ -210,9 +209,10 @@ Status Plugin::listen(int dev, void* handle, size_t handle_size, void** listen_c
   const LivenessAddress liveness =
       comm->liveness_listener ? comm->liveness_listener->address() : LivenessAddress{};
   if (!write_handle(handle, handle_size, comm->id, comm->endpoint->address(), liveness)) {
-    OFI_WARN("NET/OFI listen: an endpoint address of %zu bytes (+%zu bytes of liveness address) "
-             "does not fit a %zu-byte handle",
-             comm->endpoint->address().size(), sizeof(LivenessAddress), handle_size);
+    OFI_WARN(
+        "NET/OFI listen: an endpoint address of %zu bytes (+%zu bytes of liveness address) "
+        "does not fit a %zu-byte handle",
+        comm->endpoint->address().size(), sizeof(LivenessAddress), handle_size);
     return ncclInternalError;
   }
   *listen_comm = comm.get();
@@ -226,8 +226,9 @@ Status Plugin::connect(int dev, void* handle, size_t handle_size, void** send_co
   if (Status s = check_device(dev); !s.ok()) return s;
   PeerAddress listener;
   if (!read_handle(handle, handle_size, &listener)) {
-    OFI_WARN("NET/OFI connect: not a listen handle of this plugin (bad magic, version, length "
-             "or checksum)");
+    OFI_WARN(
+        "NET/OFI connect: not a listen handle of this plugin (bad magic, version, length "
+        "or checksum)");
     return ncclInvalidArgument;
   }
   uint64_t cookie = read_cookie(handle);
@@ -278,7 +279,9 @@ Status Plugin::close(void* comm, CommKind kind) {
   Comm* found = find_comm(comm, kind);
   if (found == nullptr) {
     OFI_WARN("NET/OFI close: %p is not an open %s comm", comm,
-             kind == CommKind::kListen ? "listen" : kind == CommKind::kSend ? "send" : "recv");
+             kind == CommKind::kListen ? "listen"
+             : kind == CommKind::kSend ? "send"
+                                       : "recv");
     return ncclInvalidArgument;
   }
   forget(found);

@@ -70,7 +70,8 @@ int query(bool rma, bool* filter_known, std::string* filter, InfoPtr* out) {
   fi_info* head = nullptr;
   fi_info** tail = &head;
   for (fi_info* info = all.get(); info != nullptr; info = info->next) {
-    if (!filter->empty() && std::strcmp(info->fabric_attr->prov_name, filter->c_str()) != 0) continue;
+    if (!filter->empty() && std::strcmp(info->fabric_attr->prov_name, filter->c_str()) != 0)
+      continue;
     *tail = fi_dupinfo(info);
     if (*tail == nullptr) {
       fi_freeinfo(head);
@@ -114,8 +115,8 @@ NicCaps decode_caps(const fi_info& info) {
   caps.prov_key = (mr_mode & FI_MR_PROV_KEY) != 0;
   caps.mr_endpoint = (mr_mode & FI_MR_ENDPOINT) != 0;
   caps.manual_progress = info.domain_attr->data_progress != FI_PROGRESS_AUTO;
-  const bool has_rma = (info.caps & (FI_RMA | FI_READ | FI_REMOTE_READ)) ==
-                       (FI_RMA | FI_READ | FI_REMOTE_READ);
+  const bool has_rma =
+      (info.caps & (FI_RMA | FI_READ | FI_REMOTE_READ)) == (FI_RMA | FI_READ | FI_REMOTE_READ);
   // Without FI_MR_VIRT_ADDR the target address is an offset into the region;
   // we carry the region base inside our own key (see memory.cc), which needs
   // a key we choose ourselves, i.e. no FI_MR_PROV_KEY.
@@ -131,9 +132,10 @@ Status discover(int rails, Discovery* out) {
   int rc = query(/*rma=*/true, &filter_known, &filter, &infos);
   if (rc == -FI_ENODATA) rc = query(/*rma=*/false, &filter_known, &filter, &infos);
   if (rc == -FI_ENODATA) {
-    OFI_WARN("NET/OFI No eligible providers were found (provider %s, FI_EP_RDM, tagged "
-             "messages): %s", filter.empty() ? "from FI_PROVIDER" : filter.c_str(),
-             fi_error_text(rc).c_str());
+    OFI_WARN(
+        "NET/OFI No eligible providers were found (provider %s, FI_EP_RDM, tagged "
+        "messages): %s",
+        filter.empty() ? "from FI_PROVIDER" : filter.c_str(), fi_error_text(rc).c_str());
     return ncclInternalError;
   }
   if (rc != 0) {

@@ -28,8 +28,8 @@ struct Device {
   std::string name;      // domain name of the first rail, e.g. "eth0", "rdmap16s27"
   std::string pci_path;  // empty when the NIC has no PCI identity (tcp on lo, shm)
   uint64_t guid = 0;
-  int speed_mbps = 0;    // sum over the rails
-  NicCaps caps;          // of the first rail (rails of one provider agree)
+  int speed_mbps = 0;  // sum over the rails
+  NicCaps caps;        // of the first rail (rails of one provider agree)
   std::vector<InfoPtr> rails;
 };
 

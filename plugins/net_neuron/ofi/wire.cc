@@ -90,7 +90,7 @@ void write_cookie(void* handle, uint64_t cookie) {
 }
 
 ConnectMessage make_connect_message(uint32_t listen_id, const std::vector<uint8_t>& addr,
-                                   uint64_t liveness_nonce) {
+                                    uint64_t liveness_nonce) {
   ConnectMessage message{};
   message.liveness_nonce = liveness_nonce;
   message.magic = kMessageMagic;

@@ -80,7 +80,7 @@ static_assert(kHelloSize == 16);
 struct PeerAddress {
   uint32_t listen_id = 0;
   std::vector<uint8_t> addr;
-  LivenessAddress liveness{};  // handles only
+  LivenessAddress liveness{};   // handles only
   uint64_t liveness_nonce = 0;  // connect messages only
 };
 
@@ -94,7 +94,7 @@ uint64_t read_cookie(const void* handle);
 void write_cookie(void* handle, uint64_t cookie);
 
 ConnectMessage make_connect_message(uint32_t listen_id, const std::vector<uint8_t>& addr,
-                                   uint64_t liveness_nonce);
+                                    uint64_t liveness_nonce);
 // Validate a received message of `len` bytes; false for anything malformed.
 bool read_connect_message(const ConnectMessage& message, size_t len, PeerAddress* out);
 

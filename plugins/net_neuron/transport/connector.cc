@@ -24,7 +24,8 @@ const char* net_result_name(ncclResult_t rc) {
 
 std::string net_plugin_text(const nccom_transport_comm_t* comm) {
   if (comm == nullptr) return "the net plugin";
-  const bool lent = comm->struct_size >= offsetof(nccom_transport_comm_t, net_origin) + sizeof(comm->net_origin);
+  const bool lent =
+      comm->struct_size >= offsetof(nccom_transport_comm_t, net_origin) + sizeof(comm->net_origin);
   if (lent && comm->net_origin != nullptr && *comm->net_origin != '\0') {
     return std::string("the net plugin ") + comm->net_origin;
   }
@@ -65,8 +66,8 @@ namespace {
 
 Error net_error(const Connector& c, const char* verb, ncclResult_t rc) {
   return make_error(NRT_FAILURE, "NET_NEURON " + c.describe() + ": " + verb + " in " +
-                                     net_plugin_text(c.comm) + " returned " + net_result_name(rc) + " (" +
-                                     std::to_string(static_cast<int>(rc)) + ")");
+                                     net_plugin_text(c.comm) + " returned " + net_result_name(rc) +
+                                     " (" + std::to_string(static_cast<int>(rc)) + ")");
 }
 
 int64_t bus_id_of(const nccom_transport_comm_t* comm, int rank) {
@@ -83,8 +84,8 @@ void log_channel(const Connector& c) {
             comm->rank, static_cast<long>(bus_id_of(comm, comm->rank)), c.peer,
             static_cast<long>(bus_id_of(comm, c.peer)), name, c.dev, "");
   } else {
-    NN_INFO("Channel %02d : %d[%lx] -> %d[%lx] [receive] via NET_NEURON/%s/%d%s", c.channel,
-            c.peer, static_cast<long>(bus_id_of(comm, c.peer)), comm->rank,
+    NN_INFO("Channel %02d : %d[%lx] -> %d[%lx] [receive] via NET_NEURON/%s/%d%s", c.channel, c.peer,
+            static_cast<long>(bus_id_of(comm, c.peer)), comm->rank,
             static_cast<long>(bus_id_of(comm, comm->rank)), name, c.dev, "");
   }
 }
@@ -93,7 +94,8 @@ void log_channel(const Connector& c) {
 // into the topology's NICs, mapped onto the net's devices), else
 // channel % devices.
 int pick_device(const nccom_transport_comm_t* comm, int channel) {
-  const bool lent = comm->struct_size >= offsetof(nccom_transport_comm_t, channel_nic) + sizeof(comm->channel_nic) &&
+  const bool lent = comm->struct_size >=
+                        offsetof(nccom_transport_comm_t, channel_nic) + sizeof(comm->channel_nic) &&
                     comm->channel_nic != nullptr && channel <= NCCOM_TRANSPORT_MESH_CHANNEL;
   const int nic = lent ? comm->channel_nic[channel] : -1;
   return (nic >= 0 ? nic : channel) % comm->net_devices;
@@ -109,12 +111,14 @@ Result<Connector*> connector_setup(ConnectorRegistry& registry, const nccom_tran
     return make_error(NRT_INVALID, "NET_NEURON setup: NULL comm, peer or blob");
   }
   if (comm->net == nullptr || comm->net_devices <= 0) {
-    return make_error(NRT_INVALID, "NET_NEURON setup: the communicator has no network plugin "
-                                   "(net NULL or 0 devices); NET_NEURON needs one");
+    return make_error(NRT_INVALID,
+                      "NET_NEURON setup: the communicator has no network plugin "
+                      "(net NULL or 0 devices); NET_NEURON needs one");
   }
   if (dir != NCCOM_TRANSPORT_SEND && dir != NCCOM_TRANSPORT_RECV) {
     return make_error(NRT_INVALID, "NET_NEURON setup: direction " +
-                                       std::to_string(static_cast<int>(dir)) + " is neither "
+                                       std::to_string(static_cast<int>(dir)) +
+                                       " is neither "
                                        "RECV (0) nor SEND (1)");
   }
   if (channel < 0 || peer->rank < 0 || peer->rank >= comm->n_ranks || peer->rank == comm->rank) {

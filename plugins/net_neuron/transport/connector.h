@@ -4,9 +4,9 @@
 // complete non-blockingly; the host calls connect() until it reports done.
 #pragma once
 
-#include <nccom/transport_plugin.h>
-
 #include "common/result.h"
+
+#include <nccom/transport_plugin.h>
 
 #include <atomic>
 #include <cstdint>
@@ -32,9 +32,9 @@ struct Connector {
   const ncclNet_v6_t* net = nullptr;
   nccom_transport_direction_t dir = NCCOM_TRANSPORT_SEND;
   int channel = 0;
-  int peer = -1;       // the peer's rank
-  int dev = 0;         // net device this side uses
-  bool rma = false;    // the net device has rma_supported
+  int peer = -1;     // the peer's rank
+  int dev = 0;       // net device this side uses
+  bool rma = false;  // the net device has rma_supported
   // RECV: this side's listen handle; SEND: the peer's handle, copied once and
   // passed again on every connect() call (plugins keep a cookie in it).
   uint8_t handle[NCCL_NET_HANDLE_MAXSIZE] = {};
@@ -51,9 +51,9 @@ struct Connector {
   // reads 4 bytes of after every receive. RECV: where the announcement lands
   // and the word each confirming iread lands in. Registered lazily on the
   // comm, deregistered by connector_free.
-  bool sidelink_announced = false;    // SEND: announcement posted
-  bool sidelink_listening = false;    // RECV: announcement receive posted
-  bool sidelink_peer_known = false;   // RECV: announcement arrived
+  bool sidelink_announced = false;   // SEND: announcement posted
+  bool sidelink_listening = false;   // RECV: announcement receive posted
+  bool sidelink_peer_known = false;  // RECV: announcement arrived
   uint64_t sidelink_peer_addr = 0;
   uint64_t sidelink_peer_key = 0;
   alignas(8) uint64_t sidelink_msg[3] = {};
@@ -72,8 +72,8 @@ class ConnectorRegistry {
   void add(Connector* c);
   void remove(Connector* c);
   bool contains(const void* p) const;
-  Connector* find(const nccom_transport_comm_t* comm, nccom_transport_direction_t dir,
-                  int channel, int peer) const;
+  Connector* find(const nccom_transport_comm_t* comm, nccom_transport_direction_t dir, int channel,
+                  int peer) const;
 
  private:
   mutable std::mutex mu_;

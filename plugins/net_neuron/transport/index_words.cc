@@ -25,17 +25,19 @@ Result<int> IndexWords::add(const enc_net_connector_t* nc, bool send, uint32_t l
                                        std::to_string(NEC_MAX_FOLD_N));
   }
   if (loop == 0 || loop > 512) {
-    return make_error(NRT_INVALID, at + ": net_idx_loop_size " + std::to_string(loop) +
-                                       " is outside 1..512");
+    return make_error(NRT_INVALID,
+                      at + ": net_idx_loop_size " + std::to_string(loop) + " is outside 1..512");
   }
   for (size_t i = 0; i < words_.size(); ++i) {
     if (words_[i].va != va) continue;
     if (words_[i].loop != loop || words_[i].fold_n != nc->fold_n) {
-      return make_error(NRT_INVALID, at + ": shares its index words with an earlier op but "
-                                          "has net_idx_loop_size " + std::to_string(loop) +
-                                          " / fold_n " + std::to_string(nc->fold_n) +
-                                          " instead of " + std::to_string(words_[i].loop) +
-                                          " / " + std::to_string(words_[i].fold_n));
+      return make_error(NRT_INVALID, at +
+                                         ": shares its index words with an earlier op but "
+                                         "has net_idx_loop_size " +
+                                         std::to_string(loop) + " / fold_n " +
+                                         std::to_string(nc->fold_n) + " instead of " +
+                                         std::to_string(words_[i].loop) + " / " +
+                                         std::to_string(words_[i].fold_n));
     }
     return static_cast<int>(i);
   }
@@ -73,11 +75,11 @@ Status IndexWords::reset_for_next_execution() {
       if (seen % w.loop != w.tail ||
           !__atomic_compare_exchange_n(w.fold[f], &seen, 0u, false, __ATOMIC_ACQ_REL,
                                        __ATOMIC_ACQUIRE)) {
-        return make_error(NRT_FAILURE,
-                          "the device published entries beyond EXEC_COMPLETE: fold " +
-                              std::to_string(f) + " index reads " + std::to_string(seen) +
-                              ", expected " + std::to_string(w.tail) + " (modulo " +
-                              std::to_string(w.loop) + ")");
+        return make_error(NRT_FAILURE, "the device published entries beyond EXEC_COMPLETE: fold " +
+                                           std::to_string(f) + " index reads " +
+                                           std::to_string(seen) + ", expected " +
+                                           std::to_string(w.tail) + " (modulo " +
+                                           std::to_string(w.loop) + ")");
       }
     }
     w.tail = 0;

@@ -7,9 +7,9 @@
 // (docs/decisions/net-neuron-transport.md, decision 5).
 #pragma once
 
-#include <nccom/nrt_abi.h>
-
 #include "common/result.h"
+
+#include <nccom/nrt_abi.h>
 
 #include <cstdint>
 #include <string>

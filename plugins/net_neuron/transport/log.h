@@ -15,9 +15,9 @@ nccom_log_fn logger();
 
 }  // namespace nccom::net_neuron
 
-#define NN_LOG(level, ...)                                                                \
-  do {                                                                                    \
-    if (nccom_log_fn nn_log_fn_ = ::nccom::net_neuron::logger(); nn_log_fn_ != nullptr) \
+#define NN_LOG(level, ...)                                                                 \
+  do {                                                                                     \
+    if (nccom_log_fn nn_log_fn_ = ::nccom::net_neuron::logger(); nn_log_fn_ != nullptr)    \
       nn_log_fn_(level, ::nccom::net_neuron::kLogSubsys, __FILE__, __LINE__, __VA_ARGS__); \
   } while (0)
 #define NN_WARN(...) NN_LOG(NCCOM_LOG_LEVEL_WARN, __VA_ARGS__)

@@ -155,14 +155,15 @@ void NetOp::flush_signals() {
 Error NetOp::entry_error(uint64_t i, const Connector* c, const std::string& what) const {
   const EntryPlan& e = entries_[i];
   const net_ops_info_t& info = ops_[e.op];
-  std::string who = c != nullptr ? c->describe() : std::string("rank ") + std::to_string(comm_->rank);
+  std::string who =
+      c != nullptr ? c->describe() : std::string("rank ") + std::to_string(comm_->rank);
   return make_error(NRT_FAILURE, std::string("NET_NEURON ") + (is_send() ? "send" : "receive") +
                                      " op, " + who + ": " + what + " at " +
                                      (is_send() ? "src" : "dest") + " descriptor " +
                                      std::to_string(i) + " of " + std::to_string(fifo_n_) +
-                                     " (op " + std::to_string(e.op) + ", func_rel_op:" +
-                                     std::to_string(info.func_rel_op_idx) + ", execution " +
-                                     std::to_string(executions_) + ")");
+                                     " (op " + std::to_string(e.op) +
+                                     ", func_rel_op:" + std::to_string(info.func_rel_op_idx) +
+                                     ", execution " + std::to_string(executions_) + ")");
 }
 
 Status NetOp::verb_error(const RequestInfo& r, const char* verb, ncclResult_t rc) const {
@@ -197,8 +198,8 @@ std::string NetOp::describe() const {
   if (fifo_idx_ < fifo_n_) {
     const EntryPlan& e = entries_[fifo_idx_];
     const net_ops_info_t& info = ops_[e.op];
-    text += " (op " + std::to_string(e.op) + ", func_rel_op:" +
-            std::to_string(info.func_rel_op_idx) + ", unrolled_count " +
+    text += " (op " + std::to_string(e.op) +
+            ", func_rel_op:" + std::to_string(info.func_rel_op_idx) + ", unrolled_count " +
             std::to_string(info.unrolled_count) + ", " + std::to_string(retired_[e.op]) + "/" +
             std::to_string(op_plans_[e.op].transfers) + " slices retired";
     if (e.word >= 0) text += ", " + std::to_string(words_.pending(e.word)) + " published";
@@ -208,7 +209,8 @@ std::string NetOp::describe() const {
   if (in_flight() != 0) {
     const RequestInfo& head = ring_[done_ % kRingSlots];
     text += " (oldest: " + std::string(stage_name(head.state)) + " on " +
-            (head.conn ? head.conn->describe() : std::string("?")) + ") in " + net_plugin_text(comm_);
+            (head.conn ? head.conn->describe() : std::string("?")) + ") in " +
+            net_plugin_text(comm_);
   }
   return text;
 }

@@ -9,11 +9,11 @@
 // index_words.cc ringGetPending.
 #pragma once
 
-#include <nccom/transport_plugin.h>
-
 #include "common/result.h"
 #include "connector.h"
 #include "index_words.h"
+
+#include <nccom/transport_plugin.h>
 
 #include <array>
 #include <cstdint>
@@ -24,8 +24,16 @@
 namespace nccom::net_neuron {
 
 // reqStage: the stage of one requestTracker slot.
-enum class Stage : int { None = 0, Recv = 1, RecvDone = 2, Flush = 3, Send = 4, Empty = 5,
-                         Done = 6, Error = 7 };
+enum class Stage : int {
+  None = 0,
+  Recv = 1,
+  RecvDone = 2,
+  Flush = 3,
+  Send = 4,
+  Empty = 5,
+  Done = 6,
+  Error = 7
+};
 const char* stage_name(Stage s);
 
 inline constexpr uint64_t kRingSlots = 128;  // NCCL_NET_NEURON_MAX_REQUESTS
@@ -35,12 +43,12 @@ inline constexpr int kSidelinkTag = 1;
 // requestInfo: one ring slot, one NET_TRANSFER descriptor (or the sidelink
 // announcement, `control`).
 struct RequestInfo {
-  void* req = nullptr;           // plugin request (NULL: none in flight)
+  void* req = nullptr;  // plugin request (NULL: none in flight)
   Stage state = Stage::None;
   Connector* conn = nullptr;
   void* addr = nullptr;
-  int size = 0;                  // posted size; after a receive, the bytes received
-  int expected = -1;             // static receive: bytes the descriptor promises
+  int size = 0;       // posted size; after a receive, the bytes received
+  int expected = -1;  // static receive: bytes the descriptor promises
   void* mhandle = nullptr;
   uint32_t complete_report = 0;  // semaphore units credited when the slot retires
   uint32_t net_op_idx = 0;
@@ -52,24 +60,23 @@ struct RequestInfo {
 // What the FIFO says about one entry, resolved at create time.
 struct EntryPlan {
   uint32_t mark = 0;
-  uint32_t op = 0;             // owning op (EXEC_COMPLETE: the last op before it)
-  Connector* conn = nullptr;   // NET_TRANSFER: the connection it travels on
-  int word = -1;               // the index word that publishes it; -1: published implicitly
+  uint32_t op = 0;            // owning op (EXEC_COMPLETE: the last op before it)
+  Connector* conn = nullptr;  // NET_TRANSFER: the connection it travels on
+  int word = -1;              // the index word that publishes it; -1: published implicitly
 };
 
 struct OpPlan {
-  bool used = false;           // the op has entries in this direction's FIFO
-  uint32_t transfers = 0;      // its NET_TRANSFER entries in this FIFO
-  bool closed = false;         // its NET_OP_COMPLETE was seen (create-time check)
+  bool used = false;              // the op has entries in this direction's FIFO
+  uint32_t transfers = 0;         // its NET_TRANSFER entries in this FIFO
+  bool closed = false;            // its NET_OP_COMPLETE was seen (create-time check)
   enc_host_mem_t* dyn = nullptr;  // dynamic-size input (dynamic ops)
 };
 
 class NetOp {
  public:
   static Result<NetOp*> create(const ConnectorRegistry& registry,
-                               const nccom_transport_comm_t* comm,
-                               nccom_transport_direction_t dir, const net_ops_info_t* ops,
-                               int ops_n, const void* fifo, int fifo_n);
+                               const nccom_transport_comm_t* comm, nccom_transport_direction_t dir,
+                               const net_ops_info_t* ops, int ops_n, const void* fifo, int fifo_n);
   ~NetOp();
 
   Status progress(bool* idle, bool* execution_done);
@@ -137,11 +144,11 @@ class NetOp {
   // Per execution (reset by rearm).
   Phase phase_ = Phase::FirstTouch;
   std::array<RequestInfo, kRingSlots> ring_{};
-  uint64_t posted_ = 0;        // ring producer
-  uint64_t done_ = 0;          // ring consumer
-  uint64_t fifo_idx_ = 0;      // addr_fifo_idx: next entry to consume
-  uint64_t prepost_idx_ = 0;   // pre_post_fifo_idx: next entry early posting may post
-  int64_t cur_op_ = -1;        // cur_net_op_idx (-1: none entered yet)
+  uint64_t posted_ = 0;            // ring producer
+  uint64_t done_ = 0;              // ring consumer
+  uint64_t fifo_idx_ = 0;          // addr_fifo_idx: next entry to consume
+  uint64_t prepost_idx_ = 0;       // pre_post_fifo_idx: next entry early posting may post
+  int64_t cur_op_ = -1;            // cur_net_op_idx (-1: none entered yet)
   std::vector<uint32_t> retired_;  // per op: NET_TRANSFER slots retired (cur_net_op_compl_cnt)
   uint64_t executions_ = 0;
   volatile uint32_t* signal_sem_ = nullptr;

@@ -26,9 +26,9 @@ Error refuse(nccom_transport_direction_t dir, const std::string& what) {
 
 }  // namespace
 
-Result<NetOp*> NetOp::create(const ConnectorRegistry& registry,
-                             const nccom_transport_comm_t* comm, nccom_transport_direction_t dir,
-                             const net_ops_info_t* ops, int ops_n, const void* fifo, int fifo_n) {
+Result<NetOp*> NetOp::create(const ConnectorRegistry& registry, const nccom_transport_comm_t* comm,
+                             nccom_transport_direction_t dir, const net_ops_info_t* ops, int ops_n,
+                             const void* fifo, int fifo_n) {
   const bool send = dir == NCCOM_TRANSPORT_SEND;
   if (dir != NCCOM_TRANSPORT_SEND && dir != NCCOM_TRANSPORT_RECV) {
     return refuse(dir, "direction " + std::to_string(static_cast<int>(dir)) + " is invalid");
@@ -37,8 +37,8 @@ Result<NetOp*> NetOp::create(const ConnectorRegistry& registry,
     return refuse(dir, "the communicator lends no net plugin or no inc_semaphore callback");
   }
   if (ops == nullptr || ops_n <= 0 || fifo == nullptr || fifo_n <= 0) {
-    return refuse(dir, "empty ops or address FIFO (ops_n " + std::to_string(ops_n) +
-                           ", fifo_n " + std::to_string(fifo_n) + ")");
+    return refuse(dir, "empty ops or address FIFO (ops_n " + std::to_string(ops_n) + ", fifo_n " +
+                           std::to_string(fifo_n) + ")");
   }
   std::unique_ptr<NetOp> op(new NetOp());
   op->comm_ = comm;
@@ -61,7 +61,8 @@ Result<NetOp*> NetOp::create(const ConnectorRegistry& registry,
     EntryPlan& plan = op->entries_[i];
     plan.mark = send ? raw_mark(op->src(i)) : raw_mark(op->dst(i));
     const uint32_t op_idx = send ? op->src(i).net_op_idx : op->dst(i).net_op_idx;
-    if (plan.mark > EXEC_COMPLETE) return refuse(dir, at + " has mark " + std::to_string(plan.mark));
+    if (plan.mark > EXEC_COMPLETE)
+      return refuse(dir, at + " has mark " + std::to_string(plan.mark));
     if ((plan.mark == EXEC_COMPLETE) != (i + 1 == op->fifo_n_)) {
       return refuse(dir, at + ": EXEC_COMPLETE must be the last entry and only the last");
     }
@@ -80,7 +81,8 @@ Result<NetOp*> NetOp::create(const ConnectorRegistry& registry,
                              std::to_string(ops_n));
     }
     if (op->op_plans_[op_idx].closed) {
-      return refuse(dir, at + ": op " + std::to_string(op_idx) + " appears after its NET_OP_COMPLETE");
+      return refuse(dir,
+                    at + ": op " + std::to_string(op_idx) + " appears after its NET_OP_COMPLETE");
     }
     if (open_op >= 0 && open_op != static_cast<int64_t>(op_idx)) {
       return refuse(dir, at + ": op " + std::to_string(op_idx) + " starts while op " +
@@ -90,8 +92,8 @@ Result<NetOp*> NetOp::create(const ConnectorRegistry& registry,
     if (plan.mark == NET_OP_COMPLETE) op->op_plans_[op_idx].closed = true;
     plan.op = last_op = op_idx;
     const net_ops_info_t& info = ops[op_idx];
-    const std::string op_at = at + " (op " + std::to_string(op_idx) + ", func_rel_op:" +
-                              std::to_string(info.func_rel_op_idx) + ")";
+    const std::string op_at = at + " (op " + std::to_string(op_idx) +
+                              ", func_rel_op:" + std::to_string(info.func_rel_op_idx) + ")";
     const auto* ch = static_cast<const enc_channel_prefix_t*>(info.enc_channel);
     if (ch == nullptr) return refuse(dir, op_at + ": enc_channel is NULL");
     if (ch->pattern != ENC_PATTERN_RING && ch->pattern != ENC_PATTERN_MESH) {
@@ -101,8 +103,8 @@ Result<NetOp*> NetOp::create(const ConnectorRegistry& registry,
     }
     const enc_net_connector_t* nc = send ? ch->net_send : ch->net_recv;
     if (nc == nullptr) {
-      return refuse(dir, op_at + std::string(": enc_channel->") +
-                             (send ? "net_send" : "net_recv") + " is NULL");
+      return refuse(dir, op_at + std::string(": enc_channel->") + (send ? "net_send" : "net_recv") +
+                             " is NULL");
     }
     auto word = op->words_.add(nc, send, info.net_idx_loop_size, op_at);
     if (!word) return word.take_error();
@@ -122,8 +124,9 @@ Result<NetOp*> NetOp::create(const ConnectorRegistry& registry,
         const bool callbacks = send ? (comm->dynamic_send_size && comm->dynamic_send_offset)
                                     : (comm->dynamic_recv_offset && comm->set_recv_size);
         if (!callbacks || nc->dynamic_input_host_mem == nullptr || info.data_type_sz == 0) {
-          return refuse(dir, op_at + ": dynamic sizes need the comm's dynamic-size callbacks, "
-                                     "the connector's dynamic_input_host_mem and data_type_sz");
+          return refuse(dir, op_at +
+                                 ": dynamic sizes need the comm's dynamic-size callbacks, "
+                                 "the connector's dynamic_input_host_mem and data_type_sz");
         }
         opp.dyn = &nc->dynamic_input_host_mem->mem;
       }
@@ -137,8 +140,9 @@ Result<NetOp*> NetOp::create(const ConnectorRegistry& registry,
       return refuse(dir, op_at + ": size " + std::to_string(size) + " exceeds the net's int range");
     }
     if (send && op->src(i).dst_mhandle != nullptr) {
-      return refuse(dir, op_at + ": names a remote registration (dst_mhandle); the send-side "
-                                 "RMA read path (the original's remote read) is not implemented");
+      return refuse(dir, op_at +
+                             ": names a remote registration (dst_mhandle); the send-side "
+                             "RMA read path (the original's remote read) is not implemented");
     }
     Connector* c = nullptr;
     if (info.variable_peer) {

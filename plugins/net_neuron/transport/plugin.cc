@@ -1,12 +1,12 @@
 // The C boundary of the NET_NEURON transport: the nccom_plugin descriptor and
 // its nccom_transport_ops_t. Every slot checks its pointers, catches C++
 // exceptions, and turns an Error into a status plus the caller's message.
-#include <nccom/plugin.h>
-#include <nccom/transport_plugin.h>
-
 #include "connector.h"
 #include "log.h"
 #include "op.h"
+
+#include <nccom/plugin.h>
+#include <nccom/transport_plugin.h>
 
 #include <cstdio>
 #include <exception>
@@ -96,7 +96,8 @@ nccom_plugin_status_t nn_connect(void*, void* connector,
     Connector* c = as_connector(connector);
     if (c == nullptr || done == nullptr) return NCCOM_PLUGIN_INVALID_ARGUMENT;
     bool finished = false;
-    if (auto s = connector_connect(c, peer_blob, &finished); !s) return fail(s.error(), err, err_len);
+    if (auto s = connector_connect(c, peer_blob, &finished); !s)
+      return fail(s.error(), err, err_len);
     *done = finished ? 1 : 0;
     return NCCOM_PLUGIN_OK;
   });
@@ -136,8 +137,8 @@ nccom_plugin_status_t nn_create_op(void* ctx, const nccom_transport_comm_t* comm
                                    size_t err_len) {
   return guarded("create_op", err, err_len, [&] {
     if (ctx == nullptr || op == nullptr) return NCCOM_PLUGIN_INVALID_ARGUMENT;
-    auto created = NetOp::create(static_cast<PluginContext*>(ctx)->registry, comm, dir, ops,
-                                 ops_n, fifo, fifo_n);
+    auto created = NetOp::create(static_cast<PluginContext*>(ctx)->registry, comm, dir, ops, ops_n,
+                                 fifo, fifo_n);
     if (!created) return fail(created.error(), err, err_len);
     *op = *created;
     return NCCOM_PLUGIN_OK;

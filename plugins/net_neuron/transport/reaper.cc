@@ -96,11 +96,12 @@ Status NetOp::test_slot(RequestInfo& r, bool* moved) {
       }
       if (size < 0 || size > r.size || (r.expected >= 0 && size != r.expected)) {
         r.state = Stage::Error;
-        return entry_error(r.fifo_idx, r.conn,
-                           "received " + std::to_string(size) + " bytes, the descriptor " +
-                               (r.expected >= 0 ? "expects " : "has room for ") + std::to_string(r.size) +
-                               " (the sender's program gave this transfer another size: do both ranks "
-                               "run the same collective call?)");
+        return entry_error(
+            r.fifo_idx, r.conn,
+            "received " + std::to_string(size) + " bytes, the descriptor " +
+                (r.expected >= 0 ? "expects " : "has room for ") + std::to_string(r.size) +
+                " (the sender's program gave this transfer another size: do both ranks "
+                "run the same collective call?)");
       }
       r.size = size;
       r.state = Stage::RecvDone;
@@ -126,8 +127,7 @@ Status NetOp::test_slot(RequestInfo& r, bool* moved) {
       r.state = Stage::Done;
       return {};
     }
-    default:
-      return {};
+    default: return {};
   }
 }
 

@@ -32,8 +32,8 @@ Status NetOp::post_send(uint64_t i, bool* posted) {
     const size_t offset =
         comm_->dynamic_send_offset(dyn, info.data_type_sz, d.dst_rank, comm_->n_ranks);
     if (size > static_cast<size_t>(INT_MAX)) {
-      return entry_error(i, c, "dynamic send size " + std::to_string(size) +
-                                   " exceeds the net's int range");
+      return entry_error(
+          i, c, "dynamic send size " + std::to_string(size) + " exceeds the net's int range");
     }
     buf += offset;
   }

@@ -10,9 +10,8 @@
 // tag, before its first slice. The RECV side receives it (its own slot, ahead
 // of the first slice), then reads the magic word back for every slice and
 // checks it — a read that lands anything else is an error.
-#include "op.h"
-
 #include "log.h"
+#include "op.h"
 
 namespace nccom::net_neuron {
 namespace {
@@ -101,8 +100,8 @@ Status NetOp::sidelink_accept(RequestInfo& r) {
   Connector* c = r.conn;
   if (r.size != kAnnounceBytes || c->sidelink_msg[0] != kSidelinkMagic) {
     return entry_error(r.fifo_idx, c,
-                       "the peer's sidelink announcement is malformed (" +
-                           std::to_string(r.size) + " bytes; is the peer running without a "
+                       "the peer's sidelink announcement is malformed (" + std::to_string(r.size) +
+                           " bytes; is the peer running without a "
                            "sidelink?)");
   }
   c->sidelink_peer_addr = c->sidelink_msg[1];
@@ -119,9 +118,9 @@ Status NetOp::sidelink_confirm(RequestInfo& r) {
   Connector* c = r.conn;
   if (!c->sidelink_peer_known) return {};
   void* req = nullptr;
-  ncclResult_t rc = net_->iread(c->net_comm, &c->sidelink_word, sizeof c->sidelink_word,
-                                c->sidelink_word_mh, c->sidelink_peer_addr, c->sidelink_peer_key,
-                                &req);
+  ncclResult_t rc =
+      net_->iread(c->net_comm, &c->sidelink_word, sizeof c->sidelink_word, c->sidelink_word_mh,
+                  c->sidelink_peer_addr, c->sidelink_peer_key, &req);
   if (rc != ncclSuccess) {
     r.state = Stage::Error;
     return verb_error(r, "iread", rc);
@@ -136,9 +135,9 @@ Status NetOp::sidelink_check(RequestInfo& r) {
   const uint32_t got = __atomic_load_n(&r.conn->sidelink_word, __ATOMIC_ACQUIRE);
   if (got == static_cast<uint32_t>(kSidelinkMagic)) return {};
   r.state = Stage::Error;
-  return entry_error(r.fifo_idx, r.conn,
-                     "the sidelink iread returned 0x" + std::to_string(got) +
-                         " instead of the peer's magic word");
+  return entry_error(
+      r.fifo_idx, r.conn,
+      "the sidelink iread returned 0x" + std::to_string(got) + " instead of the peer's magic word");
 }
 
 }  // namespace nccom::net_neuron

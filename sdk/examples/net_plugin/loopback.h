@@ -17,9 +17,9 @@ enum lb_state { LB_FREE, LB_POSTED, LB_DONE, LB_FAILED };
 struct lb_comm;
 
 struct lb_request {
-  struct lb_comm *comm;
+  struct lb_comm* comm;
   enum lb_state state;
-  void *data;
+  void* data;
   int size; /* send: bytes to send; receive: buffer size */
   int tag;
   int moved; /* bytes that arrived, once done */
@@ -38,12 +38,12 @@ struct lb_conn {
 struct lb_comm {
   unsigned magic;
   enum lb_kind kind;
-  struct lb_conn *conn;                              /* send and recv comms */
+  struct lb_conn* conn;                              /* send and recv comms */
   struct lb_request requests[NCCL_NET_MAX_REQUESTS]; /* send and recv comms */
   unsigned long long listener_id;                    /* listen comms */
-  struct lb_conn *backlog[LB_BACKLOG];
+  struct lb_conn* backlog[LB_BACKLOG];
   int backlog_len;
-  struct lb_comm *next_listener;
+  struct lb_comm* next_listener;
 };
 
 struct lb_handle {
@@ -52,23 +52,23 @@ struct lb_handle {
 
 extern ncclDebugLogger_t lb_log; /* the host's logger, from init */
 
-#define LB_WARN(...)                                                            \
-  do {                                                                          \
+#define LB_WARN(...)                                                                      \
+  do {                                                                                    \
     if (lb_log != NULL) lb_log(NCCL_LOG_WARN, NCCL_NET, __FILE__, __LINE__, __VA_ARGS__); \
   } while (0)
 
-static inline struct lb_comm *lb_comm_of(void *p, enum lb_kind kind) {
-  struct lb_comm *c = (struct lb_comm *)p;
+static inline struct lb_comm* lb_comm_of(void* p, enum lb_kind kind) {
+  struct lb_comm* c = (struct lb_comm*)p;
   return c != NULL && c->magic == LB_COMM_MAGIC && c->kind == kind ? c : NULL;
 }
 
 /* The data path (loopback_data.c). */
-ncclResult_t lb_isend(void *send_comm, void *data, int size, int tag, void *mhandle,
-                      void **request);
-ncclResult_t lb_irecv(void *recv_comm, int n, void **data, int *sizes, int *tags,
-                      void **mhandles, void **request);
-ncclResult_t lb_iflush(void *recv_comm, int n, void **data, int *sizes, void **mhandles,
-                       void **request);
-ncclResult_t lb_test(void *request, int *done, int *sizes);
+ncclResult_t lb_isend(void* send_comm, void* data, int size, int tag, void* mhandle,
+                      void** request);
+ncclResult_t lb_irecv(void* recv_comm, int n, void** data, int* sizes, int* tags, void** mhandles,
+                      void** request);
+ncclResult_t lb_iflush(void* recv_comm, int n, void** data, int* sizes, void** mhandles,
+                       void** request);
+ncclResult_t lb_test(void* request, int* done, int* sizes);
 
 #endif /* LOOPBACK_H */

@@ -8,8 +8,9 @@
 
 typedef enum {
   NCCL_PTR_HOST = 0x1,
-  NCCL_PTR_CUDA = 0x2,    /* never advertised on Neuron */
-  NCCL_PTR_NEURON = 0x4   /* Neuron device memory (dma-buf backed); NVIDIA's header calls this bit DMABUF */
+  NCCL_PTR_CUDA = 0x2, /* never advertised on Neuron */
+  NCCL_PTR_NEURON =
+      0x4 /* Neuron device memory (dma-buf backed); NVIDIA's header calls this bit DMABUF */
 } nccl_ptr_type;
 
 #endif /* NCCOM_NCCL_PTR_H */

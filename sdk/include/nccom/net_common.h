@@ -8,10 +8,10 @@
 #ifndef NCCOM_NET_COMMON_H
 #define NCCOM_NET_COMMON_H
 
+#include <nccom/nccl_ptr.h>
+
 #include <stddef.h>
 #include <stdint.h>
-
-#include <nccom/nccl_ptr.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -23,12 +23,12 @@ extern "C" {
 #define NCCOM_NET_ASSERT(cond, tag) \
   typedef char NCCOM_NET_ASSERT_CAT(nccom_net_assert_##tag##_, __LINE__)[(cond) ? 1 : -1]
 
-#define NCCL_NET_HANDLE_MAXSIZE 128     /* listen/connect handle, v5 and v6 */
-#define NCCL_NET_HANDLE_MAXSIZE_V4 64   /* listen/connect handle, v4 */
-#define NCCL_NET_MAX_REQUESTS 128       /* outstanding requests per comm */
+#define NCCL_NET_HANDLE_MAXSIZE 128   /* listen/connect handle, v5 and v6 */
+#define NCCL_NET_HANDLE_MAXSIZE_V4 64 /* listen/connect handle, v4 */
+#define NCCL_NET_MAX_REQUESTS 128     /* outstanding requests per comm */
 #define NCCL_NET_OPTIONAL_RECV_COMPLETION 0x1
 
-#ifndef NCCL_H_  /* NVIDIA's nccl.h defines the same enum */
+#ifndef NCCL_H_ /* NVIDIA's nccl.h defines the same enum */
 typedef enum {
   ncclSuccess = 0,
   ncclUnhandledCudaError = 1,
@@ -65,8 +65,8 @@ typedef enum {
 
 /* The logger given to init. The host's logger tolerates calls before init
  * returns and a NULL format. */
-typedef void (*ncclDebugLogger_t)(ncclDebugLogLevel level, unsigned long flags, const char *file,
-                                  int line, const char *fmt, ...);
+typedef void (*ncclDebugLogger_t)(ncclDebugLogLevel level, unsigned long flags, const char* file,
+                                  int line, const char* fmt, ...);
 
 NCCOM_NET_ASSERT(sizeof(ncclResult_t) == 4, result_size);
 

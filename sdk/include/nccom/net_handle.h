@@ -34,12 +34,12 @@ extern "C" {
 #define NCCOM_ADAPTED_NET_MAGIC "nccomNet" /* 8 bytes, no NUL stored */
 
 typedef struct nccom_adapted_net {
-  ncclNet_v6_t net;           /* what the runtime calls */
-  char magic[8];              /* NCCOM_ADAPTED_NET_MAGIC */
-  uint32_t struct_size;       /* sizeof(nccom_adapted_net_t) of the writer */
-  uint32_t version;           /* the plugin's own ABI version: 4, 5 or 6 */
-  const char *layout;         /* "Neuron" or "NVIDIA" */
-  const char *file;           /* the file holding the plugin's table, or "" */
+  ncclNet_v6_t net;     /* what the runtime calls */
+  char magic[8];        /* NCCOM_ADAPTED_NET_MAGIC */
+  uint32_t struct_size; /* sizeof(nccom_adapted_net_t) of the writer */
+  uint32_t version;     /* the plugin's own ABI version: 4, 5 or 6 */
+  const char* layout;   /* "Neuron" or "NVIDIA" */
+  const char* file;     /* the file holding the plugin's table, or "" */
 } nccom_adapted_net_t;
 
 #ifdef __cplusplus

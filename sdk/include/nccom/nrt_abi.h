@@ -11,15 +11,15 @@
 #ifndef NCCOM_NRT_ABI_H
 #define NCCOM_NRT_ABI_H
 
+#include <nccom/nccl_ptr.h>
+
+#include <sched.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
-#include <sched.h>
-
-#include <nccom/nccl_ptr.h>
 #ifndef __cplusplus
-#include <stdbool.h>
 #include <assert.h>
+#include <stdbool.h>
 #endif
 
 #if defined(__cplusplus)
@@ -35,15 +35,15 @@
 extern "C" {
 #endif
 
-NCCOM_ABI_ASSERT(sizeof(void *) == 8 && sizeof(long) == 8 && sizeof(int) == 4,
+NCCOM_ABI_ASSERT(sizeof(void*) == 8 && sizeof(long) == 8 && sizeof(int) == 4,
                  "the Neuron boundary is defined for LP64 only");
 
 /* ---- Versions ------------------------------------------------------------ */
 
-#define NCCOM_COMPATIBILITY_ID 89u       /* forward gate: libnrt requires exactly this */
-#define NCCOM_VERSION_INFO_SIZE 56u      /* size libnrt passes to neuronGetVersionInfo */
-#define NCCOM_EXPORT_COUNT 37            /* neuron* entry points */
-#define NCCOM_IMPORT_COUNT 20            /* nec_* + nrt_* callbacks, all @NRT_2.0.0 */
+#define NCCOM_COMPATIBILITY_ID 89u  /* forward gate: libnrt requires exactly this */
+#define NCCOM_VERSION_INFO_SIZE 56u /* size libnrt passes to neuronGetVersionInfo */
+#define NCCOM_EXPORT_COUNT 37       /* neuron* entry points */
+#define NCCOM_IMPORT_COUNT 20       /* nec_* + nrt_* callbacks, all @NRT_2.0.0 */
 
 /* ---- NRT_STATUS: the return type of the exports -------------------------- */
 
@@ -88,8 +88,8 @@ typedef struct nec_version_info {
   uint64_t minor;
   uint64_t patch;
   uint64_t maintenance;
-  char git_hash[16];               /* NUL-terminated short hash of the build */
-  uint64_t compatibility_version;  /* 89 */
+  char git_hash[16];              /* NUL-terminated short hash of the build */
+  uint64_t compatibility_version; /* 89 */
   /* future fields may only be appended after offset 56 */
 } nec_version_info_t;
 NCCOM_ABI_SIZE(nec_version_info_t, 56);
@@ -138,11 +138,7 @@ typedef enum {
 } nec_pod_type_t;
 NCCOM_ABI_SIZE(nec_pod_type_t, 4);
 
-typedef enum {
-  ENC_PATTERN_RING = 0,
-  ENC_PATTERN_MESH = 1,
-  ENC_PATTERN_INVALID = 2
-} enc_pattern_t;
+typedef enum { ENC_PATTERN_RING = 0, ENC_PATTERN_MESH = 1, ENC_PATTERN_INVALID = 2 } enc_pattern_t;
 NCCOM_ABI_SIZE(enc_pattern_t, 4);
 
 typedef enum {
@@ -164,11 +160,7 @@ NCCOM_ABI_SIZE(ofi_comm_type_t, 4);
 /* Memory type bits of regMr (Neuron net headers): nccom/nccl_ptr.h. */
 NCCOM_ABI_SIZE(nccl_ptr_type, 4);
 
-typedef enum {
-  NET_TRANSFER = 0,
-  NET_OP_COMPLETE = 1,
-  EXEC_COMPLETE = 2
-} net_addr_mark_t;
+typedef enum { NET_TRANSFER = 0, NET_OP_COMPLETE = 1, EXEC_COMPLETE = 2 } net_addr_mark_t;
 NCCOM_ABI_SIZE(net_addr_mark_t, 4);
 
 /* ---- enc_neuron_device_info_t — 216 bytes -------------------------------- */
@@ -191,15 +183,15 @@ NCCOM_ABI_OFFSET(enc_proxy_histogram_config_t, warmup, 32);
 NCCOM_ABI_OFFSET(enc_proxy_histogram_config_t, output_path, 40);
 
 typedef struct enc_neuron_device_info {
-  int nec_dev_id;                /* runtime device to select */
-  int mla_idx;                   /* copied into the 112-byte peer record */
+  int nec_dev_id; /* runtime device to select */
+  int mla_idx;    /* copied into the 112-byte peer record */
   int tpb_idx;
-  int host_device_id;            /* copied into the peer record */
+  int host_device_id; /* copied into the peer record */
   int routing_id;
   uint64_t pod_id;
-  uint32_t pod_type;             /* a nec_pod_type_t value */
+  uint32_t pod_type; /* a nec_pod_type_t value */
   uint32_t pod_node_id;
-  uint32_t virtual_server_id;    /* mixed into the peer host hash */
+  uint32_t virtual_server_id; /* mixed into the peer host hash */
   enc_proxy_histogram_config_t histogram_config;
 } enc_neuron_device_info_t;
 NCCOM_ABI_SIZE(enc_neuron_device_info_t, 216);
@@ -221,7 +213,7 @@ NCCOM_ABI_OFFSET(enc_neuron_device_info_t, histogram_config, 48);
 typedef struct enc_ring {
   int prev;
   int next;
-  int *user_ranks;
+  int* user_ranks;
   bool duplicate;
 } enc_ring_t;
 NCCOM_ABI_SIZE(enc_ring_t, 24);
@@ -253,13 +245,13 @@ typedef struct nccl_comm_info {
   int pod_n;
   int pod_node;
   int pod_node_n;
-  enc_peer_info_t *peers;        /* caller-allocated, rank_n entries, or NULL */
+  enc_peer_info_t* peers; /* caller-allocated, rank_n entries, or NULL */
   int channel_n;
   enc_ring_t rings[NEC_MAX_CHANNELS];
   int kangaring_channel_n;
-  int *kangaring_paths[NEC_MAX_CHANNELS];
+  int* kangaring_paths[NEC_MAX_CHANNELS];
   int mla_cycle_n;
-  int *mla_cycles[NEC_MAX_CHANNELS];
+  int* mla_cycles[NEC_MAX_CHANNELS];
 } nccl_comm_info_t;
 NCCOM_ABI_SIZE(nccl_comm_info_t, 1376);
 NCCOM_ABI_OFFSET(nccl_comm_info_t, epoch, 8);
@@ -290,10 +282,10 @@ typedef struct net_ops_info {
   uint16_t sema_shift_offset;
   bool early_send_completion;
   bool early_recv_posting;
-  volatile uint32_t *inc_send_handshake;
-  volatile uint32_t *inc_send_complete;
-  volatile uint32_t *inc_recv_handshake;
-  volatile uint32_t *inc_recv_complete;
+  volatile uint32_t* inc_send_handshake;
+  volatile uint32_t* inc_send_complete;
+  volatile uint32_t* inc_recv_handshake;
+  volatile uint32_t* inc_recv_complete;
   uint32_t tx_entry_cnt;
   uint32_t rx_entry_cnt;
   uint32_t net_idx_loop_size;
@@ -306,7 +298,7 @@ typedef struct net_ops_info {
   uint32_t basic_block_id;
   uint32_t func_rel_op_idx;
   uint32_t unrolled_count;
-  void *enc_channel;
+  void* enc_channel;
 } net_ops_info_t;
 NCCOM_ABI_SIZE(net_ops_info_t, 96);
 NCCOM_ABI_OFFSET(net_ops_info_t, early_send_completion, 2);
@@ -333,14 +325,14 @@ typedef struct net_src_addr {
   uint32_t net_op_idx;
   int complete;
   dma_addr_t dev_addr;
-  void *host_addr;
-  void *nccl_mhandle;
+  void* host_addr;
+  void* nccl_mhandle;
   uint32_t size;
-  uint32_t mark;                 /* a net_addr_mark_t value */
-  void *proxy_histogram_tag;
+  uint32_t mark; /* a net_addr_mark_t value */
+  void* proxy_histogram_tag;
   int dst_rank;
-  void *dst_addr;
-  void *dst_mhandle;
+  void* dst_addr;
+  void* dst_mhandle;
 } net_src_addr_t;
 NCCOM_ABI_SIZE(net_src_addr_t, 72);
 NCCOM_ABI_OFFSET(net_src_addr_t, complete, 4);
@@ -358,10 +350,10 @@ typedef struct net_dest_addr {
   uint32_t net_op_idx;
   int complete;
   dma_addr_t dev_addr;
-  void *host_addr;
-  void *nccl_mhandle;
+  void* host_addr;
+  void* nccl_mhandle;
   uint32_t size;
-  uint32_t mark;                 /* a net_addr_mark_t value */
+  uint32_t mark; /* a net_addr_mark_t value */
   int src_rank;
 } net_dest_addr_t;
 NCCOM_ABI_SIZE(net_dest_addr_t, 48);
@@ -376,8 +368,8 @@ NCCOM_ABI_OFFSET(net_dest_addr_t, src_rank, 40);
 /* ---- enc_host_mem_t — 32 bytes ------------------------------------------- */
 
 typedef struct enc_host_mem {
-  void *mem_handle;
-  void *va;
+  void* mem_handle;
+  void* va;
   dma_addr_t pa;
   size_t size;
 } enc_host_mem_t;
@@ -416,14 +408,14 @@ NCCOM_ABI_SIZE(enc_host_mem_shared_t, 40);
 
 typedef struct enc_net_connector {
   int fold_n;
-  enc_host_mem_t net_host_mem;                  /* va -> enc_net_host_memory_t */
-  enc_host_mem_shared_t *dynamic_input_host_mem; /* passed to the dynamic-size callbacks */
-  void *devmem_res;
-  void *nccl_mhandle;
-  void *inc_recv_sem_nccl_mhandle;
-  uint32_t *inc_recv_sem_values_buffer;
-  void *inc_recv_sem_values_buffer_mhandle;
-  void *nccl_connector;                         /* from neuronGetNetConnector */
+  enc_host_mem_t net_host_mem;                   /* va -> enc_net_host_memory_t */
+  enc_host_mem_shared_t* dynamic_input_host_mem; /* passed to the dynamic-size callbacks */
+  void* devmem_res;
+  void* nccl_mhandle;
+  void* inc_recv_sem_nccl_mhandle;
+  uint32_t* inc_recv_sem_values_buffer;
+  void* inc_recv_sem_values_buffer_mhandle;
+  void* nccl_connector; /* from neuronGetNetConnector */
 } enc_net_connector_t;
 NCCOM_ABI_SIZE(enc_net_connector_t, 96);
 NCCOM_ABI_OFFSET(enc_net_connector_t, net_host_mem, 8);
@@ -435,9 +427,9 @@ NCCOM_ABI_OFFSET(enc_net_connector_t, nccl_connector, 88);
  * runtime's object continues (device memory, gateway buffers, ...). */
 typedef struct enc_channel_prefix {
   int id;
-  uint32_t pattern;              /* an enc_pattern_t value */
-  enc_net_connector_t *net_recv;
-  enc_net_connector_t *net_send;
+  uint32_t pattern; /* an enc_pattern_t value */
+  enc_net_connector_t* net_recv;
+  enc_net_connector_t* net_send;
 } enc_channel_prefix_t;
 NCCOM_ABI_SIZE(enc_channel_prefix_t, 24);
 NCCOM_ABI_OFFSET(enc_channel_prefix_t, pattern, 4);
@@ -464,6 +456,8 @@ typedef struct nccom_opaque_cpu_set nccom_cpu_set_t;
 /* ---- FORWARD: the 37 neuron* exports of libnccom ------------------------- */
 /* Listed in table-slot order. All return NRT_STATUS; 0 is success.          */
 
+/* X() entries in table-slot order, laid out by hand */
+/* clang-format off */
 #define NCCOM_FOR_EACH_EXPORT(X)                                             \
   X(neuronGetVersionInfo) X(neuronGetUniqueId) X(neuronInitGlobalComm)       \
   X(neuronInitComm) X(neuronBuildGraphComm) X(neuronGetCommInfo)             \
@@ -478,56 +472,56 @@ typedef struct nccom_opaque_cpu_set nccom_cpu_set_t;
   X(neuronNetGetMrKey) X(neuronNetIsend) X(neuronNetIrecv) X(neuronNetIflush)\
   X(neuronNetTest) X(neuronNetCloseSend) X(neuronNetCloseRecv)               \
   X(neuronNetCloseListen)
+/* clang-format on */
 
-NRT_STATUS neuronGetVersionInfo(nec_version_info_t *out, size_t n);
-NRT_STATUS neuronGetUniqueId(char *id_out, int rank_n, const char *hint);
-NRT_STATUS neuronInitGlobalComm(int g_dev_id, int g_dev_count, const enc_neuron_device_info_t *dev,
-                                const char *root_comm_id, void **comm_out, const char *hint);
-NRT_STATUS neuronInitComm(void **comm_out, int rank_n, char *id, int rank,
-                          const enc_neuron_device_info_t *dev, bool bypass_graph);
-NRT_STATUS neuronBuildGraphComm(void *comm);
-NRT_STATUS neuronGetCommInfo(void *comm, nccl_comm_info_t *out);
-NRT_STATUS neuronFreeComm(void *comm);
-NRT_STATUS neuronExpandConnectivity(void *comm, uint32_t conn /* enc_net_connectivity_t */);
-NRT_STATUS neuronStartNetworkProxy(void *comm, uint32_t stream, uint32_t basic_block_id,
-                                   net_ops_info_t *ops, int ops_n, net_src_addr_t *src, int src_n,
-                                   net_dest_addr_t *dst, int dst_n);
-NRT_STATUS neuronStopNetworkProxy(void *comm, uint32_t stream);
-NRT_STATUS neuronNetworkProxyProgress(void *comm, uint32_t stream, uint32_t basic_block_id,
-                                      bool *idle, bool *done);
-NRT_STATUS neuronBootstrapSend(void *state, int peer, void *data, size_t size, const char *hint);
-NRT_STATUS neuronBootstrapRecv(void *state, int peer, void *data, size_t size, const char *hint);
-NRT_STATUS neuronBootstrapAllGather(void *state, void *all_data, size_t size_per_rank,
-                                    const char *hint);
-NRT_STATUS neuronPreferredNcRidNic(uint32_t a, uint32_t b, int *nic_out);
-NRT_STATUS neuronPreferredNcRidNicBdf(uint32_t a, uint32_t b, char *bdf_out, size_t bdf_len);
-NRT_STATUS neuronNetRegMr(void *comm, uint32_t pattern /* enc_pattern_t */, int channel, bool is_send,
-                          uint32_t comm_type /* ofi_comm_type_t */, void *addr, size_t size,
-                          int32_t type /* nccl_ptr_type */,
-                          void **mhandle_out);
-NRT_STATUS neuronNetDeregMr(void *comm, uint32_t pattern /* enc_pattern_t */, int channel, bool is_send,
-                            uint32_t comm_type /* ofi_comm_type_t */, void *mhandle);
-NRT_STATUS neuronGetPeerDeviceId(void *comm, int peer, int *dev_out);
-NRT_STATUS neuronSetAffinity(void *comm, nccom_cpu_set_t *override_mask, nccom_cpu_set_t *save,
+NRT_STATUS neuronGetVersionInfo(nec_version_info_t* out, size_t n);
+NRT_STATUS neuronGetUniqueId(char* id_out, int rank_n, const char* hint);
+NRT_STATUS neuronInitGlobalComm(int g_dev_id, int g_dev_count, const enc_neuron_device_info_t* dev,
+                                const char* root_comm_id, void** comm_out, const char* hint);
+NRT_STATUS neuronInitComm(void** comm_out, int rank_n, char* id, int rank,
+                          const enc_neuron_device_info_t* dev, bool bypass_graph);
+NRT_STATUS neuronBuildGraphComm(void* comm);
+NRT_STATUS neuronGetCommInfo(void* comm, nccl_comm_info_t* out);
+NRT_STATUS neuronFreeComm(void* comm);
+NRT_STATUS neuronExpandConnectivity(void* comm, uint32_t conn /* enc_net_connectivity_t */);
+NRT_STATUS neuronStartNetworkProxy(void* comm, uint32_t stream, uint32_t basic_block_id,
+                                   net_ops_info_t* ops, int ops_n, net_src_addr_t* src, int src_n,
+                                   net_dest_addr_t* dst, int dst_n);
+NRT_STATUS neuronStopNetworkProxy(void* comm, uint32_t stream);
+NRT_STATUS neuronNetworkProxyProgress(void* comm, uint32_t stream, uint32_t basic_block_id,
+                                      bool* idle, bool* done);
+NRT_STATUS neuronBootstrapSend(void* state, int peer, void* data, size_t size, const char* hint);
+NRT_STATUS neuronBootstrapRecv(void* state, int peer, void* data, size_t size, const char* hint);
+NRT_STATUS neuronBootstrapAllGather(void* state, void* all_data, size_t size_per_rank,
+                                    const char* hint);
+NRT_STATUS neuronPreferredNcRidNic(uint32_t a, uint32_t b, int* nic_out);
+NRT_STATUS neuronPreferredNcRidNicBdf(uint32_t a, uint32_t b, char* bdf_out, size_t bdf_len);
+NRT_STATUS neuronNetRegMr(void* comm, uint32_t pattern /* enc_pattern_t */, int channel,
+                          bool is_send, uint32_t comm_type /* ofi_comm_type_t */, void* addr,
+                          size_t size, int32_t type /* nccl_ptr_type */, void** mhandle_out);
+NRT_STATUS neuronNetDeregMr(void* comm, uint32_t pattern /* enc_pattern_t */, int channel,
+                            bool is_send, uint32_t comm_type /* ofi_comm_type_t */, void* mhandle);
+NRT_STATUS neuronGetPeerDeviceId(void* comm, int peer, int* dev_out);
+NRT_STATUS neuronSetAffinity(void* comm, nccom_cpu_set_t* override_mask, nccom_cpu_set_t* save,
                              int core);
-NRT_STATUS neuronGetNetConnector(void *comm, uint32_t pattern /* enc_pattern_t */, int channel, bool is_send,
-                                 void **connector_out);
-NRT_STATUS neuronInitNet(char *root_comm_id);
+NRT_STATUS neuronGetNetConnector(void* comm, uint32_t pattern /* enc_pattern_t */, int channel,
+                                 bool is_send, void** connector_out);
+NRT_STATUS neuronInitNet(char* root_comm_id);
 NRT_STATUS neuronFiniPlugin(void);
-NRT_STATUS neuronGetOFIHandle(void **out);
-NRT_STATUS neuronNetListen(int dev, void *handle, void **listen_comm);
-NRT_STATUS neuronNetConnect(int dev, void *handle, void **send_comm);
-NRT_STATUS neuronNetAccept(void *listen_comm, void **recv_comm);
-NRT_STATUS neuronNetRegMrOG(void *comm, void *data, size_t size, int type, void **mhandle);
-NRT_STATUS neuronNetDeregMrOG(void *comm, void *mhandle);
-NRT_STATUS neuronNetGetMrKey(void *mhandle, uint64_t *key_out);
-NRT_STATUS neuronNetIsend(void *send_comm, void *data, int size, void *mhandle, void **request);
-NRT_STATUS neuronNetIrecv(void *recv_comm, void *data, int size, void *mhandle, void **request);
-NRT_STATUS neuronNetIflush(void *recv_comm, void *data, int size, void *mhandle, void **request);
-NRT_STATUS neuronNetTest(void *request, int *done, int *size);
-NRT_STATUS neuronNetCloseSend(void *send_comm);
-NRT_STATUS neuronNetCloseRecv(void *recv_comm);
-NRT_STATUS neuronNetCloseListen(void *listen_comm);
+NRT_STATUS neuronGetOFIHandle(void** out);
+NRT_STATUS neuronNetListen(int dev, void* handle, void** listen_comm);
+NRT_STATUS neuronNetConnect(int dev, void* handle, void** send_comm);
+NRT_STATUS neuronNetAccept(void* listen_comm, void** recv_comm);
+NRT_STATUS neuronNetRegMrOG(void* comm, void* data, size_t size, int type, void** mhandle);
+NRT_STATUS neuronNetDeregMrOG(void* comm, void* mhandle);
+NRT_STATUS neuronNetGetMrKey(void* mhandle, uint64_t* key_out);
+NRT_STATUS neuronNetIsend(void* send_comm, void* data, int size, void* mhandle, void** request);
+NRT_STATUS neuronNetIrecv(void* recv_comm, void* data, int size, void* mhandle, void** request);
+NRT_STATUS neuronNetIflush(void* recv_comm, void* data, int size, void* mhandle, void** request);
+NRT_STATUS neuronNetTest(void* request, int* done, int* size);
+NRT_STATUS neuronNetCloseSend(void* send_comm);
+NRT_STATUS neuronNetCloseRecv(void* recv_comm);
+NRT_STATUS neuronNetCloseListen(void* listen_comm);
 
 /* The runtime's table of the 37 entry points, in slot order. A loader fills it
  * all or leaves it all NULL, as libnrt's ncclInit does. */
@@ -536,10 +530,12 @@ typedef struct nccom_export_table {
   NCCOM_FOR_EACH_EXPORT(NCCOM_TABLE_SLOT)
 #undef NCCOM_TABLE_SLOT
 } nccom_export_table_t;
-NCCOM_ABI_SIZE(nccom_export_table_t, NCCOM_EXPORT_COUNT * sizeof(void *));
+NCCOM_ABI_SIZE(nccom_export_table_t, NCCOM_EXPORT_COUNT * sizeof(void*));
 
 /* ---- REVERSE: the 20 callbacks libnccom imports @NRT_2.0.0 --------------- */
 
+/* X() entries in table-slot order, laid out by hand */
+/* clang-format off */
 #define NCCOM_FOR_EACH_IMPORT(X)                                               \
   X(nrt_get_total_vnc_count) X(nrt_get_instance_info) X(nrt_get_version)       \
   X(nrt_get_libnccl_net) X(nec_inc_semaphore) X(nec_get_device_count)          \
@@ -549,37 +545,39 @@ NCCOM_ABI_SIZE(nccom_export_table_t, NCCOM_EXPORT_COUNT * sizeof(void *));
   X(nec_pod_node_can_access_peer_node) X(nec_ndl_printk)                       \
   X(nec_get_dynamic_send_size_bytes) X(nec_get_dynamic_send_offset_bytes)      \
   X(nec_get_dynamic_recv_offset_bytes) X(nec_set_recv_size_bytes)
+/* clang-format on */
 
-NRT_STATUS nrt_get_total_vnc_count(uint32_t *count_out);
-NRT_STATUS nrt_get_instance_info(nrt_instance_info_t *out, size_t out_len);
-NRT_STATUS nrt_get_version(nrt_version_t *out, size_t out_len);
-void *nrt_get_libnccl_net(int *err_out, char *err_msg, size_t err_msg_len);
+NRT_STATUS nrt_get_total_vnc_count(uint32_t* count_out);
+NRT_STATUS nrt_get_instance_info(nrt_instance_info_t* out, size_t out_len);
+NRT_STATUS nrt_get_version(nrt_version_t* out, size_t out_len);
+void* nrt_get_libnccl_net(int* err_out, char* err_msg, size_t err_msg_len);
 
-void nec_inc_semaphore(volatile uint32_t *sem_inc_addr, uint32_t val);
-int nec_get_device_count(int *available_mla_array, uint32_t array_size);
-int nec_get_device_pci_bdf(int neuron_dev, uint32_t *domain, uint32_t *bus_num, uint8_t *pci_slot,
-                           uint8_t *dev_func);
-NRT_STATUS nec_get_virtual_core_size(uint32_t *virtual_core_size);
-NRT_STATUS nec_build_port_and_rid_map(int local_nec_dev_id, int *mla_indexes,
-                                      int *host_device_ids, int count);
+void nec_inc_semaphore(volatile uint32_t* sem_inc_addr, uint32_t val);
+int nec_get_device_count(int* available_mla_array, uint32_t array_size);
+int nec_get_device_pci_bdf(int neuron_dev, uint32_t* domain, uint32_t* bus_num, uint8_t* pci_slot,
+                           uint8_t* dev_func);
+NRT_STATUS nec_get_virtual_core_size(uint32_t* virtual_core_size);
+NRT_STATUS nec_build_port_and_rid_map(int local_nec_dev_id, int* mla_indexes, int* host_device_ids,
+                                      int count);
 bool nec_is_mla_available(int local_nec_dev_id, int mla_idx);
 int nec_mla_idx_to_rid(int local_nec_dev_id, int mla_idx);
 int nec_rid_to_mla_idx(int local_nec_dev_id, int rid);
 int nec_get_peer_mla_idx(int local_nec_dev_id, int mla_idx, int port);
 int nec_get_p2p_pod_peer_node(uint32_t nec_dev_id, int node, uint32_t port_distance,
-                              int *peer_node);
-NRT_STATUS nec_pod_node_can_access_peer_node(uint32_t pod_type /* nec_pod_type_t */, uint32_t local_rid,
-                                             uint32_t local_node_id, uint32_t remote_rid,
-                                             uint32_t remote_node_id, int *can_access_peer);
-void nec_ndl_printk(char *str, uint32_t size, uint32_t action);
-size_t nec_get_dynamic_send_size_bytes(enc_host_mem_t *dyn_input, size_t data_type_sz,
-                                       int dst_rank, int rank_n);
-size_t nec_get_dynamic_send_offset_bytes(enc_host_mem_t *dyn_input, size_t data_type_sz,
+                              int* peer_node);
+NRT_STATUS nec_pod_node_can_access_peer_node(uint32_t pod_type /* nec_pod_type_t */,
+                                             uint32_t local_rid, uint32_t local_node_id,
+                                             uint32_t remote_rid, uint32_t remote_node_id,
+                                             int* can_access_peer);
+void nec_ndl_printk(char* str, uint32_t size, uint32_t action);
+size_t nec_get_dynamic_send_size_bytes(enc_host_mem_t* dyn_input, size_t data_type_sz, int dst_rank,
+                                       int rank_n);
+size_t nec_get_dynamic_send_offset_bytes(enc_host_mem_t* dyn_input, size_t data_type_sz,
                                          int dst_rank, int rank_n);
-size_t nec_get_dynamic_recv_offset_bytes(enc_host_mem_t *dyn_input, size_t data_type_sz,
+size_t nec_get_dynamic_recv_offset_bytes(enc_host_mem_t* dyn_input, size_t data_type_sz,
                                          int src_rank, int rank_n);
-void nec_set_recv_size_bytes(enc_host_mem_t *dyn_input, size_t recv_size_bytes,
-                             size_t data_type_sz, int src_rank, int rank_n);
+void nec_set_recv_size_bytes(enc_host_mem_t* dyn_input, size_t recv_size_bytes, size_t data_type_sz,
+                             int src_rank, int rank_n);
 
 #ifdef __cplusplus
 } /* extern "C" */

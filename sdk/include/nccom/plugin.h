@@ -34,17 +34,17 @@ extern "C" {
 #define NCCOM_PLUGIN_SYMBOL "nccom_plugin"
 
 typedef enum {
-  NCCOM_PLUGIN_KIND_NET = 1,        /* network: sockets, libfabric, ... */
-  NCCOM_PLUGIN_KIND_TRANSPORT = 2,  /* p2p, net_neuron */
-  NCCOM_PLUGIN_KIND_TOPOLOGY = 3    /* topo_neuron, topo_nccl */
+  NCCOM_PLUGIN_KIND_NET = 1,       /* network: sockets, libfabric, ... */
+  NCCOM_PLUGIN_KIND_TRANSPORT = 2, /* p2p, net_neuron */
+  NCCOM_PLUGIN_KIND_TOPOLOGY = 3   /* topo_neuron, topo_nccl */
 } nccom_plugin_kind_t;
 
 typedef enum {
   NCCOM_PLUGIN_OK = 0,
-  NCCOM_PLUGIN_ERROR = 1,           /* generic failure; details were logged */
-  NCCOM_PLUGIN_UNSUPPORTED = 2,     /* the operation is not provided by this plugin */
+  NCCOM_PLUGIN_ERROR = 1,       /* generic failure; details were logged */
+  NCCOM_PLUGIN_UNSUPPORTED = 2, /* the operation is not provided by this plugin */
   NCCOM_PLUGIN_INVALID_ARGUMENT = 3,
-  NCCOM_PLUGIN_SYSTEM_ERROR = 4     /* an OS or library call failed */
+  NCCOM_PLUGIN_SYSTEM_ERROR = 4 /* an OS or library call failed */
 } nccom_plugin_status_t;
 
 typedef enum {
@@ -55,8 +55,8 @@ typedef enum {
 
 /* Logger the host hands to a plugin. `subsys` uses the NCCL_DEBUG_SUBSYS bits
  * (NCCL_INIT = 1, NCCL_NET = 16, ...). The message is printf-style. */
-typedef void (*nccom_log_fn)(nccom_log_level_t level, unsigned long subsys, const char *file,
-                             int line, const char *fmt, ...)
+typedef void (*nccom_log_fn)(nccom_log_level_t level, unsigned long subsys, const char* file,
+                             int line, const char* fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 5, 6)))
 #endif
@@ -66,34 +66,34 @@ typedef void (*nccom_log_fn)(nccom_log_level_t level, unsigned long subsys, cons
  * field only if struct_size covers it. */
 typedef struct nccom_host_api {
   uint32_t struct_size;
-  uint32_t abi_version;              /* NCCOM_PLUGIN_ABI_VERSION of the host */
+  uint32_t abi_version; /* NCCOM_PLUGIN_ABI_VERSION of the host */
   nccom_log_fn log;
   /* Effective value of a configuration key of this plugin's section
    * (e.g. "nsocks_per_thread" for [net.socket]) as text, or NULL if unset.
    * The pointer stays valid until fini. */
-  const char *(*config_get)(void *host_ctx, const char *key);
-  void *host_ctx;
+  const char* (*config_get)(void* host_ctx, const char* key);
+  void* host_ctx;
 } nccom_host_api_t;
 
 /* The common head of every kind's vtable. */
 typedef struct nccom_plugin_ops {
-  uint32_t struct_size;              /* sizeof the whole kind-specific vtable */
+  uint32_t struct_size; /* sizeof the whole kind-specific vtable */
   uint32_t reserved;
   /* Mandatory. Called once after loading; *plugin_ctx is passed back to fini. */
-  nccom_plugin_status_t (*init)(const nccom_host_api_t *host, void **plugin_ctx);
+  nccom_plugin_status_t (*init)(const nccom_host_api_t* host, void** plugin_ctx);
   /* Optional (may be NULL): release everything init acquired. */
-  void (*fini)(void *plugin_ctx);
+  void (*fini)(void* plugin_ctx);
 } nccom_plugin_ops_t;
 
 typedef struct nccom_plugin_descriptor {
-  uint32_t abi_version;              /* NCCOM_PLUGIN_ABI_VERSION the plugin was built with */
-  uint32_t struct_size;              /* sizeof(nccom_plugin_descriptor_t) at build time */
-  uint32_t kind;                     /* nccom_plugin_kind_t */
+  uint32_t abi_version; /* NCCOM_PLUGIN_ABI_VERSION the plugin was built with */
+  uint32_t struct_size; /* sizeof(nccom_plugin_descriptor_t) at build time */
+  uint32_t kind;        /* nccom_plugin_kind_t */
   uint32_t reserved;
-  const char *name;                  /* short unique name, e.g. "socket"; mandatory */
-  const char *plugin_version;        /* free-form, e.g. "1.2.0"; mandatory */
-  uint64_t capabilities;             /* kind-specific NCCOM_CAP_* bits */
-  const nccom_plugin_ops_t *ops;     /* kind-specific vtable; mandatory */
+  const char* name;              /* short unique name, e.g. "socket"; mandatory */
+  const char* plugin_version;    /* free-form, e.g. "1.2.0"; mandatory */
+  uint64_t capabilities;         /* kind-specific NCCOM_CAP_* bits */
+  const nccom_plugin_ops_t* ops; /* kind-specific vtable; mandatory */
 } nccom_plugin_descriptor_t;
 
 /* Helper for plugin authors:

@@ -22,10 +22,10 @@
 #ifndef NCCOM_TOPO_PLUGIN_H
 #define NCCOM_TOPO_PLUGIN_H
 
+#include "nccom/plugin.h"
+
 #include <stddef.h>
 #include <stdint.h>
-
-#include "nccom/plugin.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -41,74 +41,74 @@ extern "C" {
  * nec_* device callbacks). Identical on every rank of a node. */
 typedef struct nccom_topo_machine {
   uint32_t struct_size;
-  uint32_t instance_family;   /* nrt_instance_info_t.family */
-  uint32_t instance_size;     /* nrt_instance_info_t.size */
-  char arch_name[16];         /* NUL-terminated */
-  char device_revision[8];    /* generation tag, NUL-terminated */
-  int32_t device_count;       /* Neuron devices on this node (nec_get_device_count) */
-  int32_t vcore_size;         /* NeuronCores per logical core (nec_get_virtual_core_size) */
-  int32_t pod_type;           /* 0 = none, 1 = P2P, 2 = SWITCH (nccom's own numbering) */
-  int32_t pod_size;           /* nodes per UltraServer pod; 1 when there is no pod */
-  int32_t reserved;           /* zero; keeps the struct a multiple of 8 bytes */
+  uint32_t instance_family; /* nrt_instance_info_t.family */
+  uint32_t instance_size;   /* nrt_instance_info_t.size */
+  char arch_name[16];       /* NUL-terminated */
+  char device_revision[8];  /* generation tag, NUL-terminated */
+  int32_t device_count;     /* Neuron devices on this node (nec_get_device_count) */
+  int32_t vcore_size;       /* NeuronCores per logical core (nec_get_virtual_core_size) */
+  int32_t pod_type;         /* 0 = none, 1 = P2P, 2 = SWITCH (nccom's own numbering) */
+  int32_t pod_size;         /* nodes per UltraServer pod; 1 when there is no pod */
+  int32_t reserved;         /* zero; keeps the struct a multiple of 8 bytes */
 } nccom_topo_machine_t;
 
 /* This node's share of the communicator. */
 typedef struct nccom_topo_node {
   uint32_t struct_size;
-  int32_t n_ranks;            /* ranks in the communicator */
-  int32_t n_nodes;            /* distinct hosts in the communicator */
-  int32_t node;               /* this node's index, 0 .. n_nodes-1 */
-  int32_t n_local;            /* ranks on this node */
+  int32_t n_ranks; /* ranks in the communicator */
+  int32_t n_nodes; /* distinct hosts in the communicator */
+  int32_t node;    /* this node's index, 0 .. n_nodes-1 */
+  int32_t n_local; /* ranks on this node */
   int32_t reserved;
-  const int32_t *local_ranks;   /* n_local global ranks, ascending */
-  const int32_t *local_devices; /* the Neuron device of each local rank */
-  const int32_t *local_cores;   /* the logical core of each local rank within its device */
+  const int32_t* local_ranks;   /* n_local global ranks, ascending */
+  const int32_t* local_devices; /* the Neuron device of each local rank */
+  const int32_t* local_cores;   /* the logical core of each local rank within its device */
 } nccom_topo_node_t;
 
 /* What the host wants searched: the RING template of the original's
  * buildGraphTransportsRank. */
 typedef struct nccom_topo_graph_request {
   uint32_t struct_size;
-  int32_t pattern;            /* 4 = RING (the only one built) */
-  int32_t cross_nic;          /* 0, 1 or 2 = auto */
+  int32_t pattern;   /* 4 = RING (the only one built) */
+  int32_t cross_nic; /* 0, 1 or 2 = auto */
   int32_t min_channels;
   int32_t max_channels;
-  int32_t new_algorithm;      /* NCCL_GRAPH_USE_NEW_ALGORITHM: -1 unset, 0 off, 1 on */
+  int32_t new_algorithm; /* NCCL_GRAPH_USE_NEW_ALGORITHM: -1 unset, 0 off, 1 on */
 } nccom_topo_graph_request_t;
 
 typedef struct nccom_topo_ops {
-  nccom_plugin_ops_t head;    /* head.struct_size == sizeof(nccom_topo_ops_t) */
-  uint32_t ops_version;       /* NCCOM_TOPO_OPS_VERSION */
+  nccom_plugin_ops_t head; /* head.struct_size == sizeof(nccom_topo_ops_t) */
+  uint32_t ops_version;    /* NCCOM_TOPO_OPS_VERSION */
   uint32_t reserved;
 
   /* Mandatory. NCCOM_PLUGIN_OK if this backend describes `machine`,
    * NCCOM_PLUGIN_UNSUPPORTED (with the reason in `why`) otherwise. */
-  nccom_plugin_status_t (*probe)(void *ctx, const nccom_topo_machine_t *machine, char *why,
+  nccom_plugin_status_t (*probe)(void* ctx, const nccom_topo_machine_t* machine, char* why,
                                  size_t why_len);
 
   /* Mandatory. This node's topology as NCCL topology XML. */
-  nccom_plugin_status_t (*get_system_xml)(void *ctx, const nccom_topo_machine_t *machine,
-                                          const nccom_topo_node_t *node, char **xml_out,
-                                          char *err, size_t err_len);
+  nccom_plugin_status_t (*get_system_xml)(void* ctx, const nccom_topo_machine_t* machine,
+                                          const nccom_topo_node_t* node, char** xml_out, char* err,
+                                          size_t err_len);
 
   /* Optional. The RING graph over `system_xml` (the host's possibly trimmed
    * copy) as NCCL graph XML. NCCOM_PLUGIN_UNSUPPORTED means "not mine to
    * search for this request" and the host asks the next backend. */
-  nccom_plugin_status_t (*compute_graph)(void *ctx, const nccom_topo_machine_t *machine,
-                                         const nccom_topo_node_t *node, const char *system_xml,
-                                         const nccom_topo_graph_request_t *request,
-                                         char **graph_xml_out, char *err, size_t err_len);
+  nccom_plugin_status_t (*compute_graph)(void* ctx, const nccom_topo_machine_t* machine,
+                                         const nccom_topo_node_t* node, const char* system_xml,
+                                         const nccom_topo_graph_request_t* request,
+                                         char** graph_xml_out, char* err, size_t err_len);
 
   /* Mandatory. Releases a text returned by this plugin. */
-  void (*free_text)(void *ctx, char *text);
+  void (*free_text)(void* ctx, char* text);
 
   /* Optional. The ring order over the communicator's nodes (the UltraServer
    * pod branch of ncclTopoPostset): pod_node_ids[n] is node n's pod node id;
    * write a permutation of 0..n_nodes-1 to order_out. UNSUPPORTED (or a
    * NULL slot) keeps the nodes in index order. */
-  nccom_plugin_status_t (*order_nodes)(void *ctx, const nccom_topo_machine_t *machine,
-                                       int32_t n_nodes, const int32_t *pod_node_ids,
-                                       int32_t *order_out, char *err, size_t err_len);
+  nccom_plugin_status_t (*order_nodes)(void* ctx, const nccom_topo_machine_t* machine,
+                                       int32_t n_nodes, const int32_t* pod_node_ids,
+                                       int32_t* order_out, char* err, size_t err_len);
 } nccom_topo_ops_t;
 
 #ifdef __cplusplus

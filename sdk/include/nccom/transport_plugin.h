@@ -21,12 +21,12 @@
 #ifndef NCCOM_TRANSPORT_PLUGIN_H
 #define NCCOM_TRANSPORT_PLUGIN_H
 
-#include <stddef.h>
-#include <stdint.h>
-
 #include "nccom/net_v6.h"
 #include "nccom/nrt_abi.h"
 #include "nccom/plugin.h"
+
+#include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -42,12 +42,12 @@ extern "C" {
 /* One rank, from the communicator's peer records. */
 typedef struct nccom_transport_peer {
   int32_t rank;
-  int32_t device;        /* runtime device (cudaDev) */
-  uint64_t host_hash;    /* equal = same (virtual) server */
-  uint64_t pid_hash;     /* equal = same process */
+  int32_t device;     /* runtime device (cudaDev) */
+  uint64_t host_hash; /* equal = same (virtual) server */
+  uint64_t pid_hash;  /* equal = same process */
   int32_t mla_idx;
   int32_t pod_node_id;
-  int64_t bus_id;        /* PCI bus id of the device, for log lines */
+  int64_t bus_id; /* PCI bus id of the device, for log lines */
 } nccom_transport_peer_t;
 
 /* What the host lends a transport for one communicator. Valid until the
@@ -56,24 +56,22 @@ typedef struct nccom_transport_comm {
   uint32_t struct_size;
   int32_t rank;
   int32_t n_ranks;
-  int32_t sidelink;      /* Trn2/Trn3: receives confirm arrival with a 4-byte iread */
-  const nccom_transport_peer_t *peers; /* n_ranks entries */
+  int32_t sidelink;                    /* Trn2/Trn3: receives confirm arrival with a 4-byte iread */
+  const nccom_transport_peer_t* peers; /* n_ranks entries */
 
   /* The selected network in the Neuron v6 shape (v5/v4/NVIDIA plugins are
    * adapted by the host), its name and device count. NULL if none. */
-  const ncclNet_v6_t *net;
-  const char *net_name;
+  const ncclNet_v6_t* net;
+  const char* net_name;
   int32_t net_devices;
   int32_t reserved;
 
   /* The runtime callbacks the primitives use, routed through the host. */
-  void (*inc_semaphore)(volatile uint32_t *sem_inc_addr, uint32_t val);
-  size_t (*dynamic_send_size)(enc_host_mem_t *dyn, size_t data_type_sz, int dst_rank, int rank_n);
-  size_t (*dynamic_send_offset)(enc_host_mem_t *dyn, size_t data_type_sz, int dst_rank,
-                                int rank_n);
-  size_t (*dynamic_recv_offset)(enc_host_mem_t *dyn, size_t data_type_sz, int src_rank,
-                                int rank_n);
-  void (*set_recv_size)(enc_host_mem_t *dyn, size_t recv_size_bytes, size_t data_type_sz,
+  void (*inc_semaphore)(volatile uint32_t* sem_inc_addr, uint32_t val);
+  size_t (*dynamic_send_size)(enc_host_mem_t* dyn, size_t data_type_sz, int dst_rank, int rank_n);
+  size_t (*dynamic_send_offset)(enc_host_mem_t* dyn, size_t data_type_sz, int dst_rank, int rank_n);
+  size_t (*dynamic_recv_offset)(enc_host_mem_t* dyn, size_t data_type_sz, int src_rank, int rank_n);
+  void (*set_recv_size)(enc_host_mem_t* dyn, size_t recv_size_bytes, size_t data_type_sz,
                         int src_rank, int rank_n);
 
   /* Appended (present when struct_size covers it): the NIC the topology
@@ -81,12 +79,12 @@ typedef struct nccom_transport_comm {
    * NCCOM_TRANSPORT_MESH_CHANNEL + 1 entries; -1 (or NULL) = the transport
    * decides. An index into the topology's NICs: map it onto the net's
    * devices modulo net_devices. */
-  const int32_t *channel_nic;
+  const int32_t* channel_nic;
 
   /* Appended: the net plugin as error messages should name it, with its
    * layout and file ("TPN (Neuron ncclNet_v4) from /opt/x/libtpn.so");
    * NULL if none. `net_name` stays the short name for log lines. */
-  const char *net_origin;
+  const char* net_origin;
 } nccom_transport_comm_t;
 
 typedef enum {
@@ -95,38 +93,38 @@ typedef enum {
 } nccom_transport_direction_t;
 
 typedef struct nccom_transport_ops {
-  nccom_plugin_ops_t head;   /* head.struct_size == sizeof(nccom_transport_ops_t) */
-  uint32_t ops_version;      /* NCCOM_TRANSPORT_OPS_VERSION */
+  nccom_plugin_ops_t head; /* head.struct_size == sizeof(nccom_transport_ops_t) */
+  uint32_t ops_version;    /* NCCOM_TRANSPORT_OPS_VERSION */
   uint32_t reserved;
 
   /* Mandatory. *ok = 1 if this transport can connect `me` to `peer`. */
-  nccom_plugin_status_t (*can_connect)(void *ctx, const nccom_transport_comm_t *comm,
-                                       const nccom_transport_peer_t *me,
-                                       const nccom_transport_peer_t *peer, int *ok);
+  nccom_plugin_status_t (*can_connect)(void* ctx, const nccom_transport_comm_t* comm,
+                                       const nccom_transport_peer_t* me,
+                                       const nccom_transport_peer_t* peer, int* ok);
 
   /* Mandatory. First half of a connection: allocate the connector for
    * (direction, channel, peer) and write this side's exchange blob. */
-  nccom_plugin_status_t (*setup)(void *ctx, const nccom_transport_comm_t *comm,
+  nccom_plugin_status_t (*setup)(void* ctx, const nccom_transport_comm_t* comm,
                                  nccom_transport_direction_t dir, int channel,
-                                 const nccom_transport_peer_t *peer,
-                                 uint8_t blob_out[NCCOM_TRANSPORT_CONNECT_BYTES],
-                                 void **connector, char *err, size_t err_len);
+                                 const nccom_transport_peer_t* peer,
+                                 uint8_t blob_out[NCCOM_TRANSPORT_CONNECT_BYTES], void** connector,
+                                 char* err, size_t err_len);
 
   /* Mandatory. Second half, given the peer's blob. Non-blocking: returns OK
    * with *done = 0 while the connection is in progress; the host calls it
    * again (within its connect timeout) until *done = 1. */
-  nccom_plugin_status_t (*connect)(void *ctx, void *connector,
+  nccom_plugin_status_t (*connect)(void* ctx, void* connector,
                                    const uint8_t peer_blob[NCCOM_TRANSPORT_CONNECT_BYTES],
-                                   int *done, char *err, size_t err_len);
+                                   int* done, char* err, size_t err_len);
 
   /* Mandatory. Releases a connector (connected or not). */
-  void (*free_connector)(void *ctx, void *connector);
+  void (*free_connector)(void* ctx, void* connector);
 
   /* Optional (NULL for a proxy-free transport). Memory registration on a
    * connector's network comm (neuronNetRegMr / neuronNetDeregMr). */
-  nccom_plugin_status_t (*reg_mr)(void *ctx, void *connector, void *data, size_t size, int type,
-                                  void **mhandle, char *err, size_t err_len);
-  nccom_plugin_status_t (*dereg_mr)(void *ctx, void *connector, void *mhandle);
+  nccom_plugin_status_t (*reg_mr)(void* ctx, void* connector, void* data, size_t size, int type,
+                                  void** mhandle, char* err, size_t err_len);
+  nccom_plugin_status_t (*dereg_mr)(void* ctx, void* connector, void* mhandle);
 
   /* Optional (NULL for a proxy-free transport). One direction of one
    * registered basic block: the op walks `fifo` (net_src_addr_t[] for SEND,
@@ -134,18 +132,18 @@ typedef struct nccom_transport_ops {
    * through ops[i].enc_channel -> net_send/net_recv -> nccl_connector (a
    * connector this transport created). The host validated the FIFO grammar
    * before this call; the arrays outlive the op. */
-  nccom_plugin_status_t (*create_op)(void *ctx, const nccom_transport_comm_t *comm,
-                                     nccom_transport_direction_t dir, const net_ops_info_t *ops,
-                                     int ops_n, const void *fifo, int fifo_n, void **op,
-                                     char *err, size_t err_len);
+  nccom_plugin_status_t (*create_op)(void* ctx, const nccom_transport_comm_t* comm,
+                                     nccom_transport_direction_t dir, const net_ops_info_t* ops,
+                                     int ops_n, const void* fifo, int fifo_n, void** op, char* err,
+                                     size_t err_len);
   /* One tick. *idle = 1 if nothing moved; *execution_done = 1 once the op
    * reached EXEC_COMPLETE (the host then parks it and calls op_rearm). */
-  nccom_plugin_status_t (*op_progress)(void *op, int *idle, int *execution_done, char *err,
+  nccom_plugin_status_t (*op_progress)(void* op, int* idle, int* execution_done, char* err,
                                        size_t err_len);
-  nccom_plugin_status_t (*op_rearm)(void *op, char *err, size_t err_len);
+  nccom_plugin_status_t (*op_rearm)(void* op, char* err, size_t err_len);
   /* Where the op stands, for the host's stall warning. */
-  void (*op_describe)(void *op, char *buf, size_t len);
-  void (*op_free)(void *op);
+  void (*op_describe)(void* op, char* buf, size_t len);
+  void (*op_free)(void* op);
 } nccom_transport_ops_t;
 
 #ifdef __cplusplus

@@ -6,9 +6,9 @@
 // a message naming it.
 #include "child_process.h"
 
-#include <gtest/gtest.h>
-
 #include <unistd.h>
+
+#include <gtest/gtest.h>
 
 #include <chrono>
 #include <ostream>
@@ -32,8 +32,8 @@ void PrintTo(const Shape& s, std::ostream* os) {
 }
 
 std::string shape_name(const ::testing::TestParamInfo<Shape>& p) {
-  return std::to_string(p.param.ranks) + "ranks_" + std::to_string(p.param.hosts) + "hosts_" + p.param.net +
-         (p.param.platform == "emu" ? "" : "_" + p.param.platform);
+  return std::to_string(p.param.ranks) + "ranks_" + std::to_string(p.param.hosts) + "hosts_" +
+         p.param.net + (p.param.platform == "emu" ? "" : "_" + p.param.platform);
 }
 
 std::map<std::string, std::string> env_for(const Shape& s, int port) {
@@ -102,9 +102,7 @@ class EngineE2E : public ::testing::TestWithParam<Shape> {};
 // Every collective × every type × every reduction, sizes 0, 1, 13 and 5003
 // elements (many 4 KiB slices, not a multiple of the rank count), in and out
 // of place, twice each (the second execution reuses the cached plan).
-TEST_P(EngineE2E, EveryCollectiveTypeAndReductionIsExact) {
-  run_all(GetParam(), {"execs=2"});
-}
+TEST_P(EngineE2E, EveryCollectiveTypeAndReductionIsExact) { run_all(GetParam(), {"execs=2"}); }
 
 #ifndef ENGINE_E2E_LONG
 const Shape kShapes[] = {
@@ -116,8 +114,8 @@ const Shape kShapes[] = {
 // rank pair on this provider); on trn2 (one device per host) every received
 // slice is confirmed by the sidelink's 4-byte RMA read.
 const Shape kShapes[] = {
-    {8, 1, "socket"}, {8, 2, "socket"}, {2, 2, "ofi"}, {3, 2, "ofi"}, {4, 2, "ofi"}, {8, 2, "ofi"},
-    {2, 2, "ofi", "trn2"},
+    {8, 1, "socket"}, {8, 2, "socket"}, {2, 2, "ofi"},         {3, 2, "ofi"},
+    {4, 2, "ofi"},    {8, 2, "ofi"},    {2, 2, "ofi", "trn2"},
 };
 #endif
 INSTANTIATE_TEST_SUITE_P(Shapes, EngineE2E, ::testing::ValuesIn(kShapes), shape_name);
@@ -142,7 +140,8 @@ TEST_P(EngineFault, ADeadRankFailsTheOthersNamingIt) {
     auto rep = nccom_test::parse_report(res.out);
     EXPECT_EQ(res.exit_code, 0) << "rank " << r << ":\n" << res.out << res.err;
     EXPECT_NE(rep["result"], "0") << "rank " << r << " finished a collective with a dead peer";
-    EXPECT_NE(rep["message"].find("rank 1"), std::string::npos) << "rank " << r << ": " << rep["message"];
+    EXPECT_NE(rep["message"].find("rank 1"), std::string::npos)
+        << "rank " << r << ": " << rep["message"];
   }
   EXPECT_LT(Clock::now() - t0, std::chrono::seconds(40));
 }

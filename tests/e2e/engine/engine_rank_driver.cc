@@ -16,7 +16,6 @@
 #include "reference.h"
 
 #include <nrt_emu.h>
-
 #include <signal.h>
 #include <unistd.h>
 
@@ -61,13 +60,11 @@ struct Coll {
   bool reduces;
   bool rooted;
 };
-const Coll kColls[] = {{"allr", NRT_EMU_ALL_REDUCE, true, false},
-                       {"allg", NRT_EMU_ALL_GATHER, false, false},
-                       {"redsct", NRT_EMU_REDUCE_SCATTER, true, false},
-                       {"bcast", NRT_EMU_BROADCAST, false, true},
-                       {"reduce", NRT_EMU_REDUCE, true, true},
-                       {"alltoall", NRT_EMU_ALL_TO_ALL, false, false},
-                       {"sendrecv", NRT_EMU_PERMUTE, false, false}};
+const Coll kColls[] = {
+    {"allr", NRT_EMU_ALL_REDUCE, true, false},       {"allg", NRT_EMU_ALL_GATHER, false, false},
+    {"redsct", NRT_EMU_REDUCE_SCATTER, true, false}, {"bcast", NRT_EMU_BROADCAST, false, true},
+    {"reduce", NRT_EMU_REDUCE, true, true},          {"alltoall", NRT_EMU_ALL_TO_ALL, false, false},
+    {"sendrecv", NRT_EMU_PERMUTE, false, false}};
 
 constexpr uint8_t kSentinel = 0xA5;
 
@@ -84,7 +81,8 @@ struct Case {
 
 std::string name_of(const Case& k) {
   return std::string(k.c->name) + "/" + eng::dtype_name(k.t) + "/" + eng::redop_name(k.op) + "/n" +
-         std::to_string(k.count) + (k.inplace ? "/inplace" : "") + (k.c->rooted ? "/root" + std::to_string(k.root) : "");
+         std::to_string(k.count) + (k.inplace ? "/inplace" : "") +
+         (k.c->rooted ? "/root" + std::to_string(k.root) : "");
 }
 
 // Runs one case `execs` times; "" or the first mismatch.
@@ -105,9 +103,13 @@ std::string run_case(nrt_emu_ccom_t* cc, int rank, int n, const Case& k, int exe
   uint8_t* out = base;
   uint8_t* in = base + out_b + guard;  // out-of-place: after a gap
   if (k.inplace) {
-    if (k.c->coll == NRT_EMU_ALL_GATHER) in = out + static_cast<uint64_t>(rank) * C * es;
-    else if (k.c->coll == NRT_EMU_REDUCE_SCATTER) { in = base; out = base + static_cast<uint64_t>(rank) * C * es; }
-    else in = out;
+    if (k.c->coll == NRT_EMU_ALL_GATHER)
+      in = out + static_cast<uint64_t>(rank) * C * es;
+    else if (k.c->coll == NRT_EMU_REDUCE_SCATTER) {
+      in = base;
+      out = base + static_cast<uint64_t>(rank) * C * es;
+    } else
+      in = out;
   }
   sbuf = in;
   std::string result;
@@ -125,12 +127,14 @@ std::string run_case(nrt_emu_ccom_t* cc, int rank, int n, const Case& k, int exe
     a.send = sbuf;
     a.recv = out;
     a.root = k.root;
-    a.send_to = (rank + 1) % n;        // sendrecv: a ring shift
+    a.send_to = (rank + 1) % n;  // sendrecv: a ring shift
     a.recv_from = (rank + n - 1) % n;
     if (NRT_STATUS st = nrt_emu_ccom_run(cc, &a); st != NRT_SUCCESS)
       return "run returned " + std::to_string(st) + ": " + nrt_emu_ccom_error(cc);
     ++g_runs;
-    if (a.coll == NRT_EMU_ALL_REDUCE || a.coll == NRT_EMU_ALL_GATHER || a.coll == NRT_EMU_REDUCE_SCATTER) ++g_ring_runs;
+    if (a.coll == NRT_EMU_ALL_REDUCE || a.coll == NRT_EMU_ALL_GATHER ||
+        a.coll == NRT_EMU_REDUCE_SCATTER)
+      ++g_ring_runs;
     // Expected output image.
     std::vector<uint8_t> want;
     bool writes = true;
@@ -140,21 +144,25 @@ std::string run_case(nrt_emu_ccom_t* cc, int rank, int n, const Case& k, int exe
         writes = rank == k.root;
         if (writes) want = reduced(k.t, k.op, n, s, 0, C);
         break;
-      case NRT_EMU_REDUCE_SCATTER: want = reduced(k.t, k.op, n, s, static_cast<uint64_t>(rank) * C, C); break;
+      case NRT_EMU_REDUCE_SCATTER:
+        want = reduced(k.t, k.op, n, s, static_cast<uint64_t>(rank) * C, C);
+        break;
       case NRT_EMU_BROADCAST:
         want.resize(C * es);
         fill(k.t, k.op, k.root, s, 0, C, want.data());
         break;
       case NRT_EMU_ALL_GATHER:
         want.resize(out_b);
-        for (int r = 0; r < n; ++r) fill(k.t, k.op, r, s, 0, C, want.data() + static_cast<uint64_t>(r) * C * es);
+        for (int r = 0; r < n; ++r)
+          fill(k.t, k.op, r, s, 0, C, want.data() + static_cast<uint64_t>(r) * C * es);
         break;
       case NRT_EMU_ALL_TO_ALL: {
         want.resize(out_b);
         std::vector<uint8_t> theirs(in_b);
         for (int r = 0; r < n; ++r) {
           fill(k.t, k.op, r, s, 0, in_n, theirs.data());
-          if (C > 0)  // an empty vector's data() may be NULL, which memcpy must not get even for 0 bytes
+          if (C > 0)  // an empty vector's data() may be NULL, which memcpy must not get even for 0
+                      // bytes
             std::memcpy(want.data() + static_cast<uint64_t>(r) * C * es,
                         theirs.data() + static_cast<uint64_t>(rank) * C * es, C * es);
         }
@@ -171,9 +179,10 @@ std::string run_case(nrt_emu_ccom_t* cc, int rank, int n, const Case& k, int exe
         if (out[b] != want[b]) {
           const uint64_t i = b / es;
           char msg[256];
-          std::snprintf(msg, sizeof msg, "exec %d: element %llu is %g, expected %g (byte %zu: 0x%02x vs 0x%02x)", e,
-                        static_cast<unsigned long long>(i), eng::load(k.t, out, i), eng::load(k.t, want.data(), i), b,
-                        out[b], want[b]);
+          std::snprintf(msg, sizeof msg,
+                        "exec %d: element %llu is %g, expected %g (byte %zu: 0x%02x vs 0x%02x)", e,
+                        static_cast<unsigned long long>(i), eng::load(k.t, out, i),
+                        eng::load(k.t, want.data(), i), b, out[b], want[b]);
           result = msg;
           break;
         }
@@ -183,7 +192,8 @@ std::string run_case(nrt_emu_ccom_t* cc, int rank, int n, const Case& k, int exe
     if (result.empty() && !k.inplace) {
       for (size_t b = out_b; b < out_b + guard; ++b) {
         if (base[b] != kSentinel) {
-          result = "exec " + std::to_string(e) + ": byte " + std::to_string(b - out_b) + " past the output was written";
+          result = "exec " + std::to_string(e) + ": byte " + std::to_string(b - out_b) +
+                   " past the output was written";
           break;
         }
       }
@@ -214,7 +224,9 @@ int main(int argc, char** argv) {
     if (eq == std::string::npos) die("option " + a + " is not key=value");
     opt[a.substr(0, eq)] = a.substr(eq + 1);
   }
-  auto get = [&](const char* k, const char* def) { return opt.count(k) ? opt[k] : std::string(def); };
+  auto get = [&](const char* k, const char* def) {
+    return opt.count(k) ? opt[k] : std::string(def);
+  };
   const int victim = std::atoi(get("die", "-1").c_str());
 
   nrt_emu_ccom_config_t cfg{};
@@ -227,12 +239,14 @@ int main(int argc, char** argv) {
   cfg.device_bytes = 64u << 20;
   cfg.timeout_ms = static_cast<uint32_t>(std::atoi(get("timeout_ms", "60000").c_str()));
   nrt_emu_ccom_t* cc = nullptr;
-  if (nrt_emu_ccom_init(&cfg, &cc) != NRT_SUCCESS) die(std::string("init: ") + nrt_emu_ccom_error(nullptr));
+  if (nrt_emu_ccom_init(&cfg, &cc) != NRT_SUCCESS)
+    die(std::string("init: ") + nrt_emu_ccom_error(nullptr));
   say("channels=" + std::to_string(nrt_emu_ccom_channel_n(cc)));
 
   if (victim >= 0) {
     // Everyone is up (and has mapped its neighbours) before the victim goes.
-    if (nrt_emu_ccom_barrier(cc) != NRT_SUCCESS) die(std::string("barrier: ") + nrt_emu_ccom_error(cc));
+    if (nrt_emu_ccom_barrier(cc) != NRT_SUCCESS)
+      die(std::string("barrier: ") + nrt_emu_ccom_error(cc));
     say("started=1");
     if (rank == victim) raise(SIGKILL);
     void* buf = nullptr;
@@ -251,7 +265,8 @@ int main(int argc, char** argv) {
   }
 
   std::vector<const Coll*> colls;
-  for (const std::string& s : split(get("colls", "allr,allg,redsct,bcast,reduce,alltoall,sendrecv"))) {
+  for (const std::string& s :
+       split(get("colls", "allr,allg,redsct,bcast,reduce,alltoall,sendrecv"))) {
     const Coll* found = nullptr;
     for (const Coll& c : kColls) found = s == c.name ? &c : found;
     if (found == nullptr) die("unknown collective " + s);
@@ -278,9 +293,11 @@ int main(int argc, char** argv) {
     }
   }
   std::vector<uint64_t> counts;
-  for (const std::string& s : split(get("counts", "0,1,13,5003"))) counts.push_back(std::strtoull(s.c_str(), nullptr, 10));
+  for (const std::string& s : split(get("counts", "0,1,13,5003")))
+    counts.push_back(std::strtoull(s.c_str(), nullptr, 10));
   const std::string ip = get("inplace", "both");
-  std::vector<bool> places = ip == "both" ? std::vector<bool>{false, true} : std::vector<bool>{ip == "1"};
+  std::vector<bool> places =
+      ip == "both" ? std::vector<bool>{false, true} : std::vector<bool>{ip == "1"};
   const int execs = std::atoi(get("execs", "1").c_str());
   const bool all_roots = get("roots", "first") == "all";
 
@@ -310,7 +327,8 @@ int main(int argc, char** argv) {
     }
   }
   say("cases=" + std::to_string(cases));
-  if (nrt_emu_ccom_barrier(cc) != NRT_SUCCESS) die(std::string("barrier: ") + nrt_emu_ccom_error(cc));
+  if (nrt_emu_ccom_barrier(cc) != NRT_SUCCESS)
+    die(std::string("barrier: ") + nrt_emu_ccom_error(cc));
   nrt_emu_ccom_close(cc);
   say("runs=" + std::to_string(g_runs));
   say("ring_runs=" + std::to_string(g_ring_runs));

@@ -48,7 +48,8 @@ std::string run_rank(int rank, int n, int hosts, std::barrier<>& up, std::atomic
   const uint64_t C = 3001;
   void* in = nullptr;
   void* out = nullptr;
-  if (nrt_emu_ccom_alloc(cc, C * n * 4, &in) != NRT_SUCCESS || nrt_emu_ccom_alloc(cc, C * n * 4, &out) != NRT_SUCCESS)
+  if (nrt_emu_ccom_alloc(cc, C * n * 4, &in) != NRT_SUCCESS ||
+      nrt_emu_ccom_alloc(cc, C * n * 4, &out) != NRT_SUCCESS)
     err = std::string("alloc: ") + nrt_emu_ccom_error(cc);
   for (int round = 0; round < 3 && err.empty(); ++round) {
     for (nrt_emu_coll_t coll : {NRT_EMU_ALL_REDUCE, NRT_EMU_ALL_GATHER, NRT_EMU_ALL_TO_ALL}) {
@@ -79,7 +80,8 @@ std::string run_rank(int rank, int n, int hosts, std::barrier<>& up, std::atomic
         }
       }
       if (std::memcmp(out, want.data(), want.size()) != 0) {
-        err = "collective " + std::to_string(coll) + " round " + std::to_string(round) + ": wrong result";
+        err = "collective " + std::to_string(coll) + " round " + std::to_string(round) +
+              ": wrong result";
         break;
       }
     }
@@ -110,7 +112,8 @@ int main(int argc, char** argv) {
   std::vector<std::string> errors(static_cast<size_t>(n));
   std::vector<std::thread> threads;
   for (int r = 0; r < n; ++r)
-    threads.emplace_back([&, r] { errors[static_cast<size_t>(r)] = run_rank(r, n, hosts, up, workers); });
+    threads.emplace_back(
+        [&, r] { errors[static_cast<size_t>(r)] = run_rank(r, n, hosts, up, workers); });
   for (std::thread& t : threads) t.join();
   std::printf("workers=%d\n", workers.load());
   for (const std::string& line : engine_log_lines()) std::printf("engine=%s\n", line.c_str());

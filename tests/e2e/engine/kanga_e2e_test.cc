@@ -10,9 +10,9 @@
 // all-reduce/all-gather/reduce-scatter runs.
 #include "child_process.h"
 
-#include <gtest/gtest.h>
-
 #include <unistd.h>
+
+#include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -69,7 +69,8 @@ void parse_engine_lines(int rank, RankReport* r) {
       r->lanes[static_cast<size_t>(k)] = path;
     }
     long long e = 0, l = 0;
-    if (std::sscanf(rest.c_str(), "closing: %lld executions, %lld on kangaRing lanes", &e, &l) == 2) {
+    if (std::sscanf(rest.c_str(), "closing: %lld executions, %lld on kangaRing lanes", &e, &l) ==
+        2) {
       r->executions = e;
       r->on_lanes = l;
       const size_t colon = rest.find("per lane:");
@@ -119,7 +120,8 @@ void expect_lanes_are_rotations(const std::vector<std::vector<int>>& lanes, int 
   EXPECT_EQ(sorted, all) << "lane 0 is not a ring over every rank";
   for (size_t k = 1; k < lanes.size(); ++k) {
     std::vector<int> want = base;
-    std::rotate(want.begin(), want.begin() + static_cast<long>(k * static_cast<size_t>(n) / 4), want.end());
+    std::rotate(want.begin(), want.begin() + static_cast<long>(k * static_cast<size_t>(n) / 4),
+                want.end());
     EXPECT_EQ(lanes[k], want) << "lane " << k;
   }
 }
@@ -131,18 +133,21 @@ void expect_kanga_run(const std::vector<RankReport>& reps, int n) {
     ASSERT_EQ(rep.kv.at("ok"), "1") << "rank " << r << ":\n" << rep.text;
     const int channels = std::stoi(rep.kv.at("channels"));
     // Lane k = engine channel k: as many lanes as channels, at most 4 paths.
-    EXPECT_EQ(static_cast<int>(rep.lanes.size()), std::min(4, channels)) << "rank " << r << ":\n" << rep.text;
+    EXPECT_EQ(static_cast<int>(rep.lanes.size()), std::min(4, channels)) << "rank " << r << ":\n"
+                                                                         << rep.text;
     EXPECT_EQ(rep.lanes, reps[0].lanes) << "rank " << r << " runs other lanes than rank 0";
     expect_lanes_are_rotations(rep.lanes, n);
     // Every all-reduce, all-gather and reduce-scatter ran on the lanes; the
     // other collectives did not.
     EXPECT_EQ(rep.executions, std::stoll(rep.kv.at("runs"))) << "rank " << r << ":\n" << rep.text;
-    EXPECT_EQ(rep.on_lanes, std::stoll(rep.kv.at("ring_runs"))) << "rank " << r << ":\n" << rep.text;
+    EXPECT_EQ(rep.on_lanes, std::stoll(rep.kv.at("ring_runs"))) << "rank " << r << ":\n"
+                                                                << rep.text;
     EXPECT_GT(rep.on_lanes, 0);
     EXPECT_LT(rep.on_lanes, rep.executions);
     // Large enough operations spread over every lane.
     EXPECT_EQ(rep.lane_steps.size(), rep.lanes.size()) << rep.text;
-    for (size_t k = 0; k < rep.lane_steps.size(); ++k) EXPECT_GT(rep.lane_steps[k], 0) << "lane " << k << " never ran";
+    for (size_t k = 0; k < rep.lane_steps.size(); ++k)
+      EXPECT_GT(rep.lane_steps[k], 0) << "lane " << k << " never ran";
   }
 }
 
@@ -156,14 +161,16 @@ TEST(KangaE2E, FourRanksAsThreadsOfOneProcess) {
   const nccom_test::LoopbackPort reserved;
   const int port = reserved.port();
   ASSERT_GT(port, 0);
-  nccom_test::ChildResult res = nccom_test::run_child(ENGINE_THREAD_DRIVER, {"4", "1"}, switch_env(port));
+  nccom_test::ChildResult res =
+      nccom_test::run_child(ENGINE_THREAD_DRIVER, {"4", "1"}, switch_env(port));
   ASSERT_EQ(res.exit_code, 0) << res.out << res.err;
   EXPECT_EQ(nccom_test::parse_report(res.out)["ok"], "1") << res.out << res.err;
   for (int r = 0; r < 4; ++r) {
     RankReport rep;
     rep.text = res.out;
     parse_engine_lines(r, &rep);
-    EXPECT_EQ(rep.lanes.size(), 2u) << "rank " << r << ":\n" << res.out;  // 2 ring channels on 4 ranks
+    EXPECT_EQ(rep.lanes.size(), 2u) << "rank " << r << ":\n"
+                                    << res.out;  // 2 ring channels on 4 ranks
     expect_lanes_are_rotations(rep.lanes, 4);
     EXPECT_EQ(rep.executions, 9) << "rank " << r << ":\n" << res.out;
     EXPECT_EQ(rep.on_lanes, 6) << "rank " << r << ":\n" << res.out;
@@ -184,9 +191,11 @@ TEST(KangaE2E, WrongLncOrDeviceCountFailsSayingWhatToSet) {
     const char* value;
     const char* says;
   };
-  for (const Case& c : {Case{"NEURON_RT_VIRTUAL_CORE_SIZE", "1", "set NEURON_RT_VIRTUAL_CORE_SIZE=2"},
-                        Case{"NEURON_RT_EMU_DEVICES", "4", "set NEURON_RT_EMU_DEVICES=16"}}) {
-    const auto reps = run_ranks(1, 1, {"colls=allr", "dtypes=fp32", "ops=sum", "counts=1"}, {{c.var, c.value}});
+  for (const Case& c :
+       {Case{"NEURON_RT_VIRTUAL_CORE_SIZE", "1", "set NEURON_RT_VIRTUAL_CORE_SIZE=2"},
+        Case{"NEURON_RT_EMU_DEVICES", "4", "set NEURON_RT_EMU_DEVICES=16"}}) {
+    const auto reps =
+        run_ranks(1, 1, {"colls=allr", "dtypes=fp32", "ops=sum", "counts=1"}, {{c.var, c.value}});
     EXPECT_EQ(reps[0].exit_code, 1) << c.var << ":\n" << reps[0].text;
     const std::string error = reps[0].kv.count("error") ? reps[0].kv.at("error") : "";
     EXPECT_NE(error.find(c.says), std::string::npos) << c.var << ": " << error;
@@ -199,7 +208,8 @@ TEST(KangaE2E, WrongLncOrDeviceCountFailsSayingWhatToSet) {
 // Four devices × 4 logical cores (8 ranks would be 2 devices, which the
 // Switch-V1 topology refuses: 1, 4, 8 or 16 local devices).
 TEST(KangaE2E, SixteenRanksOnFourDevicesAreExactAndUseFourLanes) {
-  const auto reps = run_ranks(16, 1, {"execs=2", "dtypes=fp32,bf16", "ops=sum,max", "counts=0,13,5003,40000"});
+  const auto reps =
+      run_ranks(16, 1, {"execs=2", "dtypes=fp32,bf16", "ops=sum,max", "counts=0,13,5003,40000"});
   expect_kanga_run(reps, 16);
   EXPECT_EQ(reps[0].lanes.size(), 4u);
 }

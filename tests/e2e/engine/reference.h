@@ -53,12 +53,15 @@ inline double input_value(DType t, RedOp op, int rank, uint64_t i, uint64_t salt
   }
 }
 
-inline void fill(DType t, RedOp op, int rank, uint64_t salt, uint64_t first, uint64_t n, void* buf) {
-  for (uint64_t i = 0; i < n; ++i) nrt_emu::engine::store(t, buf, i, input_value(t, op, rank, first + i, salt));
+inline void fill(DType t, RedOp op, int rank, uint64_t salt, uint64_t first, uint64_t n,
+                 void* buf) {
+  for (uint64_t i = 0; i < n; ++i)
+    nrt_emu::engine::store(t, buf, i, input_value(t, op, rank, first + i, salt));
 }
 
 // The reduction of every rank's input over [first, first + n), in rank order.
-inline std::vector<uint8_t> reduced(DType t, RedOp op, int ranks, uint64_t salt, uint64_t first, uint64_t n) {
+inline std::vector<uint8_t> reduced(DType t, RedOp op, int ranks, uint64_t salt, uint64_t first,
+                                    uint64_t n) {
   const size_t es = nrt_emu::engine::dtype_size(t);
   std::vector<uint8_t> acc(n * es), in(n * es);
   fill(t, op, 0, salt, first, n, acc.data());

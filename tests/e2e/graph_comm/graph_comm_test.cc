@@ -109,8 +109,9 @@ TEST_P(GraphComm, EveryRankBuildsTheSameRingsOverEveryRank) {
 }
 
 std::string shape_name(const ::testing::TestParamInfo<Shape>& info) {
-  return std::to_string(std::get<0>(info.param)) + "hosts_" + std::to_string(std::get<1>(info.param)) +
-         "per_host_" + (std::get<2>(info.param) == 1 ? "new" : "default") + "_search";
+  return std::to_string(std::get<0>(info.param)) + "hosts_" +
+         std::to_string(std::get<1>(info.param)) + "per_host_" +
+         (std::get<2>(info.param) == 1 ? "new" : "default") + "_search";
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, GraphComm,

@@ -9,15 +9,16 @@ namespace graph_comm_test {
 std::vector<Report> run_ranks(const Launch& launch) {
   const int nranks = launch.hosts * launch.per_host;
   std::map<std::string, std::string> env = {
-      {"CCOM_SOCKET_IFNAME", "lo"},         {"NCCOM_BOOTSTRAP_TIMEOUT_MS", "30000"},
-      {"NEURON_CCOM_SOCK_TIMEOUT", "30000"}, {"NCCOM_CONFIG", ""},
-      {"NCCL_DEBUG", "WARN"},               {"NEURON_RT_EMU_DEVICES", std::to_string(launch.per_host)},
+      {"CCOM_SOCKET_IFNAME", "lo"},
+      {"NCCOM_BOOTSTRAP_TIMEOUT_MS", "30000"},
+      {"NEURON_CCOM_SOCK_TIMEOUT", "30000"},
+      {"NCCOM_CONFIG", ""},
+      {"NCCL_DEBUG", "WARN"},
+      {"NEURON_RT_EMU_DEVICES", std::to_string(launch.per_host)},
       {"NCCOM_NET_USE_RUNTIME_PLUGIN", "false"},
       {"NCCOM_TRANSPORT_CONNECT_TIMEOUT_MS", "30000"}};
   for (const auto& [k, v] : launch.env) env[k] = v;
-  auto extra = [&](int r) {
-    return launch.args ? launch.args(r) : std::vector<std::string>{};
-  };
+  auto extra = [&](int r) { return launch.args ? launch.args(r) : std::vector<std::string>{}; };
   std::vector<nccom_test::RunningChild> children;
   std::vector<std::string> args0 = {std::to_string(nranks), "0", "0", "0", "--make-id"};
   for (const std::string& a : extra(0)) args0.push_back(a);
@@ -29,9 +30,12 @@ std::vector<Report> run_ranks(const Launch& launch) {
     return {};
   }
   for (int r = 1; r < nranks; ++r) {
-    std::vector<std::string> args = {std::to_string(nranks), std::to_string(r),
+    std::vector<std::string> args = {std::to_string(nranks),
+                                     std::to_string(r),
                                      std::to_string(r / launch.per_host),
-                                     std::to_string(r % launch.per_host), "--id", first.substr(3)};
+                                     std::to_string(r % launch.per_host),
+                                     "--id",
+                                     first.substr(3)};
     for (const std::string& a : extra(r)) args.push_back(a);
     children.push_back(nccom_test::start_child(GRAPH_RANK_DRIVER, args, env));
   }

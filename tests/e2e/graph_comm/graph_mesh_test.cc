@@ -64,7 +64,8 @@ Launch launch(int hosts, int per_host, std::vector<std::string> args) {
 void expect_expands(const std::vector<Report>& reports, int count, const std::string& status) {
   for (size_t r = 0; r < reports.size(); ++r) {
     for (int k = 0; k < count; ++k) {
-      EXPECT_EQ(reports[r].at("expand" + std::to_string(k)), status) << "rank " << r << " call " << k;
+      EXPECT_EQ(reports[r].at("expand" + std::to_string(k)), status)
+          << "rank " << r << " call " << k;
     }
   }
 }
@@ -106,14 +107,15 @@ TEST(GraphMesh, RdhOnTwoHostsOfFourMixesDirectAndNetworkPartners) {
   ASSERT_FALSE(reports.empty());
   expect_expands(reports, 1, "0");
   // r ^ 1 and r ^ 2 share the host (direct), r ^ 4 is on the other one.
-  check_mesh(reports,
-             {{1, 2, 4}, {0, 3, 5}, {0, 3, 6}, {1, 2, 7}, {0, 5, 6}, {1, 4, 7}, {2, 4, 7}, {3, 5, 6}},
-             4, true);
+  check_mesh(
+      reports,
+      {{1, 2, 4}, {0, 3, 5}, {0, 3, 6}, {1, 2, 7}, {0, 5, 6}, {1, 4, 7}, {2, 4, 7}, {3, 5, 6}}, 4,
+      true);
 }
 
 TEST(GraphMesh, RepeatedAndWideningCallsAreIdempotent) {
-  const auto reports = graph_comm_test::run_ranks(
-      launch(2, 4, {"--expand", "rdh", "--expand", "mesh", "--expand", "mesh", "--expand", "default"}));
+  const auto reports = graph_comm_test::run_ranks(launch(
+      2, 4, {"--expand", "rdh", "--expand", "mesh", "--expand", "mesh", "--expand", "default"}));
   ASSERT_FALSE(reports.empty());
   expect_expands(reports, 4, "0");
   check_mesh(reports, everyone(8), 4, true);

@@ -74,7 +74,8 @@ int main(int argc, char** argv) {
     first_option = 7;
     const std::string hex = argv[6];
     if (hex.size() != 2 * NCCL_UNIQUE_ID_BYTES) die("the id must be 128 bytes in hex");
-    for (int i = 0; i < NCCL_UNIQUE_ID_BYTES; ++i) id[i] = static_cast<char>(std::stoi(hex.substr(2 * i, 2), nullptr, 16));
+    for (int i = 0; i < NCCL_UNIQUE_ID_BYTES; ++i)
+      id[i] = static_cast<char>(std::stoi(hex.substr(2 * i, 2), nullptr, 16));
   } else {
     die("unknown mode " + mode);
   }
@@ -87,17 +88,23 @@ int main(int argc, char** argv) {
               info.mla_cycle_n, info.kangaring_channel_n);
   for (int c = 0; c < info.channel_n; ++c) {
     std::string ring;
-    for (int i = 0; i < nranks; ++i) ring += (i ? "," : "") + std::to_string(info.rings[c].user_ranks[i]);
+    for (int i = 0; i < nranks; ++i)
+      ring += (i ? "," : "") + std::to_string(info.rings[c].user_ranks[i]);
     std::printf("ring%d=%s\nprev%d=%d\nnext%d=%d\ndup%d=%d\n", c, ring.c_str(), c,
                 info.rings[c].prev, c, info.rings[c].next, c, info.rings[c].duplicate ? 1 : 0);
     if (nranks > 1) {
       void* send = reinterpret_cast<void*>(1);
       void* recv = reinterpret_cast<void*>(1);
-      check(t->neuronGetNetConnector(comm, ENC_PATTERN_RING, c, true, &send), "neuronGetNetConnector(send)");
-      check(t->neuronGetNetConnector(comm, ENC_PATTERN_RING, c, false, &recv), "neuronGetNetConnector(recv)");
-      if (send != nullptr && send == recv) die("a channel's send and receive connectors are the same");
-      if (send != nullptr && !connectors.insert(send).second) die("a send connector serves two channels");
-      if (recv != nullptr && !connectors.insert(recv).second) die("a receive connector serves two channels");
+      check(t->neuronGetNetConnector(comm, ENC_PATTERN_RING, c, true, &send),
+            "neuronGetNetConnector(send)");
+      check(t->neuronGetNetConnector(comm, ENC_PATTERN_RING, c, false, &recv),
+            "neuronGetNetConnector(recv)");
+      if (send != nullptr && send == recv)
+        die("a channel's send and receive connectors are the same");
+      if (send != nullptr && !connectors.insert(send).second)
+        die("a send connector serves two channels");
+      if (recv != nullptr && !connectors.insert(recv).second)
+        die("a receive connector serves two channels");
       std::printf("send%d=%s\nrecv%d=%s\n", c, send ? "net" : "direct", c, recv ? "net" : "direct");
     }
   }
@@ -105,8 +112,8 @@ int main(int argc, char** argv) {
   for (int i = first_option, k = 0; i + 1 < argc; i += 2, ++k) {
     if (std::strcmp(argv[i], "--expand") != 0) die(std::string("unknown option ") + argv[i]);
     const std::string m = argv[i + 1];
-    const int conn = m == "mesh" ? ENC_CONNECTIVITY_MESH
-                     : m == "rdh" ? ENC_CONNECTIVITY_RDH
+    const int conn = m == "mesh"      ? ENC_CONNECTIVITY_MESH
+                     : m == "rdh"     ? ENC_CONNECTIVITY_RDH
                      : m == "default" ? ENC_CONNECTIVITY_DEFAULT
                                       : std::atoi(m.c_str());
     const NRT_STATUS st = t->neuronExpandConnectivity(comm, static_cast<uint32_t>(conn));
@@ -131,7 +138,8 @@ int main(int argc, char** argv) {
       if (st == NRT_SUCCESS) {
         st = t->neuronNetDeregMr(comm, ENC_PATTERN_MESH, p, true, NET_SEND_COMM, mh);
       }
-      std::printf("mesh_reg%d=%s\n", p, st == NRT_SUCCESS ? "ok" : ("err" + std::to_string(st)).c_str());
+      std::printf("mesh_reg%d=%s\n", p,
+                  st == NRT_SUCCESS ? "ok" : ("err" + std::to_string(st)).c_str());
     }
   }
   // neuronPreferredNcRidNic[Bdf] for this rank's own device (a = device,

@@ -42,8 +42,9 @@ TEST(NetConformanceBroken, BadPropertiesAreNamed) {
 TEST(NetConformanceBroken, DeviceCountAboveWhatTheHostAcceptsFails) {
   const auto r = run_check({"--only", "devices", broken("huge-devices")});
   EXPECT_EQ(r.exit_code, 1) << output(r);
-  EXPECT_TRUE(contains(r, "devices reported 1073741824 devices, more than the 256 nccom accepts; "
-                          "libnccom refuses this plugin"))
+  EXPECT_TRUE(contains(r,
+                       "devices reported 1073741824 devices, more than the 256 nccom accepts; "
+                       "libnccom refuses this plugin"))
       << output(r);
 }
 
@@ -51,8 +52,10 @@ TEST(NetConformanceBroken, TimeoutOutsideItsRangeIsAUsageError) {
   for (const char* value : {"0", "-1", "86401", "1e300", "inf", "nan", "5s"}) {
     const auto r = run_check({"--timeout", value, broken("never-done")});
     EXPECT_EQ(r.exit_code, 2) << value << ": " << output(r);
-    EXPECT_TRUE(contains(r, "--timeout takes a number of seconds greater than 0 and at most 86400 "
-                            "(24 hours), got '" + std::string(value) + "'"))
+    EXPECT_TRUE(contains(r,
+                         "--timeout takes a number of seconds greater than 0 and at most 86400 "
+                         "(24 hours), got '" +
+                             std::string(value) + "'"))
         << output(r);
   }
 }

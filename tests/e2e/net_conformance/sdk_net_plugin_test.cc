@@ -16,15 +16,16 @@ TEST(NetConformanceSdk, ExampleNetPluginBuiltOutOfTreeConforms) {
   const std::string prefix = dir.path() + "/prefix";
   const std::string build = dir.path() + "/build";
 
-  auto r = nccom_test::run_child(CMAKE_COMMAND, {"--install", NCCOM_BUILD_DIR, "--prefix", prefix}, {});
+  auto r =
+      nccom_test::run_child(CMAKE_COMMAND, {"--install", NCCOM_BUILD_DIR, "--prefix", prefix}, {});
   ASSERT_EQ(r.exit_code, 0) << output(r);
   const std::string tool = prefix + "/bin/nccom-plugin-check";
   ASSERT_TRUE(std::filesystem::exists(tool));
   ASSERT_TRUE(std::filesystem::exists(prefix + "/include/nccom/net_v6.h"));
 
   r = nccom_test::run_child(CMAKE_COMMAND,
-                            {"-S", std::string(NCCOM_SOURCE_DIR) + "/sdk/examples/net_plugin",
-                             "-B", build, "-DCMAKE_PREFIX_PATH=" + prefix},
+                            {"-S", std::string(NCCOM_SOURCE_DIR) + "/sdk/examples/net_plugin", "-B",
+                             build, "-DCMAKE_PREFIX_PATH=" + prefix},
                             {});
   ASSERT_EQ(r.exit_code, 0) << output(r);
   r = nccom_test::run_child(CMAKE_COMMAND, {"--build", build}, {});

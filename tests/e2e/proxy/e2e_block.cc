@@ -39,15 +39,18 @@ constexpr uint32_t kLoop = 512;
 RankDevice::~RankDevice() {
   for (StreamState& s : streams_) {
     for (OpState& o : s.ops) {
-      if (o.send_mh != nullptr) t_->neuronNetDeregMr(comm_, o.pattern, o.send_key, true, NET_SEND_COMM, o.send_mh);
-      if (o.recv_mh != nullptr) t_->neuronNetDeregMr(comm_, o.pattern, o.recv_key, false, NET_RECV_COMM, o.recv_mh);
+      if (o.send_mh != nullptr)
+        t_->neuronNetDeregMr(comm_, o.pattern, o.send_key, true, NET_SEND_COMM, o.send_mh);
+      if (o.recv_mh != nullptr)
+        t_->neuronNetDeregMr(comm_, o.pattern, o.recv_key, false, NET_RECV_COMM, o.recv_mh);
     }
   }
   if (mem_ != nullptr) nrt_emu_devmem_destroy(mem_);
 }
 
 std::string RankDevice::build() {
-  if (NRT_STATUS s = nrt_emu_devmem_create(1 << 20, &mem_); s != NRT_SUCCESS) return status("nrt_emu_devmem_create", s);
+  if (NRT_STATUS s = nrt_emu_devmem_create(1 << 20, &mem_); s != NRT_SUCCESS)
+    return status("nrt_emu_devmem_create", s);
   streams_.resize(static_cast<size_t>(plan_.streams));  // never resized again: blocks point into it
   for (int i = 0; i < plan_.streams; ++i) {
     streams_[i].stream = static_cast<uint32_t>(i);
@@ -58,7 +61,8 @@ std::string RankDevice::build() {
 
 std::string RankDevice::build_stream(StreamState& s, int first_channel) {
   s.ops.resize(static_cast<size_t>(plan_.channels));
-  if (NRT_STATUS st = nrt_emu_devmem_trigger_word(mem_, &s.trigger); st != NRT_SUCCESS) return status("trigger word", st);
+  if (NRT_STATUS st = nrt_emu_devmem_trigger_word(mem_, &s.trigger); st != NRT_SUCCESS)
+    return status("trigger word", st);
   const uint32_t n = static_cast<uint32_t>(plan_.sizes.size());
   for (int k = 0; k < plan_.channels; ++k) {
     OpState& o = s.ops[k];
@@ -71,22 +75,35 @@ std::string RankDevice::build_stream(StreamState& s, int first_channel) {
     o.recv_key = plan_.mesh ? o.prev : o.channel;
     void* send = nullptr;
     void* recv = nullptr;
-    if (NRT_STATUS st = t_->neuronGetNetConnector(comm_, o.pattern, o.send_key, true, &send); st != NRT_SUCCESS || !send)
+    if (NRT_STATUS st = t_->neuronGetNetConnector(comm_, o.pattern, o.send_key, true, &send);
+        st != NRT_SUCCESS || !send)
       return status("neuronGetNetConnector(send)", st);
-    if (NRT_STATUS st = t_->neuronGetNetConnector(comm_, o.pattern, o.recv_key, false, &recv); st != NRT_SUCCESS || !recv)
+    if (NRT_STATUS st = t_->neuronGetNetConnector(comm_, o.pattern, o.recv_key, false, &recv);
+        st != NRT_SUCCESS || !recv)
       return status("neuronGetNetConnector(recv)", st);
     if (plan_.dynamic) {
-      if (NRT_STATUS st = nrt_emu_devmem_dynamic_table(mem_, nranks_, &o.send_table); st != NRT_SUCCESS) return status("dynamic table", st);
-      if (NRT_STATUS st = nrt_emu_devmem_dynamic_table(mem_, nranks_, &o.recv_table); st != NRT_SUCCESS) return status("dynamic table", st);
+      if (NRT_STATUS st = nrt_emu_devmem_dynamic_table(mem_, nranks_, &o.send_table);
+          st != NRT_SUCCESS)
+        return status("dynamic table", st);
+      if (NRT_STATUS st = nrt_emu_devmem_dynamic_table(mem_, nranks_, &o.recv_table);
+          st != NRT_SUCCESS)
+        return status("dynamic table", st);
     }
-    if (NRT_STATUS st = nrt_emu_devmem_connector(mem_, plan_.folds, o.send_table, send, &o.send_conn); st != NRT_SUCCESS)
+    if (NRT_STATUS st =
+            nrt_emu_devmem_connector(mem_, plan_.folds, o.send_table, send, &o.send_conn);
+        st != NRT_SUCCESS)
       return status("connector", st);
-    if (NRT_STATUS st = nrt_emu_devmem_connector(mem_, plan_.folds, o.recv_table, recv, &o.recv_conn); st != NRT_SUCCESS)
+    if (NRT_STATUS st =
+            nrt_emu_devmem_connector(mem_, plan_.folds, o.recv_table, recv, &o.recv_conn);
+        st != NRT_SUCCESS)
       return status("connector", st);
-    if (NRT_STATUS st = nrt_emu_devmem_channel(mem_, o.channel, o.pattern, o.recv_conn, o.send_conn, &o.chan); st != NRT_SUCCESS)
+    if (NRT_STATUS st =
+            nrt_emu_devmem_channel(mem_, o.channel, o.pattern, o.recv_conn, o.send_conn, &o.chan);
+        st != NRT_SUCCESS)
       return status("channel", st);
     for (volatile uint32_t*& w : o.sem) {
-      if (NRT_STATUS st = nrt_emu_devmem_semaphore(mem_, &w); st != NRT_SUCCESS) return status("semaphore", st);
+      if (NRT_STATUS st = nrt_emu_devmem_semaphore(mem_, &w); st != NRT_SUCCESS)
+        return status("semaphore", st);
     }
     // Slices one after another with a 64-byte gap that must stay untouched.
     size_t at = 0;
@@ -97,11 +114,15 @@ std::string RankDevice::build_stream(StreamState& s, int first_channel) {
     }
     o.send_buf.assign(at + 64, 0);
     o.recv_buf.assign(at + 64, kUntouched);
-    if (NRT_STATUS st = t_->neuronNetRegMr(comm_, o.pattern, o.send_key, true, NET_SEND_COMM, o.send_buf.data(),
-                                           o.send_buf.size(), NCCL_PTR_HOST, &o.send_mh); st != NRT_SUCCESS)
+    if (NRT_STATUS st =
+            t_->neuronNetRegMr(comm_, o.pattern, o.send_key, true, NET_SEND_COMM, o.send_buf.data(),
+                               o.send_buf.size(), NCCL_PTR_HOST, &o.send_mh);
+        st != NRT_SUCCESS)
       return status("neuronNetRegMr(send)", st);
-    if (NRT_STATUS st = t_->neuronNetRegMr(comm_, o.pattern, o.recv_key, false, NET_RECV_COMM, o.recv_buf.data(),
-                                           o.recv_buf.size(), NCCL_PTR_HOST, &o.recv_mh); st != NRT_SUCCESS)
+    if (NRT_STATUS st =
+            t_->neuronNetRegMr(comm_, o.pattern, o.recv_key, false, NET_RECV_COMM,
+                               o.recv_buf.data(), o.recv_buf.size(), NCCL_PTR_HOST, &o.recv_mh);
+        st != NRT_SUCCESS)
       return status("neuronNetRegMr(recv)", st);
 
     net_ops_info_t info{};
@@ -163,8 +184,13 @@ std::string RankDevice::build_stream(StreamState& s, int first_channel) {
   xd.mark = EXEC_COMPLETE;
   xd.src_rank = -1;
   s.dst.push_back(xd);
-  s.block = {7, s.info.data(), static_cast<int>(s.info.size()), s.src.data(), static_cast<int>(s.src.size()),
-             s.dst.data(), static_cast<int>(s.dst.size())};
+  s.block = {7,
+             s.info.data(),
+             static_cast<int>(s.info.size()),
+             s.src.data(),
+             static_cast<int>(s.src.size()),
+             s.dst.data(),
+             static_cast<int>(s.dst.size())};
   return "";
 }
 
@@ -180,7 +206,8 @@ void RankDevice::prepare(int exec) {
       std::fill(o.send_buf.begin(), o.send_buf.end(), 0);
       for (size_t i = 0; i < plan_.sizes.size(); ++i) {
         uint8_t* b = o.send_buf.data() + o.off[i] + o.dyn_off[i] * kElem;
-        for (size_t k = 0; k < plan_.sizes[i]; ++k) b[k] = pattern(rank_, o.channel, static_cast<int>(i), exec, k);
+        for (size_t k = 0; k < plan_.sizes[i]; ++k)
+          b[k] = pattern(rank_, o.channel, static_cast<int>(i), exec, k);
       }
       if (o.recv_table != nullptr) entry(o.recv_table, o.prev).recv_count = ~0ull;
     }
@@ -202,7 +229,8 @@ std::string RankDevice::publish_send(StreamState& s) {
     OpState& o = s.ops[e.net_op_idx];
     if (e.mark == NET_TRANSFER) {
       if (o.pub_tx >= plan_.publish_limit) return "";
-      const uint32_t credits = load(o.sem[kSendHs]) + (plan_.shared_sems ? 0 : load(o.sem[kSendCmp]));
+      const uint32_t credits =
+          load(o.sem[kSendHs]) + (plan_.shared_sems ? 0 : load(o.sem[kSendCmp]));
       if (credits <= o.pub_tx) return "";
       if (plan_.dynamic) {
         // The table holds one slice per peer: publish the next one only after
@@ -238,8 +266,8 @@ std::string RankDevice::publish_recv(StreamState& s) {
         nrt_emu_dyn_entry_t& d = entry(o.recv_table, o.prev);
         if (o.pub_rx > 0 && d.recv_count != plan_.sizes[o.pub_rx - 1] / kElem) {
           return "channel " + std::to_string(o.channel) + " slice " + std::to_string(o.pub_rx - 1) +
-                 ": nec_set_recv_size_bytes stored " + std::to_string(d.recv_count) + " elements, expected " +
-                 std::to_string(plan_.sizes[o.pub_rx - 1] / kElem);
+                 ": nec_set_recv_size_bytes stored " + std::to_string(d.recv_count) +
+                 " elements, expected " + std::to_string(plan_.sizes[o.pub_rx - 1] / kElem);
         }
         d.recv_offset = o.dyn_off[o.pub_rx];
         d.recv_count = ~0ull;
@@ -281,8 +309,9 @@ std::string RankDevice::check(int exec) const {
   const uint32_t n = static_cast<uint32_t>(plan_.sizes.size());
   for (const StreamState& s : streams_) {
     for (const OpState& o : s.ops) {
-      const std::string where = "exec " + std::to_string(exec) + " stream " + std::to_string(s.stream) +
-                                " channel " + std::to_string(o.channel) + ": ";
+      const std::string where = "exec " + std::to_string(exec) + " stream " +
+                                std::to_string(s.stream) + " channel " + std::to_string(o.channel) +
+                                ": ";
       uint32_t want[4] = {plan_.credits, n, plan_.ending, n};
       if (plan_.shared_sems) {
         want[kSendHs] += n;
@@ -293,22 +322,27 @@ std::string RankDevice::check(int exec) const {
       const char* names[4] = {"send_handshake", "send_complete", "recv_handshake", "recv_complete"};
       for (int k = 0; k < 4; ++k) {
         if (load(o.sem[k]) != want[k]) {
-          return where + names[k] + " = " + std::to_string(load(o.sem[k])) + ", expected " + std::to_string(want[k]);
+          return where + names[k] + " = " + std::to_string(load(o.sem[k])) + ", expected " +
+                 std::to_string(want[k]);
         }
       }
-      if (plan_.dynamic && n > 0 && entry(o.recv_table, o.prev).recv_count != plan_.sizes[n - 1] / kElem) {
-        return where + "last dynamic receive size " + std::to_string(entry(o.recv_table, o.prev).recv_count) +
-               " elements, expected " + std::to_string(plan_.sizes[n - 1] / kElem);
+      if (plan_.dynamic && n > 0 &&
+          entry(o.recv_table, o.prev).recv_count != plan_.sizes[n - 1] / kElem) {
+        return where + "last dynamic receive size " +
+               std::to_string(entry(o.recv_table, o.prev).recv_count) + " elements, expected " +
+               std::to_string(plan_.sizes[n - 1] / kElem);
       }
       std::vector<uint8_t> expect(o.recv_buf.size(), kUntouched);
       for (uint32_t i = 0; i < n; ++i) {
         uint8_t* b = expect.data() + o.off[i] + o.dyn_off[i] * kElem;
-        for (size_t k = 0; k < plan_.sizes[i]; ++k) b[k] = pattern(o.prev, o.channel, static_cast<int>(i), exec, k);
+        for (size_t k = 0; k < plan_.sizes[i]; ++k)
+          b[k] = pattern(o.prev, o.channel, static_cast<int>(i), exec, k);
       }
       for (size_t k = 0; k < expect.size(); ++k) {
         if (o.recv_buf[k] != expect[k]) {
-          return where + "received byte " + std::to_string(k) + " is " + std::to_string(o.recv_buf[k]) +
-                 ", expected " + std::to_string(expect[k]) + " (from rank " + std::to_string(o.prev) + ")";
+          return where + "received byte " + std::to_string(k) + " is " +
+                 std::to_string(o.recv_buf[k]) + ", expected " + std::to_string(expect[k]) +
+                 " (from rank " + std::to_string(o.prev) + ")";
         }
       }
     }

@@ -16,16 +16,16 @@ namespace proxy_e2e {
 struct Plan {
   std::vector<uint32_t> sizes;  // bytes per slice (dynamic: a multiple of kElem)
   bool dynamic = false;
-  int streams = 1;              // stream s runs channels [s*channels, (s+1)*channels)
-  int channels = 1;             // ops (one per channel) in each stream's block
-  uint32_t credits = 4;         // initial_send_credits
-  uint32_t ending = 2;          // ending_recv_credits
-  uint32_t recv_window = 2;     // receive slices published ahead of arrivals
+  int streams = 1;                      // stream s runs channels [s*channels, (s+1)*channels)
+  int channels = 1;                     // ops (one per channel) in each stream's block
+  uint32_t credits = 4;                 // initial_send_credits
+  uint32_t ending = 2;                  // ending_recv_credits
+  uint32_t recv_window = 2;             // receive slices published ahead of arrivals
   uint32_t publish_limit = 0xFFFFFFFF;  // transfers published per direction and op at most
-  bool shared_sems = false;     // ring identity: handshake and complete are one word per direction
-  bool early_send = false;      // early_send_completion
-  bool early_recv = false;      // early_recv_posting
-  int folds = 1;                // fold_n of every connector: each entry is published on every fold word
+  bool shared_sems = false;  // ring identity: handshake and complete are one word per direction
+  bool early_send = false;   // early_send_completion
+  bool early_recv = false;   // early_recv_posting
+  int folds = 1;  // fold_n of every connector: each entry is published on every fold word
   // Mesh: op k sends to rank+k+1 and receives from rank-k-1 (prev/next are
   // indexed by op) over the mesh connections of neuronExpandConnectivity, on
   // a MESH enc_channel of id kMeshChannelIdBase+k with variable_peer set, so
@@ -46,10 +46,10 @@ inline uint8_t pattern(int sender, int channel, int slice, int exec, size_t k) {
 }
 
 struct OpState {
-  int channel = 0;               // enc_channel id (and the data pattern's channel)
+  int channel = 0;  // enc_channel id (and the data pattern's channel)
   enc_pattern_t pattern = ENC_PATTERN_RING;
   int send_key = 0, recv_key = 0;  // the channel argument of neuronGetNetConnector / NetRegMr
-  int prev = -1, next = -1;  // ring neighbours on this channel
+  int prev = -1, next = -1;        // ring neighbours on this channel
   enc_net_connector_t* send_conn = nullptr;
   enc_net_connector_t* recv_conn = nullptr;
   enc_channel_prefix_t* chan = nullptr;
@@ -59,8 +59,8 @@ struct OpState {
   std::vector<uint8_t> send_buf, recv_buf;
   void* send_mh = nullptr;
   void* recv_mh = nullptr;
-  std::vector<size_t> off;      // slice s at off[s] (+ dynamic offset) in both buffers
-  std::vector<uint32_t> dyn_off;  // elements
+  std::vector<size_t> off;          // slice s at off[s] (+ dynamic offset) in both buffers
+  std::vector<uint32_t> dyn_off;    // elements
   uint32_t pub_tx = 0, pub_rx = 0;  // transfers published this execution
 };
 
@@ -80,7 +80,12 @@ class RankDevice {
   // prev[c] / next[c]: the ring neighbours of channel c.
   RankDevice(const nccom_export_table_t* t, void* comm, int rank, int nranks, std::vector<int> prev,
              std::vector<int> next, Plan plan)
-      : t_(t), comm_(comm), rank_(rank), nranks_(nranks), prev_(std::move(prev)), next_(std::move(next)),
+      : t_(t),
+        comm_(comm),
+        rank_(rank),
+        nranks_(nranks),
+        prev_(std::move(prev)),
+        next_(std::move(next)),
         plan_(std::move(plan)) {}
   ~RankDevice();
 

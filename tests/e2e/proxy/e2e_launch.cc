@@ -36,8 +36,12 @@ std::vector<RunningChild> start_ranks(Shape shape, const std::vector<std::string
   EXPECT_EQ(first.rfind("id=", 0), 0u) << "rank 0 said: " << first;
   if (first.rfind("id=", 0) != 0) return children;
   for (int r = 1; r < n; ++r) {
-    std::vector<std::string> a = {std::to_string(n), std::to_string(r), std::to_string(r / shape.per_host),
-                                  std::to_string(r % shape.per_host), "--id", first.substr(3)};
+    std::vector<std::string> a = {std::to_string(n),
+                                  std::to_string(r),
+                                  std::to_string(r / shape.per_host),
+                                  std::to_string(r % shape.per_host),
+                                  "--id",
+                                  first.substr(3)};
     a.insert(a.end(), args.begin(), args.end());
     children.push_back(nccom_test::start_child(kDriver, a, env));
   }
@@ -47,7 +51,8 @@ std::vector<RunningChild> start_ranks(Shape shape, const std::vector<std::string
 std::string wait_for(RunningChild& child, const std::string& prefix,
                      std::chrono::steady_clock::time_point deadline, std::string* seen) {
   for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) return "";
     const std::string line = nccom_test::read_line(child, left);
     if (line.empty()) return "";  // timeout or EOF: the driver never prints an empty line
@@ -56,7 +61,8 @@ std::string wait_for(RunningChild& child, const std::string& prefix,
   }
 }
 
-std::vector<Report> run_ranks(Shape shape, const std::vector<std::string>& args, std::string* skipped,
+std::vector<Report> run_ranks(Shape shape, const std::vector<std::string>& args,
+                              std::string* skipped,
                               const std::map<std::string, std::string>& extra_env) {
   std::vector<RunningChild> children = start_ranks(shape, args, extra_env);
   std::vector<Report> reports;

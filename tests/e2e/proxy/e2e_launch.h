@@ -24,8 +24,9 @@ struct Shape {
 
 // Starts every rank (rank 0 makes the id); `args` are the driver's
 // key=value options. Fails the test (and returns what started) on error.
-std::vector<nccom_test::RunningChild> start_ranks(Shape shape, const std::vector<std::string>& args,
-                                                 const std::map<std::string, std::string>& extra_env = {});
+std::vector<nccom_test::RunningChild> start_ranks(
+    Shape shape, const std::vector<std::string>& args,
+    const std::map<std::string, std::string>& extra_env = {});
 
 // Reads lines of `child` until one starts with `prefix`; returns the value
 // after the prefix, or "" when the deadline passed or the child closed
@@ -35,7 +36,8 @@ std::string wait_for(nccom_test::RunningChild& child, const std::string& prefix,
 
 // Starts the ranks, waits for all and checks each exited 0 with ok=1 (or
 // skip=...: *skipped then says why). Returns the reports.
-std::vector<Report> run_ranks(Shape shape, const std::vector<std::string>& args, std::string* skipped,
+std::vector<Report> run_ranks(Shape shape, const std::vector<std::string>& args,
+                              std::string* skipped,
                               const std::map<std::string, std::string>& extra_env = {});
 
 }  // namespace proxy_e2e_test

@@ -15,6 +15,7 @@
 // Prints key=value lines; ok=1 at the end, or error=... and exit 1.
 #include "e2e_block.h"
 
+#include <sched.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -24,7 +25,6 @@
 #include <cstring>
 #include <map>
 #include <memory>
-#include <sched.h>
 #include <string>
 #include <vector>
 
@@ -79,9 +79,9 @@ void run_malformed(const nccom_export_table_t* t, void* comm, RankDevice& dev) {
       src[0].net_op_idx = static_cast<uint32_t>(s.info.size());
     }
     nrt_emu_log_clear();
-    const NRT_STATUS st = t->neuronStartNetworkProxy(comm, 0, 7, s.info.data(), static_cast<int>(s.info.size()),
-                                                     src.data(), static_cast<int>(src.size()), s.dst.data(),
-                                                     static_cast<int>(s.dst.size()));
+    const NRT_STATUS st = t->neuronStartNetworkProxy(
+        comm, 0, 7, s.info.data(), static_cast<int>(s.info.size()), src.data(),
+        static_cast<int>(src.size()), s.dst.data(), static_cast<int>(s.dst.size()));
     const std::string log = log_text();
     say(std::string(c.name) + "_status=" + std::to_string(st));
     say(std::string(c.name) + "_logged=" + (log.find(c.text) != std::string::npos ? "1" : "0"));
@@ -89,8 +89,9 @@ void run_malformed(const nccom_export_table_t* t, void* comm, RankDevice& dev) {
   }
   // Nothing was registered: a stop is clean, and the good block still starts.
   check(t->neuronStopNetworkProxy(comm, 0), "neuronStopNetworkProxy");
-  check(t->neuronStartNetworkProxy(comm, 0, 7, s.info.data(), static_cast<int>(s.info.size()), s.src.data(),
-                                   static_cast<int>(s.src.size()), s.dst.data(), static_cast<int>(s.dst.size())),
+  check(t->neuronStartNetworkProxy(comm, 0, 7, s.info.data(), static_cast<int>(s.info.size()),
+                                   s.src.data(), static_cast<int>(s.src.size()), s.dst.data(),
+                                   static_cast<int>(s.dst.size())),
         "neuronStartNetworkProxy(good block)");
   check(t->neuronStopNetworkProxy(comm, 0), "neuronStopNetworkProxy");
 }
@@ -98,7 +99,8 @@ void run_malformed(const nccom_export_table_t* t, void* comm, RankDevice& dev) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 6) die("usage: e2e_rank_driver NRANKS RANK HOST LOCAL (--make-id | --id HEX) [key=value...]");
+  if (argc < 6)
+    die("usage: e2e_rank_driver NRANKS RANK HOST LOCAL (--make-id | --id HEX) [key=value...]");
   const int nranks = std::atoi(argv[1]);
   const int rank = std::atoi(argv[2]);
   const int host = std::atoi(argv[3]);
@@ -127,7 +129,8 @@ int main(int argc, char** argv) {
   } else if (mode == "--id" && argc > 6) {
     const std::string hex = argv[6];
     if (hex.size() != 2 * NCCL_UNIQUE_ID_BYTES) die("the id must be 128 bytes in hex");
-    for (int i = 0; i < NCCL_UNIQUE_ID_BYTES; ++i) id[i] = static_cast<char>(std::stoi(hex.substr(2 * i, 2), nullptr, 16));
+    for (int i = 0; i < NCCL_UNIQUE_ID_BYTES; ++i)
+      id[i] = static_cast<char>(std::stoi(hex.substr(2 * i, 2), nullptr, 16));
     first_opt = 7;
   } else {
     die("unknown mode " + mode);
@@ -173,18 +176,19 @@ int main(int argc, char** argv) {
   nccl_comm_info_t info{};
   check(t->neuronGetCommInfo(comm, &info), "neuronGetCommInfo");
   say("channel_n=" + std::to_string(info.channel_n));
-  if (plan.mesh) check(t->neuronExpandConnectivity(comm, ENC_CONNECTIVITY_MESH), "neuronExpandConnectivity");
+  if (plan.mesh)
+    check(t->neuronExpandConnectivity(comm, ENC_CONNECTIVITY_MESH), "neuronExpandConnectivity");
   if (!plan.mesh && info.channel_n < plan.streams * plan.channels) {
-    say("skip=the graph built " + std::to_string(info.channel_n) + " ring channels, the case needs " +
-        std::to_string(plan.streams * plan.channels));
+    say("skip=the graph built " + std::to_string(info.channel_n) +
+        " ring channels, the case needs " + std::to_string(plan.streams * plan.channels));
     _exit(0);
   }
   std::vector<int> prev, next;
   for (int c = 0; c < info.channel_n; ++c) {
     prev.push_back(info.rings[c].prev);
     next.push_back(info.rings[c].next);
-    say("prev" + std::to_string(c) + "=" + std::to_string(prev.back()) + "\nnext" + std::to_string(c) + "=" +
-        std::to_string(next.back()));
+    say("prev" + std::to_string(c) + "=" + std::to_string(prev.back()) + "\nnext" +
+        std::to_string(c) + "=" + std::to_string(next.back()));
   }
   say("prev=" + std::to_string(prev[0]) + "\nnext=" + std::to_string(next[0]));
   if (plan.mesh) {  // op k: to rank+k+1, from rank-k-1
@@ -216,13 +220,15 @@ int main(int argc, char** argv) {
       nrt_emu_proxy_status_t* st = nullptr;
       check(nrt_emu_proxy_submit(proxy, &task, &st), "nrt_emu_proxy_submit");
       // The device is ready: post the trigger words, then publish.
-      for (proxy_e2e::StreamState& s : dev->streams()) __atomic_store_n(s.trigger, 1u, __ATOMIC_RELEASE);
+      for (proxy_e2e::StreamState& s : dev->streams())
+        __atomic_store_n(s.trigger, 1u, __ATOMIC_RELEASE);
       if (exec == 0) say("started=1");
       const auto deadline = Clock::now() + std::chrono::seconds(60);
       bool told = false;
       while (nrt_emu_proxy_run_state(st) != NRT_EMU_TASK_DONE && Clock::now() < deadline) {
         if (std::string e = dev->publish(); !e.empty()) die(e);
-        if (rank == victim && !told && dev->published() >= 2 * plan.publish_limit * plan.streams * plan.channels) {
+        if (rank == victim && !told &&
+            dev->published() >= 2 * plan.publish_limit * plan.streams * plan.channels) {
           say("victim_ready=1");
           told = true;
           alarm(60);  // bound: nobody killed us

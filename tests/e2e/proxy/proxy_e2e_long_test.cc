@@ -12,7 +12,8 @@ class ProxyE2ELong : public ::testing::TestWithParam<Shape> {};
 
 TEST_P(ProxyE2ELong, OddAndZeroSizedSlicesOnEightRanks) {
   std::string skipped;
-  std::vector<Report> reports = run_ranks(GetParam(), {"sizes=1,7,0,4096,65537,0,3,1000", "execs=2"}, &skipped);
+  std::vector<Report> reports =
+      run_ranks(GetParam(), {"sizes=1,7,0,4096,65537,0,3,1000", "execs=2"}, &skipped);
   if (HasFailure()) return;
   if (!skipped.empty()) GTEST_SKIP() << skipped;
   const int n = static_cast<int>(reports.size());
@@ -27,7 +28,8 @@ TEST_P(ProxyE2ELong, OddAndZeroSizedSlicesOnEightRanks) {
 
 TEST_P(ProxyE2ELong, DynamicSizesOnEightRanks) {
   std::string skipped;
-  std::vector<Report> reports = run_ranks(GetParam(), {"sizes=8,0,4096,12", "dynamic=1", "channels=2"}, &skipped);
+  std::vector<Report> reports =
+      run_ranks(GetParam(), {"sizes=8,0,4096,12", "dynamic=1", "channels=2"}, &skipped);
   if (HasFailure()) return;
   if (!skipped.empty()) GTEST_SKIP() << skipped;
   for (size_t r = 0; r < reports.size(); ++r) EXPECT_EQ(reports[r]["exec0"], "ok") << "rank " << r;
@@ -37,8 +39,8 @@ std::string shape_name(const ::testing::TestParamInfo<Shape>& info) {
   return std::to_string(info.param.ranks()) + "ranks_" + std::to_string(info.param.hosts) + "hosts";
 }
 
-INSTANTIATE_TEST_SUITE_P(Shapes, ProxyE2ELong,
-                         ::testing::Values(Shape{1, 8}, Shape{2, 4}), shape_name);
+INSTANTIATE_TEST_SUITE_P(Shapes, ProxyE2ELong, ::testing::Values(Shape{1, 8}, Shape{2, 4}),
+                         shape_name);
 
 // The same scripted device over libnccom-net (tcp;ofi_rxm) instead of the
 // socket net: odd and zero sizes, dynamic sizes, the mesh pattern.
@@ -56,13 +58,18 @@ class ProxyE2EOfi : public ::testing::TestWithParam<Shape> {
   }
 };
 
-TEST_P(ProxyE2EOfi, OddAndZeroSizedSlices) { run({"sizes=1,7,0,4096,65537,0,3,1000", "execs=2"}, {"exec0", "exec1"}); }
+TEST_P(ProxyE2EOfi, OddAndZeroSizedSlices) {
+  run({"sizes=1,7,0,4096,65537,0,3,1000", "execs=2"}, {"exec0", "exec1"});
+}
 
 TEST_P(ProxyE2EOfi, DynamicSizes) { run({"sizes=8,0,4096,12", "dynamic=1"}, {"exec0"}); }
 
-TEST_P(ProxyE2EOfi, MeshPattern) { run({"mesh=1", "sizes=1,7,0,4096,65537", "execs=2"}, {"exec0", "exec1"}); }
+TEST_P(ProxyE2EOfi, MeshPattern) {
+  run({"mesh=1", "sizes=1,7,0,4096,65537", "execs=2"}, {"exec0", "exec1"});
+}
 
-INSTANTIATE_TEST_SUITE_P(Shapes, ProxyE2EOfi, ::testing::Values(Shape{2, 1}, Shape{2, 2}), shape_name);
+INSTANTIATE_TEST_SUITE_P(Shapes, ProxyE2EOfi, ::testing::Values(Shape{2, 1}, Shape{2, 2}),
+                         shape_name);
 
 }  // namespace
 }  // namespace proxy_e2e_test

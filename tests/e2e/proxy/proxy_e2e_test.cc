@@ -21,7 +21,8 @@ void expect_ring(const std::vector<Report>& reports, int execs) {
   const int n = static_cast<int>(reports.size());
   for (int r = 0; r < n; ++r) {
     Report rep = reports[r];
-    for (int e = 0; e < execs; ++e) EXPECT_EQ(rep["exec" + std::to_string(e)], "ok") << "rank " << r;
+    for (int e = 0; e < execs; ++e)
+      EXPECT_EQ(rep["exec" + std::to_string(e)], "ok") << "rank " << r;
     const int next = std::stoi(rep["next"]);
     ASSERT_TRUE(next >= 0 && next < n && next != r) << "rank " << r << " next " << next;
     EXPECT_EQ(std::stoi(Report(reports[next])["prev"]), r) << "rank " << r << " -> " << next;
@@ -61,7 +62,8 @@ class ProxyE2EMesh : public ::testing::TestWithParam<Shape> {};
 
 TEST_P(ProxyE2EMesh, EveryRankExchangesWithEveryPeerOverTheMesh) {
   std::string skipped;
-  const std::vector<Report> reports = run_ranks(GetParam(), {"mesh=1", kOddSizes, "execs=2"}, &skipped);
+  const std::vector<Report> reports =
+      run_ranks(GetParam(), {"mesh=1", kOddSizes, "execs=2"}, &skipped);
   ASSERT_TRUE(skipped.empty()) << skipped;
   for (size_t r = 0; r < reports.size(); ++r) {
     Report rep = reports[r];
@@ -78,9 +80,7 @@ TEST(ProxyE2E, DynamicSizesFromTheRuntimesTable) {
   run_case({2, 1}, {"sizes=4,0,8192,12,65536,0,400", "dynamic=1", "execs=2"}, 2);
 }
 
-TEST(ProxyE2E, DynamicSizesOnFourRanks) {
-  run_case({1, 4}, {"sizes=8,0,4096,12", "dynamic=1"}, 1);
-}
+TEST(ProxyE2E, DynamicSizesOnFourRanks) { run_case({1, 4}, {"sizes=8,0,4096,12", "dynamic=1"}, 1); }
 
 TEST(ProxyE2E, FiveExecutionsOfTheSameBlock) {
   run_case({2, 1}, {"sizes=100,0,3000", "execs=5"}, 5);
@@ -111,7 +111,8 @@ TEST(ProxyE2E, FourFoldsPublishEveryEntryTwice) {
 
 TEST(ProxyE2E, SixHundredSlicesWrapTheIndexRing) {
   std::string sizes = "sizes=";
-  for (int i = 0; i < 600; ++i) sizes += std::to_string(i % 5 == 4 ? 0 : 16 + i % 7) + (i < 599 ? "," : "");
+  for (int i = 0; i < 600; ++i)
+    sizes += std::to_string(i % 5 == 4 ? 0 : 16 + i % 7) + (i < 599 ? "," : "");
   run_case({2, 1}, {sizes, "execs=2"}, 2);
 }
 
@@ -124,7 +125,8 @@ TEST(ProxyE2E, EarlySendCompletionAndEarlyReceivePosting) {
 }
 
 TEST(ProxyE2E, DynamicSizesWithEarlyFlags) {
-  run_case({2, 1}, {"sizes=4,0,8192,12", "dynamic=1", "early_send=1", "early_recv=1", "execs=2"}, 2);
+  run_case({2, 1}, {"sizes=4,0,8192,12", "dynamic=1", "early_send=1", "early_recv=1", "execs=2"},
+           2);
 }
 
 TEST(ProxyE2E, MalformedFifosAreRefusedWithTheReasonInTheLog) {
@@ -135,7 +137,8 @@ TEST(ProxyE2E, MalformedFifosAreRefusedWithTheReasonInTheLog) {
     for (const char* c : {"no_exec_complete", "op_out_of_range"}) {
       const std::string k = c;
       EXPECT_NE(reports[r][k + "_status"], "0") << "rank " << r << " " << c;
-      EXPECT_EQ(reports[r][k + "_logged"], "1") << "rank " << r << " " << c << ": log was " << reports[r][k + "_log"];
+      EXPECT_EQ(reports[r][k + "_logged"], "1")
+          << "rank " << r << " " << c << ": log was " << reports[r][k + "_log"];
     }
   }
 }
@@ -149,16 +152,23 @@ void kill_case(Shape shape, int victim, bool kill_it = true) {
   std::map<std::string, std::string> env;
   if (!kill_it) env["NCCOM_PROXY_STALL_FAIL_MS"] = "1500";
   std::vector<nccom_test::RunningChild> children = start_ranks(
-      shape, {"sizes=65536,65536,65536,65536,65536,65536,65536,65536", "victim=" + std::to_string(victim)}, env);
+      shape,
+      {"sizes=65536,65536,65536,65536,65536,65536,65536,65536", "victim=" + std::to_string(victim)},
+      env);
   if (::testing::Test::HasFailure()) return;
   const int n = shape.ranks();
   std::vector<std::string> seen(n);
   for (int r = 0; r < n; ++r) {
-    ASSERT_EQ(wait_for(children[r], "started=", Clock::now() + std::chrono::seconds(60), &seen[r]), "1")
-        << "rank " << r << " did not start its task:\n" << seen[r];
+    ASSERT_EQ(wait_for(children[r], "started=", Clock::now() + std::chrono::seconds(60), &seen[r]),
+              "1")
+        << "rank " << r << " did not start its task:\n"
+        << seen[r];
   }
-  ASSERT_EQ(wait_for(children[victim], "victim_ready=", Clock::now() + std::chrono::seconds(30), &seen[victim]), "1")
-      << "victim did not reach mid-transfer:\n" << seen[victim];
+  ASSERT_EQ(wait_for(children[victim], "victim_ready=", Clock::now() + std::chrono::seconds(30),
+                     &seen[victim]),
+            "1")
+      << "victim did not reach mid-transfer:\n"
+      << seen[victim];
   if (kill_it) {
     ASSERT_EQ(kill(children[victim].pid, SIGKILL), 0);
   }
@@ -189,11 +199,15 @@ void kill_case(Shape shape, int victim, bool kill_it = true) {
     const double secs = std::chrono::duration<double>(Clock::now() - killed).count();
     const Report rep = nccom_test::parse_report(seen[r]);
     ASSERT_FALSE(result.empty()) << "rank " << r << " reported no result within " << bound.count()
-                                 << " s of the kill:\n" << seen[r];
-    const std::string message = wait_for(children[r], "message=", Clock::now() + std::chrono::seconds(5), nullptr);
-    const std::string log = wait_for(children[r], "log=", Clock::now() + std::chrono::seconds(5), nullptr);
+                                 << " s of the kill:\n"
+                                 << seen[r];
+    const std::string message =
+        wait_for(children[r], "message=", Clock::now() + std::chrono::seconds(5), nullptr);
+    const std::string log =
+        wait_for(children[r], "log=", Clock::now() + std::chrono::seconds(5), nullptr);
     if (rep.count("prev") && std::stoi(rep.at("prev")) == victim) {
-      EXPECT_EQ(result, "1206") << "rank " << r << " receives from the dead rank; message: " << message;
+      EXPECT_EQ(result, "1206") << "rank " << r
+                                << " receives from the dead rank; message: " << message;
       EXPECT_NE(message.find("1206"), std::string::npos) << message;
       // The plugin's reason names a connection to the dead rank (whichever
       // of the rank's two ops failed first: the failure is sticky).
@@ -204,14 +218,16 @@ void kill_case(Shape shape, int victim, bool kill_it = true) {
             << "rank " << r << " log names neither '" << from << "' nor '" << to << "': " << log;
       } else {
         // The scheduler's reason: "no progress for N ms (proxy.stall_fail_ms): <op positions>".
-        EXPECT_NE(log.find("(proxy.stall_fail_ms)"), std::string::npos) << "the stall reason is not logged: " << log;
+        EXPECT_NE(log.find("(proxy.stall_fail_ms)"), std::string::npos)
+            << "the stall reason is not logged: " << log;
       }
     } else {
-      EXPECT_TRUE(result == "0" || result == "1206") << "rank " << r << ": " << result << " " << message;
+      EXPECT_TRUE(result == "0" || result == "1206")
+          << "rank " << r << ": " << result << " " << message;
     }
     ::testing::Test::RecordProperty("rank" + std::to_string(r) + "_result", result);
-    std::printf("rank %d: task status %s after %.2f s: %s\n  log: %s\n", r, result.c_str(), secs, message.c_str(),
-                log.c_str());
+    std::printf("rank %d: task status %s after %.2f s: %s\n  log: %s\n", r, result.c_str(), secs,
+                message.c_str(), log.c_str());
     reported.push_back(r);
   }
   if (!kill_it) {
@@ -234,7 +250,9 @@ TEST(ProxyE2EFault, KilledRankInARingOfFour) { kill_case({4, 1}, 2); }
 
 // A live peer whose device stops publishing is not detected by the net;
 // proxy.stall_fail_ms turns the stall into a failure.
-TEST(ProxyE2EFault, StalledPeerFailsTheSurvivorWithTheStallWatchdog) { kill_case({2, 1}, 1, false); }
+TEST(ProxyE2EFault, StalledPeerFailsTheSurvivorWithTheStallWatchdog) {
+  kill_case({2, 1}, 1, false);
+}
 
 // Rank 0 also holds the bootstrap root: its death must not turn into a hang
 // of the others' proxy either.

@@ -7,11 +7,12 @@
 #include "child_process.h"
 #include "nccom_test_table.h"
 
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include <cctype>
 #include <fstream>
-#include <unistd.h>
 #include <map>
 #include <sstream>
 #include <string>
@@ -22,8 +23,8 @@ namespace {
 const std::string kTool = std::string(NCCOM_BUILD_DIR) + "/bin/nccom-test";
 
 struct Layout {
-  const char* name;     // test name part
-  const char* file;     // under TPN_PLUGIN_DIR
+  const char* name;       // test name part
+  const char* file;       // under TPN_PLUGIN_DIR
   const char* described;  // how the host names it
   bool nvidia;
 };
@@ -52,10 +53,12 @@ void expect_checked_run(const nccom_test::ChildResult& r, const Layout& l, size_
   const std::string all = r.out + r.err;
   ASSERT_EQ(r.exit_code, 0) << all;
   EXPECT_NE(all.find(std::string("NET/Plugin: using ") + l.described), std::string::npos)
-      << "the plugin under test was not the one used:\n" << all;
+      << "the plugin under test was not the one used:\n"
+      << all;
   // What the runtime reports libnccom selected (neuronGetOFIHandle), in the
   // table's header: the plugin, its file, and whether libnccom adapts it.
-  std::string header = std::string("# net plugin: ") + l.described + " from " + TPN_PLUGIN_DIR + "/" + l.file;
+  std::string header =
+      std::string("# net plugin: ") + l.described + " from " + TPN_PLUGIN_DIR + "/" + l.file;
   if (std::string(l.name) != "NeuronV6") header += ", through libnccom's v6 adapter";
   EXPECT_NE(r.out.find(header + "\n"), std::string::npos) << header << "\n" << r.out;
   const auto t = nccom_test::table_rows(r.out);
@@ -78,8 +81,8 @@ struct Case {
 };
 
 void PrintTo(const Case& c, std::ostream* os) {
-  *os << c.layout.name << " TPN_BEHAVIOUR=\"" << c.behaviour << "\" " << c.ranks << " ranks on " << c.hosts
-      << " hosts";
+  *os << c.layout.name << " TPN_BEHAVIOUR=\"" << c.behaviour << "\" " << c.ranks << " ranks on "
+      << c.hosts << " hosts";
 }
 
 std::string case_name(const testing::TestParamInfo<Case>& info) {
@@ -105,8 +108,8 @@ TEST_P(ThirdPartyNet, AllReduceCheckedAcrossHosts) {
   // 8 B .. 32 KiB by 8: 5 sizes; a short bound so a hang fails quickly.
   const auto r = nccom_test::run_child(
       kTool,
-      {"-r", std::to_string(c.ranks), "-N", std::to_string(c.hosts), "-b", "8", "-e", "64K", "-f", "8", "-n",
-       "2", "-w", "1", "--timeout-ms", "20000", "--check", "allr"},
+      {"-r", std::to_string(c.ranks), "-N", std::to_string(c.hosts), "-b", "8", "-e", "64K", "-f",
+       "8", "-n", "2", "-w", "1", "--timeout-ms", "20000", "--check", "allr"},
       plugin_env(c.layout, c.behaviour));
   expect_checked_run(r, c.layout, 5);
 }
@@ -123,13 +126,16 @@ std::string failing_run(const Layout& l, const std::string& behaviour, const std
   env["NCCL_DEBUG"] = "WARN";
   env[knob] = value;
   const auto r = nccom_test::run_child(
-      kTool, {"-r", "2", "-N", "2", "-b", "8", "-e", "8", "--timeout-ms", "30000", "--check", "allr"}, env);
+      kTool,
+      {"-r", "2", "-N", "2", "-b", "8", "-e", "8", "--timeout-ms", "30000", "--check", "allr"},
+      env);
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   return r.out + r.err;
 }
 
 TEST_P(ThirdPartyNetNeverCompletes, EveryRankFailsNamingTheChannelAndPeer) {
-  const std::string all = failing_run(GetParam(), "never_complete", "NCCOM_PROXY_STALL_FAIL_MS", "2000");
+  const std::string all =
+      failing_run(GetParam(), "never_complete", "NCCOM_PROXY_STALL_FAIL_MS", "2000");
   // The ranks' proxies give up on their own stalled requests; the first rank
   // to fail ends the run (the launcher stops the others, which may not have
   // printed theirs yet).
@@ -140,16 +146,19 @@ TEST_P(ThirdPartyNetNeverCompletes, EveryRankFailsNamingTheChannelAndPeer) {
     ++stalls;
   }
   EXPECT_GE(stalls, 1u) << all;
-  const std::string plugin = std::string(") in the net plugin ") + GetParam().described + " from " + TPN_PLUGIN_DIR +
-                             "/" + GetParam().file;
+  const std::string plugin = std::string(") in the net plugin ") + GetParam().described + " from " +
+                             TPN_PLUGIN_DIR + "/" + GetParam().file;
   EXPECT_TRUE(all.find("(oldest: SEND on channel 0 send to rank 1" + plugin) != std::string::npos ||
               all.find("(oldest: SEND on channel 0 send to rank 0" + plugin) != std::string::npos)
       << all;
-  EXPECT_NE(all.find("exited with status 1: allr of 8 B (out-of-place) failed"), std::string::npos) << all;
+  EXPECT_NE(all.find("exited with status 1: allr of 8 B (out-of-place) failed"), std::string::npos)
+      << all;
 }
 
 INSTANTIATE_TEST_SUITE_P(Layouts, ThirdPartyNetNeverCompletes, testing::ValuesIn(kLayouts),
-                         [](const testing::TestParamInfo<Layout>& i) { return std::string(i.param.name); });
+                         [](const testing::TestParamInfo<Layout>& i) {
+                           return std::string(i.param.name);
+                         });
 
 // A plugin stuck inside connect: every rank fails when
 // transport.connect_timeout_ms passes, naming the channels and peers still
@@ -157,14 +166,17 @@ INSTANTIATE_TEST_SUITE_P(Layouts, ThirdPartyNetNeverCompletes, testing::ValuesIn
 class ThirdPartyNetStuckConnect : public testing::TestWithParam<Layout> {};
 
 TEST_P(ThirdPartyNetStuckConnect, EveryRankFailsNamingTheCallPluginAndPeer) {
-  const std::string all = failing_run(GetParam(), "hang_connect", "NCCOM_TRANSPORT_CONNECT_TIMEOUT_MS", "2000");
+  const std::string all =
+      failing_run(GetParam(), "hang_connect", "NCCOM_TRANSPORT_CONNECT_TIMEOUT_MS", "2000");
   const std::string file = std::string(TPN_PLUGIN_DIR) + "/" + GetParam().file;
-  const std::string stuck = std::string("; the net plugin ") + GetParam().described + " from " + file + " has ";
+  const std::string stuck =
+      std::string("; the net plugin ") + GetParam().described + " from " + file + " has ";
   int named = 0;
-  for (const char* rank : {"rank 0: ring transport connect: not connected after 2000 ms "
-                           "(transport.connect_timeout_ms): send ch0->1 send ch1->1 recv ch0<-1 recv ch1<-1",
-                           "rank 1: ring transport connect: not connected after 2000 ms "
-                           "(transport.connect_timeout_ms): send ch0->0 send ch1->0 recv ch0<-0 recv ch1<-0"}) {
+  for (const char* rank :
+       {"rank 0: ring transport connect: not connected after 2000 ms "
+        "(transport.connect_timeout_ms): send ch0->1 send ch1->1 recv ch0<-1 recv ch1<-1",
+        "rank 1: ring transport connect: not connected after 2000 ms "
+        "(transport.connect_timeout_ms): send ch0->0 send ch1->0 recv ch0<-0 recv ch1<-0"}) {
     // The first rank to fail ends the run: the other may be stopped before
     // it prints.
     const size_t at = all.find(std::string(rank) + stuck);
@@ -177,13 +189,16 @@ TEST_P(ThirdPartyNetStuckConnect, EveryRankFailsNamingTheCallPluginAndPeer) {
     ASSERT_NE(first, std::string::npos) << line;
     EXPECT_NE(line.find("connect (device 0) for ", first + 1), std::string::npos) << line;
   }
-  EXPECT_GE(named, 1) << "no rank's message names the pending channels and the plugin's calls (" << stuck
-                      << "...):\n" << all;
+  EXPECT_GE(named, 1) << "no rank's message names the pending channels and the plugin's calls ("
+                      << stuck << "...):\n"
+                      << all;
   EXPECT_NE(all.find("exited with status 1: joining the communicator"), std::string::npos) << all;
 }
 
 INSTANTIATE_TEST_SUITE_P(Layouts, ThirdPartyNetStuckConnect, testing::ValuesIn(kLayouts),
-                         [](const testing::TestParamInfo<Layout>& i) { return std::string(i.param.name); });
+                         [](const testing::TestParamInfo<Layout>& i) {
+                           return std::string(i.param.name);
+                         });
 
 std::vector<Case> cases() {
   std::vector<Case> out;
@@ -219,22 +234,28 @@ TEST(ThirdPartyNetBroken, TruncatedPluginIsRefusedAndTheRanksFallBackToSocket) {
     std::ifstream in(std::string(TPN_PLUGIN_DIR) + "/libtpn-neuron_v6.so", std::ios::binary);
     std::vector<char> head(4096);
     ASSERT_TRUE(in.read(head.data(), static_cast<std::streamsize>(head.size())));
-    std::ofstream(truncated, std::ios::binary).write(head.data(), static_cast<std::streamsize>(head.size()));
+    std::ofstream(truncated, std::ios::binary)
+        .write(head.data(), static_cast<std::streamsize>(head.size()));
   }
   auto env = plugin_env(kLayouts[2], "");
   env["NCCL_NET_PLUGIN"] = truncated;
   const auto r = nccom_test::run_child(
-      kTool, {"-r", "2", "-N", "2", "-b", "8", "-e", "8", "--timeout-ms", "30000", "--check", "allr"}, env);
+      kTool,
+      {"-r", "2", "-N", "2", "-b", "8", "-e", "8", "--timeout-ms", "30000", "--check", "allr"},
+      env);
   const std::string all = r.out + r.err;
   EXPECT_EQ(r.signal, 0) << all;
   ASSERT_EQ(r.exit_code, 0) << all;
-  const std::string warning = "NET/Plugin: cannot use net.plugin \"" + truncated + "\": " + truncated +
+  const std::string warning = "NET/Plugin: cannot use net.plugin \"" + truncated +
+                              "\": " + truncated +
                               ": truncated or corrupt shared library: segment ";
   EXPECT_NE(all.find(warning), std::string::npos) << all;
-  EXPECT_NE(all.find("but the file has 4096 bytes; reinstall or rebuild it; trying the next candidate"),
-            std::string::npos)
+  EXPECT_NE(
+      all.find("but the file has 4096 bytes; reinstall or rebuild it; trying the next candidate"),
+      std::string::npos)
       << all;
-  EXPECT_NE(all.find("net.plugin was unusable)"), std::string::npos) << "the socket fallback:\n" << all;
+  EXPECT_NE(all.find("net.plugin was unusable)"), std::string::npos) << "the socket fallback:\n"
+                                                                     << all;
   EXPECT_NE(r.out.find("# Wrong elements       : 0 OK"), std::string::npos) << r.out;
 }
 
@@ -248,7 +269,9 @@ class ThirdPartyNetAsRuntimePlugin : public testing::Test {
   std::map<std::string, std::string> env(const char* behaviour) {
     const std::string file = std::string(TPN_PLUGIN_DIR) + "/libtpn-neuron_v4.so";
     EXPECT_EQ(symlink(file.c_str(), (dir_.path() + "/libnccom-net.so").c_str()), 0);
-    return {{"NCCOM_CONFIG", ""}, {"NCCL_DEBUG", "WARN"}, {"LD_LIBRARY_PATH", dir_.path()},
+    return {{"NCCOM_CONFIG", ""},
+            {"NCCL_DEBUG", "WARN"},
+            {"LD_LIBRARY_PATH", dir_.path()},
             {"TPN_BEHAVIOUR", behaviour}};
   }
   nccom_test::TempDir dir_;
@@ -256,12 +279,14 @@ class ThirdPartyNetAsRuntimePlugin : public testing::Test {
 
 TEST_F(ThirdPartyNetAsRuntimePlugin, ItsAdaptedTableIsReportedAsTheRuntimesPlugin) {
   const auto r = nccom_test::run_child(
-      kTool, {"-r", "2", "-N", "2", "--net", "ofi", "-b", "8", "-e", "64K", "-f", "8", "-n", "2", "-w", "1",
-              "--timeout-ms", "20000", "--check", "--json", "allr"},
+      kTool,
+      {"-r", "2",  "-N", "2",  "--net", "ofi",          "-b",    "8",       "-e",     "64K", "-f",
+       "8",  "-n", "2",  "-w", "1",     "--timeout-ms", "20000", "--check", "--json", "allr"},
       env(""));
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const std::string file = std::string(TPN_PLUGIN_DIR) + "/libtpn-neuron_v4.so";
-  EXPECT_NE(r.out.find("\"net_plugin\": {\"name\": \"TPN\", \"layout\": \"Neuron\", \"version\": 4, \"file\": \"" +
+  EXPECT_NE(r.out.find("\"net_plugin\": {\"name\": \"TPN\", \"layout\": \"Neuron\", \"version\": "
+                       "4, \"file\": \"" +
                        file + "\", \"adapted\": true, \"from_runtime\": true}"),
             std::string::npos)
       << r.out;
@@ -270,28 +295,43 @@ TEST_F(ThirdPartyNetAsRuntimePlugin, ItsAdaptedTableIsReportedAsTheRuntimesPlugi
 
 TEST_F(ThirdPartyNetAsRuntimePlugin, WhenItsInitFailsNetOfiFailsNamingWhatWasSelected) {
   const auto e = env("init_fails");
-  const auto r = nccom_test::run_child(kTool, {"-r", "2", "-N", "2", "--net", "ofi", "-b", "8", "-e", "8", "allr"}, e);
+  const auto r = nccom_test::run_child(
+      kTool, {"-r", "2", "-N", "2", "--net", "ofi", "-b", "8", "-e", "8", "allr"}, e);
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
-  EXPECT_NE(r.err.find("--net ofi: libnccom selected Socket (Neuron ncclNet_v6) from "), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("libnccom-net-socket.so, not the runtime's libnccom-net.so"), std::string::npos) << r.err;
-  EXPECT_EQ(r.out.find("# Avg bus bandwidth"), std::string::npos) << "no results under a wrong name:\n" << r.out;
+  EXPECT_NE(r.err.find("--net ofi: libnccom selected Socket (Neuron ncclNet_v6) from "),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("libnccom-net-socket.so, not the runtime's libnccom-net.so"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.out.find("# Avg bus bandwidth"), std::string::npos)
+      << "no results under a wrong name:\n"
+      << r.out;
   // Without --net the run is the fallback's, and its header says so.
-  const auto d = nccom_test::run_child(kTool, {"-r", "2", "-N", "2", "-b", "8", "-e", "8", "allr"}, e);
+  const auto d =
+      nccom_test::run_child(kTool, {"-r", "2", "-N", "2", "-b", "8", "-e", "8", "allr"}, e);
   ASSERT_EQ(d.exit_code, 0) << d.out << d.err;
-  EXPECT_NE(d.out.find("# net plugin: Socket (Neuron ncclNet_v6) from "), std::string::npos) << d.out;
+  EXPECT_NE(d.out.find("# net plugin: Socket (Neuron ncclNet_v6) from "), std::string::npos)
+      << d.out;
   EXPECT_NE(d.err.find("TPN/Neuron ncclNet_v4: init fails"), std::string::npos) << d.err;
   // The WARN says how to skip the runtime's plugin, and that does skip it.
   const std::string said = d.out + d.err;
-  EXPECT_NE(said.find("OFI plugin initNet() failed is EFA enabled? TPN (Neuron ncclNet_v4)"), std::string::npos) << said;
-  EXPECT_NE(said.find("; trying the next candidate (on machines without EFA, net.use_runtime_plugin = false "
-                      "(NCCOM_NET_USE_RUNTIME_PLUGIN=0) uses the next plugin without trying this one)"),
+  EXPECT_NE(said.find("OFI plugin initNet() failed is EFA enabled? TPN (Neuron ncclNet_v4)"),
             std::string::npos)
+      << said;
+  EXPECT_NE(
+      said.find(
+          "; trying the next candidate (on machines without EFA, net.use_runtime_plugin = false "
+          "(NCCOM_NET_USE_RUNTIME_PLUGIN=0) uses the next plugin without trying this one)"),
+      std::string::npos)
       << said;
   auto skip = e;
   skip["NCCOM_NET_USE_RUNTIME_PLUGIN"] = "0";
-  const auto k = nccom_test::run_child(kTool, {"-r", "2", "-N", "2", "-b", "8", "-e", "8", "allr"}, skip);
+  const auto k =
+      nccom_test::run_child(kTool, {"-r", "2", "-N", "2", "-b", "8", "-e", "8", "allr"}, skip);
   ASSERT_EQ(k.exit_code, 0) << k.out << k.err;
-  EXPECT_NE(k.out.find("# net plugin: Socket (Neuron ncclNet_v6) from "), std::string::npos) << k.out;
+  EXPECT_NE(k.out.find("# net plugin: Socket (Neuron ncclNet_v6) from "), std::string::npos)
+      << k.out;
   EXPECT_EQ((k.out + k.err).find("WARN"), std::string::npos) << k.out << k.err;
 }
 

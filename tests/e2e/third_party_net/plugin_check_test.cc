@@ -19,30 +19,40 @@ const std::string kNvidia = std::string(TPN_PLUGIN_DIR) + "/libtpn-nvidia_v6.so"
 std::string output(const nccom_test::ChildResult& r) { return r.out + r.err; }
 
 TEST(ThirdPartyNetPluginCheck, TheLayoutComesFromTheEnvironmentAsInTheHost) {
-  const auto nvidia = nccom_test::run_child(kTool, {"--only", "init", kNvidia}, {{"NCCOM_NET_PLUGIN_LAYOUT", "nvidia"}});
+  const auto nvidia = nccom_test::run_child(kTool, {"--only", "init", kNvidia},
+                                            {{"NCCOM_NET_PLUGIN_LAYOUT", "nvidia"}});
   EXPECT_EQ(nvidia.exit_code, 0) << output(nvidia);
-  EXPECT_NE(nvidia.out.find("as an NVIDIA ncclNet_v6 table (136 bytes, as expected)"), std::string::npos) << output(nvidia);
+  EXPECT_NE(nvidia.out.find("as an NVIDIA ncclNet_v6 table (136 bytes, as expected)"),
+            std::string::npos)
+      << output(nvidia);
   EXPECT_NE(nvidia.out.find("nvidia layout"), std::string::npos) << output(nvidia);
 
   // Upper case, as the host's knob takes it; --layout still overrides.
-  const auto upper = nccom_test::run_child(kTool, {"--only", "init", kNvidia}, {{"NCCOM_NET_PLUGIN_LAYOUT", "NVIDIA"}});
+  const auto upper = nccom_test::run_child(kTool, {"--only", "init", kNvidia},
+                                           {{"NCCOM_NET_PLUGIN_LAYOUT", "NVIDIA"}});
   EXPECT_EQ(upper.exit_code, 0) << output(upper);
   const auto overridden =
-      nccom_test::run_child(kTool, {"--layout", "neuron", "--only", "init", kNvidia}, {{"NCCOM_NET_PLUGIN_LAYOUT", "nvidia"}});
-  EXPECT_EQ(overridden.exit_code, 1) << output(overridden);  // an NVIDIA table read as Neuron is refused
+      nccom_test::run_child(kTool, {"--layout", "neuron", "--only", "init", kNvidia},
+                            {{"NCCOM_NET_PLUGIN_LAYOUT", "nvidia"}});
+  EXPECT_EQ(overridden.exit_code, 1)
+      << output(overridden);  // an NVIDIA table read as Neuron is refused
 
-  const auto bogus = nccom_test::run_child(kTool, {"--only", "init", kNvidia}, {{"NCCOM_NET_PLUGIN_LAYOUT", "amd"}});
+  const auto bogus = nccom_test::run_child(kTool, {"--only", "init", kNvidia},
+                                           {{"NCCOM_NET_PLUGIN_LAYOUT", "amd"}});
   EXPECT_EQ(bogus.exit_code, 2) << output(bogus);
-  EXPECT_NE(output(bogus).find("NCCOM_NET_PLUGIN_LAYOUT is \"amd\"; it is neuron or nvidia"), std::string::npos)
+  EXPECT_NE(output(bogus).find("NCCOM_NET_PLUGIN_LAYOUT is \"amd\"; it is neuron or nvidia"),
+            std::string::npos)
       << output(bogus);
 }
 
 TEST(ThirdPartyNetPluginCheck, TheV4BuildConforms) {
-  const auto r = nccom_test::run_child(kTool, {"--timeout", "20", std::string(TPN_PLUGIN_DIR) + "/libtpn-neuron_v4.so"}, {});
+  const auto r = nccom_test::run_child(
+      kTool, {"--timeout", "20", std::string(TPN_PLUGIN_DIR) + "/libtpn-neuron_v4.so"}, {});
   EXPECT_EQ(r.exit_code, 0) << output(r);
   EXPECT_NE(r.out.find("0 failed"), std::string::npos) << output(r);
   // Its connect and accept block (the v4 contract): observed, and not a failure.
-  EXPECT_NE(r.out.find("accept blocks until a peer connects (nccom copes"), std::string::npos) << output(r);
+  EXPECT_NE(r.out.find("accept blocks until a peer connects (nccom copes"), std::string::npos)
+      << output(r);
 }
 
 struct Build {
@@ -72,7 +82,8 @@ class ThirdPartyNetPluginCheckBehaviours : public testing::TestWithParam<Build> 
 TEST_P(ThirdPartyNetPluginCheckBehaviours, BlockingCallsAndPostingOrderAreSurvived) {
   for (const char* name : {"accept-then-connect", "many-outstanding", "sizes"}) {
     const std::string check = name;
-    const auto r = this->check("block_accept,block_connect,in_order_test", {"--timeout", "20", "--only", check});
+    const auto r = this->check("block_accept,block_connect,in_order_test",
+                               {"--timeout", "20", "--only", check});
     EXPECT_EQ(r.exit_code, 0) << check << ":\n" << output(r);
     EXPECT_NE(r.out.find("0 failed"), std::string::npos) << check << ":\n" << output(r);
     const char* observed = check == "accept-then-connect"
@@ -101,7 +112,8 @@ TEST_P(ThirdPartyNetPluginCheckBehaviours, ARequestThatNeverCompletesFailsWithin
   const auto r = check("never_complete", {"--timeout", "2", "--only", "sizes"});
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   EXPECT_EQ(r.exit_code, 1) << output(r);
-  EXPECT_NE(r.out.find("timed out waiting for 6 of 6 sends to complete (oldest: send #0 (0 bytes"), std::string::npos)
+  EXPECT_NE(r.out.find("timed out waiting for 6 of 6 sends to complete (oldest: send #0 (0 bytes"),
+            std::string::npos)
       << output(r);
   EXPECT_NE(r.out.find(" ms ago and tested "), std::string::npos) << output(r);
   EXPECT_NE(r.out.find(" times, never done; "), std::string::npos) << output(r);
@@ -110,6 +122,8 @@ TEST_P(ThirdPartyNetPluginCheckBehaviours, ARequestThatNeverCompletesFailsWithin
 }
 
 INSTANTIATE_TEST_SUITE_P(Layouts, ThirdPartyNetPluginCheckBehaviours, testing::ValuesIn(kBuilds),
-                         [](const testing::TestParamInfo<Build>& i) { return std::string(i.param.name); });
+                         [](const testing::TestParamInfo<Build>& i) {
+                           return std::string(i.param.name);
+                         });
 
 }  // namespace

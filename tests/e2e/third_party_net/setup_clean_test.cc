@@ -2,11 +2,10 @@
 // third-party v4 plugin, whose connect and accept block: after many
 // connections — collected, or given up on while the accept was still inside
 // the plugin — no helper thread and no descriptor is left.
+#include "child_process.h"
 #include "net/bind.h"
 #include "net/selection.h"
 #include "net/setup_calls.h"
-
-#include "child_process.h"
 
 #include <gtest/gtest.h>
 
@@ -29,7 +28,8 @@ bool drive(Step step, Done done) {
 }
 
 TEST(ThirdPartyNetSetupCalls, BlockingPluginConnectionsLeaveNoThreadOrDescriptor) {
-  auto bound = open_and_bind(std::string(TPN_PLUGIN_DIR) + "/libtpn-neuron_v4.so", Layout::kNeuron, {}, "test");
+  auto bound = open_and_bind(std::string(TPN_PLUGIN_DIR) + "/libtpn-neuron_v4.so", Layout::kNeuron,
+                             {}, "test");
   ASSERT_TRUE(bound) << bound.error().message;
   Net& net = **bound;
   ASSERT_EQ(net.init(nullptr), ncclSuccess);

@@ -76,7 +76,8 @@ nrt_emu_ccom_t* EngineApi::cc_ = nullptr;
 TEST_F(EngineApi, BadConfigsAreRefusedWithTheRule) {
   nrt_emu_ccom_config_t cfg = one_rank();
   cfg.struct_size = 8;
-  EXPECT_NE(init_error_of(cfg).find("struct_size 8 is not sizeof(nrt_emu_ccom_config_t)"), std::string::npos);
+  EXPECT_NE(init_error_of(cfg).find("struct_size 8 is not sizeof(nrt_emu_ccom_config_t)"),
+            std::string::npos);
   cfg = one_rank();
   cfg.rank = 1;
   EXPECT_NE(init_error_of(cfg).find("rank 1 is outside 0..0"), std::string::npos);
@@ -91,7 +92,8 @@ TEST_F(EngineApi, BadConfigsAreRefusedWithTheRule) {
   cfg.rank_n = 2;
   cfg.root_comm_id = nullptr;
   unsetenv("NEURON_RT_ROOT_COMM_ID");
-  EXPECT_NE(init_error_of(cfg).find("no root address: set NEURON_RT_ROOT_COMM_ID"), std::string::npos);
+  EXPECT_NE(init_error_of(cfg).find("no root address: set NEURON_RT_ROOT_COMM_ID"),
+            std::string::npos);
 
   nrt_emu_ccom_t* c = reinterpret_cast<nrt_emu_ccom_t*>(0x1);
   EXPECT_EQ(nrt_emu_ccom_init(nullptr, &c), NRT_INVALID);
@@ -132,7 +134,8 @@ TEST_F(EngineApi, FullDeviceMemoryIsAnErrorThatLosesNothing) {
   nrt_emu_ccom_free(cc_, small);
   // Everything is free again: the largest block fits once more.
   void* most = nullptr;
-  ASSERT_EQ(nrt_emu_ccom_alloc(cc_, kDeviceBytes / 2, &most), NRT_SUCCESS) << nrt_emu_ccom_error(cc_);
+  ASSERT_EQ(nrt_emu_ccom_alloc(cc_, kDeviceBytes / 2, &most), NRT_SUCCESS)
+      << nrt_emu_ccom_error(cc_);
   nrt_emu_ccom_free(cc_, most);
 }
 
@@ -140,7 +143,8 @@ TEST_F(EngineApi, FreeOfSomethingNotAllocatedIsRefusedAndChangesNothing) {
   void* p = nullptr;
   ASSERT_EQ(nrt_emu_ccom_alloc(cc_, 8192, &p), NRT_SUCCESS);
   int on_stack = 0;
-  for (void* bad : {static_cast<void*>(static_cast<char*>(p) + 64), static_cast<void*>(&on_stack)}) {
+  for (void* bad :
+       {static_cast<void*>(static_cast<char*>(p) + 64), static_cast<void*>(&on_stack)}) {
     nrt_emu_ccom_free(cc_, bad);
     EXPECT_NE(std::string(nrt_emu_ccom_error(cc_)).find("nrt_emu_ccom_free: not a live allocation"),
               std::string::npos);
@@ -157,7 +161,8 @@ TEST_F(EngineApi, FreeOfSomethingNotAllocatedIsRefusedAndChangesNothing) {
   EXPECT_NE(std::string(nrt_emu_ccom_error(cc_)).find("not a live allocation"), std::string::npos);
   // And a buffer that was freed is no longer device memory for a collective.
   EXPECT_EQ(nrt_emu_ccom_run(cc_, &a), NRT_INVALID);
-  EXPECT_NE(std::string(nrt_emu_ccom_error(cc_)).find("is not 8192 bytes of device memory"), std::string::npos)
+  EXPECT_NE(std::string(nrt_emu_ccom_error(cc_)).find("is not 8192 bytes of device memory"),
+            std::string::npos)
       << nrt_emu_ccom_error(cc_);
   expect_works();
 }
@@ -174,15 +179,21 @@ TEST_F(EngineApi, EveryArgumentRuleIsCheckedAndTheCommSurvives) {
   char* base = static_cast<char*>(mem);
   static char host_buffer[256];
   const BadArgs cases[] = {
-      {"collective", [](nrt_emu_coll_args_t& a, char*) { a.coll = 99; },
-       "unknown collective 99"},
-      {"dtype", [](nrt_emu_coll_args_t& a, char*) { a.dtype = -1; },
-       "unknown data type -1"},
+      {"collective", [](nrt_emu_coll_args_t& a, char*) { a.coll = 99; }, "unknown collective 99"},
+      {"dtype", [](nrt_emu_coll_args_t& a, char*) { a.dtype = -1; }, "unknown data type -1"},
       {"op", [](nrt_emu_coll_args_t& a, char*) { a.op = 7; }, "unknown reduction 7"},
       {"overflow", [](nrt_emu_coll_args_t& a, char*) { a.count = UINT64_MAX / 2; }, "overflows"},
-      {"root", [](nrt_emu_coll_args_t& a, char*) { a.coll = NRT_EMU_BROADCAST; a.root = 1; },
+      {"root",
+       [](nrt_emu_coll_args_t& a, char*) {
+         a.coll = NRT_EMU_BROADCAST;
+         a.root = 1;
+       },
        "root 1 is outside 0..0"},
-      {"permute", [](nrt_emu_coll_args_t& a, char*) { a.coll = NRT_EMU_PERMUTE; a.send_to = 3; },
+      {"permute",
+       [](nrt_emu_coll_args_t& a, char*) {
+         a.coll = NRT_EMU_PERMUTE;
+         a.send_to = 3;
+       },
        "send_to 3 / recv_from -1 outside -1..0"},
       {"host memory", [](nrt_emu_coll_args_t& a, char*) { a.send = host_buffer; },
        "the send buffer is not 64 bytes of device memory"},
@@ -203,7 +214,8 @@ TEST_F(EngineApi, EveryArgumentRuleIsCheckedAndTheCommSurvives) {
     a.send_to = a.recv_from = -1;
     c.mutate(a, base);
     EXPECT_EQ(nrt_emu_ccom_run(cc_, &a), NRT_INVALID);
-    EXPECT_NE(std::string(nrt_emu_ccom_error(cc_)).find(c.message), std::string::npos) << nrt_emu_ccom_error(cc_);
+    EXPECT_NE(std::string(nrt_emu_ccom_error(cc_)).find(c.message), std::string::npos)
+        << nrt_emu_ccom_error(cc_);
   }
   nrt_emu_ccom_free(cc_, mem);
   expect_works();

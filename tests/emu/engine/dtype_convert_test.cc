@@ -1,6 +1,10 @@
 // EngineDType: the narrow float conversions — hand-checked encodings, ties,
 // overflow, every bit pattern through float and back, and float -> narrow
 // against the independent reference encoder (narrow_ref.h).
+#include "dtype.h"
+#include "narrow_ref.h"
+#include "suite.h"
+
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -9,10 +13,6 @@
 #include <cstring>
 #include <random>
 #include <vector>
-
-#include "dtype.h"
-#include "suite.h"
-#include "narrow_ref.h"
 
 namespace nrt_emu::engine {
 namespace {
@@ -45,7 +45,7 @@ TEST(ENGINE_DTYPE_SUITE, KnownEncodingsBf16) {
   EXPECT_EQ(float_to_bf16(-2.0f), 0xC000);
   EXPECT_EQ(float_to_bf16(0x1p-133f), 0x0001);  // smallest subnormal
   EXPECT_EQ(float_to_bf16(0x1p-126f), 0x0080);
-  EXPECT_EQ(float_to_bf16(0x1.FEp127f), 0x7F7F);  // max
+  EXPECT_EQ(float_to_bf16(0x1.FEp127f), 0x7F7F);             // max
   EXPECT_EQ(float_to_bf16(3.4028234663852886e38f), 0x7F80);  // FLT_MAX rounds up to inf
   EXPECT_EQ(bf16_to_float(0x4049), 3.140625f);
   EXPECT_TRUE(std::isnan(bf16_to_float(float_to_bf16(NAN))));
@@ -79,8 +79,8 @@ TEST(ENGINE_DTYPE_SUITE, TiesToEven) {
   EXPECT_EQ(float_to_fp16(1.0f + 0x1p-11f), 0x3C00);
   EXPECT_EQ(float_to_fp16(1.0f + 3 * 0x1p-11f), 0x3C02);
   EXPECT_EQ(float_to_fp16(1.0f + 0x1p-11f + 0x1p-20f), 0x3C01);
-  EXPECT_EQ(float_to_fp16(0x1p-25f), 0x0000);        // subnormal tie -> 0
-  EXPECT_EQ(float_to_fp16(3 * 0x1p-25f), 0x0002);    // 1.5 ulp -> 2
+  EXPECT_EQ(float_to_fp16(0x1p-25f), 0x0000);      // subnormal tie -> 0
+  EXPECT_EQ(float_to_fp16(3 * 0x1p-25f), 0x0002);  // 1.5 ulp -> 2
   EXPECT_EQ(float_to_fp16(0x1p-25f + 0x1p-40f), 0x0001);
   EXPECT_EQ(float_to_bf16(1.0f + 0x1p-8f), 0x3F80);
   EXPECT_EQ(float_to_bf16(1.0f + 3 * 0x1p-8f), 0x3F82);
@@ -128,14 +128,18 @@ void check_round_trip(DType t, uint32_t count, float (*to)(uint32_t), uint32_t (
 }
 
 TEST(ENGINE_DTYPE_SUITE, EveryPatternRoundTrips) {
-  check_round_trip(DType::Fp16, 1u << 16, [](uint32_t v) { return fp16_to_float(uint16_t(v)); },
-                   [](float x) -> uint32_t { return float_to_fp16(x); });
-  check_round_trip(DType::Bf16, 1u << 16, [](uint32_t v) { return bf16_to_float(uint16_t(v)); },
-                   [](float x) -> uint32_t { return float_to_bf16(x); });
-  check_round_trip(DType::Fp8E4M3, 256, [](uint32_t v) { return fp8_e4m3_to_float(uint8_t(v)); },
-                   [](float x) -> uint32_t { return float_to_fp8_e4m3(x); });
-  check_round_trip(DType::Fp8E5M2, 256, [](uint32_t v) { return fp8_e5m2_to_float(uint8_t(v)); },
-                   [](float x) -> uint32_t { return float_to_fp8_e5m2(x); });
+  check_round_trip(
+      DType::Fp16, 1u << 16, [](uint32_t v) { return fp16_to_float(uint16_t(v)); },
+      [](float x) -> uint32_t { return float_to_fp16(x); });
+  check_round_trip(
+      DType::Bf16, 1u << 16, [](uint32_t v) { return bf16_to_float(uint16_t(v)); },
+      [](float x) -> uint32_t { return float_to_bf16(x); });
+  check_round_trip(
+      DType::Fp8E4M3, 256, [](uint32_t v) { return fp8_e4m3_to_float(uint8_t(v)); },
+      [](float x) -> uint32_t { return float_to_fp8_e4m3(x); });
+  check_round_trip(
+      DType::Fp8E5M2, 256, [](uint32_t v) { return fp8_e5m2_to_float(uint8_t(v)); },
+      [](float x) -> uint32_t { return float_to_fp8_e5m2(x); });
 }
 
 uint32_t to_narrow(DType t, float x) {
@@ -172,7 +176,8 @@ void check_rounding(DType t) {
   for (float x : probes) {
     const uint32_t got = to_narrow(t, x), want = testref::encode(f, double(x));
     if (std::isnan(x)) {
-      ASSERT_TRUE(testref::is_nan_bits(f, got)) << dtype_name(t) << " x bits 0x" << std::hex << fbits(x);
+      ASSERT_TRUE(testref::is_nan_bits(f, got))
+          << dtype_name(t) << " x bits 0x" << std::hex << fbits(x);
     } else {
       ASSERT_EQ(got, want) << dtype_name(t) << " x=" << x << " bits 0x" << std::hex << fbits(x);
     }

@@ -1,5 +1,8 @@
 // EngineDType: names, sizes, parsing (aliases, case, unknown names) and the
 // load()/store() element access with its rounding and wrapping.
+#include "dtype.h"
+#include "suite.h"
+
 #include <gtest/gtest.h>
 
 #include <array>
@@ -8,15 +11,12 @@
 #include <cstring>
 #include <string>
 
-#include "dtype.h"
-#include "suite.h"
-
 namespace nrt_emu::engine {
 namespace {
 
 TEST(ENGINE_DTYPE_SUITE, NamesSizesAndKinds) {
-  const char* names[] = {"int8", "uint8", "int16", "uint16", "int32", "uint32", "int64",
-                         "uint64", "fp16", "bf16", "fp32", "fp64", "fp8_e4m3", "fp8_e5m2"};
+  const char* names[] = {"int8",   "uint8", "int16", "uint16", "int32", "uint32",   "int64",
+                         "uint64", "fp16",  "bf16",  "fp32",   "fp64",  "fp8_e4m3", "fp8_e5m2"};
   const size_t sizes[] = {1, 1, 2, 2, 4, 4, 8, 8, 2, 2, 4, 8, 1, 1};
   for (int i = 0; i < kDTypeCount; ++i) {
     const DType t = static_cast<DType>(i);
@@ -63,7 +63,8 @@ TEST(ENGINE_DTYPE_SUITE, ParseAliasesAndCase) {
 }
 
 TEST(ENGINE_DTYPE_SUITE, ParseUnknown) {
-  for (const char* s : {"", "int", "fp", "fp32 ", " fp32", "fp8", "float8", "int128", "fp32x", "e4m3"})
+  for (const char* s :
+       {"", "int", "fp", "fp32 ", " fp32", "fp8", "float8", "int128", "fp32x", "e4m3"})
     EXPECT_EQ(parse_dtype(s), std::nullopt) << '"' << s << '"';
   for (const char* s : {"", "add", "mean", "sum ", "minimum", "product"})
     EXPECT_EQ(parse_redop(s), std::nullopt) << '"' << s << '"';

@@ -3,6 +3,10 @@
 // narrow formats against the exact result in double rounded once by the
 // reference encoder — every pair for fp8, edge values and random pairs for
 // fp16/bf16. Then aliasing, sizes around the block length, n = 0, averages.
+#include "dtype.h"
+#include "narrow_ref.h"
+#include "suite.h"
+
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -12,10 +16,6 @@
 #include <limits>
 #include <random>
 #include <vector>
-
-#include "dtype.h"
-#include "suite.h"
-#include "narrow_ref.h"
 
 namespace nrt_emu::engine {
 namespace {
@@ -38,9 +38,22 @@ bool same(F got, F want) {
 template <class F>
 void check_wide(DType t) {
   using L = std::numeric_limits<F>;
-  const F vals[] = {F(0), -F(0), F(1), F(-1), F(1.5), F(-2.25), L::max(), -L::max(), L::min(),
-                    L::denorm_min(), -L::denorm_min(), L::infinity(), -L::infinity(), L::quiet_NaN(),
-                    F(1) + L::epsilon(), F(3)};
+  const F vals[] = {F(0),
+                    -F(0),
+                    F(1),
+                    F(-1),
+                    F(1.5),
+                    F(-2.25),
+                    L::max(),
+                    -L::max(),
+                    L::min(),
+                    L::denorm_min(),
+                    -L::denorm_min(),
+                    L::infinity(),
+                    -L::infinity(),
+                    L::quiet_NaN(),
+                    F(1) + L::epsilon(),
+                    F(3)};
   std::vector<F> a, b;
   for (F x : vals)
     for (F y : vals) {
@@ -114,8 +127,8 @@ void check_narrow_pairs(DType t, const std::vector<B>& a, const std::vector<B>& 
       if (testref::is_nan_bits(f, want)) {
         ASSERT_TRUE(testref::is_nan_bits(f, d[i])) << dtype_name(t) << " " << redop_name(op);
       } else {
-        ASSERT_EQ(d[i], want) << dtype_name(t) << " " << redop_name(op) << std::hex << " a=0x" << +a[i]
-                              << " b=0x" << +b[i];
+        ASSERT_EQ(d[i], want) << dtype_name(t) << " " << redop_name(op) << std::hex << " a=0x"
+                              << +a[i] << " b=0x" << +b[i];
       }
     }
   }
@@ -146,10 +159,10 @@ TEST(ENGINE_DTYPE_SUITE, Fp8Saturation) {
 
 std::vector<uint16_t> sixteen_bit_edges(DType t) {
   if (t == DType::Fp16)
-    return {0x0000, 0x8000, 0x0001, 0x8001, 0x03FF, 0x0400, 0x3C00, 0xBC00, 0x3C01, 0x3555, 0x7BFF,
-            0xFBFF, 0x7C00, 0xFC00, 0x7E00, 0x7C01, 0x4000, 0x1400, 0x0200, 0x5BFF};
-  return {0x0000, 0x8000, 0x0001, 0x8001, 0x007F, 0x0080, 0x3F80, 0xBF80, 0x3F81, 0x4049, 0x7F7F,
-          0xFF7F, 0x7F80, 0xFF80, 0x7FC0, 0x7F81, 0x4000, 0x3400, 0x0040, 0x5F7F};
+    return {0x0000, 0x8000, 0x0001, 0x8001, 0x03FF, 0x0400, 0x3C00, 0xBC00, 0x3C01, 0x3555,
+            0x7BFF, 0xFBFF, 0x7C00, 0xFC00, 0x7E00, 0x7C01, 0x4000, 0x1400, 0x0200, 0x5BFF};
+  return {0x0000, 0x8000, 0x0001, 0x8001, 0x007F, 0x0080, 0x3F80, 0xBF80, 0x3F81, 0x4049,
+          0x7F7F, 0xFF7F, 0x7F80, 0xFF80, 0x7FC0, 0x7F81, 0x4000, 0x3400, 0x0040, 0x5F7F};
 }
 
 TEST(ENGINE_DTYPE_SUITE, SixteenBitFloatPairs) {
@@ -235,11 +248,11 @@ TEST(ENGINE_DTYPE_SUITE, FloatAverage) {
   EXPECT_EQ(f64[0], 2.5);
   uint16_t h[] = {0x4600, 0x7BFF};  // 6.0, 65504
   avg_finish(DType::Fp16, h, 2, 4);
-  EXPECT_EQ(h[0], 0x3E00);  // 1.5
-  EXPECT_EQ(h[1], 0x73FF);  // 16376
+  EXPECT_EQ(h[0], 0x3E00);   // 1.5
+  EXPECT_EQ(h[1], 0x73FF);   // 16376
   uint16_t bf[] = {0x4040};  // 3.0
   avg_finish(DType::Bf16, bf, 1, 2);
-  EXPECT_EQ(bf[0], 0x3FC0);  // 1.5
+  EXPECT_EQ(bf[0], 0x3FC0);                    // 1.5
   uint8_t e4[] = {0x7E, 0x01}, e5[] = {0x7C};  // 448, 2^-9; inf
   avg_finish(DType::Fp8E4M3, e4, 2, 2);
   EXPECT_EQ(e4[0], 0x76);  // 224

@@ -1,14 +1,14 @@
 // EngineDType: reduce() on the eight integer types — wrap-around, signed and
 // unsigned min/max, every edge-value pair against exact 128-bit arithmetic,
 // plus hand-checked facts.
+#include "dtype.h"
+#include "suite.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <limits>
 #include <vector>
-
-#include "dtype.h"
-#include "suite.h"
 
 namespace nrt_emu::engine {
 namespace {
@@ -59,8 +59,9 @@ T expected(RedOp op, T a, T b) {
 template <class T>
 std::vector<T> edges() {
   using L = std::numeric_limits<T>;
-  std::vector<T> v = {L::min(), T(L::min() + 1), T(0), T(1), T(2), T(3), T(L::max() - 1), L::max(),
-                      T(L::max() / 2), T(L::max() / 2 + 1), T(0x5A)};
+  std::vector<T> v = {
+      L::min(),        T(L::min() + 1),     T(0),   T(1), T(2), T(3), T(L::max() - 1), L::max(),
+      T(L::max() / 2), T(L::max() / 2 + 1), T(0x5A)};
   if (L::is_signed) {
     v.push_back(T(-1));
     v.push_back(T(-2));
@@ -119,7 +120,8 @@ TEST(ENGINE_DTYPE_SUITE, Int8EveryPair) {
     std::vector<uint8_t> ud(a.size());
     reduce(DType::Uint8, op, ud.data(), a.data(), b.data(), a.size());
     for (size_t i = 0; i < a.size(); ++i) {
-      ASSERT_EQ(d[i], expected<int8_t>(op, a[i], b[i])) << redop_name(op) << " " << +a[i] << " " << +b[i];
+      ASSERT_EQ(d[i], expected<int8_t>(op, a[i], b[i]))
+          << redop_name(op) << " " << +a[i] << " " << +b[i];
       ASSERT_EQ(ud[i], expected<uint8_t>(op, uint8_t(a[i]), uint8_t(b[i]))) << redop_name(op);
     }
   }

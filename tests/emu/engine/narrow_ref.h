@@ -4,11 +4,11 @@
 // with the engine's bit-level conversions (emu/engine/reduce_formats.h).
 #pragma once
 
+#include "dtype.h"
+
 #include <cmath>
 #include <cstdint>
 #include <map>
-
-#include "dtype.h"
 
 namespace nrt_emu::engine::testref {
 

@@ -34,7 +34,8 @@ std::string run(Sim& s, const std::vector<std::pair<uint64_t, uint64_t>>& ranges
       Ring ring;
       ring.order = s.order;
       ring.pos = static_cast<int>(std::find(s.order.begin(), s.order.end(), r) - s.order.begin());
-      if (std::string e = build_ring_program(s.d, ring, r, ranges[c].first, ranges[c].second, s.slice, &progs[r]);
+      if (std::string e = build_ring_program(s.d, ring, r, ranges[c].first, ranges[c].second,
+                                             s.slice, &progs[r]);
           !e.empty())
         return e;
     }
@@ -44,7 +45,8 @@ std::string run(Sim& s, const std::vector<std::pair<uint64_t, uint64_t>>& ranges
     for (bool moved = true; moved;) {
       moved = false;
       for (int r = 0; r < n; ++r) {
-        const int pos = static_cast<int>(std::find(s.order.begin(), s.order.end(), r) - s.order.begin());
+        const int pos =
+            static_cast<int>(std::find(s.order.begin(), s.order.end(), r) - s.order.begin());
         const int next = s.order[static_cast<size_t>((pos + 1) % n)];
         while (step[r] < progs[r].steps.size()) {
           const Step& st = progs[r].steps[step[r]];
@@ -55,12 +57,14 @@ std::string run(Sim& s, const std::vector<std::pair<uint64_t, uint64_t>>& ranges
             queue[r].pop_front();
             if (v.size() != st.elems) return "slice size mismatch at rank " + std::to_string(r);
             if (st.flags & kReduce)
-              for (uint64_t i = 0; i < st.elems; ++i) v[i] += s.in[r][static_cast<size_t>(st.src) + i];
+              for (uint64_t i = 0; i < st.elems; ++i)
+                v[i] += s.in[r][static_cast<size_t>(st.src) + i];
           } else {
             for (uint64_t i = 0; i < st.elems; ++i) v[i] = s.in[r][static_cast<size_t>(st.src) + i];
           }
           if (st.dst >= 0)
-            for (uint64_t i = 0; i < st.elems; ++i) s.out[r][static_cast<size_t>(st.dst) + i] = v[i];
+            for (uint64_t i = 0; i < st.elems; ++i)
+              s.out[r][static_cast<size_t>(st.dst) + i] = v[i];
           if (st.flags & kSend) queue[next].push_back(v);
           ++step[r];
           moved = true;
@@ -68,7 +72,8 @@ std::string run(Sim& s, const std::vector<std::pair<uint64_t, uint64_t>>& ranges
       }
     }
     for (int r = 0; r < n; ++r) {
-      if (step[r] != progs[r].steps.size()) return "rank " + std::to_string(r) + " is stuck (deadlock)";
+      if (step[r] != progs[r].steps.size())
+        return "rank " + std::to_string(r) + " is stuck (deadlock)";
       if (!queue[r].empty()) return "rank " + std::to_string(r) + " has unconsumed slices";
     }
   }
@@ -80,7 +85,8 @@ class EngineProgram : public ::testing::TestWithParam<int> {};
 TEST_P(EngineProgram, EveryRingCollectiveIsRight) {
   const int n = GetParam();
   std::mt19937 rng(1234u + static_cast<unsigned>(n));
-  for (Coll coll : {Coll::AllReduce, Coll::AllGather, Coll::ReduceScatter, Coll::Broadcast, Coll::Reduce}) {
+  for (Coll coll :
+       {Coll::AllReduce, Coll::AllGather, Coll::ReduceScatter, Coll::Broadcast, Coll::Reduce}) {
     for (uint64_t count : {0ull, 1ull, 2ull, 7ull, 31ull, 100ull}) {
       for (int channels : {1, 3}) {
         Sim s;
@@ -92,7 +98,8 @@ TEST_P(EngineProgram, EveryRingCollectiveIsRight) {
         s.order.resize(static_cast<size_t>(n));
         std::iota(s.order.begin(), s.order.end(), 0);
         std::shuffle(s.order.begin() + 1, s.order.end(), rng);
-        std::rotate(s.order.begin(), std::min_element(s.order.begin(), s.order.end()), s.order.end());
+        std::rotate(s.order.begin(), std::min_element(s.order.begin(), s.order.end()),
+                    s.order.end());
         const uint64_t in_n = coll == Coll::ReduceScatter ? count * n : count;
         const uint64_t out_n = coll == Coll::AllGather ? count * n : count;
         s.in.assign(n, std::vector<int64_t>(in_n));
@@ -100,7 +107,8 @@ TEST_P(EngineProgram, EveryRingCollectiveIsRight) {
         for (int r = 0; r < n; ++r)
           for (uint64_t i = 0; i < in_n; ++i) s.in[r][i] = static_cast<int64_t>(rng() % 1000);
         const std::string what = std::string(coll_name(coll)) + " n=" + std::to_string(n) +
-                                 " count=" + std::to_string(count) + " channels=" + std::to_string(channels);
+                                 " count=" + std::to_string(count) +
+                                 " channels=" + std::to_string(channels);
         ASSERT_EQ(run(s, split_channels(count, channels, 2)), "") << what;
         for (int r = 0; r < n; ++r) {
           for (uint64_t i = 0; i < out_n; ++i) {

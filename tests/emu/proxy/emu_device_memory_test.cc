@@ -2,14 +2,15 @@
 // and increments, built to the layouts of nccom/nrt_abi.h.
 #include "proxy_script.h"
 
-#include <gtest/gtest.h>
-
-#include <cstdint>
-#include <string>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
 
 namespace emu_proxy_test {
 namespace {
@@ -65,7 +66,8 @@ TEST_F(EmuDeviceMemory, AnotherProcessIncrementsThroughTheRegionFile) {
   if (child == 0) {
     // A fresh mapping of the file by name, as an unrelated process would.
     const int fd = open(path.c_str(), O_RDWR);
-    void* view = fd < 0 ? MAP_FAILED : mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    void* view =
+        fd < 0 ? MAP_FAILED : mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (view == MAP_FAILED) _exit(2);
     nec_inc_semaphore(reinterpret_cast<volatile uint32_t*>(static_cast<char*>(view) + off), 11);
     _exit(0);

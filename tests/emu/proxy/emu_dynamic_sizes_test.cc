@@ -60,7 +60,7 @@ TEST_F(EmuDynamicSizes, GettersScaleElementsByTheTypeSize) {
   EXPECT_EQ(nec_get_dynamic_recv_offset_bytes(in, 4, 2, 4), 28u);
   EXPECT_EQ(nec_get_dynamic_send_size_bytes(in, 2, 2, 4), 200u);  // bf16
   EXPECT_EQ(nec_get_dynamic_recv_offset_bytes(in, 8, 3, 4), 40u);
-  EXPECT_EQ(nec_get_dynamic_send_size_bytes(in, 4, 0, 4), 0u);    // untouched peer
+  EXPECT_EQ(nec_get_dynamic_send_size_bytes(in, 4, 0, 4), 0u);  // untouched peer
   // A smaller rank_n than the table's (a sub-communicator) is accepted.
   EXPECT_EQ(nec_get_dynamic_send_size_bytes(in, 1, 2, 3), 100u);
   EXPECT_EQ(runtime_log(), "") << "valid calls log nothing";
@@ -91,13 +91,15 @@ TEST_F(EmuDynamicSizes, BadInputIsLoggedAndAnsweredWithZero) {
   enc_host_mem_t tiny = *in;
   tiny.size = 15;
   EXPECT_EQ(nec_get_dynamic_recv_offset_bytes(&tiny, 4, 1, 4), 0u);
-  expect_logged("nec_get_dynamic_recv_offset_bytes: dynamic-size table too small: 15 bytes, "
-                "the header needs 16");
+  expect_logged(
+      "nec_get_dynamic_recv_offset_bytes: dynamic-size table too small: 15 bytes, "
+      "the header needs 16");
   enc_host_mem_t short_table = *in;
   short_table.size = NRT_EMU_DYN_TABLE_BYTES(3);
   EXPECT_EQ(nec_get_dynamic_send_size_bytes(&short_table, 4, 1, 3), 0u);
-  expect_logged("nec_get_dynamic_send_size_bytes: dynamic-size table too small: 112 bytes for "
-                "4 ranks, needs 144");
+  expect_logged(
+      "nec_get_dynamic_send_size_bytes: dynamic-size table too small: 112 bytes for "
+      "4 ranks, needs 144");
   EXPECT_EQ(nec_get_dynamic_send_size_bytes(in, 4, 4, 4), 0u);
   expect_logged("nec_get_dynamic_send_size_bytes: peer rank 4 outside 0..3");
   EXPECT_EQ(nec_get_dynamic_send_size_bytes(in, 4, -1, 4), 0u);
@@ -110,12 +112,14 @@ TEST_F(EmuDynamicSizes, BadInputIsLoggedAndAnsweredWithZero) {
   expect_logged("nec_get_dynamic_send_size_bytes: data_type_sz is 0");
   entries_[2].send_count = UINT64_MAX / 2;
   EXPECT_EQ(nec_get_dynamic_send_size_bytes(in, 4, 2, 4), 0u);
-  expect_logged("nec_get_dynamic_send_size_bytes: send_count 9223372036854775807 elements of 4 "
-                "bytes (peer 2) overflows");
+  expect_logged(
+      "nec_get_dynamic_send_size_bytes: send_count 9223372036854775807 elements of 4 "
+      "bytes (peer 2) overflows");
 
   nec_set_recv_size_bytes(in, 10, 4, 1, 4);
-  expect_logged("nec_set_recv_size_bytes: 10 bytes received from peer 1 is not a whole number "
-                "of 4-byte elements; recv_count left unchanged");
+  expect_logged(
+      "nec_set_recv_size_bytes: 10 bytes received from peer 1 is not a whole number "
+      "of 4-byte elements; recv_count left unchanged");
   EXPECT_EQ(entries_[1].recv_count, 0u);
   nec_set_recv_size_bytes(in, 8, 4, 9, 4);
   expect_logged("nec_set_recv_size_bytes: peer rank 9 outside 0..3");
@@ -126,8 +130,9 @@ TEST_F(EmuDynamicSizes, BadInputIsLoggedAndAnsweredWithZero) {
   alignas(8) unsigned char junk[256] = {};
   enc_host_mem_t not_table{nullptr, junk, 0, sizeof junk};
   EXPECT_EQ(nec_get_dynamic_send_size_bytes(&not_table, 4, 1, 4), 0u);
-  expect_logged("nec_get_dynamic_send_size_bytes: dynamic-size input is not a table: magic "
-                "0x00000000, expected 0x4e59444e");
+  expect_logged(
+      "nec_get_dynamic_send_size_bytes: dynamic-size input is not a table: magic "
+      "0x00000000, expected 0x4e59444e");
 }
 
 TEST_F(EmuDynamicSizes, TableAllocationChecksItsArguments) {

@@ -47,13 +47,10 @@ TEST_F(EmuProxyTask, EveryBlockIsStartedFirstAndEachSwitchStopsTheStream) {
   // Each block answers done on its 2nd tick. A switch stops the stream and
   // registers the blocks still to run again; the end stops it.
   const std::vector<Call> want = {
-      start(&comm_a, 1, 10), start(&comm_a, 1, 11), start(&comm_a, 1, 12),
-      tick(&comm_a, 1, 10),  tick(&comm_a, 1, 10),
-      stop(&comm_a, 1),      start(&comm_a, 1, 11), start(&comm_a, 1, 12),
-      tick(&comm_a, 1, 11),  tick(&comm_a, 1, 11),
-      stop(&comm_a, 1),      start(&comm_a, 1, 12),
-      tick(&comm_a, 1, 12),  tick(&comm_a, 1, 12),
-      stop(&comm_a, 1)};
+      start(&comm_a, 1, 10), start(&comm_a, 1, 11), start(&comm_a, 1, 12), tick(&comm_a, 1, 10),
+      tick(&comm_a, 1, 10),  stop(&comm_a, 1),      start(&comm_a, 1, 11), start(&comm_a, 1, 12),
+      tick(&comm_a, 1, 11),  tick(&comm_a, 1, 11),  stop(&comm_a, 1),      start(&comm_a, 1, 12),
+      tick(&comm_a, 1, 12),  tick(&comm_a, 1, 12),  stop(&comm_a, 1)};
   EXPECT_EQ(Script::get().calls_of(&comm_a), want);
 }
 
@@ -67,9 +64,8 @@ TEST_F(EmuProxyTask, StreamsOfOneTaskProgressSideBySide) {
   nrt_emu_proxy_status_t* st = submit(task_of(streams, 2, 8));
   ASSERT_EQ(nrt_emu_proxy_wait(st, kWaitMs), NRT_SUCCESS);
   nrt_emu_proxy_status_free(st);
-  const std::vector<Call> want = {start(&comm_a, 0, 1), start(&comm_a, 3, 2),
-                                  tick(&comm_a, 0, 1),  stop(&comm_a, 0),
-                                  tick(&comm_a, 3, 2),  tick(&comm_a, 3, 2),
+  const std::vector<Call> want = {start(&comm_a, 0, 1), start(&comm_a, 3, 2), tick(&comm_a, 0, 1),
+                                  stop(&comm_a, 0),     tick(&comm_a, 3, 2),  tick(&comm_a, 3, 2),
                                   tick(&comm_a, 3, 2),  stop(&comm_a, 3)};
   EXPECT_EQ(Script::get().calls_of(&comm_a), want);
 }
@@ -168,8 +164,9 @@ TEST_F(EmuProxyTask, TimeoutNamesTheTaskAndItsStateAndTheTaskStillFinishes) {
   ASSERT_TRUE(reaches(st, NRT_EMU_TASK_IDLE));
   EXPECT_EQ(nrt_emu_proxy_wait(st, 20), NRT_TIMEOUT);
   const std::string msg = nrt_emu_proxy_status_message(st);
-  EXPECT_EQ(msg, "[nec_dev 2 gid 0] Timeout exceeded: Waiting on proxy task type 1 (network "
-                 "task exec 12 rank 0, run state IDLE): 0.020 sec");
+  EXPECT_EQ(msg,
+            "[nec_dev 2 gid 0] Timeout exceeded: Waiting on proxy task type 1 (network "
+            "task exec 12 rank 0, run state IDLE): 0.020 sec");
   EXPECT_NE(runtime_log().find(msg), std::string::npos);
   Script::get().set(&comm_a, 2, 4, Behaviour{1});
   EXPECT_EQ(nrt_emu_proxy_wait(st, kWaitMs), NRT_SUCCESS);
@@ -193,9 +190,8 @@ TEST_F(EmuProxyTask, ProgressFailureIsPropagatedWithItsMessageAndTheStreamStoppe
   nrt_emu_proxy_status_free(st);
   EXPECT_NE(runtime_log().find("[nec_dev 2] ncclNetworkProxyProgress returns 1206"),
             std::string::npos);
-  const std::vector<Call> want = {start(&comm_a, 1, 7), start(&comm_a, 1, 8),
-                                  tick(&comm_a, 1, 7),  tick(&comm_a, 1, 7),
-                                  tick(&comm_a, 1, 7),  stop(&comm_a, 1)};
+  const std::vector<Call> want = {start(&comm_a, 1, 7), start(&comm_a, 1, 8), tick(&comm_a, 1, 7),
+                                  tick(&comm_a, 1, 7),  tick(&comm_a, 1, 7),  stop(&comm_a, 1)};
   EXPECT_EQ(Script::get().calls_of(&comm_a), want);
 }
 

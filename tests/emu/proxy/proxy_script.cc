@@ -1,11 +1,13 @@
-#include "child_process.h"
 #include "proxy_script.h"
 
-#include <cstdlib>
+#include "child_process.h"
+
 #include <dirent.h>
-#include <fstream>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
 
 namespace emu_proxy_test {
 namespace {

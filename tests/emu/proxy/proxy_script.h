@@ -31,9 +31,9 @@ struct Call {
 // How one (comm, stream, block) answers its progress ticks. Ticks count from
 // the stream's last start after a stop.
 struct Behaviour {
-  int ticks_to_done = 1;        // the n-th tick answers done (0 = never)
-  bool idle = false;            // answer idle on ticks that are not done
-  int fail_at_tick = 0;         // the n-th tick fails with fail_rc (0 = never)
+  int ticks_to_done = 1;  // the n-th tick answers done (0 = never)
+  bool idle = false;      // answer idle on ticks that are not done
+  int fail_at_tick = 0;   // the n-th tick fails with fail_rc (0 = never)
   NRT_STATUS fail_rc = NRT_NETWORK_PROXY_FAILURE;
 };
 

@@ -1,8 +1,8 @@
 // nccom/nrt_abi.h as C and as C++: both compile, and both see the same
 // layouts, which are the original's.
-#include <nccom/nrt_abi.h>
-
 #include "abi_layout_checks.h"
+
+#include <nccom/nrt_abi.h>
 
 #include <gtest/gtest.h>
 

@@ -6,6 +6,8 @@
 //   version definitions; libnrt.so.1 defines the 20 in NRT_2.0.0.
 #include <nccom/nrt_abi.h>
 
+#include <sys/wait.h>
+
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -14,7 +16,6 @@
 #include <set>
 #include <sstream>
 #include <string>
-#include <sys/wait.h>
 #include <vector>
 
 namespace fs = std::filesystem;
@@ -87,7 +88,8 @@ std::vector<std::string> dynamic_tag(const std::string& file, const std::string&
   for (const std::string& line : lines_of(run("readelf -W -d " + file))) {
     if (line.find("(" + tag + ")") == std::string::npos) continue;
     const size_t open = line.find('['), close = line.rfind(']');
-    if (open != std::string::npos && close > open) values.push_back(line.substr(open + 1, close - open - 1));
+    if (open != std::string::npos && close > open)
+      values.push_back(line.substr(open + 1, close - open - 1));
   }
   return values;
 }
@@ -109,8 +111,14 @@ VersionSections versions(const std::string& file) {
       v.has_definition_section = true;
       continue;
     }
-    if (line.rfind("Version needs section", 0) == 0) { section = kNeeds; continue; }
-    if (line.rfind("Version symbols section", 0) == 0) { section = kOther; continue; }
+    if (line.rfind("Version needs section", 0) == 0) {
+      section = kNeeds;
+      continue;
+    }
+    if (line.rfind("Version symbols section", 0) == 0) {
+      section = kOther;
+      continue;
+    }
     const auto w = words_of(line);
     for (size_t i = 0; i + 1 < w.size(); ++i) {
       if (section == kNeeds && w[i] == "File:") current_file = w[i + 1];
@@ -198,7 +206,8 @@ TEST(AbiShape, LibnrtDefinesThe20InNrt200) {
     if (s.section == "ABS" && v.definitions.count(s.name)) continue;  // a version node's own symbol
     if (s.version == "NRT_2.0.0" && s.default_version && s.type == "FUNC") {
       nrt200.insert(s.name);
-    } else if (s.version == "NRT_EMU_1.0" && s.default_version && s.name.rfind("nrt_emu_", 0) == 0) {
+    } else if (s.version == "NRT_EMU_1.0" && s.default_version &&
+               s.name.rfind("nrt_emu_", 0) == 0) {
       emu.insert(s.name);
     } else {
       other.insert(s.name + "@" + s.version);

@@ -1,15 +1,16 @@
 // neuronGetVersionInfo through the real, built libnccom (nec_version_info_t):
 // what it writes for each caller size, and that it writes nothing else and does
 // nothing else.
-#include <nccom/nrt_abi.h>
-#include <nrt_emu.h>
-
 #include "child_process.h"
+
+#include <nccom/nrt_abi.h>
+
+#include <dlfcn.h>
+#include <nrt_emu.h>
 
 #include <gtest/gtest.h>
 
 #include <cstring>
-#include <dlfcn.h>
 #include <string>
 
 namespace {
@@ -33,7 +34,8 @@ class AbiVersionInfo : public testing::Test {
     threads_before_load_ = thread_count();
     handle_ = dlopen(NCCOM_BUILD_DIR "/lib/libnccom.so", RTLD_NOW | RTLD_LOCAL);
     ASSERT_NE(handle_, nullptr) << dlerror();
-    get_ = reinterpret_cast<decltype(&neuronGetVersionInfo)>(dlsym(handle_, "neuronGetVersionInfo"));
+    get_ =
+        reinterpret_cast<decltype(&neuronGetVersionInfo)>(dlsym(handle_, "neuronGetVersionInfo"));
     ASSERT_NE(get_, nullptr) << dlerror();
   }
   void TearDown() override {

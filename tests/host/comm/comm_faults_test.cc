@@ -3,9 +3,8 @@
 // dies. Every fault must end in a clear error well within the configured
 // timeout, and leave no fd, thread or root behind.
 #include "comm_test_util.h"
-#include "fault_util.h"
-
 #include "core/runtime.h"
+#include "fault_util.h"
 
 #include <fcntl.h>
 
@@ -23,10 +22,10 @@ using nccom::bootstrap::UniqueId;
 using nccom::comm::BootstrapSettings;
 
 // Bounds for "failed by error, not by timeout" and for "at the timeout".
-constexpr auto kHandshake = 3000ms;   // timeouts of scenarios that must end by error
-constexpr auto kFast = 2000ms;        // ... and end before this
-constexpr auto kShort = 1000ms;       // timeouts of scenarios that end at a timeout
-constexpr auto kSlack = 1500ms;       // scheduling slack (sanitizer builds)
+constexpr auto kHandshake = 3000ms;  // timeouts of scenarios that must end by error
+constexpr auto kFast = 2000ms;       // ... and end before this
+constexpr auto kShort = 1000ms;      // timeouts of scenarios that end at a timeout
+constexpr auto kSlack = 1500ms;      // scheduling slack (sanitizer builds)
 
 BootstrapSettings settings(std::chrono::milliseconds handshake, std::chrono::milliseconds socket,
                            const std::string& protocol = "flat") {
@@ -165,14 +164,15 @@ TEST_F(CommFaults, RankDyingMidHandshakeFailsTheCommunicatorAtOnce) {
   const auto info = ext_info(3, 4).encode();
   ASSERT_TRUE(dying.hello(id->secret, 3, 4)
                   .header(MsgType::kInfoToRoot, info.size())
-                  .bytes(info.data(), info.size() / 2).send());
+                  .bytes(info.data(), info.size() / 2)
+                  .send());
   dying.close();
 
   for (const auto& r : ranks.join()) {
     ASSERT_FALSE(r.status) << "rank " << r.rank;
-    EXPECT_TRUE(has(r.message(), {"refused the communicator", "rank 3",
-                                  "failed before the handshake finished",
-                                  "broke in the middle of a message"}));
+    EXPECT_TRUE(has(r.message(),
+                    {"refused the communicator", "rank 3", "failed before the handshake finished",
+                     "broke in the middle of a message"}));
     EXPECT_LT(r.took, kFast);
   }
 }
@@ -251,7 +251,8 @@ TEST_F(CommFaults, WrongSecretIsRefusedAndTheCommunicatorIsUnaffected) {
     const auto info = ext_info(0, 3).encode();
     ASSERT_TRUE(impostor.hello(id->secret ^ 1, 0, 3)
                     .header(MsgType::kInfoToRoot, info.size())
-                    .bytes(info.data(), info.size()).send());
+                    .bytes(info.data(), info.size())
+                    .send());
     ASSERT_TRUE(warns.wait_for({"refused a connection from " + impostor.local(), "wrong secret"},
                                kHandshake));
   }
@@ -264,7 +265,8 @@ TEST_F(CommFaults, WrongSecretIsRefusedAndTheCommunicatorIsUnaffected) {
   const uint64_t evil = 0xe71e71e7;
   ASSERT_TRUE(impostor.hello(id->secret ^ 1, 0, 3)
                   .header(MsgType::kUser, sizeof evil)
-                  .bytes(&evil, sizeof evil).send());
+                  .bytes(&evil, sizeof evil)
+                  .send());
   uint64_t got = 0;
   nccom::Status received;
   std::thread waiter([&] { received = one.recv(0, MsgType::kUser, &got, sizeof got); });
@@ -301,7 +303,8 @@ TEST_F(CommFaults, OtherBuildTagFailsEveryRankNamingBothTags) {
   const auto bytes = info.encode();
   ASSERT_TRUE(foreign.hello(id->secret, 2, 3)
                   .header(MsgType::kInfoToRoot, bytes.size())
-                  .bytes(bytes.data(), bytes.size()).send());
+                  .bytes(bytes.data(), bytes.size())
+                  .send());
   const std::vector<std::string> expected{"runs build " + hex(other), "runs " + hex(real),
                                           "all ranks must run the same libnccom and libnrt builds"};
   auto payload = foreign.reply(MsgType::kInfoFromRoot, kHandshake);
@@ -353,8 +356,8 @@ TEST_F(CommFaults, InvalidRankIsRefusedWithoutTouchingTheNetwork) {
     auto created = nccom::comm::Communicator::create(request, s);
     ASSERT_FALSE(created);
     EXPECT_EQ(created.error().status, NRT_INVALID);
-    EXPECT_EQ(created.error().message, "Invalid rank requested : " + std::to_string(rank) + "/" +
-                                           std::to_string(nranks));
+    EXPECT_EQ(created.error().message,
+              "Invalid rank requested : " + std::to_string(rank) + "/" + std::to_string(nranks));
     EXPECT_LT(ms_since(begin), 100);
   }
   auto nobody = listener->accept(Clock::now());
@@ -376,15 +379,16 @@ TEST_F(CommFaults, TruncatedCheckInIsReportedByTheRoot) {
   const auto info = ext_info(1, 2).encode();
   ASSERT_TRUE(cut.hello(id->secret, 1, 2)
                   .header(MsgType::kInfoToRoot, nccom::bootstrap::kExtInfoBytes)
-                  .bytes(info.data(), 10).send());
+                  .bytes(info.data(), 10)
+                  .send());
   cut.close();
 
   const auto results = ranks.join();
   ASSERT_FALSE(results[0].status);
   EXPECT_TRUE(has(results[0].message(), {"rank 1", "broke in the middle of a message"}));
   EXPECT_LT(results[0].took, kFast);
-  EXPECT_TRUE(warns.wait_for({"bootstrap root", "rank 1", "broke in the middle of a message"},
-                             kHandshake));
+  EXPECT_TRUE(
+      warns.wait_for({"bootstrap root", "rank 1", "broke in the middle of a message"}, kHandshake));
 }
 
 // 9b. After bring-up, a member (right secret) cut off mid-message: a receive
@@ -402,7 +406,8 @@ TEST_F(CommFaults, TruncatedPeerMessageFailsTheWaitingRecvAtOnce) {
   const auto payload = garbage(56, 9);
   ASSERT_TRUE(cut.hello(id->secret, 2, 3)
                   .header(MsgType::kUser, payload.size())
-                  .bytes(payload.data(), 10).send());
+                  .bytes(payload.data(), 10)
+                  .send());
   cut.close();
 
   uint8_t buffer[56];
@@ -455,9 +460,9 @@ TEST_F(CommFaults, MixedProtocolsFailEveryRank) {
   start(3, "hierarchical");
   for (const auto& r : ranks.join()) {
     ASSERT_FALSE(r.status) << "rank " << r.rank;
-    EXPECT_TRUE(has(r.message(), {"rank 3",
-                                  "uses the hierarchical bootstrap protocol, others the flat one",
-                                  "set bootstrap.protocol alike on every rank"}));
+    EXPECT_TRUE(
+        has(r.message(), {"rank 3", "uses the hierarchical bootstrap protocol, others the flat one",
+                          "set bootstrap.protocol alike on every rank"}));
     EXPECT_LT(r.took, kFast);
   }
 }

@@ -3,9 +3,9 @@
 // 1 to 4 emulated hosts, from a unique id or from a host:port root address.
 #include "child_process.h"
 
-#include <gtest/gtest.h>
-
 #include <unistd.h>
+
+#include <gtest/gtest.h>
 
 #include <set>
 #include <string>
@@ -14,9 +14,9 @@
 namespace {
 
 using nccom_test::ChildResult;
+using nccom_test::finish_child;
 using nccom_test::RunningChild;
 using nccom_test::start_child;
-using nccom_test::finish_child;
 
 const std::string kDriver = COMM_RANK_DRIVER;
 
@@ -58,8 +58,9 @@ TEST_P(CommProcesses, RanksAsProcessesFromAUniqueId) {
   ASSERT_EQ(first.rfind("id=", 0), 0u) << "rank 0 said: " << first;
   const std::string id = first.substr(3);
   for (int r = 1; r < nranks; ++r) {
-    children.push_back(start_child(kDriver, {std::to_string(nranks), std::to_string(r),
-                                             std::to_string(host_of(r, nranks, hosts)), "--id", id},
+    children.push_back(start_child(kDriver,
+                                   {std::to_string(nranks), std::to_string(r),
+                                    std::to_string(host_of(r, nranks, hosts)), "--id", id},
                                    env));
   }
   std::vector<ChildResult> results;
@@ -76,10 +77,8 @@ INSTANTIATE_TEST_SUITE_P(Shapes, CommProcesses,
                          ::testing::Values(Shape{"flat", 1, 1}, Shape{"flat", 2, 1},
                                            Shape{"flat", 3, 1}, Shape{"flat", 4, 2},
                                            Shape{"flat", 8, 2}, Shape{"flat", 16, 4},
-                                           Shape{"flat", 64, 4},
-                                           Shape{"hierarchical", 2, 2},
-                                           Shape{"hierarchical", 3, 1},
-                                           Shape{"hierarchical", 4, 4},
+                                           Shape{"flat", 64, 4}, Shape{"hierarchical", 2, 2},
+                                           Shape{"hierarchical", 3, 1}, Shape{"hierarchical", 4, 4},
                                            Shape{"hierarchical", 8, 2},
                                            Shape{"hierarchical", 16, 4},
                                            Shape{"hierarchical", 64, 4}),
@@ -93,9 +92,9 @@ TEST(CommProcessesGlobal, GlobalCommFromARootAddress) {
     const std::string root = "127.0.0.1:" + std::to_string(reserved.port());
     std::vector<RunningChild> children;
     for (int r = 0; r < nranks; ++r) {
-      children.push_back(start_child(kDriver, {std::to_string(nranks), std::to_string(r),
-                                               std::to_string(host_of(r, nranks, hosts)), "--root",
-                                               root},
+      children.push_back(start_child(kDriver,
+                                     {std::to_string(nranks), std::to_string(r),
+                                      std::to_string(host_of(r, nranks, hosts)), "--root", root},
                                      env_for(protocol)));
     }
     std::vector<ChildResult> results;

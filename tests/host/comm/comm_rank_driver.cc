@@ -42,14 +42,16 @@ std::string to_hex(const char* bytes, std::size_t n) {
 
 std::vector<char> from_hex(const std::string& hex) {
   std::vector<char> out(hex.size() / 2);
-  for (std::size_t i = 0; i < out.size(); ++i) out[i] = static_cast<char>(std::stoi(hex.substr(2 * i, 2), nullptr, 16));
+  for (std::size_t i = 0; i < out.size(); ++i)
+    out[i] = static_cast<char>(std::stoi(hex.substr(2 * i, 2), nullptr, 16));
   return out;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 5) die("usage: comm_rank_driver NRANKS RANK HOST (--make-id | --id HEX | --root ADDR)");
+  if (argc < 5)
+    die("usage: comm_rank_driver NRANKS RANK HOST (--make-id | --id HEX | --root ADDR)");
   const int nranks = std::atoi(argv[1]);
   const int rank = std::atoi(argv[2]);
   const int host = std::atoi(argv[3]);
@@ -102,7 +104,8 @@ int main(int argc, char** argv) {
   check(t->neuronBootstrapAllGather(comm, slices.data(), 64, "test"), "neuronBootstrapAllGather");
   for (int r = 0; r < nranks; ++r) {
     for (int i = 0; i < 64; ++i) {
-      if (slices[64 * r + i] != static_cast<unsigned char>(r + i)) die("all-gather slice " + std::to_string(r));
+      if (slices[64 * r + i] != static_cast<unsigned char>(r + i))
+        die("all-gather slice " + std::to_string(r));
     }
   }
   if (nranks > 1) {

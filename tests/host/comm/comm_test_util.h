@@ -17,7 +17,7 @@
 namespace nccom_test {
 
 inline nccom::comm::BootstrapSettings loopback_settings(const std::string& protocol,
-                                                         std::chrono::milliseconds timeout) {
+                                                        std::chrono::milliseconds timeout) {
   nccom::comm::BootstrapSettings s;
   s.socket_timeout = timeout;
   s.handshake_timeout = timeout;

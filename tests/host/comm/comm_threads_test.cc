@@ -1,9 +1,8 @@
 // Communicators of 1..64 ranks as threads: flat and hierarchical, 1 to 4
 // emulated hosts. Every rank ends with the same, correct peer table; the
 // bootstrap services work between any two ranks.
-#include "comm_test_util.h"
-
 #include "bootstrap/allgather.h"
+#include "comm_test_util.h"
 
 #include <cstring>
 #include <mutex>
@@ -60,7 +59,8 @@ TEST_P(CommThreads, EveryRankHasTheSamePeerTableAndTheServicesWork) {
   on_every_rank(ranks, [&](int rank, nccom::comm::Communicator& comm) {
     constexpr std::size_t kSlice = 37;
     std::vector<uint8_t> data(kSlice * nranks, 0xee);
-    for (std::size_t i = 0; i < kSlice; ++i) data[rank * kSlice + i] = static_cast<uint8_t>(rank * 7 + i);
+    for (std::size_t i = 0; i < kSlice; ++i)
+      data[rank * kSlice + i] = static_cast<uint8_t>(rank * 7 + i);
     if (auto ok = comm.all_gather(data.data(), kSlice); !ok) return fail(ok.error().message);
     for (int q = 0; q < nranks; ++q) {
       for (std::size_t i = 0; i < kSlice; ++i) {
@@ -78,8 +78,10 @@ TEST_P(CommThreads, EveryRankHasTheSamePeerTableAndTheServicesWork) {
         continue;
       }
       std::vector<uint8_t> slices(kSlice * nranks, 0);
-      for (std::size_t i = 0; i < kSlice; ++i) slices[rank * kSlice + i] = static_cast<uint8_t>(rank ^ i);
-      if (auto ok = comm.all_gather(slices.data(), kSlice, algorithm); !ok) return fail(ok.error().message);
+      for (std::size_t i = 0; i < kSlice; ++i)
+        slices[rank * kSlice + i] = static_cast<uint8_t>(rank ^ i);
+      if (auto ok = comm.all_gather(slices.data(), kSlice, algorithm); !ok)
+        return fail(ok.error().message);
       for (int q = 0; q < nranks; ++q) {
         for (std::size_t i = 0; i < kSlice; ++i) {
           if (slices[q * kSlice + i] != static_cast<uint8_t>(q ^ i)) {
@@ -94,14 +96,17 @@ TEST_P(CommThreads, EveryRankHasTheSamePeerTableAndTheServicesWork) {
       if (q == rank) continue;
       uint8_t msg[129];
       std::memset(msg, rank, sizeof msg);
-      if (auto ok = comm.send(q, MsgType::kUser, msg, sizeof msg); !ok) return fail(ok.error().message);
+      if (auto ok = comm.send(q, MsgType::kUser, msg, sizeof msg); !ok)
+        return fail(ok.error().message);
     }
     for (int q = 0; q < nranks; ++q) {
       if (q == rank) continue;
       uint8_t msg[129];
-      if (auto ok = comm.recv(q, MsgType::kUser, msg, sizeof msg); !ok) return fail(ok.error().message);
+      if (auto ok = comm.recv(q, MsgType::kUser, msg, sizeof msg); !ok)
+        return fail(ok.error().message);
       for (uint8_t b : msg) {
-        if (b != q) return fail("rank " + std::to_string(rank) + ": bad bytes from " + std::to_string(q));
+        if (b != q)
+          return fail("rank " + std::to_string(rank) + ": bad bytes from " + std::to_string(q));
       }
     }
   });
@@ -114,20 +119,20 @@ std::string shape_name(const ::testing::TestParamInfo<Shape>& info) {
          std::to_string(std::get<2>(info.param)) + "hosts";
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Flat, CommThreads,
-    ::testing::Values(Shape{"flat", 1, 1}, Shape{"flat", 2, 1}, Shape{"flat", 3, 1},
-                      Shape{"flat", 4, 2}, Shape{"flat", 5, 2}, Shape{"flat", 8, 2},
-                      Shape{"flat", 13, 3}, Shape{"flat", 16, 4},
-                      Shape{"flat", 64, 4}),
-    shape_name);
-INSTANTIATE_TEST_SUITE_P(
-    Hierarchical, CommThreads,
-    ::testing::Values(Shape{"hierarchical", 1, 1}, Shape{"hierarchical", 2, 1},
-                      Shape{"hierarchical", 3, 3}, Shape{"hierarchical", 4, 2},
-                      Shape{"hierarchical", 8, 4}, Shape{"hierarchical", 16, 4},
-                      Shape{"hierarchical", 64, 4}),
-    shape_name);
+INSTANTIATE_TEST_SUITE_P(Flat, CommThreads,
+                         ::testing::Values(Shape{"flat", 1, 1}, Shape{"flat", 2, 1},
+                                           Shape{"flat", 3, 1}, Shape{"flat", 4, 2},
+                                           Shape{"flat", 5, 2}, Shape{"flat", 8, 2},
+                                           Shape{"flat", 13, 3}, Shape{"flat", 16, 4},
+                                           Shape{"flat", 64, 4}),
+                         shape_name);
+INSTANTIATE_TEST_SUITE_P(Hierarchical, CommThreads,
+                         ::testing::Values(Shape{"hierarchical", 1, 1}, Shape{"hierarchical", 2, 1},
+                                           Shape{"hierarchical", 3, 3}, Shape{"hierarchical", 4, 2},
+                                           Shape{"hierarchical", 8, 4},
+                                           Shape{"hierarchical", 16, 4},
+                                           Shape{"hierarchical", 64, 4}),
+                         shape_name);
 
 }  // namespace
 

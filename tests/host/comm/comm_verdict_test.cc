@@ -51,7 +51,8 @@ JoinOptions hierarchical(const UniqueId& root_id, int rank, int nranks, uint64_t
 
 // A per-test host identity, so that no two tests (or runs) share a leader.
 uint64_t fresh_host_hash() {
-  return (static_cast<uint64_t>(::getpid()) << 32) ^ static_cast<uint64_t>(Clock::now().time_since_epoch().count());
+  return (static_cast<uint64_t>(::getpid()) << 32) ^
+         static_cast<uint64_t>(Clock::now().time_since_epoch().count());
 }
 
 // Three ranks' bootstrap meshes whose socket timeout (60 s) is far beyond
@@ -90,8 +91,9 @@ TEST_F(CommVerdicts, AHostLeaderRelaysItsOwnFailureToItsMembers) {
     EXPECT_TRUE(has(s.error().message, {"no root at " + id.root.to_string(), "is rank 0 running"}));
     relayed += s.error().message.find("this host's bootstrap leader failed") != std::string::npos;
   }
-  EXPECT_EQ(relayed, 1) << "one rank leads, the other hears its failure: " << status[0].error().message
-                        << "\n" << status[1].error().message;
+  EXPECT_EQ(relayed, 1) << "one rank leads, the other hears its failure: "
+                        << status[0].error().message << "\n"
+                        << status[1].error().message;
 }
 
 // The leader (another process) forwards its member's check-in and dies: the
@@ -128,20 +130,23 @@ TEST_F(CommVerdicts, AHostLeaderThatDiesIsNamedByItsMembersAtOnce) {
     member = joined ? nccom::Status() : nccom::Status(joined.take_error());
   });
   uint8_t second[16 + 60];
-  const bool forwarded = static_cast<bool>(from_leader->recv_all(second, sizeof second, Clock::now() + 5s));
+  const bool forwarded =
+      static_cast<bool>(from_leader->recv_all(second, sizeof second, Clock::now() + 5s));
   ::kill(leader.pid, SIGKILL);
   leader.wait();
   t.join();
   ASSERT_TRUE(forwarded) << "the leader did not forward the member's check-in";
   ASSERT_FALSE(member);
-  EXPECT_TRUE(has(member.error().message, {"bootstrap rank 1/2", "bootstrap leader", "hung up without a verdict"}));
+  EXPECT_TRUE(has(member.error().message,
+                  {"bootstrap rank 1/2", "bootstrap leader", "hung up without a verdict"}));
   EXPECT_LT(took, 5000) << "the member waited for a timeout";
 }
 
 // During setup a wait is bounded by the handshake timeout, not the (much
 // longer) socket timeout; after setup the socket timeout applies again.
 TEST_F(CommVerdicts, SetupWaitsAreBoundedByTheHandshakeTimeout) {
-  auto id = nccom::comm::get_unique_id(nullptr, 2, false, nccom_test::loopback_settings("flat", kHandshake));
+  auto id = nccom::comm::get_unique_id(nullptr, 2, false,
+                                       nccom_test::loopback_settings("flat", kHandshake));
   ASSERT_TRUE(id) << id.error().message;
   auto s = nccom_test::loopback_settings("flat", kHandshake);
   s.socket_timeout = 60000ms;
@@ -183,7 +188,7 @@ TEST_F(CommVerdicts, ASetupWaitGivesUpWhenAnotherMemberLeaves) {
   t.join();
   ASSERT_FALSE(waited);
   EXPECT_TRUE(has(waited.error().message, {"recv of 8 bytes (TRANSPORT_INIT) from rank 1 given up",
-                                            "rank 2", "closed its connection"}));
+                                           "rank 2", "closed its connection"}));
   EXPECT_LT(took, kSlack.count());
 
   // Outside setup, rank 1's message still arrives although rank 2 is gone.
@@ -259,7 +264,8 @@ TEST_F(CommVerdicts, ARootStillAnsweringIsLeftAfterTheBoundWithAWarning) {
   const auto begin = Clock::now();
   nccom::comm::settle_root(id->root, 200ms);
   const long long took = ms_since(begin);
-  EXPECT_TRUE(warns.seen({"bootstrap root " + id->root.to_string(), "is still answering after 200 ms; leaving anyway"}));
+  EXPECT_TRUE(warns.seen({"bootstrap root " + id->root.to_string(),
+                          "is still answering after 200 ms; leaving anyway"}));
   EXPECT_GE(took, 200);
   EXPECT_LT(took, kHandshake.count());
   // A root that has finished is settled at once, without a word.

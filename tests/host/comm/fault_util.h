@@ -5,14 +5,12 @@
 // plumbing of forked rank processes.
 #pragma once
 
-#include "child_process.h"
 #include "bootstrap/join.h"
 #include "bootstrap/socket.h"
 #include "bootstrap/wire.h"
+#include "child_process.h"
 #include "comm/communicator.h"
 #include "log/log.h"
-
-#include <gtest/gtest.h>
 
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -23,13 +21,15 @@
 #include <linux/tcp.h>  // struct tcp_info with tcpi_bytes_received
 #include <netinet/in.h>
 #include <poll.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
-#include <signal.h>
 #include <unistd.h>
 
-#include <chrono>
+#include <gtest/gtest.h>
+
 #include <algorithm>
+#include <chrono>
 #include <condition_variable>
 #include <cstring>
 #include <functional>
@@ -136,7 +136,8 @@ inline Socket reserved_port(bool for_root = false) {
   Socket s(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
   const SocketAddress any = loopback(0);
   const int one = 1;
-  if (!s.valid() || (for_root && ::setsockopt(s.fd(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0) ||
+  if (!s.valid() ||
+      (for_root && ::setsockopt(s.fd(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0) ||
       ::bind(s.fd(), any.sa(), any.length()) != 0)
     return Socket();
   return s;
@@ -257,8 +258,8 @@ class RawClient {
 struct RankSpec {
   int rank = 0;
   int nranks = 0;
-  ncclUniqueId id{};             // used when root_comm_id is empty
-  std::string root_comm_id;      // "host:port" root
+  ncclUniqueId id{};         // used when root_comm_id is empty
+  std::string root_comm_id;  // "host:port" root
   bool global = false;
   nccom::comm::BootstrapSettings settings;
 };

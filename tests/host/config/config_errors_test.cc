@@ -33,19 +33,21 @@ TEST_F(ConfigErrors, SyntaxErrorHasLineAndColumn) {
 
 TEST_F(ConfigErrors, DuplicateKeyIsASyntaxError) {
   std::string message = error_for("[net]\nplugin = \"a\"\nplugin = \"b\"\n");
-  EXPECT_EQ(message, path_ + ":3:10: TOML syntax error: Error while parsing key-value pair: "
-                              "cannot redefine existing string 'plugin'");
+  EXPECT_EQ(message, path_ +
+                         ":3:10: TOML syntax error: Error while parsing key-value pair: "
+                         "cannot redefine existing string 'plugin'");
 }
 
 TEST_F(ConfigErrors, WrongType) {
-  EXPECT_EQ(error_for("[net.socket]\nnsocks_per_thread = \"four\"\n"),
-            path_ + ":2:21: net.socket.nsocks_per_thread: expected an integer, got string \"four\"");
+  EXPECT_EQ(
+      error_for("[net.socket]\nnsocks_per_thread = \"four\"\n"),
+      path_ + ":2:21: net.socket.nsocks_per_thread: expected an integer, got string \"four\"");
 }
 
 TEST_F(ConfigErrors, WrongTypeForBooleanAndString) {
   EXPECT_EQ(error_for("[topology]\ndisable_verify = 1\n[log]\nfile = 2.5\n"),
-            path_ + ":2:18: topology.disable_verify: expected a boolean, got integer 1\n" +
-                path_ + ":4:8: log.file: expected a string, got float 2.5");
+            path_ + ":2:18: topology.disable_verify: expected a boolean, got integer 1\n" + path_ +
+                ":4:8: log.file: expected a string, got float 2.5");
 }
 
 TEST_F(ConfigErrors, OutOfRange) {
@@ -55,20 +57,23 @@ TEST_F(ConfigErrors, OutOfRange) {
 
 TEST_F(ConfigErrors, BelowMinimumWithoutMaximum) {
   // Every host knob with a minimum has a maximum too, so declare one.
-  static constexpr Knob kTable[] = {{.key = "test.depth", .type = Type::Int,
-                                     .default_text = "1", .help = "A test depth.", .min = 1}};
+  static constexpr Knob kTable[] = {{.key = "test.depth",
+                                     .type = Type::Int,
+                                     .default_text = "1",
+                                     .help = "A test depth.",
+                                     .min = 1}};
   dir_.write("nccom.toml", "[test]\ndepth = 0\n");
   env_.set("NCCOM_CONFIG", path_);
   LoadOptions opts = options(env_);
   opts.tables.push_back(kTable);
-  EXPECT_EQ(load_error(opts),
-            path_ + ":2:9: test.depth: expected an integer >= 1, got integer 0");
+  EXPECT_EQ(load_error(opts), path_ + ":2:9: test.depth: expected an integer >= 1, got integer 0");
 }
 
 TEST_F(ConfigErrors, DurationBelowItsRange) {
   EXPECT_EQ(error_for("[bootstrap]\nsocket_timeout_ms = 0\n"),
-            path_ + ":2:21: bootstrap.socket_timeout_ms: expected an integer in 1..86400000, got "
-                    "integer 0");
+            path_ +
+                ":2:21: bootstrap.socket_timeout_ms: expected an integer in 1..86400000, got "
+                "integer 0");
 }
 
 // INT64_MAX milliseconds passed validation once and then overflowed
@@ -76,8 +81,9 @@ TEST_F(ConfigErrors, DurationBelowItsRange) {
 // it, from the file and from the environment, naming the allowed range.
 TEST_F(ConfigErrors, DurationAboveItsRangeFromTheFile) {
   EXPECT_EQ(error_for("bootstrap.handshake_timeout_ms = 9223372036854775807\n"),
-            path_ + ":1:34: bootstrap.handshake_timeout_ms: expected an integer in 1..86400000, "
-                    "got integer 9223372036854775807");
+            path_ +
+                ":1:34: bootstrap.handshake_timeout_ms: expected an integer in 1..86400000, "
+                "got integer 9223372036854775807");
   for (const Knob& knob : host_knobs()) {
     if (knob.type != Type::Int || !knob.key.ends_with("_ms")) continue;
     const std::string key(knob.key);
@@ -113,20 +119,23 @@ TEST_F(ConfigErrors, DurationAboveItsRangeFromTheEnvironment) {
 
 TEST_F(ConfigErrors, EnumValueNotAllowed) {
   EXPECT_EQ(error_for("[bootstrap]\nsocket_family = \"AF_UNIX\"\n"),
-            path_ + ":2:17: bootstrap.socket_family: expected one of \"\", \"AF_INET\", "
-                    "\"AF_INET6\", got string \"AF_UNIX\"");
+            path_ +
+                ":2:17: bootstrap.socket_family: expected one of \"\", \"AF_INET\", "
+                "\"AF_INET6\", got string \"AF_UNIX\"");
 }
 
 TEST_F(ConfigErrors, CaseInsensitiveEnumListsItsValues) {
   EXPECT_EQ(error_for("log.level = \"LOUD\"\n"),
-            path_ + ":1:13: log.level: expected one of \"NONE\", \"VERSION\", \"WARN\", "
-                    "\"INFO\", \"ABORT\", \"TRACE\" (any letter case), got string \"LOUD\"");
+            path_ +
+                ":1:13: log.level: expected one of \"NONE\", \"VERSION\", \"WARN\", "
+                "\"INFO\", \"ABORT\", \"TRACE\" (any letter case), got string \"LOUD\"");
 }
 
 TEST_F(ConfigErrors, UnknownKeySuggestsTheClosest) {
   EXPECT_EQ(error_for("[net.socket]\nnsock_per_thread = 2\n"),
-            path_ + ":2:1: unknown key \"net.socket.nsock_per_thread\"; did you mean "
-                    "\"net.socket.nsocks_per_thread\"?");
+            path_ +
+                ":2:1: unknown key \"net.socket.nsock_per_thread\"; did you mean "
+                "\"net.socket.nsocks_per_thread\"?");
 }
 
 TEST_F(ConfigErrors, UnknownTableSuggestsTheClosest) {
@@ -141,14 +150,16 @@ TEST_F(ConfigErrors, UnknownKeyFarFromEveryKnobHasNoSuggestion) {
 
 TEST_F(ConfigErrors, UnknownKeyInsideAnInactiveClusterSection) {
   EXPECT_EQ(error_for("[clusters.trn2-prod.net]\nplugn = \"ofi\"\n"),
-            path_ + ":2:1: unknown key \"clusters.trn2-prod.net.plugn\"; did you mean "
-                    "\"clusters.trn2-prod.net.plugin\"?");
+            path_ +
+                ":2:1: unknown key \"clusters.trn2-prod.net.plugn\"; did you mean "
+                "\"clusters.trn2-prod.net.plugin\"?");
 }
 
 TEST_F(ConfigErrors, BadValueInsideAClusterSection) {
   EXPECT_EQ(error_for("[clusters.dev.net.socket]\nnthreads = 99\n"),
-            path_ + ":2:12: clusters.dev.net.socket.nthreads: expected an integer in 1..16, "
-                    "got integer 99");
+            path_ +
+                ":2:12: clusters.dev.net.socket.nthreads: expected an integer in 1..16, "
+                "got integer 99");
 }
 
 TEST_F(ConfigErrors, ScalarWhereATableBelongs) {
@@ -158,8 +169,9 @@ TEST_F(ConfigErrors, ScalarWhereATableBelongs) {
 
 TEST_F(ConfigErrors, ClusterKeyMustBeAString) {
   EXPECT_EQ(error_for("cluster = 3\n"),
-            path_ + ":1:11: cluster: expected a string naming a [clusters.<name>] section, "
-                    "got integer 3");
+            path_ +
+                ":1:11: cluster: expected a string naming a [clusters.<name>] section, "
+                "got integer 3");
 }
 
 TEST_F(ConfigErrors, UnknownClusterFromEnvironment) {
@@ -185,7 +197,8 @@ TEST_F(ConfigErrors, UnknownClusterWithoutAnyFile) {
   env.set("NCCOM_CLUSTER", "x");
   EXPECT_EQ(load_error(options(env, {dir_.path("a.toml")})),
             "unknown cluster \"x\" (from NCCOM_CLUSTER); no configuration file was read "
-            "(NCCOM_CONFIG is unset; tried " + dir_.path("a.toml") + ")");
+            "(NCCOM_CONFIG is unset; tried " +
+                dir_.path("a.toml") + ")");
 }
 
 TEST_F(ConfigErrors, BadEnvironmentValues) {
@@ -209,8 +222,11 @@ TEST_F(ConfigErrors, BadEnvironmentBoolean) {
   // Knobs without kPresenceMeansTrue take only the listed spellings; the host
   // table has none yet, so declare one.
   static constexpr std::string_view kEnv[] = {"TEST_FLAG"};
-  static constexpr Knob kTable[] = {{.key = "test.flag", .env = kEnv, .type = Type::Bool,
-                                     .default_text = "false", .help = "A test flag."}};
+  static constexpr Knob kTable[] = {{.key = "test.flag",
+                                     .env = kEnv,
+                                     .type = Type::Bool,
+                                     .default_text = "false",
+                                     .help = "A test flag."}};
   FakeEnv env;
   env.set("TEST_FLAG", "maybe");
   LoadOptions opts = options(env);
@@ -223,25 +239,27 @@ TEST_F(ConfigErrors, BadEnvironmentBoolean) {
 TEST_F(ConfigErrors, EveryProblemIsReportedInFileOrder) {
   env_.set("NCCL_SOCKET_NTHREADS", "zero").set("NCCOM_CLUSTER", "nowhere");
   std::string message = error_for(
-      "[net]\n"                                    // 1
-      "plugin = 5\n"                               // 2
-      "[clusters.a.log]\n"                         // 3
-      "levl = \"INFO\"\n"                          // 4
-      "[bootstrap]\n"                              // 5
-      "socket_timeout_ms = -3\n"                   // 6
-      "socket_family = \"AF_INET4\"\n");           // 7
-  EXPECT_EQ(message,
-            path_ + ":2:10: net.plugin: expected a string, got integer 5\n" +
-            path_ + ":4:1: unknown key \"clusters.a.log.levl\"; did you mean "
-                    "\"clusters.a.log.level\"?\n" +
-            path_ + ":6:21: bootstrap.socket_timeout_ms: expected an integer in 1..86400000, "
-                    "got integer -3\n" +
-            path_ + ":7:17: bootstrap.socket_family: expected one of \"\", \"AF_INET\", "
-                    "\"AF_INET6\", got string \"AF_INET4\"\n"
-                    "unknown cluster \"nowhere\" (from NCCOM_CLUSTER); clusters in " + path_ +
-                    ": a\n"
-                    "NCCL_SOCKET_NTHREADS=\"zero\": expected an integer in 1..16 "
-                    "(for net.socket.nthreads)");
+      "[net]\n"                           // 1
+      "plugin = 5\n"                      // 2
+      "[clusters.a.log]\n"                // 3
+      "levl = \"INFO\"\n"                 // 4
+      "[bootstrap]\n"                     // 5
+      "socket_timeout_ms = -3\n"          // 6
+      "socket_family = \"AF_INET4\"\n");  // 7
+  EXPECT_EQ(message, path_ + ":2:10: net.plugin: expected a string, got integer 5\n" + path_ +
+                         ":4:1: unknown key \"clusters.a.log.levl\"; did you mean "
+                         "\"clusters.a.log.level\"?\n" +
+                         path_ +
+                         ":6:21: bootstrap.socket_timeout_ms: expected an integer in 1..86400000, "
+                         "got integer -3\n" +
+                         path_ +
+                         ":7:17: bootstrap.socket_family: expected one of \"\", \"AF_INET\", "
+                         "\"AF_INET6\", got string \"AF_INET4\"\n"
+                         "unknown cluster \"nowhere\" (from NCCOM_CLUSTER); clusters in " +
+                         path_ +
+                         ": a\n"
+                         "NCCL_SOCKET_NTHREADS=\"zero\": expected an integer in 1..16 "
+                         "(for net.socket.nthreads)");
 }
 
 }  // namespace

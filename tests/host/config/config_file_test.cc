@@ -97,8 +97,9 @@ TEST_F(ConfigFile, FileOverTheBoundIsRefusedWithItsSizeAndTheBound) {
   static_assert(kMaxConfigFileBytes == 4u << 20);
   const std::string big = dir_.write("big.toml", std::string(kMaxConfigFileBytes + 1, '\n'));
   EXPECT_EQ(error_for_path(big),
-            prefix(big) + "it is 4194305 bytes, over the limit of 4194304 bytes (4 MiB); check "
-                          "that the path names the intended file");
+            prefix(big) +
+                "it is 4194305 bytes, over the limit of 4194304 bytes (4 MiB); check "
+                "that the path names the intended file");
 }
 
 TEST_F(ConfigFile, FileOfExactlyTheBoundIsRead) {

@@ -183,17 +183,17 @@ TEST(ConfigLoad, DottedKeysAtTopLevelWork) {
 }
 
 constexpr const char* kClusterFile =
-    "cluster = \"b\"\n"                  // 1
-    "[net]\n"                            // 2
-    "plugin = \"top\"\n"                 // 3
-    "[net.socket]\n"                     // 4
-    "nthreads = 2\n"                     // 5
-    "[clusters.a.net]\n"                 // 6
-    "plugin = \"from-a\"\n"              // 7
-    "[clusters.b.net]\n"                 // 8
-    "plugin = \"from-b\"\n"              // 9
-    "[clusters.b.log]\n"                 // 10
-    "level = \"TRACE\"\n";               // 11
+    "cluster = \"b\"\n"      // 1
+    "[net]\n"                // 2
+    "plugin = \"top\"\n"     // 3
+    "[net.socket]\n"         // 4
+    "nthreads = 2\n"         // 5
+    "[clusters.a.net]\n"     // 6
+    "plugin = \"from-a\"\n"  // 7
+    "[clusters.b.net]\n"     // 8
+    "plugin = \"from-b\"\n"  // 9
+    "[clusters.b.log]\n"     // 10
+    "level = \"TRACE\"\n";   // 11
 
 TEST(ConfigLoad, ClusterFromFileKeyOverridesTopLevel) {
   TempDir dir;
@@ -226,9 +226,7 @@ TEST(ConfigLoad, EnvironmentBeatsClusterAndFile) {
   TempDir dir;
   std::string path = dir.write("nccom.toml", kClusterFile);
   FakeEnv env;
-  env.set("NCCOM_CONFIG", path)
-      .set("NCCL_NET_PLUGIN", "from-env")
-      .set("NCCL_SOCKET_NTHREADS", "7");
+  env.set("NCCOM_CONFIG", path).set("NCCL_NET_PLUGIN", "from-env").set("NCCL_SOCKET_NTHREADS", "7");
   Config cfg = load_ok(options(env));
   EXPECT_EQ(cfg.get_string("net.plugin"), "from-env");
   EXPECT_EQ(cfg.entry("net.plugin").source.to_string(), "env NCCL_NET_PLUGIN");

@@ -51,9 +51,17 @@ TEST(ConfigTables, EveryDurationKnobHasABoundedMaximum) {
 constexpr sv kPluginEnv[] = {"TEST_PLUGIN_DEPTH"};
 constexpr sv kModes[] = {"fast", "safe"};
 constexpr Knob kPluginTable[] = {
-    {.key = "plugin_x.depth", .env = kPluginEnv, .type = Type::Int, .default_text = "4",
-     .help = "Queue depth.", .min = 1, .max = 8},
-    {.key = "plugin_x.mode", .type = Type::Enum, .default_text = "safe", .help = "Mode.",
+    {.key = "plugin_x.depth",
+     .env = kPluginEnv,
+     .type = Type::Int,
+     .default_text = "4",
+     .help = "Queue depth.",
+     .min = 1,
+     .max = 8},
+    {.key = "plugin_x.mode",
+     .type = Type::Enum,
+     .default_text = "safe",
+     .help = "Mode.",
      .allowed = kModes},
 };
 
@@ -89,8 +97,7 @@ std::string table_error(std::vector<KnobTable> tables) {
 }
 
 TEST(ConfigTables, DuplicateKeyAcrossTables) {
-  constexpr static Knob kDup[] = {
-      {.key = "net.plugin", .type = Type::String, .help = "Again."}};
+  constexpr static Knob kDup[] = {{.key = "net.plugin", .type = Type::String, .help = "Again."}};
   EXPECT_EQ(table_error({host_knobs(), kDup}), "knob table: \"net.plugin\": declared twice");
 }
 
@@ -100,7 +107,11 @@ TEST(ConfigTables, EveryDeclarationMistakeIsReported) {
       {.key = "Bad.Key", .type = Type::String, .help = "Upper case."},
       {.key = "clusters.x", .type = Type::String, .help = "Reserved."},
       {.key = "a.b", .type = Type::Int, .default_text = "ten", .help = "Bad default."},
-      {.key = "a.c", .type = Type::Int, .default_text = "0", .help = "Reversed.", .min = 5,
+      {.key = "a.c",
+       .type = Type::Int,
+       .default_text = "0",
+       .help = "Reversed.",
+       .min = 5,
        .max = 1},
       {.key = "a.d", .type = Type::Enum, .default_text = "", .help = "No values."},
       {.key = "a.e", .env = kNone, .type = Type::String, .help = ""},

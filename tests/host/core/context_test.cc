@@ -2,6 +2,7 @@
 // runtime's log, bad plugins are logged and skipped, plugins get their
 // configuration through the host API.
 #include "core/context.h"
+
 #include "core/host_api.h"
 #include "core/runtime.h"
 #include "log/log.h"

@@ -4,10 +4,10 @@
 // order of tests does not matter.
 #include "log/log.h"
 
-#include <gtest/gtest.h>
-
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#include <gtest/gtest.h>
 
 #include <cctype>
 #include <cerrno>
@@ -109,10 +109,10 @@ using LogSink = LogTest;
 
 TEST_F(LogParse, EveryLevelNameInAnyCase) {
   const std::pair<const char*, Level> cases[] = {
-      {"NONE", Level::None}, {"none", Level::None},       {"VERSION", Level::Version},
-      {"Version", Level::Version}, {"WARN", Level::Warn}, {"warn", Level::Warn},
-      {"INFO", Level::Info}, {"iNfO", Level::Info},       {"ABORT", Level::Abort},
-      {"abort", Level::Abort}, {"TRACE", Level::Trace},   {"Trace", Level::Trace}};
+      {"NONE", Level::None},       {"none", Level::None},   {"VERSION", Level::Version},
+      {"Version", Level::Version}, {"WARN", Level::Warn},   {"warn", Level::Warn},
+      {"INFO", Level::Info},       {"iNfO", Level::Info},   {"ABORT", Level::Abort},
+      {"abort", Level::Abort},     {"TRACE", Level::Trace}, {"Trace", Level::Trace}};
   for (const auto& [name, level] : cases) {
     auto settings = parse_settings(name, "", "");
     ASSERT_TRUE(settings.ok()) << name;
@@ -127,11 +127,21 @@ TEST_F(LogParse, EmptyLevelIsNone) {
 }
 
 TEST_F(LogParse, EverySubsysNameInAnyCase) {
-  const std::pair<const char*, unsigned long> cases[] = {
-      {"INIT", kInit}, {"COLL", kColl},     {"P2P", kP2P},     {"SHM", kShm},
-      {"NET", kNet},   {"GRAPH", kGraph},   {"TUNING", kTuning}, {"ENV", kEnv},
-      {"ALLOC", kAlloc}, {"CALL", kCall},   {"PROXY", kProxy}, {"NVLS", kNvls},
-      {"BOOTSTRAP", kBootstrap}, {"REG", kReg}, {"ALL", kAll}};
+  const std::pair<const char*, unsigned long> cases[] = {{"INIT", kInit},
+                                                         {"COLL", kColl},
+                                                         {"P2P", kP2P},
+                                                         {"SHM", kShm},
+                                                         {"NET", kNet},
+                                                         {"GRAPH", kGraph},
+                                                         {"TUNING", kTuning},
+                                                         {"ENV", kEnv},
+                                                         {"ALLOC", kAlloc},
+                                                         {"CALL", kCall},
+                                                         {"PROXY", kProxy},
+                                                         {"NVLS", kNvls},
+                                                         {"BOOTSTRAP", kBootstrap},
+                                                         {"REG", kReg},
+                                                         {"ALL", kAll}};
   for (const auto& [name, bits] : cases) {
     std::string lower(name);
     for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -225,8 +235,8 @@ TEST_F(LogFormat, WarnLineHasBasenameAndLine) {
   configure_file(Level::Warn);
   NCCOM_WARN("bad %s", "thing");
   const int line = __LINE__ - 1;
-  EXPECT_EQ(lines(), std::vector<std::string>{prefix(-1) + "log_test.cc:" +
-                                              std::to_string(line) + " CCOM WARN bad thing"});
+  EXPECT_EQ(lines(), std::vector<std::string>{prefix(-1) + "log_test.cc:" + std::to_string(line) +
+                                              " CCOM WARN bad thing"});
 }
 
 TEST_F(LogFormat, AbortPrintsLikeWarn) {
@@ -247,8 +257,7 @@ TEST_F(LogFormat, TraceLineHasElapsedMilliseconds) {
   ASSERT_EQ(got[0].compare(0, head.size(), head), 0) << got[0];
   ASSERT_GT(got[0].size(), head.size() + tail.size());
   ASSERT_EQ(got[0].compare(got[0].size() - tail.size(), tail.size(), tail), 0) << got[0];
-  const std::string elapsed =
-      got[0].substr(head.size(), got[0].size() - head.size() - tail.size());
+  const std::string elapsed = got[0].substr(head.size(), got[0].size() - head.size() - tail.size());
   const auto dot = elapsed.find('.');
   ASSERT_NE(dot, std::string::npos) << elapsed;
   EXPECT_EQ(elapsed.size() - dot - 1, 6u) << elapsed;
@@ -415,8 +424,7 @@ TEST_F(LogFile, ReconfigureSwitchesFiles) {
   path_ = dir_ / "second.log";
   configure_file(Level::Info);
   NCCOM_INFO(kInit, "second");
-  EXPECT_EQ(split_lines(read_all(first)),
-            std::vector<std::string>{prefix(-1) + "CCOM INFO first"});
+  EXPECT_EQ(split_lines(read_all(first)), std::vector<std::string>{prefix(-1) + "CCOM INFO first"});
   EXPECT_EQ(lines(), std::vector<std::string>{prefix(-1) + "CCOM INFO second"});
 }
 
@@ -473,8 +481,8 @@ TEST_F(LogThreads, ConcurrentLinesAreWhole) {
     EXPECT_EQ(line.substr(0, at), prefix(t, tids[t]));
     EXPECT_EQ(seq, next[t]) << "thread " << t << " lines out of order or lost";
     next[t] = seq + 1;
-    const std::string head = "CCOM INFO thread " + std::to_string(t) + " seq " +
-                             std::to_string(seq) + " payload ";
+    const std::string head =
+        "CCOM INFO thread " + std::to_string(t) + " seq " + std::to_string(seq) + " payload ";
     EXPECT_EQ(line.substr(at), head + std::string(seq % 700, static_cast<char>('a' + t)));
   }
   for (int t = 0; t < kThreads; ++t) EXPECT_EQ(next[t], kPerThread);
@@ -522,7 +530,8 @@ TEST_F(LogSink, CalledForWarningsTheLevelDoesNotPrint) {
   EXPECT_TRUE(lines().empty());
   const auto forwarded = take_sink_lines();
   ASSERT_EQ(forwarded.size(), 1u);
-  EXPECT_NE(forwarded[0].find("CCOM WARN not printed, still forwarded"), std::string::npos) << forwarded[0];
+  EXPECT_NE(forwarded[0].find("CCOM WARN not printed, still forwarded"), std::string::npos)
+      << forwarded[0];
 }
 
 TEST_F(LogSink, CalledForUnconfiguredWarnAndClearedByReset) {

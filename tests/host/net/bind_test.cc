@@ -63,10 +63,10 @@ TEST(NetHostBind, NvidiaV4BindsAsNeuronV4) {
 TEST(NetHostBind, NullMandatorySlotIsNamed) {
   const auto error = bind_error(plugin_path("nethost-null-slot"));
   EXPECT_EQ(error.kind, LoadErrorKind::NullSlot);
-  EXPECT_EQ(error.message.rfind(plugin_path("nethost-null-slot") +
-                                    ": ncclNetPlugin_v6 has NULL mandatory slot irecv",
-                                0),
-            0u)
+  EXPECT_EQ(
+      error.message.rfind(
+          plugin_path("nethost-null-slot") + ": ncclNetPlugin_v6 has NULL mandatory slot irecv", 0),
+      0u)
       << error.message;
 }
 
@@ -89,15 +89,13 @@ TEST(NetHostBind, WrongStructUnderTheV6NameIsRefused) {
   const auto error = bind_error(plugin_path("nethost-wrong-struct"));
   EXPECT_EQ(error.kind, LoadErrorKind::AbiMismatch);
   EXPECT_NE(error.message.find("is 128 bytes"), std::string::npos) << error.message;
-  EXPECT_NE(error.message.find("built against another header"), std::string::npos)
-      << error.message;
+  EXPECT_NE(error.message.find("built against another header"), std::string::npos) << error.message;
 }
 
 TEST(NetHostBind, LibraryWithoutTableIsNotANetPlugin) {
   const auto error = bind_error(plugin_path("nethost-no-table"));
   EXPECT_EQ(error.kind, LoadErrorKind::MissingSymbol);
-  EXPECT_EQ(error.message.rfind("Failed to find ncclNetPlugin_v6 symbol.", 0), 0u)
-      << error.message;
+  EXPECT_EQ(error.message.rfind("Failed to find ncclNetPlugin_v6 symbol.", 0), 0u) << error.message;
 }
 
 TEST(NetHostBind, MissingAndUnloadableFilesAreTheirOwnErrors) {
@@ -107,10 +105,10 @@ TEST(NetHostBind, MissingAndUnloadableFilesAreTheirOwnErrors) {
   auto by_name = open_and_bind("nosuch", Layout::kNeuron, {NET_HOST_NAMED_DIR}, "test");
   ASSERT_FALSE(by_name);
   EXPECT_EQ(by_name.error().kind, LoadErrorKind::NotFound);
-  EXPECT_NE(by_name.error().message.find(std::string(NET_HOST_NAMED_DIR) +
-                                         "/libnccom-net-nosuch.so, " + NET_HOST_NAMED_DIR +
-                                         "/libnccom-nosuch.so"),
-            std::string::npos)
+  EXPECT_NE(
+      by_name.error().message.find(std::string(NET_HOST_NAMED_DIR) + "/libnccom-net-nosuch.so, " +
+                                   NET_HOST_NAMED_DIR + "/libnccom-nosuch.so"),
+      std::string::npos)
       << by_name.error().message;
 
   LogCapture scratch;  // only for its directory
@@ -118,7 +116,8 @@ TEST(NetHostBind, MissingAndUnloadableFilesAreTheirOwnErrors) {
   std::ofstream(garbage) << "not an ELF object, but long enough to have an ELF header's size\n";
   const auto refused = bind_error(garbage);
   EXPECT_EQ(refused.kind, LoadErrorKind::InvalidFile) << refused.message;
-  EXPECT_NE(refused.message.find(garbage + ": not an ELF file"), std::string::npos) << refused.message;
+  EXPECT_NE(refused.message.find(garbage + ": not an ELF file"), std::string::npos)
+      << refused.message;
   std::remove(garbage.c_str());
 }
 

@@ -2,11 +2,11 @@
 // handle beats net.plugin, which beats the socket fallback; each choice is
 // logged with why. Configuration comes from a Context built from a fake
 // environment, so no process singleton is involved.
+#include "context_util.h"
 #include "core/context.h"
 #include "core/runtime.h"
 #include "net/logger.h"
 #include "net/selection.h"
-#include "context_util.h"
 #include "net_host_util.h"
 
 #include <cstring>
@@ -90,7 +90,8 @@ TEST_F(NetHostCandidates, ScriptedRuntimeHandleBeatsTomlAndFallback) {
   EXPECT_EQ(chosen->net->info().name, "loopback");
   // The file is named: the runtime's plugin and another of the same table
   // name must be told apart in the log.
-  const std::string origin = "the runtime's libnccom-net.so (" + plugin_path("nethost-neuron-v6") + ")";
+  const std::string origin =
+      "the runtime's libnccom-net.so (" + plugin_path("nethost-neuron-v6") + ")";
   EXPECT_EQ(chosen->net->info().origin, origin);
   EXPECT_TRUE(logged("NET/Plugin: using loopback (Neuron ncclNet_v6) from " + origin +
                      " with 1 device(s) (handed over by the runtime (nrt_get_libnccl_net))"))
@@ -121,7 +122,8 @@ TEST_F(NetHostCandidates, ScriptedRuntimeErrorFallsBackToSocket) {
   EXPECT_EQ(chosen->reason, "fallback: the runtime handed over no plugin and none configured");
   EXPECT_TRUE(logged("CCOM INFO NET/Plugin: libnccom-net.so load returned 5: no EFA device"))
       << log_text();
-  EXPECT_TRUE(logged("(fallback: the runtime handed over no plugin and none configured)")) << log_text();
+  EXPECT_TRUE(logged("(fallback: the runtime handed over no plugin and none configured)"))
+      << log_text();
 }
 
 TEST_F(NetHostCandidates, ScriptedRuntimeHandleWithoutTableFallsBack) {
@@ -143,9 +145,10 @@ TEST_F(NetHostCandidates, ScriptedRuntimeWhosePluginFailsInitFallsBackToToml) {
   ASSERT_TRUE(chosen) << chosen.error().message;
   EXPECT_EQ(chosen->net->info().version, 5);
   EXPECT_EQ(chosen->reason, "net.plugin from env NCCL_NET_PLUGIN");
-  EXPECT_TRUE(logged("OFI plugin initNet() failed is EFA enabled? init-fails (Neuron ncclNet_v6) "
-                     "from the runtime's libnccom-net.so (" + plugin_path("nethost-init-fails") +
-                     "): init returned 3 (ncclInternalError)"))
+  EXPECT_TRUE(
+      logged("OFI plugin initNet() failed is EFA enabled? init-fails (Neuron ncclNet_v6) "
+             "from the runtime's libnccom-net.so (" +
+             plugin_path("nethost-init-fails") + "): init returned 3 (ncclInternalError)"))
       << log_text();
 }
 
@@ -167,9 +170,11 @@ TEST_F(NetHostCandidates, ASwitchedOffRuntimePluginIsSaidSoInTheFallbackReason) 
   ASSERT_TRUE(chosen) << chosen.error().message;
   EXPECT_EQ(chosen->net->info().name, "fake-socket");
   EXPECT_EQ(chosen->reason,
-            "fallback: the runtime's plugin is not used (net.use_runtime_plugin = false) and none configured");
-  EXPECT_TRUE(logged("(fallback: the runtime's plugin is not used (net.use_runtime_plugin = false) and none "
-                     "configured)"))
+            "fallback: the runtime's plugin is not used (net.use_runtime_plugin = false) and none "
+            "configured");
+  EXPECT_TRUE(logged(
+      "(fallback: the runtime's plugin is not used (net.use_runtime_plugin = false) and none "
+      "configured)"))
       << log_text();
 }
 

@@ -16,7 +16,8 @@
 namespace nccom::net::testing {
 
 // `env` is read through for as long as the context lives.
-inline Result<std::unique_ptr<core::Context>> context_with_env(const std::map<std::string, std::string>* env) {
+inline Result<std::unique_ptr<core::Context>> context_with_env(
+    const std::map<std::string, std::string>* env) {
   config::LoadOptions options;
   options.getenv = [env](const char* name) -> const char* {
     auto it = env->find(name);

@@ -110,10 +110,10 @@ void through_table(const ncclNet_v6_t* net) {
   // "Inside libnccom": in the file that holds neuronGetOFIHandle (here the
   // driver itself, which links the exports in).
   Dl_info where{}, exports{};
-  const bool in_libnccom =
-      dladdr(net, &where) != 0 && where.dli_fname != nullptr &&
-      dladdr(reinterpret_cast<void*>(&neuronGetOFIHandle), &exports) != 0 && exports.dli_fname != nullptr &&
-      std::strcmp(where.dli_fname, exports.dli_fname) == 0;
+  const bool in_libnccom = dladdr(net, &where) != 0 && where.dli_fname != nullptr &&
+                           dladdr(reinterpret_cast<void*>(&neuronGetOFIHandle), &exports) != 0 &&
+                           exports.dli_fname != nullptr &&
+                           std::strcmp(where.dli_fname, exports.dli_fname) == 0;
   const auto* adapted = reinterpret_cast<const nccom_adapted_net_t*>(net);
   const bool wrapped = in_libnccom && std::memcmp(adapted->magic, NCCOM_ADAPTED_NET_MAGIC, 8) == 0;
   report("ofi_handle_adapted", wrapped);
@@ -154,9 +154,12 @@ void through_table(const ncclNet_v6_t* net) {
     if (ok && !done_r) ok = net->test(rreq, &done_r, &got) == ncclSuccess;
   }
   // Which step failed, for the test's message.
-  const char* failed_at = send == nullptr ? "connect" : recv == nullptr ? "accept"
+  const char* failed_at = send == nullptr                      ? "connect"
+                          : recv == nullptr                    ? "accept"
                           : sreq == nullptr || rreq == nullptr ? "post"
-                          : !ok ? "test" : !(done_s && done_r) ? "deadline" : "data";
+                          : !ok                                ? "test"
+                          : !(done_s && done_r)                ? "deadline"
+                                                               : "data";
   ok = ok && done_s && done_r && got == 4 && std::memcmp(in, out, 4) == 0;
   if (!ok) std::printf("table_exchange_failed_at=%s\n", failed_at);
   if (smr != nullptr) net->deregMr(send, smr);
@@ -174,8 +177,8 @@ void init_and_fini() {
   void* table = nullptr;
   report("ofi_handle", neuronGetOFIHandle(&table));
   void* plugin = dlopen(g_plugin.c_str(), RTLD_NOW | RTLD_NOLOAD);
-  report("ofi_handle_is_table", plugin != nullptr && table != nullptr &&
-                                    table == dlsym(plugin, "ncclNetPlugin_v6"));
+  report("ofi_handle_is_table",
+         plugin != nullptr && table != nullptr && table == dlsym(plugin, "ncclNetPlugin_v6"));
   if (plugin != nullptr) dlclose(plugin);
   if (table != nullptr) through_table(static_cast<const ncclNet_v6_t*>(table));
   lb_stats_t* s = stats();
@@ -194,19 +197,29 @@ void nulls() {
   void* p = nullptr;
   int done = 0;
   uint64_t key = 0;
-  const NRT_STATUS all[] = {
-      neuronGetOFIHandle(nullptr),         neuronNetListen(0, nullptr, &p),
-      neuronNetListen(0, handle, nullptr), neuronNetConnect(0, nullptr, &p),
-      neuronNetConnect(0, handle, nullptr), neuronNetAccept(nullptr, &p),
-      neuronNetAccept(&p, nullptr),        neuronNetRegMrOG(nullptr, handle, 1, 1, &p),
-      neuronNetRegMrOG(&p, handle, 1, 1, nullptr), neuronNetDeregMrOG(nullptr, &p),
-      neuronNetGetMrKey(nullptr, &key),    neuronNetGetMrKey(&p, nullptr),
-      neuronNetIsend(nullptr, handle, 1, nullptr, &p), neuronNetIsend(&p, handle, 1, nullptr, nullptr),
-      neuronNetIrecv(nullptr, handle, 1, nullptr, &p), neuronNetIrecv(&p, handle, 1, nullptr, nullptr),
-      neuronNetIflush(nullptr, handle, 1, nullptr, &p), neuronNetIflush(&p, handle, 1, nullptr, nullptr),
-      neuronNetTest(nullptr, &done, nullptr), neuronNetTest(&p, nullptr, nullptr),
-      neuronNetCloseSend(nullptr),         neuronNetCloseRecv(nullptr),
-      neuronNetCloseListen(nullptr)};
+  const NRT_STATUS all[] = {neuronGetOFIHandle(nullptr),
+                            neuronNetListen(0, nullptr, &p),
+                            neuronNetListen(0, handle, nullptr),
+                            neuronNetConnect(0, nullptr, &p),
+                            neuronNetConnect(0, handle, nullptr),
+                            neuronNetAccept(nullptr, &p),
+                            neuronNetAccept(&p, nullptr),
+                            neuronNetRegMrOG(nullptr, handle, 1, 1, &p),
+                            neuronNetRegMrOG(&p, handle, 1, 1, nullptr),
+                            neuronNetDeregMrOG(nullptr, &p),
+                            neuronNetGetMrKey(nullptr, &key),
+                            neuronNetGetMrKey(&p, nullptr),
+                            neuronNetIsend(nullptr, handle, 1, nullptr, &p),
+                            neuronNetIsend(&p, handle, 1, nullptr, nullptr),
+                            neuronNetIrecv(nullptr, handle, 1, nullptr, &p),
+                            neuronNetIrecv(&p, handle, 1, nullptr, nullptr),
+                            neuronNetIflush(nullptr, handle, 1, nullptr, &p),
+                            neuronNetIflush(&p, handle, 1, nullptr, nullptr),
+                            neuronNetTest(nullptr, &done, nullptr),
+                            neuronNetTest(&p, nullptr, nullptr),
+                            neuronNetCloseSend(nullptr),
+                            neuronNetCloseRecv(nullptr),
+                            neuronNetCloseListen(nullptr)};
   long invalid = 0;
   for (NRT_STATUS s : all) invalid += s == NRT_INVALID;
   report("nulls", static_cast<long>(sizeof all / sizeof all[0]));

@@ -82,7 +82,8 @@ TEST(NetHostExports, NativeV6PassesThroughAndFinalisesOnce) {
 }
 
 TEST(NetHostExports, AdaptedV4ServesTheDataPathAndItsOfiHandleIsLibnccomsV6Adapter) {
-  const DriverRun run = run_driver("adapted", plugin_path("nethost-neuron-v4"), NET_HOST_FALLBACK_DIR);
+  const DriverRun run =
+      run_driver("adapted", plugin_path("nethost-neuron-v4"), NET_HOST_FALLBACK_DIR);
   const auto& v = run.values;
   EXPECT_EQ(v.at("connect"), "0");
   EXPECT_EQ(v.at("accept"), "0");
@@ -98,9 +99,10 @@ TEST(NetHostExports, AdaptedV4ServesTheDataPathAndItsOfiHandleIsLibnccomsV6Adapt
   EXPECT_EQ(v.at("ofi_handle_file_is_plugin"), "1");
   EXPECT_EQ(v.at("ofi_handle_init_is_noop"), "1");
   EXPECT_EQ(v.at("table_devices"), "1");
-  EXPECT_EQ(v.at("table_exchange"), "0") << "the runtime's v6 calls reach the v4 plugin; failed at "
-                                         << (v.count("table_exchange_failed_at") ? v.at("table_exchange_failed_at") : "-")
-                                         << "\n" << run.log;
+  EXPECT_EQ(v.at("table_exchange"), "0")
+      << "the runtime's v6 calls reach the v4 plugin; failed at "
+      << (v.count("table_exchange_failed_at") ? v.at("table_exchange_failed_at") : "-") << "\n"
+      << run.log;
   EXPECT_EQ(v.at("fini"), kSuccess);
   EXPECT_EQ(v.at("fini_calls"), "0") << "v4 has no fini to call";
 }
@@ -146,7 +148,8 @@ TEST(NetHostExports, FallbackReachesTheRealSocketPlugin) {
   EXPECT_EQ(v.at("ofi_handle_adapted"), "0");
   EXPECT_EQ(v.at("table_exchange"), "0");
   EXPECT_EQ(v.at("fini"), kSuccess);
-  EXPECT_NE(run.log.find("(fallback: the runtime handed over no plugin and none configured)"), std::string::npos)
+  EXPECT_NE(run.log.find("(fallback: the runtime handed over no plugin and none configured)"),
+            std::string::npos)
       << run.log;
 #endif
 }

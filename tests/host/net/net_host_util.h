@@ -6,8 +6,9 @@
 #include "net/bind.h"
 
 #include <dlfcn.h>
-#include <gtest/gtest.h>
 #include <unistd.h>
+
+#include <gtest/gtest.h>
 
 #include <cstdio>
 #include <cstdlib>

@@ -3,11 +3,11 @@
 // whichever way the plugin was chosen — here as the runtime's
 // libnccom-net.so. The stand-in (plugins/ofi_configure.c) records what it
 // was given and whether init had run.
+#include "context_util.h"
 #include "core/context.h"
 #include "core/runtime.h"
 #include "net/logger.h"
 #include "net/selection.h"
-#include "context_util.h"
 #include "net_host_util.h"
 
 #include <map>
@@ -105,9 +105,10 @@ TEST_F(NetHostOfiConfig, DefaultsReachThePluginBeforeInit) {
   EXPECT_EQ(loopback_->init_calls, 1);
   EXPECT_TRUE(logged("configured by nccomOfiConfigure: net.ofi_rails = 1 (from default)"))
       << log_text();
-  EXPECT_TRUE(logged("configured by nccomOfiConfigureLiveness: net.ofi_liveness = true (from "
-                     "default), net.ofi_liveness_check_ms = 100 (from default), "
-                     "net.ofi_liveness_grace_ms = 500 (from default)"))
+  EXPECT_TRUE(
+      logged("configured by nccomOfiConfigureLiveness: net.ofi_liveness = true (from "
+             "default), net.ofi_liveness_check_ms = 100 (from default), "
+             "net.ofi_liveness_grace_ms = 500 (from default)"))
       << log_text();
   EXPECT_EQ(chosen->net->fini(), ncclSuccess);
   selected_ = std::move(chosen->net);
@@ -126,9 +127,10 @@ TEST_F(NetHostOfiConfig, EnvironmentValuesArePassedThrough) {
   EXPECT_EQ(stats_->check_ms, 250);
   EXPECT_EQ(stats_->grace_ms, 0);
   EXPECT_TRUE(logged("net.ofi_rails = 4 (from env NCCOM_OFI_RAILS)")) << log_text();
-  EXPECT_TRUE(logged("net.ofi_liveness = false (from env NCCOM_OFI_LIVENESS), "
-                     "net.ofi_liveness_check_ms = 250 (from env NCCOM_OFI_LIVENESS_CHECK_MS), "
-                     "net.ofi_liveness_grace_ms = 0 (from env NCCOM_OFI_LIVENESS_GRACE_MS)"))
+  EXPECT_TRUE(
+      logged("net.ofi_liveness = false (from env NCCOM_OFI_LIVENESS), "
+             "net.ofi_liveness_check_ms = 250 (from env NCCOM_OFI_LIVENESS_CHECK_MS), "
+             "net.ofi_liveness_grace_ms = 0 (from env NCCOM_OFI_LIVENESS_GRACE_MS)"))
       << log_text();
   EXPECT_EQ(chosen->net->fini(), ncclSuccess);
   selected_ = std::move(chosen->net);
@@ -163,8 +165,9 @@ TEST_F(NetHostOfiConfig, RefusalRejectsThePluginBeforeInitAndNamesTheKnob) {
   EXPECT_EQ(chosen->net->info().name, "fake-socket") << "the next candidate is used";
   EXPECT_EQ(stats_->rails_calls, 1);
   EXPECT_EQ(loopback_->init_calls, 0) << "a refused plugin's init must not run";
-  EXPECT_TRUE(logged("refused net.ofi_rails = 2 (from env NCCOM_OFI_RAILS) in nccomOfiConfigure: "
-                     "4 (ncclInvalidArgument); rails must be 1 to 64"))
+  EXPECT_TRUE(
+      logged("refused net.ofi_rails = 2 (from env NCCOM_OFI_RAILS) in nccomOfiConfigure: "
+             "4 (ncclInvalidArgument); rails must be 1 to 64"))
       << log_text();
   EXPECT_EQ(chosen->net->fini(), ncclSuccess);
   selected_ = std::move(chosen->net);

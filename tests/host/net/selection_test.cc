@@ -1,9 +1,10 @@
 // select_from: candidates in order, each broken one skipped with its own
 // WARN, the winner logged once with its reason. Also the plugin logger and
 // the kernel check.
+#include "net/selection.h"
+
 #include "net/logger.h"
 #include "net/plugin_answers.h"
-#include "net/selection.h"
 #include "net_host_util.h"
 
 #include <tuple>
@@ -41,13 +42,16 @@ TEST(NetHostSelect, EachBrokenCandidateIsSkippedWithItsOwnWarning) {
       << text;
   EXPECT_TRUE(log.has("cannot use nethost-no-table: Failed to find ncclNetPlugin_v6 symbol."))
       << text;
-  EXPECT_TRUE(log.has("OFI plugin initNet() failed is EFA enabled? init-fails (Neuron "
-                      "ncclNet_v6) from " + plugin_path("nethost-init-fails") +
-                      ": init returned 3 (ncclInternalError)"))
+  EXPECT_TRUE(
+      log.has("OFI plugin initNet() failed is EFA enabled? init-fails (Neuron "
+              "ncclNet_v6) from " +
+              plugin_path("nethost-init-fails") + ": init returned 3 (ncclInternalError)"))
       << text;
-  EXPECT_TRUE(log.has("OFI plugin initNet() failed is EFA enabled? no-devices (Neuron "
-                      "ncclNet_v6) from " + plugin_path("nethost-no-devices") +
-                      ": devices() reported 0 devices; a usable net plugin has at least 1"))
+  EXPECT_TRUE(
+      log.has("OFI plugin initNet() failed is EFA enabled? no-devices (Neuron "
+              "ncclNet_v6) from " +
+              plugin_path("nethost-no-devices") +
+              ": devices() reported 0 devices; a usable net plugin has at least 1"))
       << text;
   EXPECT_TRUE(log.has("CCOM INFO NET/Plugin: using loopback (Neuron ncclNet_v5) from " +
                       plugin_path("nethost-neuron-v5") +
@@ -100,16 +104,16 @@ TEST(NetHostSelect, TruncatedPluginFileIsSkippedWithItsOwnWarning) {
     std::ifstream in(plugin_path("nethost-neuron-v6"), std::ios::binary);
     std::vector<char> head(4096);
     ASSERT_TRUE(in.read(head.data(), static_cast<std::streamsize>(head.size())));
-    std::ofstream(truncated, std::ios::binary).write(head.data(), static_cast<std::streamsize>(head.size()));
+    std::ofstream(truncated, std::ios::binary)
+        .write(head.data(), static_cast<std::streamsize>(head.size()));
   }
   std::vector<Candidate> candidates;
-  candidates.push_back(Candidate{.what = "the truncated copy",
-                                 .reason = "first",
-                                 .bind = [truncated] {
-                                   return open_and_bind(truncated, Layout::kNeuron, {}, truncated);
-                                 },
-                                 .prepare = {},
-                                 .if_it_fails = {}});
+  candidates.push_back(Candidate{
+      .what = "the truncated copy",
+      .reason = "first",
+      .bind = [truncated] { return open_and_bind(truncated, Layout::kNeuron, {}, truncated); },
+      .prepare = {},
+      .if_it_fails = {}});
   candidates.push_back(file_candidate("nethost-neuron-v5"));
   auto chosen = select_from(std::move(candidates), plugin_logger());
   ASSERT_TRUE(chosen) << chosen.error().message;
@@ -117,7 +121,8 @@ TEST(NetHostSelect, TruncatedPluginFileIsSkippedWithItsOwnWarning) {
   EXPECT_TRUE(log.has("CCOM WARN NET/Plugin: cannot use the truncated copy: " + truncated +
                       ": truncated or corrupt shared library: segment "))
       << log.text();
-  EXPECT_TRUE(log.has("but the file has 4096 bytes; reinstall or rebuild it; trying the next candidate"))
+  EXPECT_TRUE(
+      log.has("but the file has 4096 bytes; reinstall or rebuild it; trying the next candidate"))
       << log.text();
   std::remove(truncated.c_str());
 }
@@ -136,12 +141,13 @@ TEST(NetHostSelect, DeviceCountAboveTheBoundIsRefusedAndTheNextCandidateIsUsed) 
   ASSERT_TRUE(chosen) << chosen.error().message;
   EXPECT_EQ(chosen->net->info().name, "loopback");
   EXPECT_EQ(chosen->devices, 1);
-  for (const auto& [stem, name, count] :
-       {std::tuple<std::string, std::string, std::string>{"nethost-huge-devices", "huge-devices", "1073741824"},
-        {"nethost-257-devices", "257-devices", "257"}}) {
+  for (const auto& [stem, name, count] : {std::tuple<std::string, std::string, std::string>{
+                                              "nethost-huge-devices", "huge-devices", "1073741824"},
+                                          {"nethost-257-devices", "257-devices", "257"}}) {
     EXPECT_TRUE(log.has("CCOM WARN OFI plugin initNet() failed is EFA enabled? " + name +
                         " (Neuron ncclNet_v6) from " + plugin_path(stem) + ": devices() reported " +
-                        count + " devices, more than the 256 nccom accepts (kMaxNetDevices); the "
+                        count +
+                        " devices, more than the 256 nccom accepts (kMaxNetDevices); the "
                         "plugin is broken: fix it or choose another with net.plugin; trying the "
                         "next candidate"))
         << log.text();
@@ -174,14 +180,18 @@ TEST(NetHostSelect, UnterminatedStringsAndOutOfRangeMaxRecvsAreWarnedAndBounded)
   candidates.push_back(file_candidate("nethost-long-strings"));
   auto chosen = select_from(std::move(candidates), plugin_logger());
   ASSERT_TRUE(chosen) << chosen.error().message;
-  const std::string who = "long-strings (Neuron ncclNet_v6) from " + plugin_path("nethost-long-strings");
-  EXPECT_TRUE(log.has("CCOM WARN NET/Plugin: " + who + ": getProperties(0) returned a name that is "
+  const std::string who =
+      "long-strings (Neuron ncclNet_v6) from " + plugin_path("nethost-long-strings");
+  EXPECT_TRUE(log.has("CCOM WARN NET/Plugin: " + who +
+                      ": getProperties(0) returned a name that is "
                       "not NUL-terminated within 256 bytes; nccom uses its first 256 bytes"))
       << log.text();
-  EXPECT_TRUE(log.has("CCOM WARN NET/Plugin: " + who + ": getProperties(0) returned a pciPath that "
+  EXPECT_TRUE(log.has("CCOM WARN NET/Plugin: " + who +
+                      ": getProperties(0) returned a pciPath that "
                       "is not NUL-terminated within 4096 bytes; nccom uses its first 4096 bytes"))
       << log.text();
-  EXPECT_TRUE(log.has("CCOM WARN NET/Plugin: " + who + ": getProperties(0): maxRecvs 0 is outside "
+  EXPECT_TRUE(log.has("CCOM WARN NET/Plugin: " + who +
+                      ": getProperties(0): maxRecvs 0 is outside "
                       "1..128; 1 is used"))
       << log.text();
 

@@ -2,11 +2,11 @@
 // through its nccomSocketConfigure before init: the plugin's own log line and
 // the sockets and helper threads a connection really opens show what it took.
 #include "child_process.h"
+#include "context_util.h"
 #include "core/context.h"
 #include "core/runtime.h"
 #include "net/logger.h"
 #include "net/selection.h"
-#include "context_util.h"
 #include "net_host_util.h"
 
 #include <chrono>
@@ -139,9 +139,10 @@ TEST_F(NetHostSocketConfig, KnobsReachThePluginBeforeInit) {
   // listen 1; each side 1 control + 3 x 2 data sockets.
   EXPECT_EQ(sockets, 1 + 2 * (1 + 3 * 2));
   EXPECT_EQ(started, 2 * 2) << "two helper threads per comm, send and receive side";
-  EXPECT_TRUE(logged("configured by nccomSocketConfigure: net.socket.nsocks_per_thread = 3 "
-                     "(from env NCCL_NSOCKS_PERTHREAD), net.socket.nthreads = 2 (from env "
-                     "NCCL_SOCKET_NTHREADS), interfaces \"lo\" (from env NCCL_SOCKET_IFNAME)"))
+  EXPECT_TRUE(
+      logged("configured by nccomSocketConfigure: net.socket.nsocks_per_thread = 3 "
+             "(from env NCCL_NSOCKS_PERTHREAD), net.socket.nthreads = 2 (from env "
+             "NCCL_SOCKET_NTHREADS), interfaces \"lo\" (from env NCCL_SOCKET_IFNAME)"))
       << log_text();
   EXPECT_TRUE(logged("NET/Socket : init: nsocks_per_thread 3, nthreads 2, interfaces \"lo\""))
       << log_text();
@@ -152,8 +153,9 @@ TEST_F(NetHostSocketConfig, DefaultsGiveOneSocketAndOneThread) {
   connect_and_count(&sockets, &started);
   EXPECT_EQ(sockets, 1 + 2 * (1 + 1));
   EXPECT_EQ(started, 2);
-  EXPECT_TRUE(logged("net.socket.nsocks_per_thread = 1 (from default), net.socket.nthreads = 1 "
-                     "(from default)"))
+  EXPECT_TRUE(
+      logged("net.socket.nsocks_per_thread = 1 (from default), net.socket.nthreads = 1 "
+             "(from default)"))
       << log_text();
   EXPECT_TRUE(logged("NET/Socket : init: nsocks_per_thread 1, nthreads 1")) << log_text();
 }
@@ -165,12 +167,14 @@ TEST_F(NetHostSocketConfig, TooManySocketsIsAClearErrorAtSelection) {
   ASSERT_FALSE(chosen);
   EXPECT_EQ(chosen.error().status, NRT_FAILURE);
   // The file is named (the fallback resolved in the plugin directories).
-  EXPECT_TRUE(logged("cannot use the fallback plugin \"socket\": NET/Plugin: Socket (Neuron "
-                     "ncclNet_v6) from " + std::filesystem::weakly_canonical(NET_HOST_SOCKET_PLUGIN).string() +
-                     " refused net.socket.nsocks_per_thread = 64 (from env "
-                     "NCCL_NSOCKS_PERTHREAD), net.socket.nthreads = 2 (from env "
-                     "NCCL_SOCKET_NTHREADS) in nccomSocketConfigure: 4 (ncclInvalidArgument); "
-                     "each count must be at least 1 and nsocks_per_thread x nthreads at most 64"))
+  EXPECT_TRUE(
+      logged("cannot use the fallback plugin \"socket\": NET/Plugin: Socket (Neuron "
+             "ncclNet_v6) from " +
+             std::filesystem::weakly_canonical(NET_HOST_SOCKET_PLUGIN).string() +
+             " refused net.socket.nsocks_per_thread = 64 (from env "
+             "NCCL_NSOCKS_PERTHREAD), net.socket.nthreads = 2 (from env "
+             "NCCL_SOCKET_NTHREADS) in nccomSocketConfigure: 4 (ncclInvalidArgument); "
+             "each count must be at least 1 and nsocks_per_thread x nthreads at most 64"))
       << log_text();
   EXPECT_FALSE(logged("NET/Socket : init:")) << "the plugin's init must not run";
   EXPECT_TRUE(logged("no usable net plugin")) << log_text();

@@ -4,15 +4,15 @@
 // with InvalidFile and a message naming the file; none reaches the dynamic
 // loader, which would die with SIGBUS on the truncated ones.
 #include "plugin/elf_file.h"
+
+#include "child_process.h"
 #include "plugin/shared_library.h"
 #include "test_host.h"
 
-#include "child_process.h"
-
-#include <gtest/gtest.h>
-
 #include <elf.h>
 #include <sys/stat.h>
+
+#include <gtest/gtest.h>
 
 #include <cstdint>
 #include <cstring>
@@ -32,7 +32,8 @@ std::vector<char> read_all(const std::string& path) {
 }
 
 std::string write_file(const std::string& path, const std::vector<char>& bytes) {
-  std::ofstream(path, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  std::ofstream(path, std::ios::binary)
+      .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   return path;
 }
 
@@ -89,8 +90,10 @@ TEST_F(PluginElfFile, TruncatedCopiesAreRefusedInProcess) {
   const std::vector<Cut> cuts = {
       {0, "empty file (0 bytes), not a shared library" + reinstall},
       {3, "not an ELF file (it does not start with the ELF magic \\177ELF)"},
-      {10, "truncated or corrupt shared library: the 64-byte ELF header ends at byte 64 but the "
-           "file has 10 bytes" + reinstall},
+      {10,
+       "truncated or corrupt shared library: the 64-byte ELF header ends at byte 64 but the "
+       "file has 10 bytes" +
+           reinstall},
       {63, "the 64-byte ELF header ends at byte 64 but the file has 63 bytes"},
       {64, "truncated or corrupt shared library: the program header table ("},
       {4096, "truncated or corrupt shared library: segment "},
@@ -105,8 +108,9 @@ TEST_F(PluginElfFile, TruncatedCopiesAreRefusedInProcess) {
     EXPECT_EQ(e.message.rfind(path + ": ", 0), 0u) << e.message;
     EXPECT_NE(e.message.find(cut.expected), std::string::npos) << cut.bytes << ": " << e.message;
     if (cut.bytes >= 10) {
-      EXPECT_NE(e.message.find("but the file has " + std::to_string(cut.bytes) + " bytes" + reinstall),
-                std::string::npos)
+      EXPECT_NE(
+          e.message.find("but the file has " + std::to_string(cut.bytes) + " bytes" + reinstall),
+          std::string::npos)
           << e.message;
     }
   }
@@ -131,9 +135,11 @@ TEST_F(PluginElfFile, FirstSegmentPastTheEndIsNamedWithItsEnd) {
   ASSERT_LT(first, h.e_phnum) << "every segment of the built plugin fits in 4096 bytes";
   const std::string path = copy("lib4096.so", prefix(4096));
   const LoadError e = open_error(path);
-  EXPECT_NE(e.message.find("segment " + std::to_string(first) + " ("), std::string::npos) << e.message;
-  EXPECT_NE(e.message.find(") ends at byte " + std::to_string(end) + " but the file has 4096 bytes"),
-            std::string::npos)
+  EXPECT_NE(e.message.find("segment " + std::to_string(first) + " ("), std::string::npos)
+      << e.message;
+  EXPECT_NE(
+      e.message.find(") ends at byte " + std::to_string(end) + " but the file has 4096 bytes"),
+      std::string::npos)
       << e.message;
 }
 
@@ -170,7 +176,8 @@ TEST_F(PluginElfFile, BigEndianAndOtherMachinesAreRefused) {
   big_endian[EI_DATA] = ELFDATA2MSB;
   LoadError e = open_error(copy("libmsb.so", big_endian));
   EXPECT_EQ(e.kind, LoadErrorKind::InvalidFile);
-  EXPECT_NE(e.message.find("in big-endian byte order (ELFDATA2MSB)"), std::string::npos) << e.message;
+  EXPECT_NE(e.message.find("in big-endian byte order (ELFDATA2MSB)"), std::string::npos)
+      << e.message;
 
   std::vector<char> other = good_;
   Elf64_Ehdr h = header_of(other);
@@ -178,11 +185,12 @@ TEST_F(PluginElfFile, BigEndianAndOtherMachinesAreRefused) {
   put_header(other, h);
   e = open_error(copy("libother.so", other));
   EXPECT_EQ(e.kind, LoadErrorKind::InvalidFile);
-  EXPECT_NE(e.message.find(h.e_machine == EM_AARCH64 ? "built for AArch64 (e_machine 183); this process "
-                                                       "is x86-64: rebuild it for x86-64"
-                                                     : "built for x86-64 (e_machine 62); this process "
-                                                       "is AArch64: rebuild it for AArch64"),
-            std::string::npos)
+  EXPECT_NE(
+      e.message.find(h.e_machine == EM_AARCH64 ? "built for AArch64 (e_machine 183); this process "
+                                                 "is x86-64: rebuild it for x86-64"
+                                               : "built for x86-64 (e_machine 62); this process "
+                                                 "is AArch64: rebuild it for AArch64"),
+      std::string::npos)
       << e.message;
 }
 
@@ -209,8 +217,8 @@ TEST_F(PluginElfFile, TablesAndSegmentsPointingPastTheEndDoNotOverflow) {
   e = open_error(copy("libsegment.so", far_segment));
   EXPECT_EQ(e.kind, LoadErrorKind::InvalidFile);
   EXPECT_NE(e.message.find("segment 0 ("), std::string::npos) << e.message;
-  EXPECT_NE(e.message.find(") ends beyond byte 2^64 but the file has " + std::to_string(good_.size()) +
-                           " bytes"),
+  EXPECT_NE(e.message.find(") ends beyond byte 2^64 but the file has " +
+                           std::to_string(good_.size()) + " bytes"),
             std::string::npos)
       << e.message;
 
@@ -221,8 +229,9 @@ TEST_F(PluginElfFile, TablesAndSegmentsPointingPastTheEndDoNotOverflow) {
   put_header(far_sections, h);
   e = open_error(copy("libshoff.so", far_sections));
   EXPECT_EQ(e.kind, LoadErrorKind::InvalidFile);
-  EXPECT_NE(e.message.find("the section header table (at byte " + std::to_string(good_.size() - 8) + ")"),
-            std::string::npos)
+  EXPECT_NE(
+      e.message.find("the section header table (at byte " + std::to_string(good_.size() - 8) + ")"),
+      std::string::npos)
       << e.message;
 }
 
@@ -232,8 +241,9 @@ TEST_F(PluginElfFile, FifoAndDirectoryAreRefusedWithoutBlocking) {
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   LoadError e = open_error(fifo);
   EXPECT_EQ(e.kind, LoadErrorKind::InvalidFile);
-  EXPECT_EQ(e.message, fifo + ": not a regular file, so not a shared library; give the path of a "
-                              "plugin's .so file");
+  EXPECT_EQ(e.message, fifo +
+                           ": not a regular file, so not a shared library; give the path of a "
+                           "plugin's .so file");
   e = open_error(dir_.path());
   EXPECT_EQ(e.kind, LoadErrorKind::InvalidFile);
 }

@@ -1,6 +1,7 @@
 // load_plugin / open_plugin: one broken plugin per error class, the search
 // path, and the init/fini lifecycle of a good plugin.
 #include "plugin/plugin_loader.h"
+
 #include "test_host.h"
 
 #include <gtest/gtest.h>
@@ -97,7 +98,8 @@ TEST(PluginLoader, KindsAreDistinctNames) {
 
 TEST(PluginLoaderSearch, BareNameFindsDecoratedFileInSearchDir) {
   TestHost host;
-  auto plugin = load_plugin("good", NCCOM_PLUGIN_KIND_NET, host.api, {"/nonexistent-dir", kPluginDir});
+  auto plugin =
+      load_plugin("good", NCCOM_PLUGIN_KIND_NET, host.api, {"/nonexistent-dir", kPluginDir});
   ASSERT_TRUE(plugin.ok()) << plugin.error().message;
   EXPECT_EQ(plugin.value()->path(), kPluginDir / "libnccom-good.so");
   EXPECT_EQ(plugin.value()->name(), "good");
@@ -108,12 +110,14 @@ TEST(PluginLoaderSearch, BareNameFindsDecoratedFileInSearchDir) {
 
 TEST(PluginLoaderSearch, SearchDirsAreTriedInOrder) {
   TestHost host;
-  auto alt_first = load_plugin("good", NCCOM_PLUGIN_KIND_NET, host.api, {kAltPluginDir, kPluginDir});
+  auto alt_first =
+      load_plugin("good", NCCOM_PLUGIN_KIND_NET, host.api, {kAltPluginDir, kPluginDir});
   ASSERT_TRUE(alt_first.ok()) << alt_first.error().message;
   EXPECT_EQ(alt_first.value()->plugin_version(), "alt");
   EXPECT_EQ(alt_first.value()->path(), kAltPluginDir / "libnccom-good.so");
 
-  auto main_first = load_plugin("good", NCCOM_PLUGIN_KIND_NET, host.api, {kPluginDir, kAltPluginDir});
+  auto main_first =
+      load_plugin("good", NCCOM_PLUGIN_KIND_NET, host.api, {kPluginDir, kAltPluginDir});
   ASSERT_TRUE(main_first.ok()) << main_first.error().message;
   EXPECT_EQ(main_first.value()->plugin_version(), "1.0");
 }
@@ -158,7 +162,8 @@ TEST(PluginLoaderSearch, NotFoundListsTheDirectoriesSearched) {
   EXPECT_EQ(e.kind, LoadErrorKind::NotFound);
   EXPECT_EQ(e.path, "zzz");
   EXPECT_NE(e.message.find("plugin \"zzz\" not found: tried libnccom-zzz.so and zzz in "
-                           "/nonexistent/one, " + kPluginDir.string() + ", /nonexistent/two"),
+                           "/nonexistent/one, " +
+                           kPluginDir.string() + ", /nonexistent/two"),
             std::string::npos)
       << e.message;
 }

@@ -1,6 +1,7 @@
 // PluginRegistry::load_all: bad plugins reported once each and skipped,
 // duplicates, lookup, and teardown order.
 #include "plugin/plugin_registry.h"
+
 #include "test_host.h"
 
 #include <gtest/gtest.h>
@@ -31,8 +32,8 @@ TEST(PluginRegistry, GoodPluginLoadsAfterBadOnesAndEachFailureIsReportedOnce) {
   TestHost host;
   Reported reported;
   PluginRegistry registry;
-  const std::vector<std::string> list{"abi99",  "garbage",  "null_name", "good",
-                                      "zzz",    "null_ops", "size0",     "init_error",
+  const std::vector<std::string> list{"abi99",     "garbage",   "null_name", "good",
+                                      "zzz",       "null_ops",  "size0",     "init_error",
                                       "no_symbol", "undefined", "good_b"};
   EXPECT_EQ(registry.load_all(list, NCCOM_PLUGIN_KIND_NET, host.api, kDirs, reported.callback()),
             2u);
@@ -94,8 +95,8 @@ TEST(PluginRegistry, SameFileTwiceIsADuplicateAndTheFirstSurvives) {
   TestHost host;
   Reported reported;
   PluginRegistry registry;
-  EXPECT_EQ(registry.load_all({"good", plugin_file("good")}, NCCOM_PLUGIN_KIND_NET, host.api,
-                              kDirs, reported.callback()),
+  EXPECT_EQ(registry.load_all({"good", plugin_file("good")}, NCCOM_PLUGIN_KIND_NET, host.api, kDirs,
+                              reported.callback()),
             1u);
   ASSERT_EQ(reported.errors.size(), 1u);
   EXPECT_EQ(reported.errors[0].kind, LoadErrorKind::DuplicateName);
@@ -112,9 +113,8 @@ TEST(PluginRegistry, SameNameOfAnotherKindIsNotADuplicate) {
   TestHost host;
   Reported reported;
   PluginRegistry registry;
-  EXPECT_EQ(registry.load_all({"good"}, NCCOM_PLUGIN_KIND_NET, host.api, kDirs,
-                              reported.callback()),
-            1u);
+  EXPECT_EQ(
+      registry.load_all({"good"}, NCCOM_PLUGIN_KIND_NET, host.api, kDirs, reported.callback()), 1u);
   EXPECT_EQ(registry.load_all({"good_topo"}, NCCOM_PLUGIN_KIND_TOPOLOGY, host.api, kDirs,
                               reported.callback()),
             1u);
@@ -151,8 +151,7 @@ TEST(PluginRegistry, PluginsAreFinalisedInReverseLoadOrder) {
 TEST(PluginRegistry, EmptyCallbackIsAllowed) {
   TestHost host;
   PluginRegistry registry;
-  EXPECT_EQ(registry.load_all({"garbage", "good"}, NCCOM_PLUGIN_KIND_NET, host.api, kDirs, {}),
-            1u);
+  EXPECT_EQ(registry.load_all({"garbage", "good"}, NCCOM_PLUGIN_KIND_NET, host.api, kDirs, {}), 1u);
 }
 
 }  // namespace

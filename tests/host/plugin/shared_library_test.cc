@@ -1,15 +1,16 @@
 // SharedLibrary: opening, symbol lookup, and the loader's own error text.
 #include "plugin/shared_library.h"
+
 #include "test_host.h"
-
-#include <gtest/gtest.h>
-
-#include <string>
 
 #include <dlfcn.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <string>
 
 namespace nccom::plugin {
 namespace {
@@ -130,7 +131,8 @@ int sigterm_changed_by(bool through_shared_library) {
 TEST(PluginSharedLibrary, ALoadKeepsTheProcessSignalDispositions) {
   const int plain = sigterm_changed_by(false);
   ASSERT_NE(plain, 3) << "libnccom-net.so does not load here";
-  if (plain == 0) GTEST_SKIP() << "this libfabric installs no signal handler at load; nothing to keep";
+  if (plain == 0)
+    GTEST_SKIP() << "this libfabric installs no signal handler at load; nothing to keep";
   EXPECT_EQ(sigterm_changed_by(true), 0) << "SharedLibrary::open let the load take SIGTERM";
 }
 

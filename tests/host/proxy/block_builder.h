@@ -3,9 +3,9 @@
 // break one rule.
 #pragma once
 
-#include <nccom/nrt_abi.h>
-
 #include "proxy/fifo.h"
+
+#include <nccom/nrt_abi.h>
 
 #include <cstdint>
 #include <type_traits>
@@ -62,8 +62,9 @@ struct BlockBuilder {
   }
 
   BlockFifos fifos() const {
-    return BlockFifos{ops.data(), static_cast<int>(ops.size()), src.data(),
-                      static_cast<int>(src.size()), dst.data(), static_cast<int>(dst.size())};
+    return BlockFifos{ops.data(), static_cast<int>(ops.size()),
+                      src.data(), static_cast<int>(src.size()),
+                      dst.data(), static_cast<int>(dst.size())};
   }
 
   template <class Entry>

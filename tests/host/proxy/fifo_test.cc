@@ -60,8 +60,7 @@ INSTANTIATE_TEST_SUITE_P(
                  "net_dest_addr_fifo[net_dest_addr_fifo_n - 1].mark == EXEC_COMPLETE"},
         Breakage{"ExecCompleteEarly", [](BlockBuilder& b) { b.src[1].mark = EXEC_COMPLETE; },
                  "src[1] is EXEC_COMPLETE but only the last entry"},
-        Breakage{"UnknownMark", [](BlockBuilder& b) { set_mark(b.src[0], 7); },
-                 "src[0].mark is 7"},
+        Breakage{"UnknownMark", [](BlockBuilder& b) { set_mark(b.src[0], 7); }, "src[0].mark is 7"},
         Breakage{"OpIndexOutOfRange", [](BlockBuilder& b) { b.dst[0].net_op_idx = 2; },
                  "dest[0].net_op_idx 2 is out of range: the ops FIFO has 2 entries"},
         Breakage{"OpIndexGoesBack", [](BlockBuilder& b) { std::swap(b.src[3], b.src[4]); },
@@ -111,13 +110,16 @@ TEST(ProxyFifo, EmptyOrMissingFifosAreRefused) {
   BlockBuilder b = two_ops();
   BlockFifos f = b.fifos();
   f.ops_n = 0;
-  EXPECT_NE(validate_block(f, "t").error().message.find("the ops FIFO is empty"), std::string::npos);
+  EXPECT_NE(validate_block(f, "t").error().message.find("the ops FIFO is empty"),
+            std::string::npos);
   f = b.fifos();
   f.src = nullptr;
-  EXPECT_NE(validate_block(f, "t").error().message.find("the src FIFO is empty"), std::string::npos);
+  EXPECT_NE(validate_block(f, "t").error().message.find("the src FIFO is empty"),
+            std::string::npos);
   f = b.fifos();
   f.dst_n = -3;
-  EXPECT_NE(validate_block(f, "t").error().message.find("the dest FIFO is empty"), std::string::npos);
+  EXPECT_NE(validate_block(f, "t").error().message.find("the dest FIFO is empty"),
+            std::string::npos);
 }
 
 }  // namespace

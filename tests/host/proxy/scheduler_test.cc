@@ -53,7 +53,9 @@ class ScriptedOp : public ProxyOp {
     done_ticks_ = 0;
     return {};
   }
-  std::string describe() const override { return name_ + " at tick " + std::to_string(done_ticks_); }
+  std::string describe() const override {
+    return name_ + " at tick " + std::to_string(done_ticks_);
+  }
 
   bool stalled_ = false;
 
@@ -331,7 +333,8 @@ TEST_F(ProxyScheduler, ProgressAfterTheStallResumesCleanly) {
 TEST_F(ProxyScheduler, StreamsProgressConcurrently) {
   Scheduler sched(transport_, settings());
   transport_.ticks = 5;
-  for (uint32_t s = 0; s < kMaxStreams; ++s) ASSERT_TRUE(sched.start(s, s + 10, block_.fifos()).ok());
+  for (uint32_t s = 0; s < kMaxStreams; ++s)
+    ASSERT_TRUE(sched.start(s, s + 10, block_.fifos()).ok());
   std::vector<std::thread> workers;
   std::atomic<int> executions{0};
   for (uint32_t s = 0; s < kMaxStreams; ++s) {

@@ -1,6 +1,7 @@
 // GraphP2pChannels: ncclTopoComputeP2pChannels on hand-computed cases.
 // GraphNetDev: ncclTopoGetNetDev.
 #include "rings/channels.h"
+
 #include "synthetic.h"
 
 #include <gtest/gtest.h>
@@ -10,8 +11,8 @@ namespace {
 
 TEST(GraphP2pChannels, BitReversalAndPowersOfTwo) {
   EXPECT_EQ(reverseBits(0, 3), 0);
-  EXPECT_EQ(reverseBits(1, 3), 4);   // 001 -> 100
-  EXPECT_EQ(reverseBits(3, 3), 6);   // 011 -> 110
+  EXPECT_EQ(reverseBits(1, 3), 4);  // 001 -> 100
+  EXPECT_EQ(reverseBits(3, 3), 6);  // 011 -> 110
   EXPECT_EQ(reverseBits(6, 3), 3);
   EXPECT_EQ(reverseBits(1, 5), 16);
   EXPECT_EQ(reverseBits(3, 5), 24);
@@ -76,7 +77,8 @@ TEST(GraphP2pChannels, NvlWidthDivisorsByCompCap) {
 }
 
 TEST(GraphP2pChannels, RejectsImpossibleInputs) {
-  EXPECT_CONTAINS(computeP2pChannels(33, {}, 0).error().message, "ring channel count 33 outside [0, 32]");
+  EXPECT_CONTAINS(computeP2pChannels(33, {}, 0).error().message,
+                  "ring channel count 33 outside [0, 32]");
   EXPECT_CONTAINS(computeP2pChannels(-1, {}, 0).error().message, "ring channel count -1");
   EXPECT_CONTAINS(computeP2pChannels(4, std::vector<float>{1.0F, -2.0F}, 0).error().message,
                   "NVL path width [1] = -2.000000");
@@ -106,7 +108,8 @@ TEST(GraphNetDev, HeadUsesEntryNicOthersExitNic) {
 }
 
 TEST(GraphNetDev, NoGraphUsesTheLocalNetFallback) {
-  auto viaFallback = netDevForChannel(nullptr, 4, 0, [](int rank) -> Result<int> { return rank * 100; });
+  auto viaFallback =
+      netDevForChannel(nullptr, 4, 0, [](int rank) -> Result<int> { return rank * 100; });
   ASSERT_TRUE(viaFallback.ok());
   EXPECT_EQ(*viaFallback, 400);
   auto none = netDevForChannel(nullptr, 4, 0);
@@ -122,7 +125,8 @@ TEST(GraphNetDev, RejectsBadChannelsAndGraphs) {
   EXPECT_FALSE(netDevForChannel(&empty, 3, 0).ok());
   auto noNics = nicGraph();
   noNics.inter.resize(1);
-  EXPECT_CONTAINS(netDevForChannel(&noNics, 3, 1).error().message, "graph channel 1 has no intra row or NIC pair");
+  EXPECT_CONTAINS(netDevForChannel(&noNics, 3, 1).error().message,
+                  "graph channel 1 has no intra row or NIC pair");
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // GraphKangaRing: assembling kangaRing[k][0..63] from the gathered
 // JbogKangaringPath lanes (our design, docs/decisions/rings.md).
 #include "rings/kangaring.h"
+
 #include "synthetic.h"
 
 #include <gtest/gtest.h>
@@ -45,8 +46,9 @@ TEST(GraphKangaRing, AssemblesPathsFromTheLaneOwners) {
   ASSERT_EQ(k->size(), 2u);
   EXPECT_EQ((*k)[0], padded({9, 11, 10, 8}));
   EXPECT_EQ((*k)[1], padded({8, 9, 10, 11}));
-  EXPECT_EQ(kangaRingLogLines(*k), (std::vector<std::string>{"built 2 kangaring paths", "kangaring path[0]=9 11 10 8",
-                                                             "kangaring path[1]=8 9 10 11"}));
+  EXPECT_EQ(kangaRingLogLines(*k),
+            (std::vector<std::string>{"built 2 kangaring paths", "kangaring path[0]=9 11 10 8",
+                                      "kangaring path[1]=8 9 10 11"}));
   // Without this rank's own paths to compare, the same result.
   EXPECT_EQ((*materialiseKangaRing(frags, ranks, 2))[0], padded({9, 11, 10, 8}));
   // Other platforms: no paths, nothing built.
@@ -68,7 +70,8 @@ TEST(GraphKangaRing, LargeNodesUseSixteenOwnersOfFourEntries) {
     EXPECT_EQ((*k)[0], padded(path));
     EXPECT_EQ((*k)[3], padded(rev));
     // Ranks past slot 15 carry no lane.
-    for (int r = 16; r < nLocal; ++r) EXPECT_EQ(frags[r].kangaPath[0], (std::array<int, 4>{-1, -1, -1, -1}));
+    for (int r = 16; r < nLocal; ++r)
+      EXPECT_EQ(frags[r].kangaPath[0], (std::array<int, 4>{-1, -1, -1, -1}));
   }
 }
 
@@ -87,12 +90,15 @@ TEST_F(GraphKangaRingErrors, PathCountAboveFourOrDisagreeing) {
   EXPECT_EQ(error(5), "kangaring: nKangaRingChannels 5 outside [0, 4] (MAX_KANGA_PATHS)");
   EXPECT_EQ(error(-1), "kangaring: nKangaRingChannels -1 outside [0, 4] (MAX_KANGA_PATHS)");
   EXPECT_EQ(error(1), "kangaring: rank 8 carries a lane of path 1 but this rank has 1 paths");
-  EXPECT_EQ(error(2, {{9, 11, 10, 8}}), "kangaring: this rank's search has 1 paths, nKangaRingChannels is 2");
+  EXPECT_EQ(error(2, {{9, 11, 10, 8}}),
+            "kangaring: this rank's search has 1 paths, nKangaRingChannels is 2");
 }
 
 TEST_F(GraphKangaRingErrors, MalformedPaths) {
   frags[8].kangaPath[0] = {9, -1, 10, 8};
-  EXPECT_EQ(error(), "kangaring: path 0 entry 2 (lane 0) = 10 follows a -1: paths are padded only at the end");
+  EXPECT_EQ(
+      error(),
+      "kangaring: path 0 entry 2 (lane 0) = 10 follows a -1: paths are padded only at the end");
   frags[8].kangaPath[0] = {0, 11, 10, 8};
   EXPECT_EQ(error(), "kangaring: path 0 entry 0 (lane 0) = 0 is not a rank of this node");
   frags[8].kangaPath[0] = {9, 9, 10, 8};

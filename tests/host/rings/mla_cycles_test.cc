@@ -1,6 +1,7 @@
 // GraphMlaCycles: the MLA blocks of each ring (our design, docs/decisions/rings.md).
 // Rings come from the real preset/postset path over hand-made graphs.
 #include "rings/mla_cycles.h"
+
 #include "synthetic.h"
 
 #include <gtest/gtest.h>
@@ -137,8 +138,10 @@ TEST(GraphMlaCycles, RejectsMalformedInputs) {
   EXPECT_CONTAINS(buildMlaCycles(rings, 0, std::vector<int>(3, 0), cl.rankNode).error().message,
                   "3 mla_idx and 4 node entries");
   mla[2] = -1;
-  EXPECT_CONTAINS(buildMlaCycles(rings, 0, mla, cl.rankNode).error().message, "rank 2 has mla_idx -1");
-  EXPECT_CONTAINS(buildMlaCycles(rings, 4, mlaPairs(cl), cl.rankNode).error().message, "myRank 4 outside [0, 4)");
+  EXPECT_CONTAINS(buildMlaCycles(rings, 0, mla, cl.rankNode).error().message,
+                  "rank 2 has mla_idx -1");
+  EXPECT_CONTAINS(buildMlaCycles(rings, 4, mlaPairs(cl), cl.rankNode).error().message,
+                  "myRank 4 outside [0, 4)");
   // Rings of rank 0 passed as rank 1's.
   EXPECT_CONTAINS(buildMlaCycles(rings, 1, mlaPairs(cl), cl.rankNode).error().message,
                   "channel 0's userRanks are not a ring of 4 ranks starting at rank 1");

@@ -3,6 +3,7 @@
 // and node order (never against the implementation's output).
 // GraphBuildRings: ncclBuildRings and its two errors on hand-made tables.
 #include "rings/postset.h"
+
 #include "rings/summary.h"
 #include "synthetic.h"
 
@@ -43,7 +44,8 @@ class GraphPostset : public ::testing::TestWithParam<Config> {};
 // The rule a ring must follow, straight from the cluster: after rank a comes
 // a's successor in its node's intra order, or, when a is its node's tail
 // (ringSend), the head (ringRecv) of the next node in node order.
-int expectedNext(const Cluster& cl, const std::vector<int>& nodePos, const std::vector<int>& order, int c, int a) {
+int expectedNext(const Cluster& cl, const std::vector<int>& nodePos, const std::vector<int>& order,
+                 int c, int a) {
   const int node = cl.rankNode[a];
   const auto& o = cl.order[node][c];
   const int i = static_cast<int>(std::find(o.begin(), o.end(), a) - o.begin());
@@ -54,7 +56,8 @@ int expectedNext(const Cluster& cl, const std::vector<int>& nodePos, const std::
 
 TEST_P(GraphPostset, EveryRankBuildsTheSameRingsFollowingIntraAndNodeOrder) {
   const Config cfg = GetParam();
-  const Cluster cl = test::makeCluster(cfg.nNodes, cfg.nLocal, cfg.nChannels, cfg.numbering, cfg.intra, 7);
+  const Cluster cl =
+      test::makeCluster(cfg.nNodes, cfg.nLocal, cfg.nChannels, cfg.numbering, cfg.intra, 7);
   std::vector<int> nodeOrder;  // empty: node index order
   std::vector<int> order(cl.nNodes);
   std::iota(order.begin(), order.end(), 0);
@@ -71,14 +74,16 @@ TEST_P(GraphPostset, EveryRankBuildsTheSameRingsFollowingIntraAndNodeOrder) {
   ASSERT_EQ(r0->baseChannels, n);
   ASSERT_EQ(r0->nChannels, nOut);
   ASSERT_EQ(r0->channels.size(), static_cast<std::size_t>(nOut));
-  std::vector<std::vector<int>> pos0(nOut, std::vector<int>(N, -1));  // rank -> index in rank 0's ring
+  std::vector<std::vector<int>> pos0(nOut,
+                                     std::vector<int>(N, -1));  // rank -> index in rank 0's ring
   for (int c = 0; c < nOut; ++c) {
     const int base = c < n ? c : c - n;
     const auto& u = r0->channels[c].userRanks;
     ASSERT_EQ(u.size(), static_cast<std::size_t>(N));
     ASSERT_EQ(u[0], 0);
     for (int i = 0; i < N; ++i) {
-      ASSERT_TRUE(u[i] >= 0 && u[i] < N && pos0[c][u[i]] == -1) << "channel " << c << " repeats " << u[i];
+      ASSERT_TRUE(u[i] >= 0 && u[i] < N && pos0[c][u[i]] == -1)
+          << "channel " << c << " repeats " << u[i];
       pos0[c][u[i]] = i;
       const int want = expectedNext(cl, nodePos, order, base, u[i]);
       ASSERT_EQ(u[(i + 1) % N], want) << "channel " << c << " after rank " << u[i];
@@ -97,7 +102,8 @@ TEST_P(GraphPostset, EveryRankBuildsTheSameRingsFollowingIntraAndNodeOrder) {
       const int p = pos0[c][r];
       bool rotation = ch.userRanks.size() == static_cast<std::size_t>(N);
       for (int i = 0; rotation && i < N; ++i) rotation = ch.userRanks[i] == u0[(p + i) % N];
-      ASSERT_TRUE(rotation) << "rank " << r << " channel " << c << " is not a rotation of rank 0's ring";
+      ASSERT_TRUE(rotation) << "rank " << r << " channel " << c
+                            << " is not a rotation of rank 0's ring";
       ASSERT_EQ(ch.next, u0[(p + 1) % N]) << "rank " << r << " channel " << c;
       ASSERT_EQ(ch.prev, u0[(p + N - 1) % N]) << "rank " << r << " channel " << c;
       if (c >= n) {  // the doubled half is an identical copy
@@ -140,9 +146,12 @@ std::string postsetError(const Cluster& cl, const std::vector<TopoRanks>& frags,
 TEST(GraphPostsetErrors, NodeOrderMustBeAPermutation) {
   const Cluster cl = test::makeCluster(3, 2, 1, Numbering::Blocked, IntraOrder::Identity);
   const auto frags = test::gatherFragments(cl);
-  EXPECT_EQ(postsetError(cl, frags, 0, {0, 0, 2}), "postset: node order[1] = 0 repeats a node: not a permutation");
-  EXPECT_EQ(postsetError(cl, frags, 0, {0, 1, 3}), "postset: node order[2] = 3 outside [0, 3): not a permutation");
-  EXPECT_EQ(postsetError(cl, frags, 0, {-1, 1, 2}), "postset: node order[0] = -1 outside [0, 3): not a permutation");
+  EXPECT_EQ(postsetError(cl, frags, 0, {0, 0, 2}),
+            "postset: node order[1] = 0 repeats a node: not a permutation");
+  EXPECT_EQ(postsetError(cl, frags, 0, {0, 1, 3}),
+            "postset: node order[2] = 3 outside [0, 3): not a permutation");
+  EXPECT_EQ(postsetError(cl, frags, 0, {-1, 1, 2}),
+            "postset: node order[0] = -1 outside [0, 3): not a permutation");
   EXPECT_EQ(postsetError(cl, frags, 0, {0, 1}),
             "postset: node order has 2 entries, expected a permutation of 3 nodes");
   EXPECT_EQ(postsetError(cl, frags, 0, {2, 0, 1}), "ok");
@@ -158,13 +167,16 @@ TEST(GraphPostsetErrors, RejectsMismatchedInputs) {
   auto fewer = frags;
   fewer[3].ringRecv[0] = -1;  // rank 3 presets no channel
   EXPECT_EQ(postsetError(cl, fewer, 0),
-            "postset: rank 3's fragment has 0 channels, this rank has 1: every rank must preset the same channel count");
+            "postset: rank 3's fragment has 0 channels, this rank has 1: every rank must preset "
+            "the same channel count");
   auto far = frags;
   far[1].ringNext[0] = 99;
-  EXPECT_EQ(postsetError(cl, far, 0), "postset: rank 1's fragment: ringNext[0] = 99 outside [-1, 4)");
+  EXPECT_EQ(postsetError(cl, far, 0),
+            "postset: rank 1's fragment: ringNext[0] = 99 outside [-1, 4)");
 
   cl.nodesFirstRank = {0, 0};
-  EXPECT_EQ(postsetError(cl, frags, 0), "postset: nodesFirstRank[1] = 0 is also the first rank of another node");
+  EXPECT_EQ(postsetError(cl, frags, 0),
+            "postset: nodesFirstRank[1] = 0 is also the first rank of another node");
   cl.nodesFirstRank = {0, 4};
   EXPECT_EQ(postsetError(cl, frags, 0), "postset: nodesFirstRank[1] = 4 outside [0, 4)");
   cl = small();
@@ -192,7 +204,8 @@ TEST(GraphPostsetErrors, BrokenRingsGiveBuildRingsErrors) {
   // prev and next disagree: rank 1 says its predecessor is 3.
   auto skew = frags;
   skew[1].ringPrev[0] = 3;
-  EXPECT_EQ(postsetError(cl, skew, 0), "Error : ring 0 has next[0] = 1 but prev[1] = 3: the fragments disagree");
+  EXPECT_EQ(postsetError(cl, skew, 0),
+            "Error : ring 0 has next[0] = 1 but prev[1] = 3: the fragments disagree");
 }
 
 TEST(GraphPostsetErrors, DoublingIsCappedAt32) {
@@ -204,7 +217,9 @@ TEST(GraphPostsetErrors, DoublingIsCappedAt32) {
     EXPECT_EQ(r->nChannels, std::min(32, 2 * n)) << "n = " << n;
     for (int c = 0; c < r->nChannels; ++c) {
       EXPECT_EQ(r->channels[c].duplicate, c >= n);
-      if (c >= n) { EXPECT_EQ(r->channels[c].userRanks, r->channels[c - n].userRanks); }
+      if (c >= n) {
+        EXPECT_EQ(r->channels[c].userRanks, r->channels[c - n].userRanks);
+      }
     }
   }
   // n = 17: channel 31 copies channel 14, channel 16 is searched.
@@ -225,7 +240,8 @@ TEST(GraphPostsetErrors, ChannelLinesAndSummary) {
   const auto frags = test::gatherFragments(cl);
   auto r = postset(test::inputFor(cl, frags, 0, {}));
   ASSERT_TRUE(r.ok());
-  EXPECT_EQ(channelLines(*r), (std::vector<std::string>{"Channel 00/02 : 0 1 2", "Channel 01/02 : 0 1 2"}));
+  EXPECT_EQ(channelLines(*r),
+            (std::vector<std::string>{"Channel 00/02 : 0 1 2", "Channel 01/02 : 0 1 2"}));
   GraphSummary s;
   s.rank = 0;
   s.nRanks = 3;
@@ -242,8 +258,10 @@ TEST(GraphPostsetErrors, MixedValidFragmentsGiveRingsOrErrors) {
   std::mt19937 rng(77);
   int built = 0, refused = 0;
   for (int trial = 0; trial < 300; ++trial) {
-    const Cluster a = test::makeCluster(3, 4, 2, Numbering::Blocked, IntraOrder::Random, 100 + trial);
-    const Cluster b = test::makeCluster(3, 4, 2, Numbering::Blocked, IntraOrder::Random, 900 + trial);
+    const Cluster a =
+        test::makeCluster(3, 4, 2, Numbering::Blocked, IntraOrder::Random, 100 + trial);
+    const Cluster b =
+        test::makeCluster(3, 4, 2, Numbering::Blocked, IntraOrder::Random, 900 + trial);
     const auto fa = test::gatherFragments(a), fb = test::gatherFragments(b);
     std::vector<TopoRanks> mixed(a.nRanks);
     for (int r = 0; r < a.nRanks; ++r) mixed[r] = (rng() % 4 == 0) ? fb[r] : fa[r];
@@ -287,16 +305,20 @@ TEST(GraphBuildRings, TheTwoErrorMessages) {
   ASSERT_FALSE(a.ok());
   EXPECT_EQ(a.error().message, "Error : ring 0 does not loop back to start (1 != 0)");
   std::vector<int> pairs = {1, 0, 3, 2};  // 0 1 0 1: closes, misses 2 and 3
-  EXPECT_EQ(buildRings(1, rings, 0, 4, pairs).error().message, "Error : ring 0 does not contain rank 2");
+  EXPECT_EQ(buildRings(1, rings, 0, 4, pairs).error().message,
+            "Error : ring 0 does not contain rank 2");
   // Second ring broken, first fine: the message names ring 1.
   std::vector<int> second = {1, 2, 3, 0, 1, 0, 3, 2};
   std::vector<int> out(8);
-  EXPECT_EQ(buildRings(2, out, 0, 4, second).error().message, "Error : ring 1 does not contain rank 2");
+  EXPECT_EQ(buildRings(2, out, 0, 4, second).error().message,
+            "Error : ring 1 does not contain rank 2");
   // A -1 (unstitched) successor cannot be followed.
   std::vector<int> hole = {1, -1, 3, 0};
-  EXPECT_EQ(buildRings(1, rings, 0, 4, hole).error().message, "Error : ring 0 does not loop back to start (-1 != 0)");
+  EXPECT_EQ(buildRings(1, rings, 0, 4, hole).error().message,
+            "Error : ring 0 does not loop back to start (-1 != 0)");
   std::vector<int> big = {1, 7, 3, 0};
-  EXPECT_EQ(buildRings(1, rings, 0, 4, big).error().message, "Error : ring 0 does not loop back to start (7 != 0)");
+  EXPECT_EQ(buildRings(1, rings, 0, 4, big).error().message,
+            "Error : ring 0 does not loop back to start (7 != 0)");
   // Tables too small for the request.
   EXPECT_FALSE(buildRings(2, rings, 0, 4, noLoop).ok());
 }

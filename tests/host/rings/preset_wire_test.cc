@@ -46,7 +46,7 @@ TEST(GraphPreset, HeadAndTailHaveMinusOneTowardsTheNetwork) {
   ASSERT_TRUE(head.ok());
   EXPECT_EQ(head->ringPrev[0], -1);  // head of channel 0
   EXPECT_EQ(head->ringNext[0], 7);
-  EXPECT_EQ(head->ringPrev[1], 7);   // tail of channel 1
+  EXPECT_EQ(head->ringPrev[1], 7);  // tail of channel 1
   EXPECT_EQ(head->ringNext[1], -1);
 }
 
@@ -119,13 +119,15 @@ TEST(GraphPreset, KangaLaneIsTheRanksSlotOfEachPath) {
 }
 
 TEST(GraphPreset, RejectsTooManyOrTooLongKangaPaths) {
-  EXPECT_CONTAINS(preset(twoChannelGraph(), 4, KangaPaths(5, {4})).error().message, "5 kangaRing paths, MAX_KANGA_PATHS is 4");
-  EXPECT_CONTAINS(preset(twoChannelGraph(), 4, {std::vector<int>(65, 4)}).error().message, "has 65 entries, at most 64");
+  EXPECT_CONTAINS(preset(twoChannelGraph(), 4, KangaPaths(5, {4})).error().message,
+                  "5 kangaRing paths, MAX_KANGA_PATHS is 4");
+  EXPECT_CONTAINS(preset(twoChannelGraph(), 4, {std::vector<int>(65, 4)}).error().message,
+                  "has 65 entries, at most 64");
 }
 
 int le32(const std::array<uint8_t, kFragmentBytes>& b, std::size_t off) {
-  return static_cast<int>(uint32_t{b[off]} | uint32_t{b[off + 1]} << 8 | uint32_t{b[off + 2]} << 16 |
-                          uint32_t{b[off + 3]} << 24);
+  return static_cast<int>(uint32_t{b[off]} | uint32_t{b[off + 1]} << 8 |
+                          uint32_t{b[off + 2]} << 16 | uint32_t{b[off + 3]} << 24);
 }
 
 TEST(GraphFragmentWire, LayoutIsLittleEndianAtTheSpecOffsets) {
@@ -134,12 +136,12 @@ TEST(GraphFragmentWire, LayoutIsLittleEndianAtTheSpecOffsets) {
   f->kangaPath[1][2] = 0x01020304;  // a value whose byte order shows
   const auto b = encodeFragment(*f);
   ASSERT_EQ(b.size(), 960u);
-  EXPECT_EQ(le32(b, 0), 5);           // ringRecv[0]
-  EXPECT_EQ(le32(b, 4), 6);           // ringRecv[1]
-  EXPECT_EQ(le32(b, 128), 6);         // ringSend[0]
-  EXPECT_EQ(le32(b, 256), 5);         // ringPrev[0]
-  EXPECT_EQ(le32(b, 384 + 4), 5);     // ringNext[1]
-  EXPECT_EQ(le32(b, 8), -1);          // ringRecv[2], unused
+  EXPECT_EQ(le32(b, 0), 5);                       // ringRecv[0]
+  EXPECT_EQ(le32(b, 4), 6);                       // ringRecv[1]
+  EXPECT_EQ(le32(b, 128), 6);                     // ringSend[0]
+  EXPECT_EQ(le32(b, 256), 5);                     // ringPrev[0]
+  EXPECT_EQ(le32(b, 384 + 4), 5);                 // ringNext[1]
+  EXPECT_EQ(le32(b, 8), -1);                      // ringRecv[2], unused
   const std::size_t k12 = 896 + 4 * (1 * 4 + 2);  // JbogKangaringPath[1][2]
   EXPECT_EQ(b[k12], 0x04);
   EXPECT_EQ(b[k12 + 3], 0x01);
@@ -160,7 +162,8 @@ TEST(GraphFragmentWire, RoundTripsEveryField) {
 }
 
 // Encodes rank 7's fragment, applies `edit` to the bytes, decodes as from rank 7.
-std::string decodeError(const std::function<void(std::array<uint8_t, kFragmentBytes>&)>& edit, int nRanks = 8) {
+std::string decodeError(const std::function<void(std::array<uint8_t, kFragmentBytes>&)>& edit,
+                        int nRanks = 8) {
   auto f = preset(twoChannelGraph(), 7);
   auto b = encodeFragment(*f);
   edit(b);
@@ -169,7 +172,8 @@ std::string decodeError(const std::function<void(std::array<uint8_t, kFragmentBy
 }
 
 void put(std::array<uint8_t, kFragmentBytes>& b, std::size_t off, int v) {
-  for (int i = 0; i < 4; ++i) b[off + i] = static_cast<uint8_t>(static_cast<uint32_t>(v) >> (8 * i));
+  for (int i = 0; i < 4; ++i)
+    b[off + i] = static_cast<uint8_t>(static_cast<uint32_t>(v) >> (8 * i));
 }
 
 TEST(GraphFragmentWire, RejectsOutOfRangeRanksNamingRankAndField) {
@@ -186,20 +190,31 @@ TEST(GraphFragmentWire, RejectsOutOfRangeRanksNamingRankAndField) {
 
 TEST(GraphFragmentWire, RejectsBrokenHeadTailRules) {
   // Rank 7 is neither head nor tail of channel 0: its prev must not be -1.
-  EXPECT_CONTAINS(decodeError([](auto& b) { put(b, 256, -1); }), "ringPrev[0] = -1: only the node's ring head (ringRecv) may have no local predecessor");
+  EXPECT_CONTAINS(
+      decodeError([](auto& b) { put(b, 256, -1); }),
+      "ringPrev[0] = -1: only the node's ring head (ringRecv) may have no local predecessor");
   // Claiming rank 7 is channel 1's tail while it still names a successor.
-  EXPECT_CONTAINS(decodeError([](auto& b) { put(b, 128 + 4, 7); }), "ringNext[1] = 5: the node's ring tail has no local successor");
-  EXPECT_CONTAINS(decodeError([](auto& b) { put(b, 384, 7); }), "ringNext[0] names the source rank itself");
+  EXPECT_CONTAINS(decodeError([](auto& b) { put(b, 128 + 4, 7); }),
+                  "ringNext[1] = 5: the node's ring tail has no local successor");
+  EXPECT_CONTAINS(decodeError([](auto& b) { put(b, 384, 7); }),
+                  "ringNext[0] names the source rank itself");
 }
 
 TEST(GraphFragmentWire, RejectsChannelCountShapes) {
   // No channel at all.
-  EXPECT_CONTAINS(decodeError([](auto& b) { put(b, 0, -1); put(b, 4, -1); }), "ringRecv[0] = -1: a fragment carries at least one channel");
+  EXPECT_CONTAINS(decodeError([](auto& b) {
+                    put(b, 0, -1);
+                    put(b, 4, -1);
+                  }),
+                  "ringRecv[0] = -1: a fragment carries at least one channel");
   // Channel 0 without a head: no channel, whatever follows.
-  EXPECT_CONTAINS(decodeError([](auto& b) { put(b, 0, -1); }), "ringRecv[0] = -1: a fragment carries at least one channel");
+  EXPECT_CONTAINS(decodeError([](auto& b) { put(b, 0, -1); }),
+                  "ringRecv[0] = -1: a fragment carries at least one channel");
   // A gap: channel 1 ends the prefix but still has data.
-  EXPECT_CONTAINS(decodeError([](auto& b) { put(b, 4, -1); }), "ringSend[1] = 5: the fragment has 1 channels, later slots must be -1");
-  EXPECT_CONTAINS(decodeError([](auto& b) { put(b, 384 + 4 * 31, 3); }), "ringNext[31] = 3: the fragment has 2 channels");
+  EXPECT_CONTAINS(decodeError([](auto& b) { put(b, 4, -1); }),
+                  "ringSend[1] = 5: the fragment has 1 channels, later slots must be -1");
+  EXPECT_CONTAINS(decodeError([](auto& b) { put(b, 384 + 4 * 31, 3); }),
+                  "ringNext[31] = 3: the fragment has 2 channels");
 }
 
 TEST(GraphFragmentWire, RejectsWrongLengthAndTreeBytes) {

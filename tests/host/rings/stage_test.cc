@@ -1,6 +1,7 @@
 // The stage after the all-gather (postset, kangaRing, MLA cycles) and the
 // log lines it writes, read back from an NCCL_DEBUG_FILE-style log file.
 #include "rings/stage.h"
+
 #include "log/log.h"
 #include "synthetic.h"
 
@@ -74,8 +75,9 @@ TEST(GraphKangaRing, StageBuildsAndLogsKangaRingAndMlaCycles) {
   EXPECT_EQ(s->kangaRing.size(), 2u);
   EXPECT_EQ(s->mla.nMlaInCycle, 2);
   const std::string log = capture.text();
-  for (const char* line : {"Channel 00/02 : 0 1 2 3", "Channel 01/02 : 0 1 2 3", "built 2 kangaring paths",
-                           "kangaring path[0]=0 1 2 3", "kangaring path[1]=2 3 0 1", "built 2 mla cycles"})
+  for (const char* line :
+       {"Channel 00/02 : 0 1 2 3", "Channel 01/02 : 0 1 2 3", "built 2 kangaring paths",
+        "kangaring path[0]=0 1 2 3", "kangaring path[1]=2 3 0 1", "built 2 mla cycles"})
     EXPECT_CONTAINS(log, line);
   // Order of the original: rings, then kangaRing, then MLA cycles.
   EXPECT_LT(log.find("Channel 01/02"), log.find("built 2 kangaring paths"));

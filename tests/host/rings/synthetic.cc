@@ -47,7 +47,9 @@ Cluster makeCluster(int nNodes, int nLocal, int nChannels, Numbering numbering, 
       switch (intra) {
         case IntraOrder::Identity: break;
         case IntraOrder::Reverse: std::reverse(locals.begin(), locals.end()); break;
-        case IntraOrder::Rotated: std::rotate(locals.begin(), locals.begin() + (c + 1) % nLocal, locals.end()); break;
+        case IntraOrder::Rotated:
+          std::rotate(locals.begin(), locals.begin() + (c + 1) % nLocal, locals.end());
+          break;
         case IntraOrder::Random: locals = shuffled(nLocal, seed * 7919u + node * 131u + c); break;
       }
       std::vector<int> ranks;

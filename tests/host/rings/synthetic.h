@@ -13,15 +13,15 @@
 
 namespace nccom::rings::test {
 
-enum class Numbering { Blocked, Interleaved };            // rank = node*L + l, or l*N + node
+enum class Numbering { Blocked, Interleaved };                 // rank = node*L + l, or l*N + node
 enum class IntraOrder { Identity, Reverse, Rotated, Random };  // Rotated: by (c + 1) per channel
 
 struct Cluster {
   int nNodes = 0, nLocal = 0, nChannels = 0, nRanks = 0;
-  std::vector<topo::TopoGraph> graphs;   // per node
-  std::vector<int> rankNode;             // per rank
-  std::vector<int> nodesFirstRank;       // per node: lowest rank
-  std::vector<int> localIndex;           // per rank: l
+  std::vector<topo::TopoGraph> graphs;  // per node
+  std::vector<int> rankNode;            // per rank
+  std::vector<int> nodesFirstRank;      // per node: lowest rank
+  std::vector<int> localIndex;          // per rank: l
   // order[node][c]: channel c's ring order on the node (global ranks).
   std::vector<std::vector<std::vector<int>>> order;
 };
@@ -42,10 +42,10 @@ PostsetInput inputFor(const Cluster& cl, const std::vector<TopoRanks>& fragments
 }  // namespace nccom::rings::test
 
 // EXPECT_CONTAINS(text, part): part occurs in text (printing both otherwise).
-#define EXPECT_CONTAINS(text, part)                                                             \
-  do {                                                                                         \
-    const std::string nccom_text_ = (text);                                                    \
-    const std::string nccom_part_ = (part);                                                    \
-    EXPECT_NE(nccom_text_.find(nccom_part_), std::string::npos)                                \
-        << "  text: " << nccom_text_ << "\n  expected to contain: " << nccom_part_;            \
+#define EXPECT_CONTAINS(text, part)                                                 \
+  do {                                                                              \
+    const std::string nccom_text_ = (text);                                         \
+    const std::string nccom_part_ = (part);                                         \
+    EXPECT_NE(nccom_text_.find(nccom_part_), std::string::npos)                     \
+        << "  text: " << nccom_text_ << "\n  expected to contain: " << nccom_part_; \
   } while (0)

@@ -36,9 +36,11 @@ TEST(TopoXml, FuzzTargetReplaysSeedsAndMutations) {
   ASSERT_GE(corpus.size(), 3u) << "no seeds in " << TOPO_FUZZ_CORPUS_DIR;
   for (const auto& s : corpus) EXPECT_EQ(run(s), 0);
   std::mt19937_64 rng(0x70b0);
-  static const std::string kTokens[] = {"<",    ">",     "/>",  "</",       "='",     "\"",          "&amp;",
-                                        "<!--", "-->",   " ",   "<gpu ",    "rank=",  "<nvlink ",    "<cpu ",
-                                        "<pci ", "0x03", "<?xml ?>", "&#1;", "busid='", std::string(300, 'a')};
+  static const std::string kTokens[] = {
+      "<",     ">",        "/>",       "</",      "='",
+      "\"",    "&amp;",    "<!--",     "-->",     " ",
+      "<gpu ", "rank=",    "<nvlink ", "<cpu ",   "<pci ",
+      "0x03",  "<?xml ?>", "&#1;",     "busid='", std::string(300, 'a')};
   for (int i = 0; i < 5000; ++i) {
     std::string s = corpus[rng() % corpus.size()];
     const int edits = 1 + static_cast<int>(rng() % 4);
@@ -47,10 +49,13 @@ TEST(TopoXml, FuzzTargetReplaysSeedsAndMutations) {
       switch (rng() % 5) {
         case 0: s.erase(at, rng() % 16); break;
         case 1: s.insert(at, kTokens[rng() % std::size(kTokens)]); break;
-        case 2: if (at < s.size()) s[at] = static_cast<char>(rng()); break;
+        case 2:
+          if (at < s.size()) s[at] = static_cast<char>(rng());
+          break;
         case 3: s.resize(at); break;
         default: {  // duplicate a range
-          const std::size_t len = std::min<std::size_t>(rng() % 200, s.size() - std::min(at, s.size()));
+          const std::size_t len =
+              std::min<std::size_t>(rng() % 200, s.size() - std::min(at, s.size()));
           s.insert(at, s.substr(at, len));
         }
       }

@@ -1,6 +1,7 @@
 // TopoGraphXml: <graphs> XML <-> TopoGraph on the PCIe host fixture (devs
 // 0..7 are ranks 8..15, so every dev -> rank translation is visible).
 #include "topo/graph_xml.h"
+
 #include "topo_test_util.h"
 
 namespace nccom::topo::test {
@@ -27,8 +28,10 @@ constexpr const char* kRingAttrs =
 
 std::string twoChannels() { return channelXml(kForward, 0, 0) + channelXml(kBackward, 1, 1); }
 
-Result<int> load(const std::string& graphsBody, const TopoSystem& sys, TopoGraph& graph, int version = 1) {
-  auto doc = parseXml("<graphs version='" + std::to_string(version) + "'>" + graphsBody + "</graphs>");
+Result<int> load(const std::string& graphsBody, const TopoSystem& sys, TopoGraph& graph,
+                 int version = 1) {
+  auto doc =
+      parseXml("<graphs version='" + std::to_string(version) + "'>" + graphsBody + "</graphs>");
   if (!doc.ok()) return doc.take_error();
   return graphFromXml(*doc, sys, graph);
 }
@@ -41,7 +44,8 @@ TEST(TopoGraphXml, LoadsChannelsTranslatingDevToRank) {
   EXPECT_EQ(*n, 2);
   EXPECT_EQ(g.nChannels, 2);
   EXPECT_EQ(g.nLocal, 8);
-  EXPECT_EQ(g.intra, (std::vector<int>{8, 9, 10, 11, 12, 13, 14, 15, 15, 14, 13, 12, 11, 10, 9, 8}));
+  EXPECT_EQ(g.intra,
+            (std::vector<int>{8, 9, 10, 11, 12, 13, 14, 15, 15, 14, 13, 12, 11, 10, 9, 8}));
   ASSERT_EQ(g.inter.size(), 2u);
   EXPECT_EQ(g.inter[0], (std::array<int, 2>{0, 0}));
   EXPECT_EQ(g.inter[1], (std::array<int, 2>{1, 1}));
@@ -74,7 +78,8 @@ TEST(TopoGraphXml, WriterLayoutIsExact) {
   // No NET nodes in this system: no <net> entries.
   EXPECT_EQ(writeXml(*doc->root),
             "<graphs version=\"1\">\n"
-            "  <graph id=\"1\" pattern=\"4\" crossnic=\"2\" nchannels=\"1\" speedintra=\"10.5\" speedinter=\"0.1\" "
+            "  <graph id=\"1\" pattern=\"4\" crossnic=\"2\" nchannels=\"1\" speedintra=\"10.5\" "
+            "speedinter=\"0.1\" "
             "typeintra=\"PIX\" typeinter=\"SYS\" samechannels=\"1\">\n"
             "    <channel>\n"
             "      <gpu dev=\"5\"/>\n"
@@ -125,7 +130,8 @@ TEST(TopoGraphXml, GraphWithAnotherIdIsSkipped) {
 TEST(TopoGraphXml, CrossNicGraphSkippedWhenTheRequestForbidsIt) {
   const TopoSystem sys = pcieHost();
   const std::string cross = graphXml(
-      "id='0' pattern='4' crossnic='1' speedintra='24' speedinter='12' typeintra='PXB' typeinter='PXB' samechannels='0'",
+      "id='0' pattern='4' crossnic='1' speedintra='24' speedinter='12' typeintra='PXB' "
+      "typeinter='PXB' samechannels='0'",
       channelXml(kForward, 0, 1));
   TopoGraph strict;
   strict.crossNic = 0;
@@ -141,10 +147,12 @@ TEST(TopoGraphXml, CrossNicGraphSkippedWhenTheRequestForbidsIt) {
 TEST(TopoGraphXml, FirstMatchingGraphAfterSkipsAndLastMatchWins) {
   const TopoSystem sys = pcieHost();
   const std::string other = graphXml(
-      "id='1' pattern='4' crossnic='0' speedintra='1' speedinter='1' typeintra='SYS' typeinter='SYS' samechannels='0'",
+      "id='1' pattern='4' crossnic='0' speedintra='1' speedinter='1' typeintra='SYS' "
+      "typeinter='SYS' samechannels='0'",
       channelXml(kForward, 0, 0));
   const std::string single = graphXml(
-      "id='0' pattern='4' crossnic='0' speedintra='6' speedinter='6' typeintra='SYS' typeinter='SYS' samechannels='0'",
+      "id='0' pattern='4' crossnic='0' speedintra='6' speedinter='6' typeintra='SYS' "
+      "typeinter='SYS' samechannels='0'",
       channelXml(kBackward, 1, 0));
   TopoGraph g;
   EXPECT_EQ(*load(other + graphXml(kRingAttrs, twoChannels()) + single, sys, g), 1);
@@ -179,33 +187,55 @@ std::string manyChannels(int n) {
 }
 
 const char* kAttrsNoCount =
-    "id='0' pattern='4' crossnic='0' speedintra='24' speedinter='12' typeintra='PXB' typeinter='PXB' samechannels='1'";
+    "id='0' pattern='4' crossnic='0' speedintra='24' speedinter='12' typeintra='PXB' "
+    "typeinter='PXB' samechannels='1'";
 
 INSTANTIATE_TEST_SUITE_P(
     TopoGraphXml, TopoGraphXmlErrors,
     ::testing::Values(
-        BadGraph{"TooManyChannels", graphXml(kAttrsNoCount, manyChannels(33)), "graph has 33 channels, at most 32"},
-        BadGraph{"TooFewGpus", graphXml(kAttrsNoCount, channelXml(kForward, 0, 0) + channelXml({0, 1, 2, 3, 4, 5, 6}, 0, 0)),
+        BadGraph{"TooManyChannels", graphXml(kAttrsNoCount, manyChannels(33)),
+                 "graph has 33 channels, at most 32"},
+        BadGraph{"TooFewGpus",
+                 graphXml(kAttrsNoCount,
+                          channelXml(kForward, 0, 0) + channelXml({0, 1, 2, 3, 4, 5, 6}, 0, 0)),
                  "channel 1 lists 7 gpus, expected 8 (one per local rank)"},
-        BadGraph{"TooManyGpus", graphXml(kAttrsNoCount, channelXml({0, 1, 2, 3, 4, 5, 6, 7, 0}, 0, 0)),
+        BadGraph{"TooManyGpus",
+                 graphXml(kAttrsNoCount, channelXml({0, 1, 2, 3, 4, 5, 6, 7, 0}, 0, 0)),
                  "channel 0 lists more than 8 gpus (the system has 8)"},
-        BadGraph{"ThreeNets", graphXml(kAttrsNoCount, "<channel><net dev='0'/><net dev='0'/><net dev='1'/></channel>"),
+        BadGraph{"ThreeNets",
+                 graphXml(kAttrsNoCount,
+                          "<channel><net dev='0'/><net dev='0'/><net dev='1'/></channel>"),
                  "channel 0 lists more than 2 <net> entries"},
         BadGraph{"UnknownDev", graphXml(kAttrsNoCount, channelXml({0, 1, 2, 3, 4, 5, 6, 42}, 0, 0)),
                  "XML Import Channel : dev 42 not found."},
-        BadGraph{"BadPathType", graphXml("id='0' pattern='4' crossnic='0' speedintra='1' speedinter='1' typeintra='FAST' "
-                                         "typeinter='SYS' samechannels='0'", ""),
-                 "attribute 'typeintra'='FAST' is not a path type (LOC NVL NVB PIX PXB PHB SYS)"},
-        BadGraph{"NchannelsDisagrees", graphXml(kRingAttrs, channelXml(kForward, 0, 0)), "nchannels=2 but 1 <channel> elements"},
-        BadGraph{"MissingSpeed", graphXml("id='0' pattern='4' crossnic='0' speedinter='1' typeintra='SYS' typeinter='SYS' "
-                                          "samechannels='0'", ""),
-                 "attribute 'speedintra' of <graph> at line 1:21: missing"},
-        BadGraph{"BadPattern", graphXml("id='0' pattern='9' crossnic='0' speedintra='1' speedinter='1' typeintra='SYS' "
-                                        "typeinter='SYS' samechannels='0'", ""),
-                 "attribute 'pattern'=9 outside [1, 4]"},
-        BadGraph{"NotAChannel", graphXml(kAttrsNoCount, "<ring/>"), "a <graph> holds only <channel> elements"},
+        BadGraph{
+            "BadPathType",
+            graphXml(
+                "id='0' pattern='4' crossnic='0' speedintra='1' speedinter='1' typeintra='FAST' "
+                "typeinter='SYS' samechannels='0'",
+                ""),
+            "attribute 'typeintra'='FAST' is not a path type (LOC NVL NVB PIX PXB PHB SYS)"},
+        BadGraph{"NchannelsDisagrees", graphXml(kRingAttrs, channelXml(kForward, 0, 0)),
+                 "nchannels=2 but 1 <channel> elements"},
+        BadGraph{
+            "MissingSpeed",
+            graphXml(
+                "id='0' pattern='4' crossnic='0' speedinter='1' typeintra='SYS' typeinter='SYS' "
+                "samechannels='0'",
+                ""),
+            "attribute 'speedintra' of <graph> at line 1:21: missing"},
+        BadGraph{
+            "BadPattern",
+            graphXml(
+                "id='0' pattern='9' crossnic='0' speedintra='1' speedinter='1' typeintra='SYS' "
+                "typeinter='SYS' samechannels='0'",
+                ""),
+            "attribute 'pattern'=9 outside [1, 4]"},
+        BadGraph{"NotAChannel", graphXml(kAttrsNoCount, "<ring/>"),
+                 "a <graph> holds only <channel> elements"},
         BadGraph{"NotAGraph", "<graph_x/>", "a <graphs> holds only <graph> elements"},
-        BadGraph{"ChannelChildUnknown", graphXml(kAttrsNoCount, "<channel><cpu dev='0'/></channel>"),
+        BadGraph{"ChannelChildUnknown",
+                 graphXml(kAttrsNoCount, "<channel><cpu dev='0'/></channel>"),
                  "a <channel> holds only <net> and <gpu> elements"}),
     [](const ::testing::TestParamInfo<BadGraph>& info) { return std::string(info.param.name); });
 
@@ -213,9 +243,11 @@ TEST(TopoGraphXml, WrongVersionMessage) {
   const TopoSystem sys = pcieHost();
   TopoGraph g;
   auto n = load(graphXml(kRingAttrs, twoChannels()), sys, g, 2);
-  EXPECT_EQ(errorOf(n), "graph XML <graphs> at <string>:1:1: XML Graph has wrong version 2, 1 needed");
+  EXPECT_EQ(errorOf(n),
+            "graph XML <graphs> at <string>:1:1: XML Graph has wrong version 2, 1 needed");
   auto doc = parseXml("<system/>");
-  EXPECT_EQ(errorOf(graphFromXml(*doc, sys, g)), "graph XML <system> at <string>:1:1: root element is <system>, expected <graphs>");
+  EXPECT_EQ(errorOf(graphFromXml(*doc, sys, g)),
+            "graph XML <system> at <string>:1:1: root element is <system>, expected <graphs>");
 }
 
 TEST(TopoGraphXml, WriterErrors) {
@@ -225,17 +257,21 @@ TEST(TopoGraphXml, WriterErrors) {
   g.nLocal = 8;
   g.intra = {8, 9, 10, 11, 12, 13, 14, 99};
   g.inter = {{0, 0}};
-  EXPECT_EQ(errorOf(graphsToXml({&g}, sys)),
-            "graph XML writer (graph id 0): channel 0 names rank 99, which is no GPU of this system");
+  EXPECT_EQ(
+      errorOf(graphsToXml({&g}, sys)),
+      "graph XML writer (graph id 0): channel 0 names rank 99, which is no GPU of this system");
   g.nChannels = 33;
-  EXPECT_EQ(errorOf(graphsToXml({&g}, sys)), "graph XML writer (graph id 0): 33 channels, at most 32");
+  EXPECT_EQ(errorOf(graphsToXml({&g}, sys)),
+            "graph XML writer (graph id 0): 33 channels, at most 32");
   g.nChannels = 1;
   g.nLocal = 7;
-  EXPECT_EQ(errorOf(graphsToXml({&g}, sys)), "graph XML writer (graph id 0): nLocal is 7 but the system has 8 GPUs");
+  EXPECT_EQ(errorOf(graphsToXml({&g}, sys)),
+            "graph XML writer (graph id 0): nLocal is 7 but the system has 8 GPUs");
   g.nLocal = 8;
   g.nChannels = 2;
-  EXPECT_EQ(errorOf(graphsToXml({&g}, sys)),
-            "graph XML writer (graph id 0): intra/inter hold fewer entries than nChannels x nLocal");
+  EXPECT_EQ(
+      errorOf(graphsToXml({&g}, sys)),
+      "graph XML writer (graph id 0): intra/inter hold fewer entries than nChannels x nLocal");
   XmlNode graphNode("graph");
   EXPECT_EQ(errorOf(appendChannelXml(graphNode, g, 5, sys)),
             "graph XML writer (graph id 0): channel 5 is outside intra/inter");

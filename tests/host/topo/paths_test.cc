@@ -15,7 +15,9 @@ namespace nccom::topo::test {
 namespace {
 
 NodeRef gpu(int i) { return {NodeType::GPU, i}; }
-NodeRef pci(const TopoSystem& s, int64_t bus) { return {NodeType::PCI, s.find(NodeType::PCI, bus)}; }
+NodeRef pci(const TopoSystem& s, int64_t bus) {
+  return {NodeType::PCI, s.find(NodeType::PCI, bus)};
+}
 NodeRef cpu(int i) { return {NodeType::CPU, i}; }
 NodeRef nic(int i) { return {NodeType::NIC, i}; }
 NodeRef net(int i) { return {NodeType::NET, i}; }
@@ -60,7 +62,8 @@ TEST(TopoPaths, AcrossSwitchesIsPxb) {
   const TopoSystem s = pcieHost();
   const TopoPath& p = pathOf(s, gpu(0), gpu(2));
   EXPECT_EQ(p.type, PathType::PXB);
-  EXPECT_EQ(p.hops, (std::vector<NodeRef>{pci(s, 0x11000), pci(s, 0x10000), pci(s, 0x14000), gpu(2)}));
+  EXPECT_EQ(p.hops,
+            (std::vector<NodeRef>{pci(s, 0x11000), pci(s, 0x10000), pci(s, 0x14000), gpu(2)}));
   EXPECT_FLOAT_EQ(p.width, 24.0F);
 }
 
@@ -68,8 +71,8 @@ TEST(TopoPaths, AcrossNumaNodesIsSys) {
   const TopoSystem s = pcieHost();
   const TopoPath& p = pathOf(s, gpu(0), gpu(4));
   EXPECT_EQ(p.type, PathType::SYS);
-  EXPECT_EQ(p.hops, (std::vector<NodeRef>{pci(s, 0x11000), pci(s, 0x10000), cpu(0), cpu(1), pci(s, 0x90000),
-                                          pci(s, 0x91000), gpu(4)}));
+  EXPECT_EQ(p.hops, (std::vector<NodeRef>{pci(s, 0x11000), pci(s, 0x10000), cpu(0), cpu(1),
+                                          pci(s, 0x90000), pci(s, 0x91000), gpu(4)}));
   EXPECT_FLOAT_EQ(p.width, 9.0F);
 }
 
@@ -89,7 +92,8 @@ TEST(TopoPaths, PathTypesAreSymmetricOnThePcieHost) {
   for (int a = 0; a < 8; ++a) {
     for (int b = 0; b < 8; ++b) {
       EXPECT_EQ(pathOf(s, gpu(a), gpu(b)).type, pathOf(s, gpu(b), gpu(a)).type) << a << "," << b;
-      EXPECT_EQ(pathOf(s, gpu(a), gpu(b)).count(), pathOf(s, gpu(b), gpu(a)).count()) << a << "," << b;
+      EXPECT_EQ(pathOf(s, gpu(a), gpu(b)).count(), pathOf(s, gpu(b), gpu(a)).count())
+          << a << "," << b;
     }
   }
 }
@@ -103,10 +107,12 @@ TEST(TopoPaths, GdrOutOfReachDivertsNetTrafficThroughTheLocalCpu) {
   EXPECT_FALSE(checkGdr(s, 0, 0, settings));
   const TopoPath& there = pathOf(s, gpu(0), net(0));
   EXPECT_EQ(there.type, PathType::PHB);
-  EXPECT_EQ(there.hops, (std::vector<NodeRef>{pci(s, 0x11000), pci(s, 0x10000), cpu(0), pci(s, 0x10000), nic(0), net(0)}));
+  EXPECT_EQ(there.hops, (std::vector<NodeRef>{pci(s, 0x11000), pci(s, 0x10000), cpu(0),
+                                              pci(s, 0x10000), nic(0), net(0)}));
   EXPECT_FLOAT_EQ(there.width, 12.0F);
   const TopoPath& back = pathOf(s, net(0), gpu(0));
-  EXPECT_EQ(back.hops, (std::vector<NodeRef>{nic(0), pci(s, 0x10000), cpu(0), pci(s, 0x10000), pci(s, 0x11000), gpu(0)}));
+  EXPECT_EQ(back.hops, (std::vector<NodeRef>{nic(0), pci(s, 0x10000), cpu(0), pci(s, 0x10000),
+                                             pci(s, 0x11000), gpu(0)}));
   EXPECT_EQ(back.type, PathType::PHB);
 
   const TopoSystem plain = pcieHost();
@@ -154,8 +160,9 @@ TEST(TopoPaths, CheckP2pHonoursTheLevelPassedIn) {
   EXPECT_TRUE(checkP2p(s, 8, 10, std::string_view("PXB"), std::nullopt)->p2p);
   EXPECT_FALSE(checkP2p(s, 8, 12, std::string_view("PXB"), std::nullopt)->p2p);
   EXPECT_FALSE(checkP2p(s, 8, 9, std::string_view("LOC"), std::nullopt)->p2p);
-  EXPECT_TRUE(checkP2p(s, 8, 9, std::string_view("1"), std::nullopt)->p2p);        // old numbering: 1 = PIX
-  EXPECT_FALSE(checkP2p(s, 8, 9, std::nullopt, std::string_view("1"))->p2p);       // disabled
+  EXPECT_TRUE(
+      checkP2p(s, 8, 9, std::string_view("1"), std::nullopt)->p2p);  // old numbering: 1 = PIX
+  EXPECT_FALSE(checkP2p(s, 8, 9, std::nullopt, std::string_view("1"))->p2p);  // disabled
   EXPECT_TRUE(checkP2p(s, 8, 12, std::string_view("SYS"), std::string_view("0"))->p2p);
   EXPECT_EQ(errorOf(checkP2p(s, 8, 9, std::string_view("FAST"), std::nullopt)),
             "NCCL_P2P_LEVEL='FAST' is not a level (LOC, NVL, NVB, PIX, PXB, PHB, SYS or 0..4)");
@@ -168,7 +175,8 @@ TEST(TopoPaths, P2pDisabledDivertsGpuTrafficThroughTheCpu) {
   const TopoSystem s = pcieHost(settings);
   const TopoPath& p = pathOf(s, gpu(0), gpu(1));
   EXPECT_EQ(p.type, PathType::PHB);
-  EXPECT_EQ(p.hops, (std::vector<NodeRef>{pci(s, 0x11000), pci(s, 0x10000), cpu(0), pci(s, 0x10000), pci(s, 0x11000), gpu(1)}));
+  EXPECT_EQ(p.hops, (std::vector<NodeRef>{pci(s, 0x11000), pci(s, 0x10000), cpu(0), pci(s, 0x10000),
+                                          pci(s, 0x11000), gpu(1)}));
   auto check = checkP2p(s, 8, 9, settings);
   ASSERT_TRUE(check.ok());
   EXPECT_FALSE(check->p2p);
@@ -189,7 +197,9 @@ TEST(TopoPaths, BroadwellDefaultsToPxb) {
 }
 
 TEST(TopoPaths, ResolveLevelNamesNumbersAndErrors) {
-  const auto level = [](const char* v) { return *resolveP2pLevel(std::nullopt, std::string_view(v)); };
+  const auto level = [](const char* v) {
+    return *resolveP2pLevel(std::nullopt, std::string_view(v));
+  };
   EXPECT_EQ(level("NVL"), 1);
   EXPECT_EQ(level("PHB"), 5);
   EXPECT_EQ(level("0"), 0);
@@ -239,7 +249,7 @@ TEST(TopoPaths, NvswitchPathIsNvl) {
   const TopoPath& p = pathOf(s, gpu(0), gpu(1));
   EXPECT_EQ(p.type, PathType::NVL);
   EXPECT_EQ(p.hops, (std::vector<NodeRef>{NodeRef{NodeType::NVS, 0}, gpu(1)}));
-  EXPECT_FLOAT_EQ(p.width, 80.0F);  // 4 x 20 (sm 80)
+  EXPECT_FLOAT_EQ(p.width, 80.0F);                       // 4 x 20 (sm 80)
   EXPECT_TRUE(checkP2p(s, 0, 1, PathSettings{})->read);  // NVL between two sm 80
 }
 
@@ -248,7 +258,8 @@ TEST(TopoPaths, UnconnectedGpusHaveNoPath) {
   ASSERT_TRUE(computePaths(s));
   EXPECT_FALSE(pathOf(s, gpu(0), gpu(1)).reachable());
   EXPECT_EQ(errorOf(checkP2p(s, 0, 1, PathSettings{})), "no path between rank 0 and rank 1");
-  EXPECT_EQ(errorOf(checkP2p(s, 0, 99, PathSettings{})), "checkP2p: rank 99 is not a GPU of this topology");
+  EXPECT_EQ(errorOf(checkP2p(s, 0, 99, PathSettings{})),
+            "checkP2p: rank 99 is not a GPU of this topology");
 }
 
 TEST(TopoPaths, AGpuIsNeverAPciTransit) {
@@ -264,13 +275,15 @@ TEST(TopoPaths, AGpuIsNeverAPciTransit) {
 TEST(TopoPaths, OneWayLinkIsAnError) {
   TopoSystem s = gpusOnly(2);
   ASSERT_TRUE(connectNodes(s, gpu(0), gpu(1), LinkType::NVL, 20.0F));
-  EXPECT_EQ(errorOf(computePaths(s)),
-            "topology: link from GPU 4096 to GPU 8192 has no reverse link (paths need both directions)");
+  EXPECT_EQ(
+      errorOf(computePaths(s)),
+      "topology: link from GPU 4096 to GPU 8192 has no reverse link (paths need both directions)");
 }
 
 TEST(TopoPaths, CheckP2pBeforeComputePathsIsAnError) {
   TopoSystem s = gpusOnly(2);
-  EXPECT_EQ(errorOf(checkP2p(s, 0, 1, PathSettings{})), "checkP2p: paths are not computed (call computePaths first)");
+  EXPECT_EQ(errorOf(checkP2p(s, 0, 1, PathSettings{})),
+            "checkP2p: paths are not computed (call computePaths first)");
 }
 
 TEST(TopoPaths, TrimDropsGpusOutsideMyDomain) {

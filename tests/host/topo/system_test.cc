@@ -33,7 +33,8 @@ TEST(TopoSystem, HostFileNodeCountsAndAttributes) {
     EXPECT_EQ(sys.gpuIndexOfRank(d + 8), g);
   }
   EXPECT_EQ(sys.of(NodeType::GPU)[0].id, 0x12000);  // busid 0000:12:00.0
-  const TopoNode& net1 = sys.of(NodeType::NET)[static_cast<std::size_t>(sys.find(NodeType::NET, 1))];
+  const TopoNode& net1 =
+      sys.of(NodeType::NET)[static_cast<std::size_t>(sys.find(NodeType::NET, 1))];
   EXPECT_FLOAT_EQ(net1.net.width, 12.5F);
   EXPECT_EQ(net1.net.guid, 0x1d0f00000000a090ULL);
   EXPECT_EQ(net1.net.port, 1);
@@ -57,7 +58,8 @@ TEST(TopoSystem, LinkWidthsAndCanonicalOrder) {
   EXPECT_EQ(sys.at(gpu0.links[0].remote).id, 0x11000);
   // Root switch of NUMA 0: down links (two leaf switches at 24, the NIC at
   // 12) first, the up link to the CPU last.
-  const TopoNode& root = sys.of(NodeType::PCI)[static_cast<std::size_t>(sys.find(NodeType::PCI, 0x10000))];
+  const TopoNode& root =
+      sys.of(NodeType::PCI)[static_cast<std::size_t>(sys.find(NodeType::PCI, 0x10000))];
   ASSERT_EQ(root.links.size(), 4u);
   EXPECT_EQ(sys.at(root.links[0].remote).id, 0x11000);
   EXPECT_EQ(sys.at(root.links[1].remote).id, 0x14000);
@@ -115,7 +117,9 @@ TEST(TopoSystem, NvlinksToGpuCpuAndSwitch) {
   EXPECT_FLOAT_EQ(g1.links[0].width, 63.0F);
   // The CPU and the NVS got the reverse links; AMD: no SYS peers, LOC width.
   const auto& cpuLinks = sys.of(NodeType::CPU)[0].links;
-  EXPECT_EQ(std::count_if(cpuLinks.begin(), cpuLinks.end(), [](const TopoLink& l) { return l.type == LinkType::NVL; }), 1);
+  EXPECT_EQ(std::count_if(cpuLinks.begin(), cpuLinks.end(),
+                          [](const TopoLink& l) { return l.type == LinkType::NVL; }),
+            1);
   ASSERT_EQ(sys.of(NodeType::NVS)[0].links.size(), 1u);
   EXPECT_EQ(sys.of(NodeType::NVS)[0].links[0].remote, (NodeRef{NodeType::GPU, 1}));
 }
@@ -130,7 +134,8 @@ TEST(TopoSystem, NvlinkWidthOverride) {
 TEST(TopoSystem, InterCpuWidthsFollowTheArchitecture) {
   EXPECT_FLOAT_EQ(interCpuWidth({CpuArch::X86, CpuVendor::Intel, CpuModel::Skylake, ""}), 9.0F);
   EXPECT_FLOAT_EQ(interCpuWidth({CpuArch::X86, CpuVendor::Intel, CpuModel::Broadwell, ""}), 6.0F);
-  EXPECT_FLOAT_EQ(interCpuWidth({CpuArch::Power, CpuVendor::Unknown, CpuModel::Unknown, ""}), 32.0F);
+  EXPECT_FLOAT_EQ(interCpuWidth({CpuArch::Power, CpuVendor::Unknown, CpuModel::Unknown, ""}),
+                  32.0F);
   EXPECT_FLOAT_EQ(interCpuWidth({CpuArch::Arm, CpuVendor::Unknown, CpuModel::Unknown, ""}), 6.0F);
   EXPECT_FLOAT_EQ(interCpuWidth({CpuArch::X86, CpuVendor::Amd, CpuModel::Unknown, ""}), kLocWidth);
 }
@@ -157,10 +162,12 @@ TEST(TopoSystem, NicsUnderTheCpuShareOneNode) {
 }
 
 TEST(TopoSystem, UnknownElementsAndUnusedDevicesAreIgnored) {
-  const TopoSystem sys = mustBuild(R"(<system><future/><cpu numaid="0"><pci busid="0000:05:00.0" class="0x030000"/>
+  const TopoSystem sys =
+      mustBuild(R"(<system><future/><cpu numaid="0"><pci busid="0000:05:00.0" class="0x030000"/>
     <pci busid="0000:06:00.0"><unknown/></pci></cpu></system>)");
   EXPECT_EQ(sys.count(NodeType::GPU), 0);
-  EXPECT_EQ(sys.count(NodeType::PCI), 1);  // the class-less one; the GPU-class pci without <gpu> is skipped
+  EXPECT_EQ(sys.count(NodeType::PCI),
+            1);  // the class-less one; the GPU-class pci without <gpu> is skipped
 }
 
 struct BadSystem {
@@ -184,51 +191,84 @@ TEST_P(TopoSystemErrors, NameTheElementAndTheRule) {
 INSTANTIATE_TEST_SUITE_P(
     TopoSystem, TopoSystemErrors,
     ::testing::Values(
-        BadSystem{"RootNotSystem", "<graphs/>", "topology <graphs> at <string>:1:1: root element is <graphs>, expected <system>"},
+        BadSystem{"RootNotSystem", "<graphs/>",
+                  "topology <graphs> at <string>:1:1: root element is <graphs>, expected <system>"},
         BadSystem{"WrongVersion", "<system version='2'/>",
                   "topology <system> at <string>:1:1: topology XML version 2, 1 supported"},
-        BadSystem{"GpuWithoutRank", "<system><cpu numaid='0'>\n" GPU_PCI("01:00.0", "dev='0'", "") "</cpu></system>",
-                  "topology <gpu> at <string>:2:22: gpu without rank (every NeuronCore must name its rank)"},
-        BadSystem{"GpuWithoutDev", "<system><cpu numaid='0'>" GPU_PCI("01:00.0", "rank='0'", "") "</cpu></system>",
+        BadSystem{"GpuWithoutRank",
+                  "<system><cpu numaid='0'>\n" GPU_PCI("01:00.0", "dev='0'", "") "</cpu></system>",
+                  "topology <gpu> at <string>:2:22: gpu without rank (every NeuronCore must name "
+                  "its rank)"},
+        BadSystem{"GpuWithoutDev",
+                  "<system><cpu numaid='0'>" GPU_PCI("01:00.0", "rank='0'", "") "</cpu></system>",
                   "topology <string>: XML: attribute 'dev' of <gpu> at line 1:46: missing"},
-        BadSystem{"RankNotANumber", "<system><cpu numaid='0'>" GPU_PCI("01:00.0", "dev='0' rank='one'", "") "</cpu></system>",
-                  "topology <string>: XML: attribute 'rank' of <gpu> at line 1:46: 'one' is not an integer"},
-        BadSystem{"NegativeRank", "<system><cpu numaid='0'>" GPU_PCI("01:00.0", "dev='0' rank='-1'", "") "</cpu></system>",
+        BadSystem{"RankNotANumber",
+                  "<system><cpu numaid='0'>" GPU_PCI("01:00.0", "dev='0' rank='one'",
+                                                     "") "</cpu></system>",
+                  "topology <string>: XML: attribute 'rank' of <gpu> at line 1:46: 'one' is not an "
+                  "integer"},
+        BadSystem{"NegativeRank",
+                  "<system><cpu numaid='0'>" GPU_PCI("01:00.0", "dev='0' rank='-1'",
+                                                     "") "</cpu></system>",
                   "topology <gpu> at <string>:1:46: attribute 'rank'=-1 outside [0, 1073741824]"},
         BadSystem{"DuplicateRank",
-                  "<system><cpu numaid='0'>" GPU_PCI("01:00.0", "dev='0' rank='3'", "") GPU_PCI("02:00.0", "dev='1' rank='3'", "") "</cpu></system>",
+                  "<system><cpu numaid='0'>" GPU_PCI("01:00.0", "dev='0' rank='3'", "")
+                      GPU_PCI("02:00.0", "dev='1' rank='3'", "") "</cpu></system>",
                   "topology <gpu> at <string>:1:101: duplicate gpu rank 3"},
         BadSystem{"DuplicateDev",
-                  "<system><cpu numaid='0'>" GPU_PCI("01:00.0", "dev='0' rank='0'", "") GPU_PCI("02:00.0", "dev='0' rank='1'", "") "</cpu></system>",
+                  "<system><cpu numaid='0'>" GPU_PCI("01:00.0", "dev='0' rank='0'", "")
+                      GPU_PCI("02:00.0", "dev='0' rank='1'", "") "</cpu></system>",
                   "topology <gpu> at <string>:1:101: duplicate gpu dev 0"},
         BadSystem{"DuplicateGpuBusid",
-                  "<system><cpu numaid='0'>" GPU_PCI("01:00.0", "dev='0' rank='0'", "") GPU_PCI("01:00.0", "dev='1' rank='1'", "") "</cpu></system>",
+                  "<system><cpu numaid='0'>" GPU_PCI("01:00.0", "dev='0' rank='0'", "")
+                      GPU_PCI("01:00.0", "dev='1' rank='1'", "") "</cpu></system>",
                   "topology <pci> at <string>:1:80: duplicate gpu busid 01:00.0"},
-        BadSystem{"TwoGpusInOnePci", "<system><cpu numaid='0'><pci busid='01:00.0'><gpu dev='0' rank='0'/><gpu dev='1' rank='1'/></pci></cpu></system>",
-                  "topology <pci> at <string>:1:25: holds 2 <gpu> elements; one NeuronCore per <pci> (give each core its own busid)"},
+        BadSystem{"TwoGpusInOnePci",
+                  "<system><cpu numaid='0'><pci busid='01:00.0'><gpu dev='0' rank='0'/><gpu "
+                  "dev='1' rank='1'/></pci></cpu></system>",
+                  "topology <pci> at <string>:1:25: holds 2 <gpu> elements; one NeuronCore per "
+                  "<pci> (give each core its own busid)"},
         BadSystem{"BadBusid", "<system><cpu numaid='0'><pci busid='zz:00.0'/></cpu></system>",
-                  "topology <pci> at <string>:1:25: busid 'zz:00.0' is not a PCI bus id (hex digits, ':' and '.')"},
-        BadSystem{"NvlinkToUnknownBusid",
-                  "<system><cpu numaid='0'>" GPU_PCI("01:00.0", "dev='0' rank='0'", "<nvlink target='0000:42:00.0' count='1' tclass='0x030000'/>") "</cpu></system>",
-                  "topology <nvlink> at <string>:1:68: nvlink to an unknown busid 0000:42:00.0 (no <gpu> with that busid)"},
+                  "topology <pci> at <string>:1:25: busid 'zz:00.0' is not a PCI bus id (hex "
+                  "digits, ':' and '.')"},
+        BadSystem{
+            "NvlinkToUnknownBusid",
+            "<system><cpu numaid='0'>" GPU_PCI(
+                "01:00.0", "dev='0' rank='0'",
+                "<nvlink target='0000:42:00.0' count='1' tclass='0x030000'/>") "</cpu></system>",
+            "topology <nvlink> at <string>:1:68: nvlink to an unknown busid 0000:42:00.0 (no <gpu> "
+            "with that busid)"},
         BadSystem{"NvlinkOneWay",
-                  "<system><cpu numaid='0'>" GPU_PCI("01:00.0", "dev='0' rank='0'", "<nvlink target='02:00.0' count='1' tclass='0x030000'/>")
-                  GPU_PCI("02:00.0", "dev='1' rank='1'", "") "</cpu></system>",
-                  "topology <gpu> at <string>:1:46: nvlink to gpu 0000:02:00.0 has no <nvlink> back from that gpu (links must be declared in both directions)"},
+                  "<system><cpu numaid='0'>" GPU_PCI(
+                      "01:00.0", "dev='0' rank='0'",
+                      "<nvlink target='02:00.0' count='1' tclass='0x030000'/>")
+                      GPU_PCI("02:00.0", "dev='1' rank='1'", "") "</cpu></system>",
+                  "topology <gpu> at <string>:1:46: nvlink to gpu 0000:02:00.0 has no <nvlink> "
+                  "back from that gpu (links must be declared in both directions)"},
         BadSystem{"NvlinkToItself",
-                  "<system><cpu numaid='0'>" GPU_PCI("01:00.0", "dev='0' rank='0'", "<nvlink target='01:00.0' count='1' tclass='0x030000'/>") "</cpu></system>",
+                  "<system><cpu numaid='0'>" GPU_PCI(
+                      "01:00.0", "dev='0' rank='0'",
+                      "<nvlink target='01:00.0' count='1' tclass='0x030000'/>") "</cpu></system>",
                   "topology <nvlink> at <string>:1:68: nvlink from a gpu to itself (01:00.0)"},
         BadSystem{"NvlinkCountZero",
-                  "<system><cpu numaid='0'>" GPU_PCI("01:00.0", "dev='0' rank='0'", "<nvlink target='02:00.0' count='0' tclass='0x030000'/>") "</cpu></system>",
+                  "<system><cpu numaid='0'>" GPU_PCI(
+                      "01:00.0", "dev='0' rank='0'",
+                      "<nvlink target='02:00.0' count='0' tclass='0x030000'/>") "</cpu></system>",
                   "topology <nvlink> at <string>:1:68: attribute 'count'=0 outside [1, 64]"},
         BadSystem{"DuplicateNuma", "<system><cpu numaid='0'/><cpu numaid='0'/></system>",
                   "topology <cpu> at <string>:1:26: duplicate cpu numaid 0"},
-        BadSystem{"CpuWithoutNuma", "<system><cpu/></system>", "topology <string>: XML: attribute 'numaid' of <cpu> at line 1:9: missing"},
-        BadSystem{"DuplicateNetDev", "<system><cpu numaid='0'><nic><net dev='0'/><net dev='0'/></nic></cpu></system>",
+        BadSystem{"CpuWithoutNuma", "<system><cpu/></system>",
+                  "topology <string>: XML: attribute 'numaid' of <cpu> at line 1:9: missing"},
+        BadSystem{"DuplicateNetDev",
+                  "<system><cpu numaid='0'><nic><net dev='0'/><net dev='0'/></nic></cpu></system>",
                   "topology <net> at <string>:1:44: duplicate net dev 0"},
-        BadSystem{"BadGuid", "<system><cpu numaid='0'><nic><net dev='0' guid='xyz'/></nic></cpu></system>",
-                  "topology <string>: XML: attribute 'guid' of <net> at line 1:30: 'xyz' is not a 64-bit hex number"},
-        BadSystem{"GpuAndNic", "<system><cpu numaid='0'><pci busid='01:00.0'><gpu dev='0' rank='0'/><nic/></pci></cpu></system>",
+        BadSystem{"BadGuid",
+                  "<system><cpu numaid='0'><nic><net dev='0' guid='xyz'/></nic></cpu></system>",
+                  "topology <string>: XML: attribute 'guid' of <net> at line 1:30: 'xyz' is not a "
+                  "64-bit hex number"},
+        BadSystem{"GpuAndNic",
+                  "<system><cpu numaid='0'><pci busid='01:00.0'><gpu dev='0' "
+                  "rank='0'/><nic/></pci></cpu></system>",
                   "topology <pci> at <string>:1:25: holds both a <gpu> and a <nic>"}),
     [](const ::testing::TestParamInfo<BadSystem>& info) { return std::string(info.param.name); });
 
@@ -240,14 +280,16 @@ TEST(TopoSystem, MoreThan256GpusIsAnError) {
     for (int i = 0; i < 129; ++i, ++n) {
       char bus[16];
       std::snprintf(bus, sizeof bus, "%x", 0x100000 + n);
-      xml += std::string("<pci busid='") + bus + "'><gpu dev='" + std::to_string(n) + "' rank='" + std::to_string(n) + "'/></pci>";
+      xml += std::string("<pci busid='") + bus + "'><gpu dev='" + std::to_string(n) + "' rank='" +
+             std::to_string(n) + "'/></pci>";
     }
     xml += "</pci>";
   }
   xml += "</cpu></system>";
   auto doc = parseXml(xml);
   ASSERT_TRUE(doc.ok()) << doc.error().message;
-  EXPECT_EQ(errorOf(buildSystem(*doc)), "topology <string>: topology: more than 256 GPU nodes (NCCL_TOPO_MAX_NODES)");
+  EXPECT_EQ(errorOf(buildSystem(*doc)),
+            "topology <string>: topology: more than 256 GPU nodes (NCCL_TOPO_MAX_NODES)");
 }
 
 }  // namespace

@@ -11,7 +11,9 @@
 
 namespace nccom::topo::test {
 
-inline std::string dataPath(const std::string& name) { return std::string(TOPO_TEST_DATA_DIR) + "/" + name; }
+inline std::string dataPath(const std::string& name) {
+  return std::string(TOPO_TEST_DATA_DIR) + "/" + name;
+}
 
 // Parses XML text that the test expects to be valid; fails the test otherwise.
 inline XmlDocument mustParse(std::string_view text) {
@@ -51,7 +53,8 @@ std::string errorOf(const R& r) {
 
 inline ::testing::AssertionResult Contains(const std::string& haystack, const std::string& needle) {
   if (haystack.find(needle) != std::string::npos) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << "'" << haystack << "' does not contain '" << needle << "'";
+  return ::testing::AssertionFailure()
+         << "'" << haystack << "' does not contain '" << needle << "'";
 }
 
 }  // namespace nccom::topo::test

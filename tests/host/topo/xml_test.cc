@@ -13,8 +13,10 @@ namespace nccom::topo::test {
 namespace {
 
 TEST(TopoXml, ParsesElementsAttributesAndChildrenInOrder) {
-  auto doc = mustParse("<system version=\"1\">\n  <cpu numaid='0' arch=\"x86_64\">\n    <pci busid=\"0000:10:00.0\"/>\n"
-                       "    <nic/>\n  </cpu>\n</system>\n");
+  auto doc = mustParse(
+      "<system version=\"1\">\n  <cpu numaid='0' arch=\"x86_64\">\n    <pci "
+      "busid=\"0000:10:00.0\"/>\n"
+      "    <nic/>\n  </cpu>\n</system>\n");
   ASSERT_TRUE(doc.root);
   const XmlNode& root = *doc.root;
   EXPECT_EQ(root.name(), "system");
@@ -37,8 +39,9 @@ TEST(TopoXml, ParsesElementsAttributesAndChildrenInOrder) {
 }
 
 TEST(TopoXml, SkipsPrologCommentsAndDecodesEntities) {
-  auto doc = mustParse("\xEF\xBB\xBF<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!-- a <comment> -->\n"
-                       "<a v=\"&lt;&gt;&amp;&quot;&apos;\" w='say \"hi\"'><!-- inside --><b/></a><!-- after -->\n");
+  auto doc = mustParse(
+      "\xEF\xBB\xBF<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!-- a <comment> -->\n"
+      "<a v=\"&lt;&gt;&amp;&quot;&apos;\" w='say \"hi\"'><!-- inside --><b/></a><!-- after -->\n");
   ASSERT_TRUE(doc.root);
   EXPECT_EQ(*doc.root->attribute("v"), "<>&\"'");
   EXPECT_EQ(*doc.root->attribute("w"), "say \"hi\"");
@@ -46,8 +49,9 @@ TEST(TopoXml, SkipsPrologCommentsAndDecodesEntities) {
 }
 
 TEST(TopoXml, WriterUsesNcclDumpLayout) {
-  auto doc = mustParse("<system version='1'><cpu numaid='0'><pci busid='0000:10:00.0'><gpu dev='0' rank='0'/></pci>"
-                       "</cpu><cpu numaid='1'/></system>");
+  auto doc = mustParse(
+      "<system version='1'><cpu numaid='0'><pci busid='0000:10:00.0'><gpu dev='0' rank='0'/></pci>"
+      "</cpu><cpu numaid='1'/></system>");
   const std::string expected =
       "<system version=\"1\">\n"
       "  <cpu numaid=\"0\">\n"
@@ -121,10 +125,12 @@ TEST(TopoXml, FileThatIsNotABoundedRegularFileIsRefused) {
   const std::string fifo = dir + "/topo.fifo";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   const std::string rule = ", not a regular file; give the path of a regular file";
-  EXPECT_EQ(errorOf(parseXmlFile(fifo)), "cannot read XML file '" + fifo + "': it is a FIFO" + rule);
+  EXPECT_EQ(errorOf(parseXmlFile(fifo)),
+            "cannot read XML file '" + fifo + "': it is a FIFO" + rule);
   EXPECT_EQ(errorOf(parseXmlFile("/dev/zero")),
             "cannot read XML file '/dev/zero': it is a character device" + rule);
-  EXPECT_EQ(errorOf(parseXmlFile(dir)), "cannot read XML file '" + dir + "': it is a directory" + rule);
+  EXPECT_EQ(errorOf(parseXmlFile(dir)),
+            "cannot read XML file '" + dir + "': it is a directory" + rule);
 
   const std::string big = dir + "/big.xml";
   const std::string text = "<system version=\"1\"/>\n" + std::string(100, ' ');
@@ -158,30 +164,51 @@ TEST_P(TopoXmlErrors, EachRuleHasItsMessageAndLocation) {
 INSTANTIATE_TEST_SUITE_P(
     TopoXml, TopoXmlErrors,
     ::testing::Values(
-        BadInput{"<a><b></b>", "<string>:1:11: XML error: unclosed tag <a> opened at 1:1 (end of input)"},
-        BadInput{"<a x=\"1\"", "<string>:1:1: XML error: unclosed tag <a (end of input inside the tag)"},
-        BadInput{"<a>\n<b></a>", "<string>:2:4: XML error: mismatched closing tag </a>, expected </b> for the element opened at 2:1"},
+        BadInput{"<a><b></b>",
+                 "<string>:1:11: XML error: unclosed tag <a> opened at 1:1 (end of input)"},
+        BadInput{"<a x=\"1\"",
+                 "<string>:1:1: XML error: unclosed tag <a (end of input inside the tag)"},
+        BadInput{"<a>\n<b></a>",
+                 "<string>:2:4: XML error: mismatched closing tag </a>, expected </b> for the "
+                 "element opened at 2:1"},
         BadInput{"</a>", "<string>:1:1: XML error: closing tag </a> without an open element"},
         BadInput{"<a x='1' x='2'/>", "<string>:1:10: XML error: duplicate attribute 'x' on <a>"},
-        BadInput{"<1a/>", "<string>:1:2: XML error: bad character '1' at the start of element name"},
-        BadInput{"<a x='1<2'/>", "<string>:1:8: XML error: bad character '<' in the value of attribute 'x'"},
-        BadInput{"<a x='\x01'/>", "<string>:1:7: XML error: bad character 0x01 in the value of attribute 'x'"},
-        BadInput{"<a x=1/>", "<string>:1:6: XML error: value of attribute 'x' must be in single or double quotes"},
-        BadInput{"<a x='1'y='2'/>", "<string>:1:9: XML error: missing whitespace before attribute in tag <a>"},
+        BadInput{"<1a/>",
+                 "<string>:1:2: XML error: bad character '1' at the start of element name"},
+        BadInput{"<a x='1<2'/>",
+                 "<string>:1:8: XML error: bad character '<' in the value of attribute 'x'"},
+        BadInput{"<a x='\x01'/>",
+                 "<string>:1:7: XML error: bad character 0x01 in the value of attribute 'x'"},
+        BadInput{
+            "<a x=1/>",
+            "<string>:1:6: XML error: value of attribute 'x' must be in single or double quotes"},
+        BadInput{"<a x='1'y='2'/>",
+                 "<string>:1:9: XML error: missing whitespace before attribute in tag <a>"},
         BadInput{"<a x/>", "<string>:1:5: XML error: expected '=' after attribute name 'x'"},
-        BadInput{"<a x='&foo;'/>", "<string>:1:7: XML error: unknown entity reference in attribute 'x' (only &lt; &gt; &amp; &quot; &apos;)"},
+        BadInput{"<a x='&foo;'/>",
+                 "<string>:1:7: XML error: unknown entity reference in attribute 'x' (only &lt; "
+                 "&gt; &amp; &quot; &apos;)"},
         BadInput{"<a x='1", "<string>:1:8: XML error: unterminated value of attribute 'x'"},
-        BadInput{"<a/>junk", "<string>:1:5: XML error: trailing garbage after the root element </a>"},
-        BadInput{"<a/>\n<b/>", "<string>:2:1: XML error: trailing garbage: a second root element after </a>"},
-        BadInput{"<a>text</a>", "<string>:1:4: XML error: text content is not supported (inside <a>)"},
+        BadInput{"<a/>junk",
+                 "<string>:1:5: XML error: trailing garbage after the root element </a>"},
+        BadInput{"<a/>\n<b/>",
+                 "<string>:2:1: XML error: trailing garbage: a second root element after </a>"},
+        BadInput{"<a>text</a>",
+                 "<string>:1:4: XML error: text content is not supported (inside <a>)"},
         BadInput{"<a><!-- open", "<string>:1:4: XML error: unterminated comment (no '-->')"},
-        BadInput{"<!DOCTYPE a><a/>", "<string>:1:1: XML error: <!DOCTYPE and <![CDATA[ are not supported"},
-        BadInput{"<a/><?xml version='1.0'?>", "<string>:1:5: XML error: processing instruction '<?' only allowed as one <?xml ...?> prolog before the root element"},
-        BadInput{"<?php x ?><a/>", "<string>:1:1: XML error: only the <?xml ...?> processing instruction is supported"},
+        BadInput{"<!DOCTYPE a><a/>",
+                 "<string>:1:1: XML error: <!DOCTYPE and <![CDATA[ are not supported"},
+        BadInput{"<a/><?xml version='1.0'?>",
+                 "<string>:1:5: XML error: processing instruction '<?' only allowed as one <?xml "
+                 "...?> prolog before the root element"},
+        BadInput{
+            "<?php x ?><a/>",
+            "<string>:1:1: XML error: only the <?xml ...?> processing instruction is supported"},
         BadInput{"", "<string>:1:1: XML error: no root element"},
         BadInput{"  <!-- only a comment -->\n", "<string>:2:1: XML error: no root element"},
         BadInput{"x<a/>", "<string>:1:1: XML error: bad character 'x' before the root element"},
-        BadInput{"<a>\n  <b c='1' @/>\n</a>", "<string>:2:12: XML error: bad character '@' in tag <b>"}));
+        BadInput{"<a>\n  <b c='1' @/>\n</a>",
+                 "<string>:2:12: XML error: bad character '@' in tag <b>"}));
 
 TEST(TopoXml, NulByteIsABadCharacter) {
   const std::string text("<a/>\0", 5);
@@ -204,7 +231,8 @@ TEST(TopoXml, AtMostSixteenAttributes) {
   for (int i = 0; i < 16; ++i) attrs += " a" + std::to_string(i) + "='x'";
   EXPECT_TRUE(parseXml("<e" + attrs + "/>").ok());
   EXPECT_EQ(errorOf(parseXml("<e" + attrs + " a16='x'/>")),
-            "<string>:1:" + std::to_string(4 + attrs.size()) + ": XML error: too many attributes on <e> (limit 16)");
+            "<string>:1:" + std::to_string(4 + attrs.size()) +
+                ": XML error: too many attributes on <e> (limit 16)");
 }
 
 TEST(TopoXml, NestingDepthLimit) {
@@ -215,7 +243,8 @@ TEST(TopoXml, NestingDepthLimit) {
     return s;
   };
   EXPECT_TRUE(parseXml(nested(64)).ok());
-  EXPECT_EQ(errorOf(parseXml(nested(65))), "<string>:1:193: XML error: elements nested too deep (limit 64)");
+  EXPECT_EQ(errorOf(parseXml(nested(65))),
+            "<string>:1:193: XML error: elements nested too deep (limit 64)");
 }
 
 // A document of exactly n elements: a root with groups of up to 255 leaves.
@@ -237,7 +266,8 @@ TEST(TopoXml, NodeCountLimitIsTheNeuronBuildsMaxNodes) {
   auto ok = parseXml(documentWithNodes(10432));
   ASSERT_TRUE(ok.ok()) << ok.error().message;
   EXPECT_EQ(ok->countNodes(), 10432);
-  EXPECT_TRUE(Contains(errorOf(parseXml(documentWithNodes(10433))), "XML error: too many elements (limit 10432)"));
+  EXPECT_TRUE(Contains(errorOf(parseXml(documentWithNodes(10433))),
+                       "XML error: too many elements (limit 10432)"));
 }
 
 TEST(TopoXml, ChildCountLimit) {
@@ -256,7 +286,9 @@ TEST(TopoXml, InputSizeLimit) {
 }
 
 TEST(TopoXml, TypedGettersAndTheirErrors) {
-  auto doc = mustParse("<n i='42' h='0x1F' neg='-3' f='2.5' bad='4x' big='99999999999999999999' inf='inf' hx='1d0f'/>");
+  auto doc = mustParse(
+      "<n i='42' h='0x1F' neg='-3' f='2.5' bad='4x' big='99999999999999999999' inf='inf' "
+      "hx='1d0f'/>");
   const XmlNode& n = *doc.root;
   EXPECT_EQ(*n.getInt("i"), 42);
   EXPECT_EQ(*n.getInt("h"), 31);
@@ -268,8 +300,10 @@ TEST(TopoXml, TypedGettersAndTheirErrors) {
   EXPECT_EQ(*n.getHex("h"), 0x1fu);
   EXPECT_EQ(*n.getHex("hx"), 0x1d0fu);
   EXPECT_EQ(*n.getIntOr("absent", 7), 7);
-  EXPECT_EQ(errorOf(n.getInt("bad")), "XML: attribute 'bad' of <n> at line 1:1: '4x' is not an integer");
-  EXPECT_EQ(errorOf(n.getIntOr("bad", 7)), "XML: attribute 'bad' of <n> at line 1:1: '4x' is not an integer");
+  EXPECT_EQ(errorOf(n.getInt("bad")),
+            "XML: attribute 'bad' of <n> at line 1:1: '4x' is not an integer");
+  EXPECT_EQ(errorOf(n.getIntOr("bad", 7)),
+            "XML: attribute 'bad' of <n> at line 1:1: '4x' is not an integer");
   EXPECT_TRUE(Contains(errorOf(n.getInt("big")), "is not an integer"));
   EXPECT_TRUE(Contains(errorOf(n.getFloat("inf")), "is not a finite number"));
   EXPECT_TRUE(Contains(errorOf(n.getHex("neg")), "is not a 64-bit hex number"));
@@ -286,9 +320,11 @@ TEST(TopoXml, SettersReplaceInPlaceAndEnforceLimits) {
   n.removeAttribute("guid");
   EXPECT_FALSE(n.hasAttribute("guid"));
   for (int i = 0; i < 14; ++i) ASSERT_TRUE(n.setInt("k" + std::to_string(i), i));
-  EXPECT_EQ(errorOf(n.setInt("one_more", 1)), "XML: attribute 'one_more' of <net>: more than 16 attributes on one element");
+  EXPECT_EQ(errorOf(n.setInt("one_more", 1)),
+            "XML: attribute 'one_more' of <net>: more than 16 attributes on one element");
   EXPECT_TRUE(n.setInt("k0", 5));  // replacing is still fine
-  EXPECT_TRUE(Contains(errorOf(n.setAttribute("v", std::string(256, 'x'))), "value longer than 255 characters"));
+  EXPECT_TRUE(Contains(errorOf(n.setAttribute("v", std::string(256, 'x'))),
+                       "value longer than 255 characters"));
 
   XmlNode parent("p");
   for (int i = 0; i < 256; ++i) ASSERT_TRUE(parent.addChild("c").ok());
@@ -311,9 +347,12 @@ TEST(TopoXml, RandomlyDamagedInputsFailCleanly) {
     for (int e = 0; e < edits; ++e) {
       const std::size_t at = rng() % (s.size() + 1);
       switch (rng() % 3) {
-        case 0: if (at < s.size()) s.erase(at, 1 + rng() % 8); break;
+        case 0:
+          if (at < s.size()) s.erase(at, 1 + rng() % 8);
+          break;
         case 1: s.insert(at, 1, alphabet[rng() % alphabet.size()]); break;
-        default: if (at < s.size()) s[at] = static_cast<char>(rng() % 256);
+        default:
+          if (at < s.size()) s[at] = static_cast<char>(rng() % 256);
       }
     }
     auto doc = parseXml(s);

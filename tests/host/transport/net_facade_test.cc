@@ -26,19 +26,26 @@ class RecordingNet : public net::Net {
   ncclResult_t fini() override { return note("fini"); }
   int device_answer = 3;
   int max_recvs_answer = 1;
-  ncclResult_t devices(int* n) override { *n = device_answer; return note("devices"); }
+  ncclResult_t devices(int* n) override {
+    *n = device_answer;
+    return note("devices");
+  }
   ncclResult_t get_properties(int, ncclNetProperties_v6_t* p) override {
     *p = ncclNetProperties_v6_t{};
     p->maxRecvs = max_recvs_answer;
     return note("props");
   }
-  ncclResult_t listen(int dev, void*, void**) override { return note("listen " + std::to_string(dev)); }
+  ncclResult_t listen(int dev, void*, void**) override {
+    return note("listen " + std::to_string(dev));
+  }
   ncclResult_t connect(int, void*, void**) override { return note("connect"); }
   ncclResult_t accept(void*, void**) override { return note("accept"); }
   ncclResult_t reg_mr(void*, void*, size_t size, int type, void**) override {
     return note("reg_mr " + std::to_string(size) + " " + std::to_string(type));
   }
-  ncclResult_t reg_mr_dma_buf(void*, void*, size_t, int, uint64_t, int, void**) override { return note("dmabuf"); }
+  ncclResult_t reg_mr_dma_buf(void*, void*, size_t, int, uint64_t, int, void**) override {
+    return note("dmabuf");
+  }
   ncclResult_t dereg_mr(void*, void*) override { return note("dereg"); }
   ncclResult_t isend(void*, void*, int size, int tag, void*, void** req) override {
     *req = this;
@@ -56,9 +63,16 @@ class RecordingNet : public net::Net {
   ncclResult_t close_send(void*) override { return note("close_send"); }
   ncclResult_t close_recv(void*) override { return note("close_recv"); }
   ncclResult_t close_listen(void*) override { return note("close_listen"); }
-  ncclResult_t get_mr_key(void*, uint64_t* k) override { *k = 42; return note("key"); }
-  ncclResult_t iwrite(void*, void*, size_t, void*, uint64_t, uint64_t, void**) override { return note("iwrite"); }
-  ncclResult_t iwrite_inline(void*, void*, size_t, uint64_t, uint64_t, void**) override { return note("iwi"); }
+  ncclResult_t get_mr_key(void*, uint64_t* k) override {
+    *k = 42;
+    return note("key");
+  }
+  ncclResult_t iwrite(void*, void*, size_t, void*, uint64_t, uint64_t, void**) override {
+    return note("iwrite");
+  }
+  ncclResult_t iwrite_inline(void*, void*, size_t, uint64_t, uint64_t, void**) override {
+    return note("iwi");
+  }
   ncclResult_t iread(void*, void*, size_t n, void*, uint64_t, uint64_t, void**) override {
     return note("iread " + std::to_string(n));
   }
@@ -146,13 +160,18 @@ TEST(TransportNetFacade, CountsFromThePluginAreBoundedForTransports) {
   RecordingNet net("counts", net::kCapTags);
   const ncclNet_v6_t* t = net_v6_for(net);
   ncclNetProperties_v6_t props{};
-  for (const auto& [answer, handed] : {std::pair<int, int>{1, 1}, {0, 1}, {-5, 1}, {128, 128},
-                                       {129, NCCL_NET_MAX_REQUESTS}, {1 << 30, NCCL_NET_MAX_REQUESTS}}) {
+  for (const auto& [answer, handed] : {std::pair<int, int>{1, 1},
+                                       {0, 1},
+                                       {-5, 1},
+                                       {128, 128},
+                                       {129, NCCL_NET_MAX_REQUESTS},
+                                       {1 << 30, NCCL_NET_MAX_REQUESTS}}) {
     net.max_recvs_answer = answer;
     ASSERT_EQ(t->getProperties(0, &props), ncclSuccess);
     EXPECT_EQ(props.maxRecvs, handed) << "the plugin answered " << answer;
   }
-  for (const auto& [answer, handed] : {std::pair<int, int>{1, 1}, {256, 256}, {257, 256}, {1 << 30, 256}}) {
+  for (const auto& [answer, handed] :
+       {std::pair<int, int>{1, 1}, {256, 256}, {257, 256}, {1 << 30, 256}}) {
     net.device_answer = answer;
     int n = 0;
     ASSERT_EQ(t->devices(&n), ncclSuccess);

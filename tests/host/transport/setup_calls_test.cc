@@ -61,32 +61,50 @@ class GatedNet : public Net {
     *comm = &recv_comm_;
     return ncclSuccess;
   }
-  ncclResult_t close_send(void* c) override { return note(c == &send_comm_ ? "close_send" : "close_send ?"); }
-  ncclResult_t close_recv(void* c) override { return note(c == &recv_comm_ ? "close_recv" : "close_recv ?"); }
+  ncclResult_t close_send(void* c) override {
+    return note(c == &send_comm_ ? "close_send" : "close_send ?");
+  }
+  ncclResult_t close_recv(void* c) override {
+    return note(c == &recv_comm_ ? "close_recv" : "close_recv ?");
+  }
   ncclResult_t close_listen(void*) override { return note("close_listen"); }
 
   ncclResult_t init(ncclDebugLogger_t) override { return ncclSuccess; }
   ncclResult_t fini() override { return ncclSuccess; }
-  ncclResult_t devices(int* n) override { *n = 1; return ncclSuccess; }
+  ncclResult_t devices(int* n) override {
+    *n = 1;
+    return ncclSuccess;
+  }
   ncclResult_t get_properties(int, ncclNetProperties_v6_t*) override { return ncclSuccess; }
   ncclResult_t listen(int, void*, void**) override { return ncclSuccess; }
   ncclResult_t reg_mr(void*, void*, size_t, int, void**) override { return ncclSuccess; }
-  ncclResult_t reg_mr_dma_buf(void*, void*, size_t, int, uint64_t, int, void**) override { return ncclSuccess; }
+  ncclResult_t reg_mr_dma_buf(void*, void*, size_t, int, uint64_t, int, void**) override {
+    return ncclSuccess;
+  }
   ncclResult_t dereg_mr(void*, void*) override { return ncclSuccess; }
   ncclResult_t isend(void*, void*, int, int, void*, void**) override { return ncclSuccess; }
-  ncclResult_t irecv(void*, int, void**, int*, int*, void**, void**) override { return ncclSuccess; }
+  ncclResult_t irecv(void*, int, void**, int*, int*, void**, void**) override {
+    return ncclSuccess;
+  }
   ncclResult_t iflush(void*, int, void**, int*, void**, void**) override { return ncclSuccess; }
   ncclResult_t test(void*, int*, int*) override { return ncclSuccess; }
   ncclResult_t get_mr_key(void*, uint64_t*) override { return ncclSuccess; }
-  ncclResult_t iwrite(void*, void*, size_t, void*, uint64_t, uint64_t, void**) override { return ncclSuccess; }
-  ncclResult_t iwrite_inline(void*, void*, size_t, uint64_t, uint64_t, void**) override { return ncclSuccess; }
-  ncclResult_t iread(void*, void*, size_t, void*, uint64_t, uint64_t, void**) override { return ncclSuccess; }
+  ncclResult_t iwrite(void*, void*, size_t, void*, uint64_t, uint64_t, void**) override {
+    return ncclSuccess;
+  }
+  ncclResult_t iwrite_inline(void*, void*, size_t, uint64_t, uint64_t, void**) override {
+    return ncclSuccess;
+  }
+  ncclResult_t iread(void*, void*, size_t, void*, uint64_t, uint64_t, void**) override {
+    return ncclSuccess;
+  }
 
   int send_comm_ = 0, recv_comm_ = 0;
 
  private:
   bool has(const std::string& what) const {
-    for (const auto& c : calls_) if (c == what) return true;
+    for (const auto& c : calls_)
+      if (c == what) return true;
     return false;
   }
   ncclResult_t note(std::string c) {
@@ -206,7 +224,8 @@ TEST(NetSetupCalls, CloseListenDuringAnAcceptIsDeferredToTheHelper) {
   const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   while (calls.helpers() != 0 && std::chrono::steady_clock::now() < end) std::this_thread::yield();
   EXPECT_EQ(calls.helpers(), 0u);
-  while (thread_count() != threads_before && std::chrono::steady_clock::now() < end) std::this_thread::yield();
+  while (thread_count() != threads_before && std::chrono::steady_clock::now() < end)
+    std::this_thread::yield();
   EXPECT_EQ(thread_count(), threads_before);
 }
 
@@ -258,9 +277,10 @@ TEST(NetSetupCalls, InFlightCallsAreDescribedWithThePluginAndItsFile) {
   EXPECT_EQ(calls.accept(&listen_comm, &comm), ncclSuccess);
   ASSERT_TRUE(net.wait_for("accept"));
   const std::string text = describe_in_flight(net);
-  EXPECT_NE(text.find("gated-describe (Neuron ncclNet_v4) from /plugins/libgated.so has 1 call(s) that "
-                      "have not returned: accept for "),
-            std::string::npos)
+  EXPECT_NE(
+      text.find("gated-describe (Neuron ncclNet_v4) from /plugins/libgated.so has 1 call(s) that "
+                "have not returned: accept for "),
+      std::string::npos)
       << text;
   net.open();
   ASSERT_TRUE(until_comm([&] { return calls.accept(&listen_comm, &comm); }, &comm));

@@ -83,8 +83,9 @@ TEST(TransportHost, ConnectionErrorsNameThePluginAndTheReason) {
   auto self = b->setup(world.comm, NCCOM_TRANSPORT_RECV, 0, world.peers[0]);
   ASSERT_FALSE(self.ok());
   EXPECT_NE(self.error().message.find("transport plugin xport_test ("), std::string::npos);
-  EXPECT_NE(self.error().message.find("setup returned INVALID_ARGUMENT: cannot connect rank 0 to itself"),
-            std::string::npos)
+  EXPECT_NE(
+      self.error().message.find("setup returned INVALID_ARGUMENT: cannot connect rank 0 to itself"),
+      std::string::npos)
       << self.error().message;
   EXPECT_EQ(self.error().status, NRT_INVALID);
 
@@ -94,7 +95,8 @@ TEST(TransportHost, ConnectionErrorsNameThePluginAndTheReason) {
   garbage.fill('x');  // not even NUL-terminated
   auto step = b->connect_step(*mine->connector, garbage);
   ASSERT_FALSE(step.ok());
-  EXPECT_NE(step.error().message.find("is not from rank 1"), std::string::npos) << step.error().message;
+  EXPECT_NE(step.error().message.find("is not from rank 1"), std::string::npos)
+      << step.error().message;
 }
 
 TEST(TransportHost, BadVtablesAreRefusedAtBind) {

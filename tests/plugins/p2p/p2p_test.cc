@@ -4,11 +4,10 @@
 // the handshake in both modes with its channel line, and every refusal of a
 // blob that does not come from the expected peer.
 #include "connect_info.h"
+#include "plugin/plugin_loader.h"
 #include "transport/link_exchange.h"
 #include "transport/selection.h"
 #include "transport/transport_backend.h"
-
-#include "plugin/plugin_loader.h"
 
 #include <gtest/gtest.h>
 
@@ -120,8 +119,8 @@ TEST_F(P2pTransport, BlobIsTheSpecConnectInfo) {
 }
 
 // Sets up rank a's send end and rank b's recv end on `channel`, connects both.
-void handshake(const TransportBackend& t, nccom_transport_comm_t* comm, nccom_transport_peer_t* peers,
-               int a, int b, int channel) {
+void handshake(const TransportBackend& t, nccom_transport_comm_t* comm,
+               nccom_transport_peer_t* peers, int a, int b, int channel) {
   auto send = t.setup(comm[a], NCCOM_TRANSPORT_SEND, channel, peers[b]);
   auto recv = t.setup(comm[b], NCCOM_TRANSPORT_RECV, channel, peers[a]);
   ASSERT_TRUE(send.ok()) << send.error().message;

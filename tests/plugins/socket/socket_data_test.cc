@@ -1,27 +1,27 @@
 // The data path: sizes, striping, tags, back-pressure (suites NetSocketData*).
-#include <algorithm>
-
 #include "socket_fixture.h"
+
+#include <algorithm>
 
 namespace nccom_test {
 namespace {
 
 // One message each way of the pair, sender and receiver in their own threads.
-void transfer(const ncclNet_v6_t *net, Endpoints &e, size_t size, unsigned seed) {
+void transfer(const ncclNet_v6_t* net, Endpoints& e, size_t size, unsigned seed) {
   std::vector<char> out(size), in(size + 1, 0x33);
   fill_pattern(out, seed);
   int ssize = -1, rsize = -1;
   ncclResult_t src = ncclInternalError, rrc = ncclInternalError;
   std::thread receiver([&] {
-    void *req = nullptr;
-    void *data = in.data();
+    void* req = nullptr;
+    void* data = in.data();
     int cap = static_cast<int>(in.size());
     int tag = 7;
     rrc = net->irecv(e.recv, 1, &data, &cap, &tag, nullptr, &req);
     if (rrc == ncclSuccess) rrc = wait_request(net, req, &rsize);
   });
   std::thread sender([&] {
-    void *req = nullptr;
+    void* req = nullptr;
     src = net->isend(e.send, out.data(), static_cast<int>(size), 7, nullptr, &req);
     if (src == ncclSuccess) src = wait_request(net, req, &ssize);
   });
@@ -59,8 +59,8 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Combine(::testing::Values(size_t{0}, size_t{1}, size_t{4096}, size_t{65537},
                                          size_t{1} << 20, (size_t{1} << 20) + 7, size_t{64} << 20),
                        ::testing::Values(Layout{1, 1}, Layout{4, 2}, Layout{3, 1})),
-    [](const auto &info) {
-      const Layout &layout = std::get<1>(info.param);
+    [](const auto& info) {
+      const Layout& layout = std::get<1>(info.param);
       return "bytes" + std::to_string(std::get<0>(info.param)) + "_socks" +
              std::to_string(layout.nsocks) + "x" + std::to_string(layout.nthreads);
     });
@@ -71,36 +71,36 @@ TEST_F(NetSocketData, BackPressureAtMaxRequests) {
   Endpoints e = connect_pair(net, lo);
   std::vector<char> rbuf(NCCL_NET_MAX_REQUESTS * 16), sbuf(NCCL_NET_MAX_REQUESTS * 16);
   for (size_t i = 0; i < sbuf.size(); ++i) sbuf[i] = static_cast<char>(i / 16);
-  std::vector<void *> rreqs, sreqs;
+  std::vector<void*> rreqs, sreqs;
   for (int i = 0; i < NCCL_NET_MAX_REQUESTS; ++i) {
-    void *req = nullptr;
-    void *data = &rbuf[i * 16];
+    void* req = nullptr;
+    void* data = &rbuf[i * 16];
     int size = 16, tag = 1;
     ASSERT_EQ(net->irecv(e.recv, 1, &data, &size, &tag, nullptr, &req), ncclSuccess);
     ASSERT_NE(req, nullptr) << "receive " << i;
     rreqs.push_back(req);
   }
   for (int i = 0; i < NCCL_NET_MAX_REQUESTS; ++i) {
-    void *req = nullptr;
+    void* req = nullptr;
     ASSERT_EQ(net->isend(e.send, &sbuf[i * 16], 16, 1, nullptr, &req), ncclSuccess);
     ASSERT_NE(req, nullptr) << "send " << i;
     sreqs.push_back(req);
   }
   // One more of each: "cannot post now", not an error.
-  void *req = reinterpret_cast<void *>(0x1);
-  void *data = rbuf.data();
+  void* req = reinterpret_cast<void*>(0x1);
+  void* data = rbuf.data();
   int size = 16, tag = 1;
   EXPECT_EQ(net->irecv(e.recv, 1, &data, &size, &tag, nullptr, &req), ncclSuccess);
   EXPECT_EQ(req, nullptr);
-  req = reinterpret_cast<void *>(0x1);
+  req = reinterpret_cast<void*>(0x1);
   EXPECT_EQ(net->isend(e.send, sbuf.data(), 16, 1, nullptr, &req), ncclSuccess);
   EXPECT_EQ(req, nullptr);
 
   // Completing one frees one slot.
   std::thread sender([&] {
-    for (void *r : sreqs) EXPECT_EQ(wait_request(net, r), ncclSuccess);
+    for (void* r : sreqs) EXPECT_EQ(wait_request(net, r), ncclSuccess);
   });
-  for (void *r : rreqs) EXPECT_EQ(wait_request(net, r), ncclSuccess);
+  for (void* r : rreqs) EXPECT_EQ(wait_request(net, r), ncclSuccess);
   sender.join();
   EXPECT_EQ(rbuf, sbuf);  // same tag: completed in posting order
   req = nullptr;
@@ -124,24 +124,24 @@ TEST_F(NetSocketData, TagsMatchInOrderPerTag) {
   const int recv_tags[] = {3, 2, 2, 1, 1};
   const int expect_msg[] = {4, 1, 3, 0, 2};
   std::vector<std::vector<char>> in(5, std::vector<char>(2 << 20));
-  std::vector<void *> rreqs(5);
+  std::vector<void*> rreqs(5);
   for (int i = 0; i < 5; ++i) {
-    void *data = in[i].data();
+    void* data = in[i].data();
     int size = static_cast<int>(in[i].size()), tag = recv_tags[i];
     ASSERT_EQ(net->irecv(e.recv, 1, &data, &size, &tag, nullptr, &rreqs[i]), ncclSuccess);
   }
-  std::vector<void *> sreqs(5);
+  std::vector<void*> sreqs(5);
   for (int i = 0; i < 5; ++i)
     ASSERT_EQ(net->isend(e.send, out[i].data(), static_cast<int>(out[i].size()), send_tags[i],
                          nullptr, &sreqs[i]),
               ncclSuccess);
   std::thread sender([&] {
-    for (void *r : sreqs) EXPECT_EQ(wait_request(net, r), ncclSuccess);
+    for (void* r : sreqs) EXPECT_EQ(wait_request(net, r), ncclSuccess);
   });
   for (int i = 4; i >= 0; --i) {  // tested out of order too
     int size = -1;
     ASSERT_EQ(wait_request(net, rreqs[i], &size), ncclSuccess);
-    const std::vector<char> &want = out[expect_msg[i]];
+    const std::vector<char>& want = out[expect_msg[i]];
     ASSERT_EQ(size, static_cast<int>(want.size())) << "receive " << i;
     EXPECT_EQ(memcmp(in[i].data(), want.data(), want.size()), 0) << "receive " << i;
   }
@@ -161,7 +161,7 @@ TEST_F(NetSocketData, UnexpectedMessagesWaitForTheirReceive) {
   EXPECT_EQ(done, 0);  // rendezvous: nothing completes before a receive is posted
   std::vector<char> rb(80000), ra(80000);
   void *rq_b = nullptr, *rq_a = nullptr;
-  void *data = rb.data();
+  void* data = rb.data();
   int size = 80000, tag = 20;
   ASSERT_EQ(net->irecv(e.recv, 1, &data, &size, &tag, nullptr, &rq_b), ncclSuccess);
   int got = -1;
@@ -231,10 +231,11 @@ TEST_F(NetSocketData, ACallerThatStopsTestingMidMessageLeavesTheRestToItsHelper)
     ASSERT_EQ(net->isend(e.send, out.data(), kBytes, 7, nullptr, &sreq), ncclSuccess);
     ASSERT_NE(rreq, nullptr);
     ASSERT_NE(sreq, nullptr);
-    void *stopping = sender_stops ? sreq : rreq;
-    void *tested = sender_stops ? rreq : sreq;
+    void* stopping = sender_stops ? sreq : rreq;
+    void* tested = sender_stops ? rreq : sreq;
     int done = 0;
-    for (int i = 0; i < 3 && done == 0; ++i) ASSERT_EQ(net->test(stopping, &done, nullptr), ncclSuccess);
+    for (int i = 0; i < 3 && done == 0; ++i)
+      ASSERT_EQ(net->test(stopping, &done, nullptr), ncclSuccess);
     ASSERT_EQ(done, 0) << "16 MiB moved in three tests: the case this checks did not happen";
     int got = -1;
     ASSERT_EQ(wait_request(net, tested, sender_stops ? &got : nullptr), ncclSuccess);
@@ -252,7 +253,7 @@ TEST_F(NetSocketData, ReceiveSmallerThanMessageFailsBothSidesAndCommSurvives) {
   std::vector<char> out(20000, 'x'), in(10000);
   size_t warnings = warning_count();
   void *sreq = nullptr, *rreq = nullptr;
-  void *data = in.data();
+  void* data = in.data();
   int size = 10000, tag = 0;
   ASSERT_EQ(net->irecv(e.recv, 1, &data, &size, &tag, nullptr, &rreq), ncclSuccess);
   ASSERT_EQ(net->isend(e.send, out.data(), 20000, 0, nullptr, &sreq), ncclSuccess);
@@ -289,9 +290,9 @@ TEST_F(NetSocketData, PipelinedStripedStream) {
   std::vector<std::vector<char>> in(kWindow, std::vector<char>(300 << 10));
   for (int base = 0; base < kMessages; base += kWindow) {
     int n = std::min(kWindow, kMessages - base);
-    std::vector<void *> reqs(n);
+    std::vector<void*> reqs(n);
     for (int j = 0; j < n; ++j) {
-      void *data = in[j].data();
+      void* data = in[j].data();
       int size = static_cast<int>(in[j].size()), tag = (base + j) % 3;
       ASSERT_EQ(net->irecv(e.recv, 1, &data, &size, &tag, nullptr, &reqs[j]), ncclSuccess);
       ASSERT_NE(reqs[j], nullptr);

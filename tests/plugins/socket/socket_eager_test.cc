@@ -1,10 +1,10 @@
 // The eager path for small messages (suite NetSocketEager): sends of at most
 // kEagerMaxBytes complete without a posted receive while credits last, the
 // rest go rendezvous; matching stays FIFO per tag across both paths.
-#include <algorithm>
-
 #include "socket_fixture.h"
 #include "socket_wire.h"
+
+#include <algorithm>
 
 namespace nccom_test {
 namespace {
@@ -15,21 +15,21 @@ using NetSocketEager = SocketTest;
 
 constexpr int kThreshold = static_cast<int>(kEagerMaxBytes);
 
-void *post_send(const ncclNet_v6_t *net, void *comm, const std::vector<char> &buf, int tag,
+void* post_send(const ncclNet_v6_t* net, void* comm, const std::vector<char>& buf, int tag,
                 size_t size) {
-  void *req = nullptr;
-  EXPECT_EQ(net->isend(comm, const_cast<char *>(buf.data()), static_cast<int>(size), tag, nullptr,
-                       &req),
-            ncclSuccess);
+  void* req = nullptr;
+  EXPECT_EQ(
+      net->isend(comm, const_cast<char*>(buf.data()), static_cast<int>(size), tag, nullptr, &req),
+      ncclSuccess);
   EXPECT_NE(req, nullptr);
   return req;
 }
-void *post_send(const ncclNet_v6_t *net, void *comm, const std::vector<char> &buf, int tag) {
+void* post_send(const ncclNet_v6_t* net, void* comm, const std::vector<char>& buf, int tag) {
   return post_send(net, comm, buf, tag, buf.size());
 }
 
 // Tests `req` `times` times; true if it completed (successfully).
-bool completes_within(const ncclNet_v6_t *net, void *req, int times) {
+bool completes_within(const ncclNet_v6_t* net, void* req, int times) {
   int done = 0;
   for (int i = 0; i < times && !done; ++i) EXPECT_EQ(net->test(req, &done, nullptr), ncclSuccess);
   return done != 0;
@@ -39,10 +39,10 @@ bool completes_within(const ncclNet_v6_t *net, void *req, int times) {
 // completed, every control record the receiver queued before its
 // clear-to-send has been processed by the sender: the eager grant, credits
 // handed back, drop notices.
-void rendezvous_round(const ncclNet_v6_t *net, Endpoints &e) {
+void rendezvous_round(const ncclNet_v6_t* net, Endpoints& e) {
   std::vector<char> out(kThreshold * 4, 'r'), in(kThreshold * 4);
-  void *rreq = post_recv(net, e.recv, in, 1000);
-  void *sreq = post_send(net, e.send, out, 1000);
+  void* rreq = post_recv(net, e.recv, in, 1000);
+  void* sreq = post_send(net, e.send, out, 1000);
   int got = -1;
   ASSERT_EQ(wait_request(net, rreq, &got), ncclSuccess);
   ASSERT_EQ(wait_request(net, sreq), ncclSuccess);
@@ -56,12 +56,12 @@ TEST_F(NetSocketEager, SmallSendCompletesBeforeTheReceiveIsPosted) {
   rendezvous_round(net, e);  // the grant is in
   std::vector<char> out(64), in(100, 0x55);
   fill_pattern(out, 3);
-  void *sreq = post_send(net, e.send, out, 5);
+  void* sreq = post_send(net, e.send, out, 5);
   int sent = -1;
   // No receive anywhere: only an eager send can complete.
   ASSERT_EQ(wait_request(net, sreq, &sent), ncclSuccess);
   EXPECT_EQ(sent, 64);
-  void *rreq = post_recv(net, e.recv, in, 5);
+  void* rreq = post_recv(net, e.recv, in, 5);
   int got = -1;
   ASSERT_EQ(wait_request(net, rreq, &got), ncclSuccess);
   EXPECT_EQ(got, 64);
@@ -80,13 +80,13 @@ TEST_F(NetSocketEager, SizesAroundTheThreshold) {
       SCOPED_TRACE("size " + std::to_string(size));
       std::vector<char> out(size), in(kThreshold + 100, 0x44);
       fill_pattern(out, size);
-      void *sreq = post_send(net, e.send, out, 9);
+      void* sreq = post_send(net, e.send, out, 9);
       if (size <= kThreshold) {
         ASSERT_EQ(wait_request(net, sreq), ncclSuccess) << "eager: no receive needed";
       } else {
         EXPECT_FALSE(completes_within(net, sreq, 200)) << "rendezvous: waits for its receive";
       }
-      void *rreq = post_recv(net, e.recv, in, 9);
+      void* rreq = post_recv(net, e.recv, in, 9);
       int got = -1, sent = -1;
       ASSERT_EQ(wait_request(net, rreq, &got), ncclSuccess);
       if (size > kThreshold) {
@@ -108,7 +108,7 @@ TEST_F(NetSocketEager, CreditsRunOutThenRendezvousInFifoOrderPerTag) {
   constexpr int kExtra = 8;
   constexpr int kSends = kEagerCredits + kExtra;
   std::vector<std::vector<char>> out(kSends);
-  std::vector<void *> sreqs;
+  std::vector<void*> sreqs;
   for (int i = 0; i < kSends; ++i) {
     out[i].resize(100 + i);  // sizes tell the messages apart too
     fill_pattern(out[i], 40 + i);
@@ -123,7 +123,7 @@ TEST_F(NetSocketEager, CreditsRunOutThenRendezvousInFifoOrderPerTag) {
   for (int i = 1; i < kSends; i += 2) order.push_back(i);
   for (int i = 0; i < kSends; i += 2) order.push_back(i);
   std::vector<std::vector<char>> in(kSends, std::vector<char>(200));
-  std::vector<void *> rreqs;
+  std::vector<void*> rreqs;
   for (int i : order) rreqs.push_back(post_recv(net, e.recv, in[i], 1 + i % 2));
   for (size_t k = 0; k < order.size(); ++k) {
     int i = order[k], got = -1;
@@ -136,7 +136,7 @@ TEST_F(NetSocketEager, CreditsRunOutThenRendezvousInFifoOrderPerTag) {
   rendezvous_round(net, e);
   sreqs.clear();
   for (int i = 0; i < kEagerCredits; ++i) sreqs.push_back(post_send(net, e.send, out[i], 3));
-  for (void *r : sreqs) EXPECT_EQ(wait_request(net, r), ncclSuccess);
+  for (void* r : sreqs) EXPECT_EQ(wait_request(net, r), ncclSuccess);
   for (int i = 0; i < kEagerCredits; ++i) {
     int got = -1;
     ASSERT_EQ(wait_request(net, post_recv(net, e.recv, in[i], 3), &got), ncclSuccess);
@@ -163,18 +163,18 @@ TEST_F(NetSocketEager, MixedTagsAndPathsMatchOutOfOrder) {
   std::vector<std::vector<char>> in(6, std::vector<char>(kEagerMaxBytes * 2));
   const int recv_tags[] = {3, 1, 2, 2, 1, 3};
   const int expect[] = {2, 0, 1, 4, 3, 5};  // C A B E D F
-  std::vector<void *> rreqs(6), sreqs(6);
+  std::vector<void*> rreqs(6), sreqs(6);
   rreqs[0] = post_recv(net, e.recv, in[0], 3);
   rreqs[1] = post_recv(net, e.recv, in[1], 1);
   for (int i = 0; i < 6; ++i) sreqs[i] = post_send(net, e.send, out[i], tags[i]);
   for (int i = 2; i < 6; ++i) rreqs[i] = post_recv(net, e.recv, in[i], recv_tags[i]);
   std::thread sender([&] {
-    for (void *r : sreqs) EXPECT_EQ(wait_request(net, r), ncclSuccess);
+    for (void* r : sreqs) EXPECT_EQ(wait_request(net, r), ncclSuccess);
   });
   for (int i = 5; i >= 0; --i) {  // tested out of order too
     int got = -1;
     ASSERT_EQ(wait_request(net, rreqs[i], &got), ncclSuccess) << "receive " << i;
-    const std::vector<char> &want = out[expect[i]];
+    const std::vector<char>& want = out[expect[i]];
     EXPECT_EQ(got, static_cast<int>(want.size())) << "receive " << i;
     EXPECT_TRUE(std::equal(want.begin(), want.end(), in[i].begin())) << "receive " << i;
   }
@@ -182,11 +182,11 @@ TEST_F(NetSocketEager, MixedTagsAndPathsMatchOutOfOrder) {
   close_pair(net, e);
 }
 
-bool logged(const std::string &needle, size_t from) {
+bool logged(const std::string& needle, size_t from) {
   std::lock_guard<std::mutex> lock(log_capture().mutex);
-  const auto &w = log_capture().warnings;
+  const auto& w = log_capture().warnings;
   return std::any_of(w.begin() + static_cast<long>(std::min(from, w.size())), w.end(),
-                     [&](const std::string &s) { return s.find(needle) != std::string::npos; });
+                     [&](const std::string& s) { return s.find(needle) != std::string::npos; });
 }
 
 // Decision: the eager send has completed (its bytes left) before anyone knew
@@ -200,8 +200,8 @@ TEST_F(NetSocketEager, TooLargeForTheReceiveFailsTheReceiveOnly) {
   for (bool posted_first : {true, false}) {
     SCOPED_TRACE(posted_first ? "receive posted first" : "message held first");
     size_t warnings = warning_count();
-    void *rreq = posted_first ? post_recv(net, e.recv, small, 0) : nullptr;
-    void *sreq = post_send(net, e.send, out, 0);
+    void* rreq = posted_first ? post_recv(net, e.recv, small, 0) : nullptr;
+    void* sreq = post_send(net, e.send, out, 0);
     EXPECT_EQ(wait_request(net, sreq), ncclSuccess);
     if (!posted_first) rreq = post_recv(net, e.recv, small, 0);
     EXPECT_EQ(wait_request(net, rreq), ncclInternalError);
@@ -228,8 +228,8 @@ TEST_F(NetSocketEager, PeerGoneDropsHeldMessages) {
   ASSERT_EQ(net->closeSend(e.send), ncclSuccess);
   e.send = nullptr;
   // A receive nothing matches fails once the receiver sees the peer gone...
-  void *req = nullptr;
-  void *data = in.data();
+  void* req = nullptr;
+  void* data = in.data();
   int size = 100, tag = 99;
   ncclResult_t rc = net->irecv(e.recv, 1, &data, &size, &tag, nullptr, &req);
   if (rc == ncclSuccess) rc = wait_request(net, req);
@@ -258,7 +258,7 @@ TEST_F(NetSocketEager, MixedStreamKeepsOrderAndData) {
   std::vector<std::vector<char>> in(kWindow, std::vector<char>(2 * kEagerMaxBytes + 3));
   for (int base = 0; base < kMessages; base += kWindow) {
     int n = std::min(kWindow, kMessages - base);
-    std::vector<void *> reqs(n);
+    std::vector<void*> reqs(n);
     // Posted in reverse: tags are matched per tag, oldest message first.
     for (int j = n - 1; j >= 0; --j) {
       reqs[j] = post_recv(net, e.recv, in[j], (base + j) % 3);
@@ -286,7 +286,7 @@ TEST_F(NetSocketEager, MixedStreamKeepsOrderAndData) {
 }
 
 TEST_F(NetSocketEager, V4TableWithoutTagsUsesTheEagerPath) {
-  const ncclNet_v4_t *v4 = plugin().v4;
+  const ncclNet_v4_t* v4 = plugin().v4;
   ASSERT_NE(v4, nullptr);
   Endpoints e = connect_pair(net, lo);  // comms are shared by all tables
   ASSERT_NE(e.send, nullptr);

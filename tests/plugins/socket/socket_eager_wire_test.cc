@@ -1,6 +1,9 @@
 // The eager negotiation on the wire (suite NetSocketEagerWire): the test
 // plays the other end with raw TCP sockets, as a peer built without the eager
 // path (zeros in the hello, no grant) or granting less than offered.
+#include "socket_fixture.h"
+#include "socket_wire.h"
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -9,9 +12,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-
-#include "socket_fixture.h"
-#include "socket_wire.h"
 
 namespace nccom_test {
 namespace {
@@ -30,8 +30,8 @@ struct RawSocket {
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   }
-  RawSocket(RawSocket &&o) noexcept : fd(o.fd) { o.fd = -1; }
-  RawSocket &operator=(RawSocket &&o) noexcept {
+  RawSocket(RawSocket&& o) noexcept : fd(o.fd) { o.fd = -1; }
+  RawSocket& operator=(RawSocket&& o) noexcept {
     if (this != &o) {
       if (fd >= 0) close(fd);
       fd = o.fd;
@@ -42,8 +42,8 @@ struct RawSocket {
   ~RawSocket() {
     if (fd >= 0) close(fd);
   }
-  bool write_all(const void *p, size_t n) {
-    auto *c = static_cast<const char *>(p);
+  bool write_all(const void* p, size_t n) {
+    auto* c = static_cast<const char*>(p);
     while (n > 0) {
       ssize_t k = send(fd, c, n, MSG_NOSIGNAL);
       if (k <= 0) return false;
@@ -52,8 +52,8 @@ struct RawSocket {
     }
     return true;
   }
-  bool read_all(void *p, size_t n) {
-    auto *c = static_cast<char *>(p);
+  bool read_all(void* p, size_t n) {
+    auto* c = static_cast<char*>(p);
     while (n > 0) {
       ssize_t k = recv(fd, c, n, 0);
       if (k <= 0) return false;
@@ -65,7 +65,7 @@ struct RawSocket {
 };
 
 // Where a listen handle says the listener is (IPv4).
-sockaddr_in listen_address(const wire::WireHandle &h) {
+sockaddr_in listen_address(const wire::WireHandle& h) {
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = h.port;
@@ -89,13 +89,13 @@ wire::Hello legacy_hello(uint64_t magic, uint16_t index) {
 // whose hello offers eager_max / eager_credits (0, 0: a build without the
 // eager path), and accepts. out->recv_comm stays NULL on failure.
 struct RawPeer {
-  void *listen = nullptr;
-  void *recv_comm = nullptr;
+  void* listen = nullptr;
+  void* recv_comm = nullptr;
   std::vector<RawSocket> socks;
 };
 
-void dial_as_raw_peer(const ncclNet_v6_t *net, int dev, uint16_t eager_max, uint16_t eager_credits,
-                      RawPeer *out) {
+void dial_as_raw_peer(const ncclNet_v6_t* net, int dev, uint16_t eager_max, uint16_t eager_credits,
+                      RawPeer* out) {
   char handle[NCCL_NET_HANDLE_MAXSIZE] = {};
   ASSERT_EQ(net->listen(dev, handle, &out->listen), ncclSuccess);
   wire::WireHandle h;
@@ -104,7 +104,7 @@ void dial_as_raw_peer(const ncclNet_v6_t *net, int dev, uint16_t eager_max, uint
   const sockaddr_in addr = listen_address(h);
   for (uint16_t i = 0; i < 2; ++i) {
     out->socks.emplace_back(socket(AF_INET, SOCK_STREAM, 0));
-    ASSERT_EQ(connect(out->socks[i].fd, reinterpret_cast<const sockaddr *>(&addr), sizeof addr), 0);
+    ASSERT_EQ(connect(out->socks[i].fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr), 0);
     wire::Hello hello = legacy_hello(h.magic, i);
     hello.eager_max = eager_max;
     hello.eager_credits = eager_credits;
@@ -120,15 +120,15 @@ TEST_F(NetSocketEagerWire, AcceptorGrantsNothingToAPeerThatOffersNothing) {
   dial_as_raw_peer(net, lo, 0, 0, &peer);
   ASSERT_NE(peer.recv_comm, nullptr);
   void *listen = peer.listen, *recv_comm = peer.recv_comm;
-  std::vector<RawSocket> &socks = peer.socks;
-  RawSocket &ctrl = socks[0];
-  RawSocket &data = socks[1];
+  std::vector<RawSocket>& socks = peer.socks;
+  RawSocket& ctrl = socks[0];
+  RawSocket& data = socks[1];
 
   // A small message goes rendezvous; the first record back is its
   // clear-to-send, not a grant.
   std::vector<char> in(100);
-  void *rreq = nullptr;
-  void *buf = in.data();
+  void* rreq = nullptr;
+  void* buf = in.data();
   int size = 100, tag = 4;
   ASSERT_EQ(net->irecv(recv_comm, 1, &buf, &size, &tag, nullptr, &rreq), ncclSuccess);
   wire::CtrlMsg header{wire::kMsgHeader, 4, 0, 10};
@@ -162,8 +162,8 @@ TEST_F(NetSocketEagerWire, AcceptorGrantsAtMostTheOfferAndTakesSplitPayloads) {
   dial_as_raw_peer(net, lo, 4096, 3, &peer);
   ASSERT_NE(peer.recv_comm, nullptr);
   void *listen = peer.listen, *recv_comm = peer.recv_comm;
-  std::vector<RawSocket> &socks = peer.socks;
-  RawSocket &ctrl = socks[0];
+  std::vector<RawSocket>& socks = peer.socks;
+  RawSocket& ctrl = socks[0];
   wire::CtrlMsg grant{};
   ASSERT_TRUE(ctrl.read_all(&grant, sizeof grant));
   EXPECT_EQ(grant.type, wire::kMsgEagerGrant);
@@ -174,7 +174,7 @@ TEST_F(NetSocketEagerWire, AcceptorGrantsAtMostTheOfferAndTakesSplitPayloads) {
   // in between: the receive takes it once the rest is in.
   std::vector<char> in(200), other(10);
   void *rreq = nullptr, *probe = nullptr;
-  void *buf = other.data();
+  void* buf = other.data();
   int size = 10, tag = 99;
   ASSERT_EQ(net->irecv(recv_comm, 1, &buf, &size, &tag, nullptr, &probe), ncclSuccess);
   std::vector<char> payload(100);
@@ -217,8 +217,8 @@ struct RawListener {
     a.sin_family = AF_INET;
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     socklen_t len = sizeof a;
-    if (bind(sock.fd, reinterpret_cast<sockaddr *>(&a), sizeof a) != 0 ||
-        ::listen(sock.fd, 8) != 0 || getsockname(sock.fd, reinterpret_cast<sockaddr *>(&a), &len))
+    if (bind(sock.fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
+        ::listen(sock.fd, 8) != 0 || getsockname(sock.fd, reinterpret_cast<sockaddr*>(&a), &len))
       return false;
     wire::WireHandle h{};
     h.marker = wire::kHandleMarker;
@@ -237,7 +237,7 @@ TEST_F(NetSocketEagerWire, ConnectorOffersAndFollowsTheGrant) {
     SCOPED_TRACE(grant ? "peer grants 16 bytes, 2 credits" : "peer grants nothing");
     RawListener l;
     ASSERT_TRUE(l.open());
-    void *send_comm = nullptr;
+    void* send_comm = nullptr;
     auto deadline = Clock::now() + kWait;
     while (send_comm == nullptr && Clock::now() < deadline)
       ASSERT_EQ(net->connect(lo, l.handle, &send_comm), ncclSuccess);
@@ -254,8 +254,8 @@ TEST_F(NetSocketEagerWire, ConnectorOffersAndFollowsTheGrant) {
       ASSERT_LT(hello.index, 2);
       socks[hello.index] = std::move(s);
     }
-    RawSocket &ctrl = socks[0];
-    RawSocket &data = socks[1];
+    RawSocket& ctrl = socks[0];
+    RawSocket& data = socks[1];
     if (grant) {
       wire::CtrlMsg g{wire::kMsgEagerGrant, 0, 16, 2};
       ASSERT_TRUE(ctrl.write_all(&g, sizeof g));
@@ -263,7 +263,7 @@ TEST_F(NetSocketEagerWire, ConnectorOffersAndFollowsTheGrant) {
     // A 1-byte message: rendezvous. Once it completed, the sender has seen
     // whatever was granted (the grant precedes the clear-to-send).
     char one = '!';
-    void *req = nullptr;
+    void* req = nullptr;
     ASSERT_EQ(net->isend(send_comm, &one, 1, 7, nullptr, &req), ncclSuccess);
     wire::CtrlMsg rec{};
     ASSERT_TRUE(ctrl.read_all(&rec, sizeof rec));

@@ -13,11 +13,11 @@ TEST_F(NetSocketFailure, CloseWithRequestsPending) {
   std::vector<char> big(64 << 20, 'q'), in(64 << 20), small(100);
   // Unmatched receives, unanswered sends, and one large transfer under way.
   for (int i = 0; i < 5; ++i) post_recv(net, e.recv, small, 99);
-  void *req = nullptr;
+  void* req = nullptr;
   for (int i = 0; i < 5; ++i)
     ASSERT_EQ(net->isend(e.send, small.data(), 10, 42, nullptr, &req), ncclSuccess);
-  void *rbig = post_recv(net, e.recv, in, 1);
-  void *sbig = nullptr;
+  void* rbig = post_recv(net, e.recv, in, 1);
+  void* sbig = nullptr;
   ASSERT_EQ(net->isend(e.send, big.data(), static_cast<int>(big.size()), 1, nullptr, &sbig),
             ncclSuccess);
   // A few tests start the transfer (the callers' tests move bytes too); a
@@ -31,21 +31,22 @@ TEST_F(NetSocketFailure, CloseWithRequestsPending) {
       ASSERT_EQ(net->test(sbig, &sdone, nullptr), ncclSuccess);
     }
   }
-  EXPECT_EQ(rdone, 0) << "64 MiB arrived within five tests: the transfer was not under way at the close";
+  EXPECT_EQ(rdone, 0)
+      << "64 MiB arrived within five tests: the transfer was not under way at the close";
   close_pair(net, e);  // joins the helper threads while they may be mid-transfer
 }
 
 TEST_F(NetSocketFailure, SenderGoneFailsPendingReceives) {
   Endpoints e = connect_pair(net, lo);
   std::vector<char> buf(1000);
-  void *req = post_recv(net, e.recv, buf);
+  void* req = post_recv(net, e.recv, buf);
   size_t warnings = warning_count();
   ASSERT_EQ(net->closeSend(e.send), ncclSuccess);
   e.send = nullptr;
   EXPECT_EQ(wait_request(net, req), ncclRemoteError);
   EXPECT_GT(warning_count(), warnings);
   // Later receives fail at once.
-  void *data = buf.data();
+  void* data = buf.data();
   int size = 1000, tag = 0;
   EXPECT_EQ(net->irecv(e.recv, 1, &data, &size, &tag, nullptr, &req), ncclRemoteError);
   close_pair(net, e);
@@ -54,12 +55,12 @@ TEST_F(NetSocketFailure, SenderGoneFailsPendingReceives) {
 TEST_F(NetSocketFailure, ReceiverGoneFailsPendingSends) {
   Endpoints e = connect_pair(net, lo);
   std::vector<char> buf(20000, 'z');
-  void *before = nullptr;  // rendezvous (above the eager limit): waits for a clear-to-send
+  void* before = nullptr;  // rendezvous (above the eager limit): waits for a clear-to-send
   ASSERT_EQ(net->isend(e.send, buf.data(), 20000, 0, nullptr, &before), ncclSuccess);
   ASSERT_EQ(net->closeRecv(e.recv), ncclSuccess);
   e.recv = nullptr;
   EXPECT_EQ(wait_request(net, before), ncclRemoteError);
-  void *after = nullptr;
+  void* after = nullptr;
   ncclResult_t rc = net->isend(e.send, buf.data(), 1000, 0, nullptr, &after);
   if (rc == ncclSuccess && after != nullptr) rc = wait_request(net, after);
   EXPECT_TRUE(rc == ncclRemoteError || rc == ncclSystemError) << rc;
@@ -68,8 +69,8 @@ TEST_F(NetSocketFailure, ReceiverGoneFailsPendingSends) {
 
 // Starts a 64 MiB striped transfer and polls both ends until the payload
 // is moving; false if it finished first.
-bool start_big_transfer(const ncclNet_v6_t *net, Endpoints &e, std::vector<char> &out,
-                        std::vector<char> &in, void **sreq, void **rreq) {
+bool start_big_transfer(const ncclNet_v6_t* net, Endpoints& e, std::vector<char>& out,
+                        std::vector<char>& in, void** sreq, void** rreq) {
   *rreq = post_recv(net, e.recv, in);
   EXPECT_EQ(net->isend(e.send, out.data(), static_cast<int>(out.size()), 0, nullptr, sreq),
             ncclSuccess);
@@ -116,7 +117,7 @@ TEST_F(NetSocketFailure, ReceiverGoneMidTransferEndsTheSend) {
   // completes, as TCP allows); either way the send ends, and the next fails.
   ncclResult_t rc = wait_request(net, sreq);
   EXPECT_TRUE(rc == ncclSuccess || rc == ncclRemoteError || rc == ncclSystemError) << rc;
-  void *next = nullptr;
+  void* next = nullptr;
   rc = net->isend(e.send, out.data(), 1000, 0, nullptr, &next);
   if (rc == ncclSuccess && next != nullptr) rc = wait_request(net, next);
   EXPECT_TRUE(rc == ncclRemoteError || rc == ncclSystemError) << rc;
@@ -125,11 +126,11 @@ TEST_F(NetSocketFailure, ReceiverGoneMidTransferEndsTheSend) {
 
 TEST_F(NetSocketFailure, ConnectToAClosedListenerFails) {
   char handle[NCCL_NET_HANDLE_MAXSIZE] = {};
-  void *listen = nullptr;
+  void* listen = nullptr;
   ASSERT_EQ(net->listen(lo, handle, &listen), ncclSuccess);
   ASSERT_EQ(net->closeListen(listen), ncclSuccess);
   // v6: the non-blocking connect ends in an error, not an endless "not yet".
-  void *send = nullptr;
+  void* send = nullptr;
   ncclResult_t rc = ncclSuccess;
   auto deadline = Clock::now() + kWait;
   while (rc == ncclSuccess && send == nullptr && Clock::now() < deadline)
@@ -155,8 +156,8 @@ TEST_F(NetSocketFailure, NoFdOrThreadLeaks) {
     EXPECT_GT(open_fds(), fds);
     EXPECT_GT(live_threads(), threads);
     std::vector<char> out(1 << 20, 'l'), in(1 << 20);
-    void *rreq = post_recv(net, e.recv, in);
-    void *sreq = nullptr;
+    void* rreq = post_recv(net, e.recv, in);
+    void* sreq = nullptr;
     ASSERT_EQ(net->isend(e.send, out.data(), 1 << 20, 0, nullptr, &sreq), ncclSuccess);
     std::thread sender([&] { EXPECT_EQ(wait_request(net, sreq), ncclSuccess); });
     EXPECT_EQ(wait_request(net, rreq), ncclSuccess);

@@ -4,12 +4,15 @@
 #pragma once
 
 #include "child_process.h"
-#include <dirent.h>
-#include <dlfcn.h>
-#include <gtest/gtest.h>
+
 #include <nccom/net_v4.h>
 #include <nccom/net_v5.h>
 #include <nccom/net_v6.h>
+
+#include <dirent.h>
+#include <dlfcn.h>
+
+#include <gtest/gtest.h>
 
 #include <chrono>
 #include <cstdarg>
@@ -22,25 +25,25 @@
 
 namespace nccom_test {
 
-using ConfigureFn = ncclResult_t (*)(int, int, const char *);
+using ConfigureFn = ncclResult_t (*)(int, int, const char*);
 
 struct SocketPlugin {
-  void *lib = nullptr;
-  const ncclNet_v6_t *v6 = nullptr;
-  const ncclNet_v5_t *v5 = nullptr;
-  const ncclNet_v4_t *v4 = nullptr;
+  void* lib = nullptr;
+  const ncclNet_v6_t* v6 = nullptr;
+  const ncclNet_v5_t* v5 = nullptr;
+  const ncclNet_v4_t* v4 = nullptr;
   ConfigureFn configure = nullptr;
 };
 
 // Loaded once per process, never unloaded.
-inline const SocketPlugin &plugin() {
+inline const SocketPlugin& plugin() {
   static SocketPlugin p = [] {
     SocketPlugin s;
     s.lib = dlopen(NCCOM_NET_SOCKET_PATH, RTLD_NOW | RTLD_LOCAL);
     if (s.lib == nullptr) return s;
-    s.v6 = static_cast<const ncclNet_v6_t *>(dlsym(s.lib, "ncclNetPlugin_v6"));
-    s.v5 = static_cast<const ncclNet_v5_t *>(dlsym(s.lib, "ncclNetPlugin_v5"));
-    s.v4 = static_cast<const ncclNet_v4_t *>(dlsym(s.lib, "ncclNetPlugin_v4"));
+    s.v6 = static_cast<const ncclNet_v6_t*>(dlsym(s.lib, "ncclNetPlugin_v6"));
+    s.v5 = static_cast<const ncclNet_v5_t*>(dlsym(s.lib, "ncclNetPlugin_v5"));
+    s.v4 = static_cast<const ncclNet_v4_t*>(dlsym(s.lib, "ncclNetPlugin_v4"));
     s.configure = reinterpret_cast<ConfigureFn>(dlsym(s.lib, "nccomSocketConfigure"));
     return s;
   }();
@@ -53,11 +56,11 @@ struct LogCapture {
   std::vector<std::string> warnings;
   int messages = 0;
 };
-inline LogCapture &log_capture() {
+inline LogCapture& log_capture() {
   static LogCapture c;
   return c;
 }
-inline void test_logger(ncclDebugLogLevel level, unsigned long, const char *, int, const char *fmt,
+inline void test_logger(ncclDebugLogLevel level, unsigned long, const char*, int, const char* fmt,
                         ...) {
   char text[1024] = "";
   if (fmt != nullptr) {
@@ -66,7 +69,7 @@ inline void test_logger(ncclDebugLogLevel level, unsigned long, const char *, in
     vsnprintf(text, sizeof text, fmt, args);
     va_end(args);
   }
-  LogCapture &c = log_capture();
+  LogCapture& c = log_capture();
   std::lock_guard<std::mutex> lock(c.mutex);
   ++c.messages;
   if (level == NCCL_LOG_WARN) c.warnings.emplace_back(text);
@@ -83,14 +86,14 @@ using Clock = std::chrono::steady_clock;
 inline constexpr auto kWait = std::chrono::seconds(20);
 
 struct Endpoints {
-  void *listen = nullptr;
-  void *send = nullptr;
-  void *recv = nullptr;
+  void* listen = nullptr;
+  void* send = nullptr;
+  void* recv = nullptr;
 };
 
 // Non-blocking listen/connect/accept loop through a v5 or v6 table.
 template <typename Net>
-Endpoints connect_pair(const Net *net, int dev) {
+Endpoints connect_pair(const Net* net, int dev) {
   Endpoints e;
   char handle[NCCL_NET_HANDLE_MAXSIZE] = {};
   EXPECT_EQ(net->listen(dev, handle, &e.listen), ncclSuccess);
@@ -109,7 +112,7 @@ Endpoints connect_pair(const Net *net, int dev) {
 }
 
 template <typename Net>
-void close_pair(const Net *net, Endpoints &e) {
+void close_pair(const Net* net, Endpoints& e) {
   if (e.send != nullptr) {
     EXPECT_EQ(net->closeSend(e.send), ncclSuccess);
   }
@@ -125,7 +128,7 @@ void close_pair(const Net *net, Endpoints &e) {
 // Tests `request` until it completes or fails (or kWait passes: a hang).
 // Returns test()'s result; *size gets the reported byte count.
 template <typename Net>
-ncclResult_t wait_request(const Net *net, void *request, int *size = nullptr) {
+ncclResult_t wait_request(const Net* net, void* request, int* size = nullptr) {
   auto deadline = Clock::now() + kWait;
   int done = 0;
   int reported = -1;
@@ -142,15 +145,15 @@ ncclResult_t wait_request(const Net *net, void *request, int *size = nullptr) {
   return ncclInternalError;
 }
 
-inline void fill_pattern(std::vector<char> &buf, unsigned seed) {
+inline void fill_pattern(std::vector<char>& buf, unsigned seed) {
   for (size_t i = 0; i < buf.size(); ++i) buf[i] = static_cast<char>((i * 131 + seed * 7919) >> 3);
 }
 
 // Posts one receive of all of `buf` with `tag`; the request (never NULL).
 template <typename Net>
-void *post_recv(const Net *net, void *comm, std::vector<char> &buf, int tag = 0) {
-  void *req = nullptr;
-  void *data = buf.data();
+void* post_recv(const Net* net, void* comm, std::vector<char>& buf, int tag = 0) {
+  void* req = nullptr;
+  void* data = buf.data();
   int size = static_cast<int>(buf.size());
   EXPECT_EQ(net->irecv(comm, 1, &data, &size, &tag, nullptr, &req), ncclSuccess);
   EXPECT_NE(req, nullptr);
@@ -171,23 +174,24 @@ std::vector<std::vector<char>> patterned_messages(int count, SizeOf size_of) {
 // A thread that sends `out` in order on `send_comm`, message i with tag
 // i % 3, `window` requests in flight at most (each waited for).
 template <typename Net>
-std::thread send_windowed(const Net *net, void *send_comm, const std::vector<std::vector<char>> &out,
-                          size_t window) {
+std::thread send_windowed(const Net* net, void* send_comm,
+                          const std::vector<std::vector<char>>& out, size_t window) {
   return std::thread([net, send_comm, &out, window] {
-    std::vector<void *> pending;
+    std::vector<void*> pending;
     for (size_t i = 0; i < out.size(); ++i) {
-      void *req = nullptr;
+      void* req = nullptr;
       while (req == nullptr)
-        ASSERT_EQ(net->isend(send_comm, const_cast<char *>(out[i].data()),
-                             static_cast<int>(out[i].size()), static_cast<int>(i % 3), nullptr, &req),
-                  ncclSuccess);
+        ASSERT_EQ(
+            net->isend(send_comm, const_cast<char*>(out[i].data()), static_cast<int>(out[i].size()),
+                       static_cast<int>(i % 3), nullptr, &req),
+            ncclSuccess);
       pending.push_back(req);
       if (pending.size() == window) {
-        for (void *r : pending) ASSERT_EQ(wait_request(net, r), ncclSuccess);
+        for (void* r : pending) ASSERT_EQ(wait_request(net, r), ncclSuccess);
         pending.clear();
       }
     }
-    for (void *r : pending) ASSERT_EQ(wait_request(net, r), ncclSuccess);
+    for (void* r : pending) ASSERT_EQ(wait_request(net, r), ncclSuccess);
   });
 }
 
@@ -195,7 +199,7 @@ std::thread send_windowed(const Net *net, void *send_comm, const std::vector<std
 class SocketTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    const SocketPlugin &p = plugin();
+    const SocketPlugin& p = plugin();
     ASSERT_NE(p.lib, nullptr) << dlerror();
     ASSERT_NE(p.v6, nullptr);
     ASSERT_NE(p.configure, nullptr);
@@ -215,7 +219,7 @@ class SocketTest : public ::testing::Test {
     EXPECT_EQ(net->fini(), ncclSuccess);
   }
 
-  const ncclNet_v6_t *net = nullptr;
+  const ncclNet_v6_t* net = nullptr;
   int lo = -1;
 };
 

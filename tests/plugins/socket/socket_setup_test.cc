@@ -1,11 +1,11 @@
 // Loading, properties, configuration and connection setup (suite NetSocketSetup).
+#include "socket_fixture.h"
+
 #include <elf.h>
 
 #include <fstream>
 #include <iterator>
 #include <set>
-
-#include "socket_fixture.h"
 
 namespace nccom_test {
 namespace {
@@ -13,17 +13,17 @@ namespace {
 using NetSocketSetup = SocketTest;
 
 // Names of the symbols the shared object defines in its dynamic symbol table.
-std::set<std::string> exported_symbols(const char *path) {
+std::set<std::string> exported_symbols(const char* path) {
   std::ifstream in(path, std::ios::binary);
   std::string file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   std::set<std::string> names;
   if (file.size() < sizeof(Elf64_Ehdr)) return names;
-  auto *eh = reinterpret_cast<const Elf64_Ehdr *>(file.data());
-  auto *sh = reinterpret_cast<const Elf64_Shdr *>(file.data() + eh->e_shoff);
+  auto* eh = reinterpret_cast<const Elf64_Ehdr*>(file.data());
+  auto* sh = reinterpret_cast<const Elf64_Shdr*>(file.data() + eh->e_shoff);
   for (int i = 0; i < eh->e_shnum; ++i) {
     if (sh[i].sh_type != SHT_DYNSYM) continue;
-    const char *strtab = file.data() + sh[sh[i].sh_link].sh_offset;
-    auto *sym = reinterpret_cast<const Elf64_Sym *>(file.data() + sh[i].sh_offset);
+    const char* strtab = file.data() + sh[sh[i].sh_link].sh_offset;
+    auto* sym = reinterpret_cast<const Elf64_Sym*>(file.data() + sh[i].sh_offset);
     for (size_t k = 0; k < sh[i].sh_size / sizeof(Elf64_Sym); ++k) {
       int bind = ELF64_ST_BIND(sym[k].st_info);
       if (sym[k].st_shndx != SHN_UNDEF &&
@@ -41,7 +41,7 @@ TEST(NetSocketExports, OnlyTheTablesAndConfigureAreExported) {
 }
 
 TEST(NetSocketExports, ThreeTablesAndConfigureOnly) {
-  const SocketPlugin &p = plugin();
+  const SocketPlugin& p = plugin();
   ASSERT_NE(p.lib, nullptr) << dlerror();
   ASSERT_NE(p.v6, nullptr);
   ASSERT_NE(p.v5, nullptr);
@@ -54,8 +54,8 @@ TEST(NetSocketExports, ThreeTablesAndConfigureOnly) {
   EXPECT_EQ(dlsym(p.lib, "_ZN5nccom6socket13devices_init0Ev"), nullptr);
   EXPECT_EQ(dlsym(p.lib, "_ZN5nccom6socket12devices_initEv"), nullptr);
   // Every slot is filled.
-  for (const void *const *slot = reinterpret_cast<const void *const *>(p.v6);
-       slot < reinterpret_cast<const void *const *>(p.v6 + 1); ++slot)
+  for (const void* const* slot = reinterpret_cast<const void* const*>(p.v6);
+       slot < reinterpret_cast<const void* const*>(p.v6 + 1); ++slot)
     EXPECT_NE(*slot, nullptr);
 }
 
@@ -103,7 +103,7 @@ TEST_F(NetSocketSetup, PropertiesDescribeAHostOnlyNetWithoutRma) {
 }
 
 TEST_F(NetSocketSetup, ConfigureSelectsInterfacesAndRejectsBadCounts) {
-  const SocketPlugin &p = plugin();
+  const SocketPlugin& p = plugin();
   EXPECT_EQ(p.configure(-1, 1, nullptr), ncclInvalidArgument);
   EXPECT_EQ(p.configure(65, 1, nullptr), ncclInvalidArgument);
   EXPECT_EQ(p.configure(1, 17, nullptr), ncclInvalidArgument);
@@ -139,7 +139,7 @@ TEST_F(NetSocketSetup, InitTwiceAndAfterFini) {
   EXPECT_EQ(net->fini(), ncclSuccess);
   int ndev = 0;
   EXPECT_EQ(net->devices(&ndev), ncclInternalError);
-  void *listen = nullptr;
+  void* listen = nullptr;
   char handle[NCCL_NET_HANDLE_MAXSIZE];
   EXPECT_EQ(net->listen(0, handle, &listen), ncclInternalError);
   EXPECT_EQ(net->init(nullptr), ncclSuccess);  // a NULL logger: nothing logged, nothing printed
@@ -149,20 +149,20 @@ TEST_F(NetSocketSetup, InitTwiceAndAfterFini) {
 
 TEST_F(NetSocketSetup, NonBlockingConnectAcceptLoop) {
   char handle[NCCL_NET_HANDLE_MAXSIZE] = {};
-  void *listen = nullptr;
+  void* listen = nullptr;
   ASSERT_EQ(net->listen(lo, handle, &listen), ncclSuccess);
   ASSERT_NE(listen, nullptr);
   // Nothing is connecting yet: accept answers "not yet", without blocking.
-  void *recv = reinterpret_cast<void *>(0x1);
+  void* recv = reinterpret_cast<void*>(0x1);
   EXPECT_EQ(net->accept(listen, &recv), ncclSuccess);
   EXPECT_EQ(recv, nullptr);
 
   // Three connections through one listener, polled interleaved.
   constexpr int kConns = 3;
   char handles[kConns][NCCL_NET_HANDLE_MAXSIZE];
-  void *sends[kConns] = {};
-  std::vector<void *> recvs;
-  for (auto &h : handles) memcpy(h, handle, sizeof h);
+  void* sends[kConns] = {};
+  std::vector<void*> recvs;
+  for (auto& h : handles) memcpy(h, handle, sizeof h);
   int connect_calls = 0;
   auto deadline = Clock::now() + kWait;
   while ((recvs.size() < kConns || sends[0] == nullptr || sends[1] == nullptr ||
@@ -173,7 +173,7 @@ TEST_F(NetSocketSetup, NonBlockingConnectAcceptLoop) {
       ASSERT_EQ(net->connect(lo, handles[i], &sends[i]), ncclSuccess);
       ++connect_calls;
     }
-    void *r = nullptr;
+    void* r = nullptr;
     ASSERT_EQ(net->accept(listen, &r), ncclSuccess);
     if (r != nullptr) recvs.push_back(r);
   }
@@ -184,15 +184,15 @@ TEST_F(NetSocketSetup, NonBlockingConnectAcceptLoop) {
     EXPECT_EQ(memcmp(handles[i], handle, NCCL_NET_HANDLE_MAXSIZE), 0);
   }
   EXPECT_GE(connect_calls, kConns);
-  for (void *s : sends) EXPECT_EQ(net->closeSend(s), ncclSuccess);
-  for (void *r : recvs) EXPECT_EQ(net->closeRecv(r), ncclSuccess);
+  for (void* s : sends) EXPECT_EQ(net->closeSend(s), ncclSuccess);
+  for (void* r : recvs) EXPECT_EQ(net->closeRecv(r), ncclSuccess);
   EXPECT_EQ(net->closeListen(listen), ncclSuccess);
 }
 
 TEST_F(NetSocketSetup, BadHandlesAreRefused) {
   char garbage[NCCL_NET_HANDLE_MAXSIZE];
   for (size_t i = 0; i < sizeof garbage; ++i) garbage[i] = static_cast<char>(i * 37 + 11);
-  void *send = nullptr;
+  void* send = nullptr;
   size_t warnings = warning_count();
   EXPECT_EQ(net->connect(lo, garbage, &send), ncclInvalidArgument);
   EXPECT_EQ(send, nullptr);
@@ -205,7 +205,7 @@ TEST_F(NetSocketSetup, BadHandlesAreRefused) {
 
   // A real handle whose connect token names nothing in progress.
   char handle[NCCL_NET_HANDLE_MAXSIZE] = {};
-  void *listen = nullptr;
+  void* listen = nullptr;
   ASSERT_EQ(net->listen(lo, handle, &listen), ncclSuccess);
   char forged[NCCL_NET_HANDLE_MAXSIZE];
   memcpy(forged, handle, sizeof forged);
@@ -226,13 +226,13 @@ TEST_F(NetSocketSetup, BadHandlesAreRefused) {
 
 TEST_F(NetSocketSetup, WrongMagicIsRefusedByTheListener) {
   char handle[NCCL_NET_HANDLE_MAXSIZE] = {};
-  void *listen = nullptr;
+  void* listen = nullptr;
   ASSERT_EQ(net->listen(lo, handle, &listen), ncclSuccess);
   char forged[NCCL_NET_HANDLE_MAXSIZE];
   memcpy(forged, handle, sizeof forged);
   forged[32] ^= 0x01;  // magic
   size_t warnings = warning_count();
-  void *intruder = nullptr;
+  void* intruder = nullptr;
   ncclResult_t rc = ncclSuccess;
   auto deadline = Clock::now() + kWait;
   while (intruder == nullptr && rc == ncclSuccess && Clock::now() < deadline)
@@ -240,7 +240,7 @@ TEST_F(NetSocketSetup, WrongMagicIsRefusedByTheListener) {
   // Accept never hands the intruder out; the rightful peer still gets in.
   Endpoints good;
   good.listen = listen;
-  void *recv = nullptr;
+  void* recv = nullptr;
   deadline = Clock::now() + kWait;
   while ((good.send == nullptr || recv == nullptr) && Clock::now() < deadline) {
     if (good.send == nullptr) {
@@ -252,14 +252,14 @@ TEST_F(NetSocketSetup, WrongMagicIsRefusedByTheListener) {
   }
   good.recv = recv;
   ASSERT_NE(good.recv, nullptr);
-  void *extra = nullptr;
+  void* extra = nullptr;
   EXPECT_EQ(net->accept(listen, &extra), ncclSuccess);
   EXPECT_EQ(extra, nullptr);
   if (rc == ncclSuccess && intruder != nullptr) {
     EXPECT_GT(warning_count(), warnings);  // the listener said why it closed the sockets
     // The intruder's comm fails instead of hanging.
     char byte = 1;
-    void *req = nullptr;
+    void* req = nullptr;
     ncclResult_t st = net->isend(intruder, &byte, 1, 0, nullptr, &req);
     if (st == ncclSuccess && req != nullptr) st = wait_request(net, req);
     EXPECT_TRUE(st == ncclRemoteError || st == ncclSystemError) << st;
@@ -271,17 +271,17 @@ TEST_F(NetSocketSetup, WrongMagicIsRefusedByTheListener) {
 TEST_F(NetSocketSetup, RegistrationIsHostOnlyAndRmaIsUnsupported) {
   Endpoints e = connect_pair(net, lo);
   char buf[64];
-  void *mr = nullptr;
+  void* mr = nullptr;
   EXPECT_EQ(net->regMr(e.send, buf, sizeof buf, NCCL_PTR_HOST, &mr), ncclSuccess);
   EXPECT_NE(mr, nullptr);
-  void *dev_mr = nullptr;
+  void* dev_mr = nullptr;
   EXPECT_EQ(net->regMr(e.recv, buf, sizeof buf, NCCL_PTR_NEURON, &dev_mr), ncclInvalidArgument);
   EXPECT_EQ(dev_mr, nullptr);
   EXPECT_EQ(net->regMr(e.listen, buf, sizeof buf, NCCL_PTR_HOST, &dev_mr), ncclInvalidArgument);
   EXPECT_EQ(net->regMrDmaBuf(e.recv, buf, sizeof buf, NCCL_PTR_NEURON, 0, -1, &dev_mr),
             ncclInvalidUsage);
   uint64_t key = 0;
-  void *req = nullptr;
+  void* req = nullptr;
   EXPECT_EQ(net->getMrKey(mr, &key), ncclInvalidUsage);
   EXPECT_EQ(net->iwrite(e.send, buf, 8, mr, 0, 0, &req), ncclInvalidUsage);
   EXPECT_EQ(net->iwriteInline(e.send, buf, 8, 0, 0, &req), ncclInvalidUsage);
@@ -296,13 +296,13 @@ TEST_F(NetSocketSetup, RegistrationIsHostOnlyAndRmaIsUnsupported) {
 }
 
 TEST_F(NetSocketSetup, V5TableConnectsAndMovesData) {
-  const ncclNet_v5_t *v5 = plugin().v5;
+  const ncclNet_v5_t* v5 = plugin().v5;
   Endpoints e = connect_pair(v5, lo);
   ASSERT_NE(e.send, nullptr);
   std::vector<char> out(10000), in(10000);
   fill_pattern(out, 5);
   void *sreq = nullptr, *rreq = nullptr;
-  void *data = in.data();
+  void* data = in.data();
   int size = static_cast<int>(in.size()), tag = 9;
   ASSERT_EQ(v5->irecv(e.recv, 1, &data, &size, &tag, nullptr, &rreq), ncclSuccess);
   ASSERT_EQ(v5->isend(e.send, out.data(), size, tag, nullptr, &sreq), ncclSuccess);
@@ -318,18 +318,18 @@ TEST_F(NetSocketSetup, V5TableConnectsAndMovesData) {
 }
 
 TEST_F(NetSocketSetup, V4TableBlockingConnectAcceptAndData) {
-  const ncclNet_v4_t *v4 = plugin().v4;
+  const ncclNet_v4_t* v4 = plugin().v4;
   ASSERT_EQ(v4->init(test_logger), ncclSuccess);
   char handle[NCCL_NET_HANDLE_MAXSIZE_V4 + 8];
   memset(handle, 0xee, sizeof handle);
-  void *listen = nullptr;
+  void* listen = nullptr;
   ASSERT_EQ(v4->listen(lo, handle, &listen), ncclSuccess);
   // listen writes no more than a v4 handle.
   EXPECT_EQ(static_cast<unsigned char>(handle[NCCL_NET_HANDLE_MAXSIZE_V4]), 0xeeu);
-  void *recv = nullptr;
+  void* recv = nullptr;
   ncclResult_t accept_rc = ncclInternalError;
   std::thread acceptor([&] { accept_rc = v4->accept(listen, &recv); });
-  void *send = nullptr;
+  void* send = nullptr;
   EXPECT_EQ(v4->connect(lo, handle, &send), ncclSuccess);  // blocks until connected
   acceptor.join();
   ASSERT_EQ(accept_rc, ncclSuccess);
@@ -346,7 +346,7 @@ TEST_F(NetSocketSetup, V4TableBlockingConnectAcceptAndData) {
   EXPECT_EQ(wait_request(v4, rreq, &rsize), ncclSuccess);
   EXPECT_EQ(rsize, 300000);
   EXPECT_EQ(in, out);
-  void *freq = nullptr;
+  void* freq = nullptr;
   ASSERT_EQ(v4->iflush(recv, in.data(), rsize, nullptr, &freq), ncclSuccess);
   EXPECT_EQ(wait_request(v4, freq), ncclSuccess);
   EXPECT_EQ(v4->closeSend(send), ncclSuccess);

@@ -48,8 +48,10 @@ std::string buildStandardHost(const FakeSysfs& sysfs) {
   sysfs.addPci("pci0000:00/0000:00:00.0", hostBridge);
   sysfs.addPci("pci0000:00/0000:00:01.0", bridge("0x8086", "0x347a", "0"));
   sysfs.addPci(kSwitchUp, bridge("0x1000", "0xc030", "0"));
-  sysfs.addPci("pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:00.0", bridge("0x1000", "0xc030", "0"));
-  sysfs.addPci("pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:01.0", bridge("0x1000", "0xc030", "0"));
+  sysfs.addPci("pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:00.0",
+               bridge("0x1000", "0xc030", "0"));
+  sysfs.addPci("pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:01.0",
+               bridge("0x1000", "0xc030", "0"));
   sysfs.addPci(kNeuronA, endpoint("0x120000", "0x7164", "0", "16"));
   sysfs.addPci(kNeuronB, endpoint("0x120000", "0x7164", "0", "16"));
   PciAttrs nvme = endpoint("0x010802", "0x8061", "0", "4");
@@ -94,30 +96,34 @@ HostDescription expectedStandardHost() {
                           0, PciKind::Neuron);
   PciDevice neuronB = pci("0000:04:00.0", "0x120000", "0x1d0f", "0x7164", "0x1d0f", "0x0001", "16",
                           0, PciKind::Neuron);
-  PciDevice downA = pci("0000:02:00.0", "0x060400", "0x1000", "0xc030", "0x0000", "0x0000", "16",
-                        0, PciKind::Bridge);
+  PciDevice downA = pci("0000:02:00.0", "0x060400", "0x1000", "0xc030", "0x0000", "0x0000", "16", 0,
+                        PciKind::Bridge);
   downA.children = {neuronA};
-  PciDevice downB = pci("0000:02:01.0", "0x060400", "0x1000", "0xc030", "0x0000", "0x0000", "16",
-                        0, PciKind::Bridge);
+  PciDevice downB = pci("0000:02:01.0", "0x060400", "0x1000", "0xc030", "0x0000", "0x0000", "16", 0,
+                        PciKind::Bridge);
   downB.children = {neuronB};
   PciDevice up = pci("0000:01:00.0", "0x060400", "0x1000", "0xc030", "0x0000", "0x0000", "16", 0,
                      PciKind::Bridge);
   up.children = {downA, downB};
-  PciDevice root0 = pci("0000:00:01.0", "0x060400", "0x8086", "0x347a", "0x0000", "0x0000", "16",
-                        0, PciKind::Bridge);
+  PciDevice root0 = pci("0000:00:01.0", "0x060400", "0x8086", "0x347a", "0x0000", "0x0000", "16", 0,
+                        PciKind::Bridge);
   root0.children = {up};
   PciDevice efa = pci("0000:81:00.0", "0x020000", "0x1d0f", "0xefa1", "0x1d0f", "0x0001", "8", 1,
                       PciKind::Network);
-  PciDevice root1 = pci("0000:80:01.0", "0x060400", "0x8086", "0x347a", "0x0000", "0x0000", "16",
-                        1, PciKind::Bridge);
+  PciDevice root1 = pci("0000:80:01.0", "0x060400", "0x8086", "0x347a", "0x0000", "0x0000", "16", 1,
+                        PciKind::Bridge);
   root1.children = {efa};
 
   HostDescription host;
   host.cpu = CpuInfo{"x86_64", "GenuineIntel", 6, 143};
-  host.numaNodes = {NumaNode{0, "0-3", "0000000f", {root0}}, NumaNode{1, "4-7", "000000f0", {root1}}};
+  host.numaNodes = {NumaNode{0, "0-3", "0000000f", {root0}},
+                    NumaNode{1, "4-7", "000000f0", {root1}}};
   host.neuronDevices = {NeuronDevice{"0000:03:00.0", "0x7164", "trn1", 0},
                         NeuronDevice{"0000:04:00.0", "0x7164", "trn1", 0}};
-  host.nics = {Nic{"rdmap129s0", 0x0123456789abcdefull, "0000:81:00.0", 256,
+  host.nics = {Nic{"rdmap129s0",
+                   0x0123456789abcdefull,
+                   "0000:81:00.0",
+                   256,
                    {NicPort{1, "ACTIVE", "Unspecified", 100000}}}};
   // 11 functions listed; the host bridge, the NVMe drive and the empty root
   // port are dropped.
@@ -131,8 +137,8 @@ std::string render(const PciDevice& d, int depth) {
   std::ostringstream out;
   out << std::string(2 * depth + 2, ' ') << "pci " << d.busId << " " << pciKindName(d.kind)
       << " class=" << d.classCode << " id=" << d.vendor << ":" << d.device
-      << " sub=" << d.subsystemVendor << ":" << d.subsystemDevice << " link=" << d.linkSpeed
-      << " x" << d.linkWidth << " numa=" << d.numaNode << "\n";
+      << " sub=" << d.subsystemVendor << ":" << d.subsystemDevice << " link=" << d.linkSpeed << " x"
+      << d.linkWidth << " numa=" << d.numaNode << "\n";
   for (const PciDevice& child : d.children) out << render(child, depth + 1);
   return out.str();
 }

@@ -21,8 +21,10 @@
 namespace topo_nccl_test {
 
 inline constexpr const char* kSwitchUp = "pci0000:00/0000:00:01.0/0000:01:00.0";
-inline constexpr const char* kNeuronA = "pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:00.0/0000:03:00.0";
-inline constexpr const char* kNeuronB = "pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:01.0/0000:04:00.0";
+inline constexpr const char* kNeuronA =
+    "pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:00.0/0000:03:00.0";
+inline constexpr const char* kNeuronB =
+    "pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:01.0/0000:04:00.0";
 inline constexpr const char* kEfa = "pci0000:80/0000:80:01.0/0000:81:00.0";
 
 // Builds the standard host in `sysfs` and returns its cpuinfo path.

@@ -13,17 +13,17 @@ using nccom::Result;
 namespace fs = std::filesystem;
 
 TEST(TopoNcclIbverbs, SpeedIsLaneRateTimesLanes) {
-  EXPECT_EQ(verbsSpeedMbps(1, 1), 2500);      // SDR 1x
-  EXPECT_EQ(verbsSpeedMbps(2, 2), 20000);     // DDR 4x
-  EXPECT_EQ(verbsSpeedMbps(4, 2), 40000);     // QDR 4x
-  EXPECT_EQ(verbsSpeedMbps(8, 2), 40000);     // FDR10 4x
-  EXPECT_EQ(verbsSpeedMbps(16, 8), 168000);   // FDR 12x
-  EXPECT_EQ(verbsSpeedMbps(32, 2), 100000);   // EDR 4x
-  EXPECT_EQ(verbsSpeedMbps(64, 4), 400000);   // HDR 8x
-  EXPECT_EQ(verbsSpeedMbps(128, 16), 200000); // NDR 2x
-  EXPECT_EQ(verbsSpeedMbps(3, 2), 0);         // not a single speed bit
+  EXPECT_EQ(verbsSpeedMbps(1, 1), 2500);       // SDR 1x
+  EXPECT_EQ(verbsSpeedMbps(2, 2), 20000);      // DDR 4x
+  EXPECT_EQ(verbsSpeedMbps(4, 2), 40000);      // QDR 4x
+  EXPECT_EQ(verbsSpeedMbps(8, 2), 40000);      // FDR10 4x
+  EXPECT_EQ(verbsSpeedMbps(16, 8), 168000);    // FDR 12x
+  EXPECT_EQ(verbsSpeedMbps(32, 2), 100000);    // EDR 4x
+  EXPECT_EQ(verbsSpeedMbps(64, 4), 400000);    // HDR 8x
+  EXPECT_EQ(verbsSpeedMbps(128, 16), 200000);  // NDR 2x
+  EXPECT_EQ(verbsSpeedMbps(3, 2), 0);          // not a single speed bit
   EXPECT_EQ(verbsSpeedMbps(0, 2), 0);
-  EXPECT_EQ(verbsSpeedMbps(32, 3), 0);        // not a single width bit
+  EXPECT_EQ(verbsSpeedMbps(32, 3), 0);  // not a single width bit
   EXPECT_EQ(verbsSpeedMbps(32, 0), 0);
 }
 
@@ -60,9 +60,13 @@ TEST(TopoNcclIbverbs, InjectedNicsResolvedSortedAndChecked) {
   EXPECT_EQ(reason, "");
   ASSERT_EQ(nics.size(), 2u);
   EXPECT_EQ(nics[0], (Nic{"mlx5_0", 0xfe80, "", 16, {NicPort{1, "ACTIVE", "InfiniBand", 0}}}));
-  EXPECT_EQ(nics[1], (Nic{"rdmap129s0", 0xfe80, "0000:81:00.0", 16,
-                          {NicPort{1, "ACTIVE", "Unspecified", 100000},
-                           NicPort{2, "DOWN", "Ethernet", 0}}}));
+  EXPECT_EQ(
+      nics[1],
+      (Nic{"rdmap129s0",
+           0xfe80,
+           "0000:81:00.0",
+           16,
+           {NicPort{1, "ACTIVE", "Unspecified", 100000}, NicPort{2, "DOWN", "Ethernet", 0}}}));
   const std::string root = fake.sysfs().root();
   const std::vector<std::string> expected = {
       "skipped RDMA device x: ibv_open_device failed (Permission denied)",

@@ -4,11 +4,12 @@
 // loop on a symlink cycle if detection were careless).
 #include "test_util.h"
 
+#include <sys/stat.h>
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
-#include <sys/stat.h>
 
 namespace topo_nccl_test {
 namespace {
@@ -40,10 +41,12 @@ TEST(TopoNcclDetect, MalformedClassSkipsDeviceAndEverythingBelow) {
   const HostDescription host = detectOk(fake.options());
   EXPECT_TRUE(hasNote(host, "skipped PCI 0000:01:00.0: " + fake.dev(kSwitchUp) +
                                 "/class holds \"banana\", not 0x and 6 hex digits"));
-  EXPECT_TRUE(hasNote(host, "skipped PCI 0000:03:00.0: its upstream device 0000:01:00.0 is "
-                            "unlisted or was skipped"));
-  EXPECT_TRUE(hasNote(host, "skipped PCI 0000:04:00.0: its upstream device 0000:01:00.0 is "
-                            "unlisted or was skipped"));
+  EXPECT_TRUE(hasNote(host,
+                      "skipped PCI 0000:03:00.0: its upstream device 0000:01:00.0 is "
+                      "unlisted or was skipped"));
+  EXPECT_TRUE(hasNote(host,
+                      "skipped PCI 0000:04:00.0: its upstream device 0000:01:00.0 is "
+                      "unlisted or was skipped"));
   EXPECT_TRUE(host.numaNodes[0].pci.empty());
   EXPECT_TRUE(host.neuronDevices.empty());
   EXPECT_NE(findPci(host, "0000:81:00.0"), nullptr);  // the other tree is untouched
@@ -53,7 +56,8 @@ TEST(TopoNcclDetect, MalformedVendorMissing) {
   StandardHost fake;
   fake.sysfs().remove(FakeSysfs::devicePath(kNeuronA) + "/vendor");
   const HostDescription host = detectOk(fake.options());
-  EXPECT_TRUE(hasNote(host, "skipped PCI 0000:03:00.0: " + fake.dev(kNeuronA) + "/vendor is missing"));
+  EXPECT_TRUE(
+      hasNote(host, "skipped PCI 0000:03:00.0: " + fake.dev(kNeuronA) + "/vendor is missing"));
   ASSERT_EQ(host.neuronDevices.size(), 1u);
   EXPECT_EQ(host.neuronDevices[0].busId, "0000:04:00.0");
 }
@@ -86,9 +90,9 @@ TEST(TopoNcclDetect, MalformedSymlinkLoopInDeviceList) {
   StandardHost fake;
   fake.sysfs().symlink("bus/pci/devices/0000:00:09.0", "0000:00:09.0");
   const HostDescription host = detectOk(fake.options());
-  EXPECT_TRUE(hasNoteContaining(host, "skipped PCI 0000:00:09.0: " + fake.sysfs().root() +
-                                          "/bus/pci/devices/0000:00:09.0",
-                                "Too many levels of symbolic links"));
+  EXPECT_TRUE(hasNoteContaining(
+      host, "skipped PCI 0000:00:09.0: " + fake.sysfs().root() + "/bus/pci/devices/0000:00:09.0",
+      "Too many levels of symbolic links"));
   EXPECT_EQ(host.numaNodes, expectedStandardHost().numaNodes);
 }
 
@@ -125,8 +129,9 @@ TEST(TopoNcclDetect, MalformedHugeAttribute) {
     out << std::string(1 << 20, '7');
   }
   const HostDescription host = detectOk(fake.options());
-  EXPECT_TRUE(hasNote(host, "skipped PCI 0000:04:00.0: " + fake.dev(kNeuronB) +
-                                "/class holds more than 4096 bytes (a sysfs attribute never does)"));
+  EXPECT_TRUE(
+      hasNote(host, "skipped PCI 0000:04:00.0: " + fake.dev(kNeuronB) +
+                        "/class holds more than 4096 bytes (a sysfs attribute never does)"));
   EXPECT_EQ(host.neuronDevices.size(), 1u);
 }
 
@@ -204,7 +209,8 @@ TEST(TopoNcclDetect, MalformedNoPciBus) {
   const HostDescription host = detectOk(fake.options());
   EXPECT_TRUE(host.numaNodes[0].pci.empty());
   EXPECT_TRUE(host.numaNodes[1].pci.empty());
-  EXPECT_TRUE(hasNoteContaining(host, "no PCI devices (" + fake.sysfs().root() + "/bus/pci/devices"));
+  EXPECT_TRUE(
+      hasNoteContaining(host, "no PCI devices (" + fake.sysfs().root() + "/bus/pci/devices"));
   // The NIC is still listed; its PCI function still resolves through
   // class/infiniband, which does not depend on bus/pci.
   ASSERT_EQ(host.nics.size(), 1u);

@@ -1,14 +1,13 @@
 // TopoNcclPlugin: libnccom-topo_nccl.so loaded for real (plugin::load_plugin
 // + graphbuild::TopoBackend::bind) with a host API whose config_get answers
 // from a test table, and the host-detection XML writer.
-#include "search_test_util.h"
-
 #include "child_process.h"
 #include "detect_fixture.h"
 #include "fake_sysfs.h"
 #include "graphbuild/topo_backend.h"
 #include "host_xml.h"
 #include "plugin/plugin_loader.h"
+#include "search_test_util.h"
 #include "topo/graph_xml.h"
 
 #include <sys/stat.h>
@@ -45,7 +44,8 @@ void hostLog(nccom_log_level_t level, unsigned long, const char*, int, const cha
 }
 
 bool logged(const std::string& prefix) {
-  return std::any_of(g_log.begin(), g_log.end(), [&](const std::string& l) { return l.rfind(prefix, 0) == 0; });
+  return std::any_of(g_log.begin(), g_log.end(),
+                     [&](const std::string& l) { return l.rfind(prefix, 0) == 0; });
 }
 
 // The plugin with `config` as its section, and its bound backend.
@@ -64,8 +64,9 @@ Loaded load(std::map<std::string, std::string> config) {
   host.config_get = &configGet;
   host.host_ctx = &g_config;
   Loaded out;
-  auto p = nccom::plugin::load_plugin(std::string(NCCOM_BUILD_DIR) + "/lib/nccom/libnccom-topo_nccl.so",
-                                      NCCOM_PLUGIN_KIND_TOPOLOGY, host, {});
+  auto p =
+      nccom::plugin::load_plugin(std::string(NCCOM_BUILD_DIR) + "/lib/nccom/libnccom-topo_nccl.so",
+                                 NCCOM_PLUGIN_KIND_TOPOLOGY, host, {});
   EXPECT_TRUE(p.ok()) << (p.ok() ? "" : p.error().message);
   if (!p.ok()) return out;
   out.plugin = std::move(*p);
@@ -162,7 +163,9 @@ TEST(TopoNcclPlugin, TopologyFileEndToEnd) {
   EXPECT_EQ(*n, 2);
   expectValidRings(system, g);
   EXPECT_EQ(g.speedIntra, 9.0F);
-  EXPECT_TRUE(logged("INFO Pattern 4, crossNic 1, nChannels 2, speed 9.000000/9.000000, type SYS/SYS, sameChannels "));
+  EXPECT_TRUE(
+      logged("INFO Pattern 4, crossNic 1, nChannels 2, speed 9.000000/9.000000, type SYS/SYS, "
+             "sameChannels "));
   EXPECT_TRUE(logged("INFO topo_nccl: topology from " + file));
 }
 
@@ -205,13 +208,16 @@ TEST(TopoNcclPlugin, MalformedTopologyFilesNameFileLineColumnAndRule) {
       {"graphs.xml", "<graphs version=\"1\"/>\n",
        ":1:1: root element is <graphs>, a topology must be a <system> document"},
       {"norank.xml",
-       "<system version=\"1\">\n  <cpu numaid=\"0\">\n    <pci busid=\"0000:01:00.0\">\n      <gpu dev=\"0\"/>\n"
+       "<system version=\"1\">\n  <cpu numaid=\"0\">\n    <pci busid=\"0000:01:00.0\">\n      <gpu "
+       "dev=\"0\"/>\n"
        "    </pci>\n  </cpu>\n</system>\n",
        ":4:7: gpu without rank (every NeuronCore must name its rank)"},
       {"missing.xml",
-       "<system version=\"1\">\n  <cpu numaid=\"0\">\n    <pci busid=\"0000:01:00.0\">\n      <gpu dev=\"0\" rank=\"0\"/>\n"
+       "<system version=\"1\">\n  <cpu numaid=\"0\">\n    <pci busid=\"0000:01:00.0\">\n      <gpu "
+       "dev=\"0\" rank=\"0\"/>\n"
        "    </pci>\n  </cpu>\n</system>\n",
-       ":1:1: <system> has no <gpu rank> for local rank 1; every local rank of this node (0, 1) must appear as a "
+       ":1:1: <system> has no <gpu rank> for local rank 1; every local rank of this node (0, 1) "
+       "must appear as a "
        "gpu rank"},
   };
   Node node({0, 1}, 1, 2);
@@ -221,15 +227,19 @@ TEST(TopoNcclPlugin, MalformedTopologyFilesNameFileLineColumnAndRule) {
     ASSERT_NE(l.backend, nullptr);
     auto sys = l.backend->system_xml(machine(), node.node);
     ASSERT_FALSE(sys.ok()) << c.name;
-    EXPECT_NE(sys.error().message.find(path + c.expected), std::string::npos) << sys.error().message;
+    EXPECT_NE(sys.error().message.find(path + c.expected), std::string::npos)
+        << sys.error().message;
   }
   ASSERT_EQ(::mkfifo((dir.path() + "/fifo.xml").c_str(), 0600), 0);
-  for (const auto& [name, rule] : {std::pair<std::string, std::string>{"fifo.xml", "it is a FIFO, not a regular file"},
-                                   {"absent.xml", "No such file or directory"}}) {
+  for (const auto& [name, rule] :
+       {std::pair<std::string, std::string>{"fifo.xml", "it is a FIFO, not a regular file"},
+        {"absent.xml", "No such file or directory"}}) {
     auto l = load({{"file", dir.path() + "/" + name}});
     auto sys = l.backend->system_xml(machine(), node.node);
     ASSERT_FALSE(sys.ok());
-    EXPECT_NE(sys.error().message.find("cannot read topology file '" + dir.path() + "/" + name + "': " + rule), std::string::npos)
+    EXPECT_NE(sys.error().message.find("cannot read topology file '" + dir.path() + "/" + name +
+                                       "': " + rule),
+              std::string::npos)
         << sys.error().message;
   }
 }
@@ -243,14 +253,18 @@ TEST(TopoNcclPlugin, HostWithoutNeuronDevicesSaysHowToProceed) {
   ASSERT_NE(l.backend, nullptr);
   std::string why;
   EXPECT_FALSE(l.backend->probe(machine(), &why));
-  EXPECT_NE(why.find("no topology file configured (NCCL_TOPO_FILE / topology.file) and no Neuron devices"),
-            std::string::npos)
+  EXPECT_NE(
+      why.find(
+          "no topology file configured (NCCL_TOPO_FILE / topology.file) and no Neuron devices"),
+      std::string::npos)
       << why;
   Node node({0, 1}, 1, 2);
   auto sys = l.backend->system_xml(machine(), node.node);
   ASSERT_FALSE(sys.ok());
   const std::string& msg = sys.error().message;
-  EXPECT_NE(msg.find("no accelerator for local ranks 0, 1 was found on this host"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("no accelerator for local ranks 0, 1 was found on this host"),
+            std::string::npos)
+      << msg;
   EXPECT_NE(msg.find("Set NCCL_TOPO_FILE (or topology.file)"), std::string::npos) << msg;
   EXPECT_NE(msg.find("or run on a Neuron platform"), std::string::npos) << msg;
 }
@@ -299,13 +313,15 @@ TEST(TopoNcclPlugin, BadNodeShareIsAnInvalidArgument) {
   Node dup({6, 6}, 1, 8);
   auto sys = l.backend->system_xml(machine(), dup.node);
   ASSERT_FALSE(sys.ok());
-  EXPECT_NE(sys.error().message.find("returned INVALID_ARGUMENT: topo_nccl: node share: local rank 6 listed twice"),
+  EXPECT_NE(sys.error().message.find(
+                "returned INVALID_ARGUMENT: topo_nccl: node share: local rank 6 listed twice"),
             std::string::npos)
       << sys.error().message;
   Node outside({6, 9}, 1, 8);
   sys = l.backend->system_xml(machine(), outside.node);
   ASSERT_FALSE(sys.ok());
-  EXPECT_NE(sys.error().message.find("local rank 9 outside 0..7"), std::string::npos) << sys.error().message;
+  EXPECT_NE(sys.error().message.find("local rank 9 outside 0..7"), std::string::npos)
+      << sys.error().message;
 }
 
 TEST(TopoNcclPlugin, HostXmlPlacesCoresAndNics) {
@@ -333,7 +349,9 @@ TEST(TopoNcclPlugin, HostXmlPlacesCoresAndNics) {
   // The two cores of one device meet at the device: a PIX path.
   ASSERT_TRUE(nccom::topo::computePaths(*sys).ok());
   const int a = sys->gpuIndexOfRank(0), b = sys->gpuIndexOfRank(1);
-  EXPECT_EQ(sys->of(NodeType::GPU)[static_cast<std::size_t>(a)].paths[0][static_cast<std::size_t>(b)].type,
+  EXPECT_EQ(sys->of(NodeType::GPU)[static_cast<std::size_t>(a)]
+                .paths[0][static_cast<std::size_t>(b)]
+                .type,
             nccom::topo::PathType::PIX);
 }
 
@@ -347,7 +365,8 @@ TEST(TopoNcclPlugin, HostXmlWithoutNeuronDevicesHasNoGpu) {
   ASSERT_TRUE(doc.ok());
   auto sys = checkSystemXml(nccom::topo::writeXml(*doc->root), "host", s);
   ASSERT_FALSE(sys.ok());
-  EXPECT_NE(sys.error().message.find("host:1:1: <system> has no <gpu rank> for local rank 0"), std::string::npos)
+  EXPECT_NE(sys.error().message.find("host:1:1: <system> has no <gpu rank> for local rank 0"),
+            std::string::npos)
       << sys.error().message;
 }
 

@@ -3,9 +3,8 @@
 // from host/topo's tables: PCIe gen4 x16 = 24 GB/s, gen3 x16 = 12, Skylake
 // SYS = 9, NET 100 Gb/s = 12.5, fast link count 2 at sm 70 = 42) and the
 // rules of upstream ncclTopoCompute's descent; none is copied from a run.
-#include "search_test_util.h"
-
 #include "ring_search.h"
+#include "search_test_util.h"
 
 #include <chrono>
 #include <cstring>
@@ -33,9 +32,10 @@ std::vector<int> row(const TopoGraph& g, int c) { return {g.channel(c), g.channe
 
 TEST(TopoNcclOldSearch, SpeedTiersAreByteExact) {
   // IEEE-754 single-precision encodings of 42, 30, ..., 2.4, 1.2, 0.24, 0.12.
-  const uint32_t bits[18] = {0x42280000, 0x41f00000, 0x41c00000, 0x41a80000, 0x41900000, 0x41700000,
-                             0x41400000, 0x41200000, 0x41100000, 0x40e00000, 0x40c00000, 0x40a00000,
-                             0x40800000, 0x40400000, 0x4019999a, 0x3f99999a, 0x3e75c28f, 0x3df5c28f};
+  const uint32_t bits[18] = {0x42280000, 0x41f00000, 0x41c00000, 0x41a80000, 0x41900000,
+                             0x41700000, 0x41400000, 0x41200000, 0x41100000, 0x40e00000,
+                             0x40c00000, 0x40a00000, 0x40800000, 0x40400000, 0x4019999a,
+                             0x3f99999a, 0x3e75c28f, 0x3df5c28f};
   ASSERT_EQ(sizeof(kSpeedTiers), sizeof(bits));
   EXPECT_EQ(std::memcmp(kSpeedTiers.data(), bits, sizeof(bits)), 0);
   EXPECT_EQ(kGlobalBudget, 1572864);
@@ -45,13 +45,13 @@ TEST(TopoNcclOldSearch, SpeedTiersAreByteExact) {
 }
 
 TEST(TopoNcclOldSearch, SeedIsTheFirstTierTheWidestPathCarries) {
-  EXPECT_EQ(seedTier(5000.0F), 0);   // one GPU, no NET: kLocWidth
+  EXPECT_EQ(seedTier(5000.0F), 0);  // one GPU, no NET: kLocWidth
   EXPECT_EQ(seedTier(42.0F), 0);
-  EXPECT_EQ(seedTier(41.9F), 1);     // 30
+  EXPECT_EQ(seedTier(41.9F), 1);  // 30
   EXPECT_EQ(seedTier(24.0F), 2);
   EXPECT_EQ(seedTier(12.0F), 6);
-  EXPECT_EQ(seedTier(0.2F), 17);     // 0.12
-  EXPECT_EQ(seedTier(0.0F), 17);     // nothing fits: the last tier
+  EXPECT_EQ(seedTier(0.2F), 17);  // 0.12
+  EXPECT_EQ(seedTier(0.0F), 17);  // nothing fits: the last tier
 }
 
 TEST(TopoNcclOldSearch, OneGpuFillsEveryChannelAtTheTopTier) {
@@ -70,8 +70,9 @@ TEST(TopoNcclOldSearch, OneGpuFillsEveryChannelAtTheTopTier) {
   EXPECT_TRUE(out.stats.optimal);
   EXPECT_EQ(out.stats.attempts, 1);
   EXPECT_EQ(out.stats.duplicatedFrom, 0);
-  EXPECT_TRUE(log.has("INFO Pattern 4, crossNic 0, nChannels 16, speed 42.000000/42.000000, type LOC/PIX, "
-                      "sameChannels 1"));
+  EXPECT_TRUE(
+      log.has("INFO Pattern 4, crossNic 0, nChannels 16, speed 42.000000/42.000000, type LOC/PIX, "
+              "sameChannels 1"));
   EXPECT_TRUE(log.has("INFO  0 : GPU/3"));
   EXPECT_TRUE(log.has("INFO 15 : GPU/3"));
 }
@@ -94,8 +95,9 @@ TEST(TopoNcclOldSearch, TwoGpusOnOneSwitchNeedTypePixAndStopAtTotalWidth) {
   EXPECT_EQ(out.graph.sameChannels, 1);
   EXPECT_EQ(out.stats.attempts, 5);
   EXPECT_FALSE(out.stats.fellBack);
-  EXPECT_TRUE(log.has("INFO Pattern 4, crossNic 0, nChannels 1, speed 24.000000/24.000000, type PIX/PIX, "
-                      "sameChannels 1"));
+  EXPECT_TRUE(
+      log.has("INFO Pattern 4, crossNic 0, nChannels 1, speed 24.000000/24.000000, type PIX/PIX, "
+              "sameChannels 1"));
 }
 
 TEST(TopoNcclOldSearch, FourGpuMeshUsesEveryLinkTwiceAtTier21) {
@@ -120,7 +122,8 @@ TEST(TopoNcclOldSearch, FourGpuMeshUsesEveryLinkTwiceAtTier21) {
   std::set<std::vector<int>> cycles;
   for (int c = 0; c < 6; ++c) {
     auto r = row(g, c);
-    std::rotate(r.begin(), std::find(r.begin(), r.end(), 0), r.end());  // the same cycle starts anywhere
+    std::rotate(r.begin(), std::find(r.begin(), r.end(), 0),
+                r.end());  // the same cycle starts anywhere
     cycles.insert(r);
     for (int i = 0; i < 4; ++i) ++uses[{g.channel(c)[i], g.channel(c)[(i + 1) % 4]}];
   }
@@ -145,8 +148,9 @@ TEST(TopoNcclOldSearch, FastRingIsDoubledWithSpeedsHalved) {
   EXPECT_EQ(row(g, 1), (std::vector<int>{10, 11}));
   EXPECT_EQ(g.speedIntra, 21.0F);
   EXPECT_EQ(g.speedInter, 21.0F);
-  EXPECT_TRUE(log.has("INFO Pattern 4, crossNic 0, nChannels 2, speed 21.000000/21.000000, type NVL/PIX, "
-                      "sameChannels 1"));
+  EXPECT_TRUE(
+      log.has("INFO Pattern 4, crossNic 0, nChannels 2, speed 21.000000/21.000000, type NVL/PIX, "
+              "sameChannels 1"));
 }
 
 TEST(TopoNcclOldSearch, PcieHostCrossesNumaOncePerChannelThroughBothNics) {
@@ -156,7 +160,8 @@ TEST(TopoNcclOldSearch, PcieHostCrossesNumaOncePerChannelThroughBothNics) {
   // channel). With crossNic (allowed: 2 NETs, template auto) each ring
   // crosses once: NET a -> its 4 local GPUs -> the other 4 -> the other NET,
   // one ring per direction: 2 x 9 = 18, which no lower tier beats.
-  const TopoSystem sys = searchSystem("pcie_host.xml", share({8, 9, 10, 11, 12, 13, 14, 15}, 2, 16));
+  const TopoSystem sys =
+      searchSystem("pcie_host.xml", share({8, 9, 10, 11, 12, 13, 14, 15}, 2, 16));
   ASSERT_EQ(sys.count(NodeType::NET), 2);
   LogLines log;
   const auto out = mustSearch(sys, log);
@@ -218,7 +223,8 @@ TEST(TopoNcclOldSearch, TwoGpusWithoutPathFallBackToSimpleOrder) {
 }
 
 TEST(TopoNcclOldSearch, SmallGlobalBudgetEndsTheDescent) {
-  const TopoSystem sys = searchSystem("pcie_host.xml", share({8, 9, 10, 11, 12, 13, 14, 15}, 2, 16));
+  const TopoSystem sys =
+      searchSystem("pcie_host.xml", share({8, 9, 10, 11, 12, 13, 14, 15}, 2, 16));
   SearchBudgets tiny;
   tiny.global = 40;
   tiny.attempt = 30;
@@ -236,11 +242,13 @@ TEST(TopoNcclOldSearch, RealBudgetEndsAHopelessSearch) {
   // every faster attempt walks the orders of the other nine (9! leaves) into
   // its budget, so the global budget runs out first and the result is the
   // fallback. What matters: it ends, within the budget.
-  const TopoSystem sys = searchSystem("narrow_gpu.xml", share({0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, 1, 10));
+  const TopoSystem sys =
+      searchSystem("narrow_gpu.xml", share({0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, 1, 10));
   LogLines log;
   const auto start = std::chrono::steady_clock::now();
   const auto out = mustSearch(sys, log);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_TRUE(out.stats.budgetExhausted);
   EXPECT_LE(out.stats.chargedSteps, kGlobalBudget + kAttemptBudget);
   EXPECT_TRUE(out.stats.fellBack);
@@ -267,7 +275,8 @@ TEST(TopoNcclOldSearch, BadRequestsAreErrors) {
   tree.pattern = nccom::topo::SearchPattern::Tree;
   auto r = oldSearch(sys, tree, {});
   ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.error().message, "OLD search: pattern 3 is not implemented (only RING, pattern 4, is ever built)");
+  EXPECT_EQ(r.error().message,
+            "OLD search: pattern 3 is not implemented (only RING, pattern 4, is ever built)");
   SearchRequest many;
   many.maxChannels = 33;
   EXPECT_FALSE(oldSearch(sys, many, {}).ok());
@@ -286,13 +295,13 @@ TEST(TopoNcclOldSearch, CompareGraphsPrefersChannelsTimesSpeedThenFewerHops) {
   a.speedIntra = 10.0F;
   b.nChannels = 1;
   b.speedIntra = 18.0F;
-  EXPECT_TRUE(RingSearch::better(a, b));   // 20 > 18
+  EXPECT_TRUE(RingSearch::better(a, b));  // 20 > 18
   EXPECT_FALSE(RingSearch::better(b, a));
   b.nChannels = 2;
   b.speedIntra = 10.0F;
   a.nHops = 4;
   b.nHops = 6;
-  EXPECT_TRUE(RingSearch::better(a, b));   // equal bandwidth, fewer hops
+  EXPECT_TRUE(RingSearch::better(a, b));  // equal bandwidth, fewer hops
   b.crossNic = 1;
   EXPECT_FALSE(RingSearch::better(a, b));  // ... but not across a crossNic change
   a.minChannels = 3;

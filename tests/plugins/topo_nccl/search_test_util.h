@@ -21,7 +21,8 @@
 namespace topo_nccl_test {
 
 inline std::string dataFile(const std::string& name) {
-  if (name == "pcie_host.xml") return std::string(NCCOM_SOURCE_DIR) + "/tests/host/topo/data/pcie_host.xml";
+  if (name == "pcie_host.xml")
+    return std::string(NCCOM_SOURCE_DIR) + "/tests/host/topo/data/pcie_host.xml";
   return std::string(NCCOM_SOURCE_DIR) + "/tests/plugins/topo_nccl/data/" + name;
 }
 
@@ -40,7 +41,8 @@ inline nccom::topo_nccl::LocalShare share(std::vector<int> ranks, int nNodes, in
 }
 
 // The system compute_graph would search for this fixture and share.
-inline nccom::topo::TopoSystem searchSystem(const std::string& name, const nccom::topo_nccl::LocalShare& s) {
+inline nccom::topo::TopoSystem searchSystem(const std::string& name,
+                                            const nccom::topo_nccl::LocalShare& s) {
   auto sys = nccom::topo_nccl::prepareSearchSystem(readData(name), s, {});
   EXPECT_TRUE(sys.ok()) << (sys.ok() ? "" : sys.error().message);
   return sys.ok() ? std::move(*sys) : nccom::topo::TopoSystem{};
@@ -49,11 +51,15 @@ inline nccom::topo::TopoSystem searchSystem(const std::string& name, const nccom
 struct LogLines {
   std::vector<std::string> lines;
   nccom::topo_nccl::LogSink sink() {
-    return [this](nccom::topo_nccl::LogLevel level, unsigned long, const char*, int, const std::string& text) {
-      lines.push_back(std::string(level == nccom::topo_nccl::LogLevel::Warn ? "WARN " : "INFO ") + text);
+    return [this](nccom::topo_nccl::LogLevel level, unsigned long, const char*, int,
+                  const std::string& text) {
+      lines.push_back(std::string(level == nccom::topo_nccl::LogLevel::Warn ? "WARN " : "INFO ") +
+                      text);
     };
   }
-  bool has(const std::string& line) const { return std::find(lines.begin(), lines.end(), line) != lines.end(); }
+  bool has(const std::string& line) const {
+    return std::find(lines.begin(), lines.end(), line) != lines.end();
+  }
 };
 
 inline bool isTier(float v) {
@@ -76,7 +82,8 @@ inline void expectValidRings(const nccom::topo::TopoSystem& sys, const nccom::to
   for (const auto& gpu : sys.of(NodeType::GPU)) ranks.push_back(gpu.gpu.rank);
   std::sort(ranks.begin(), ranks.end());
   auto path = [&](NodeType ta, int a, NodeType tb, int b) -> const nccom::topo::TopoPath& {
-    return sys.of(ta)[static_cast<std::size_t>(a)].paths[static_cast<std::size_t>(tb)][static_cast<std::size_t>(b)];
+    return sys.of(ta)[static_cast<std::size_t>(a)]
+        .paths[static_cast<std::size_t>(tb)][static_cast<std::size_t>(b)];
   };
   const bool nets = sys.count(NodeType::NET) > 0;
   for (int c = 0; c < g.nChannels; ++c) {
@@ -90,13 +97,16 @@ inline void expectValidRings(const nccom::topo::TopoSystem& sys, const nccom::to
       const int b = sys.gpuIndexOfRank(row[static_cast<std::size_t>((i + 1) % n)]);
       const auto& p = path(NodeType::GPU, a, NodeType::GPU, b);
       EXPECT_TRUE(p.reachable()) << "channel " << c << " hop " << i;
-      EXPECT_LE(static_cast<int>(p.type), static_cast<int>(g.typeIntra)) << "channel " << c << " hop " << i;
+      EXPECT_LE(static_cast<int>(p.type), static_cast<int>(g.typeIntra))
+          << "channel " << c << " hop " << i;
     }
     if (!nets) continue;
     const int in = sys.find(NodeType::NET, g.inter[static_cast<std::size_t>(c)][0]);
     const int out = sys.find(NodeType::NET, g.inter[static_cast<std::size_t>(c)][1]);
-    ASSERT_GE(in, 0) << "channel " << c << " enters by NET " << g.inter[static_cast<std::size_t>(c)][0];
-    ASSERT_GE(out, 0) << "channel " << c << " leaves by NET " << g.inter[static_cast<std::size_t>(c)][1];
+    ASSERT_GE(in, 0) << "channel " << c << " enters by NET "
+                     << g.inter[static_cast<std::size_t>(c)][0];
+    ASSERT_GE(out, 0) << "channel " << c << " leaves by NET "
+                      << g.inter[static_cast<std::size_t>(c)][1];
     const auto& pin = path(NodeType::NET, in, NodeType::GPU, sys.gpuIndexOfRank(row.front()));
     const auto& pout = path(NodeType::GPU, sys.gpuIndexOfRank(row.back()), NodeType::NET, out);
     EXPECT_TRUE(pin.reachable() && pout.reachable()) << "channel " << c;
@@ -105,7 +115,8 @@ inline void expectValidRings(const nccom::topo::TopoSystem& sys, const nccom::to
     if (g.crossNic == 0) {
       const auto& a = sys.of(NodeType::NET)[static_cast<std::size_t>(in)].net;
       const auto& b = sys.of(NodeType::NET)[static_cast<std::size_t>(out)].net;
-      EXPECT_TRUE(a.guid == b.guid && a.port == b.port) << "channel " << c << " crosses NICs without crossNic";
+      EXPECT_TRUE(a.guid == b.guid && a.port == b.port)
+          << "channel " << c << " crosses NICs without crossNic";
     }
   }
 }

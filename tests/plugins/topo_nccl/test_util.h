@@ -18,8 +18,10 @@ namespace topo_nccl_test {
 
 class StandardHost {
  public:
-  StandardHost() : sysfs_(dir_.path() + "/sys"), cpuinfo_(buildStandardHost(sysfs_)),
-                   nics_(standardNicListing()) {}
+  StandardHost()
+      : sysfs_(dir_.path() + "/sys"),
+        cpuinfo_(buildStandardHost(sysfs_)),
+        nics_(standardNicListing()) {}
 
   const FakeSysfs& sysfs() const { return sysfs_; }
   const std::string& cpuinfo() const { return cpuinfo_; }
@@ -70,8 +72,8 @@ class LogCapture {
 inline bool hasNote(const nccom::topo_nccl::HostDescription& host, const std::string& note) {
   return std::find(host.notes.begin(), host.notes.end(), note) != host.notes.end();
 }
-inline bool hasNoteContaining(const nccom::topo_nccl::HostDescription& host,
-                              const std::string& a, const std::string& b = "") {
+inline bool hasNoteContaining(const nccom::topo_nccl::HostDescription& host, const std::string& a,
+                              const std::string& b = "") {
   return std::any_of(host.notes.begin(), host.notes.end(), [&](const std::string& n) {
     return n.find(a) != std::string::npos && n.find(b) != std::string::npos;
   });

@@ -2,15 +2,16 @@
 // host/topo as NCCL_TOPO_FILE files and hold the hand-checked device, core
 // and NIC counts of one full node; and they are byte-equal to what the
 // synthesizer writes today (regenerate with nccom-topo-neuron-examples).
+#include "topo_neuron/examples.h"
+
+#include "topo/paths.h"
+#include "topo_neuron/synthesize.h"
+
 #include <gtest/gtest.h>
 
 #include <fstream>
 #include <set>
 #include <sstream>
-
-#include "topo/paths.h"
-#include "topo_neuron/examples.h"
-#include "topo_neuron/synthesize.h"
 
 namespace nccom::topo_neuron {
 namespace {
@@ -47,7 +48,8 @@ TEST(NeuronSynthesize, ExampleFilesLoadWithTheExpectedCounts) {
     auto doc = topo::parseXmlFile(kDir + f.file);
     ASSERT_TRUE(doc) << doc.error().message;
     // A reader learns the per-link width from the generation tag.
-    const auto* gpuTag = doc->root->findChild("cpu")->findChild("pci")->findChild("pci")->findChild("gpu");
+    const auto* gpuTag =
+        doc->root->findChild("cpu")->findChild("pci")->findChild("pci")->findChild("gpu");
     ASSERT_NE(gpuTag, nullptr);
     auto sm = gpuTag->getInt("sm");
     ASSERT_TRUE(sm) << sm.error().message;

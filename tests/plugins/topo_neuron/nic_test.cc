@@ -1,7 +1,7 @@
 // Suite NeuronNicAssign: NIC per channel and filling topo::TopoGraph.
-#include <gtest/gtest.h>
-
 #include "topo_neuron/graph_fill.h"
+
+#include <gtest/gtest.h>
 
 namespace nccom::topo_neuron {
 namespace {

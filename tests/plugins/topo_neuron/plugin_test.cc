@@ -4,18 +4,18 @@
 // topo::graphFromXml against the system, every channel row must be a
 // permutation of the node's ranks, and every hop between consecutive ranks
 // (closing hop included) must stay on one device or follow a platform link.
+#include "graphbuild/topo_backend.h"
+#include "plugin/plugin_loader.h"
+#include "topo/graph_xml.h"
+#include "topo_neuron/graph_compute.h"
+#include "topo_neuron/machine.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstring>
 #include <map>
 #include <set>
-
-#include "graphbuild/topo_backend.h"
-#include "plugin/plugin_loader.h"
-#include "topo/graph_xml.h"
-#include "topo_neuron/graph_compute.h"
-#include "topo_neuron/machine.h"
 
 namespace nccom::topo_neuron {
 namespace {
@@ -121,7 +121,8 @@ std::vector<int> splitDevs(const std::string& s) {
 }
 
 // One end-to-end case; ASSERTs end this case only.
-void runCase(const graphbuild::TopoBackend& b, Variant v, int inst, int lnc, int local, int nNodes) {
+void runCase(const graphbuild::TopoBackend& b, Variant v, int inst, int lnc, int local,
+             int nNodes) {
   auto d = describePlatform(v, {inst, lnc, -1});
   ASSERT_TRUE(d) << d.error().message;
   // Without a NIC a node cannot join a multi-node ring (NeuronSynthesize
@@ -161,7 +162,8 @@ void runCase(const graphbuild::TopoBackend& b, Variant v, int inst, int lnc, int
     for (int i = 0; i < g.nLocal; ++i) {
       const int a = deviceOfRank.at(row[static_cast<size_t>(i)]);
       const int bDev = deviceOfRank.at(row[static_cast<size_t>((i + 1) % g.nLocal)]);
-      ASSERT_TRUE(a == bDev || d->linked(a, bDev)) << "channel " << c << " hop " << a << "->" << bDev;
+      ASSERT_TRUE(a == bDev || d->linked(a, bDev))
+          << "channel " << c << " hop " << a << "->" << bDev;
     }
     const int nNics = sys->count(topo::NodeType::NET);
     if (nNics > 0) {
@@ -211,8 +213,8 @@ TEST_F(NeuronPlugin, EndToEndMatrix) {
           if (local > inst) continue;
           // A part of a ring of devices has no ring (NeuronSearch covers that error).
           if (s.layout == LinkLayout::Ring && local != 1 && local != inst) continue;
-          SCOPED_TRACE(std::string(s.name) + " instance=" + std::to_string(inst) + " lnc=" +
-                       std::to_string(lnc) + " local=" + std::to_string(local));
+          SCOPED_TRACE(std::string(s.name) + " instance=" + std::to_string(inst) +
+                       " lnc=" + std::to_string(lnc) + " local=" + std::to_string(local));
           runCase(*backend_, s.variant, inst, lnc, local, 2);
           ++cases;
         }
@@ -230,7 +232,9 @@ TEST_F(NeuronPlugin, SwitchV1AcrossJbogsIsCrossRack) {
 class Fixture {
  public:
   Fixture(Variant v, int inst, int lnc, int local)
-      : d(*describePlatform(v, {inst, lnc, -1})), node(fullShare(d, local)), m(machineFor(v, inst, lnc)) {}
+      : d(*describePlatform(v, {inst, lnc, -1})),
+        node(fullShare(d, local)),
+        m(machineFor(v, inst, lnc)) {}
   PlatformDescription d;
   Node node;
   nccom_topo_machine_t m;
@@ -272,7 +276,8 @@ TEST_F(NeuronPlugin, ForbiddenDeviceCountFailsInGetSystemXml) {
   const auto m = machineFor(Variant::Trn2, 16, 2);
   auto r = backend_->system_xml(m, node.c);
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.error().message.find("expects 1, 4, 8, or 16 local devices but got 3"), std::string::npos)
+  EXPECT_NE(r.error().message.find("expects 1, 4, 8, or 16 local devices but got 3"),
+            std::string::npos)
       << r.error().message;
   config()["disable_verify"] = "true";
   EXPECT_TRUE(backend_->system_xml(m, node.c).ok());

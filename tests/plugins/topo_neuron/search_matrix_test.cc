@@ -5,13 +5,13 @@
 // device as one contiguous block; every device hop including the closing one
 // is a platform link; two runs agree; NICs carry channel counts that differ
 // by at most one.
+#include "topo_neuron/graph_fill.h"
+#include "topo_neuron/search.h"
+
 #include <gtest/gtest.h>
 
 #include <map>
 #include <set>
-
-#include "topo_neuron/graph_fill.h"
-#include "topo_neuron/search.h"
 
 namespace nccom::topo_neuron {
 namespace {

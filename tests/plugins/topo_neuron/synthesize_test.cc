@@ -5,12 +5,13 @@
 // NVL link between two ranks exactly when they share a device or their
 // devices are linked in the platform table; every pair of ranks has a path;
 // the NET count is the NICs of the PCIe switches the used devices sit on.
+#include "topo_neuron/synthesize.h"
+
+#include "topo/paths.h"
+
 #include <gtest/gtest.h>
 
 #include <set>
-
-#include "topo/paths.h"
-#include "topo_neuron/synthesize.h"
 
 namespace nccom::topo_neuron {
 namespace {
@@ -66,7 +67,8 @@ void checkCase(const Case& c) {
   // a platform without NICs only ever forms single-node communicators.
   const int perNode = c.local * d->vcoresPerDevice;
   const int nodes = d->nics.empty() ? 1 : 2;
-  const NodeShare share = fullShare(*d, c.local, (nodes - 1) * perNode, nodes * perNode, nodes, nodes - 1);
+  const NodeShare share =
+      fullShare(*d, c.local, (nodes - 1) * perNode, nodes * perNode, nodes, nodes - 1);
   auto text = synthesizeSystemXml(*d, share, false);
   ASSERT_TRUE(text) << text.error().message;
   auto doc = topo::parseXml(*text);
@@ -86,7 +88,8 @@ void checkCase(const Case& c) {
     EXPECT_EQ(info.gdr, 1);
     gpuOfLocal.push_back(g);
   }
-  EXPECT_EQ(sys->count(topo::NodeType::NET), expectedNics(platformSpec(c.variant), c.instance, c.local));
+  EXPECT_EQ(sys->count(topo::NodeType::NET),
+            expectedNics(platformSpec(c.variant), c.instance, c.local));
 
   // Direct links exactly where the platform has one; intra-device links are
   // wider than any link between devices.
@@ -101,8 +104,10 @@ void checkCase(const Case& c) {
       ASSERT_EQ(have, want) << "ranks " << share.ranks[i] << " and " << share.ranks[j];
       if (!have) continue;
       EXPECT_GT(w, 0.0F);
-      if (same) narrowestIntra = std::min(narrowestIntra, w);
-      else widestInter = std::max(widestInter, w);
+      if (same)
+        narrowestIntra = std::min(narrowestIntra, w);
+      else
+        widestInter = std::max(widestInter, w);
     }
   }
   if (widestInter > 0.0F && narrowestIntra < 1e9F) {
@@ -144,11 +149,17 @@ TEST(NeuronSynthesize, APlatformWithoutNicsCannotSpanNodes) {
 TEST(NeuronSynthesize, HandCheckedNicCounts) {
   // Facts of the platform table (docs/decisions/topo-neuron.md decision 8), not
   // the formula above.
-  struct Row { Variant v; int inst; int used; int nics; };
-  const Row rows[] = {{Variant::Trn1, 16, 16, 8}, {Variant::Trn1, 16, 4, 2}, {Variant::Trn1, 1, 1, 0},
-                      {Variant::Trn1n, 16, 8, 8}, {Variant::Inf2, 12, 12, 0}, {Variant::Trn2, 16, 16, 16},
-                      {Variant::Trn2, 16, 4, 4},  {Variant::Trn2, 1, 1, 1},   {Variant::Emu, 8, 8, 2},
-                      {Variant::Emu, 16, 4, 1}};
+  struct Row {
+    Variant v;
+    int inst;
+    int used;
+    int nics;
+  };
+  const Row rows[] = {{Variant::Trn1, 16, 16, 8}, {Variant::Trn1, 16, 4, 2},
+                      {Variant::Trn1, 1, 1, 0},   {Variant::Trn1n, 16, 8, 8},
+                      {Variant::Inf2, 12, 12, 0}, {Variant::Trn2, 16, 16, 16},
+                      {Variant::Trn2, 16, 4, 4},  {Variant::Trn2, 1, 1, 1},
+                      {Variant::Emu, 8, 8, 2},    {Variant::Emu, 16, 4, 1}};
   for (const auto& r : rows) {
     auto d = describePlatform(r.v, {r.inst, -1, -1});
     ASSERT_TRUE(d) << d.error().message;
@@ -189,7 +200,8 @@ TEST(NeuronSynthesize, ForbiddenLocalDeviceCountNamesTheRule) {
   const NodeShare s = share({0, 1, 2}, {0, 0, 0});
   auto r = synth(Variant::Trn2, s);
   ASSERT_FALSE(r);
-  EXPECT_NE(r.error().message.find("expects 1, 4, 8, or 16 local devices but got 3"), std::string::npos)
+  EXPECT_NE(r.error().message.find("expects 1, 4, 8, or 16 local devices but got 3"),
+            std::string::npos)
       << r.error().message;
   EXPECT_TRUE(synth(Variant::Trn2, s, /*disable=*/true)) << "disable_verify skips the rule";
 }
@@ -217,7 +229,8 @@ TEST(NeuronSynthesize, MoreRanksThanCoresAndSharedCoresAreErrors) {
   EXPECT_NE(dup.error().message.find("twice"), std::string::npos) << dup.error().message;
   auto core = synth(Variant::Trn2, share({0}, {4}));  // LNC 2: cores 0..3
   ASSERT_FALSE(core);
-  EXPECT_NE(core.error().message.find("core 4 of device 0"), std::string::npos) << core.error().message;
+  EXPECT_NE(core.error().message.find("core 4 of device 0"), std::string::npos)
+      << core.error().message;
 }
 
 TEST(NeuronSynthesize, MalformedShareIsAnError) {

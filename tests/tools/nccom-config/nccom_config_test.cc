@@ -2,8 +2,9 @@
 // environment.
 #include "child_process.h"
 
-#include <gtest/gtest.h>
 #include <sys/stat.h>
+
+#include <gtest/gtest.h>
 
 #include <fstream>
 #include <map>
@@ -22,7 +23,8 @@ class ToolsNccomConfig : public ::testing::Test {
   // The child's environment never carries NCCOM_CONFIG, NCCOM_CLUSTER or
   // NCCL_DEBUG from the caller unless a test sets them.
   ChildResult run(std::vector<std::string> args, std::map<std::string, std::string> env = {}) {
-    for (const char* name : {"NCCOM_CONFIG", "NCCOM_CLUSTER", "NCCL_DEBUG"}) env.try_emplace(name, "");
+    for (const char* name : {"NCCOM_CONFIG", "NCCOM_CLUSTER", "NCCL_DEBUG"})
+      env.try_emplace(name, "");
     ChildResult r = run_child(kTool, args, env);
     r.out += r.err;
     return r;
@@ -62,20 +64,21 @@ TEST_F(ToolsNccomConfig, CheckReportsFileLineColumnAndExitsOne) {
 TEST_F(ToolsNccomConfig, CheckRefusesADeviceOrFifoAndExitsOne) {
   const std::string fifo = dir_.path() + "/nccom.toml";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
-  for (const auto& [path, kind] : {std::pair<std::string, std::string>{"/dev/zero", "a character device"},
-                                   {fifo, "a FIFO"}}) {
+  for (const auto& [path, kind] :
+       {std::pair<std::string, std::string>{"/dev/zero", "a character device"}, {fifo, "a FIFO"}}) {
     const ChildResult r = run({"--check", path});
     EXPECT_EQ(r.signal, 0) << path << ": " << r.out;
     EXPECT_EQ(r.exit_code, 1) << path << ": " << r.out;
-    EXPECT_NE(r.out.find("cannot read configuration file " + path + " (from NCCOM_CONFIG): it is " + kind +
-                         ", not a regular file"),
+    EXPECT_NE(r.out.find("cannot read configuration file " + path + " (from NCCOM_CONFIG): it is " +
+                         kind + ", not a regular file"),
               std::string::npos)
         << r.out;
   }
 }
 
 TEST_F(ToolsNccomConfig, CheckAcceptsTheShippedClusterFile) {
-  const ChildResult r = run({"--check", std::string(NCCOM_SOURCE_DIR) + "/config/clusters/loopback-dev.toml"});
+  const ChildResult r =
+      run({"--check", std::string(NCCOM_SOURCE_DIR) + "/config/clusters/loopback-dev.toml"});
   EXPECT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("OK"), std::string::npos);
 }

@@ -16,7 +16,9 @@ nccom_test::ChildResult run(const std::vector<std::string>& args,
   return nccom_test::run_child(kTool, args, env);
 }
 
-size_t lines(const std::string& s) { return static_cast<size_t>(std::count(s.begin(), s.end(), '\n')); }
+size_t lines(const std::string& s) {
+  return static_cast<size_t>(std::count(s.begin(), s.end(), '\n'));
+}
 
 TEST(NccomTestCli, Help) {
   const auto r = run({"--help"});
@@ -33,11 +35,14 @@ TEST(NccomTestCli, UsageErrorsAreOneLineAndExitTwo) {
   const Case cases[] = {
       {{"--bogus", "allr"}, "nccom-test: unknown option --bogus (see --help)\n"},
       {{"allr", "-b"}, "nccom-test: -b needs a value\n"},
-      {{}, "nccom-test: name at least one operation (allr allg redsct sendrecv alltoall bcast reduce)\n"},
+      {{},
+       "nccom-test: name at least one operation (allr allg redsct sendrecv alltoall bcast "
+       "reduce)\n"},
       {{"-r", "2", "-N", "3", "allr"},
        "nccom-test: -N 3 is more than -r 2: every emulated host needs at least one rank\n"},
       {{"--plot", "/nonexistent-dir/x.svg", "allr"},
-       "nccom-test: --plot /nonexistent-dir/x.svg: the directory /nonexistent-dir does not exist or is not "
+       "nccom-test: --plot /nonexistent-dir/x.svg: the directory /nonexistent-dir does not exist "
+       "or is not "
        "writable\n"},
   };
   for (const Case& c : cases) {
@@ -50,9 +55,11 @@ TEST(NccomTestCli, UsageErrorsAreOneLineAndExitTwo) {
 }
 
 TEST(NccomTestCli, LauncherMismatchesAreUsageErrors) {
-  const std::map<std::string, std::string> mpi = {{"OMPI_COMM_WORLD_RANK", "0"},       {"OMPI_COMM_WORLD_SIZE", "4"},
-                                                   {"OMPI_COMM_WORLD_LOCAL_RANK", "0"}, {"OMPI_COMM_WORLD_LOCAL_SIZE", "2"},
-                                                   {"OMPI_MCA_orte_num_nodes", "2"}};
+  const std::map<std::string, std::string> mpi = {{"OMPI_COMM_WORLD_RANK", "0"},
+                                                  {"OMPI_COMM_WORLD_SIZE", "4"},
+                                                  {"OMPI_COMM_WORLD_LOCAL_RANK", "0"},
+                                                  {"OMPI_COMM_WORLD_LOCAL_SIZE", "2"},
+                                                  {"OMPI_MCA_orte_num_nodes", "2"}};
   auto r = run({"allr"}, mpi);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("NEURON_RT_ROOT_COMM_ID is not set"), std::string::npos) << r.err;
@@ -61,7 +68,8 @@ TEST(NccomTestCli, LauncherMismatchesAreUsageErrors) {
   env["NEURON_RT_ROOT_COMM_ID"] = "127.0.0.1:1";
   r = run({"-r", "2", "allr"}, env);
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_EQ(r.err, "nccom-test: -r 2 but mpirun started 4 processes (leave -r out under a launcher)\n");
+  EXPECT_EQ(r.err,
+            "nccom-test: -r 2 but mpirun started 4 processes (leave -r out under a launcher)\n");
 }
 
 }  // namespace

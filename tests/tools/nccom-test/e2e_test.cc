@@ -26,7 +26,9 @@ nccom_test::ChildResult run(const std::vector<std::string>& args,
   return nccom_test::run_child(kTool, args, env);
 }
 
-std::vector<std::vector<std::string>> rows(const std::string& out) { return nccom_test::table_rows(out); }
+std::vector<std::vector<std::string>> rows(const std::string& out) {
+  return nccom_test::table_rows(out);
+}
 
 // Every row has 13 columns and 0 wrong elements in both groups (in place
 // N/A for the operations without an in-place form).
@@ -45,11 +47,13 @@ void expect_clean_table(const nccom_test::ChildResult& r, size_t want_rows, bool
 
 TEST(NccomTestE2e, TwoRanksOneHostAllReduceChecked) {
   // 8 B .. 64 KiB by 2: 14 sizes.
-  expect_clean_table(run({"-r", "2", "-b", "8", "-e", "64K", "-n", "3", "-w", "1", "--check", "allr"}), 14);
+  expect_clean_table(
+      run({"-r", "2", "-b", "8", "-e", "64K", "-n", "3", "-w", "1", "--check", "allr"}), 14);
 }
 
 TEST(NccomTestE2e, FourRanksTwoHostsAllReduceChecked) {
-  const auto r = run({"-r", "4", "-N", "2", "-b", "8", "-e", "64K", "-n", "3", "-w", "1", "--check", "allr"});
+  const auto r =
+      run({"-r", "4", "-N", "2", "-b", "8", "-e", "64K", "-n", "3", "-w", "1", "--check", "allr"});
   expect_clean_table(r, 14);
   EXPECT_NE(r.out.find("4 rank(s) on 2 host(s) (local)"), std::string::npos) << r.out;
 }
@@ -57,8 +61,10 @@ TEST(NccomTestE2e, FourRanksTwoHostsAllReduceChecked) {
 TEST(NccomTestE2e, EveryOperationCheckedWithJsonAndPlot) {
   nccom_test::TempDir dir;
   const std::string svg = dir.path() + "/run.svg";
-  const auto r = run({"-r", "3", "-b", "8", "-e", "4K", "-f", "4", "-n", "2", "-w", "1", "-d", "int32", "--check",
-                      "--json", "--plot", svg, "allr", "allg", "redsct", "sendrecv", "alltoall", "bcast", "reduce"});
+  const auto r =
+      run({"-r",   "3",    "-b",     "8",        "-e",       "4K",      "-f",     "4",      "-n",
+           "2",    "-w",   "1",      "-d",       "int32",    "--check", "--json", "--plot", svg,
+           "allr", "allg", "redsct", "sendrecv", "alltoall", "bcast",   "reduce"});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("\"wrong_total\": 0"), std::string::npos) << r.out;
   for (const char* op : {"allr", "allg", "redsct", "sendrecv", "alltoall", "bcast", "reduce"}) {
@@ -76,7 +82,8 @@ TEST(NccomTestE2e, EveryOperationCheckedWithJsonAndPlot) {
 TEST(NccomTestE2e, SendRecvAndAllToAllChecked) {
   for (const char* op : {"sendrecv", "alltoall"}) {
     // 8 B .. 4 KiB by 4: 5 sizes.
-    const auto r = run({"-r", "3", "-N", "3", "-b", "8", "-e", "4K", "-f", "4", "-n", "2", "-w", "1", "--check", op});
+    const auto r = run({"-r", "3", "-N", "3", "-b", "8", "-e", "4K", "-f", "4", "-n", "2", "-w",
+                        "1", "--check", op});
     expect_clean_table(r, 5, /*in_place=*/false);
   }
 }
@@ -84,15 +91,16 @@ TEST(NccomTestE2e, SendRecvAndAllToAllChecked) {
 // Uneven emulated hosts: 3 ranks on 2 hosts (2 + 1), every result checked.
 TEST(NccomTestE2e, UnevenHostsChecked) {
   for (const char* op : {"allr", "allg", "redsct"}) {
-    const auto r = run({"-r", "3", "-N", "2", "-b", "8", "-e", "64K", "-f", "8", "-n", "2", "-w", "1", "--check", op});
+    const auto r = run({"-r", "3", "-N", "2", "-b", "8", "-e", "64K", "-f", "8", "-n", "2", "-w",
+                        "1", "--check", op});
     expect_clean_table(r, 5, /*in_place=*/true);
   }
 }
 
 TEST(NccomTestE2e, BothNetPluginsAcrossEmulatedHosts) {
   for (const char* net : {"socket", "ofi"}) {
-    const auto r = run({"-r", "4", "-N", "2", "--net", net, "-b", "8", "-e", "64K", "-f", "8", "-n", "2", "-w", "1",
-                        "--check", "allr", "allg"});
+    const auto r = run({"-r", "4", "-N", "2", "--net", net, "-b", "8", "-e", "64K", "-f", "8", "-n",
+                        "2", "-w", "1", "--check", "allr", "allg"});
     ASSERT_EQ(r.exit_code, 0) << net << "\n" << r.out << r.err;
     EXPECT_NE(r.out.find(std::string("net ") + net), std::string::npos) << r.out;
     EXPECT_EQ(rows(r.out).size(), 2u * 5u) << r.out;  // 8, 64, 512, 4K, 32K for each operation
@@ -102,8 +110,8 @@ TEST(NccomTestE2e, BothNetPluginsAcrossEmulatedHosts) {
 TEST(NccomTestE2e, FloatTypesAndReductionsChecked) {
   for (const char* type : {"fp16", "bf16", "fp8_e4m3", "fp8_e5m2", "fp64"}) {
     for (const char* op : {"sum", "prod", "min", "max", "avg"}) {
-      const auto r = run({"-r", "3", "-b", "8", "-e", "1K", "-f", "8", "-n", "1", "-w", "0", "-d", type, "-o", op,
-                          "--check", "allr", "redsct"});
+      const auto r = run({"-r", "3", "-b", "8", "-e", "1K", "-f", "8", "-n", "1", "-w", "0", "-d",
+                          type, "-o", op, "--check", "allr", "redsct"});
       EXPECT_EQ(r.exit_code, 0) << type << " " << op << "\n" << r.out << r.err;
     }
   }
@@ -117,7 +125,8 @@ TEST(NccomTestE2e, AKilledRankIsNamedAndTheOthersStopped) {
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   EXPECT_EQ(r.exit_code, 1);
   // Named by its end alone: what it printed before the signal is not its cause.
-  EXPECT_NE(r.err.find("nccom-test: rank 1 (host 0, local rank 1) was killed by signal 9 (Killed); stopped the other "
+  EXPECT_NE(r.err.find("nccom-test: rank 1 (host 0, local rank 1) was killed by signal 9 (Killed); "
+                       "stopped the other "
                        "ranks\n"),
             std::string::npos)
       << r.err;
@@ -130,7 +139,8 @@ TEST(NccomTestE2e, FourProcessesUnderMpirun) {
   if (geteuid() == 0) args = {"--allow-run-as-root", "--oversubscribe"};
   for (const char* a : {"-np", "4", "-x", "NCCOM_CONFIG", "-x", "NCCL_DEBUG"}) args.push_back(a);
   args.push_back(kTool);
-  for (const char* a : {"-N", "2", "-b", "8", "-e", "64K", "-n", "3", "-w", "1", "--check", "allr"}) args.push_back(a);
+  for (const char* a : {"-N", "2", "-b", "8", "-e", "64K", "-n", "3", "-w", "1", "--check", "allr"})
+    args.push_back(a);
   const auto r = nccom_test::run_child(NCCOM_MPIRUN, args, kEnv);
   expect_clean_table(r, 14);
   EXPECT_NE(r.out.find("4 rank(s) on 2 host(s) (mpirun)"), std::string::npos) << r.out;

@@ -81,9 +81,11 @@ std::map<std::string, std::string> rank_env(int nranks, const Rank& r, int port,
 std::vector<Outcome> run_job(int nranks, const std::vector<Rank>& ranks, int port,
                              const std::map<std::string, std::string>& common = {}) {
   std::vector<nccom_test::RunningChild> children;
-  for (const Rank& r : ranks) children.push_back(nccom_test::start_child(kTool, r.args, rank_env(nranks, r, port, common)));
+  for (const Rank& r : ranks)
+    children.push_back(nccom_test::start_child(kTool, r.args, rank_env(nranks, r, port, common)));
   std::vector<Outcome> out;
-  for (std::size_t i = 0; i < children.size(); ++i) out.push_back({ranks[i].rank, nccom_test::finish_child(children[i])});
+  for (std::size_t i = 0; i < children.size(); ++i)
+    out.push_back({ranks[i].rank, nccom_test::finish_child(children[i])});
   return out;
 }
 
@@ -95,14 +97,18 @@ std::string last_line(const nccom_test::ChildResult& r) {
   return text.substr(at, text.find('\n', at) - at);
 }
 
-void expect_every_rank_says(const std::vector<Outcome>& outcomes, const std::vector<std::string>& parts) {
+void expect_every_rank_says(const std::vector<Outcome>& outcomes,
+                            const std::vector<std::string>& parts) {
   for (const Outcome& o : outcomes) {
     EXPECT_EQ(o.result.exit_code, 1) << "rank " << o.rank << ":\n" << o.result.out << o.result.err;
     const std::string line = last_line(o.result);
     EXPECT_NE(line.find("nccom-test: rank " + std::to_string(o.rank) + ":"), std::string::npos)
-        << "rank " << o.rank << " printed no closing line:\n" << o.result.err;
+        << "rank " << o.rank << " printed no closing line:\n"
+        << o.result.err;
     for (const std::string& part : parts) {
-      EXPECT_NE(line.find(part), std::string::npos) << "rank " << o.rank << ": \"" << part << "\" missing in\n" << line;
+      EXPECT_NE(line.find(part), std::string::npos)
+          << "rank " << o.rank << ": \"" << part << "\" missing in\n"
+          << line;
     }
   }
 }
@@ -121,7 +127,9 @@ std::string wait_for_first_row(nccom_test::RunningChild& child) {
   return "no table row within 60 s:\n" + r.out + r.err;
 }
 
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
 
 // Rank 3 of 4 (two hosts, two ranks each) never starts: the host leaders
 // hear it from the root, the other ranks from their leader.
@@ -129,8 +137,9 @@ TEST(NccomTestFaults, AMissingRankIsNamedOnEveryRankOfEveryHost) {
   const int port = unused_port();
   ASSERT_GT(port, 0);
   const auto t0 = Clock::now();
-  const auto outcomes = run_job(4, {{0, 0, 2, "host-a", {}}, {1, 1, 2, "host-a", {}}, {2, 0, 2, "host-b", {}}}, port,
-                                {{"NCCOM_BOOTSTRAP_TIMEOUT_MS", "2000"}});
+  const auto outcomes =
+      run_job(4, {{0, 0, 2, "host-a", {}}, {1, 1, 2, "host-a", {}}, {2, 0, 2, "host-b", {}}}, port,
+              {{"NCCOM_BOOTSTRAP_TIMEOUT_MS", "2000"}});
   expect_every_rank_says(outcomes, {"1 of 4 ranks (3) did not check in", "within 2000 ms"});
   EXPECT_LT(seconds_since(t0), 2.0 + 10.0);
 }
@@ -139,9 +148,11 @@ TEST(NccomTestFaults, AMissingRankIsNamedOnEveryRankOfEveryHost) {
 TEST(NccomTestFaults, NoRootEveryRankSaysSoAndNamesTheAddress) {
   const int port = unused_port();
   ASSERT_GT(port, 0);
-  const auto outcomes = run_job(4, {{1, 1, 2, "host-a", {}}, {2, 0, 2, "host-b", {}}, {3, 1, 2, "host-b", {}}}, port,
-                                {{"NCCOM_BOOTSTRAP_TIMEOUT_MS", "1500"}});
-  expect_every_rank_says(outcomes, {"no root at 127.0.0.1:" + std::to_string(port), "is rank 0 running"});
+  const auto outcomes =
+      run_job(4, {{1, 1, 2, "host-a", {}}, {2, 0, 2, "host-b", {}}, {3, 1, 2, "host-b", {}}}, port,
+              {{"NCCOM_BOOTSTRAP_TIMEOUT_MS", "1500"}});
+  expect_every_rank_says(outcomes,
+                         {"no root at 127.0.0.1:" + std::to_string(port), "is rank 0 running"});
 }
 
 // Rank 1 was given another secret: the root tells it so, and rank 0's
@@ -149,11 +160,15 @@ TEST(NccomTestFaults, NoRootEveryRankSaysSoAndNamesTheAddress) {
 TEST(NccomTestFaults, ARankWithTheWrongSecretIsToldWhy) {
   const int port = unused_port();
   ASSERT_GT(port, 0);
-  const auto outcomes = run_job(2, {{0, 0, 2, "host-a", {}}, {1, 1, 2, "host-a", {{"NCCOM_BOOTSTRAP_SECRET", "not-the-job's"}}}},
-                                port, {{"NCCOM_BOOTSTRAP_TIMEOUT_MS", "2000"}});
+  const auto outcomes = run_job(
+      2,
+      {{0, 0, 2, "host-a", {}}, {1, 1, 2, "host-a", {{"NCCOM_BOOTSTRAP_SECRET", "not-the-job's"}}}},
+      port, {{"NCCOM_BOOTSTRAP_TIMEOUT_MS", "2000"}});
   ASSERT_EQ(outcomes.size(), 2u);
-  expect_every_rank_says({outcomes[0]}, {"1 of 2 ranks (1) did not check in", "refused 1 connection", "wrong secret"});
-  expect_every_rank_says({outcomes[1]}, {"refused this rank: wrong secret", "NCCOM_BOOTSTRAP_SECRET"});
+  expect_every_rank_says(
+      {outcomes[0]}, {"1 of 2 ranks (1) did not check in", "refused 1 connection", "wrong secret"});
+  expect_every_rank_says({outcomes[1]},
+                         {"refused this rank: wrong secret", "NCCOM_BOOTSTRAP_SECRET"});
 }
 
 // Rank 3's process dies between libnccom's two init calls, while the others
@@ -165,7 +180,11 @@ TEST(NccomTestFaults, ARankDyingDuringSetupEndsTheOthersAtOnce) {
   ASSERT_GT(port, 0);
   const std::map<std::string, std::string> kill3 = {{"NEURON_RT_EMU_DEBUG_KILL_AFTER_INIT", "3"}};
   const auto t0 = Clock::now();
-  const auto outcomes = run_job(4, {{0, 0, 2, "host-a", {}}, {1, 1, 2, "host-a", {}}, {2, 0, 2, "host-b", {}}, {3, 1, 2, "host-b", {}}},
+  const auto outcomes = run_job(4,
+                                {{0, 0, 2, "host-a", {}},
+                                 {1, 1, 2, "host-a", {}},
+                                 {2, 0, 2, "host-b", {}},
+                                 {3, 1, 2, "host-b", {}}},
                                 port, kill3);
   const double took = seconds_since(t0);
   ASSERT_EQ(outcomes.size(), 4u);
@@ -174,9 +193,10 @@ TEST(NccomTestFaults, ARankDyingDuringSetupEndsTheOthersAtOnce) {
   expect_every_rank_says(survivors, {"neuronBuildGraphComm", "rank "});
   for (const Outcome& o : survivors) {
     const std::string line = last_line(o.result);
-    const bool names_a_departure = line.find("closed its connection") != std::string::npos ||
-                                   line.find("nothing listens there any more") != std::string::npos ||
-                                   line.find("connection closed by") != std::string::npos;
+    const bool names_a_departure =
+        line.find("closed its connection") != std::string::npos ||
+        line.find("nothing listens there any more") != std::string::npos ||
+        line.find("connection closed by") != std::string::npos;
     EXPECT_TRUE(names_a_departure) << "rank " << o.rank << ": " << line;
   }
   EXPECT_LT(took, 20.0) << "the survivors waited for a timeout instead of noticing the departure";
@@ -184,53 +204,58 @@ TEST(NccomTestFaults, ARankDyingDuringSetupEndsTheOthersAtOnce) {
 
 // The network goes away mid-run: 4 ranks on 2 emulated hosts in a private
 // network namespace, over the socket plugin and over libnccom-net (libfabric
-// tcp;ofi_rxm), its loopback switched off once the first rows are printed. Every rank must end with a timeout naming the peer it waited for
-// — none by a signal — within the engine's bound (or the bootstrap socket
-// timeout, when the cut hits a barrier between sizes). It crashed a rank
-// before the runtime and the plugin host kept the process's signal
-// dispositions across the load of libfabric (libinfinipath's handlers).
+// tcp;ofi_rxm), its loopback switched off once the first rows are printed. Every rank must end with
+// a timeout naming the peer it waited for — none by a signal — within the engine's bound (or the
+// bootstrap socket timeout, when the cut hits a barrier between sizes). It crashed a rank before
+// the runtime and the plugin host kept the process's signal dispositions across the load of
+// libfabric (libinfinipath's handlers).
 TEST(NccomTestFaults, APartitionMidRunEndsEveryRankWithATimeoutAndNoCrash) {
   const std::string netns_run = NETNS_RUN;
   // Also bounds each setup wait: under a sanitizer and a loaded machine,
   // libnccom-net's setup in one rank took more than 4 s.
   constexpr int kSocketTimeoutMs = 8000;
   for (const char* net : {"socket", "ofi"}) {
-  SCOPED_TRACE(std::string("--net ") + net);
-  int partitioned = 0;
-  for (int round = 0; round < 2; ++round) {
-    auto child = nccom_test::start_child(
-        netns_run, {"--", kTool, "--net", net, "-r", "4", "-N", "2", "-b", "8", "-e", "1M", "-n", "200", "-w", "1",
-                    "--check", "--timeout-ms", "3000", "allr"},
-        // The partition may also hit a bootstrap barrier between sizes: its
-        // bound is the socket timeout (120 s shipped), shortened here.
-        {{"NCCOM_CONFIG", kShippedConfig}, {"NCCL_DEBUG", ""},
-         {"NEURON_CCOM_SOCK_TIMEOUT", std::to_string(kSocketTimeoutMs)}});
-    // Rows appear as the sizes complete; the partition comes after the first.
-    if (const std::string why = wait_for_first_row(child); !why.empty()) {
-      if (why.starts_with(kNoNamespace)) GTEST_SKIP() << why;
-      FAIL() << why;
+    SCOPED_TRACE(std::string("--net ") + net);
+    int partitioned = 0;
+    for (int round = 0; round < 2; ++round) {
+      auto child = nccom_test::start_child(
+          netns_run,
+          {"--", kTool, "--net", net,  "-r", "4",       "-N",           "2",    "-b",  "8", "-e",
+           "1M", "-n",  "200",   "-w", "1",  "--check", "--timeout-ms", "3000", "allr"},
+          // The partition may also hit a bootstrap barrier between sizes: its
+          // bound is the socket timeout (120 s shipped), shortened here.
+          {{"NCCOM_CONFIG", kShippedConfig},
+           {"NCCL_DEBUG", ""},
+           {"NEURON_CCOM_SOCK_TIMEOUT", std::to_string(kSocketTimeoutMs)}});
+      // Rows appear as the sizes complete; the partition comes after the first.
+      if (const std::string why = wait_for_first_row(child); !why.empty()) {
+        if (why.starts_with(kNoNamespace)) GTEST_SKIP() << why;
+        FAIL() << why;
+      }
+      const auto t0 = Clock::now();
+      const auto down =
+          nccom_test::run_child(netns_run, {"--lo", "down", std::to_string(child.pid)}, {});
+      ASSERT_EQ(down.exit_code, 0) << down.err;
+      const auto r = nccom_test::finish_child(child);
+      const double took = seconds_since(t0);
+      EXPECT_EQ(r.signal, 0) << r.err;
+      EXPECT_EQ(r.err.find("signal 11"), std::string::npos) << r.err;
+      EXPECT_EQ(r.err.find("terminated with signal"), std::string::npos) << r.err;
+      EXPECT_EQ(r.err.find("Sanitizer"), std::string::npos)
+          << r.err;  // the asan/tsan presets run this too
+      EXPECT_EQ(r.err.find("runtime error"), std::string::npos) << r.err;
+      if (r.exit_code == 0) continue;  // the last sizes finished before the partition took effect
+      ++partitioned;
+      EXPECT_EQ(r.exit_code, 1) << r.err;
+      const bool engine_timeout = r.err.find("timed out after 3000 ms") != std::string::npos;
+      const bool bootstrap_timeout =
+          r.err.find("timed out after " + std::to_string(kSocketTimeoutMs) + " ms") !=
+          std::string::npos;
+      EXPECT_TRUE(engine_timeout || bootstrap_timeout) << r.err;
+      EXPECT_NE(r.err.find("rank "), std::string::npos) << r.err;
+      EXPECT_LT(took, 2.0 * kSocketTimeoutMs / 1000 + 10.0) << r.err;
     }
-    const auto t0 = Clock::now();
-    const auto down = nccom_test::run_child(netns_run, {"--lo", "down", std::to_string(child.pid)}, {});
-    ASSERT_EQ(down.exit_code, 0) << down.err;
-    const auto r = nccom_test::finish_child(child);
-    const double took = seconds_since(t0);
-    EXPECT_EQ(r.signal, 0) << r.err;
-    EXPECT_EQ(r.err.find("signal 11"), std::string::npos) << r.err;
-    EXPECT_EQ(r.err.find("terminated with signal"), std::string::npos) << r.err;
-    EXPECT_EQ(r.err.find("Sanitizer"), std::string::npos) << r.err;  // the asan/tsan presets run this too
-    EXPECT_EQ(r.err.find("runtime error"), std::string::npos) << r.err;
-    if (r.exit_code == 0) continue;  // the last sizes finished before the partition took effect
-    ++partitioned;
-    EXPECT_EQ(r.exit_code, 1) << r.err;
-    const bool engine_timeout = r.err.find("timed out after 3000 ms") != std::string::npos;
-    const bool bootstrap_timeout =
-        r.err.find("timed out after " + std::to_string(kSocketTimeoutMs) + " ms") != std::string::npos;
-    EXPECT_TRUE(engine_timeout || bootstrap_timeout) << r.err;
-    EXPECT_NE(r.err.find("rank "), std::string::npos) << r.err;
-    EXPECT_LT(took, 2.0 * kSocketTimeoutMs / 1000 + 10.0) << r.err;
-  }
-  EXPECT_GE(partitioned, 1) << "no round was cut by the partition";
+    EXPECT_GE(partitioned, 1) << "no round was cut by the partition";
   }
 }
 
@@ -244,7 +269,8 @@ TEST(NccomTestFaults, APartitionMidRunEndsEveryRankWithATimeoutAndNoCrash) {
 // every rank names the peer and the failed receive, and its own call, so
 // the two ranks' lines side by side show the calls that differ.
 std::vector<Outcome> mismatched_pair(bool two_hosts, const std::vector<std::string>& rank1_flags,
-                                     const std::string& op = "allr", const std::string& bytes = "8") {
+                                     const std::string& op = "allr",
+                                     const std::string& bytes = "8") {
   const int port = unused_port();
   std::vector<std::string> a0 = {"-b", bytes, "-e", bytes, "-n", "1", "-w", "0", op};
   std::vector<std::string> a1 = rank1_flags;
@@ -255,15 +281,15 @@ std::vector<Outcome> mismatched_pair(bool two_hosts, const std::vector<std::stri
 }
 
 // At least one rank's line names the mismatch and both calls.
-void expect_a_rank_names_the_mismatch(const std::vector<Outcome>& outcomes, const std::string& call0,
-                                      const std::string& call1) {
+void expect_a_rank_names_the_mismatch(const std::vector<Outcome>& outcomes,
+                                      const std::string& call0, const std::string& call1) {
   int named = 0;
   std::string lines;
   for (const Outcome& o : outcomes) {
     const std::string line = last_line(o.result);
     lines += line + "\n";
-    named += line.find("collective mismatch") != std::string::npos && line.find(call0) != std::string::npos &&
-             line.find(call1) != std::string::npos;
+    named += line.find("collective mismatch") != std::string::npos &&
+             line.find(call0) != std::string::npos && line.find(call1) != std::string::npos;
   }
   EXPECT_GE(named, 1) << "no rank named the mismatch:\n" << lines;
 }
@@ -271,9 +297,10 @@ void expect_a_rank_names_the_mismatch(const std::vector<Outcome>& outcomes, cons
 TEST(NccomTestFaults, MismatchedCollectivesAreNamedInsteadOfComputedWrong) {
   {
     SCOPED_TRACE("one host, fp32 against fp64");
-    expect_every_rank_says(mismatched_pair(false, {"-d", "fp64"}),
-                           {"collective mismatch", "all-reduce of 2 x fp32", "all-reduce of 1 x fp64",
-                            "every rank must make the same collective calls"});
+    expect_every_rank_says(
+        mismatched_pair(false, {"-d", "fp64"}),
+        {"collective mismatch", "all-reduce of 2 x fp32", "all-reduce of 1 x fp64",
+         "every rank must make the same collective calls"});
   }
   {
     SCOPED_TRACE("two hosts, sum against max");
@@ -281,7 +308,8 @@ TEST(NccomTestFaults, MismatchedCollectivesAreNamedInsteadOfComputedWrong) {
     // that departure on the network before it looks at its own slice.
     const auto outcomes = mismatched_pair(true, {"-o", "max"});
     expect_every_rank_says(outcomes, {"rank "});
-    expect_a_rank_names_the_mismatch(outcomes, "all-reduce of 2 x fp32, sum", "all-reduce of 2 x fp32, max");
+    expect_a_rank_names_the_mismatch(outcomes, "all-reduce of 2 x fp32, sum",
+                                     "all-reduce of 2 x fp32, max");
   }
   {
     SCOPED_TRACE("two hosts, fp32 against fp64");
@@ -290,13 +318,16 @@ TEST(NccomTestFaults, MismatchedCollectivesAreNamedInsteadOfComputedWrong) {
     // Each rank names the peer and its own call; the first to fail names the
     // refused receive, its peer may see that departure first ("process
     // gone: rank R").
-    expect_every_rank_says({outcomes[0]}, {"rank 1", "this rank runs collective #0: all-reduce of 2 x fp32"});
-    expect_every_rank_says({outcomes[1]}, {"rank 0", "this rank runs collective #0: all-reduce of 1 x fp64"});
+    expect_every_rank_says({outcomes[0]},
+                           {"rank 1", "this rank runs collective #0: all-reduce of 2 x fp32"});
+    expect_every_rank_says({outcomes[1]},
+                           {"rank 0", "this rank runs collective #0: all-reduce of 1 x fp64"});
     int refused = 0;
     for (const Outcome& o : outcomes) {
       const std::string line = last_line(o.result);
-      refused += line.find("receive from rank ") != std::string::npos &&
-                 line.find("in the net plugin Socket (Neuron ncclNet_v6) from ") != std::string::npos;
+      refused +=
+          line.find("receive from rank ") != std::string::npos &&
+          line.find("in the net plugin Socket (Neuron ncclNet_v6) from ") != std::string::npos;
     }
     EXPECT_GE(refused, 1) << "no rank named the refused receive";
   }
@@ -311,7 +342,8 @@ TEST(NccomTestFaults, MismatchedPeerCollectivesAreNamed) {
       SCOPED_TRACE("alltoall, fp32 against fp64");
       const auto outcomes = mismatched_pair(two_hosts, {"-d", "fp64"}, "alltoall", "64");
       expect_every_rank_says(outcomes, {"rank "});
-      expect_a_rank_names_the_mismatch(outcomes, "all-to-all of 8 x fp32", "all-to-all of 4 x fp64");
+      expect_a_rank_names_the_mismatch(outcomes, "all-to-all of 8 x fp32",
+                                       "all-to-all of 4 x fp64");
     }
     {
       SCOPED_TRACE("permute, fp32 against fp64");
@@ -326,8 +358,9 @@ TEST(NccomTestFaults, MismatchedPeerCollectivesAreNamed) {
 // loopback down): every rank fails at once naming the interface problem.
 TEST(NccomTestFaults, NoNetworkAtInitIsNamedAtOnce) {
   const auto t0 = Clock::now();
-  const auto r = nccom_test::run_child(NETNS_RUN, {"--lo-down", "--", kTool, "-r", "4", "-N", "2", "-b", "8", "-e", "8", "allr"},
-                                       {{"NCCOM_CONFIG", kShippedConfig}, {"NCCL_DEBUG", ""}});
+  const auto r = nccom_test::run_child(
+      NETNS_RUN, {"--lo-down", "--", kTool, "-r", "4", "-N", "2", "-b", "8", "-e", "8", "allr"},
+      {{"NCCOM_CONFIG", kShippedConfig}, {"NCCL_DEBUG", ""}});
   if (r.exit_code == 77) GTEST_SKIP() << "no private network namespace here: " << r.err;
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_EQ(r.signal, 0) << r.err;
@@ -339,10 +372,11 @@ TEST(NccomTestFaults, NoNetworkAtInitIsNamedAtOnce) {
 // A one-second outage mid-run, healed well within the engine's bound: TCP
 // retransmits, the run completes and every result is right.
 TEST(NccomTestFaults, AShortOutageHealedMidRunLosesNothing) {
-  auto child = nccom_test::start_child(
-      NETNS_RUN, {"--", kTool, "-r", "4", "-N", "2", "-b", "8", "-e", "1K", "-n", "50", "-w", "1", "--check",
-                  "--timeout-ms", "20000", "allr"},
-      {{"NCCOM_CONFIG", kShippedConfig}, {"NCCL_DEBUG", ""}});
+  auto child =
+      nccom_test::start_child(NETNS_RUN,
+                              {"--", kTool, "-r", "4", "-N", "2", "-b", "8", "-e", "1K", "-n", "50",
+                               "-w", "1", "--check", "--timeout-ms", "20000", "allr"},
+                              {{"NCCOM_CONFIG", kShippedConfig}, {"NCCL_DEBUG", ""}});
   if (const std::string why = wait_for_first_row(child); !why.empty()) {
     if (why.starts_with(kNoNamespace)) GTEST_SKIP() << why;
     FAIL() << why;
@@ -363,7 +397,8 @@ TEST(NccomTestFaults, AShortOutageHealedMidRunLosesNothing) {
 // else why not (the child is reaped).
 std::string wait_for_line(nccom_test::RunningChild& child, const std::string& text) {
   for (const auto until = Clock::now() + std::chrono::seconds(60); Clock::now() < until;) {
-    if (nccom_test::read_line(child, std::chrono::seconds(1)).find(text) != std::string::npos) return "";
+    if (nccom_test::read_line(child, std::chrono::seconds(1)).find(text) != std::string::npos)
+      return "";
   }
   const auto r = nccom_test::finish_child(child);
   if (r.exit_code == 77) return kNoNamespace + r.err;
@@ -384,17 +419,20 @@ struct SetupPartition {
   std::vector<nccom_test::ChildResult> results;
   double took = 0;  // from the network going down to the last rank's end
 };
-SetupPartition partition_during_setup(bool heals, int bootstrap_timeout_ms, const std::string& net = "socket") {
+SetupPartition partition_during_setup(bool heals, int bootstrap_timeout_ms,
+                                      const std::string& net = "socket") {
   SetupPartition out;
   const int port = unused_port();
   if (port <= 0) {
     out.failed = "no free port";
     return out;
   }
-  const std::map<std::string, std::string> common = {{"NCCL_DEBUG", "INFO"},
-                                                     {"NCCL_DEBUG_SUBSYS", "BOOTSTRAP"},
-                                                     {"NCCOM_BOOTSTRAP_TIMEOUT_MS", std::to_string(bootstrap_timeout_ms)}};
-  const std::vector<std::string> args = {"--net", net, "-b", "8", "-e", "64K", "-n", "5", "-w", "1", "--check", "allr"};
+  const std::map<std::string, std::string> common = {
+      {"NCCL_DEBUG", "INFO"},
+      {"NCCL_DEBUG_SUBSYS", "BOOTSTRAP"},
+      {"NCCOM_BOOTSTRAP_TIMEOUT_MS", std::to_string(bootstrap_timeout_ms)}};
+  const std::vector<std::string> args = {"--net", net, "-b", "8", "-e",      "64K",
+                                         "-n",    "5", "-w", "1", "--check", "allr"};
   const std::vector<Rank> ranks = {{0, 0, 2, "host-a", {}, args},
                                    {1, 1, 2, "host-a", {}, args},
                                    {2, 0, 2, "host-b", {}, args},
@@ -405,7 +443,8 @@ SetupPartition partition_during_setup(bool heals, int bootstrap_timeout_ms, cons
     if (r != 1) a = {"--in", std::to_string(children[1].pid), "--"};
     a.push_back(kTool);
     a.insert(a.end(), args.begin(), args.end());
-    return nccom_test::start_child(NETNS_RUN, a, rank_env(4, ranks[static_cast<size_t>(r)], port, common));
+    return nccom_test::start_child(NETNS_RUN, a,
+                                   rank_env(4, ranks[static_cast<size_t>(r)], port, common));
   };
   auto end_all = [&] {
     for (auto& c : children) {
@@ -420,10 +459,12 @@ SetupPartition partition_during_setup(bool heals, int bootstrap_timeout_ms, cons
     // reaches its leader (rank 2) and waits: for it, being past the
     // interface choice is enough.
     const char* past_setup_start = r == 3 ? "Bootstrap : Using " : "retrying for up to";
-    if (const std::string why = wait_for_line(children[static_cast<size_t>(r)], past_setup_start); !why.empty()) {
+    if (const std::string why = wait_for_line(children[static_cast<size_t>(r)], past_setup_start);
+        !why.empty()) {
       children[static_cast<size_t>(r)].pid = -1;  // reaped by wait_for_line
       end_all();
-      (why.starts_with(kNoNamespace) ? out.skipped : out.failed) = "rank " + std::to_string(r) + ": " + why;
+      (why.starts_with(kNoNamespace) ? out.skipped : out.failed) =
+          "rank " + std::to_string(r) + ": " + why;
       return out;
     }
   }
@@ -461,10 +502,12 @@ TEST(NccomTestFaults, APartitionDuringSetupThatHealsLosesNothing) {
     if (!p.skipped.empty()) GTEST_SKIP() << p.skipped;
     ASSERT_EQ(p.failed, "");
     for (size_t r = 0; r < p.results.size(); ++r) {
-      EXPECT_EQ(p.results[r].exit_code, 0) << "rank " << r << ":\n" << p.results[r].out << p.results[r].err;
+      EXPECT_EQ(p.results[r].exit_code, 0) << "rank " << r << ":\n"
+                                           << p.results[r].out << p.results[r].err;
       EXPECT_EQ(p.results[r].signal, 0) << "rank " << r;
     }
-    EXPECT_NE(p.results[0].out.find("# Wrong elements       : 0 OK"), std::string::npos) << p.results[0].out;
+    EXPECT_NE(p.results[0].out.find("# Wrong elements       : 0 OK"), std::string::npos)
+        << p.results[0].out;
     EXPECT_EQ(nccom_test::table_rows(p.results[0].out).size(), 14u) << p.results[0].out;
   }
 }
@@ -481,7 +524,8 @@ TEST(NccomTestFaults, APartitionDuringSetupThatLastsEndsEveryRankAtTheTimeout) {
     const std::string line = last_line(p.results[r]);
     EXPECT_EQ(p.results[r].exit_code, 1) << "rank " << r << ":\n" << p.results[r].err;
     EXPECT_EQ(p.results[r].signal, 0) << "rank " << r;
-    EXPECT_NE(line.find("nccom-test: rank " + std::to_string(r) + ": joining the communicator"), std::string::npos)
+    EXPECT_NE(line.find("nccom-test: rank " + std::to_string(r) + ": joining the communicator"),
+              std::string::npos)
         << p.results[r].err;
     EXPECT_NE(line.find("no root at 127.0.0.1:"), std::string::npos) << line;
     unanswered += line.find("the network to it did not answer") != std::string::npos;

@@ -54,7 +54,8 @@ class Parser {
         if (++i_ >= s_.size()) return false;
         if (s_[i_] == 'u') {
           for (int k = 0; k < 4; ++k) {
-            if (++i_ >= s_.size() || !std::isxdigit(static_cast<unsigned char>(s_[i_]))) return false;
+            if (++i_ >= s_.size() || !std::isxdigit(static_cast<unsigned char>(s_[i_])))
+              return false;
           }
         } else if (std::strchr("\"\\/bfnrt", s_[i_]) == nullptr) {
           return false;

@@ -30,10 +30,14 @@ EnvMap ompi(int rank, int size, int local, int local_size) {
 }
 
 EnvMap slurm(int rank, int node, int local) {
-  return {{"SLURM_PROCID", std::to_string(rank)}, {"SLURM_STEP_NUM_TASKS", "8"},
-          {"SLURM_STEP_NUM_NODES", "2"},          {"SLURM_NODEID", std::to_string(node)},
-          {"SLURM_LOCALID", std::to_string(local)}, {"SLURM_STEP_TASKS_PER_NODE", "4(x2)"},
-          {"SLURM_JOB_ID", "4242"},               {"SLURM_STEP_ID", "0"}};
+  return {{"SLURM_PROCID", std::to_string(rank)},
+          {"SLURM_STEP_NUM_TASKS", "8"},
+          {"SLURM_STEP_NUM_NODES", "2"},
+          {"SLURM_NODEID", std::to_string(node)},
+          {"SLURM_LOCALID", std::to_string(local)},
+          {"SLURM_STEP_TASKS_PER_NODE", "4(x2)"},
+          {"SLURM_JOB_ID", "4242"},
+          {"SLURM_STEP_ID", "0"}};
 }
 
 TEST(NccomTestLaunch, NoLauncherMeansALocalParent) {
@@ -48,10 +52,13 @@ TEST(NccomTestLaunch, NoLauncherMeansALocalParent) {
 TEST(NccomTestLaunch, LocalShapesThatCannotWork) {
   EXPECT_EQ(fails({}, opts({"-r", "4", "-N", "8", "allr"})),
             "-N 8 is more than -r 4: every emulated host needs at least one rank");
-  EXPECT_NE(fails({}, opts({"-r", "33", "-N", "2", "allr"})).find("17 ranks per emulated host"), std::string::npos);
-  EXPECT_NE(fails({}, opts({"-r", "32", "allr"})).find("more than the 16 devices an emulated host has"),
+  EXPECT_NE(fails({}, opts({"-r", "33", "-N", "2", "allr"})).find("17 ranks per emulated host"),
             std::string::npos);
-  EXPECT_NE(fails({}, opts({"-r", "512", "-N", "64", "allr"})).find("more than the 256 ranks"), std::string::npos);
+  EXPECT_NE(
+      fails({}, opts({"-r", "32", "allr"})).find("more than the 16 devices an emulated host has"),
+      std::string::npos);
+  EXPECT_NE(fails({}, opts({"-r", "512", "-N", "64", "allr"})).find("more than the 256 ranks"),
+            std::string::npos);
   EXPECT_EQ(fails({}, opts({"--root", "2", "bcast"})), "--root 2 is not a rank of -r 2");
 }
 
@@ -63,7 +70,8 @@ TEST(NccomTestLaunch, LocalRankPlacementSplitsRanksEvenlyOverHosts) {
     EXPECT_EQ(p.local_rank, i % 4);
     EXPECT_EQ(p.local_n, 4);
     // What the parent hands the rank is what the rank reads back.
-    auto back = detect_placement({{kChildVar, encode_child(p)}, {"NEURON_RT_ROOT_COMM_ID", "127.0.0.1:5000"}}, o);
+    auto back = detect_placement(
+        {{kChildVar, encode_child(p)}, {"NEURON_RT_ROOT_COMM_ID", "127.0.0.1:5000"}}, o);
     ASSERT_TRUE(back.ok()) << back.error().message;
     EXPECT_EQ(back->launcher, Launcher::LocalChild);
     EXPECT_EQ(back->rank, i);
@@ -79,11 +87,13 @@ TEST(NccomTestLaunch, MalformedChildVariable) {
   const Options o = opts({"allr"});
   for (const char* v : {"1,2,0,0,1", "2,2,0,0,1,1", "1,2,0,1,1,1", "a,b,c,d,e,f", "1,2,0,0,1,9",
                         "-1,2,0,0,1,1", "1,2,1,0,1,1", "1,2,0,0,1,1,7", "1,2,0,0,1,0"}) {
-    EXPECT_NE(fails({{kChildVar, v}, {"NEURON_RT_ROOT_COMM_ID", "127.0.0.1:1"}}, o).find("is malformed"),
-              std::string::npos)
+    EXPECT_NE(
+        fails({{kChildVar, v}, {"NEURON_RT_ROOT_COMM_ID", "127.0.0.1:1"}}, o).find("is malformed"),
+        std::string::npos)
         << v;
   }
-  EXPECT_NE(fails({{kChildVar, "0,2,0,0,2,1"}}, o).find("NEURON_RT_ROOT_COMM_ID is not"), std::string::npos);
+  EXPECT_NE(fails({{kChildVar, "0,2,0,0,2,1"}}, o).find("NEURON_RT_ROOT_COMM_ID is not"),
+            std::string::npos);
 }
 
 TEST(NccomTestLaunch, MpirunOnOneMachineDerivesALoopbackRoot) {
@@ -108,7 +118,11 @@ TEST(NccomTestLaunch, LocalRankPlacementGivesTheFirstHostsTheRemainder) {
     int ranks, hosts;
     std::vector<int> per_host;
   };
-  const Case cases[] = {{3, 2, {2, 1}}, {8, 3, {3, 3, 2}}, {5, 5, {1, 1, 1, 1, 1}}, {7, 2, {4, 3}}, {9, 4, {3, 2, 2, 2}}};
+  const Case cases[] = {{3, 2, {2, 1}},
+                        {8, 3, {3, 3, 2}},
+                        {5, 5, {1, 1, 1, 1, 1}},
+                        {7, 2, {4, 3}},
+                        {9, 4, {3, 2, 2, 2}}};
   for (const Case& c : cases) {
     const Options o = opts({"-r", std::to_string(c.ranks), "-N", std::to_string(c.hosts), "allr"});
     ASSERT_TRUE(detect_placement({}, o).ok()) << c.ranks << " on " << c.hosts;
@@ -119,8 +133,10 @@ TEST(NccomTestLaunch, LocalRankPlacementGivesTheFirstHostsTheRemainder) {
         const Placement p = local_rank_placement(o, rank, "127.0.0.1:5000");
         EXPECT_EQ(p.host, h) << c.ranks << " on " << c.hosts << ", rank " << rank;
         EXPECT_EQ(p.local_rank, l) << c.ranks << " on " << c.hosts << ", rank " << rank;
-        EXPECT_EQ(p.local_n, c.per_host[static_cast<size_t>(h)]) << c.ranks << " on " << c.hosts << ", rank " << rank;
-        auto back = detect_placement({{kChildVar, encode_child(p)}, {"NEURON_RT_ROOT_COMM_ID", "127.0.0.1:5000"}}, o);
+        EXPECT_EQ(p.local_n, c.per_host[static_cast<size_t>(h)])
+            << c.ranks << " on " << c.hosts << ", rank " << rank;
+        auto back = detect_placement(
+            {{kChildVar, encode_child(p)}, {"NEURON_RT_ROOT_COMM_ID", "127.0.0.1:5000"}}, o);
         ASSERT_TRUE(back.ok()) << back.error().message;
         EXPECT_EQ(back->hosts, c.hosts);
         EXPECT_EQ(back->host, h);
@@ -144,8 +160,9 @@ TEST(NccomTestLaunch, MpirunOnOneMachineEmulatesHostsWithN) {
   EXPECT_EQ(q->host, 2);
   EXPECT_EQ(q->local_rank, 0);
   EXPECT_EQ(q->local_n, 1);
-  EXPECT_NE(fails(ompi(3, 4, 3, 4), opts({"-N", "5", "allr"})).find("-N 5 is more than the 4 ranks"),
-            std::string::npos);
+  EXPECT_NE(
+      fails(ompi(3, 4, 3, 4), opts({"-N", "5", "allr"})).find("-N 5 is more than the 4 ranks"),
+      std::string::npos);
 }
 
 TEST(NccomTestLaunch, MpirunChecksRanksAndRoot) {
@@ -164,7 +181,8 @@ TEST(NccomTestLaunch, MpirunChecksRanksAndRoot) {
 TEST(NccomTestLaunch, MpirunAcrossMachinesNeedsTheRootAddress) {
   EnvMap env = ompi(5, 8, 1, 4);
   env["OMPI_MCA_orte_num_nodes"] = "2";
-  EXPECT_NE(fails(env, opts({"allr"})).find("NEURON_RT_ROOT_COMM_ID is not set"), std::string::npos);
+  EXPECT_NE(fails(env, opts({"allr"})).find("NEURON_RT_ROOT_COMM_ID is not set"),
+            std::string::npos);
   env["NEURON_RT_ROOT_COMM_ID"] = "10.1.2.3:45000";
   auto p = detect_placement(env, opts({"allr"}));
   ASSERT_TRUE(p.ok()) << p.error().message;
@@ -173,13 +191,15 @@ TEST(NccomTestLaunch, MpirunAcrossMachinesNeedsTheRootAddress) {
   EXPECT_EQ(p->local_rank, 1);
   EXPECT_EQ(p->local_n, 4);
   EXPECT_EQ(p->hosts, 2);
-  EXPECT_NE(fails(env, opts({"-N", "4", "allr"})).find("placed the ranks on 2 machines"), std::string::npos);
+  EXPECT_NE(fails(env, opts({"-N", "4", "allr"})).find("placed the ranks on 2 machines"),
+            std::string::npos);
   EXPECT_TRUE(detect_placement(env, opts({"-N", "2", "allr"})).ok());
 }
 
 TEST(NccomTestLaunch, SrunStepAcrossNodes) {
   EnvMap env = slurm(5, 1, 1);
-  EXPECT_NE(fails(env, opts({"allr"})).find("NEURON_RT_ROOT_COMM_ID is not set"), std::string::npos);
+  EXPECT_NE(fails(env, opts({"allr"})).find("NEURON_RT_ROOT_COMM_ID is not set"),
+            std::string::npos);
   env["NEURON_RT_ROOT_COMM_ID"] = "10.0.0.1:4000";
   auto p = detect_placement(env, opts({"allr"}));
   ASSERT_TRUE(p.ok()) << p.error().message;
@@ -198,9 +218,10 @@ TEST(NccomTestLaunch, SrunStepAcrossNodes) {
 }
 
 TEST(NccomTestLaunch, SrunOnOneNodeDerivesALoopbackRoot) {
-  EnvMap env = {{"SLURM_PROCID", "1"},  {"SLURM_STEP_NUM_TASKS", "2"},       {"SLURM_STEP_NUM_NODES", "1"},
-                {"SLURM_NODEID", "0"},  {"SLURM_LOCALID", "1"},              {"SLURM_STEP_TASKS_PER_NODE", "2"},
-                {"SLURM_JOB_ID", "77"}, {"SLURM_STEP_ID", "3"}};
+  EnvMap env = {{"SLURM_PROCID", "1"},         {"SLURM_STEP_NUM_TASKS", "2"},
+                {"SLURM_STEP_NUM_NODES", "1"}, {"SLURM_NODEID", "0"},
+                {"SLURM_LOCALID", "1"},        {"SLURM_STEP_TASKS_PER_NODE", "2"},
+                {"SLURM_JOB_ID", "77"},        {"SLURM_STEP_ID", "3"}};
   auto p = detect_placement(env, opts({"allr"}));
   ASSERT_TRUE(p.ok()) << p.error().message;
   EXPECT_EQ(p->root_comm_id, "127.0.0.1:" + std::to_string(derived_port("slurm:77.3")));
@@ -208,7 +229,8 @@ TEST(NccomTestLaunch, SrunOnOneNodeDerivesALoopbackRoot) {
 
 TEST(NccomTestLaunch, ABatchScriptIsNotAnSrunStep) {
   // sbatch's shell has SLURM_PROCID=0 but no step: nccom-test launches locally.
-  auto p = detect_placement({{"SLURM_PROCID", "0"}, {"SLURM_JOB_ID", "9"}, {"SLURM_NTASKS", "8"}}, opts({"allr"}));
+  auto p = detect_placement({{"SLURM_PROCID", "0"}, {"SLURM_JOB_ID", "9"}, {"SLURM_NTASKS", "8"}},
+                            opts({"allr"}));
   ASSERT_TRUE(p.ok()) << p.error().message;
   EXPECT_EQ(p->launcher, Launcher::LocalParent);
 }
@@ -225,7 +247,8 @@ TEST(NccomTestLaunch, SlurmTaskLists) {
   EXPECT_EQ(expand_slurm_tasks("2(x3),1"), (std::vector<int>{2, 2, 2, 1}));
   EXPECT_EQ(expand_slurm_tasks("4"), (std::vector<int>{4}));
   EXPECT_EQ(expand_slurm_tasks("1,3(x2)"), (std::vector<int>{1, 3, 3}));
-  for (const char* s : {"", "2(x", "2(y3)", "0", "x", "2(x0)", "2)"}) EXPECT_TRUE(expand_slurm_tasks(s).empty()) << s;
+  for (const char* s : {"", "2(x", "2(y3)", "0", "x", "2(x0)", "2)"})
+    EXPECT_TRUE(expand_slurm_tasks(s).empty()) << s;
 }
 
 TEST(NccomTestLaunch, DerivedPortsStayBelowTheEphemeralRange) {
@@ -242,7 +265,8 @@ TEST(NccomTestLaunch, DerivedPortsStayBelowTheEphemeralRange) {
 TEST(NccomTestLaunch, NetVariables) {
   EXPECT_TRUE(net_env(Net::Default).empty());
   using Pairs = std::vector<std::pair<std::string, std::string>>;
-  EXPECT_EQ(net_env(Net::Socket), (Pairs{{"NCCL_NET_PLUGIN", "socket"}, {"NCCOM_NET_USE_RUNTIME_PLUGIN", "false"}}));
+  EXPECT_EQ(net_env(Net::Socket),
+            (Pairs{{"NCCL_NET_PLUGIN", "socket"}, {"NCCOM_NET_USE_RUNTIME_PLUGIN", "false"}}));
   EXPECT_EQ(net_env(Net::Ofi), (Pairs{{"NCCL_NET_PLUGIN", ""},
                                       {"NCCOM_NET_USE_RUNTIME_PLUGIN", "true"},
                                       {"FI_PROVIDER", "tcp;ofi_rxm"}}));

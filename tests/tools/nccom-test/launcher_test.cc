@@ -58,7 +58,8 @@ TEST(NccomTestLauncher, ReservesALoopbackPortTheRootCanStillListenOn) {
   a.sin_port = htons(r.port());
   const int plain = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   ASSERT_GE(plain, 0);
-  EXPECT_NE(bind(plain, reinterpret_cast<sockaddr*>(&a), sizeof a), 0) << "another process could take the port";
+  EXPECT_NE(bind(plain, reinterpret_cast<sockaddr*>(&a), sizeof a), 0)
+      << "another process could take the port";
   EXPECT_EQ(errno, EADDRINUSE);
   close(plain);
   const int root = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);

@@ -22,7 +22,8 @@ std::string bad(const std::vector<std::string>& args) {
 }
 
 TEST(NccomTestOptions, TheIssueCommandLine) {
-  const Options o = ok({"-r", "8", "-N", "2", "-b", "8", "-e", "64M", "-f", "2", "-d", "fp32", "--check", "allr"});
+  const Options o = ok(
+      {"-r", "8", "-N", "2", "-b", "8", "-e", "64M", "-f", "2", "-d", "fp32", "--check", "allr"});
   EXPECT_EQ(o.ranks, 8);
   EXPECT_TRUE(o.ranks_given);
   EXPECT_EQ(o.nodes, 2);
@@ -52,10 +53,16 @@ TEST(NccomTestOptions, Defaults) {
 }
 
 TEST(NccomTestOptions, LongFormsValuesAndSeveralOperations) {
-  const Options o = ok({"--ranks=4", "--nodes", "2", "--minbytes=1K", "--maxbytes", "1M", "--iters", "3",
-                        "--warmup_iters=0", "--datatype", "bf16", "--op", "max", "--root", "3", "--json",
-                        "--plot", "/tmp/x.svg", "--net", "OFI", "--timeout-ms", "5000", "all_gather", "redsct",
-                        "bcast", "Sendrecv", "alltoall", "reduce", "allreduce"});
+  const Options o = ok({"--ranks=4",     "--nodes",    "2",
+                        "--minbytes=1K", "--maxbytes", "1M",
+                        "--iters",       "3",          "--warmup_iters=0",
+                        "--datatype",    "bf16",       "--op",
+                        "max",           "--root",     "3",
+                        "--json",        "--plot",     "/tmp/x.svg",
+                        "--net",         "OFI",        "--timeout-ms",
+                        "5000",          "all_gather", "redsct",
+                        "bcast",         "Sendrecv",   "alltoall",
+                        "reduce",        "allreduce"});
   EXPECT_EQ(o.ranks, 4);
   EXPECT_EQ(o.min_bytes, 1024u);
   EXPECT_EQ(o.iters, 3);
@@ -103,7 +110,8 @@ TEST(NccomTestOptions, BadOptionsSayWhatAndWhy) {
   EXPECT_EQ(bad({"--net", "ib", "allr"}), "--net must be socket or ofi, got 'ib'");
   EXPECT_EQ(bad({"-r", "4", "--root", "4", "bcast"}), "--root 4 is not a rank of -r 4");
   EXPECT_EQ(bad({"-e", "5G", "allr"}), "-e must be at most 4G, got 5G");
-  EXPECT_NE(bad({"-b", "1", "-e", "4G", "-i", "1", "allr"}).find("more than 1000 sizes"), std::string::npos);
+  EXPECT_NE(bad({"-b", "1", "-e", "4G", "-i", "1", "allr"}).find("more than 1000 sizes"),
+            std::string::npos);
   EXPECT_EQ(bad({"--timeout-ms", "0", "allr"}), "--timeout-ms must be in 1..3600000, got 0");
   EXPECT_EQ(bad({"--plot", "", "allr"}), "--plot needs a file name");
 }

@@ -1,7 +1,8 @@
 // nccl-tests' bandwidth arithmetic, the table and the JSON document on
 // hand-computed numbers.
-#include "json_check.h"
 #include "report.h"
+
+#include "json_check.h"
 
 #include <gtest/gtest.h>
 
@@ -70,8 +71,9 @@ Row sample_row() {
 
 TEST(NccomTestReport, TableRowColumns) {
   const std::string line = table_row(info4(), Op::AllReduce, sample_row());
-  EXPECT_EQ(words(line), (std::vector<std::string>{"1048576", "262144", "fp32", "sum", "-1", "100.00", "10.49",
-                                                   "15.73", "0", "12345.6", "0.08", "0.13", "3"}));
+  EXPECT_EQ(words(line),
+            (std::vector<std::string>{"1048576", "262144", "fp32", "sum", "-1", "100.00", "10.49",
+                                      "15.73", "0", "12345.6", "0.08", "0.13", "3"}));
   // Non-reducing operations say so; rooted ones show the root.
   EXPECT_EQ(words(table_row(info4(), Op::Broadcast, sample_row()))[3], "none");
   EXPECT_EQ(words(table_row(info4(), Op::Broadcast, sample_row()))[4], "1");
@@ -87,7 +89,8 @@ TEST(NccomTestReport, TableRowColumns) {
 
 TEST(NccomTestReport, TableHeaderNamesTheColumnsOverTheirValues) {
   const std::string head = table_header(info4(), Op::AllReduce);
-  EXPECT_NE(head.find("# nccom-test allr: 4 rank(s) on 2 host(s) (local), fp32, 20 iters after 5 warmup, check on"),
+  EXPECT_NE(head.find("# nccom-test allr: 4 rank(s) on 2 host(s) (local), fp32, 20 iters after 5 "
+                      "warmup, check on"),
             std::string::npos);
   const std::string row = table_row(info4(), Op::AllReduce, sample_row());
   // The header line with the column names: each name ends where its value ends.
@@ -125,8 +128,8 @@ TEST(NccomTestReport, ColumnsThatDoNotApplyReadNA) {
   r.in_place.wrong = -3;  // what combining an unused column leaves: ignored
   r.in_place.busbw = 99;
   EXPECT_EQ(words(table_row(info4(), Op::SendRecv, r)),
-            (std::vector<std::string>{"1048576", "262144", "fp32", "none", "-1", "100.00", "10.49", "15.73", "0",
-                                      "N/A", "N/A", "N/A", "N/A"}));
+            (std::vector<std::string>{"1048576", "262144", "fp32", "none", "-1", "100.00", "10.49",
+                                      "15.73", "0", "N/A", "N/A", "N/A", "N/A"}));
   OpResult res{Op::SendRecv, {r}};
   EXPECT_DOUBLE_EQ(avg_busbw(res), r.out_of_place.busbw);
   EXPECT_EQ(total_wrong({res}), 0);
@@ -151,12 +154,26 @@ TEST(NccomTestReport, JsonDocument) {
   const std::string j = to_json(info4(), results);
   std::string why;
   EXPECT_TRUE(json_check::valid(j, &why)) << why << "\n" << j;
-  for (const char* want : {"\"tool\": \"nccom-test\"", "\"schema\": 1", "\"ranks\": 4", "\"hosts\": 2",
-                           "\"launcher\": \"local\"", "\"net\": \"default\"", "\"datatype\": \"fp32\"",
-                           "\"op\": \"allr\"", "\"busbw_factor\": 1.5", "\"size_bytes\": 1048576",
-                           "\"count\": 262144", "\"time_us\": 100,", "\"algbw_gbps\": 10.48576",
-                           "\"busbw_gbps\": 15.72864", "\"wrong\": 3", "\"op\": \"allg\"", "\"rows\": []",
-                           "\"wrong_total\": 3", "\"redop\": \"none\"", "\"check\": true"}) {
+  for (const char* want : {"\"tool\": \"nccom-test\"",
+                           "\"schema\": 1",
+                           "\"ranks\": 4",
+                           "\"hosts\": 2",
+                           "\"launcher\": \"local\"",
+                           "\"net\": \"default\"",
+                           "\"datatype\": \"fp32\"",
+                           "\"op\": \"allr\"",
+                           "\"busbw_factor\": 1.5",
+                           "\"size_bytes\": 1048576",
+                           "\"count\": 262144",
+                           "\"time_us\": 100,",
+                           "\"algbw_gbps\": 10.48576",
+                           "\"busbw_gbps\": 15.72864",
+                           "\"wrong\": 3",
+                           "\"op\": \"allg\"",
+                           "\"rows\": []",
+                           "\"wrong_total\": 3",
+                           "\"redop\": \"none\"",
+                           "\"check\": true"}) {
     EXPECT_NE(j.find(want), std::string::npos) << want << "\n" << j;
   }
   RunInfo unchecked = info4();
@@ -171,7 +188,8 @@ TEST(NccomTestReport, JsonDocument) {
 
 TEST(NccomTestReport, JsonCheckerRejectsBrokenDocuments) {
   std::string why;
-  for (const char* bad : {"{", "{\"a\": }", "[1,]", "{\"a\" 1}", "\"x", "{} {}", "[nul]", "{\"a\": 01}"}) {
+  for (const char* bad :
+       {"{", "{\"a\": }", "[1,]", "{\"a\" 1}", "\"x", "{} {}", "[nul]", "{\"a\": 01}"}) {
     EXPECT_FALSE(json_check::valid(bad, &why)) << bad;
   }
   EXPECT_TRUE(json_check::valid("{\"a\": [1, -2.5e3, true, null, \"q\\\"\"]}", &why)) << why;

@@ -28,7 +28,8 @@ bool well_formed(const std::string& x, std::vector<std::string>* elements, std::
         const size_t semi = t.find(';', k);
         if (semi == std::string::npos) return false;
         const std::string ent = t.substr(k, semi - k + 1);
-        if (ent != "&amp;" && ent != "&lt;" && ent != "&gt;" && ent != "&quot;" && ent != "&apos;") return false;
+        if (ent != "&amp;" && ent != "&lt;" && ent != "&gt;" && ent != "&quot;" && ent != "&apos;")
+          return false;
       }
     }
     return true;
@@ -38,7 +39,8 @@ bool well_formed(const std::string& x, std::vector<std::string>* elements, std::
     const std::string text = x.substr(i, lt == std::string::npos ? std::string::npos : lt - i);
     if (!check_text(text)) return fail("bad entity in text");
     if (lt == std::string::npos) break;
-    if (stack.empty() && text.find_first_not_of(" \t\r\n") != std::string::npos) return fail("text outside the root");
+    if (stack.empty() && text.find_first_not_of(" \t\r\n") != std::string::npos)
+      return fail("text outside the root");
     i = lt;
     if (x.compare(i, 5, "<?xml") == 0) {
       const size_t end = x.find("?>", i);
@@ -51,7 +53,8 @@ bool well_formed(const std::string& x, std::vector<std::string>* elements, std::
     std::string tag = x.substr(i + 1, gt - i - 1);
     i = gt + 1;
     if (!tag.empty() && tag[0] == '/') {
-      if (stack.empty() || stack.back() != tag.substr(1)) return fail("mismatched </" + tag.substr(1) + ">");
+      if (stack.empty() || stack.back() != tag.substr(1))
+        return fail("mismatched </" + tag.substr(1) + ">");
       stack.pop_back();
       continue;
     }
@@ -59,18 +62,21 @@ bool well_formed(const std::string& x, std::vector<std::string>* elements, std::
     if (self_closing) tag.pop_back();
     const size_t name_end = tag.find_first_of(" \t\n");
     const std::string name = tag.substr(0, name_end);
-    if (name.empty() || !std::isalpha(static_cast<unsigned char>(name[0]))) return fail("bad element name");
+    if (name.empty() || !std::isalpha(static_cast<unsigned char>(name[0])))
+      return fail("bad element name");
     // Attributes: name="value" pairs.
     size_t k = name_end == std::string::npos ? tag.size() : name_end;
     while (k < tag.size()) {
       k = tag.find_first_not_of(" \t\n", k);
       if (k == std::string::npos) break;
       const size_t eq = tag.find('=', k);
-      if (eq == std::string::npos || eq + 1 >= tag.size() || tag[eq + 1] != '"') return fail("unquoted attribute");
+      if (eq == std::string::npos || eq + 1 >= tag.size() || tag[eq + 1] != '"')
+        return fail("unquoted attribute");
       const size_t close = tag.find('"', eq + 2);
       if (close == std::string::npos) return fail("unterminated attribute");
       const std::string value = tag.substr(eq + 2, close - eq - 2);
-      if (value.find('<') != std::string::npos || !check_text(value)) return fail("bad attribute value");
+      if (value.find('<') != std::string::npos || !check_text(value))
+        return fail("bad attribute value");
       k = close + 1;
     }
     if (stack.empty() && ++roots > 1) return fail("second root element");
@@ -199,11 +205,13 @@ TEST(NccomTestSvg, EscapesLabelsAndSurvivesEmptyOrZeroSeries) {
 TEST(NccomTestSvg, CheckerRejectsBrokenXml) {
   std::vector<std::string> e;
   std::string why;
-  for (const char* bad : {"<svg><g></svg>", "<svg a=b/>", "<svg>&bogus;</svg>", "<svg/><svg/>", "<svg>", "x<svg/>"}) {
+  for (const char* bad :
+       {"<svg><g></svg>", "<svg a=b/>", "<svg>&bogus;</svg>", "<svg/><svg/>", "<svg>", "x<svg/>"}) {
     e.clear();
     EXPECT_FALSE(well_formed(bad, &e, &why)) << bad;
   }
-  EXPECT_TRUE(well_formed("<?xml version=\"1.0\"?>\n<svg a=\"1\"><g/>&amp;</svg>\n", &e, &why)) << why;
+  EXPECT_TRUE(well_formed("<?xml version=\"1.0\"?>\n<svg a=\"1\"><g/>&amp;</svg>\n", &e, &why))
+      << why;
 }
 
 }  // namespace

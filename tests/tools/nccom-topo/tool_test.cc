@@ -1,7 +1,6 @@
 // nccom-topo as an operator runs it: a real process, the real topology
 // plugins from the build tree, real files and real Graphviz.
 #include "child_process.h"
-
 #include "topo/graph_xml.h"
 #include "topo/system.h"
 #include "topo/xml.h"
@@ -67,16 +66,19 @@ TEST_F(ToolsTopo, TextHasEverySection) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   // Trn2 (nrt_instance_info_t family TRN2 = 5, CAYMAN v3), 16 devices of 8
   // cores, LNC=2 by default: 4 logical cores a device, 64 a node.
-  EXPECT_NE(r.out.find("platform trn2 (CAYMAN v3): instance family 5, arch trn2"), std::string::npos)
+  EXPECT_NE(r.out.find("platform trn2 (CAYMAN v3): instance family 5, arch trn2"),
+            std::string::npos)
       << r.out;
-  EXPECT_NE(r.out.find("16 devices, 8 NeuronCores each, LNC=2 -> 4 logical cores per device, 64 per node, "
-                       "16 NICs"),
+  EXPECT_NE(r.out.find(
+                "16 devices, 8 NeuronCores each, LNC=2 -> 4 logical cores per device, 64 per node, "
+                "16 NICs"),
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("  nic 3: pci switch 3, numa 0, devices 3\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("  link 0 - 1 RemoteMLA\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("2 nodes x 64 ranks = 128 ranks"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("system: from topology plugin neuron: 64 cores"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("system: from topology plugin neuron: 64 cores"), std::string::npos)
+      << r.out;
   EXPECT_NE(r.out.find("graph: "), std::string::npos);
   const std::string node0 = section(r.out, "== node 0 rings");
   ASSERT_FALSE(node0.empty()) << r.out;
@@ -94,7 +96,8 @@ TEST_F(ToolsTopo, ChosenRanksRingsStartAtIt) {
   const ChildResult r = run({"--platform", "emu", "--nodes", "2", "--devices", "4", "--rank", "5"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   // emu: 4 devices of 2 cores at LNC=1 -> 8 ranks a node; rank 5 is on node 0.
-  EXPECT_NE(r.out.find("platform emu (EMU emu): instance family 0, arch emu"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("platform emu (EMU emu): instance family 0, arch emu"), std::string::npos)
+      << r.out;
   EXPECT_NE(r.out.find("== global rings of rank 5"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("Channel 00/"), std::string::npos);
   const std::string rings = section(r.out, "== global rings of rank 5");
@@ -119,15 +122,15 @@ TEST_F(ToolsTopo, JsonCarriesTheSameFacts) {
   EXPECT_NE(r.out.find("\"instance_family\": 10"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\"pod_type\": \"SWITCH\""), std::string::npos);
   EXPECT_NE(r.out.find("\"lnc\": 2"), std::string::npos);
-  for (const char* key : {"\"node_rings\"", "\"rings\"", "\"kangaring\"", "\"mla_cycles\"", "\"links\"",
-                          "\"nics\"", "\"origin\""}) {
+  for (const char* key : {"\"node_rings\"", "\"rings\"", "\"kangaring\"", "\"mla_cycles\"",
+                          "\"links\"", "\"nics\"", "\"origin\""}) {
     EXPECT_NE(r.out.find(key), std::string::npos) << key;
   }
 }
 
 TEST_F(ToolsTopo, WrittenXmlLoadsBackAndGivesTheSameRings) {
-  const ChildResult r =
-      run({"--platform", "trn2", "--nodes", "1", "--xml", file("sys.xml"), "--graph-xml", file("graph.xml")});
+  const ChildResult r = run({"--platform", "trn2", "--nodes", "1", "--xml", file("sys.xml"),
+                             "--graph-xml", file("graph.xml")});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto doc = nccom::topo::parseXmlFile(file("sys.xml"));
   ASSERT_TRUE(doc.ok()) << doc.error().message;
@@ -145,7 +148,8 @@ TEST_F(ToolsTopo, WrittenXmlLoadsBackAndGivesTheSameRings) {
   ASSERT_TRUE(loaded.ok()) << loaded.error().message;
   EXPECT_GT(*loaded, 0);
 
-  const ChildResult again = run({"--platform", "trn2", "--nodes", "1", "--topo-file", file("sys.xml")});
+  const ChildResult again =
+      run({"--platform", "trn2", "--nodes", "1", "--topo-file", file("sys.xml")});
   ASSERT_EQ(again.exit_code, 0) << again.err;
   EXPECT_NE(again.out.find("system: from topology plugin nccl (topology file " + file("sys.xml")),
             std::string::npos)
@@ -153,7 +157,8 @@ TEST_F(ToolsTopo, WrittenXmlLoadsBackAndGivesTheSameRings) {
   const std::string before = section(r.out, "== node 0 rings");
   ASSERT_FALSE(before.empty());
   EXPECT_EQ(section(again.out, "== node 0 rings"), before);
-  EXPECT_EQ(section(again.out, "== global rings of rank 0"), section(r.out, "== global rings of rank 0"));
+  EXPECT_EQ(section(again.out, "== global rings of rank 0"),
+            section(r.out, "== global rings of rank 0"));
 }
 
 TEST_F(ToolsTopo, DotGroupsDevicesPerNodeAndColoursRings) {
@@ -174,7 +179,8 @@ TEST_F(ToolsTopo, DotGroupsDevicesPerNodeAndColoursRings) {
 }
 
 TEST_F(ToolsTopo, DotDrawsAtMostFourNodesAndSaysSo) {
-  const ChildResult r = run({"--platform", "emu", "--nodes", "6", "--devices", "4", "--dot", file("t.dot")});
+  const ChildResult r =
+      run({"--platform", "emu", "--nodes", "6", "--devices", "4", "--dot", file("t.dot")});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::string dot = slurp(file("t.dot"));
   EXPECT_EQ(count(dot, "subgraph cluster_node"), 4);
@@ -183,7 +189,8 @@ TEST_F(ToolsTopo, DotDrawsAtMostFourNodesAndSaysSo) {
 }
 
 TEST_F(ToolsTopo, SvgAndPngAreProducedByDot) {
-  if (system("command -v dot >/dev/null 2>&1") != 0) GTEST_SKIP() << "Graphviz dot is not installed";
+  if (system("command -v dot >/dev/null 2>&1") != 0)
+    GTEST_SKIP() << "Graphviz dot is not installed";
   const ChildResult r =
       run({"--platform", "trn1", "--nodes", "2", "--svg", file("t.svg"), "--png", file("t.png")});
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -196,9 +203,9 @@ TEST_F(ToolsTopo, SvgAndPngAreProducedByDot) {
 TEST_F(ToolsTopo, MissingDotIsAnError) {
   // Through env(1): run_child appends to the inherited environment, and
   // the first PATH would win.
-  const ChildResult r = run({"PATH=" + dir_.path(), kTool, "--platform", "trn1", "--nodes", "1", "--svg",
-                             file("t.svg")},
-                            {}, "/usr/bin/env");
+  const ChildResult r = run(
+      {"PATH=" + dir_.path(), kTool, "--platform", "trn1", "--nodes", "1", "--svg", file("t.svg")},
+      {}, "/usr/bin/env");
   expect_error(r, 1, "--svg needs Graphviz's `dot`, which is not on PATH");
   EXPECT_FALSE(std::filesystem::exists(file("t.svg")));
 }
@@ -251,8 +258,10 @@ TEST_F(ToolsTopo, MissingPluginIsAnError) {
   std::filesystem::create_directories(file("bin"));
   std::filesystem::copy_file(kTool, file("bin/nccom-topo"));
   const ChildResult r = run({"--platform", "trn2", "--nodes", "1"}, {}, file("bin/nccom-topo"));
-  expect_error(r, 1, "topology plugin libnccom-topo_neuron.so could not be loaded (searched " +
-                         (std::filesystem::path(dir_.path()) / "lib" / "nccom").lexically_normal().string());
+  expect_error(
+      r, 1,
+      "topology plugin libnccom-topo_neuron.so could not be loaded (searched " +
+          (std::filesystem::path(dir_.path()) / "lib" / "nccom").lexically_normal().string());
 }
 
 TEST_F(ToolsTopo, PluginPathFindsPluginsElsewhere) {
@@ -265,16 +274,16 @@ TEST_F(ToolsTopo, PluginPathFindsPluginsElsewhere) {
 }
 
 TEST_F(ToolsTopo, UsageErrorsExitTwo) {
-  for (const std::vector<std::string>& args :
-       std::vector<std::vector<std::string>>{{},
-                                             {"--platform", "trn2"},
-                                             {"--nodes", "2"},
-                                             {"--platform", "trn2", "--nodes", "zero"},
-                                             {"--platform", "trn2", "--nodes", "0"},
-                                             {"--platform", "trn2", "--nodes", "1", "--lnc", "3"},
-                                             {"--platform", "trn2", "--nodes", "1", "--algorithm", "fast"},
-                                             {"--platform", "trn2", "--nodes", "1", "--bogus"},
-                                             {"--platform", "trn2", "--nodes"}}) {
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {},
+           {"--platform", "trn2"},
+           {"--nodes", "2"},
+           {"--platform", "trn2", "--nodes", "zero"},
+           {"--platform", "trn2", "--nodes", "0"},
+           {"--platform", "trn2", "--nodes", "1", "--lnc", "3"},
+           {"--platform", "trn2", "--nodes", "1", "--algorithm", "fast"},
+           {"--platform", "trn2", "--nodes", "1", "--bogus"},
+           {"--platform", "trn2", "--nodes"}}) {
     const ChildResult r = run(args);
     EXPECT_EQ(r.exit_code, 2) << r.err;
     EXPECT_NE(r.err.find("usage: nccom-topo"), std::string::npos) << r.err;

@@ -22,6 +22,10 @@
  * (no threads), in posting order. Listens on 127.0.0.1 (TPN_ADDR overrides).
  */
 #define _GNU_SOURCE
+#include <nccom/net_v4.h>
+#include <nccom/net_v5.h>
+#include <nccom/net_v6.h>
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -34,10 +38,6 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
-
-#include <nccom/net_v4.h>
-#include <nccom/net_v5.h>
-#include <nccom/net_v6.h>
 
 #if defined(TPN_NVIDIA_V6)
 #include "../../../host/net/plugins/nvidia_tables.h"
@@ -58,27 +58,31 @@
 
 #define TPN_EXPORT __attribute__((visibility("default")))
 #define TPN_UNUSED __attribute__((unused)) /* not every layout has every slot */
-#define TPN_MAGIC 0x54504e31u /* "TPN1" */
-#define TPN_MAX_REQUESTS 8    /* outstanding per comm, as NCCL_NET_MAX_REQUESTS */
+#define TPN_MAGIC 0x54504e31u              /* "TPN1" */
+#define TPN_MAX_REQUESTS 8                 /* outstanding per comm, as NCCL_NET_MAX_REQUESTS */
 
 static ncclDebugLogger_t g_log;
 static int g_block_accept, g_block_connect, g_in_order, g_out_of_order, g_never, g_hang_connect;
 
-#define WARN(...) \
-  do { if (g_log) g_log(NCCL_LOG_WARN, NCCL_NET, __FILE__, __LINE__, __VA_ARGS__); } while (0)
-#define INFO(...) \
-  do { if (g_log) g_log(NCCL_LOG_INFO, NCCL_NET, __FILE__, __LINE__, __VA_ARGS__); } while (0)
+#define WARN(...)                                                               \
+  do {                                                                          \
+    if (g_log) g_log(NCCL_LOG_WARN, NCCL_NET, __FILE__, __LINE__, __VA_ARGS__); \
+  } while (0)
+#define INFO(...)                                                               \
+  do {                                                                          \
+    if (g_log) g_log(NCCL_LOG_INFO, NCCL_NET, __FILE__, __LINE__, __VA_ARGS__); \
+  } while (0)
 
 /* The handle: where to connect, whether this side wants the ack, and the
  * connect stage of a non-blocking connect (kept in the handle between calls,
  * as NCCL's socket code keeps it). */
 struct handle {
   uint32_t magic;
-  uint16_t port;    /* network order */
+  uint16_t port; /* network order */
   uint16_t unused;
-  uint32_t addr;    /* network order */
-  int32_t fd;       /* non-blocking connect in progress: its socket, else -1 */
-  uint32_t stage;   /* 0 not started, 1 connecting */
+  uint32_t addr;  /* network order */
+  int32_t fd;     /* non-blocking connect in progress: its socket, else -1 */
+  uint32_t stage; /* 0 not started, 1 connecting */
 };
 
 struct listen_comm {
@@ -89,15 +93,15 @@ enum { REQ_FREE = 0, REQ_SEND, REQ_RECV };
 struct comm;
 struct request {
   int kind;
-  int index;          /* posting number within the comm */
-  struct comm *comm;
-  char *data;
-  int size;           /* posted size; for a receive, the actual size once known */
-  uint32_t header;    /* the length word, in network order */
-  int header_done;    /* header bytes moved */
-  int data_done;      /* payload bytes moved */
-  int transferred;    /* all bytes moved */
-  int tests_after;    /* tests since transferred (out_of_order) */
+  int index; /* posting number within the comm */
+  struct comm* comm;
+  char* data;
+  int size;        /* posted size; for a receive, the actual size once known */
+  uint32_t header; /* the length word, in network order */
+  int header_done; /* header bytes moved */
+  int data_done;   /* payload bytes moved */
+  int transferred; /* all bytes moved */
+  int tests_after; /* tests since transferred (out_of_order) */
 };
 
 struct comm {
@@ -107,10 +111,10 @@ struct comm {
   int head, count;
 };
 
-static int env_has(const char *list, const char *word) {
+static int env_has(const char* list, const char* word) {
   size_t n = strlen(word);
-  for (const char *p = list; p && *p;) {
-    const char *end = strchr(p, ',');
+  for (const char* p = list; p && *p;) {
+    const char* end = strchr(p, ',');
     size_t len = end ? (size_t)(end - p) : strlen(p);
     if (len == n && strncmp(p, word, n) == 0) return 1;
     p = end ? end + 1 : NULL;
@@ -120,7 +124,7 @@ static int env_has(const char *list, const char *word) {
 
 static ncclResult_t tpn_init(ncclDebugLogger_t logger) {
   g_log = logger;
-  const char *b = getenv("TPN_BEHAVIOUR");
+  const char* b = getenv("TPN_BEHAVIOUR");
   g_block_accept = env_has(b, "block_accept");
   g_block_connect = env_has(b, "block_connect");
   g_in_order = env_has(b, "in_order_test");
@@ -143,7 +147,7 @@ static ncclResult_t tpn_init(ncclDebugLogger_t logger) {
 
 TPN_UNUSED static ncclResult_t tpn_fini(void) { return ncclSuccess; }
 
-static ncclResult_t tpn_devices(int *ndev) {
+static ncclResult_t tpn_devices(int* ndev) {
   if (!ndev) return ncclInvalidArgument;
   *ndev = 1;
   return ncclSuccess;
@@ -151,8 +155,8 @@ static ncclResult_t tpn_devices(int *ndev) {
 
 static char g_name[] = "tpn0";
 
-static ncclResult_t props_common(int dev, char **name, int *ptr, int *speed, int *port,
-                                 int *max_comms) {
+static ncclResult_t props_common(int dev, char** name, int* ptr, int* speed, int* port,
+                                 int* max_comms) {
   if (dev != 0) return ncclInvalidArgument;
   *name = g_name;
   *ptr = NCCL_PTR_HOST;
@@ -163,20 +167,20 @@ static ncclResult_t props_common(int dev, char **name, int *ptr, int *speed, int
 }
 
 #if defined(TPN_NVIDIA_V6)
-static ncclResult_t tpn_props(int dev, nv_properties_v6_t *p) {
+static ncclResult_t tpn_props(int dev, nv_properties_v6_t* p) {
   if (!p) return ncclInvalidArgument;
   memset(p, 0, sizeof *p);
   p->maxRecvs = 1;
   return props_common(dev, &p->name, &p->ptrSupport, &p->speed, &p->port, &p->maxComms);
 }
 #elif defined(TPN_V4)
-static ncclResult_t tpn_props(int dev, ncclNetProperties_v4_t *p) {
+static ncclResult_t tpn_props(int dev, ncclNetProperties_v4_t* p) {
   if (!p) return ncclInvalidArgument;
   memset(p, 0, sizeof *p);
   return props_common(dev, &p->name, &p->ptrSupport, &p->speed, &p->port, &p->maxComms);
 }
 #else
-static ncclResult_t tpn_props(int dev, ncclNetProperties_v6_t *p) {
+static ncclResult_t tpn_props(int dev, ncclNetProperties_v6_t* p) {
   if (!p) return ncclInvalidArgument;
   memset(p, 0, sizeof *p);
   p->maxRecvs = 1;
@@ -184,8 +188,8 @@ static ncclResult_t tpn_props(int dev, ncclNetProperties_v6_t *p) {
 }
 #endif
 
-static int write_all(int fd, const void *buf, size_t n) {
-  const char *p = buf;
+static int write_all(int fd, const void* buf, size_t n) {
+  const char* p = buf;
   while (n > 0) {
     ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
     if (w < 0 && errno == EINTR) continue;
@@ -196,8 +200,8 @@ static int write_all(int fd, const void *buf, size_t n) {
   return 0;
 }
 
-static int read_all(int fd, void *buf, size_t n) {
-  char *p = buf;
+static int read_all(int fd, void* buf, size_t n) {
+  char* p = buf;
   while (n > 0) {
     ssize_t r = recv(fd, p, n, 0);
     if (r < 0 && errno == EINTR) continue;
@@ -208,12 +212,12 @@ static int read_all(int fd, void *buf, size_t n) {
   return 0;
 }
 
-static ncclResult_t tpn_listen(int dev, void *opaque, void **listen_comm) {
+static ncclResult_t tpn_listen(int dev, void* opaque, void** listen_comm) {
   if (dev != 0 || !opaque || !listen_comm) return ncclInvalidArgument;
   struct sockaddr_in sa;
   memset(&sa, 0, sizeof sa);
   sa.sin_family = AF_INET;
-  const char *addr = getenv("TPN_ADDR");
+  const char* addr = getenv("TPN_ADDR");
   if (inet_pton(AF_INET, addr ? addr : "127.0.0.1", &sa.sin_addr) != 1) {
     WARN("TPN: TPN_ADDR \"%s\" is not an IPv4 address", addr);
     return ncclInvalidArgument;
@@ -221,13 +225,13 @@ static ncclResult_t tpn_listen(int dev, void *opaque, void **listen_comm) {
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return ncclSystemError;
   socklen_t len = sizeof sa;
-  if (bind(fd, (struct sockaddr *)&sa, sizeof sa) != 0 || listen(fd, 64) != 0 ||
-      getsockname(fd, (struct sockaddr *)&sa, &len) != 0) {
+  if (bind(fd, (struct sockaddr*)&sa, sizeof sa) != 0 || listen(fd, 64) != 0 ||
+      getsockname(fd, (struct sockaddr*)&sa, &len) != 0) {
     WARN("TPN: listen failed: %s", strerror(errno));
     close(fd);
     return ncclSystemError;
   }
-  struct listen_comm *l = calloc(1, sizeof *l);
+  struct listen_comm* l = calloc(1, sizeof *l);
   if (!l) {
     close(fd);
     return ncclSystemError;
@@ -241,8 +245,8 @@ static ncclResult_t tpn_listen(int dev, void *opaque, void **listen_comm) {
 
 /* The comm of a connected socket, handed out through *out (the socket is
  * closed when that fails). */
-static ncclResult_t hand_out(int fd, void **out) {
-  struct comm *c = calloc(1, sizeof *c);
+static ncclResult_t hand_out(int fd, void** out) {
+  struct comm* c = calloc(1, sizeof *c);
   if (!c) {
     close(fd);
     return ncclSystemError;
@@ -255,7 +259,7 @@ static ncclResult_t hand_out(int fd, void **out) {
 }
 
 /* The hello: magic, then whether the connector waits for the ack byte. */
-static ncclResult_t finish_connect(int fd, void **send_comm) {
+static ncclResult_t finish_connect(int fd, void** send_comm) {
   uint32_t hello[2] = {TPN_MAGIC, (uint32_t)g_block_connect};
   int flags = fcntl(fd, F_GETFL);
   fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
@@ -275,7 +279,7 @@ static ncclResult_t finish_connect(int fd, void **send_comm) {
   return hand_out(fd, send_comm);
 }
 
-static ncclResult_t tpn_connect(int dev, void *opaque, void **send_comm) {
+static ncclResult_t tpn_connect(int dev, void* opaque, void** send_comm) {
   if (dev != 0 || !opaque || !send_comm) return ncclInvalidArgument;
   *send_comm = NULL;
   if (g_hang_connect) {
@@ -296,7 +300,7 @@ static ncclResult_t tpn_connect(int dev, void *opaque, void **send_comm) {
   if (h.stage == 0) {
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | (blocking ? 0 : SOCK_NONBLOCK), 0);
     if (fd < 0) return ncclSystemError;
-    int rc = connect(fd, (struct sockaddr *)&sa, sizeof sa);
+    int rc = connect(fd, (struct sockaddr*)&sa, sizeof sa);
     if (rc != 0 && !(errno == EINPROGRESS && !blocking)) {
       WARN("TPN: connect to port %d failed: %s", ntohs(h.port), strerror(errno));
       close(fd);
@@ -325,10 +329,10 @@ static ncclResult_t tpn_connect(int dev, void *opaque, void **send_comm) {
   return finish_connect(fd, send_comm);
 }
 
-static ncclResult_t tpn_accept(void *listen_comm, void **recv_comm) {
+static ncclResult_t tpn_accept(void* listen_comm, void** recv_comm) {
   if (!listen_comm || !recv_comm) return ncclInvalidArgument;
   *recv_comm = NULL;
-  struct listen_comm *l = listen_comm;
+  struct listen_comm* l = listen_comm;
   if (!g_block_accept) {
     struct pollfd p = {l->fd, POLLIN, 0};
     if (poll(&p, 1, 0) == 0) return ncclSuccess; /* NULL: call again */
@@ -354,24 +358,25 @@ static ncclResult_t tpn_accept(void *listen_comm, void **recv_comm) {
 }
 
 static int g_mr;
-static ncclResult_t tpn_reg(void *comm, void *data, size_t size, int type, void **mhandle) {
+static ncclResult_t tpn_reg(void* comm, void* data, size_t size, int type, void** mhandle) {
   if (!comm || !mhandle) return ncclInvalidArgument;
   if (type != NCCL_PTR_HOST) return ncclInvalidArgument;
   *mhandle = &g_mr;
   return ncclSuccess;
 }
-TPN_UNUSED static ncclResult_t tpn_reg_int(void *comm, void *data, int size, int type, void **mhandle) {
+TPN_UNUSED static ncclResult_t tpn_reg_int(void* comm, void* data, int size, int type,
+                                           void** mhandle) {
   return tpn_reg(comm, data, (size_t)size, type, mhandle);
 }
-static ncclResult_t tpn_dereg(void *comm, void *mhandle) {
+static ncclResult_t tpn_dereg(void* comm, void* mhandle) {
   return comm && mhandle == &g_mr ? ncclSuccess : ncclInvalidArgument;
 }
 
-static ncclResult_t post(struct comm *c, int kind, void *data, int size, void **request) {
+static ncclResult_t post(struct comm* c, int kind, void* data, int size, void** request) {
   if (!c || !request || size < 0) return ncclInvalidArgument;
   *request = NULL;
   if (c->count == TPN_MAX_REQUESTS) return ncclSuccess; /* NULL: call again */
-  struct request *r = &c->reqs[(c->head + c->count) % TPN_MAX_REQUESTS];
+  struct request* r = &c->reqs[(c->head + c->count) % TPN_MAX_REQUESTS];
   memset(r, 0, sizeof *r);
   r->kind = kind;
   r->index = c->next_index++;
@@ -384,26 +389,29 @@ static ncclResult_t post(struct comm *c, int kind, void *data, int size, void **
   return ncclSuccess;
 }
 
-TPN_UNUSED static ncclResult_t tpn_isend4(void *comm, void *data, int size, void *mh, void **request) {
+TPN_UNUSED static ncclResult_t tpn_isend4(void* comm, void* data, int size, void* mh,
+                                          void** request) {
   return post(comm, REQ_SEND, data, size, request);
 }
-TPN_UNUSED static ncclResult_t tpn_isend(void *comm, void *data, int size, int tag, void *mh, void **request) {
+TPN_UNUSED static ncclResult_t tpn_isend(void* comm, void* data, int size, int tag, void* mh,
+                                         void** request) {
   return post(comm, REQ_SEND, data, size, request);
 }
-TPN_UNUSED static ncclResult_t tpn_irecv4(void *comm, void *data, int size, void *mh, void **request) {
+TPN_UNUSED static ncclResult_t tpn_irecv4(void* comm, void* data, int size, void* mh,
+                                          void** request) {
   return post(comm, REQ_RECV, data, size, request);
 }
-TPN_UNUSED static ncclResult_t tpn_irecv(void *comm, int n, void **data, int *sizes, int *tags, void **mh,
-                              void **request) {
+TPN_UNUSED static ncclResult_t tpn_irecv(void* comm, int n, void** data, int* sizes, int* tags,
+                                         void** mh, void** request) {
   if (n != 1 || !data || !sizes) return ncclInvalidArgument;
   return post(comm, REQ_RECV, data[0], sizes[0], request);
 }
 
 /* Moves what the socket takes of one request; -1 on a broken connection. */
-static int progress(struct request *r) {
+static int progress(struct request* r) {
   int fd = r->comm->fd;
   while (r->header_done < 4) {
-    char *h = (char *)&r->header + r->header_done;
+    char* h = (char*)&r->header + r->header_done;
     ssize_t n = r->kind == REQ_SEND ? send(fd, h, 4 - r->header_done, MSG_DONTWAIT | MSG_NOSIGNAL)
                                     : recv(fd, h, 4 - r->header_done, MSG_DONTWAIT);
     if (n < 0 && (errno == EAGAIN || errno == EINTR)) return 0;
@@ -419,10 +427,11 @@ static int progress(struct request *r) {
     }
   }
   while (r->data_done < r->size) {
-    ssize_t n = r->kind == REQ_SEND
-                    ? send(fd, r->data + r->data_done, (size_t)(r->size - r->data_done),
-                           MSG_DONTWAIT | MSG_NOSIGNAL)
-                    : recv(fd, r->data + r->data_done, (size_t)(r->size - r->data_done), MSG_DONTWAIT);
+    ssize_t n =
+        r->kind == REQ_SEND
+            ? send(fd, r->data + r->data_done, (size_t)(r->size - r->data_done),
+                   MSG_DONTWAIT | MSG_NOSIGNAL)
+            : recv(fd, r->data + r->data_done, (size_t)(r->size - r->data_done), MSG_DONTWAIT);
     if (n < 0 && (errno == EAGAIN || errno == EINTR)) return 0;
     if (n <= 0) return -1;
     r->data_done += (int)n;
@@ -431,25 +440,26 @@ static int progress(struct request *r) {
   return 0;
 }
 
-static ncclResult_t tpn_test(void *request, int *done, int *size) {
-  struct request *r = request;
+static ncclResult_t tpn_test(void* request, int* done, int* size) {
+  struct request* r = request;
   if (!r || !done || r->kind == REQ_FREE) {
     WARN("TPN: test called with invalid request %p", request);
     return ncclInternalError;
   }
-  struct comm *c = r->comm;
-  struct request *oldest = &c->reqs[c->head];
+  struct comm* c = r->comm;
+  struct request* oldest = &c->reqs[c->head];
   if (g_in_order && r != oldest) {
-    WARN("TPN: test called with invalid request (request %d of its comm; the oldest pending is "
-         "%d): requests must be tested in posting order",
-         r->index, oldest->index);
+    WARN(
+        "TPN: test called with invalid request (request %d of its comm; the oldest pending is "
+        "%d): requests must be tested in posting order",
+        r->index, oldest->index);
     return ncclInternalError;
   }
   *done = 0;
   /* The stream carries messages in posting order: progress everything up
    * to and including this request. */
   for (int k = 0; k < c->count; ++k) {
-    struct request *q = &c->reqs[(c->head + k) % TPN_MAX_REQUESTS];
+    struct request* q = &c->reqs[(c->head + k) % TPN_MAX_REQUESTS];
     if (!q->transferred && progress(q) != 0) {
       WARN("TPN: request %d: the connection broke: %s", q->index,
            errno ? strerror(errno) : "closed by the peer");
@@ -460,9 +470,9 @@ static ncclResult_t tpn_test(void *request, int *done, int *size) {
   if (!r->transferred || g_never) return ncclSuccess;
   if (g_out_of_order && r->index % 2 == 0) {
     /* Reported after the next request of the comm, or after 3 more tests. */
-    struct request *next = NULL;
+    struct request* next = NULL;
     for (int k = 0; k < c->count; ++k) {
-      struct request *q = &c->reqs[(c->head + k) % TPN_MAX_REQUESTS];
+      struct request* q = &c->reqs[(c->head + k) % TPN_MAX_REQUESTS];
       if (q->index == r->index + 1) next = q;
     }
     int next_reported = (next == NULL || next->kind == REQ_FREE) && r->index + 1 < c->next_index;
@@ -479,16 +489,16 @@ static ncclResult_t tpn_test(void *request, int *done, int *size) {
   return ncclSuccess;
 }
 
-static ncclResult_t close_comm(void *comm) {
-  struct comm *c = comm;
+static ncclResult_t close_comm(void* comm) {
+  struct comm* c = comm;
   if (!c) return ncclInvalidArgument;
   close(c->fd);
   free(c);
   return ncclSuccess;
 }
 
-static ncclResult_t tpn_close_listen(void *listen_comm) {
-  struct listen_comm *l = listen_comm;
+static ncclResult_t tpn_close_listen(void* listen_comm) {
+  struct listen_comm* l = listen_comm;
   if (!l) return ncclInvalidArgument;
   close(l->fd);
   free(l);
@@ -497,25 +507,56 @@ static ncclResult_t tpn_close_listen(void *listen_comm) {
 
 #if defined(TPN_NEURON_V4)
 TPN_EXPORT const ncclNet_v4_t ncclNetPlugin_v4 = {
-    "TPN", tpn_init, tpn_devices, tpn_props, tpn_listen, tpn_connect, tpn_accept, tpn_reg,
-    tpn_dereg, tpn_isend4, tpn_irecv4, NULL, tpn_test, close_comm, close_comm, tpn_close_listen};
+    "TPN",      tpn_init,   tpn_devices, tpn_props,       tpn_listen, tpn_connect,
+    tpn_accept, tpn_reg,    tpn_dereg,   tpn_isend4,      tpn_irecv4, NULL,
+    tpn_test,   close_comm, close_comm,  tpn_close_listen};
 #elif defined(TPN_NEURON_V5)
-TPN_EXPORT const ncclNet_v5_t ncclNetPlugin_v5 = {
-    .name = "TPN", .init = tpn_init, .devices = tpn_devices, .getProperties = tpn_props,
-    .listen = tpn_listen, .connect = tpn_connect, .accept = tpn_accept, .regMr = tpn_reg,
-    .deregMr = tpn_dereg, .isend = tpn_isend, .irecv = tpn_irecv, .test = tpn_test,
-    .closeSend = close_comm, .closeRecv = close_comm, .closeListen = tpn_close_listen};
+TPN_EXPORT const ncclNet_v5_t ncclNetPlugin_v5 = {.name = "TPN",
+                                                  .init = tpn_init,
+                                                  .devices = tpn_devices,
+                                                  .getProperties = tpn_props,
+                                                  .listen = tpn_listen,
+                                                  .connect = tpn_connect,
+                                                  .accept = tpn_accept,
+                                                  .regMr = tpn_reg,
+                                                  .deregMr = tpn_dereg,
+                                                  .isend = tpn_isend,
+                                                  .irecv = tpn_irecv,
+                                                  .test = tpn_test,
+                                                  .closeSend = close_comm,
+                                                  .closeRecv = close_comm,
+                                                  .closeListen = tpn_close_listen};
 #elif defined(TPN_NEURON_V6)
-TPN_EXPORT const ncclNet_v6_t ncclNetPlugin_v6 = {
-    .name = "TPN", .init = tpn_init, .fini = tpn_fini, .devices = tpn_devices,
-    .getProperties = tpn_props, .listen = tpn_listen, .connect = tpn_connect,
-    .accept = tpn_accept, .regMr = tpn_reg, .deregMr = tpn_dereg, .isend = tpn_isend,
-    .irecv = tpn_irecv, .test = tpn_test, .closeSend = close_comm, .closeRecv = close_comm,
-    .closeListen = tpn_close_listen};
+TPN_EXPORT const ncclNet_v6_t ncclNetPlugin_v6 = {.name = "TPN",
+                                                  .init = tpn_init,
+                                                  .fini = tpn_fini,
+                                                  .devices = tpn_devices,
+                                                  .getProperties = tpn_props,
+                                                  .listen = tpn_listen,
+                                                  .connect = tpn_connect,
+                                                  .accept = tpn_accept,
+                                                  .regMr = tpn_reg,
+                                                  .deregMr = tpn_dereg,
+                                                  .isend = tpn_isend,
+                                                  .irecv = tpn_irecv,
+                                                  .test = tpn_test,
+                                                  .closeSend = close_comm,
+                                                  .closeRecv = close_comm,
+                                                  .closeListen = tpn_close_listen};
 #elif defined(TPN_NVIDIA_V6)
-TPN_EXPORT const nv_net_v6_t ncclNetPlugin_v6 = {
-    .name = "TPN", .init = tpn_init, .devices = tpn_devices, .getProperties = tpn_props,
-    .listen = tpn_listen, .connect = tpn_connect, .accept = tpn_accept, .regMr = tpn_reg_int,
-    .deregMr = tpn_dereg, .isend = tpn_isend, .irecv = tpn_irecv, .test = tpn_test,
-    .closeSend = close_comm, .closeRecv = close_comm, .closeListen = tpn_close_listen};
+TPN_EXPORT const nv_net_v6_t ncclNetPlugin_v6 = {.name = "TPN",
+                                                 .init = tpn_init,
+                                                 .devices = tpn_devices,
+                                                 .getProperties = tpn_props,
+                                                 .listen = tpn_listen,
+                                                 .connect = tpn_connect,
+                                                 .accept = tpn_accept,
+                                                 .regMr = tpn_reg_int,
+                                                 .deregMr = tpn_dereg,
+                                                 .isend = tpn_isend,
+                                                 .irecv = tpn_irecv,
+                                                 .test = tpn_test,
+                                                 .closeSend = close_comm,
+                                                 .closeRecv = close_comm,
+                                                 .closeListen = tpn_close_listen};
 #endif

@@ -18,8 +18,8 @@ class ScriptedExchange : public PeerExchange {
  public:
   Status exchange(int send_to, const void*, std::size_t send_size, int recv_from, void*,
                   std::size_t recv_size, MsgType type) override {
-    calls.push_back({static_cast<int>(calls.size()), -1, send_to, send_size, recv_from,
-                     recv_size, type});
+    calls.push_back(
+        {static_cast<int>(calls.size()), -1, send_to, send_size, recv_from, recv_size, type});
     if (static_cast<int>(calls.size()) - 1 == fail_at) return failure;
     return {};
   }
@@ -101,8 +101,7 @@ TEST(BootstrapAllGatherErrors, TransportFailureNamesAlgorithmRoundAndPeers) {
     transport.fail_at = row.fail_round;
     transport.failure = make_error(NRT_TIMEOUT, "peer did not answer");
     std::vector<uint8_t> buffer(static_cast<std::size_t>(row.nranks) * 17);
-    Error error =
-        gather_error(transport, row.rank, row.nranks, buffer.data(), 17, row.algorithm);
+    Error error = gather_error(transport, row.rank, row.nranks, buffer.data(), 17, row.algorithm);
     EXPECT_EQ(error.status, NRT_TIMEOUT) << row.message;
     EXPECT_EQ(error.message, row.message);
     EXPECT_EQ(static_cast<int>(transport.calls.size()), row.fail_round + 1)
@@ -137,8 +136,8 @@ TEST(BootstrapAllGatherErrors, MissingRankTimesOutThroughTheSchedule) {
   std::vector<std::thread> threads;
   for (int rank = 0; rank < 2; ++rank) {
     threads.emplace_back([&, rank] {
-      results[rank] = all_gather(network.endpoint(rank), rank, 3, buffers[rank].data(), 8,
-                                 A::kRing);
+      results[rank] =
+          all_gather(network.endpoint(rank), rank, 3, buffers[rank].data(), 8, A::kRing);
     });
   }
   for (auto& thread : threads) thread.join();

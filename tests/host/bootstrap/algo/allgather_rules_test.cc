@@ -16,14 +16,22 @@ TEST(BootstrapAllGatherRules, ChooseAlgorithmTable) {
     A expected;
   };
   const Row rows[] = {
-      {1, 0, A::kRing},           {2, 112, A::kRing},
-      {3, 112, A::kRing},         {4, 112, A::kRing},           // n <= 4: ring
-      {5, 112, A::kBruck},        {6, 0, A::kBruck},            // latency-bound, not 2^k
-      {8, 112, A::kRecursiveDoubling}, {16, 1, A::kRecursiveDoubling},
-      {64, 112, A::kRecursiveDoubling}, {1024, 0, A::kRecursiveDoubling},
-      {13, 112, A::kBruck},       {1000, 112, A::kBruck},
-      {8, 65535, A::kRecursiveDoubling}, {8, 65536, A::kRing},  // 64 KiB slices: ring
-      {13, 65535, A::kBruck},     {13, 65536, A::kRing},
+      {1, 0, A::kRing},
+      {2, 112, A::kRing},
+      {3, 112, A::kRing},
+      {4, 112, A::kRing},  // n <= 4: ring
+      {5, 112, A::kBruck},
+      {6, 0, A::kBruck},  // latency-bound, not 2^k
+      {8, 112, A::kRecursiveDoubling},
+      {16, 1, A::kRecursiveDoubling},
+      {64, 112, A::kRecursiveDoubling},
+      {1024, 0, A::kRecursiveDoubling},
+      {13, 112, A::kBruck},
+      {1000, 112, A::kBruck},
+      {8, 65535, A::kRecursiveDoubling},
+      {8, 65536, A::kRing},  // 64 KiB slices: ring
+      {13, 65535, A::kBruck},
+      {13, 65536, A::kRing},
       {64, std::size_t{1} << 20, A::kRing},
   };
   for (const Row& row : rows) {
@@ -37,9 +45,9 @@ TEST(BootstrapAllGatherRules, Rounds) {
     int nranks;
     int ring, recursive_doubling, bruck;
   };
-  const Row rows[] = {{1, 0, 0, 0},    {2, 1, 1, 1},    {3, 2, -1, 2},  {4, 3, 2, 2},
-                      {5, 4, -1, 3},   {7, 6, -1, 3},   {8, 7, 3, 3},   {9, 8, -1, 4},
-                      {16, 15, 4, 4},  {31, 30, -1, 5}, {32, 31, 5, 5}, {64, 63, 6, 6},
+  const Row rows[] = {{1, 0, 0, 0},   {2, 1, 1, 1},    {3, 2, -1, 2},  {4, 3, 2, 2},
+                      {5, 4, -1, 3},  {7, 6, -1, 3},   {8, 7, 3, 3},   {9, 8, -1, 4},
+                      {16, 15, 4, 4}, {31, 30, -1, 5}, {32, 31, 5, 5}, {64, 63, 6, 6},
                       {65, 64, -1, 7}};
   for (const Row& row : rows) {
     EXPECT_EQ(algorithm_rounds(A::kRing, row.nranks), row.ring) << row.nranks;

@@ -102,8 +102,7 @@ TEST_P(BootstrapAllGatherSchedule, EveryRankGetsEverySliceWithTheAlgorithmsTraff
   EXPECT_EQ(network.undelivered(), 0u);
 }
 
-INSTANTIATE_TEST_SUITE_P(, BootstrapAllGatherSchedule, ::testing::ValuesIn(all_cases()),
-                         case_name);
+INSTANTIATE_TEST_SUITE_P(, BootstrapAllGatherSchedule, ::testing::ValuesIn(all_cases()), case_name);
 
 }  // namespace
 }  // namespace nccom::bootstrap::testing

@@ -14,8 +14,8 @@ class InProcessNetwork::Endpoint : public PeerExchange {
 
   Status exchange(int send_to, const void* send_data, std::size_t send_size, int recv_from,
                   void* recv_data, std::size_t recv_size, MsgType type) override {
-    records_.push_back({static_cast<int>(records_.size()), rank_, send_to, send_size, recv_from,
-                        recv_size, type});
+    records_.push_back(
+        {static_cast<int>(records_.size()), rank_, send_to, send_size, recv_from, recv_size, type});
     if (!valid_peer(send_to) || !valid_peer(recv_from)) {
       return make_error(NRT_INVALID, who() + "bad peer " + std::to_string(send_to) + "/" +
                                          std::to_string(recv_from));

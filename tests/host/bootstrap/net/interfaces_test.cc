@@ -1,6 +1,7 @@
 // Interface filters, the default selection rule and interface choice. Only
 // loopback is assumed to exist; other interfaces are synthetic candidates.
 #include "bootstrap/interfaces.h"
+
 #include "net_test_util.h"
 
 #include <arpa/inet.h>
@@ -46,10 +47,10 @@ TEST(BootstrapNetInterfaceFilter, MatchesTable) {
     bool expected;
   };
   const Case cases[] = {
-      {"eth", "eth0", true},     {"eth", "ib0", false},      {"eth0,ib", "ib1", true},
-      {"=eth", "eth0", false},   {"=eth0", "eth0", true},    {"=eth0,ib0", "ib0", true},
-      {"^eth", "eth0", false},   {"^eth", "ib0", true},      {"^=eth", "eth0", true},
-      {"^=eth0", "eth0", false}, {" eth0 ", "eth0", true},   {"", "anything", true},
+      {"eth", "eth0", true},     {"eth", "ib0", false},       {"eth0,ib", "ib1", true},
+      {"=eth", "eth0", false},   {"=eth0", "eth0", true},     {"=eth0,ib0", "ib0", true},
+      {"^eth", "eth0", false},   {"^eth", "ib0", true},       {"^=eth", "eth0", true},
+      {"^=eth0", "eth0", false}, {" eth0 ", "eth0", true},    {"", "anything", true},
       {"eth0", "eth", false},    {"^docker,lo", "lo", false}, {"^docker,lo", "enp5s0", true},
   };
   for (const auto& c : cases) {
@@ -132,7 +133,8 @@ TEST(BootstrapNetInterfaces, FilterMatchingNothingIsInvalid) {
   EXPECT_EQ(message.rfind("NET/Socket : No usable listening interface found (filter "
                           "\"=no-such-interface0\", family IPv4",
                           0),
-            0u) << message;
+            0u)
+      << message;
   EXPECT_NE(message.find("set NCCL_SOCKET_IFNAME or CCOM_SOCKET_IFNAME"), std::string::npos);
 }
 

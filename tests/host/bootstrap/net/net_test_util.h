@@ -5,8 +5,9 @@
 #include "bootstrap/socket.h"
 
 #include <dirent.h>
-#include <gtest/gtest.h>
 #include <sys/socket.h>
+
+#include <gtest/gtest.h>
 
 #include <chrono>
 #include <string>

@@ -14,9 +14,7 @@ namespace {
 using BootstrapNetSocketErrors = FdLeakChecked;
 using Ms = std::chrono::milliseconds;
 
-Ms since(Clock::time_point start) {
-  return std::chrono::duration_cast<Ms>(Clock::now() - start);
-}
+Ms since(Clock::time_point start) { return std::chrono::duration_cast<Ms>(Clock::now() - start); }
 
 TEST_F(BootstrapNetSocketErrors, ConnectToSilentPortTimesOutAtTheDeadline) {
   Socket reserved = reserve_port();
@@ -32,7 +30,8 @@ TEST_F(BootstrapNetSocketErrors, ConnectToSilentPortTimesOutAtTheDeadline) {
   EXPECT_NE(message.find("connect to " + target.to_string() + " failed after "), std::string::npos)
       << message;
   EXPECT_NE(message.find("Connection refused (is the peer running and listening?)"),
-            std::string::npos) << message;
+            std::string::npos)
+      << message;
   EXPECT_GE(took, budget);
   EXPECT_LT(took, 5 * budget) << "the back-off must stay bounded by the deadline";
 }
@@ -89,7 +88,8 @@ TEST_F(BootstrapNetSocketErrors, AcceptWithoutClientTimesOut) {
   const Ms took = since(start);
   ASSERT_FALSE(result.ok());
   EXPECT_EQ(result.error().status, NRT_TIMEOUT);
-  const std::string prefix = "no connection on " + listener->local_address().to_string() + " within ";
+  const std::string prefix =
+      "no connection on " + listener->local_address().to_string() + " within ";
   EXPECT_EQ(result.error().message.rfind(prefix, 0), 0u) << result.error().message;
   EXPECT_GE(took, budget);
   EXPECT_LT(took, 5 * budget);
@@ -138,7 +138,8 @@ TEST_F(BootstrapNetSocketErrors, SendToPeerThatNeverReadsTimesOut) {
   EXPECT_EQ(status.error().message.rfind("send of " + std::to_string(big.size()) + " bytes to " +
                                              pair.client.describe() + " timed out after ",
                                          0),
-            0u) << status.error().message;
+            0u)
+      << status.error().message;
 }
 
 // Writing to a closed peer must come back as an error: with the default

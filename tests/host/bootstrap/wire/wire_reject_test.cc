@@ -16,7 +16,8 @@ std::vector<uint8_t> id_bytes() {
 }
 
 std::string truncated(const char* record, std::size_t n, std::size_t of) {
-  return std::string(record) + ": truncated (" + std::to_string(n) + " of " + std::to_string(of) + " bytes)";
+  return std::string(record) + ": truncated (" + std::to_string(n) + " of " + std::to_string(of) +
+         " bytes)";
 }
 
 TEST(BootstrapWireReject, TruncatedAtEveryLength) {
@@ -32,13 +33,15 @@ TEST(BootstrapWireReject, TruncatedAtEveryLength) {
     EXPECT_TRUE(fails_with(Hello::decode(hello.data(), n), truncated("hello", n, 24)));
   }
   for (std::size_t n = 0; n < kHeaderBytes; ++n) {
-    EXPECT_TRUE(fails_with(MessageHeader::decode(header.data(), n), truncated("message header", n, 16)));
+    EXPECT_TRUE(
+        fails_with(MessageHeader::decode(header.data(), n), truncated("message header", n, 16)));
   }
   for (std::size_t n = 0; n < kExtInfoBytes; ++n) {
     EXPECT_TRUE(fails_with(ExtInfo::decode(ext.data(), n), truncated("extInfo", n, 56)));
   }
   for (std::size_t n = 0; n < kPeerRecordBytes; ++n) {
-    EXPECT_TRUE(fails_with(PeerRecord::decode(peer.data(), n, 1), truncated("peer record", n, 112)));
+    EXPECT_TRUE(
+        fails_with(PeerRecord::decode(peer.data(), n, 1), truncated("peer record", n, 112)));
   }
 }
 
@@ -83,8 +86,9 @@ TEST(BootstrapWireReject, UniqueIdBadPaddingAtEveryByte) {
   for (std::size_t i = 41; i < 128; ++i) {
     auto b = id_bytes();
     b[i] = 0x80;
-    EXPECT_TRUE(fails_with(UniqueId::decode(b.data(), b.size()),
-                           "unique id: non-zero reserved byte at offset " + std::to_string(i) + " (0x80)"));
+    EXPECT_TRUE(
+        fails_with(UniqueId::decode(b.data(), b.size()),
+                   "unique id: non-zero reserved byte at offset " + std::to_string(i) + " (0x80)"));
   }
 }
 
@@ -171,9 +175,11 @@ TEST(BootstrapWireReject, ExtInfoBadAddress) {
 
 TEST(BootstrapWireReject, PeerRecordRankOutOfRange) {
   auto b = PeerRecord{8}.encode();
-  EXPECT_TRUE(fails_with(PeerRecord::decode(b.data(), b.size(), 8), "peer record: rank outside [0, 8) (8)"));
+  EXPECT_TRUE(fails_with(PeerRecord::decode(b.data(), b.size(), 8),
+                         "peer record: rank outside [0, 8) (8)"));
   b = PeerRecord{-3}.encode();
-  EXPECT_TRUE(fails_with(PeerRecord::decode(b.data(), b.size(), 8), "peer record: rank outside [0, 8) (-3)"));
+  EXPECT_TRUE(fails_with(PeerRecord::decode(b.data(), b.size(), 8),
+                         "peer record: rank outside [0, 8) (-3)"));
 }
 
 // Documented leniency (wire.cc): the peer record's unpublished bytes are

@@ -149,27 +149,27 @@ TEST(BootstrapWireLayout, ExtInfoSanityIsIlyaAtZero) {
 }
 
 TEST(BootstrapWireLayout, PeerRecordOffsets) {
-  PeerRecord p{0x01010101, 0x02020202, 0x0303030303030303, 0x0404040404040404,
-               0x0505050505050505, 0x0606060606060606, 0x07070707, 0x08080808,
-               0x0909090909090909, 0x0a0a0a0a, 0x0b0b0b0b, 0x0c0c0c0c};
+  PeerRecord p{0x01010101,         0x02020202,         0x0303030303030303, 0x0404040404040404,
+               0x0505050505050505, 0x0606060606060606, 0x07070707,         0x08080808,
+               0x0909090909090909, 0x0a0a0a0a,         0x0b0b0b0b,         0x0c0c0c0c};
   const auto b = p.encode();
   // Byte i carries field number expected[i] (0 = reserved, written as zero).
   std::array<uint8_t, kPeerRecordBytes> expected{};
   auto fill = [&](int offset, int size, uint8_t v) {
     for (int i = 0; i < size; ++i) expected[offset + i] = v;
   };
-  fill(0, 4, 1);    // rank
-  fill(4, 4, 2);    // device
-  fill(16, 8, 3);   // host_hash
-  fill(24, 8, 4);   // pid_hash
-  fill(32, 8, 5);   // shm_dev
-  fill(40, 8, 6);   // bus_id
-  fill(48, 4, 7);   // pod_node_id
-  fill(52, 4, 8);   // virtual_server_id
-  fill(88, 8, 9);   // comm
-  fill(96, 4, 10);  // comp_cap
-  fill(100, 4, 11); // host_device_id
-  fill(104, 4, 12); // mla_idx
+  fill(0, 4, 1);     // rank
+  fill(4, 4, 2);     // device
+  fill(16, 8, 3);    // host_hash
+  fill(24, 8, 4);    // pid_hash
+  fill(32, 8, 5);    // shm_dev
+  fill(40, 8, 6);    // bus_id
+  fill(48, 4, 7);    // pod_node_id
+  fill(52, 4, 8);    // virtual_server_id
+  fill(88, 8, 9);    // comm
+  fill(96, 4, 10);   // comp_cap
+  fill(100, 4, 11);  // host_device_id
+  fill(104, 4, 12);  // mla_idx
   EXPECT_EQ(b, expected);
 }
 
@@ -207,7 +207,8 @@ TEST(BootstrapWireLayout, LeaderRecords) {
   ASSERT_EQ(c.size(), 4u + 2 * 56);
   EXPECT_EQ(le32(&c[0]), 2u);
   const auto second = checkin.members[1].encode();
-  EXPECT_EQ(std::vector<uint8_t>(c.begin() + 60, c.end()), std::vector<uint8_t>(second.begin(), second.end()));
+  EXPECT_EQ(std::vector<uint8_t>(c.begin() + 60, c.end()),
+            std::vector<uint8_t>(second.begin(), second.end()));
 
   const auto r = LeaderReply{0, "", 5, 6, {testing::ipv4(), testing::ipv6()}}.encode();
   ASSERT_EQ(r.size(), 32u + 2 * 28);

@@ -24,7 +24,8 @@ inline ExtInfo sample_ext(int rank, int nranks, const SocketAddress& listen) {
   info.rank = rank;
   info.nranks = nranks;
   info.listen_address = listen;
-  for (std::size_t i = 0; i < info.build_tag.size(); ++i) info.build_tag[i] = static_cast<uint8_t>('a' + i);
+  for (std::size_t i = 0; i < info.build_tag.size(); ++i)
+    info.build_tag[i] = static_cast<uint8_t>('a' + i);
   return info;
 }
 
@@ -51,12 +52,12 @@ template <class T>
 ::testing::AssertionResult fails_with(const Result<T>& result, const std::string& message) {
   if (result.ok()) return ::testing::AssertionFailure() << "decoded, expected: " << message;
   if (result.error().status != NRT_INVALID) {
-    return ::testing::AssertionFailure() << "status " << result.error().status << " for "
-                                         << result.error().message;
+    return ::testing::AssertionFailure()
+           << "status " << result.error().status << " for " << result.error().message;
   }
   if (result.error().message != message) {
-    return ::testing::AssertionFailure() << "message\n  \"" << result.error().message
-                                         << "\"\nexpected\n  \"" << message << "\"";
+    return ::testing::AssertionFailure()
+           << "message\n  \"" << result.error().message << "\"\nexpected\n  \"" << message << "\"";
   }
   return ::testing::AssertionSuccess();
 }

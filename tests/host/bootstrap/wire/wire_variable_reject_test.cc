@@ -18,8 +18,9 @@ std::vector<uint8_t> refusal(const std::string& text) {
 TEST(BootstrapWireRejectVariable, RootReplyTruncatedFixedPart) {
   const auto b = ok_reply();
   for (std::size_t n = 0; n < 64; ++n) {
-    EXPECT_TRUE(fails_with(RootReply::decode(b.data(), n),
-                           "root reply: truncated (" + std::to_string(n) + " bytes, the fixed part is 64)"));
+    EXPECT_TRUE(fails_with(
+        RootReply::decode(b.data(), n),
+        "root reply: truncated (" + std::to_string(n) + " bytes, the fixed part is 64)"));
   }
 }
 
@@ -93,14 +94,16 @@ std::vector<uint8_t> checkin(std::initializer_list<int> ranks, int nranks = 8) {
 TEST(BootstrapWireRejectVariable, CheckInTruncatedCount) {
   const auto b = checkin({0});
   for (std::size_t n = 0; n < 4; ++n) {
-    EXPECT_TRUE(fails_with(LeaderCheckIn::decode(b.data(), n, 8),
-                           "leader check-in: truncated (" + std::to_string(n) + " bytes, the fixed part is 4)"));
+    EXPECT_TRUE(fails_with(
+        LeaderCheckIn::decode(b.data(), n, 8),
+        "leader check-in: truncated (" + std::to_string(n) + " bytes, the fixed part is 4)"));
   }
 }
 
 TEST(BootstrapWireRejectVariable, CheckInZeroCount) {
   const auto b = LeaderCheckIn{}.encode();
-  EXPECT_TRUE(fails_with(LeaderCheckIn::decode(b.data(), b.size(), 8), "leader check-in: no members (count 0)"));
+  EXPECT_TRUE(fails_with(LeaderCheckIn::decode(b.data(), b.size(), 8),
+                         "leader check-in: no members (count 0)"));
 }
 
 TEST(BootstrapWireRejectVariable, CheckInCountAboveLimit) {
@@ -157,19 +160,22 @@ std::vector<uint8_t> leader_ok(int n) {
 TEST(BootstrapWireRejectVariable, LeaderReplyTruncatedFixedPart) {
   const auto b = leader_ok(1);
   for (std::size_t n = 0; n < 32; ++n) {
-    EXPECT_TRUE(fails_with(LeaderReply::decode(b.data(), n, 1),
-                           "leader reply: truncated (" + std::to_string(n) + " bytes, the fixed part is 32)"));
+    EXPECT_TRUE(fails_with(
+        LeaderReply::decode(b.data(), n, 1),
+        "leader reply: truncated (" + std::to_string(n) + " bytes, the fixed part is 32)"));
   }
 }
 
 TEST(BootstrapWireRejectVariable, LeaderReplyCountMismatch) {
   const auto b = leader_ok(3);
-  EXPECT_TRUE(fails_with(LeaderReply::decode(b.data(), b.size(), 4),
-                         "leader reply: address table has the wrong number of entries (3, expected 4)"));
+  EXPECT_TRUE(
+      fails_with(LeaderReply::decode(b.data(), b.size(), 4),
+                 "leader reply: address table has the wrong number of entries (3, expected 4)"));
   auto huge = leader_ok(1);
   set_le32(&huge[24], 0xffffffffu);
-  EXPECT_TRUE(fails_with(LeaderReply::decode(huge.data(), huge.size(), 1),
-                         "leader reply: address table has the wrong number of entries (4294967295, expected 1)"));
+  EXPECT_TRUE(fails_with(
+      LeaderReply::decode(huge.data(), huge.size(), 1),
+      "leader reply: address table has the wrong number of entries (4294967295, expected 1)"));
 }
 
 TEST(BootstrapWireRejectVariable, LeaderReplyLengthMismatch) {
@@ -188,8 +194,9 @@ TEST(BootstrapWireRejectVariable, LeaderReplyOversizeErrorText) {
 TEST(BootstrapWireRejectVariable, LeaderReplyRefusalWithTable) {
   auto b = leader_ok(2);
   set_le32(&b[16], 5);
-  EXPECT_TRUE(fails_with(LeaderReply::decode(b.data(), b.size(), 2),
-                         "leader reply: address table has the wrong number of entries (2, expected 0)"));
+  EXPECT_TRUE(
+      fails_with(LeaderReply::decode(b.data(), b.size(), 2),
+                 "leader reply: address table has the wrong number of entries (2, expected 0)"));
 }
 
 TEST(BootstrapWireRejectVariable, LeaderReplyStatusTextRules) {

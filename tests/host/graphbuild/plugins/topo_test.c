@@ -20,29 +20,29 @@
 NCCOM_PLUGIN_EXPORT int topo_test_free_calls;
 NCCOM_PLUGIN_EXPORT int topo_test_last_request_max_channels;
 
-static nccom_plugin_status_t topo_init(const nccom_host_api_t *host, void **ctx) {
+static nccom_plugin_status_t topo_init(const nccom_host_api_t* host, void** ctx) {
   (void)host;
   *ctx = &topo_test_free_calls;
   return NCCOM_PLUGIN_OK;
 }
 
-static char *dup_text(const char *s) {
-  char *out = malloc(strlen(s) + 1);
+static char* dup_text(const char* s) {
+  char* out = malloc(strlen(s) + 1);
   if (out != NULL) strcpy(out, s);
   return out;
 }
 
-MAYBE_UNUSED static nccom_plugin_status_t topo_probe(void *ctx, const nccom_topo_machine_t *m, char *why,
-                                        size_t why_len) {
+MAYBE_UNUSED static nccom_plugin_status_t topo_probe(void* ctx, const nccom_topo_machine_t* m,
+                                                     char* why, size_t why_len) {
   (void)ctx;
   if (strcmp(m->arch_name, "emu") == 0) return NCCOM_PLUGIN_OK;
   snprintf(why, why_len, "arch %s is not emu", m->arch_name);
   return NCCOM_PLUGIN_UNSUPPORTED;
 }
 
-MAYBE_UNUSED static nccom_plugin_status_t topo_system(void *ctx, const nccom_topo_machine_t *m,
-                                         const nccom_topo_node_t *node, char **xml, char *err,
-                                         size_t err_len) {
+MAYBE_UNUSED static nccom_plugin_status_t topo_system(void* ctx, const nccom_topo_machine_t* m,
+                                                      const nccom_topo_node_t* node, char** xml,
+                                                      char* err, size_t err_len) {
   (void)ctx;
   (void)m;
 #if defined(TOPO_FAILS)
@@ -50,7 +50,9 @@ MAYBE_UNUSED static nccom_plugin_status_t topo_system(void *ctx, const nccom_top
   snprintf(err, err_len, "device %d has no PCI address", node->n_local);
   return NCCOM_PLUGIN_ERROR;
 #elif defined(TOPO_NO_TEXT)
-  (void)err; (void)err_len; (void)node;
+  (void)err;
+  (void)err_len;
+  (void)node;
   *xml = NULL;
   return NCCOM_PLUGIN_OK;
 #else
@@ -64,14 +66,20 @@ MAYBE_UNUSED static nccom_plugin_status_t topo_system(void *ctx, const nccom_top
 }
 
 #if !defined(TOPO_NO_GRAPH)
-MAYBE_UNUSED static nccom_plugin_status_t topo_graph(void *ctx, const nccom_topo_machine_t *m,
-                                        const nccom_topo_node_t *node, const char *system_xml,
-                                        const nccom_topo_graph_request_t *req, char **out,
-                                        char *err, size_t err_len) {
-  (void)ctx; (void)m; (void)node; (void)err; (void)err_len;
+MAYBE_UNUSED static nccom_plugin_status_t topo_graph(void* ctx, const nccom_topo_machine_t* m,
+                                                     const nccom_topo_node_t* node,
+                                                     const char* system_xml,
+                                                     const nccom_topo_graph_request_t* req,
+                                                     char** out, char* err, size_t err_len) {
+  (void)ctx;
+  (void)m;
+  (void)node;
+  (void)err;
+  (void)err_len;
   topo_test_last_request_max_channels = req->max_channels;
 #if defined(TOPO_UNSUPPORTED)
-  (void)system_xml; (void)out;
+  (void)system_xml;
+  (void)out;
   return NCCOM_PLUGIN_UNSUPPORTED;
 #else
   char buf[256];
@@ -82,25 +90,32 @@ MAYBE_UNUSED static nccom_plugin_status_t topo_graph(void *ctx, const nccom_topo
 }
 #endif
 
-MAYBE_UNUSED static nccom_plugin_status_t topo_order(void *ctx, const nccom_topo_machine_t *m,
-                                                    int32_t n, const int32_t *pod_ids,
-                                                    int32_t *order, char *err, size_t err_len) {
-  (void)ctx; (void)m; (void)pod_ids;
+MAYBE_UNUSED static nccom_plugin_status_t topo_order(void* ctx, const nccom_topo_machine_t* m,
+                                                     int32_t n, const int32_t* pod_ids,
+                                                     int32_t* order, char* err, size_t err_len) {
+  (void)ctx;
+  (void)m;
+  (void)pod_ids;
 #if defined(TOPO_UNSUPPORTED)
-  (void)n; (void)order; (void)err; (void)err_len;
+  (void)n;
+  (void)order;
+  (void)err;
+  (void)err_len;
   return NCCOM_PLUGIN_UNSUPPORTED;
 #elif defined(TOPO_BAD_ORDER)
-  (void)err; (void)err_len;
+  (void)err;
+  (void)err_len;
   for (int32_t i = 0; i < n; ++i) order[i] = 0;
   return NCCOM_PLUGIN_OK;
 #else
-  (void)err; (void)err_len;
-  for (int32_t i = 0; i < n; ++i) order[i] = n - 1 - i;  /* reverse */
+  (void)err;
+  (void)err_len;
+  for (int32_t i = 0; i < n; ++i) order[i] = n - 1 - i; /* reverse */
   return NCCOM_PLUGIN_OK;
 #endif
 }
 
-MAYBE_UNUSED static void topo_free(void *ctx, char *text) {
+MAYBE_UNUSED static void topo_free(void* ctx, char* text) {
   (void)ctx;
   topo_test_free_calls++;
   free(text);
@@ -110,6 +125,8 @@ MAYBE_UNUSED static void topo_free(void *ctx, char *text) {
 static const nccom_plugin_ops_t topo_ops = {sizeof(nccom_plugin_ops_t), 0, topo_init, NULL};
 #define TOPO_OPS_PTR (&topo_ops)
 #else
+/* One slot per line; the build variant chooses some of them. */
+/* clang-format off */
 static const nccom_topo_ops_t topo_ops = {
     {sizeof(nccom_topo_ops_t), 0, topo_init, NULL},
 #if defined(TOPO_OLD_OPS)
@@ -136,9 +153,16 @@ static const nccom_topo_ops_t topo_ops = {
     topo_order
 #endif
 };
+/* clang-format on */
 #define TOPO_OPS_PTR (&topo_ops.head)
 #endif
 
 NCCOM_PLUGIN_EXPORT const nccom_plugin_descriptor_t nccom_plugin = {
-    NCCOM_PLUGIN_ABI_VERSION, sizeof(nccom_plugin_descriptor_t), NCCOM_PLUGIN_KIND_TOPOLOGY, 0,
-    "topo_test", "1.0", NCCOM_CAP_TOPO_SYSTEM | NCCOM_CAP_TOPO_GRAPH, TOPO_OPS_PTR};
+    NCCOM_PLUGIN_ABI_VERSION,
+    sizeof(nccom_plugin_descriptor_t),
+    NCCOM_PLUGIN_KIND_TOPOLOGY,
+    0,
+    "topo_test",
+    "1.0",
+    NCCOM_CAP_TOPO_SYSTEM | NCCOM_CAP_TOPO_GRAPH,
+    TOPO_OPS_PTR};

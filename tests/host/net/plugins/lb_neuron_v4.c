@@ -10,7 +10,7 @@
 #define LB_V4_SYMBOL ncclNetPlugin_v4
 #endif
 
-static ncclResult_t properties4(int dev, ncclNetProperties_v4_t *props) {
+static ncclResult_t properties4(int dev, ncclNetProperties_v4_t* props) {
   ncclNetProperties_v6_t wide;
   ncclResult_t r = lb_properties(dev, &wide);
   if (r != ncclSuccess) return r;
@@ -23,24 +23,24 @@ static ncclResult_t properties4(int dev, ncclNetProperties_v4_t *props) {
   props->maxComms = wide.maxComms;
   return ncclSuccess;
 }
-static ncclResult_t listen4(int dev, void *handle, void **listen_comm) {
+static ncclResult_t listen4(int dev, void* handle, void** listen_comm) {
   return lb_listen(dev, handle, NCCL_NET_HANDLE_MAXSIZE_V4, listen_comm);
 }
-static ncclResult_t connect4(int dev, void *handle, void **send_comm) {
+static ncclResult_t connect4(int dev, void* handle, void** send_comm) {
   return lb_connect(dev, handle, 1, send_comm);
 }
-static ncclResult_t accept4(void *listen_comm, void **recv_comm) {
+static ncclResult_t accept4(void* listen_comm, void** recv_comm) {
   return lb_accept(listen_comm, 1, recv_comm);
 }
-static ncclResult_t isend4(void *send_comm, void *data, int size, void *mhandle, void **request) {
+static ncclResult_t isend4(void* send_comm, void* data, int size, void* mhandle, void** request) {
   (void)mhandle;
   return lb_isend(send_comm, data, size, 0, request);
 }
-static ncclResult_t irecv4(void *recv_comm, void *data, int size, void *mhandle, void **request) {
+static ncclResult_t irecv4(void* recv_comm, void* data, int size, void* mhandle, void** request) {
   (void)mhandle;
   return lb_irecv(recv_comm, 1, &data, &size, NULL, request);
 }
-static ncclResult_t iflush4(void *recv_comm, void *data, int size, void *mhandle, void **request) {
+static ncclResult_t iflush4(void* recv_comm, void* data, int size, void* mhandle, void** request) {
   (void)data;
   (void)size;
   (void)mhandle;

@@ -3,27 +3,27 @@
 
 #include <nccom/net_v5.h>
 
-static ncclResult_t listen5(int dev, void *handle, void **listen_comm) {
+static ncclResult_t listen5(int dev, void* handle, void** listen_comm) {
   return lb_listen(dev, handle, NCCL_NET_HANDLE_MAXSIZE, listen_comm);
 }
-static ncclResult_t connect5(int dev, void *handle, void **send_comm) {
+static ncclResult_t connect5(int dev, void* handle, void** send_comm) {
   return lb_connect(dev, handle, 0, send_comm);
 }
-static ncclResult_t accept5(void *listen_comm, void **recv_comm) {
+static ncclResult_t accept5(void* listen_comm, void** recv_comm) {
   return lb_accept(listen_comm, 0, recv_comm);
 }
-static ncclResult_t isend5(void *send_comm, void *data, int size, int tag, void *mhandle,
-                           void **request) {
+static ncclResult_t isend5(void* send_comm, void* data, int size, int tag, void* mhandle,
+                           void** request) {
   (void)mhandle;
   return lb_isend(send_comm, data, size, tag, request);
 }
-static ncclResult_t irecv5(void *recv_comm, int n, void **data, int *sizes, int *tags,
-                           void **mhandles, void **request) {
+static ncclResult_t irecv5(void* recv_comm, int n, void** data, int* sizes, int* tags,
+                           void** mhandles, void** request) {
   (void)mhandles;
   return lb_irecv(recv_comm, n, data, sizes, tags, request);
 }
-static ncclResult_t iflush5(void *recv_comm, int n, void **data, int *sizes, void **mhandles,
-                            void **request) {
+static ncclResult_t iflush5(void* recv_comm, int n, void** data, int* sizes, void** mhandles,
+                            void** request) {
   (void)data;
   (void)sizes;
   (void)mhandles;

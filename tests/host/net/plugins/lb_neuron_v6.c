@@ -8,33 +8,33 @@
 
 #include <stdint.h>
 
-static ncclResult_t listen6(int dev, void *handle, void **listen_comm) {
+static ncclResult_t listen6(int dev, void* handle, void** listen_comm) {
   return lb_listen(dev, handle, NCCL_NET_HANDLE_MAXSIZE, listen_comm);
 }
-static ncclResult_t connect6(int dev, void *handle, void **send_comm) {
+static ncclResult_t connect6(int dev, void* handle, void** send_comm) {
   return lb_connect(dev, handle, 0, send_comm);
 }
-static ncclResult_t accept6(void *listen_comm, void **recv_comm) {
+static ncclResult_t accept6(void* listen_comm, void** recv_comm) {
   return lb_accept(listen_comm, 0, recv_comm);
 }
-static ncclResult_t reg_mr_dma_buf6(void *comm, void *data, size_t size, int type,
-                                    uint64_t offset, int fd, void **mhandle) {
+static ncclResult_t reg_mr_dma_buf6(void* comm, void* data, size_t size, int type, uint64_t offset,
+                                    int fd, void** mhandle) {
   (void)offset;
   (void)fd;
   return lb_reg_mr(comm, data, size, type, mhandle);
 }
-static ncclResult_t isend6(void *send_comm, void *data, int size, int tag, void *mhandle,
-                           void **request) {
+static ncclResult_t isend6(void* send_comm, void* data, int size, int tag, void* mhandle,
+                           void** request) {
   (void)mhandle;
   return lb_isend(send_comm, data, size, tag, request);
 }
-__attribute__((unused)) static ncclResult_t irecv6(void *recv_comm, int n, void **data, int *sizes, int *tags,
-                           void **mhandles, void **request) {
+__attribute__((unused)) static ncclResult_t irecv6(void* recv_comm, int n, void** data, int* sizes,
+                                                   int* tags, void** mhandles, void** request) {
   (void)mhandles;
   return lb_irecv(recv_comm, n, data, sizes, tags, request);
 }
-static ncclResult_t iflush6(void *recv_comm, int n, void **data, int *sizes, void **mhandles,
-                            void **request) {
+static ncclResult_t iflush6(void* recv_comm, int n, void** data, int* sizes, void** mhandles,
+                            void** request) {
   (void)data;
   (void)sizes;
   (void)mhandles;
@@ -75,7 +75,7 @@ LB_EXPORT const ncclNet_v6_t ncclNetPlugin_v6 = {
     .closeRecv = lb_close_recv,
     .closeListen = lb_close_listen,
 #ifdef LB_GARBAGE_SLOT
-    .getMrKey = (ncclResult_t (*)(void *, uint64_t *))(uintptr_t)0x10,
+    .getMrKey = (ncclResult_t(*)(void*, uint64_t*))(uintptr_t)0x10,
 #else
     .getMrKey = NULL,
 #endif

@@ -23,7 +23,7 @@ LB_EXPORT lb_stats_t loopback_stats;
 static const uint64_t kMagic = 0x4b4341424f4f4c31ull; /* "1LOOBACK" */
 
 typedef struct lb_msg {
-  struct lb_msg *next;
+  struct lb_msg* next;
   int tag;
   int size;
   unsigned char bytes[];
@@ -39,28 +39,33 @@ typedef struct {
 typedef struct lb_listener {
   uint64_t id;
   int connect_polls;
-  lb_chan *pending[LB_PENDING];
+  lb_chan* pending[LB_PENDING];
   int npending;
-  struct lb_listener *next;
+  struct lb_listener* next;
 } lb_listener;
 
-typedef struct { lb_chan *chan; } lb_end;
-typedef struct { void *data; size_t size; } lb_mr;
+typedef struct {
+  lb_chan* chan;
+} lb_end;
+typedef struct {
+  void* data;
+  size_t size;
+} lb_mr;
 
 enum { LB_SEND, LB_RECV, LB_FLUSH };
 typedef struct {
   int kind;
-  lb_chan *chan;
-  void *data;
+  lb_chan* chan;
+  void* data;
   int size;
   int tag;
 } lb_req;
 
-static lb_listener *g_listeners;
+static lb_listener* g_listeners;
 static uint64_t g_next_id = 1;
 
-static void put_u64(unsigned char *p, uint64_t v) { memcpy(p, &v, sizeof v); }
-static uint64_t get_u64(const unsigned char *p) {
+static void put_u64(unsigned char* p, uint64_t v) { memcpy(p, &v, sizeof v); }
+static uint64_t get_u64(const unsigned char* p) {
   uint64_t v;
   memcpy(&v, p, sizeof v);
   return v;
@@ -86,21 +91,21 @@ ncclResult_t lb_fini(void) {
   return ncclSuccess;
 }
 
-ncclResult_t lb_devices(int *ndev) {
+ncclResult_t lb_devices(int* ndev) {
   if (ndev == NULL) return ncclInvalidArgument;
   *ndev = LB_NDEV;
   return ncclSuccess;
 }
 
-ncclResult_t lb_properties(int dev, ncclNetProperties_v6_t *props) {
+ncclResult_t lb_properties(int dev, ncclNetProperties_v6_t* props) {
   if (props == NULL || dev < 0 || dev >= LB_NDEV) return ncclInvalidArgument;
   memset(props, 0, sizeof *props);
 #ifdef LB_LONG_STRINGS
   props->name = lb_long_name;
   props->pciPath = lb_long_path;
 #else
-  props->name = (char *)"lo";
-  props->pciPath = (char *)"/sys/devices/virtual/net/lo";
+  props->name = (char*)"lo";
+  props->pciPath = (char*)"/sys/devices/virtual/net/lo";
 #endif
   props->guid = 0x1000u + (uint64_t)dev;
   props->ptrSupport = NCCL_PTR_HOST;
@@ -116,14 +121,15 @@ ncclResult_t lb_properties(int dev, ncclNetProperties_v6_t *props) {
   return ncclSuccess;
 }
 
-ncclResult_t lb_listen(int dev, void *handle, int handle_bytes, void **listen_comm) {
-  if (handle == NULL || listen_comm == NULL || dev < 0 || dev >= LB_NDEV) return ncclInvalidArgument;
-  lb_listener *l = calloc(1, sizeof *l);
+ncclResult_t lb_listen(int dev, void* handle, int handle_bytes, void** listen_comm) {
+  if (handle == NULL || listen_comm == NULL || dev < 0 || dev >= LB_NDEV)
+    return ncclInvalidArgument;
+  lb_listener* l = calloc(1, sizeof *l);
   if (l == NULL) return ncclSystemError;
   l->id = g_next_id++;
   l->next = g_listeners;
   g_listeners = l;
-  unsigned char *h = handle;
+  unsigned char* h = handle;
   memset(h, 0x5a, (size_t)handle_bytes); /* fill it all: tests check what a host copies */
   put_u64(h, kMagic);
   put_u64(h + 8, l->id);
@@ -132,11 +138,11 @@ ncclResult_t lb_listen(int dev, void *handle, int handle_bytes, void **listen_co
   return ncclSuccess;
 }
 
-ncclResult_t lb_connect(int dev, const void *handle, int blocking, void **send_comm) {
+ncclResult_t lb_connect(int dev, const void* handle, int blocking, void** send_comm) {
   if (handle == NULL || send_comm == NULL) return ncclInvalidArgument;
-  const unsigned char *h = handle;
+  const unsigned char* h = handle;
   if (get_u64(h) != kMagic) return ncclInvalidArgument;
-  lb_listener *l = g_listeners;
+  lb_listener* l = g_listeners;
   while (l != NULL && l->id != get_u64(h + 8)) l = l->next;
   if (l == NULL) return ncclRemoteError;
   if (!blocking && l->connect_polls++ == 0) { /* "not yet, call again" */
@@ -144,8 +150,8 @@ ncclResult_t lb_connect(int dev, const void *handle, int blocking, void **send_c
     return ncclSuccess;
   }
   if (l->npending == LB_PENDING) return ncclInternalError;
-  lb_chan *chan = calloc(1, sizeof *chan);
-  lb_end *end = calloc(1, sizeof *end);
+  lb_chan* chan = calloc(1, sizeof *chan);
+  lb_end* end = calloc(1, sizeof *end);
   if (chan == NULL || end == NULL) {
     free(chan);
     free(end);
@@ -159,15 +165,15 @@ ncclResult_t lb_connect(int dev, const void *handle, int blocking, void **send_c
   return ncclSuccess;
 }
 
-ncclResult_t lb_accept(void *listen_comm, int blocking, void **recv_comm) {
-  lb_listener *l = listen_comm;
+ncclResult_t lb_accept(void* listen_comm, int blocking, void** recv_comm) {
+  lb_listener* l = listen_comm;
   if (l == NULL || recv_comm == NULL) return ncclInvalidArgument;
   if (l->npending == 0) {
     if (blocking) return ncclInternalError; /* nobody will ever connect: never hang */
     *recv_comm = NULL;
     return ncclSuccess;
   }
-  lb_end *end = calloc(1, sizeof *end);
+  lb_end* end = calloc(1, sizeof *end);
   if (end == NULL) return ncclSystemError;
   end->chan = l->pending[0];
   memmove(l->pending, l->pending + 1, sizeof(l->pending[0]) * (size_t)--l->npending);
@@ -176,9 +182,9 @@ ncclResult_t lb_accept(void *listen_comm, int blocking, void **recv_comm) {
   return ncclSuccess;
 }
 
-ncclResult_t lb_reg_mr(void *comm, void *data, size_t size, int type, void **mhandle) {
+ncclResult_t lb_reg_mr(void* comm, void* data, size_t size, int type, void** mhandle) {
   if (comm == NULL || mhandle == NULL || type != NCCL_PTR_HOST) return ncclInvalidArgument;
-  lb_mr *mr = malloc(sizeof *mr);
+  lb_mr* mr = malloc(sizeof *mr);
   if (mr == NULL) return ncclSystemError;
   mr->data = data;
   mr->size = size;
@@ -187,16 +193,16 @@ ncclResult_t lb_reg_mr(void *comm, void *data, size_t size, int type, void **mha
   return ncclSuccess;
 }
 
-ncclResult_t lb_dereg_mr(void *comm, void *mhandle) {
+ncclResult_t lb_dereg_mr(void* comm, void* mhandle) {
   if (comm == NULL || mhandle == NULL) return ncclInvalidArgument;
   free(mhandle);
   loopback_stats.open_mrs--;
   return ncclSuccess;
 }
 
-static ncclResult_t new_request(int kind, lb_chan *chan, void *data, int size, int tag,
-                                void **request) {
-  lb_req *r = malloc(sizeof *r);
+static ncclResult_t new_request(int kind, lb_chan* chan, void* data, int size, int tag,
+                                void** request) {
+  lb_req* r = malloc(sizeof *r);
   if (r == NULL) return ncclSystemError;
   r->kind = kind;
   r->chan = chan;
@@ -207,25 +213,28 @@ static ncclResult_t new_request(int kind, lb_chan *chan, void *data, int size, i
   return ncclSuccess;
 }
 
-ncclResult_t lb_isend(void *send_comm, void *data, int size, int tag, void **request) {
-  lb_end *end = send_comm;
+ncclResult_t lb_isend(void* send_comm, void* data, int size, int tag, void** request) {
+  lb_end* end = send_comm;
   if (end == NULL || request == NULL || size < 0 || (size > 0 && data == NULL)) {
     return ncclInvalidArgument;
   }
-  lb_msg *m = malloc(sizeof *m + (size_t)size);
+  lb_msg* m = malloc(sizeof *m + (size_t)size);
   if (m == NULL) return ncclSystemError;
   m->next = NULL;
   m->tag = tag;
   m->size = size;
   if (size > 0) memcpy(m->bytes, data, (size_t)size);
-  if (end->chan->tail) end->chan->tail->next = m; else end->chan->head = m;
+  if (end->chan->tail)
+    end->chan->tail->next = m;
+  else
+    end->chan->head = m;
   end->chan->tail = m;
   loopback_stats.last_tag = tag;
   return new_request(LB_SEND, end->chan, data, size, tag, request);
 }
 
-ncclResult_t lb_irecv(void *recv_comm, int n, void **data, int *sizes, int *tags, void **request) {
-  lb_end *end = recv_comm;
+ncclResult_t lb_irecv(void* recv_comm, int n, void** data, int* sizes, int* tags, void** request) {
+  lb_end* end = recv_comm;
   if (n > loopback_stats.max_recv_n) loopback_stats.max_recv_n = n;
   if (end == NULL || request == NULL || n != 1 || data == NULL || sizes == NULL) {
     return ncclInvalidArgument;
@@ -233,20 +242,26 @@ ncclResult_t lb_irecv(void *recv_comm, int n, void **data, int *sizes, int *tags
   return new_request(LB_RECV, end->chan, data[0], sizes[0], tags ? tags[0] : 0, request);
 }
 
-ncclResult_t lb_iflush(void *recv_comm, int n, void **request) {
-  lb_end *end = recv_comm;
+ncclResult_t lb_iflush(void* recv_comm, int n, void** request) {
+  lb_end* end = recv_comm;
   if (end == NULL || request == NULL || n != 1) return ncclInvalidArgument;
   return new_request(LB_FLUSH, end->chan, NULL, 0, 0, request);
 }
 
-ncclResult_t lb_test(void *request, int *done, int *sizes) {
-  lb_req *r = request;
+ncclResult_t lb_test(void* request, int* done, int* sizes) {
+  lb_req* r = request;
   if (r == NULL || done == NULL) return ncclInvalidArgument;
   if (r->kind == LB_RECV) {
     lb_msg **link = &r->chan->head, *prev = NULL;
-    while (*link != NULL && (*link)->tag != r->tag) { prev = *link; link = &(*link)->next; }
-    lb_msg *m = *link;
-    if (m == NULL) { *done = 0; return ncclSuccess; }
+    while (*link != NULL && (*link)->tag != r->tag) {
+      prev = *link;
+      link = &(*link)->next;
+    }
+    lb_msg* m = *link;
+    if (m == NULL) {
+      *done = 0;
+      return ncclSuccess;
+    }
     if (m->size > r->size) return ncclInvalidUsage; /* would truncate */
     *link = m->next;
     if (r->chan->tail == m) r->chan->tail = prev;
@@ -260,17 +275,17 @@ ncclResult_t lb_test(void *request, int *done, int *sizes) {
   return ncclSuccess;
 }
 
-static void release_chan(lb_chan *chan) {
+static void release_chan(lb_chan* chan) {
   if (--chan->ends > 0) return;
   while (chan->head) {
-    lb_msg *m = chan->head;
+    lb_msg* m = chan->head;
     chan->head = m->next;
     free(m);
   }
   free(chan);
 }
 
-static ncclResult_t close_end(lb_end *end) {
+static ncclResult_t close_end(lb_end* end) {
   if (end == NULL) return ncclInvalidArgument;
   release_chan(end->chan);
   free(end);
@@ -278,14 +293,14 @@ static ncclResult_t close_end(lb_end *end) {
   return ncclSuccess;
 }
 
-ncclResult_t lb_close_send(void *send_comm) { return close_end(send_comm); }
-ncclResult_t lb_close_recv(void *recv_comm) { return close_end(recv_comm); }
+ncclResult_t lb_close_send(void* send_comm) { return close_end(send_comm); }
+ncclResult_t lb_close_recv(void* recv_comm) { return close_end(recv_comm); }
 
-ncclResult_t lb_close_listen(void *listen_comm) {
-  lb_listener **link = &g_listeners;
+ncclResult_t lb_close_listen(void* listen_comm) {
+  lb_listener** link = &g_listeners;
   while (*link != NULL && *link != listen_comm) link = &(*link)->next;
   if (*link == NULL) return ncclInvalidArgument;
-  lb_listener *l = *link;
+  lb_listener* l = *link;
   *link = l->next;
   for (int i = 0; i < l->npending; ++i) release_chan(l->pending[i]); /* never accepted */
   free(l);

@@ -38,22 +38,21 @@ extern LB_EXPORT lb_stats_t loopback_stats;
 
 ncclResult_t lb_init(ncclDebugLogger_t log);
 ncclResult_t lb_fini(void);
-ncclResult_t lb_devices(int *ndev);
+ncclResult_t lb_devices(int* ndev);
 /* Fills the v6 properties; the v4 and NVIDIA wrappers narrow them. */
-ncclResult_t lb_properties(int dev, ncclNetProperties_v6_t *props);
+ncclResult_t lb_properties(int dev, ncclNetProperties_v6_t* props);
 /* Writes the handle's first `handle_bytes` bytes (16 of them meaningful). */
-ncclResult_t lb_listen(int dev, void *handle, int handle_bytes, void **listen_comm);
-ncclResult_t lb_connect(int dev, const void *handle, int blocking, void **send_comm);
-ncclResult_t lb_accept(void *listen_comm, int blocking, void **recv_comm);
-ncclResult_t lb_reg_mr(void *comm, void *data, size_t size, int type, void **mhandle);
-ncclResult_t lb_dereg_mr(void *comm, void *mhandle);
-ncclResult_t lb_isend(void *send_comm, void *data, int size, int tag, void **request);
-ncclResult_t lb_irecv(void *recv_comm, int n, void **data, int *sizes, int *tags,
-                      void **request);
-ncclResult_t lb_iflush(void *recv_comm, int n, void **request);
-ncclResult_t lb_test(void *request, int *done, int *sizes);
-ncclResult_t lb_close_send(void *send_comm);
-ncclResult_t lb_close_recv(void *recv_comm);
-ncclResult_t lb_close_listen(void *listen_comm);
+ncclResult_t lb_listen(int dev, void* handle, int handle_bytes, void** listen_comm);
+ncclResult_t lb_connect(int dev, const void* handle, int blocking, void** send_comm);
+ncclResult_t lb_accept(void* listen_comm, int blocking, void** recv_comm);
+ncclResult_t lb_reg_mr(void* comm, void* data, size_t size, int type, void** mhandle);
+ncclResult_t lb_dereg_mr(void* comm, void* mhandle);
+ncclResult_t lb_isend(void* send_comm, void* data, int size, int tag, void** request);
+ncclResult_t lb_irecv(void* recv_comm, int n, void** data, int* sizes, int* tags, void** request);
+ncclResult_t lb_iflush(void* recv_comm, int n, void** request);
+ncclResult_t lb_test(void* request, int* done, int* sizes);
+ncclResult_t lb_close_send(void* send_comm);
+ncclResult_t lb_close_recv(void* recv_comm);
+ncclResult_t lb_close_listen(void* listen_comm);
 
 #endif

@@ -5,7 +5,8 @@
 
 #include <stdlib.h>
 
-__attribute__((unused)) static nccom_plugin_status_t bad_init(const nccom_host_api_t *host, void **plugin_ctx) {
+__attribute__((unused)) static nccom_plugin_status_t bad_init(const nccom_host_api_t* host,
+                                                              void** plugin_ctx) {
   (void)host;
   *plugin_ctx = NULL;
 #ifdef BAD_INIT_ERROR
@@ -15,7 +16,7 @@ __attribute__((unused)) static nccom_plugin_status_t bad_init(const nccom_host_a
 #endif
 }
 
-static void bad_fini(void *plugin_ctx) {
+static void bad_fini(void* plugin_ctx) {
   (void)plugin_ctx;
   abort();
 }

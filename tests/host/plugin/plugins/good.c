@@ -17,7 +17,7 @@
 
 NCCOM_PLUGIN_EXPORT test_plugin_state_t test_plugin_state;
 
-static nccom_plugin_status_t good_init(const nccom_host_api_t *host, void **plugin_ctx) {
+static nccom_plugin_status_t good_init(const nccom_host_api_t* host, void** plugin_ctx) {
   test_plugin_state.init_calls++;
   test_plugin_state.host = host;
   if (host->log) host->log(NCCOM_LOG_LEVEL_INFO, 1, __FILE__, __LINE__, "%s init", PLUGIN_NAME);
@@ -27,7 +27,7 @@ static nccom_plugin_status_t good_init(const nccom_host_api_t *host, void **plug
 }
 
 #if PLUGIN_WITH_FINI
-static void good_fini(void *plugin_ctx) {
+static void good_fini(void* plugin_ctx) {
   test_plugin_state.fini_calls++;
   test_plugin_state.fini_ctx = plugin_ctx;
   if (test_plugin_state.on_fini) test_plugin_state.on_fini(test_plugin_state.on_fini_arg);
@@ -35,7 +35,9 @@ static void good_fini(void *plugin_ctx) {
 #endif
 
 static const nccom_plugin_ops_t good_ops = {
-    sizeof(nccom_plugin_ops_t), 0, good_init,
+    sizeof(nccom_plugin_ops_t),
+    0,
+    good_init,
 #if PLUGIN_WITH_FINI
     good_fini,
 #else
@@ -44,5 +46,11 @@ static const nccom_plugin_ops_t good_ops = {
 };
 
 NCCOM_PLUGIN_EXPORT const nccom_plugin_descriptor_t nccom_plugin = {
-    NCCOM_PLUGIN_ABI_VERSION, sizeof(nccom_plugin_descriptor_t), PLUGIN_KIND, 0,
-    PLUGIN_NAME, PLUGIN_VERSION, 0x5, &good_ops};
+    NCCOM_PLUGIN_ABI_VERSION,
+    sizeof(nccom_plugin_descriptor_t),
+    PLUGIN_KIND,
+    0,
+    PLUGIN_NAME,
+    PLUGIN_VERSION,
+    0x5,
+    &good_ops};

@@ -25,66 +25,73 @@ typedef struct {
   int dir, ticks, fifo_n;
 } op_t;
 
-static nccom_plugin_status_t x_init(const nccom_host_api_t *host, void **ctx) {
+static nccom_plugin_status_t x_init(const nccom_host_api_t* host, void** ctx) {
   (void)host;
   *ctx = NULL;
   return NCCOM_PLUGIN_OK;
 }
 
-static nccom_plugin_status_t x_can_connect(void *ctx, const nccom_transport_comm_t *comm,
-                                           const nccom_transport_peer_t *me,
-                                           const nccom_transport_peer_t *peer, int *ok) {
-  (void)ctx; (void)comm;
+static nccom_plugin_status_t x_can_connect(void* ctx, const nccom_transport_comm_t* comm,
+                                           const nccom_transport_peer_t* me,
+                                           const nccom_transport_peer_t* peer, int* ok) {
+  (void)ctx;
+  (void)comm;
   *ok = me->host_hash != peer->host_hash;
   return NCCOM_PLUGIN_OK;
 }
 
-static nccom_plugin_status_t x_setup(void *ctx, const nccom_transport_comm_t *comm,
+static nccom_plugin_status_t x_setup(void* ctx, const nccom_transport_comm_t* comm,
                                      nccom_transport_direction_t dir, int channel,
-                                     const nccom_transport_peer_t *peer, uint8_t *blob,
-                                     void **connector, char *err, size_t err_len) {
+                                     const nccom_transport_peer_t* peer, uint8_t* blob,
+                                     void** connector, char* err, size_t err_len) {
   (void)ctx;
   if (peer->rank == comm->rank) {
     snprintf(err, err_len, "cannot connect rank %d to itself", peer->rank);
     return NCCOM_PLUGIN_INVALID_ARGUMENT;
   }
-  connector_t *c = calloc(1, sizeof *c);
+  connector_t* c = calloc(1, sizeof *c);
   c->dir = dir;
   c->channel = channel;
   c->peer = peer->rank;
-  snprintf((char *)blob, NCCOM_TRANSPORT_CONNECT_BYTES, "rank %d channel %d", comm->rank, channel);
+  snprintf((char*)blob, NCCOM_TRANSPORT_CONNECT_BYTES, "rank %d channel %d", comm->rank, channel);
   *connector = c;
   xport_test_live_connectors++;
   return NCCOM_PLUGIN_OK;
 }
 
-static MAYBE_UNUSED nccom_plugin_status_t x_connect(void *ctx, void *connector, const uint8_t *blob,
-                                                    int *done, char *err, size_t err_len) {
+static MAYBE_UNUSED nccom_plugin_status_t x_connect(void* ctx, void* connector, const uint8_t* blob,
+                                                    int* done, char* err, size_t err_len) {
   (void)ctx;
-  connector_t *c = connector;
+  connector_t* c = connector;
   char expected[64];
   snprintf(expected, sizeof expected, "rank %d channel %d", c->peer, c->channel);
-  if (strcmp((const char *)blob, expected) != 0) {
-    snprintf(err, err_len, "blob \"%.60s\" is not from rank %d", (const char *)blob, c->peer);
+  if (strcmp((const char*)blob, expected) != 0) {
+    snprintf(err, err_len, "blob \"%.60s\" is not from rank %d", (const char*)blob, c->peer);
     return NCCOM_PLUGIN_ERROR;
   }
   *done = ++c->connect_calls >= 2;
   return NCCOM_PLUGIN_OK;
 }
 
-static void x_free_connector(void *ctx, void *connector) {
+static void x_free_connector(void* ctx, void* connector) {
   (void)ctx;
   free(connector);
   xport_test_live_connectors--;
 }
 
-static MAYBE_UNUSED nccom_plugin_status_t x_create_op(void *ctx, const nccom_transport_comm_t *comm,
+static MAYBE_UNUSED nccom_plugin_status_t x_create_op(void* ctx, const nccom_transport_comm_t* comm,
                                                       nccom_transport_direction_t dir,
-                                                      const net_ops_info_t *ops, int ops_n,
-                                                      const void *fifo, int fifo_n, void **out,
-                                                      char *err, size_t err_len) {
-  (void)ctx; (void)comm; (void)ops; (void)ops_n; (void)fifo; (void)err; (void)err_len;
-  op_t *op = calloc(1, sizeof *op);
+                                                      const net_ops_info_t* ops, int ops_n,
+                                                      const void* fifo, int fifo_n, void** out,
+                                                      char* err, size_t err_len) {
+  (void)ctx;
+  (void)comm;
+  (void)ops;
+  (void)ops_n;
+  (void)fifo;
+  (void)err;
+  (void)err_len;
+  op_t* op = calloc(1, sizeof *op);
   op->dir = dir;
   op->fifo_n = fifo_n;
   *out = op;
@@ -92,9 +99,9 @@ static MAYBE_UNUSED nccom_plugin_status_t x_create_op(void *ctx, const nccom_tra
   return NCCOM_PLUGIN_OK;
 }
 
-static MAYBE_UNUSED nccom_plugin_status_t x_progress(void *o, int *idle, int *done, char *err,
+static MAYBE_UNUSED nccom_plugin_status_t x_progress(void* o, int* idle, int* done, char* err,
                                                      size_t err_len) {
-  op_t *op = o;
+  op_t* op = o;
   op->ticks++;
 #if defined(XPORT_FAIL_OP)
   if (op->ticks == 2) {
@@ -102,29 +109,33 @@ static MAYBE_UNUSED nccom_plugin_status_t x_progress(void *o, int *idle, int *do
     return NCCOM_PLUGIN_ERROR;
   }
 #else
-  (void)err; (void)err_len;
+  (void)err;
+  (void)err_len;
 #endif
   *idle = 0;
   *done = op->ticks >= xport_test_ticks_per_execution;
   return NCCOM_PLUGIN_OK;
 }
 
-static MAYBE_UNUSED nccom_plugin_status_t x_rearm(void *o, char *err, size_t err_len) {
-  (void)err; (void)err_len;
-  ((op_t *)o)->ticks = 0;
+static MAYBE_UNUSED nccom_plugin_status_t x_rearm(void* o, char* err, size_t err_len) {
+  (void)err;
+  (void)err_len;
+  ((op_t*)o)->ticks = 0;
   return NCCOM_PLUGIN_OK;
 }
 
-static MAYBE_UNUSED void x_describe(void *o, char *buf, size_t len) {
-  op_t *op = o;
+static MAYBE_UNUSED void x_describe(void* o, char* buf, size_t len) {
+  op_t* op = o;
   snprintf(buf, len, "at tick %d of %d entries", op->ticks, op->fifo_n);
 }
 
-static MAYBE_UNUSED void x_free_op(void *o) {
+static MAYBE_UNUSED void x_free_op(void* o) {
   free(o);
   xport_test_live_ops--;
 }
 
+/* One slot per line; the build variant chooses some of them. */
+/* clang-format off */
 static const nccom_transport_ops_t x_ops = {
     {sizeof(nccom_transport_ops_t), 0, x_init, NULL},
     NCCOM_TRANSPORT_OPS_VERSION,
@@ -147,7 +158,14 @@ static const nccom_transport_ops_t x_ops = {
     x_create_op, x_progress, x_rearm, x_describe, x_free_op
 #endif
 };
+/* clang-format on */
 
 NCCOM_PLUGIN_EXPORT const nccom_plugin_descriptor_t nccom_plugin = {
-    NCCOM_PLUGIN_ABI_VERSION, sizeof(nccom_plugin_descriptor_t), NCCOM_PLUGIN_KIND_TRANSPORT, 0,
-    "xport_test", "1.0", 0, &x_ops.head};
+    NCCOM_PLUGIN_ABI_VERSION,
+    sizeof(nccom_plugin_descriptor_t),
+    NCCOM_PLUGIN_KIND_TRANSPORT,
+    0,
+    "xport_test",
+    "1.0",
+    0,
+    &x_ops.head};

@@ -100,7 +100,9 @@ TEST_P(NetOfiProvider, SmallSendStreamWithoutReceivesNeverBlocks) {
     watchdog.at("isend", accepted);
     void* request = nullptr;
     const auto start = Clock::now();
-    ASSERT_EQ(net->isend(pair.send, &values[static_cast<size_t>(accepted) * kWords], size, tag, nullptr, &request), ncclSuccess)
+    ASSERT_EQ(net->isend(pair.send, &values[static_cast<size_t>(accepted) * kWords], size, tag,
+                         nullptr, &request),
+              ncclSuccess)
         << captured_logs();
     slowest = std::max(slowest, Clock::now() - start);
     if (request != nullptr) {
@@ -115,10 +117,9 @@ TEST_P(NetOfiProvider, SmallSendStreamWithoutReceivesNeverBlocks) {
     progress_sends(net, &sends);
     ASSERT_FALSE(HasFailure()) << captured_logs();
   }
-  EXPECT_LT(slowest, kCallBound) << "an isend call took "
-                                 << std::chrono::duration_cast<std::chrono::milliseconds>(slowest)
-                                        .count()
-                                 << " ms";
+  EXPECT_LT(slowest, kCallBound)
+      << "an isend call took "
+      << std::chrono::duration_cast<std::chrono::milliseconds>(slowest).count() << " ms";
   RecordProperty("accepted", accepted);
   RecordProperty("refused", refused);
   ASSERT_GT(accepted, 0);

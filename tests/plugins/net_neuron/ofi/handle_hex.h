@@ -33,7 +33,8 @@ inline bool from_hex(const std::string& hex, char* out, size_t len) {
 }
 
 // A peer process's plugin logger: warnings only, on stderr.
-inline void quiet_logger(ncclDebugLogLevel level, unsigned long, const char*, int, const char* fmt, ...) {
+inline void quiet_logger(ncclDebugLogLevel level, unsigned long, const char*, int, const char* fmt,
+                         ...) {
   if (level == NCCL_LOG_WARN) std::fprintf(stderr, "peer WARN: %s\n", fmt);
 }
 

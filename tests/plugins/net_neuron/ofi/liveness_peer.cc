@@ -8,9 +8,9 @@
 //
 // It never outlives a crashed test by long: it exits on its own after 60 s.
 // Exit codes: 0 after the idle period, 2 usage, 3 plugin, 4 connection setup.
-#include <nccom/net_v6.h>
-
 #include "handle_hex.h"
+
+#include <nccom/net_v6.h>
 
 #include <dlfcn.h>
 
@@ -42,9 +42,10 @@ int main(int argc, char** argv) {
     return 2;
   }
   void* library = dlopen(NET_OFI_PLUGIN, RTLD_NOW | RTLD_LOCAL);
-  const auto* net = library == nullptr ? nullptr
-                                       : static_cast<const ncclNet_v6_t*>(
-                                             dlsym(library, NCCL_NET_PLUGIN_SYMBOL_V6));
+  const auto* net =
+      library == nullptr
+          ? nullptr
+          : static_cast<const ncclNet_v6_t*>(dlsym(library, NCCL_NET_PLUGIN_SYMBOL_V6));
   if (net == nullptr || net->init(quiet_logger) != ncclSuccess) {
     std::fprintf(stderr, "cannot load or init %s\n", NET_OFI_PLUGIN);
     return 3;

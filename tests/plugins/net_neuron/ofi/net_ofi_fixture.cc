@@ -1,5 +1,6 @@
-#include "child_process.h"
 #include "net_ofi_fixture.h"
+
+#include "child_process.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
@@ -16,7 +17,6 @@ namespace {
 
 std::mutex g_log_mutex;
 std::vector<std::string> g_logs;
-
 
 }  // namespace
 
@@ -109,7 +109,8 @@ void NetOfiProvider::SetUp() {
   if (GetParam() == "tcp" && selected_provider() != "tcp") {
     GTEST_SKIP() << "libfabric's core tcp provider has no FI_EP_RDM endpoint here "
                     "(`fi_info -p tcp -t FI_EP_RDM` lists only tcp;ofi_rxm), so FI_PROVIDER=tcp "
-                    "selects " << selected_provider() << ", which the tcp;ofi_rxm cases cover";
+                    "selects "
+                 << selected_provider() << ", which the tcp;ofi_rxm cases cover";
   }
   ASSERT_EQ(net->devices(&ndev), ncclSuccess);
   ASSERT_GE(ndev, 1);
@@ -188,7 +189,7 @@ std::string provider_test_name(const ::testing::TestParamInfo<std::string>& info
 namespace net_ofi_test {
 
 // Every TEST_P of NetOfiProvider, in every file, runs once per provider.
-INSTANTIATE_TEST_SUITE_P(Providers, NetOfiProvider,
-                         ::testing::Values("tcp;ofi_rxm", "shm", "tcp"), provider_test_name);
+INSTANTIATE_TEST_SUITE_P(Providers, NetOfiProvider, ::testing::Values("tcp;ofi_rxm", "shm", "tcp"),
+                         provider_test_name);
 
 }  // namespace net_ofi_test

@@ -18,9 +18,9 @@
 //
 // Exit codes: 0 released, 2 usage, 3 plugin, 4 connection setup, 5 data path,
 // 6 not released within 60 s.
-#include <nccom/net_v6.h>
-
 #include "handle_hex.h"
+
+#include <nccom/net_v6.h>
 
 #include <dlfcn.h>
 #include <unistd.h>
@@ -60,9 +60,10 @@ int main(int argc, char** argv) {
     return 2;
   }
   void* library = dlopen(NET_OFI_PLUGIN, RTLD_NOW | RTLD_LOCAL);
-  const auto* net = library == nullptr ? nullptr
-                                       : static_cast<const ncclNet_v6_t*>(
-                                             dlsym(library, NCCL_NET_PLUGIN_SYMBOL_V6));
+  const auto* net =
+      library == nullptr
+          ? nullptr
+          : static_cast<const ncclNet_v6_t*>(dlsym(library, NCCL_NET_PLUGIN_SYMBOL_V6));
   if (net == nullptr || net->init(quiet_logger) != ncclSuccess) {
     std::fprintf(stderr, "cannot load or init %s\n", NET_OFI_PLUGIN);
     return 3;

@@ -101,7 +101,8 @@ void NetOfiRmaTarget::read_from_untested_comm(bool idle) {
   ASSERT_EQ(net->regMr(recv, local.data(), local.size(), NCCL_PTR_HOST, &local_mh), ncclSuccess);
   Pending word;
   ASSERT_EQ(net->iread(recv, local.data(), 4, local_mh, remote + 100, key, &word.request),
-            ncclSuccess) << captured_logs();
+            ncclSuccess)
+      << captured_logs();
   ASSERT_NE(word.request, nullptr);
   const bool word_finished = test_only(net, word, std::chrono::seconds(10));
   const std::vector<uint8_t> word_bytes(local.begin(), local.begin() + 4);
@@ -109,7 +110,8 @@ void NetOfiRmaTarget::read_from_untested_comm(bool idle) {
   bool whole_finished = false;
   if (word_finished && word.done) {
     ASSERT_EQ(net->iread(recv, local.data(), local.size(), local_mh, remote, key, &whole.request),
-              ncclSuccess) << captured_logs();
+              ncclSuccess)
+        << captured_logs();
     ASSERT_NE(whole.request, nullptr);
     whole_finished = test_only(net, whole, std::chrono::seconds(10));
   }
@@ -132,7 +134,8 @@ void NetOfiRmaTarget::read_from_untested_comm(bool idle) {
   EXPECT_EQ(result.exit_code, 0) << result.err;
 
   ASSERT_TRUE(word_finished) << "the 4-byte read from a comm its process does not test never "
-                                "completed (10 s)\n" << captured_logs();
+                                "completed (10 s)\n"
+                             << captured_logs();
   ASSERT_EQ(word.rc, ncclSuccess) << captured_logs();
   EXPECT_EQ(word.size, 4);
   for (size_t i = 0; i < 4; ++i) EXPECT_EQ(word_bytes[i], peer_byte(100 + i)) << i;
@@ -159,7 +162,6 @@ TEST_P(NetOfiRmaTarget, ReadCompletesWhileTargetProcessCallsNothing) {
   if (!props.rma_supported) GTEST_SKIP() << GetParam() << " reports rma_supported = 0";
   read_from_untested_comm(true);
 }
-
 
 INSTANTIATE_TEST_SUITE_P(Providers, NetOfiRmaTarget, ::testing::Values("tcp;ofi_rxm", "shm"),
                          provider_test_name);

@@ -48,7 +48,9 @@ TEST_P(NetOfiProvider, IreadReadsThePeersRegisteredBuffer) {
 
   Pending whole;
   ASSERT_EQ(net->iread(pair.recv, local.data(), kSize, local_mh, address_of(remote.data()), key,
-                       &whole.request), ncclSuccess) << captured_logs();
+                       &whole.request),
+            ncclSuccess)
+      << captured_logs();
   ASSERT_TRUE(wait_all(net, {&whole})) << captured_logs();
   ASSERT_EQ(whole.rc, ncclSuccess) << captured_logs();
   EXPECT_EQ(whole.size, static_cast<int>(kSize));
@@ -59,7 +61,8 @@ TEST_P(NetOfiProvider, IreadReadsThePeersRegisteredBuffer) {
   std::memcpy(&remote[12345], "\x01\x02\x03\x04", 4);
   Pending part;
   ASSERT_EQ(net->iread(pair.recv, local.data(), 4, local_mh, address_of(&remote[12345]), key,
-                       &part.request), ncclSuccess);
+                       &part.request),
+            ncclSuccess);
   ASSERT_TRUE(wait_all(net, {&part})) << captured_logs();
   ASSERT_EQ(part.rc, ncclSuccess) << captured_logs();
   std::memcpy(&word, local.data(), 4);
@@ -73,14 +76,17 @@ TEST_P(NetOfiProvider, IreadReadsThePeersRegisteredBuffer) {
   uint64_t recv_key = 0;
   ASSERT_EQ(net->getMrKey(on_recv_mh, &recv_key), ncclSuccess);
   Pending back;
-  ASSERT_EQ(net->iread(pair.send, into.data(), 4096, into_mh, address_of(on_recv.data()),
-                       recv_key, &back.request), ncclSuccess);
+  ASSERT_EQ(net->iread(pair.send, into.data(), 4096, into_mh, address_of(on_recv.data()), recv_key,
+                       &back.request),
+            ncclSuccess);
   ASSERT_TRUE(wait_all(net, {&back})) << captured_logs();
   ASSERT_EQ(back.rc, ncclSuccess) << captured_logs();
   EXPECT_EQ(into, on_recv);
 
-  for (auto [comm, mh] : {std::pair{pair.send, remote_mh}, {pair.recv, local_mh},
-                          {pair.recv, on_recv_mh}, {pair.send, into_mh}}) {
+  for (auto [comm, mh] : {std::pair{pair.send, remote_mh},
+                          {pair.recv, local_mh},
+                          {pair.recv, on_recv_mh},
+                          {pair.send, into_mh}}) {
     EXPECT_EQ(net->deregMr(comm, mh), ncclSuccess);
   }
   EXPECT_EQ(net->getMrKey(remote_mh, &key), ncclInvalidArgument);  // deregistered
@@ -103,7 +109,9 @@ TEST_P(NetOfiProvider, IwriteAndIwriteInlineLandInThePeersBuffer) {
 
   Pending write;
   ASSERT_EQ(net->iwrite(pair.send, source.data(), kSize, source_mh, address_of(target.data()), key,
-                        &write.request), ncclSuccess) << captured_logs();
+                        &write.request),
+            ncclSuccess)
+      << captured_logs();
   ASSERT_TRUE(wait_all(net, {&write})) << captured_logs();
   ASSERT_EQ(write.rc, ncclSuccess) << captured_logs();
   EXPECT_TRUE(progress_until(net, pair.recv, [&] {
@@ -115,7 +123,8 @@ TEST_P(NetOfiProvider, IwriteAndIwriteInlineLandInThePeersBuffer) {
     uint64_t word = 0x0123456789ABCDEFull;
     void* request = nullptr;
     ASSERT_EQ(net->iwriteInline(pair.send, &word, 8, address_of(&target[kSize]), key, &request),
-              ncclSuccess) << captured_logs();
+              ncclSuccess)
+        << captured_logs();
     ASSERT_NE(request, nullptr);
     int done = 0;
     EXPECT_EQ(net->test(request, &done, nullptr), ncclSuccess);
@@ -129,7 +138,8 @@ TEST_P(NetOfiProvider, IwriteAndIwriteInlineLandInThePeersBuffer) {
   void* request = nullptr;
   std::vector<uint8_t> too_big(inline_size + 1);
   EXPECT_EQ(net->iwriteInline(pair.send, too_big.data(), too_big.size(), address_of(target.data()),
-                              key, &request), ncclInvalidArgument);
+                              key, &request),
+            ncclInvalidArgument);
   EXPECT_EQ(net->deregMr(pair.send, source_mh), ncclSuccess);
   EXPECT_EQ(net->deregMr(pair.recv, target_mh), ncclSuccess);
   close_pair(pair);

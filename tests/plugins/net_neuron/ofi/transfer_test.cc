@@ -60,7 +60,8 @@ TEST_P(NetOfiProvider, At128RequestsInFlightTheNextIsNull) {
   ASSERT_EQ(net->irecv(pair.recv, 1, &buf, &size, &tag, nullptr, &extra), ncclSuccess);
   EXPECT_EQ(extra, nullptr) << "the 129th receive must be refused with a NULL request";
   for (int i = 0; i < kCap; ++i) {
-    ASSERT_EQ(net->isend(pair.send, &values[i], size, tag, nullptr, &sends[i].request), ncclSuccess);
+    ASSERT_EQ(net->isend(pair.send, &values[i], size, tag, nullptr, &sends[i].request),
+              ncclSuccess);
     ASSERT_NE(sends[i].request, nullptr) << "send " << i;
   }
   ASSERT_EQ(net->isend(pair.send, &values[kCap], size, tag, nullptr, &extra), ncclSuccess);

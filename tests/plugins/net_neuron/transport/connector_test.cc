@@ -22,12 +22,11 @@ TEST_F(NetNeuronConnector, VtableIsComplete) {
   const nccom_transport_ops_t* t = transport();
   EXPECT_EQ(t->head.struct_size, sizeof(nccom_transport_ops_t));
   EXPECT_EQ(t->ops_version, NCCOM_TRANSPORT_OPS_VERSION);
-  for (const void* slot : {(const void*)t->can_connect, (const void*)t->setup,
-                           (const void*)t->connect, (const void*)t->free_connector,
-                           (const void*)t->reg_mr, (const void*)t->dereg_mr,
-                           (const void*)t->create_op, (const void*)t->op_progress,
-                           (const void*)t->op_rearm, (const void*)t->op_describe,
-                           (const void*)t->op_free}) {
+  for (const void* slot :
+       {(const void*)t->can_connect, (const void*)t->setup, (const void*)t->connect,
+        (const void*)t->free_connector, (const void*)t->reg_mr, (const void*)t->dereg_mr,
+        (const void*)t->create_op, (const void*)t->op_progress, (const void*)t->op_rearm,
+        (const void*)t->op_describe, (const void*)t->op_free}) {
     EXPECT_NE(slot, nullptr);
   }
 }
@@ -64,7 +63,9 @@ const ncclNet_v6_t* four_devices(const ncclNet_v6_t* inner) {
     return ncclSuccess;
   };
   t.getProperties = [](int, ncclNetProperties_v6_t* p) { return in->getProperties(0, p); };
-  t.listen = [](int, void* handle, void** listen_comm) { return in->listen(0, handle, listen_comm); };
+  t.listen = [](int, void* handle, void** listen_comm) {
+    return in->listen(0, handle, listen_comm);
+  };
   t.connect = [](int, void* handle, void** send_comm) { return in->connect(0, handle, send_comm); };
   return &t;
 }
@@ -84,9 +85,11 @@ TEST_F(NetNeuronConnector, SetupUsesTheTopologysNicForTheChannel) {
     ASSERT_FALSE(HasFailure());
     const std::string logs = captured_logs();
     const std::string dev = lent ? "2" : "3";  // else channel % devices
-    EXPECT_NE(logs.find("Channel 03 : 0[10] -> 1[11] [send] via NET_NEURON/test/" + dev), std::string::npos)
+    EXPECT_NE(logs.find("Channel 03 : 0[10] -> 1[11] [send] via NET_NEURON/test/" + dev),
+              std::string::npos)
         << (lent ? "lent: " : "none: ") << logs;
-    EXPECT_NE(logs.find("Channel 03 : 0[10] -> 1[11] [receive] via NET_NEURON/test/" + dev), std::string::npos)
+    EXPECT_NE(logs.find("Channel 03 : 0[10] -> 1[11] [receive] via NET_NEURON/test/" + dev),
+              std::string::npos)
         << logs;
     free_link(link);
   }
@@ -169,8 +172,8 @@ struct Block {
   }
   std::string create(nccom_plugin_status_t* st) {
     char err[1024] = "";
-    *st = transport()->create_op(transport_ctx(), &ranks[0]->comm, NCCOM_TRANSPORT_SEND,
-                                 ops.data(), static_cast<int>(ops.size()), src.data(),
+    *st = transport()->create_op(transport_ctx(), &ranks[0]->comm, NCCOM_TRANSPORT_SEND, ops.data(),
+                                 static_cast<int>(ops.size()), src.data(),
                                  static_cast<int>(src.size()), &op, err, sizeof err);
     return err;
   }

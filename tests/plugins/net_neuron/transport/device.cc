@@ -293,8 +293,8 @@ void TwoRanks::publish(int r, bool send) {
   for (int r = 0; r < 2; ++r) {
     if (!result[r]) return result[r];
     if (!finished[r]) {
-      return ::testing::AssertionFailure() << "rank " << r << " not done after " << tick_budget
-                                           << " ticks";
+      return ::testing::AssertionFailure()
+             << "rank " << r << " not done after " << tick_budget << " ticks";
     }
   }
   return finish_execution();
@@ -316,8 +316,8 @@ void TwoRanks::publish(int r, bool send) {
         where += "\n  rank " + std::to_string(r) + ": " + buf;
       }
     }
-    return ::testing::AssertionFailure() << "execution " << exec_ << " not done after "
-                                         << tick_budget << " ticks:" << where;
+    return ::testing::AssertionFailure()
+           << "execution " << exec_ << " not done after " << tick_budget << " ticks:" << where;
   }
   return finish_execution();
 }
@@ -376,15 +376,15 @@ void TwoRanks::publish(int r, bool send) {
     const uint8_t* got = recv_arena_[r].bytes.data() + s.recv_off + s.dyn_recv_off;
     for (size_t k = 0; k < s.size; ++k) {
       if (got[k] != pattern(peer, exec_, static_cast<int>(i), k)) {
-        return ::testing::AssertionFailure() << "rank " << r << " slice " << i << " byte " << k
-                                             << " of " << s.size << " differs (execution "
-                                             << exec_ << ")";
+        return ::testing::AssertionFailure()
+               << "rank " << r << " slice " << i << " byte " << k << " of " << s.size
+               << " differs (execution " << exec_ << ")";
       }
     }
     for (size_t k = s.size; k < s.capacity + 16; ++k) {
       if (got[k] != kUntouched) {
-        return ::testing::AssertionFailure() << "rank " << r << " slice " << i
-                                             << " written beyond its " << s.size << " bytes";
+        return ::testing::AssertionFailure()
+               << "rank " << r << " slice " << i << " written beyond its " << s.size << " bytes";
       }
     }
     if (spec_.ops[s.op].dynamic) want_sizes.emplace_back(peer, s.size);

@@ -16,24 +16,25 @@
 namespace nn_test {
 
 struct OpSpec {
-  std::vector<uint32_t> sizes;   // one slice each (dynamic: the size the device asks for)
+  std::vector<uint32_t> sizes;  // one slice each (dynamic: the size the device asks for)
   bool early_send = false;
   bool early_recv = false;
   bool dynamic = false;
-  uint32_t credits = 4;          // initial_send_credits
-  uint32_t ending = 2;           // ending_recv_credits
+  uint32_t credits = 4;  // initial_send_credits
+  uint32_t ending = 2;   // ending_recv_credits
 };
 
 struct BlockSpec {
   std::vector<OpSpec> ops;
-  bool rank1_sends = true;       // false: only rank 0 sends (one-way)
+  bool rank1_sends = true;         // false: only rank 0 sends (one-way)
   bool shared_semaphores = false;  // ring identity: handshake and complete share one word
-  uint32_t recv_window = 1000;   // receive entries the device publishes ahead of arrivals
+  uint32_t recv_window = 1000;     // receive entries the device publishes ahead of arrivals
   uint32_t loop_size = 512;
   int fold_n = 1;
   int sidelink = 0;
   bool variable_peer = false;
-  uint32_t publish_limit = 0xFFFFFFFF;  // transfers each device direction publishes at most    // MESH, connections found by rank (nccl_connector NULL)
+  uint32_t publish_limit = 0xFFFFFFFF;  // transfers each device direction publishes at most    //
+                                        // MESH, connections found by rank (nccl_connector NULL)
   const ncclNet_v6_t* net_override = nullptr;  // e.g. a wrapped table
 };
 
@@ -67,16 +68,16 @@ class TwoRanks {
   };
   struct Slice {
     uint32_t op = 0;
-    uint32_t size = 0;        // bytes sent
-    uint32_t capacity = 0;    // descriptor size
-    size_t send_off = 0;      // descriptor host_addr offset in the send arena
+    uint32_t size = 0;      // bytes sent
+    uint32_t capacity = 0;  // descriptor size
+    size_t send_off = 0;    // descriptor host_addr offset in the send arena
     size_t recv_off = 0;
     size_t dyn_send_off = 0;  // dynamic offsets within the slot
     size_t dyn_recv_off = 0;
   };
   struct DirState {
-    size_t next = 0;                    // next FIFO entry to publish
-    std::vector<uint32_t> published;    // per op, transfers published
+    size_t next = 0;                  // next FIFO entry to publish
+    std::vector<uint32_t> published;  // per op, transfers published
   };
 
   void build(int r);
@@ -99,7 +100,7 @@ class TwoRanks {
   std::array<std::vector<net_ops_info_t>, 2> ops_info_{};
   std::array<std::vector<net_src_addr_t>, 2> src_{};
   std::array<std::vector<net_dest_addr_t>, 2> dst_{};
-  std::vector<Slice> slices_;  // the same plan on both ranks
+  std::vector<Slice> slices_;                  // the same plan on both ranks
   std::array<std::array<void*, 2>, 2> ops_{};  // [rank][direction]
   std::array<std::array<bool, 2>, 2> done_{};
   std::array<std::array<DirState, 2>, 2> dev_{};  // [rank][direction]

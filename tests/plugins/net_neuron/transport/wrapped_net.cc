@@ -41,8 +41,7 @@ ncclResult_t w_isend(void* comm, void* data, int size, int tag, void* mh, void**
   return rc;
 }
 
-ncclResult_t w_irecv(void* comm, int n, void** data, int* sizes, int* tags, void** mh,
-                     void** req) {
+ncclResult_t w_irecv(void* comm, int n, void** data, int* sizes, int* tags, void** mh, void** req) {
   *req = nullptr;
   if (refuse()) return ncclSuccess;
   void* inner = nullptr;

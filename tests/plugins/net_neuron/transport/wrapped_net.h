@@ -10,8 +10,8 @@
 namespace nn_test {
 
 struct WrapConfig {
-  int null_every = 0;   // > 1: only every n-th isend/irecv/iread call may post
-  int hold_tests = 0;   // completed requests report "not done" this many more times
+  int null_every = 0;  // > 1: only every n-th isend/irecv/iread call may post
+  int hold_tests = 0;  // completed requests report "not done" this many more times
 };
 
 struct WrapStats {
