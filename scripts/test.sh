@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# README command 2 (and CI, through .ci/run): install what is missing; then
+# README command 2 (and CI, through .ci/run): install what is missing; check
+# the tree's style (scripts/style.sh --check); then
 # for each preset build, check that the build read no header a new machine
 # would lack (scripts/check-deps.sh), and run the whole test suite (every
 # test not labelled "long"):
@@ -24,6 +25,8 @@ else
   presets="default asan"
 fi
 bash scripts/deps.sh
+# The style check first: a tree CI would refuse fails in seconds.
+bash scripts/style.sh --check
 summary=()
 for preset in $presets; do
   start=$(date +%s)
