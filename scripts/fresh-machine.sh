@@ -8,6 +8,8 @@
 #
 #   bash scripts/fresh-machine.sh                 both commands
 #   bash scripts/fresh-machine.sh --quickstart    command 1 only
+#   bash scripts/fresh-machine.sh --style         command 2's first steps only: deps.sh, then
+#                                                 style.sh --check (a few minutes)
 #   bash scripts/fresh-machine.sh --keep          leave the root (and print where)
 #   bash scripts/fresh-machine.sh --new-root      build the minimal root anew
 #
@@ -29,7 +31,8 @@ while [ $# -gt 0 ]; do
     --keep) keep=1 ;;
     --new-root) new_root=1 ;;
     --quickstart) commands=(quickstart) ;;
-    -h|--help) sed -n '2,19s/^# \{0,1\}//p' "$0"; exit 0 ;;
+    --style) commands=(style) ;;
+    -h|--help) sed -n '2,21s/^# \{0,1\}//p' "$0"; exit 0 ;;
     *) echo "fresh-machine: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -147,6 +150,7 @@ for c in "${commands[@]}"; do
   case "$c" in
     quickstart) line="bash scripts/quickstart.sh" ;;
     test) line="bash scripts/test.sh" ;;
+    style) line="bash scripts/deps.sh && bash scripts/style.sh --check" ;;
   esac
   echo "fresh-machine: running '$line' (log: $log_dir/$c.log)"
   start=$(now)
