@@ -42,6 +42,8 @@ if [ ${#files[@]} -eq 0 ]; then
 fi
 
 style="--style=file:$root/.clang-format"
+formatted=$(mktemp)
+trap 'rm -f "$formatted"' EXIT
 bad=0
 for f in "${files[@]}"; do
   if [ ! -r "$f" ]; then
@@ -52,14 +54,14 @@ for f in "${files[@]}"; do
     "$clang_format" "$style" -i "$f"
     continue
   fi
-  if ! out=$("$clang_format" "$style" "$f"); then
+  if ! "$clang_format" "$style" "$f" >"$formatted"; then
     echo "style: clang-format failed on $f" >&2
     exit 2
   fi
-  if ! diff -q "$f" <(printf '%s\n' "$out") >/dev/null; then
+  if ! cmp -s "$f" "$formatted"; then  # byte for byte, trailing newlines included
     bad=$((bad + 1))
     echo "style: ${f#"$root"/} is not formatted:"
-    { diff -u "$f" <(printf '%s\n' "$out") || true; } | sed -n '3,14p' | sed 's/^/    /'
+    { diff -u "$f" "$formatted" || true; } | sed -n '3,14p' | sed 's/^/    /'
   fi
 done
 if [ "$check" = 1 ]; then
