@@ -10,7 +10,8 @@
 # (sdk/include/nccom/net_v4.h, net_v5.h, net_v6.h) are never reformatted:
 # they stay byte for byte as released.
 # Exit 0: formatted (or nothing to change); 1: --check found files to
-# reformat; 2: clang-format is missing or a file cannot be read.
+# reformat; 2: clang-format is missing, a file cannot be read or is not
+# C or C++.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -40,6 +41,25 @@ if [ ${#files[@]} -eq 0 ]; then
   mapfile -t files < <(git -C "$root" ls-files -- '*.c' '*.cc' '*.h' | grep -Ev "$frozen" |
                        sed "s|^|$root/|")
 fi
+
+# Named files: C and C++ sources only (clang-format would happily rewrite a
+# CMake or shell file as if it were C), all refused before any is touched;
+# a frozen header named explicitly is left alone.
+named=("${files[@]}")
+files=()
+for f in "${named[@]}"; do
+  case "$f" in
+    *.c|*.cc|*.cpp|*.h|*.hpp) ;;
+    *) echo "style: $f is not a C or C++ file (.c .cc .cpp .h .hpp); nothing was changed" >&2
+       exit 2 ;;
+  esac
+  rel=$(realpath -m "$f"); rel=${rel#"$root"/}
+  if [[ "$rel" =~ $frozen ]]; then
+    echo "style: $rel is a frozen ABI header, left as released"
+    continue
+  fi
+  files+=("$f")
+done
 
 style="--style=file:$root/.clang-format"
 formatted=$(mktemp)

@@ -6,7 +6,8 @@
 #pragma once
 
 #include "bootstrap/wire.h"
-#include "common/result.h"
+
+#include <nccom/util/result.h>
 
 #include <cstddef>
 #include <cstdint>

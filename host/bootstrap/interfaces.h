@@ -7,7 +7,8 @@
 #pragma once
 
 #include "bootstrap/socket_address.h"
-#include "common/result.h"
+
+#include <nccom/util/result.h>
 
 #include <string>
 #include <string_view>

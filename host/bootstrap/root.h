@@ -9,7 +9,8 @@
 #pragma once
 
 #include "bootstrap/socket.h"
-#include "common/result.h"
+
+#include <nccom/util/result.h>
 
 #include <atomic>
 #include <chrono>

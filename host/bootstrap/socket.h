@@ -5,7 +5,8 @@
 #pragma once
 
 #include "bootstrap/socket_address.h"
-#include "common/result.h"
+
+#include <nccom/util/result.h>
 
 #include <chrono>
 #include <cstddef>

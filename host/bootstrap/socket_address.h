@@ -3,7 +3,7 @@
 // travels in the unique id, in the rank→root record and in the address table.
 #pragma once
 
-#include "common/result.h"
+#include <nccom/util/result.h>
 
 #include <netinet/in.h>
 #include <sys/socket.h>

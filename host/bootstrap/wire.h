@@ -6,9 +6,9 @@
 #pragma once
 
 #include "bootstrap/socket_address.h"
-#include "common/result.h"
 
 #include <nccom/nrt_abi.h>
+#include <nccom/util/result.h>
 
 #include <array>
 #include <cstdint>

@@ -6,10 +6,10 @@
 #include "bootstrap/peer_mesh.h"
 #include "bootstrap/wire.h"
 #include "comm/settings.h"
-#include "common/result.h"
 #include "rings/summary.h"
 
 #include <nccom/nrt_abi.h>
+#include <nccom/util/result.h>
 
 #include <memory>
 #include <optional>

@@ -5,7 +5,8 @@
 
 #include "bootstrap/interfaces.h"
 #include "bootstrap/wire.h"
-#include "common/result.h"
+
+#include <nccom/util/result.h>
 
 #include <chrono>
 #include <string>

@@ -10,8 +10,9 @@
 // environment values, boolean spellings).
 #pragma once
 
-#include "common/result.h"
 #include "config/knob.h"
+
+#include <nccom/util/result.h>
 
 #include <cstddef>
 #include <cstdint>

@@ -3,9 +3,10 @@
 // toml++.
 #pragma once
 
-#include "common/result.h"
 #include "config/config.h"
 #include "config/registry.h"
+
+#include <nccom/util/result.h>
 
 #include <map>
 #include <string>

@@ -1,12 +1,12 @@
 // config::load(): find the file, pick the cluster, apply the environment,
 // merge the layers, and report every problem at once.
-#include "common/bounded_file.h"
 #include "config/config.h"
 #include "config/file_layers.h"
 #include "config/registry.h"
 #include "config/value.h"
 
 #include <nccom/nrt_abi.h>
+#include <nccom/util/bounded_file.h>
 
 #include <algorithm>
 #include <filesystem>

@@ -1,9 +1,10 @@
 // Internal to nccom_config: the registered knob tables, checked and indexed.
 #pragma once
 
-#include "common/result.h"
 #include "config/config.h"
 #include "config/knob.h"
+
+#include <nccom/util/result.h>
 
 #include <set>
 #include <string>

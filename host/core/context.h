@@ -3,9 +3,10 @@
 // needs it — never at load time, never by neuronGetVersionInfo.
 #pragma once
 
-#include "common/result.h"
 #include "config/config.h"
 #include "plugin/plugin_registry.h"
+
+#include <nccom/util/result.h>
 
 #include <filesystem>
 #include <memory>

@@ -30,8 +30,4 @@ class PluginHostApi {
   std::map<std::string, std::string> answers_;  // stable storage until fini
 };
 
-// The logger handed to plugins (same shape as ncclDebugLogger_t).
-void plugin_log(nccom_log_level_t level, unsigned long subsys, const char* file, int line,
-                const char* fmt, ...) __attribute__((format(printf, 5, 6)));
-
 }  // namespace nccom::core

@@ -4,7 +4,8 @@
 #include "core/runtime.h"
 #include "graphbuild/rank_graph.h"
 #include "log/log.h"
-#include "topo/paths.h"
+
+#include <nccom/topo/paths.h>
 
 #include <cstring>
 #include <mutex>

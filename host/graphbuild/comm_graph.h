@@ -6,12 +6,12 @@
 #pragma once
 
 #include "comm/communicator.h"
-#include "common/result.h"
 #include "config/config.h"
 #include "graphbuild/node_topology.h"
 #include "rings/summary.h"
 
 #include <nccom/topo_plugin.h>
+#include <nccom/util/result.h>
 
 namespace nccom::graphbuild {
 

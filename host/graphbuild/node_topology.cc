@@ -1,8 +1,9 @@
 #include "graphbuild/node_topology.h"
 
 #include "log/log.h"
-#include "topo/graph_xml.h"
-#include "topo/xml.h"
+
+#include <nccom/topo/graph_xml.h>
+#include <nccom/topo/xml.h>
 
 #include <algorithm>
 

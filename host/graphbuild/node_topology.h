@@ -6,13 +6,13 @@
 // the cross-rank part is rank_graph.h.
 #pragma once
 
-#include "common/result.h"
 #include "graphbuild/topo_backend.h"
-#include "topo/graph.h"
-#include "topo/paths.h"
-#include "topo/system.h"
 
+#include <nccom/topo/graph.h>
+#include <nccom/topo/paths.h>
+#include <nccom/topo/system.h>
 #include <nccom/topo_plugin.h>
+#include <nccom/util/result.h>
 
 #include <span>
 #include <string>

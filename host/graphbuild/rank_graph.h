@@ -5,12 +5,12 @@
 // exchange of a simulated cluster.
 #pragma once
 
-#include "common/result.h"
 #include "graphbuild/topo_backend.h"
 #include "rings/summary.h"
-#include "topo/graph.h"
 
+#include <nccom/topo/graph.h>
 #include <nccom/topo_plugin.h>
+#include <nccom/util/result.h>
 
 #include <cstdint>
 #include <functional>

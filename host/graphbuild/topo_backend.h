@@ -4,10 +4,10 @@
 // naming the plugin, its file and the call.
 #pragma once
 
-#include "common/result.h"
 #include "plugin/plugin_loader.h"
 
 #include <nccom/topo_plugin.h>
+#include <nccom/util/result.h>
 
 #include <optional>
 #include <string>

@@ -23,6 +23,8 @@
 
 #include "log/log_internal.h"
 
+#include <nccom/util/log.h>
+
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -161,6 +163,21 @@ void message(Level level, unsigned long subsys, const char* file, int line, cons
   vmessage(level, subsys, file, line, fmt, args);
   va_end(args);
 }
+
+void sdk_log(nccom_log_level_t level, unsigned long subsys, const char* file, int line,
+             const char* fmt, ...) {
+  va_list args;
+  va_start(args, fmt);
+  vmessage(static_cast<Level>(level), subsys, file, line, fmt, args);
+  va_end(args);
+}
+
+namespace {
+// Whatever links this logger also routes the SDK's utility code through it.
+// Runs during static initialisation; the SDK's logger slot is constant-
+// initialised, so the order against other objects does not matter.
+[[maybe_unused]] const bool g_sdk_logger_installed = (::nccom::util::set_logger(&sdk_log), true);
+}  // namespace
 
 Status configure(const Settings& settings) {
   std::FILE* file = nullptr;

@@ -6,7 +6,8 @@
 // WARN lines to stderr, so early failures are never silent.
 #pragma once
 
-#include "common/result.h"
+#include <nccom/plugin.h>
+#include <nccom/util/result.h>
 
 #include <cstdarg>
 #include <cstdint>
@@ -74,6 +75,13 @@ void message(Level level, unsigned long subsys, const char* file, int line, cons
     __attribute__((format(printf, 5, 6)));
 void vmessage(Level level, unsigned long subsys, const char* file, int line, const char* fmt,
               va_list args) __attribute__((format(printf, 5, 0)));
+
+// The same entry with the SDK's types: the nccom_log_fn handed to plugins
+// (nccom_host_api_t::log) and installed as this object's SDK logger
+// (nccom/util/log.h), so the SDK's utility libraries linked into the host
+// log here.
+void sdk_log(nccom_log_level_t level, unsigned long subsys, const char* file, int line,
+             const char* fmt, ...) __attribute__((format(printf, 5, 6)));
 
 }  // namespace nccom::log
 

@@ -12,12 +12,12 @@
 // Loading, adapting and choosing plugins: bind.h and selection.h.
 #pragma once
 
-#include "common/result.h"
 #include "plugin/shared_library.h"
 
 #include <nccom/net_v4.h>
 #include <nccom/net_v5.h>
 #include <nccom/net_v6.h>
+#include <nccom/util/result.h>
 
 #include <functional>
 #include <memory>

@@ -13,9 +13,10 @@
 // (NCCOM_OFI_LIVENESS_GRACE_MS).
 #pragma once
 
-#include "common/result.h"
 #include "config/config.h"
 #include "net/net.h"
+
+#include <nccom/util/result.h>
 
 #include <cstdint>
 #include <string>

@@ -5,10 +5,10 @@
 // those two calls goes through here.
 #pragma once
 
-#include "common/result.h"
 #include "net/net.h"
 
 #include <nccom/net_common.h>
+#include <nccom/util/result.h>
 
 #include <cstddef>
 #include <string>

@@ -12,9 +12,10 @@
 // filter is passed as NULL, the plugin's default.
 #pragma once
 
-#include "common/result.h"
 #include "config/config.h"
 #include "net/net.h"
+
+#include <nccom/util/result.h>
 
 #include <cstdint>
 #include <string>

@@ -6,7 +6,7 @@
 // skips that plugin.
 #pragma once
 
-#include "common/result.h"
+#include <nccom/util/result.h>
 
 #include <string>
 

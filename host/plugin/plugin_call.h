@@ -4,10 +4,10 @@
 // failed call.
 #pragma once
 
-#include "common/result.h"
 #include "plugin/plugin_loader.h"
 
 #include <nccom/plugin.h>
+#include <nccom/util/result.h>
 
 #include <array>
 #include <string>

@@ -8,9 +8,8 @@
 // names the FIFO, the entry and the rule.
 #pragma once
 
-#include "common/result.h"
-
 #include <nccom/nrt_abi.h>
+#include <nccom/util/result.h>
 
 #include <cstdint>
 

@@ -14,8 +14,9 @@
 // ops are only ever called under their stream's lock.
 #pragma once
 
-#include "common/result.h"
 #include "proxy/fifo.h"
+
+#include <nccom/util/result.h>
 
 #include <array>
 #include <cstdint>

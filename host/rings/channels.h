@@ -2,8 +2,8 @@
 // ncclTopoGetNetDev).
 #pragma once
 
-#include "common/result.h"
-#include "topo/graph.h"
+#include <nccom/topo/graph.h>
+#include <nccom/util/result.h>
 
 #include <functional>
 #include <span>

@@ -5,8 +5,8 @@
 // field is range- and shape-checked.
 #pragma once
 
-#include "common/result.h"
-#include "topo/graph.h"
+#include <nccom/topo/graph.h>
+#include <nccom/util/result.h>
 
 #include <array>
 #include <cstddef>

@@ -6,8 +6,9 @@
 // from their owners.
 #pragma once
 
-#include "common/result.h"
 #include "rings/fragment.h"
+
+#include <nccom/util/result.h>
 
 #include <array>
 #include <span>

@@ -13,8 +13,9 @@
 // wrap from the last back to the first closing the cycle.
 #pragma once
 
-#include "common/result.h"
 #include "rings/postset.h"
+
+#include <nccom/util/result.h>
 
 #include <span>
 #include <string>

@@ -3,8 +3,9 @@
 // from this rank (ncclBuildRings). Pure functions over the gathered fragments.
 #pragma once
 
-#include "common/result.h"
 #include "rings/fragment.h"
+
+#include <nccom/util/result.h>
 
 #include <span>
 #include <vector>

@@ -5,8 +5,9 @@
 #pragma once
 
 #include "comm/communicator.h"
-#include "common/result.h"
 #include "transport/comm_transports.h"
+
+#include <nccom/util/result.h>
 
 namespace nccom::transport {
 

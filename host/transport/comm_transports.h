@@ -10,7 +10,6 @@
 #pragma once
 
 #include "comm/communicator.h"
-#include "common/result.h"
 #include "proxy/scheduler.h"
 #include "rings/summary.h"
 #include "transport/link_exchange.h"
@@ -18,6 +17,7 @@
 #include "transport/transport_backend.h"
 
 #include <nccom/transport_plugin.h>
+#include <nccom/util/result.h>
 
 #include <chrono>
 #include <map>

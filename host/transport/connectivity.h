@@ -3,9 +3,8 @@
 // same symmetric plan.
 #pragma once
 
-#include "common/result.h"
-
 #include <nccom/nrt_abi.h>
+#include <nccom/util/result.h>
 
 #include <vector>
 

@@ -7,10 +7,10 @@
 #pragma once
 
 #include "comm/communicator.h"
-#include "common/result.h"
 #include "transport/transport_backend.h"
 
 #include <nccom/transport_plugin.h>
+#include <nccom/util/result.h>
 
 #include <array>
 #include <chrono>

@@ -7,7 +7,7 @@
 // devices with their PCI paths. Without a built communicator: an error.
 #pragma once
 
-#include "common/result.h"
+#include <nccom/util/result.h>
 
 #include <cstdint>
 #include <optional>

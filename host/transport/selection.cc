@@ -1,7 +1,7 @@
 #include "transport/selection.h"
 
-#include "topo/graph.h"
-#include "topo/paths.h"
+#include <nccom/topo/graph.h>
+#include <nccom/topo/paths.h>
 
 namespace nccom::transport {
 

@@ -6,10 +6,10 @@
 // read) gates it before its can_connect is asked (docs/decisions/transport.md, decision 2).
 #pragma once
 
-#include "common/result.h"
 #include "transport/transport_backend.h"
 
 #include <nccom/transport_plugin.h>
+#include <nccom/util/result.h>
 
 #include <optional>
 #include <string_view>

@@ -4,11 +4,11 @@
 // proxy ops it creates served to the scheduler as proxy::ProxyOp.
 #pragma once
 
-#include "common/result.h"
 #include "plugin/plugin_loader.h"
 #include "proxy/scheduler.h"
 
 #include <nccom/transport_plugin.h>
+#include <nccom/util/result.h>
 
 #include <array>
 #include <memory>

@@ -7,9 +7,8 @@
 // and process identity, device, channel and direction.
 #pragma once
 
-#include "common/result.h"
-
 #include <nccom/transport_plugin.h>
+#include <nccom/util/result.h>
 
 #include <cstddef>
 #include <cstdint>

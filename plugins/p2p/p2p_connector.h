@@ -7,10 +7,10 @@
 // original's channel line.
 #pragma once
 
-#include "common/result.h"
 #include "connect_info.h"
 
 #include <nccom/transport_plugin.h>
+#include <nccom/util/result.h>
 
 #include <cstdint>
 #include <string>

@@ -3,7 +3,8 @@
 #include "detect.h"
 
 #include "detect_internal.h"
-#include "log/log.h"
+
+#include <nccom/util/log.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -13,7 +14,7 @@ namespace nccom::topo_nccl {
 namespace fs = std::filesystem;
 
 void Notes::add(std::string line) {
-  NCCOM_INFO(log::kInit | log::kGraph, "TOPO host detection: %s", line.c_str());
+  NCCOM_SDK_INFO(NCCOM_SUBSYS_INIT | NCCOM_SUBSYS_GRAPH, "TOPO host detection: %s", line.c_str());
   lines_.push_back(std::move(line));
 }
 
@@ -79,7 +80,8 @@ Result<HostDescription> detectHost(const DetectOptions& options) {
   if (host.neuronDevices.empty()) {
     host.neuronReason =
         "no Neuron devices: no PCI function with vendor 0x1d0f and a Neuron device id";
-    NCCOM_INFO(log::kInit | log::kGraph, "TOPO host detection: %s", host.neuronReason.c_str());
+    NCCOM_SDK_INFO(NCCOM_SUBSYS_INIT | NCCOM_SUBSYS_GRAPH, "TOPO host detection: %s",
+                   host.neuronReason.c_str());
   }
 
   std::unique_ptr<NicSource> ibverbs;
@@ -90,7 +92,8 @@ Result<HostDescription> detectHost(const DetectOptions& options) {
   }
   host.nics = describeNics(source->list(), options.sysfsRoot, notes, &host.nicReason);
   if (host.nics.empty())
-    NCCOM_INFO(log::kInit | log::kNet, "TOPO host detection: %s", host.nicReason.c_str());
+    NCCOM_SDK_INFO(NCCOM_SUBSYS_INIT | NCCOM_SUBSYS_NET, "TOPO host detection: %s",
+                   host.nicReason.c_str());
   host.notes = notes.take();
   return host;
 }

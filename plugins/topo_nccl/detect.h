@@ -5,9 +5,10 @@
 // serialises later.
 #pragma once
 
-#include "common/result.h"
 #include "host_description.h"
 #include "nics.h"
+
+#include <nccom/util/result.h>
 
 #include <string>
 

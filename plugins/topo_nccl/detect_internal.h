@@ -1,9 +1,10 @@
 // The pieces detectHost is made of, one per file, exposed for the tests.
 #pragma once
 
-#include "common/result.h"
 #include "host_description.h"
 #include "notes.h"
+
+#include <nccom/util/result.h>
 
 #include <string>
 #include <vector>

@@ -1,8 +1,9 @@
 #include "graph_driver.h"
 
 #include "system_source.h"
-#include "topo/graph_xml.h"
-#include "topo/paths.h"
+
+#include <nccom/topo/graph_xml.h>
+#include <nccom/topo/paths.h>
 
 #include <algorithm>
 

@@ -2,11 +2,12 @@
 // the system the OLD search runs on -> the search -> NCCL graph XML.
 #pragma once
 
-#include "common/result.h"
 #include "local_share.h"
 #include "log_sink.h"
 #include "old_search.h"
-#include "topo/system.h"
+
+#include <nccom/topo/system.h>
+#include <nccom/util/result.h>
 
 #include <string>
 #include <string_view>

@@ -4,10 +4,11 @@
 // function sits. Decisions: docs/decisions/topo-nccl.md, P4 ("Host XML").
 #pragma once
 
-#include "common/result.h"
 #include "host_description.h"
 #include "local_share.h"
-#include "topo/xml.h"
+
+#include <nccom/topo/xml.h>
+#include <nccom/util/result.h>
 
 #include <string>
 

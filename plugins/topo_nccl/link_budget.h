@@ -10,7 +10,7 @@
 // on the way back; an NVLink into a CPU charges its reverse in full.
 #pragma once
 
-#include "topo/system.h"
+#include <nccom/topo/system.h>
 
 #include <cstdint>
 #include <utility>

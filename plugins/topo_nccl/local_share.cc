@@ -1,6 +1,6 @@
 #include "local_share.h"
 
-#include "topo/graph.h"
+#include <nccom/topo/graph.h>
 
 #include <set>
 

@@ -2,7 +2,7 @@
 // checked once at the plugin boundary).
 #pragma once
 
-#include "common/result.h"
+#include <nccom/util/result.h>
 
 #include <string>
 #include <vector>

@@ -3,7 +3,8 @@
 #include "old_search.h"
 
 #include "ring_search.h"
-#include "topo/paths.h"
+
+#include <nccom/topo/paths.h>
 
 #include <algorithm>
 #include <string>

@@ -8,10 +8,11 @@
 // go to the sink. Nothing else is read or written.
 #pragma once
 
-#include "common/result.h"
 #include "log_sink.h"
-#include "topo/graph.h"
-#include "topo/system.h"
+
+#include <nccom/topo/graph.h>
+#include <nccom/topo/system.h>
+#include <nccom/util/result.h>
 
 #include <array>
 #include <cstdint>

@@ -10,6 +10,7 @@
 #include "system_source.h"
 
 #include <nccom/topo_plugin.h>
+#include <nccom/util/log.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -137,6 +138,7 @@ nccom_plugin_status_t pluginInit(const nccom_host_api_t* host, void** ctxOut) {
     if (auto cpuinfo = configText(host, "cpuinfo_path"); !cpuinfo.empty())
       ctx->detect.cpuinfoPath = cpuinfo;
     if (ctx->hostLog != nullptr) {
+      nccom::util::set_logger(ctx->hostLog);  // detection's lines (nccom/util/log.h)
       const nccom_log_fn logFn = ctx->hostLog;
       ctx->sink = [logFn](LogLevel level, unsigned long subsys, const char* file, int line,
                           const std::string& text) {

@@ -12,8 +12,9 @@
 #pragma once
 
 #include "link_budget.h"
-#include "topo/graph.h"
-#include "topo/system.h"
+
+#include <nccom/topo/graph.h>
+#include <nccom/topo/system.h>
 
 #include <cstddef>  // before topo/graph.h, which uses size_t without including it
 #include <cstdint>

@@ -7,7 +7,7 @@
 // most one page — a real sysfs attribute is never larger.
 #pragma once
 
-#include "common/result.h"
+#include <nccom/util/result.h>
 
 #include <cstddef>
 #include <optional>

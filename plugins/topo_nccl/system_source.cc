@@ -1,6 +1,6 @@
 #include "system_source.h"
 
-#include "common/bounded_file.h"
+#include <nccom/util/bounded_file.h>
 
 #include <algorithm>
 

@@ -5,10 +5,11 @@
 // local rank is a <gpu rank>.
 #pragma once
 
-#include "common/result.h"
 #include "local_share.h"
-#include "topo/system.h"
-#include "topo/xml.h"
+
+#include <nccom/topo/system.h>
+#include <nccom/topo/xml.h>
+#include <nccom/util/result.h>
 
 #include <cstddef>
 #include <string>
@@ -23,7 +24,7 @@ inline constexpr std::size_t kMaxTopologyFileBytes = 16u << 20;
 
 // Parses `text` (named `source` in errors) and checks it as described above.
 // Errors read "<source>:<line>:<col>: <rule>" (XML and structure errors come
-// from host/topo with the same location).
+// from sdk/topo with the same location).
 Result<topo::TopoSystem> checkSystemXml(std::string_view text, const std::string& source,
                                         const LocalShare& share);
 

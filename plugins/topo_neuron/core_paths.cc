@@ -1,7 +1,8 @@
 // topology::getPaths and the device -> core expansion.
 #include "fail.h"
-#include "log/log.h"
 #include "search.h"
+
+#include <nccom/util/log.h>
 
 #include <algorithm>
 
@@ -136,10 +137,11 @@ Result<SearchResult> getPaths(const PlatformDescription& d, const PathsRequest& 
     for (int node : ring) devs.push_back(topo.nodes()[static_cast<size_t>(node)].device);
     result.devicePaths.push_back(std::move(devs));
   }
-  NCCOM_INFO(log::kGraph, "topo_neuron: %zu ring(s) over devices %s on %s in %llu search steps%s",
-             result.devicePaths.size(), formatList(result.devices).c_str(), d.name.c_str(),
-             static_cast<unsigned long long>(result.stats.steps),
-             result.stats.budgetExhausted ? " (budget reached; fewer rings than requested)" : "");
+  NCCOM_SDK_INFO(
+      NCCOM_SUBSYS_GRAPH, "topo_neuron: %zu ring(s) over devices %s on %s in %llu search steps%s",
+      result.devicePaths.size(), formatList(result.devices).c_str(), d.name.c_str(),
+      static_cast<unsigned long long>(result.stats.steps),
+      result.stats.budgetExhausted ? " (budget reached; fewer rings than requested)" : "");
   result.corePaths = oneVcoreEach
                          ? getSingleVCorePerDevicePath(d, result.devicePaths, req.available_vcores)
                          : convertDevicePathToCorePath(d, result.devicePaths, req.available_vcores);

@@ -5,8 +5,9 @@
 //   build/bin/nccom-topo-neuron-examples config/topo
 #pragma once
 
-#include "common/result.h"
 #include "platform.h"
+
+#include <nccom/util/result.h>
 
 #include <string>
 #include <vector>

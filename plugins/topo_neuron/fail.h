@@ -1,16 +1,15 @@
-// The one place errors of this library are made: the function that first
-// classifies an error logs it (WARN, GRAPH) and callers only propagate.
+// The one place errors of this library are made. The error is not logged
+// here: it travels back through the plugin's error buffer (or the tool's
+// Result) and is logged once, where it is reported.
 #pragma once
 
-#include "common/result.h"
-#include "log/log.h"
+#include <nccom/util/result.h>
 
 #include <string>
 
 namespace nccom::topo_neuron {
 
 inline Error fail(NRT_STATUS status, std::string message) {
-  NCCOM_WARN("%s", message.c_str());
   return make_error(status, std::move(message));
 }
 

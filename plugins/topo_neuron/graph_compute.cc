@@ -3,7 +3,8 @@
 #include "fail.h"
 #include "graph_fill.h"
 #include "kanga.h"
-#include "topo/graph_xml.h"
+
+#include <nccom/topo/graph_xml.h>
 
 #include <algorithm>
 

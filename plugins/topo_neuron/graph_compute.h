@@ -4,7 +4,7 @@
 // the host's <system> text.
 //
 // Trn3 Switch-V1 extras ride on the <graph> element as attributes, because
-// host/topo's graphFromXml accepts only <channel> children under <graph>
+// sdk/topo's graphFromXml accepts only <channel> children under <graph>
 // but ignores unknown attributes (docs/internals/topo-neuron.md, "Graph XML
 // extensions"):
 //   crossracktorack="0|1"
@@ -13,10 +13,11 @@
 //                                  of the base ring rotated by k*len/L
 #pragma once
 
-#include "common/result.h"
 #include "search.h"
 #include "synthesize.h"
-#include "topo/graph.h"
+
+#include <nccom/topo/graph.h>
+#include <nccom/util/result.h>
 
 #include <string>
 #include <string_view>
@@ -43,7 +44,7 @@ struct ComputedGraph {
   std::string xml;               // <graphs> text
 };
 
-// Parses `systemXml` (host/topo, with systemOptions(d)), checks that it holds
+// Parses `systemXml` (sdk/topo, with systemOptions(d)), checks that it holds
 // exactly the share's ranks on their vcores, runs getPaths over those vcores,
 // fills the graph and writes it. Errors name the rule broken.
 Result<ComputedGraph> computeGraph(const PlatformDescription& d, const NodeShare& share,

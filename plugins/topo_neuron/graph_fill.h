@@ -2,9 +2,10 @@
 // (inter[c] = {entry NIC, exit NIC}) and the intra rows in local ranks.
 #pragma once
 
-#include "common/result.h"
 #include "search.h"
-#include "topo/graph.h"
+
+#include <nccom/topo/graph.h>
+#include <nccom/util/result.h>
 
 #include <array>
 #include <vector>

@@ -1,9 +1,10 @@
 // kangaRing paths for Trn3 Switch-V1 and the jbog id math.
 #pragma once
 
-#include "common/result.h"
 #include "search.h"
-#include "topo/graph.h"
+
+#include <nccom/topo/graph.h>
+#include <nccom/util/result.h>
 
 #include <vector>
 

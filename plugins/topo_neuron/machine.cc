@@ -1,7 +1,8 @@
 #include "machine.h"
 
 #include "fail.h"
-#include "topo/graph.h"
+
+#include <nccom/topo/graph.h>
 
 #include <cstring>
 #include <string>

@@ -3,11 +3,11 @@
 // node's share. Every malformed field is an error naming it.
 #pragma once
 
-#include "common/result.h"
 #include "platform.h"
 #include "synthesize.h"
 
 #include <nccom/topo_plugin.h>
+#include <nccom/util/result.h>
 
 namespace nccom::topo_neuron {
 

@@ -7,7 +7,7 @@
 // with its reason in docs/decisions/topo-neuron.md ("Platform geometry").
 #pragma once
 
-#include "common/result.h"
+#include <nccom/util/result.h>
 
 #include <cstdint>
 #include <string>

@@ -5,16 +5,16 @@
 //   order_nodes    the UltraServer pod order (podNodeOrder); UNSUPPORTED without pods
 // Configuration ([topology] section): disable_verify ("true"/"false"),
 // default_new_algorithm ("true"/"false", default false: selectSearch's
-// defaultNew). Errors go to the caller's buffer with the rule named; the
-// plugin's own copy of the logger is silenced (plugins never print).
+// defaultNew). Errors go to the caller's buffer with the rule named;
+// INFO lines go to the host's log (installed at init, nccom/util/log.h).
 #include "graph_compute.h"
-#include "log/log.h"
 #include "machine.h"
 #include "pod.h"
 #include "selection.h"
 #include "synthesize.h"
 
 #include <nccom/topo_plugin.h>
+#include <nccom/util/log.h>
 
 #include <cstdarg>
 #include <cstdio>
@@ -51,18 +51,6 @@ char* dupText(const std::string& s) {
   return out;
 }
 
-void hostInfo(const Context* c, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
-void hostInfo(const Context* c, const char* fmt, ...) {
-  if (c == nullptr || !c->hasHost || c->host.log == nullptr) return;
-  char line[512];
-  va_list args;
-  va_start(args, fmt);
-  std::vsnprintf(line, sizeof line, fmt, args);
-  va_end(args);
-  c->host.log(NCCOM_LOG_LEVEL_INFO, static_cast<unsigned long>(log::kGraph), __FILE__, __LINE__,
-              "%s", line);
-}
-
 // A boolean configuration key: unset = fallback; "true"/"false" (also 1/0,
 // yes/no, on/off); anything else is an error naming the key.
 Result<bool> configBool(const Context* c, const char* key, bool fallback) {
@@ -77,15 +65,12 @@ Result<bool> configBool(const Context* c, const char* key, bool fallback) {
 }
 
 nccom_plugin_status_t neuronInit(const nccom_host_api_t* host, void** ctx) {
-  // Silence this object's private logger: errors travel through err buffers.
-  log::Settings quiet;
-  quiet.level = log::Level::None;
-  (void)log::configure(quiet);
   auto* c = new (std::nothrow) Context;
   if (c == nullptr) return NCCOM_PLUGIN_SYSTEM_ERROR;
   if (host != nullptr && host->struct_size >= sizeof(nccom_host_api_t)) {
     c->host = *host;
     c->hasHost = true;
+    if (host->log != nullptr) nccom::util::set_logger(host->log);
   }
   *ctx = c;
   return NCCOM_PLUGIN_OK;
@@ -164,8 +149,9 @@ nccom_plugin_status_t neuronGraph(void* ctx, const nccom_topo_machine_t* m,
   auto defaultNew = configBool(c, "default_new_algorithm", false);
   if (!defaultNew) return failWith(defaultNew.error(), err, errLen);
   const SearchChoice choice = selectSearch(*variant, knob, *defaultNew);
-  if (choice.fromKnob) hostInfo(c, "NCCL_GRAPH_USE_NEW_ALGORITHM set by environment");
-  hostInfo(c, "topo_neuron: %s", choice.reason);
+  if (choice.fromKnob)
+    NCCOM_SDK_INFO(NCCOM_SUBSYS_GRAPH, "NCCL_GRAPH_USE_NEW_ALGORITHM set by environment");
+  NCCOM_SDK_INFO(NCCOM_SUBSYS_GRAPH, "topo_neuron: %s", choice.reason);
   if (choice.algorithm == SearchAlgorithm::Old) {
     copyText(err, errLen, std::string("topo_neuron: ") + choice.reason);
     return NCCOM_PLUGIN_UNSUPPORTED;

@@ -2,8 +2,9 @@
 // docs/decisions/topo-neuron.md decision 17).
 #pragma once
 
-#include "common/result.h"
 #include "platform.h"
+
+#include <nccom/util/result.h>
 
 #include <vector>
 

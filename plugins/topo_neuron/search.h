@@ -19,8 +19,9 @@
 //  * every DFS step counts against a budget; running out is an error.
 #pragma once
 
-#include "common/result.h"
 #include "platform.h"
+
+#include <nccom/util/result.h>
 
 #include <bitset>
 #include <cstdint>

@@ -16,7 +16,7 @@ namespace nccom::topo_neuron {
 namespace {
 
 constexpr const char* kSwitchClass = "0x060400";
-constexpr const char* kCoreClass = "0x030000";  // a GPU class: host/topo keys NeuronCores on it
+constexpr const char* kCoreClass = "0x030000";  // a GPU class: sdk/topo keys NeuronCores on it
 constexpr const char* kNicClass = "0x020000";
 constexpr uint64_t kGuidBase = 0x1d0f000000000000ull;  // Amazon's PCI vendor id in the top bits
 constexpr int kNetMaxConn = 65536;

@@ -1,6 +1,6 @@
 // XML synthesis (what the original's neuronTopoGetXml does per platform): a
 // PlatformDescription plus this node's share of the communicator -> NCCL
-// topology XML (<system>) built through host/topo's DOM, so host/topo's
+// topology XML (<system>) built through sdk/topo's DOM, so sdk/topo's
 // buildSystem() reads it back.
 //
 // Shape (every number is a decision in docs/decisions/topo-neuron.md, "XML
@@ -14,10 +14,11 @@
 //         <pci busid=NIC class="0x020000" ...><nic><net dev=K speed ...></nic></pci>
 #pragma once
 
-#include "common/result.h"
 #include "platform.h"
-#include "topo/system.h"
-#include "topo/xml.h"
+
+#include <nccom/topo/system.h>
+#include <nccom/topo/xml.h>
+#include <nccom/util/result.h>
 
 #include <string>
 #include <vector>

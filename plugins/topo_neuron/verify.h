@@ -2,8 +2,9 @@
 // search, plus the "more ranks than cores" check.
 #pragma once
 
-#include "common/result.h"
 #include "platform.h"
+
+#include <nccom/util/result.h>
 
 #include <vector>
 

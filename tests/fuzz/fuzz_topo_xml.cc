@@ -1,4 +1,4 @@
-// Fuzz target: the topology XML parser (host/topo/xml_parser.cc) and, for
+// Fuzz target: the topology XML parser (sdk/topo/xml_parser.cc) and, for
 // what it accepts, the <system> builder and the path computation. Inputs are
 // any bytes; the parser must answer with a document or a located error.
 //
@@ -8,13 +8,14 @@
 // built system stays within NCCL_TOPO_MAX_NODES per type; computed paths
 // never have more hops than the graph has nodes.
 //
-// Not one of the bootstrap wire targets: its replay runs in tests/host/topo
+// Not one of the bootstrap wire targets: its replay runs in tests/sdk/topo
 // (TopoXml.FuzzTargetReplay), its libFuzzer build is the last block of
 // tests/fuzz/CMakeLists.txt, its seeds are tests/fuzz/corpus/topo_xml/.
 #include "fuzz_support.h"
-#include "topo/paths.h"
-#include "topo/system.h"
-#include "topo/xml.h"
+
+#include <nccom/topo/paths.h>
+#include <nccom/topo/system.h>
+#include <nccom/topo/xml.h>
 
 #include <string>
 #include <string_view>

@@ -80,4 +80,29 @@ TEST(ScriptsStyle, AFileThatCannotBeReadIsAnError) {
       << output(r);
 }
 
+// clang-format would rewrite a CMake file as C (comments and ${} mangled):
+// a named file that is not C or C++ is refused before anything is touched.
+TEST(ScriptsStyle, ANamedFileThatIsNotCOrCppIsRefusedAndNothingChanges) {
+  TempDir dir;
+  const auto bad = write(dir, "bad.cc", kUnformatted);
+  const std::string cmake_text = "# a comment\nset(via_${root} \"${root}\")\n";
+  const auto cmake = write(dir, "Rules.cmake", cmake_text);
+  const auto r = style({bad, cmake});
+  EXPECT_EQ(r.exit_code, 2) << output(r);
+  EXPECT_NE(r.err.find(cmake + " is not a C or C++ file"), std::string::npos) << output(r);
+  EXPECT_EQ(read(cmake), cmake_text);
+  EXPECT_EQ(read(bad), kUnformatted) << "a file was formatted before the refusal";
+}
+
+// The frozen net ABI headers stay as released even when named.
+TEST(ScriptsStyle, AFrozenHeaderNamedExplicitlyIsLeftAlone) {
+  const std::string header = NCCOM_SOURCE_DIR "/sdk/include/nccom/net_v4.h";
+  const std::string before = read(header);
+  const auto r = style({"--check", header});
+  EXPECT_EQ(r.exit_code, 0) << output(r);
+  EXPECT_NE(r.out.find("sdk/include/nccom/net_v4.h is a frozen ABI header"), std::string::npos)
+      << output(r);
+  EXPECT_EQ(read(header), before);
+}
+
 }  // namespace

@@ -1,11 +1,17 @@
-// The SDK as a third party uses it: install nccom, build the example plugin
-// out of tree with find_package(nccom), load the result with the host loader.
+// The SDK as a third party uses it: install nccom, build the example plugins
+// out of tree with find_package(nccom), and use them — the smallest one loaded
+// by the host loader, the topology and transport examples by real
+// communicators (nccom-test, 4 ranks on 2 emulated hosts, --check) in place of
+// the in-tree plugins.
 #include "child_process.h"
+#include "nccom_test_table.h"
 #include "plugin/plugin_loader.h"
 
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
+#include <memory>
 #include <string>
 
 namespace {
@@ -17,31 +23,83 @@ std::string describe(const ChildResult& r) { return r.out + r.err; }
 
 void no_log(nccom_log_level_t, unsigned long, const char*, int, const char*, ...) {}
 
-TEST(SdkOutOfTree, InstalledPackageBuildsAPluginTheHostLoads) {
-  nccom_test::TempDir dir;
-  const std::string prefix = dir.path() + "/prefix";
-  const std::string build = dir.path() + "/build";
+const std::string kTool = std::string(NCCOM_BUILD_DIR) + "/bin/nccom-test";
 
-  ChildResult r = run_child(CMAKE_COMMAND, {"--install", NCCOM_BUILD_DIR, "--prefix", prefix}, {});
+// One installed prefix for the whole suite; each example is built once.
+class SdkOutOfTree : public testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = std::make_unique<nccom_test::TempDir>();
+    const ChildResult r =
+        run_child(CMAKE_COMMAND, {"--install", NCCOM_BUILD_DIR, "--prefix", prefix()}, {});
+    install_log_ = describe(r);
+    installed_ = r.exit_code == 0;
+  }
+  static void TearDownTestSuite() { dir_.reset(); }
+
+  static std::string prefix() { return dir_->path() + "/prefix"; }
+
+  // Configures and builds sdk/examples/<name> against the installed prefix;
+  // returns its build directory ("" after a failure, reported).
+  static std::string build_example(const std::string& name) {
+    const std::string build = dir_->path() + "/build-" + name;
+    ChildResult r = run_child(CMAKE_COMMAND,
+                              {"-S", std::string(NCCOM_SOURCE_DIR) + "/sdk/examples/" + name, "-B",
+                               build, "-DCMAKE_PREFIX_PATH=" + prefix()},
+                              {});
+    EXPECT_EQ(r.exit_code, 0) << describe(r);
+    if (r.exit_code != 0) return "";
+    r = run_child(CMAKE_COMMAND, {"--build", build}, {});
+    EXPECT_EQ(r.exit_code, 0) << describe(r);
+    return r.exit_code == 0 ? build : "";
+  }
+
+  void SetUp() override { ASSERT_TRUE(installed_) << install_log_; }
+
+  static std::unique_ptr<nccom_test::TempDir> dir_;
+  static bool installed_;
+  static std::string install_log_;
+};
+
+std::unique_ptr<nccom_test::TempDir> SdkOutOfTree::dir_;
+bool SdkOutOfTree::installed_ = false;
+std::string SdkOutOfTree::install_log_;
+
+ChildResult run_allreduce(const std::map<std::string, std::string>& env) {
+  std::map<std::string, std::string> all = {{"NCCOM_CONFIG", ""}, {"NCCL_DEBUG", "INFO"}};
+  all.insert(env.begin(), env.end());
+  return run_child(kTool,
+                   {"-r", "4", "-N", "2", "-b", "8", "-e", "64K", "-f", "8", "-n", "2", "-w", "1",
+                    "--timeout-ms", "20000", "--check", "allr"},
+                   all);
+}
+
+void expect_checked(const ChildResult& r) {
   ASSERT_EQ(r.exit_code, 0) << describe(r);
-  ASSERT_TRUE(std::filesystem::exists(prefix + "/include/nccom/plugin.h"));
-  for (const char* file : {"/lib/libnccom.so", "/lib/libnccom.so.2", "/lib/libnccom.so.2.31.24",
+  const auto rows = nccom_test::table_rows(r.out);
+  ASSERT_EQ(rows.size(), 5u) << r.out;
+  for (const auto& row : rows) {
+    ASSERT_EQ(row.size(), 13u) << r.out;
+    EXPECT_EQ(row[8], "0") << r.out;
+    EXPECT_EQ(row[12], "0") << r.out;
+  }
+  EXPECT_NE(r.out.find("# Wrong elements       : 0 OK"), std::string::npos) << r.out;
+}
+
+TEST_F(SdkOutOfTree, InstalledPackageBuildsAPluginTheHostLoads) {
+  for (const char* file : {"/include/nccom/plugin.h", "/include/nccom/util/result.h",
+                           "/include/nccom/topo/system.h", "/lib/libnccom_sdk_topo.a",
+                           "/lib/libnccom.so", "/lib/libnccom.so.2", "/lib/libnccom.so.2.31.24",
                            "/lib/libnrt.so.1", "/share/nccom/nccom.toml", "/bin/nccom-info"}) {
-    EXPECT_TRUE(std::filesystem::exists(prefix + file)) << file;
+    EXPECT_TRUE(std::filesystem::exists(prefix() + file)) << file;
   }
   // The installed runtime finds the installed libnccom next to it ($ORIGIN).
-  r = run_child(prefix + "/bin/nccom-info", {}, {});
+  const ChildResult r = run_child(prefix() + "/bin/nccom-info", {}, {});
   EXPECT_EQ(r.exit_code, 0) << describe(r);
-  EXPECT_NE(r.out.find(prefix + "/lib/libnccom.so"), std::string::npos) << describe(r);
+  EXPECT_NE(r.out.find(prefix() + "/lib/libnccom.so"), std::string::npos) << describe(r);
 
-  r = run_child(CMAKE_COMMAND,
-                {"-S", std::string(NCCOM_SOURCE_DIR) + "/sdk/examples/hello_plugin", "-B", build,
-                 "-DCMAKE_PREFIX_PATH=" + prefix},
-                {});
-  ASSERT_EQ(r.exit_code, 0) << describe(r);
-  r = run_child(CMAKE_COMMAND, {"--build", build}, {});
-  ASSERT_EQ(r.exit_code, 0) << describe(r);
-
+  const std::string build = build_example("hello_plugin");
+  ASSERT_FALSE(build.empty());
   nccom_host_api_t host{};
   host.struct_size = sizeof host;
   host.abi_version = NCCOM_PLUGIN_ABI_VERSION;
@@ -50,6 +108,40 @@ TEST(SdkOutOfTree, InstalledPackageBuildsAPluginTheHostLoads) {
   ASSERT_TRUE(plugin) << plugin.error().message;
   EXPECT_EQ((*plugin)->name(), "hello");
   EXPECT_EQ((*plugin)->plugin_version(), "1.0.0");
+}
+
+// The flat topology plugin (sdk/examples/topo_plugin, linked with the
+// installed nccom::sdk_topo) as the only topology plugin: it describes both
+// nodes and searches their rings, and the collectives come out exact.
+TEST_F(SdkOutOfTree, TopologyPluginDescribesAndRingsARealCommunicator) {
+  const std::string build = build_example("topo_plugin");
+  ASSERT_FALSE(build.empty());
+  const auto r = run_allreduce({{"NCCOM_TOPOLOGY_PLUGINS", build + "/libnccom-topo-flat.so"},
+                                {"NCCL_DEBUG_SUBSYS", "INIT,GRAPH"}});
+  expect_checked(r);
+  const std::string all = describe(r);
+  for (const char* line :
+       {"flat topology: node 0 of 2, 2 local ranks", "flat topology: node 1 of 2, 2 local ranks",
+        "topology from plugin flat, 2 channel(s) from the search of topology plugin flat"}) {
+    EXPECT_NE(all.find(line), std::string::npos) << line << "\n" << all;
+  }
+  EXPECT_EQ(all.find("topo_neuron"), std::string::npos) << all;
+}
+
+// The direct transport (sdk/examples/transport_plugin) ahead of net_neuron:
+// it carries every same-host pair, net_neuron the pairs across hosts.
+TEST_F(SdkOutOfTree, TransportPluginCarriesARealCommunicatorsSameHostPairs) {
+  const std::string build = build_example("transport_plugin");
+  ASSERT_FALSE(build.empty());
+  const auto r =
+      run_allreduce({{"NCCOM_TRANSPORT_PLUGINS", build + "/libnccom-direct.so,net_neuron"},
+                     {"NCCL_DEBUG_SUBSYS", "INIT,P2P,NET"}});
+  expect_checked(r);
+  const std::string all = describe(r);
+  EXPECT_NE(all.find("direct transport: ranks of one server, proxy-free"), std::string::npos)
+      << all;
+  EXPECT_NE(all.find(" via direct (pid "), std::string::npos) << all;
+  EXPECT_EQ(all.find(" via P2P"), std::string::npos) << all;
 }
 
 }  // namespace

@@ -3,7 +3,7 @@
 // Outcome as the table shows it.
 #pragma once
 
-#include "common/result.h"
+#include <nccom/util/result.h>
 
 #include <string>
 #include <utility>

@@ -3,8 +3,9 @@
 // SLURM_*), worked out from an environment map so tests can give one.
 #pragma once
 
-#include "common/result.h"
 #include "options.h"
+
+#include <nccom/util/result.h>
 
 #include <cstdint>
 #include <map>

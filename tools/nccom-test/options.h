@@ -3,8 +3,9 @@
 // vectors), and the message-size series they describe.
 #pragma once
 
-#include "common/result.h"
 #include "dtype.h"
+
+#include <nccom/util/result.h>
 
 #include <cstdint>
 #include <string>

@@ -2,8 +2,9 @@
 // JSON with the same facts for scripts, Graphviz DOT for a picture.
 #pragma once
 
-#include "common/result.h"
 #include "topo_tool.h"
+
+#include <nccom/util/result.h>
 
 #include <string>
 

@@ -1,7 +1,8 @@
 // The text view and the XML texts.
 #include "render.h"
-#include "topo/graph_xml.h"
-#include "topo/xml.h"
+
+#include <nccom/topo/graph_xml.h>
+#include <nccom/topo/xml.h>
 
 namespace nccom::topotool {
 

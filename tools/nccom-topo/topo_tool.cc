@@ -1,6 +1,6 @@
 #include "topo_tool.h"
 
-#include "topo/xml.h"
+#include <nccom/topo/xml.h>
 
 #include <cstdlib>
 #include <cstring>

@@ -5,7 +5,6 @@
 // tests of tests/tools/nccom-topo use the same platform -> machine mapping.
 #pragma once
 
-#include "common/result.h"
 #include "graphbuild/simulate.h"
 #include "graphbuild/topo_backend.h"
 #include "plugin/plugin_loader.h"
@@ -13,6 +12,7 @@
 #include "topo_neuron/platform.h"
 
 #include <nccom/topo_plugin.h>
+#include <nccom/util/result.h>
 
 #include <filesystem>
 #include <memory>

@@ -4,9 +4,8 @@
 // complete non-blockingly; the host calls connect() until it reports done.
 #pragma once
 
-#include "common/result.h"
-
 #include <nccom/transport_plugin.h>
+#include <nccom/util/result.h>
 
 #include <atomic>
 #include <cstdint>

@@ -7,9 +7,8 @@
 // (docs/decisions/net-neuron-transport.md, decision 5).
 #pragma once
 
-#include "common/result.h"
-
 #include <nccom/nrt_abi.h>
+#include <nccom/util/result.h>
 
 #include <cstdint>
 #include <string>

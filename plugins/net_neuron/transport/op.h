@@ -9,11 +9,11 @@
 // index_words.cc ringGetPending.
 #pragma once
 
-#include "common/result.h"
 #include "connector.h"
 #include "index_words.h"
 
 #include <nccom/transport_plugin.h>
+#include <nccom/util/result.h>
 
 #include <array>
 #include <cstdint>

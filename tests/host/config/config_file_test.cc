@@ -3,8 +3,9 @@
 // file named by NCCOM_CONFIG is an error naming the path and its kind or
 // size, never a hang. Also read_bounded_file itself, the helper every
 // user-named file goes through.
-#include "common/bounded_file.h"
 #include "config_test_util.h"
+
+#include <nccom/util/bounded_file.h>
 
 #include <fcntl.h>
 #include <sys/socket.h>

@@ -6,7 +6,8 @@
 
 #include "rings/fragment.h"
 #include "rings/postset.h"
-#include "topo/graph.h"
+
+#include <nccom/topo/graph.h>
 
 #include <functional>
 #include <vector>

@@ -8,7 +8,8 @@
 #include "host_xml.h"
 #include "plugin/plugin_loader.h"
 #include "search_test_util.h"
-#include "topo/graph_xml.h"
+
+#include <nccom/topo/graph_xml.h>
 
 #include <sys/stat.h>
 

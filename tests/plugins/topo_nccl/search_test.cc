@@ -1,6 +1,6 @@
 // TopoNcclOldSearch: the inherited OLD search over hand-written systems.
 // Every expected value below is derived by hand from the fixture (widths
-// from host/topo's tables: PCIe gen4 x16 = 24 GB/s, gen3 x16 = 12, Skylake
+// from sdk/topo's tables: PCIe gen4 x16 = 24 GB/s, gen3 x16 = 12, Skylake
 // SYS = 9, NET 100 Gb/s = 12.5, fast link count 2 at sm 70 = 42) and the
 // rules of upstream ncclTopoCompute's descent; none is copied from a run.
 #include "ring_search.h"

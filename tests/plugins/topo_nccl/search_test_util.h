@@ -1,15 +1,16 @@
 // Shared by the TopoNcclOldSearch and TopoNcclPlugin suites: loading the
-// fixtures of tests/plugins/topo_nccl/data (and tests/host/topo/data/pcie_host.xml),
+// fixtures of tests/plugins/topo_nccl/data (and tests/sdk/topo/data/pcie_host.xml),
 // recording log lines, and the ring properties every result must have.
 #pragma once
 
-#include "common/bounded_file.h"
 #include "graph_driver.h"
 #include "local_share.h"
 #include "log_sink.h"
 #include "old_search.h"
 #include "system_source.h"
-#include "topo/paths.h"
+
+#include <nccom/topo/paths.h>
+#include <nccom/util/bounded_file.h>
 
 #include <gtest/gtest.h>
 
@@ -22,7 +23,7 @@ namespace topo_nccl_test {
 
 inline std::string dataFile(const std::string& name) {
   if (name == "pcie_host.xml")
-    return std::string(NCCOM_SOURCE_DIR) + "/tests/host/topo/data/pcie_host.xml";
+    return std::string(NCCOM_SOURCE_DIR) + "/tests/sdk/topo/data/pcie_host.xml";
   return std::string(NCCOM_SOURCE_DIR) + "/tests/plugins/topo_nccl/data/" + name;
 }
 

@@ -1,11 +1,12 @@
 // NeuronSynthesize.Example*: the checked-in config/topo/*.xml files load with
-// host/topo as NCCL_TOPO_FILE files and hold the hand-checked device, core
+// sdk/topo as NCCL_TOPO_FILE files and hold the hand-checked device, core
 // and NIC counts of one full node; and they are byte-equal to what the
 // synthesizer writes today (regenerate with nccom-topo-neuron-examples).
 #include "topo_neuron/examples.h"
 
-#include "topo/paths.h"
 #include "topo_neuron/synthesize.h"
+
+#include <nccom/topo/paths.h>
 
 #include <gtest/gtest.h>
 

@@ -6,9 +6,10 @@
 // (closing hop included) must stay on one device or follow a platform link.
 #include "graphbuild/topo_backend.h"
 #include "plugin/plugin_loader.h"
-#include "topo/graph_xml.h"
 #include "topo_neuron/graph_compute.h"
 #include "topo_neuron/machine.h"
+
+#include <nccom/topo/graph_xml.h>
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// NeuronSynthesize: the synthesized <system> XML read back by host/topo.
+// NeuronSynthesize: the synthesized <system> XML read back by sdk/topo.
 // The matrix (every platform x instance size x allowed local device count x
 // LNC) checks properties, not copied text: the XML parses and builds; one
 // <gpu> per local rank with dev = vcore id and its global rank; a direct
@@ -7,7 +7,7 @@
 // the NET count is the NICs of the PCIe switches the used devices sit on.
 #include "topo_neuron/synthesize.h"
 
-#include "topo/paths.h"
+#include <nccom/topo/paths.h>
 
 #include <gtest/gtest.h>
 

@@ -1,9 +1,10 @@
 // nccom-topo as an operator runs it: a real process, the real topology
 // plugins from the build tree, real files and real Graphviz.
 #include "child_process.h"
-#include "topo/graph_xml.h"
-#include "topo/system.h"
-#include "topo/xml.h"
+
+#include <nccom/topo/graph_xml.h>
+#include <nccom/topo/system.h>
+#include <nccom/topo/xml.h>
 
 #include <gtest/gtest.h>
 

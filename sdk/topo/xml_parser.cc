@@ -1,8 +1,8 @@
 // The XML parser: one forward pass over the bytes with an explicit stack of
 // open elements (no recursion, so depth is only bounded by the limit). Every
 // byte is looked at a bounded number of times, so any input costs O(size).
-#include "common/bounded_file.h"
-#include "topo/xml.h"
+#include <nccom/topo/xml.h>
+#include <nccom/util/bounded_file.h>
 
 namespace nccom::topo {
 

@@ -1,6 +1,6 @@
 // TopoPaths: BFS paths, P2P/GDR diversions, checkP2p, trimming, search
 // widths. Every expected hop list, width and type below was worked out by
-// hand from the fixture (tests/host/topo/data/pcie_host.xml):
+// hand from the fixture (tests/sdk/topo/data/pcie_host.xml):
 //
 //   CPU0 (Skylake, SYS 9 GB/s to CPU1)          CPU1
 //    └ PCI 10 (gen4 x16: 24)                     └ PCI 90

@@ -5,9 +5,9 @@
 // pointer, so the whole graph is a plain copyable value.
 #pragma once
 
-#include "common/result.h"
-#include "topo/graph.h"
-#include "topo/xml.h"
+#include <nccom/topo/graph.h>
+#include <nccom/topo/xml.h>
+#include <nccom/util/result.h>
 
 #include <array>
 #include <cstdint>

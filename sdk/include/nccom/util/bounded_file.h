@@ -10,7 +10,7 @@
 // reads as 0). Header-only: used by static libraries and plugins alike.
 #pragma once
 
-#include "common/result.h"
+#include <nccom/util/result.h>
 
 #include <fcntl.h>
 #include <sys/stat.h>

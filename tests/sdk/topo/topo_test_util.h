@@ -1,9 +1,9 @@
 // Shared by the topology core tests: loading the hand-written fixtures.
 #pragma once
 
-#include "topo/paths.h"
-#include "topo/system.h"
-#include "topo/xml.h"
+#include <nccom/topo/paths.h>
+#include <nccom/topo/system.h>
+#include <nccom/topo/xml.h>
 
 #include <gtest/gtest.h>
 
@@ -31,7 +31,7 @@ inline TopoSystem mustBuild(std::string_view text, const SystemOptions& options 
   return sys.ok() ? std::move(*sys) : TopoSystem{};
 }
 
-// tests/host/topo/data/pcie_host.xml, built and with paths computed.
+// tests/sdk/topo/data/pcie_host.xml, built and with paths computed.
 inline TopoSystem pcieHost(const PathSettings& settings = {}) {
   auto doc = parseXmlFile(dataPath("pcie_host.xml"));
   EXPECT_TRUE(doc.ok()) << (doc.ok() ? "" : doc.error().message);

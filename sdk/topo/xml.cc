@@ -1,6 +1,6 @@
 // XmlNode helpers, number conversion and the writer. The parser is in
 // xml_parser.cc.
-#include "topo/xml.h"
+#include <nccom/topo/xml.h>
 
 #include <cerrno>
 #include <cinttypes>

@@ -6,7 +6,7 @@
 // NCCL_P2P_DISABLE / NCCL_NET_GDR_LEVEL values.
 #pragma once
 
-#include "topo/system.h"
+#include <nccom/topo/system.h>
 
 #include <optional>
 #include <string_view>

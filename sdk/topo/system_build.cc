@@ -1,7 +1,7 @@
 // <system> XML -> TopoSystem (upstream ncclTopoGetSystemFromXml and the
 // ncclTopoAdd* family). Every rule broken is an error that names the element
 // with source:line:col.
-#include "topo/system.h"
+#include <nccom/topo/system.h>
 
 #include <algorithm>
 #include <utility>

@@ -1,8 +1,8 @@
 // TopoGraphXml: <graphs> XML <-> TopoGraph on the PCIe host fixture (devs
 // 0..7 are ranks 8..15, so every dev -> rank translation is visible).
-#include "topo/graph_xml.h"
-
 #include "topo_test_util.h"
+
+#include <nccom/topo/graph_xml.h>
 
 namespace nccom::topo::test {
 namespace {

@@ -9,7 +9,7 @@
 // naming `source:line:col` and the rule broken.
 #pragma once
 
-#include "common/result.h"
+#include <nccom/util/result.h>
 
 #include <cstdint>
 #include <memory>
@@ -105,7 +105,7 @@ struct XmlDocument {
 
 Result<XmlDocument> parseXml(std::string_view text, std::string_view source = "<string>",
                              const XmlLimits& limits = {});
-// Reads and parses a file through read_bounded_file (common/bounded_file.h):
+// Reads and parses a file through read_bounded_file (nccom/util/bounded_file.h):
 // only a regular file of at most limits.maxInputBytes is read, so a FIFO or
 // a device is refused instead of hanging; every error names the path.
 Result<XmlDocument> parseXmlFile(const std::string& path, const XmlLimits& limits = {});

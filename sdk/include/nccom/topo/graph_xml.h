@@ -11,10 +11,10 @@
 // by GPU `dev`, translated to ranks through the system's GPU nodes.
 #pragma once
 
-#include "common/result.h"
-#include "topo/graph.h"
-#include "topo/system.h"
-#include "topo/xml.h"
+#include <nccom/topo/graph.h>
+#include <nccom/topo/system.h>
+#include <nccom/topo/xml.h>
+#include <nccom/util/result.h>
 
 #include <vector>
 

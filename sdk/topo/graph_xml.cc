@@ -1,7 +1,6 @@
 // Graph XML <-> TopoGraph. See graph_xml.h.
-#include "topo/graph_xml.h"
-
-#include "log/log.h"
+#include <nccom/topo/graph_xml.h>
+#include <nccom/util/log.h>
 
 #include <cstdio>
 
@@ -137,7 +136,7 @@ Result<int> graphFromXml(const XmlDocument& doc, const TopoSystem& system, TopoG
     char msg[96];
     std::snprintf(msg, sizeof msg, "XML Graph has wrong version %lld, %d needed",
                   static_cast<long long>(*version), kGraphXmlVersion);
-    NCCOM_WARN("%s", msg);
+    NCCOM_SDK_WARN("%s", msg);
     return reader.fail(root, msg);
   }
   TopoGraph result = graph;

@@ -1,6 +1,6 @@
 // Graph editing primitives of the system graph and the small tables
 // (names, widths, bus ids). The XML -> graph builder is system_build.cc.
-#include "topo/system.h"
+#include <nccom/topo/system.h>
 
 #include <algorithm>
 #include <cinttypes>

@@ -1,8 +1,7 @@
 // Path computation (upstream ncclTopoSetPaths / ComputePaths / CheckP2p /
 // CheckGdr / TrimSystem / SearchInit). See paths.h.
-#include "topo/paths.h"
-
-#include "log/log.h"
+#include <nccom/topo/paths.h>
+#include <nccom/util/log.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -261,8 +260,8 @@ Status trimSystem(TopoSystem& system, int myRank, int nRanks) {
     if (!mine[i].reachable()) drop.push_back(gpus[i].id);
   }
   for (int64_t id : drop) {
-    NCCOM_INFO(log::kGraph, "Topology trim: dropping GPU %s, not connected to rank %d",
-               int64ToBusId(id).c_str(), myRank);
+    NCCOM_SDK_INFO(NCCOM_SUBSYS_GRAPH, "Topology trim: dropping GPU %s, not connected to rank %d",
+                   int64ToBusId(id).c_str(), myRank);
     removeNode(system, {NodeType::GPU, system.find(NodeType::GPU, id)});
   }
   if (system.count(NodeType::GPU) == nRanks) {
