@@ -1,6 +1,6 @@
 #include "p2p_connector.h"
 
-#include "log.h"
+#include <nccom/util/log.h>
 
 #include <memory>
 
@@ -30,9 +30,10 @@ const nccom_transport_peer_t* self_of(const nccom_transport_comm_t* comm) {
 // side, once its connection is up, as upstream does.
 void log_channel(const Connector& c) {
   const nccom_transport_peer_t& me = *self_of(c.comm);
-  P2P_INFO("Channel %02d : %d[%lx] -> %d[%lx] via P2P/%s%s", c.channel, me.rank,
-           static_cast<long>(me.bus_id), c.peer.rank, static_cast<long>(c.peer.bus_id),
-           mode_name(c.mode), c.remote.read != 0 ? "/read" : "");
+  NCCOM_SDK_INFO(NCCOM_SUBSYS_INIT, "Channel %02d : %d[%lx] -> %d[%lx] via P2P/%s%s", c.channel,
+                 me.rank, static_cast<long>(me.bus_id), c.peer.rank,
+                 static_cast<long>(c.peer.bus_id), mode_name(c.mode),
+                 c.remote.read != 0 ? "/read" : "");
 }
 
 }  // namespace

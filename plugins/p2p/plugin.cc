@@ -3,11 +3,11 @@
 // memory-registration and op slots are NULL, so the host never builds a proxy
 // path over P2P and neuronGetNetConnector answers NULL for a P2P hop. Every
 // slot checks its pointers and catches exceptions.
-#include "log.h"
 #include "p2p_connector.h"
 
 #include <nccom/plugin.h>
 #include <nccom/transport_plugin.h>
+#include <nccom/util/log.h>
 
 #include <cstdio>
 #include <exception>
@@ -50,7 +50,7 @@ Connector* as_connector(void* p) {
 nccom_plugin_status_t p2p_init(const nccom_host_api_t* host, void** plugin_ctx) {
   if (plugin_ctx == nullptr) return NCCOM_PLUGIN_INVALID_ARGUMENT;
   if (host != nullptr && host->struct_size >= offsetof(nccom_host_api_t, log) + sizeof host->log) {
-    set_logger(host->log);
+    nccom::util::set_logger(host->log);
   }
   auto* ctx = new (std::nothrow) PluginContext();
   if (ctx == nullptr) return NCCOM_PLUGIN_SYSTEM_ERROR;

@@ -46,7 +46,7 @@ ncclResult_t unsupported(const char* slot) {
 // ---- control plane ----------------------------------------------------------
 
 ncclResult_t sock_init(ncclDebugLogger_t logger) {
-  set_logger(logger);
+  nccom::util::set_logger(logger);
   // The configuration in force, as set by nccomSocketConfigure (or the
   // defaults): lets the host's log show what the plugin actually took.
   SocketConfig config = current_config();

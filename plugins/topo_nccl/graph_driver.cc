@@ -9,8 +9,7 @@
 
 namespace nccom::topo_nccl {
 
-Result<topo::TopoSystem> prepareSearchSystem(std::string_view systemXml, const LocalShare& share,
-                                             const LogSink& log) {
+Result<topo::TopoSystem> prepareSearchSystem(std::string_view systemXml, const LocalShare& share) {
   auto sys = checkSystemXml(systemXml, "system XML", share);
   if (!sys) return sys.take_error();
   const auto isLocal = [&](int rank) {
@@ -19,7 +18,7 @@ Result<topo::TopoSystem> prepareSearchSystem(std::string_view systemXml, const L
   for (int g = sys->count(topo::NodeType::GPU) - 1; g >= 0; --g) {
     const auto& gpu = sys->of(topo::NodeType::GPU)[static_cast<std::size_t>(g)];
     if (isLocal(gpu.gpu.rank)) continue;
-    TOPO_NCCL_INFO(log, kLogGraph,
+    NCCOM_SDK_INFO(NCCOM_SUBSYS_GRAPH,
                    "topo_nccl: GPU dev %d (rank %d) is not a local rank of this node, left out",
                    gpu.gpu.dev, gpu.gpu.rank);
     topo::removeNode(*sys, {topo::NodeType::GPU, g});
@@ -32,11 +31,10 @@ Result<topo::TopoSystem> prepareSearchSystem(std::string_view systemXml, const L
 }
 
 Result<std::string> computeGraphXml(std::string_view systemXml, const LocalShare& share,
-                                    const SearchRequest& request, const LogSink& log,
-                                    const SearchBudgets& budgets) {
-  auto sys = prepareSearchSystem(systemXml, share, log);
+                                    const SearchRequest& request, const SearchBudgets& budgets) {
+  auto sys = prepareSearchSystem(systemXml, share);
   if (!sys) return sys.take_error();
-  auto outcome = oldSearch(*sys, request, log, budgets);
+  auto outcome = oldSearch(*sys, request, budgets);
   if (!outcome) return outcome.take_error();
   auto doc = topo::graphsToXml({&outcome->graph}, *sys);
   if (!doc) return doc.take_error();

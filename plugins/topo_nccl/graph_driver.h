@@ -3,7 +3,6 @@
 #pragma once
 
 #include "local_share.h"
-#include "log_sink.h"
 #include "old_search.h"
 
 #include <nccom/topo/system.h>
@@ -19,12 +18,11 @@ namespace nccom::topo_nccl {
 // devices), drops every NET when the communicator lives on this node alone
 // (nNodes == 1 or every rank is local: nothing leaves the node), and
 // computes the paths.
-Result<topo::TopoSystem> prepareSearchSystem(std::string_view systemXml, const LocalShare& share,
-                                             const LogSink& log);
+Result<topo::TopoSystem> prepareSearchSystem(std::string_view systemXml, const LocalShare& share);
 
 // The whole compute_graph: prepare, search, write <graphs version="1">.
 Result<std::string> computeGraphXml(std::string_view systemXml, const LocalShare& share,
-                                    const SearchRequest& request, const LogSink& log,
+                                    const SearchRequest& request,
                                     const SearchBudgets& budgets = {});
 
 }  // namespace nccom::topo_nccl

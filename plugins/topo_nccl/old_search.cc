@@ -122,9 +122,8 @@ class Relaxer {
   int tier_;
 };
 
-void fallBack(const TopoSystem& sys, TopoGraph& graph, const LogSink& log) {
-  TOPO_NCCL_WARN(log, kLogGraph,
-                 "Could not find a path for pattern %d, falling back to simple order",
+void fallBack(const TopoSystem& sys, TopoGraph& graph) {
+  NCCOM_SDK_WARN("Could not find a path for pattern %d, falling back to simple order",
                  static_cast<int>(graph.pattern));
   const auto& gpus = sys.of(NodeType::GPU);
   for (std::size_t i = 0; i < gpus.size(); ++i) graph.intra[i] = gpus[i].gpu.rank;
@@ -154,8 +153,8 @@ int duplicate(TopoGraph& graph) {
   return before;
 }
 
-void printGraph(const TopoSystem& sys, const TopoGraph& g, const LogSink& log) {
-  TOPO_NCCL_INFO(log, kLogGraph,
+void printGraph(const TopoSystem& sys, const TopoGraph& g) {
+  NCCOM_SDK_INFO(NCCOM_SUBSYS_GRAPH,
                  "Pattern %d, crossNic %d, nChannels %d, speed %f/%f, type %s/%s, sameChannels %d",
                  static_cast<int>(g.pattern), g.crossNic, g.nChannels,
                  static_cast<double>(g.speedIntra), static_cast<double>(g.speedInter),
@@ -166,7 +165,7 @@ void printGraph(const TopoSystem& sys, const TopoGraph& g, const LogSink& log) {
     if (nets) line += " NET/" + std::to_string(g.inter[static_cast<std::size_t>(c)][0]);
     for (int i = 0; i < g.nLocal; ++i) line += " GPU/" + std::to_string(g.channel(c)[i]);
     if (nets) line += " NET/" + std::to_string(g.inter[static_cast<std::size_t>(c)][1]);
-    TOPO_NCCL_INFO(log, kLogGraph, "%s", line.c_str());
+    NCCOM_SDK_INFO(NCCOM_SUBSYS_GRAPH, "%s", line.c_str());
   }
 }
 
@@ -179,7 +178,7 @@ int seedTier(float width) {
 }
 
 Result<SearchOutcome> oldSearch(const TopoSystem& system, const SearchRequest& request,
-                                const LogSink& log, const SearchBudgets& budgets) {
+                                const SearchBudgets& budgets) {
   if (auto st = checkInput(system, request); !st) return st.take_error();
   TopoSystem sys = system;  // the search's widths are computed on our own copy
   topo::computeSearchWidths(sys);
@@ -229,8 +228,8 @@ Result<SearchOutcome> oldSearch(const TopoSystem& system, const SearchRequest& r
     if (static_cast<float>(graph.nChannels) * graph.speedInter >= sys.totalWidth) break;
     if (global <= 0) {
       stats.budgetExhausted = true;
-      TOPO_NCCL_INFO(
-          log, kLogGraph,
+      NCCOM_SDK_INFO(
+          NCCOM_SUBSYS_GRAPH,
           "OLD search: budget of %lld steps used up after %d attempts, keeping %d channels",
           static_cast<long long>(budgets.global), stats.attempts, graph.nChannels);
       break;
@@ -242,7 +241,7 @@ Result<SearchOutcome> oldSearch(const TopoSystem& system, const SearchRequest& r
   // to raise speedIntra; a RING has nothing to gain there, so no attempt runs.
 
   if (graph.nChannels == 0) {
-    fallBack(sys, graph, log);
+    fallBack(sys, graph);
     stats.fellBack = true;
   }
   stats.duplicatedFrom = duplicate(graph);
@@ -250,7 +249,7 @@ Result<SearchOutcome> oldSearch(const TopoSystem& system, const SearchRequest& r
   graph.inter.resize(static_cast<std::size_t>(graph.nChannels));
   graph.minChannels = request.minChannels;
   graph.maxChannels = request.maxChannels;
-  printGraph(sys, graph, log);
+  printGraph(sys, graph);
   return out;
 }
 

@@ -5,13 +5,12 @@
 // uncertain, the decisions are in docs/decisions/topo-nccl.md ("The OLD search").
 //
 // Pure: the system comes in (paths computed), the graph goes out, messages
-// go to the sink. Nothing else is read or written.
+// go to the SDK logger (nccom/util/log.h). Nothing else is read or written.
 #pragma once
-
-#include "log_sink.h"
 
 #include <nccom/topo/graph.h>
 #include <nccom/topo/system.h>
+#include <nccom/util/log.h>
 #include <nccom/util/result.h>
 
 #include <array>
@@ -68,7 +67,7 @@ struct SearchOutcome {
 // Logs the "Pattern ..." line and one line per channel at INFO (GRAPH),
 // the fallback at WARN.
 Result<SearchOutcome> oldSearch(const topo::TopoSystem& system, const SearchRequest& request,
-                                const LogSink& log, const SearchBudgets& budgets = {});
+                                const SearchBudgets& budgets = {});
 
 // Index of the first tier <= width (the last tier when none is).
 int seedTier(float width);

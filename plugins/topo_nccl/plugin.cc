@@ -6,7 +6,6 @@
 #include "graph_driver.h"
 #include "host_xml.h"
 #include "local_share.h"
-#include "log_sink.h"
 #include "system_source.h"
 
 #include <nccom/topo_plugin.h>
@@ -23,10 +22,8 @@ namespace {
 
 // What init was given; lives until fini.
 struct PluginContext {
-  nccom_log_fn hostLog = nullptr;
   std::string topologyFile;  // empty: unset
   DetectOptions detect;
-  LogSink sink;
 };
 
 std::string configText(const nccom_host_api_t* host, const char* key) {
@@ -95,7 +92,7 @@ Result<std::string> detectedSystemXml(const PluginContext& ctx, const LocalShare
   auto host = detectHost(ctx.detect);
   if (!host) return host.take_error();
   for (const auto& note : host->notes)
-    TOPO_NCCL_INFO(ctx.sink, kLogInit, "topo_nccl: detection: %s", note.c_str());
+    NCCOM_SDK_INFO(NCCOM_SUBSYS_INIT, "topo_nccl: detection: %s", note.c_str());
   auto doc = hostToXml(*host, share);
   if (!doc) return doc.take_error();
   std::string text = topo::writeXml(*doc->root);
@@ -131,20 +128,13 @@ nccom_plugin_status_t pluginInit(const nccom_host_api_t* host, void** ctxOut) {
   if (ctxOut == nullptr) return NCCOM_PLUGIN_INVALID_ARGUMENT;
   try {
     auto* ctx = new PluginContext;
-    if (host != nullptr && host->struct_size >= sizeof(nccom_host_api_t)) ctx->hostLog = host->log;
+    if (host != nullptr && host->struct_size >= sizeof(nccom_host_api_t) && host->log != nullptr)
+      nccom::util::set_logger(host->log);  // every line of the plugin (nccom/util/log.h)
     ctx->topologyFile = configText(host, "file");
     // For diagnostics and tests: detection over another sysfs / cpuinfo.
     if (auto root = configText(host, "sysfs_root"); !root.empty()) ctx->detect.sysfsRoot = root;
     if (auto cpuinfo = configText(host, "cpuinfo_path"); !cpuinfo.empty())
       ctx->detect.cpuinfoPath = cpuinfo;
-    if (ctx->hostLog != nullptr) {
-      nccom::util::set_logger(ctx->hostLog);  // detection's lines (nccom/util/log.h)
-      const nccom_log_fn logFn = ctx->hostLog;
-      ctx->sink = [logFn](LogLevel level, unsigned long subsys, const char* file, int line,
-                          const std::string& text) {
-        logFn(static_cast<nccom_log_level_t>(level), subsys, file, line, "%s", text.c_str());
-      };
-    }
     *ctxOut = ctx;
     return NCCOM_PLUGIN_OK;
   } catch (...) {
@@ -192,7 +182,7 @@ nccom_plugin_status_t pluginSystemXml(void* raw, const nccom_topo_machine_t* mac
                                          : loadTopologyFile(ctx.topologyFile, *share);
     if (!text) return fail(err, errLen, text.error());
     if (!ctx.topologyFile.empty()) {
-      TOPO_NCCL_INFO(ctx.sink, kLogInit, "topo_nccl: topology from %s", ctx.topologyFile.c_str());
+      NCCOM_SDK_INFO(NCCOM_SUBSYS_INIT, "topo_nccl: topology from %s", ctx.topologyFile.c_str());
     }
     *xmlOut = dupText(*text);
     if (*xmlOut == nullptr)
@@ -206,8 +196,8 @@ nccom_plugin_status_t pluginComputeGraph(void* raw, const nccom_topo_machine_t* 
                                          const nccom_topo_graph_request_t* request, char** graphOut,
                                          char* err, size_t errLen) {
   (void)machine;
+  (void)raw;  // the search needs nothing init was given
   return guarded(err, errLen, [&]() -> nccom_plugin_status_t {
-    const auto& ctx = *static_cast<PluginContext*>(raw);
     if (graphOut == nullptr || systemXml == nullptr || request == nullptr ||
         request->struct_size < sizeof(nccom_topo_graph_request_t)) {
       return fail(err, errLen,
@@ -231,7 +221,7 @@ nccom_plugin_status_t pluginComputeGraph(void* raw, const nccom_topo_machine_t* 
     req.crossNic = request->cross_nic;
     req.minChannels = request->min_channels;
     req.maxChannels = request->max_channels;
-    auto text = computeGraphXml(systemXml, *share, req, ctx.sink);
+    auto text = computeGraphXml(systemXml, *share, req);
     if (!text) return fail(err, errLen, text.error());
     *graphOut = dupText(*text);
     if (*graphOut == nullptr)

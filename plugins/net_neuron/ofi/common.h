@@ -1,11 +1,13 @@
 // What every file of the libfabric net plugin shares: the status type, the
 // logger given to init, RAII owners for libfabric objects, and the limits.
 //
-// The plugin never prints: every message goes to the ncclDebugLogger_t the
-// host passed to init (nothing is logged before init or after fini).
+// The plugin never prints: every message goes through the SDK's logger
+// (nccom/util/log.h) to the ncclDebugLogger_t the host passed to init
+// (nothing is logged before init or after fini).
 #pragma once
 
 #include <nccom/net_common.h>
+#include <nccom/util/log.h>
 
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
@@ -33,15 +35,10 @@ class [[nodiscard]] Status {
 };
 
 // ---- logging -------------------------------------------------------------
-void set_logger(ncclDebugLogger_t logger);
-void log_at(ncclDebugLogLevel level, unsigned long subsys, const char* file, int line,
-            const char* fmt, ...) __attribute__((format(printf, 5, 6)));
-
 // The function that classifies an error logs it with OFI_WARN; callers only
 // propagate the Status.
-#define OFI_WARN(...) ::nccom::ofi::log_at(NCCL_LOG_WARN, NCCL_NET, __FILE__, __LINE__, __VA_ARGS__)
-#define OFI_INFO(subsys, ...) \
-  ::nccom::ofi::log_at(NCCL_LOG_INFO, (subsys), __FILE__, __LINE__, __VA_ARGS__)
+#define OFI_WARN(...) NCCOM_SDK_WARN(__VA_ARGS__)
+#define OFI_INFO(subsys, ...) NCCOM_SDK_INFO((subsys), __VA_ARGS__)
 
 // "Operation not permitted (-1)"-style text for a negative libfabric code.
 std::string fi_error_text(long rc);

@@ -1,16 +1,13 @@
-// Logging through the host's logger, and the error texts and mappings every
-// file uses.
+// The call counter, and the error texts and mappings every file uses.
 #include "common.h"
 
 #include <atomic>
 #include <cerrno>
-#include <cstdarg>
 #include <cstdio>
 
 namespace nccom::ofi {
 namespace {
 
-std::atomic<ncclDebugLogger_t> g_logger{nullptr};
 std::atomic<int> g_calls_in_flight{0};
 
 }  // namespace
@@ -18,21 +15,6 @@ std::atomic<int> g_calls_in_flight{0};
 CallScope::CallScope() { g_calls_in_flight.fetch_add(1, std::memory_order_relaxed); }
 CallScope::~CallScope() { g_calls_in_flight.fetch_sub(1, std::memory_order_relaxed); }
 int CallScope::active() { return g_calls_in_flight.load(std::memory_order_relaxed); }
-
-void set_logger(ncclDebugLogger_t logger) { g_logger.store(logger, std::memory_order_release); }
-
-void log_at(ncclDebugLogLevel level, unsigned long subsys, const char* file, int line,
-            const char* fmt, ...) {
-  ncclDebugLogger_t logger = g_logger.load(std::memory_order_acquire);
-  if (logger == nullptr) return;  // before init or after fini: stay silent
-  char text[1024];
-  va_list args;
-  va_start(args, fmt);
-  std::vsnprintf(text, sizeof text, fmt, args);
-  va_end(args);
-  // Never hand a caller-derived string to the logger as a format.
-  logger(level, subsys, file, line, "%s", text);
-}
 
 std::string fi_error_text(long rc) {
   long code = rc < 0 ? -rc : rc;

@@ -35,7 +35,7 @@ Plugin& Plugin::instance() {
 // signal handler or another thread): then closing fids could deadlock inside
 // the provider, so everything is left to the OS on purpose.
 Plugin::~Plugin() {
-  set_logger(nullptr);
+  nccom::util::clear_logger();
   if (CallScope::active() == 0) {
     idle_.stop();
     release_everything();
@@ -66,7 +66,7 @@ Status Plugin::configure(int rails) {
 Status Plugin::init(ncclDebugLogger_t logger) {
   std::unique_lock lock(mutex_);
   if (initialized_) return ncclSuccess;
-  set_logger(logger);
+  nccom::util::set_logger(logger);
   OFI_INFO(NCCL_INIT | NCCL_NET,
            "NET/OFI Initializing nccom libfabric net plugin \"AWS Libfabric\" (nccom's own "
            "implementation, not aws-ofi-nccl)");
@@ -93,7 +93,7 @@ Status Plugin::fini() {
   idle_.stop();  // its pass only try-locks mutex_, so joining under it is safe
   release_everything();
   initialized_ = false;
-  set_logger(nullptr);  // nothing is logged after fini
+  nccom::util::clear_logger();  // nothing is logged after fini
   return ncclSuccess;
 }
 

@@ -1,6 +1,6 @@
 #include "connector.h"
 
-#include "log.h"
+#include <nccom/util/log.h>
 
 #include <algorithm>
 #include <cstddef>
@@ -80,13 +80,15 @@ void log_channel(const Connector& c) {
   const nccom_transport_comm_t* comm = c.comm;
   const char* name = comm->net_name != nullptr ? comm->net_name : "?";
   if (c.dir == NCCOM_TRANSPORT_SEND) {
-    NN_INFO("Channel %02d : %d[%lx] -> %d[%lx] [send] via NET_NEURON/%s/%d%s", c.channel,
-            comm->rank, static_cast<long>(bus_id_of(comm, comm->rank)), c.peer,
-            static_cast<long>(bus_id_of(comm, c.peer)), name, c.dev, "");
+    NCCOM_SDK_INFO(NCCOM_SUBSYS_NET,
+                   "Channel %02d : %d[%lx] -> %d[%lx] [send] via NET_NEURON/%s/%d%s", c.channel,
+                   comm->rank, static_cast<long>(bus_id_of(comm, comm->rank)), c.peer,
+                   static_cast<long>(bus_id_of(comm, c.peer)), name, c.dev, "");
   } else {
-    NN_INFO("Channel %02d : %d[%lx] -> %d[%lx] [receive] via NET_NEURON/%s/%d%s", c.channel, c.peer,
-            static_cast<long>(bus_id_of(comm, c.peer)), comm->rank,
-            static_cast<long>(bus_id_of(comm, comm->rank)), name, c.dev, "");
+    NCCOM_SDK_INFO(NCCOM_SUBSYS_NET,
+                   "Channel %02d : %d[%lx] -> %d[%lx] [receive] via NET_NEURON/%s/%d%s", c.channel,
+                   c.peer, static_cast<long>(bus_id_of(comm, c.peer)), comm->rank,
+                   static_cast<long>(bus_id_of(comm, comm->rank)), name, c.dev, "");
   }
 }
 

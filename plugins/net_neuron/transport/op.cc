@@ -3,7 +3,7 @@
 // entries the device published, in order, until one cannot be processed yet.
 #include "op.h"
 
-#include "log.h"
+#include <nccom/util/log.h>
 
 namespace nccom::net_neuron {
 

@@ -2,11 +2,11 @@
 // its nccom_transport_ops_t. Every slot checks its pointers, catches C++
 // exceptions, and turns an Error into a status plus the caller's message.
 #include "connector.h"
-#include "log.h"
 #include "op.h"
 
 #include <nccom/plugin.h>
 #include <nccom/transport_plugin.h>
+#include <nccom/util/log.h>
 
 #include <cstdio>
 #include <exception>
@@ -53,7 +53,7 @@ Connector* as_connector(void* p) {
 nccom_plugin_status_t nn_init(const nccom_host_api_t* host, void** plugin_ctx) {
   if (plugin_ctx == nullptr) return NCCOM_PLUGIN_INVALID_ARGUMENT;
   if (host != nullptr && host->struct_size >= offsetof(nccom_host_api_t, log) + sizeof host->log) {
-    set_logger(host->log);
+    nccom::util::set_logger(host->log);
   }
   auto* ctx = new (std::nothrow) PluginContext();
   if (ctx == nullptr) return NCCOM_PLUGIN_SYSTEM_ERROR;

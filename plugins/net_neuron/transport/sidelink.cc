@@ -10,8 +10,9 @@
 // tag, before its first slice. The RECV side receives it (its own slot, ahead
 // of the first slice), then reads the magic word back for every slice and
 // checks it — a read that lands anything else is an error.
-#include "log.h"
 #include "op.h"
+
+#include <nccom/util/log.h>
 
 namespace nccom::net_neuron {
 namespace {
@@ -107,8 +108,8 @@ Status NetOp::sidelink_accept(RequestInfo& r) {
   c->sidelink_peer_addr = c->sidelink_msg[1];
   c->sidelink_peer_key = c->sidelink_msg[2];
   c->sidelink_peer_known = true;
-  NN_TRACE("NET_NEURON %s: sidelink peer word at 0x%lx", c->describe().c_str(),
-           static_cast<unsigned long>(c->sidelink_peer_addr));
+  NCCOM_SDK_TRACE(NCCOM_SUBSYS_NET, "NET_NEURON %s: sidelink peer word at 0x%lx",
+                  c->describe().c_str(), static_cast<unsigned long>(c->sidelink_peer_addr));
   return {};
 }
 

@@ -23,7 +23,7 @@ using namespace nccom::topo_nccl;
 
 SearchOutcome mustSearch(const TopoSystem& sys, LogLines& log, const SearchRequest& req = {},
                          const SearchBudgets& budgets = {}) {
-  auto r = oldSearch(sys, req, log.sink(), budgets);
+  auto r = oldSearch(sys, req, budgets);
   EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
   return r.ok() ? std::move(*r) : SearchOutcome{};
 }

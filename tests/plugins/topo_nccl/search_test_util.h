@@ -5,17 +5,19 @@
 
 #include "graph_driver.h"
 #include "local_share.h"
-#include "log_sink.h"
 #include "old_search.h"
 #include "system_source.h"
 
 #include <nccom/topo/paths.h>
 #include <nccom/util/bounded_file.h>
+#include <nccom/util/log.h>
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdarg>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -44,22 +46,47 @@ inline nccom::topo_nccl::LocalShare share(std::vector<int> ranks, int nNodes, in
 // The system compute_graph would search for this fixture and share.
 inline nccom::topo::TopoSystem searchSystem(const std::string& name,
                                             const nccom::topo_nccl::LocalShare& s) {
-  auto sys = nccom::topo_nccl::prepareSearchSystem(readData(name), s, {});
+  auto sys = nccom::topo_nccl::prepareSearchSystem(readData(name), s);
   EXPECT_TRUE(sys.ok()) << (sys.ok() ? "" : sys.error().message);
   return sys.ok() ? std::move(*sys) : nccom::topo::TopoSystem{};
 }
 
-struct LogLines {
-  std::vector<std::string> lines;
-  nccom::topo_nccl::LogSink sink() {
-    return [this](nccom::topo_nccl::LogLevel level, unsigned long, const char*, int,
-                  const std::string& text) {
-      lines.push_back(std::string(level == nccom::topo_nccl::LogLevel::Warn ? "WARN " : "INFO ") +
-                      text);
-    };
+// Records what the backend logs through the SDK logger (nccom/util/log.h)
+// while it lives: the logger of this test binary, as a plugin's init
+// installs the host's. One at a time (the logger is process-wide).
+class LogLines {
+ public:
+  LogLines() {
+    current() = this;
+    nccom::util::set_logger(&record);
   }
+  ~LogLines() {
+    nccom::util::clear_logger();
+    current() = nullptr;
+  }
+  LogLines(const LogLines&) = delete;
+  LogLines& operator=(const LogLines&) = delete;
+
   bool has(const std::string& line) const {
     return std::find(lines.begin(), lines.end(), line) != lines.end();
+  }
+  std::vector<std::string> lines;
+
+ private:
+  static LogLines*& current() {
+    static LogLines* capture = nullptr;
+    return capture;
+  }
+  static void record(nccom_log_level_t level, unsigned long, const char*, int, const char* fmt,
+                     ...) {
+    char text[1024];
+    va_list args;
+    va_start(args, fmt);
+    std::vsnprintf(text, sizeof text, fmt, args);
+    va_end(args);
+    if (current() != nullptr)
+      current()->lines.push_back(std::string(level == NCCOM_LOG_LEVEL_WARN ? "WARN " : "INFO ") +
+                                 text);
   }
 };
 

@@ -1,19 +1,25 @@
 // nccom/util/log.h — how plugin code and the SDK's utility libraries log.
 //
 // C++17. Each shared object (a plugin, or libnccom itself) has one logger:
-// the nccom_log_fn the host handed over (nccom_host_api_t::log for an
-// nccom-native plugin, the ncclDebugLogger_t given to an ncclNet plugin's
-// init, which has the same shape). Install it once with set_logger(); the
-// macros below then reach the host's log, which applies NCCL_DEBUG,
-// NCCL_DEBUG_SUBSYS and NCCL_DEBUG_FILE and prints the libnccom line format.
+// the one the host handed over — nccom_host_api_t::log for an nccom-native
+// plugin, the ncclDebugLogger_t given to an ncclNet plugin's init. Install it
+// once with set_logger(); the macros below then reach the host's log, which
+// applies NCCL_DEBUG, NCCL_DEBUG_SUBSYS and NCCL_DEBUG_FILE and prints the
+// libnccom line format. clear_logger() (at fini) stops logging again.
 //
-// Before a logger is installed, WARN lines go to stderr (so an early failure
-// is never silent) and INFO/TRACE lines are dropped.
+// Plugins never print on their own: with no logger installed (before init,
+// after fini) the lines are dropped. The message is formatted here and
+// handed over as "%s", so no text that came from a peer or a file is ever
+// read as a format by the host.
 //
 //   NCCOM_SDK_WARN("cannot open %s", path);
 //   NCCOM_SDK_INFO(NCCOM_SUBSYS_GRAPH, "trimmed %d GPUs", n);
+//
+// A plugin that tags its lines ("NET/Socket : ...") wraps the macros with a
+// string literal in front of the format.
 #pragma once
 
+#include <nccom/net_common.h>
 #include <nccom/plugin.h>
 
 #include <atomic>
@@ -36,41 +42,62 @@
 
 namespace nccom::util {
 
-// nccom_log_fn without its printf attribute, which a template argument
-// cannot carry (the macros below keep the format checking: they expand to a
-// call through nccom_log_fn).
-using LogFnPlain = void (*)(nccom_log_level_t, unsigned long, const char*, int, const char*, ...);
+// The two logger shapes without their printf attribute, which a template
+// argument cannot carry (formatting is checked on log_line instead).
+using HostLogFn = void (*)(nccom_log_level_t, unsigned long, const char*, int, const char*, ...);
+using NetLogFn = void (*)(ncclDebugLogLevel, unsigned long, const char*, int, const char*, ...);
 
-// The logger of this shared object (hidden visibility keeps one per object).
-inline std::atomic<LogFnPlain> g_logger{nullptr};
+// The logger of this shared object (hidden visibility keeps one per object);
+// at most one of the two is set.
+inline std::atomic<HostLogFn> g_host_logger{nullptr};
+inline std::atomic<NetLogFn> g_net_logger{nullptr};
 
-// Installs the host's logger; nullptr restores the stderr-for-WARN default.
-inline void set_logger(nccom_log_fn fn) { g_logger.store(fn, std::memory_order_release); }
-inline nccom_log_fn logger() { return g_logger.load(std::memory_order_acquire); }
+inline void clear_logger() {
+  g_host_logger.store(nullptr, std::memory_order_release);
+  g_net_logger.store(nullptr, std::memory_order_release);
+}
+// nccom-native plugins: nccom_host_api_t::log.
+inline void set_logger(nccom_log_fn fn) {
+  clear_logger();
+  g_host_logger.store(fn, std::memory_order_release);
+}
+// ncclNet plugins: the logger given to init (same line, NCCL's level enum).
+inline void set_logger(ncclDebugLogger_t fn) {
+  clear_logger();
+  g_net_logger.store(fn, std::memory_order_release);
+}
+inline bool has_logger() {
+  return g_host_logger.load(std::memory_order_acquire) != nullptr ||
+         g_net_logger.load(std::memory_order_acquire) != nullptr;
+}
 
-// Used by the macros when no logger is installed.
-inline void log_unset(nccom_log_level_t level, const char* file, int line, const char* fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-inline void log_unset(nccom_log_level_t level, const char* file, int line, const char* fmt, ...) {
-  if (level != NCCOM_LOG_LEVEL_WARN) return;
-  char text[1024];
+// Longest line handed over; a longer one is cut.
+inline constexpr std::size_t kLogLineMax = 1024;
+
+inline void log_line(nccom_log_level_t level, unsigned long subsys, const char* file, int line,
+                     const char* fmt, ...) __attribute__((format(printf, 5, 6)));
+inline void log_line(nccom_log_level_t level, unsigned long subsys, const char* file, int line,
+                     const char* fmt, ...) {
+  const HostLogFn host = g_host_logger.load(std::memory_order_acquire);
+  const NetLogFn net = g_net_logger.load(std::memory_order_acquire);
+  if (host == nullptr && net == nullptr) return;
+  char text[kLogLineMax];
   va_list args;
   va_start(args, fmt);
   std::vsnprintf(text, sizeof text, fmt, args);
   va_end(args);
-  std::fprintf(stderr, "nccom WARN %s:%d %s\n", file, line, text);
+  if (host != nullptr) {
+    host(level, subsys, file, line, "%s", text);
+  } else {
+    // nccom_log_level_t uses ncclDebugLogLevel's numbers (WARN 2, INFO 3, TRACE 5).
+    net(static_cast<ncclDebugLogLevel>(level), subsys, file, line, "%s", text);
+  }
 }
 
 }  // namespace nccom::util
 
-#define NCCOM_SDK_LOG(level, subsys, ...)                                 \
-  do {                                                                    \
-    nccom_log_fn nccom_log_fn_ = ::nccom::util::logger();                 \
-    if (nccom_log_fn_ != nullptr)                                         \
-      nccom_log_fn_((level), (subsys), __FILE__, __LINE__, __VA_ARGS__);  \
-    else                                                                  \
-      ::nccom::util::log_unset((level), __FILE__, __LINE__, __VA_ARGS__); \
-  } while (0)
+#define NCCOM_SDK_LOG(level, subsys, ...) \
+  ::nccom::util::log_line((level), (subsys), __FILE__, __LINE__, __VA_ARGS__)
 #define NCCOM_SDK_WARN(...) NCCOM_SDK_LOG(NCCOM_LOG_LEVEL_WARN, NCCOM_SUBSYS_ALL, __VA_ARGS__)
 #define NCCOM_SDK_INFO(subsys, ...) NCCOM_SDK_LOG(NCCOM_LOG_LEVEL_INFO, (subsys), __VA_ARGS__)
 #define NCCOM_SDK_TRACE(subsys, ...) NCCOM_SDK_LOG(NCCOM_LOG_LEVEL_TRACE, (subsys), __VA_ARGS__)
