@@ -80,6 +80,7 @@ Status build_comm_transports(comm::Communicator& comm) {
     if (!selected) return selected.take_error();
     net::Net& n = **selected;
     net.table = net_v6_for(n);
+    net.with_ctx = net_with_ctx(n);
     net.name = net.table->name != nullptr ? net.table->name : "net";
     net.origin = net_facade_origin();
     // Asked again (the plugin may have lost a device since its selection),

@@ -65,6 +65,10 @@ Result<std::unique_ptr<CommTransports>> CommTransports::connect(
   for (size_t c = 0; c < graph.channelNic.size() && c < NCCOM_TRANSPORT_MESH_CHANNEL; ++c)
     t->channel_nic_[c] = graph.channelNic[c];
   t->services_.channel_nic = t->channel_nic_.data();
+  if (net.with_ctx.struct_size != 0) {
+    t->net_with_ctx_ = net.with_ctx;
+    t->services_.net_with_ctx = &t->net_with_ctx_;
+  }
   t->backends_ = std::move(backends);
   t->settings_ = settings;
   for (const TransportBackend* b : t->backends_) {

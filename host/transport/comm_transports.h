@@ -42,6 +42,7 @@ struct TransportSettings {
 // The network the transports use, in the v6 shape (net_facade.h).
 struct NetForTransports {
   const ncclNet_v6_t* table = nullptr;
+  nccom_transport_net_t with_ctx{};  // struct_size 0: none
   const char* name = "";
   const char* origin = "";  // net_facade_origin()
   int devices = 0;
@@ -85,7 +86,8 @@ class CommTransports : public comm::CommExtension {
   Result<const End*> mesh_end(int peer, bool is_send) const;
 
   std::vector<nccom_transport_peer_t> peers_;
-  std::vector<int32_t> channel_nic_;  // services_.channel_nic
+  std::vector<int32_t> channel_nic_;      // services_.channel_nic
+  nccom_transport_net_t net_with_ctx_{};  // services_.net_with_ctx
   nccom_transport_comm_t services_{};
   std::vector<const TransportBackend*> backends_;
   TransportSettings settings_;

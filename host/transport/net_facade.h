@@ -5,20 +5,28 @@
 // plugin call that blocks never blocks the transport (for a native v6
 // plugin too: whether its connect blocks cannot be known beforehand).
 //
-// The facade forwards to one Net per process (the net is selected once per
-// process): binding another Net rebinds it, which is only legitimate when no
-// transport is using the previous one (tests).
+// A context-free table can only forward to one Net per process (the net is
+// selected once per process): binding another Net rebinds it, which is only
+// legitimate when no transport is using the previous one (tests). It serves
+// what has no context to give: the runtime's adapted table
+// (neuronGetOFIHandle) and transports built before nccom_transport_net_t.
+// Transports get net_with_ctx(): the same calls with the Net as context, so
+// nothing is process-wide for them.
 #pragma once
 
 #include "net/net.h"
 
 #include <nccom/net_v6.h>
+#include <nccom/transport_plugin.h>
 
 #include <string>
 
 namespace nccom::transport {
 
 const ncclNet_v6_t* net_v6_for(net::Net& net);
+
+// The same calls on `net` as context; valid while `net` lives.
+nccom_transport_net_t net_with_ctx(net::Net& net);
 
 // The bound Net as messages name it: "TPN (Neuron ncclNet_v4) from FILE";
 // valid while it stays bound.

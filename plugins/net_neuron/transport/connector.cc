@@ -112,10 +112,10 @@ Result<Connector*> connector_setup(ConnectorRegistry& registry, const nccom_tran
   if (comm == nullptr || peer == nullptr || blob_out == nullptr) {
     return make_error(NRT_INVALID, "NET_NEURON setup: NULL comm, peer or blob");
   }
-  if (comm->net == nullptr || comm->net_devices <= 0) {
+  if (net_of(comm) == nullptr || comm->net_devices <= 0) {
     return make_error(NRT_INVALID,
                       "NET_NEURON setup: the communicator has no network plugin "
-                      "(net NULL or 0 devices); NET_NEURON needs one");
+                      "(net_with_ctx NULL or absent, or 0 devices); NET_NEURON needs one");
   }
   if (dir != NCCOM_TRANSPORT_SEND && dir != NCCOM_TRANSPORT_RECV) {
     return make_error(NRT_INVALID, "NET_NEURON setup: direction " +
@@ -132,19 +132,19 @@ Result<Connector*> connector_setup(ConnectorRegistry& registry, const nccom_tran
   }
   auto c = std::make_unique<Connector>();
   c->comm = comm;
-  c->net = comm->net;
+  c->net = net_of(comm);
   c->dir = dir;
   c->channel = channel;
   c->peer = peer->rank;
   c->dev = pick_device(comm, channel);  // decision 20, docs/decisions/net-neuron-transport.md
   ncclNetProperties_v6_t props{};
-  if (comm->net->getProperties != nullptr &&
-      comm->net->getProperties(c->dev, &props) == ncclSuccess) {
+  if (c->net->get_properties != nullptr &&
+      c->net->get_properties(c->net->ctx, c->dev, &props) == ncclSuccess) {
     c->rma = props.rma_supported == 1;
   }
   std::memset(blob_out, 0, NCCOM_TRANSPORT_CONNECT_BYTES);
   if (dir == NCCOM_TRANSPORT_RECV) {
-    ncclResult_t rc = comm->net->listen(c->dev, c->handle, &c->listen_comm);
+    ncclResult_t rc = c->net->listen(c->net->ctx, c->dev, c->handle, &c->listen_comm);
     if (rc != ncclSuccess) return net_error(*c, "listen", rc);
     std::memcpy(blob_out, c->handle, NCCOM_TRANSPORT_CONNECT_BYTES);
   }
@@ -168,14 +168,14 @@ Status connector_connect(Connector* c, const uint8_t peer_blob[NCCOM_TRANSPORT_C
       std::memcpy(c->handle, peer_blob, NCCOM_TRANSPORT_CONNECT_BYTES);
       c->handle_copied = true;
     }
-    ncclResult_t rc = c->net->connect(c->dev, c->handle, &c->net_comm);
+    ncclResult_t rc = c->net->connect(c->net->ctx, c->dev, c->handle, &c->net_comm);
     if (rc != ncclSuccess) return net_error(*c, "connect", rc);
   } else {
-    ncclResult_t rc = c->net->accept(c->listen_comm, &c->net_comm);
+    ncclResult_t rc = c->net->accept(c->net->ctx, c->listen_comm, &c->net_comm);
     if (rc != ncclSuccess) return net_error(*c, "accept", rc);
     if (c->net_comm != nullptr) {
       // One connection per listen comm: the listener is not needed any more.
-      c->net->closeListen(c->listen_comm);
+      c->net->close_listen(c->net->ctx, c->listen_comm);
       c->listen_comm = nullptr;
     }
   }
@@ -189,15 +189,17 @@ Status connector_connect(Connector* c, const uint8_t peer_blob[NCCOM_TRANSPORT_C
 void connector_free(ConnectorRegistry& registry, Connector* c) {
   registry.remove(c);
   if (c->net_comm != nullptr) {
-    if (c->sidelink_word_mh != nullptr) c->net->deregMr(c->net_comm, c->sidelink_word_mh);
-    if (c->sidelink_msg_mh != nullptr) c->net->deregMr(c->net_comm, c->sidelink_msg_mh);
+    if (c->sidelink_word_mh != nullptr)
+      c->net->dereg_mr(c->net->ctx, c->net_comm, c->sidelink_word_mh);
+    if (c->sidelink_msg_mh != nullptr)
+      c->net->dereg_mr(c->net->ctx, c->net_comm, c->sidelink_msg_mh);
     if (c->dir == NCCOM_TRANSPORT_SEND) {
-      c->net->closeSend(c->net_comm);
+      c->net->close_send(c->net->ctx, c->net_comm);
     } else {
-      c->net->closeRecv(c->net_comm);
+      c->net->close_recv(c->net->ctx, c->net_comm);
     }
   }
-  if (c->listen_comm != nullptr) c->net->closeListen(c->listen_comm);
+  if (c->listen_comm != nullptr) c->net->close_listen(c->net->ctx, c->listen_comm);
   c->marker = 0;
   delete c;
 }
@@ -208,7 +210,7 @@ Result<void*> connector_reg_mr(Connector* c, void* data, size_t size, int type) 
                                        ": reg_mr before the connection is established");
   }
   void* mhandle = nullptr;
-  ncclResult_t rc = c->net->regMr(c->net_comm, data, size, type, &mhandle);
+  ncclResult_t rc = c->net->reg_mr(c->net->ctx, c->net_comm, data, size, type, &mhandle);
   if (rc != ncclSuccess) return net_error(*c, "regMr", rc);
   return mhandle;
 }
@@ -218,7 +220,7 @@ Status connector_dereg_mr(Connector* c, void* mhandle) {
     return make_error(NRT_INVALID, "NET_NEURON " + c->describe() +
                                        ": dereg_mr on a connection that is not established");
   }
-  ncclResult_t rc = c->net->deregMr(c->net_comm, mhandle);
+  ncclResult_t rc = c->net->dereg_mr(c->net->ctx, c->net_comm, mhandle);
   if (rc != ncclSuccess) return net_error(*c, "deregMr", rc);
   return {};
 }

@@ -8,6 +8,7 @@
 #include <nccom/util/result.h>
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <mutex>
 #include <string>
@@ -25,10 +26,19 @@ inline constexpr uint64_t kConnectorMarker = 0x4e45544e45555231ull;  // "NETNEUR
 inline constexpr int kMeshChannel = NCCOM_TRANSPORT_MESH_CHANNEL;
 static_assert(NCCOM_TRANSPORT_MESH_CHANNEL == NEC_MAX_CHANNELS);
 
+// The network the host lends with its context, or nullptr when it lends
+// none (or its nccom_transport_comm_t predates net_with_ctx).
+inline const nccom_transport_net_t* net_of(const nccom_transport_comm_t* comm) {
+  if (comm == nullptr || comm->struct_size < offsetof(nccom_transport_comm_t, net_with_ctx) +
+                                                 sizeof(comm->net_with_ctx))
+    return nullptr;
+  return comm->net_with_ctx;
+}
+
 struct Connector {
   uint64_t marker = kConnectorMarker;
   const nccom_transport_comm_t* comm = nullptr;
-  const ncclNet_v6_t* net = nullptr;
+  const nccom_transport_net_t* net = nullptr;
   nccom_transport_direction_t dir = NCCOM_TRANSPORT_SEND;
   int channel = 0;
   int peer = -1;     // the peer's rank

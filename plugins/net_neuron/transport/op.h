@@ -130,7 +130,7 @@ class NetOp {
   void flush_signals();
 
   const nccom_transport_comm_t* comm_ = nullptr;
-  const ncclNet_v6_t* net_ = nullptr;
+  const nccom_transport_net_t* net_ = nullptr;
   nccom_transport_direction_t dir_ = NCCOM_TRANSPORT_SEND;
   const net_ops_info_t* ops_ = nullptr;
   int ops_n_ = 0;

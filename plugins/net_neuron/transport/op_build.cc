@@ -33,7 +33,7 @@ Result<NetOp*> NetOp::create(const ConnectorRegistry& registry, const nccom_tran
   if (dir != NCCOM_TRANSPORT_SEND && dir != NCCOM_TRANSPORT_RECV) {
     return refuse(dir, "direction " + std::to_string(static_cast<int>(dir)) + " is invalid");
   }
-  if (comm == nullptr || comm->net == nullptr || comm->inc_semaphore == nullptr) {
+  if (comm == nullptr || net_of(comm) == nullptr || comm->inc_semaphore == nullptr) {
     return refuse(dir, "the communicator lends no net plugin or no inc_semaphore callback");
   }
   if (ops == nullptr || ops_n <= 0 || fifo == nullptr || fifo_n <= 0) {
@@ -42,7 +42,7 @@ Result<NetOp*> NetOp::create(const ConnectorRegistry& registry, const nccom_tran
   }
   std::unique_ptr<NetOp> op(new NetOp());
   op->comm_ = comm;
-  op->net_ = comm->net;
+  op->net_ = net_of(comm);
   op->dir_ = dir;
   op->ops_ = ops;
   op->ops_n_ = ops_n;

@@ -70,7 +70,7 @@ nccom_plugin_status_t nn_can_connect(void*, const nccom_transport_comm_t* comm,
     return NCCOM_PLUGIN_INVALID_ARGUMENT;
   }
   // The last transport in the table: any other rank, as long as a net exists.
-  *ok = comm->net != nullptr && comm->net_devices > 0 && me->rank != peer->rank;
+  *ok = net_of(comm) != nullptr && comm->net_devices > 0 && me->rank != peer->rank;
   return NCCOM_PLUGIN_OK;
 }
 

@@ -67,7 +67,7 @@ Status NetOp::test_slot(RequestInfo& r, bool* moved) {
   switch (r.state) {
     case Stage::Send: {
       int unused = 0;  // a plugin may leave sizes unwritten for sends
-      ncclResult_t rc = net_->test(r.req, &done, &unused);
+      ncclResult_t rc = net_->test(net_->ctx, r.req, &done, &unused);
       if (rc != ncclSuccess) {
         r.state = Stage::Error;
         return verb_error(r, "test (send)", rc);
@@ -80,7 +80,7 @@ Status NetOp::test_slot(RequestInfo& r, bool* moved) {
     }
     case Stage::Recv: {
       int size = -1;
-      ncclResult_t rc = net_->test(r.req, &done, &size);
+      ncclResult_t rc = net_->test(net_->ctx, r.req, &done, &size);
       if (rc != ncclSuccess) {
         r.state = Stage::Error;
         return verb_error(r, "test (receive)", rc);
@@ -115,7 +115,7 @@ Status NetOp::test_slot(RequestInfo& r, bool* moved) {
       return sidelink_confirm(r);
     case Stage::Flush: {
       int unused = 0;
-      ncclResult_t rc = net_->test(r.req, &done, &unused);
+      ncclResult_t rc = net_->test(net_->ctx, r.req, &done, &unused);
       if (rc != ncclSuccess) {
         r.state = Stage::Error;
         return verb_error(r, "test (sidelink iread)", rc);

@@ -46,7 +46,7 @@ Status NetOp::post_recv(uint64_t i, bool* posted) {
     int tag = kDataTag;
     void* mhandle = r.mhandle;
     void* req = nullptr;
-    ncclResult_t rc = net_->irecv(c->net_comm, 1, &data, &size, &tag, &mhandle, &req);
+    ncclResult_t rc = net_->irecv(net_->ctx, c->net_comm, 1, &data, &size, &tag, &mhandle, &req);
     if (rc != ncclSuccess) return verb_error(r, "irecv", rc);
     if (req == nullptr) {
       r = RequestInfo{};

@@ -53,7 +53,7 @@ Status NetOp::post_send(uint64_t i, bool* posted) {
     r.state = Stage::Empty;
   } else {
     void* req = nullptr;
-    ncclResult_t rc = net_->isend(c->net_comm, buf, r.size, kDataTag, r.mhandle, &req);
+    ncclResult_t rc = net_->isend(net_->ctx, c->net_comm, buf, r.size, kDataTag, r.mhandle, &req);
     if (rc != ncclSuccess) return verb_error(r, "isend", rc);
     if (req == nullptr) {
       r = RequestInfo{};

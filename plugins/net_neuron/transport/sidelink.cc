@@ -35,19 +35,19 @@ Status NetOp::sidelink_announce(Connector* c, uint64_t fifo_idx, bool* posted) {
   r.fifo_idx = fifo_idx;
   r.net_op_idx = entries_[fifo_idx].op;
   if (c->sidelink_msg_mh == nullptr) {
-    ncclResult_t rc = net_->regMr(c->net_comm, c->sidelink_msg, sizeof c->sidelink_msg,
-                                  NCCL_PTR_HOST, &c->sidelink_msg_mh);
+    ncclResult_t rc = net_->reg_mr(net_->ctx, c->net_comm, c->sidelink_msg, sizeof c->sidelink_msg,
+                                   NCCL_PTR_HOST, &c->sidelink_msg_mh);
     if (rc != ncclSuccess) return verb_error(r, "regMr", rc);
     uint64_t key = 0;
-    rc = net_->getMrKey(c->sidelink_msg_mh, &key);
+    rc = net_->get_mr_key(net_->ctx, c->sidelink_msg_mh, &key);
     if (rc != ncclSuccess) return verb_error(r, "getMrKey", rc);
     c->sidelink_msg[0] = kSidelinkMagic;
     c->sidelink_msg[1] = reinterpret_cast<uintptr_t>(&c->sidelink_msg[0]);
     c->sidelink_msg[2] = key;
   }
   void* req = nullptr;
-  ncclResult_t rc = net_->isend(c->net_comm, c->sidelink_msg, kAnnounceBytes, kSidelinkTag,
-                                c->sidelink_msg_mh, &req);
+  ncclResult_t rc = net_->isend(net_->ctx, c->net_comm, c->sidelink_msg, kAnnounceBytes,
+                                kSidelinkTag, c->sidelink_msg_mh, &req);
   if (rc != ncclSuccess) return verb_error(r, "isend", rc);
   if (req == nullptr) {
     r = RequestInfo{};
@@ -71,11 +71,11 @@ Status NetOp::sidelink_listen(Connector* c, uint64_t fifo_idx, bool* posted) {
   r.net_op_idx = entries_[fifo_idx].op;
   r.size = kAnnounceBytes;
   if (c->sidelink_msg_mh == nullptr) {
-    ncclResult_t rc = net_->regMr(c->net_comm, c->sidelink_msg, sizeof c->sidelink_msg,
-                                  NCCL_PTR_HOST, &c->sidelink_msg_mh);
+    ncclResult_t rc = net_->reg_mr(net_->ctx, c->net_comm, c->sidelink_msg, sizeof c->sidelink_msg,
+                                   NCCL_PTR_HOST, &c->sidelink_msg_mh);
     if (rc != ncclSuccess) return verb_error(r, "regMr", rc);
-    rc = net_->regMr(c->net_comm, &c->sidelink_word, sizeof c->sidelink_word, NCCL_PTR_HOST,
-                     &c->sidelink_word_mh);
+    rc = net_->reg_mr(net_->ctx, c->net_comm, &c->sidelink_word, sizeof c->sidelink_word,
+                      NCCL_PTR_HOST, &c->sidelink_word_mh);
     if (rc != ncclSuccess) return verb_error(r, "regMr", rc);
   }
   void* data = c->sidelink_msg;
@@ -83,7 +83,7 @@ Status NetOp::sidelink_listen(Connector* c, uint64_t fifo_idx, bool* posted) {
   int tag = kSidelinkTag;
   void* mhandle = c->sidelink_msg_mh;
   void* req = nullptr;
-  ncclResult_t rc = net_->irecv(c->net_comm, 1, &data, &size, &tag, &mhandle, &req);
+  ncclResult_t rc = net_->irecv(net_->ctx, c->net_comm, 1, &data, &size, &tag, &mhandle, &req);
   if (rc != ncclSuccess) return verb_error(r, "irecv", rc);
   if (req == nullptr) {
     r = RequestInfo{};
@@ -120,8 +120,8 @@ Status NetOp::sidelink_confirm(RequestInfo& r) {
   if (!c->sidelink_peer_known) return {};
   void* req = nullptr;
   ncclResult_t rc =
-      net_->iread(c->net_comm, &c->sidelink_word, sizeof c->sidelink_word, c->sidelink_word_mh,
-                  c->sidelink_peer_addr, c->sidelink_peer_key, &req);
+      net_->iread(net_->ctx, c->net_comm, &c->sidelink_word, sizeof c->sidelink_word,
+                  c->sidelink_word_mh, c->sidelink_peer_addr, c->sidelink_peer_key, &req);
   if (rc != ncclSuccess) {
     r.state = Stage::Error;
     return verb_error(r, "iread", rc);

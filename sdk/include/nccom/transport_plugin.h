@@ -50,6 +50,45 @@ typedef struct nccom_transport_peer {
   int64_t bus_id; /* PCI bus id of the device, for log lines */
 } nccom_transport_peer_t;
 
+/* The selected network as a transport should call it: the ncclNet_v6 calls
+ * (same arguments, same results, the host's clamps and bounded connect /
+ * accept included) with the host's context first. Slots the net does not
+ * have are NULL, as in a native table (get_mr_key, iwrite, iwrite_inline,
+ * iread without RMA; reg_mr_dma_buf, iflush when absent). init and fini are
+ * the host's and are not offered. Valid until the communicator is freed. */
+typedef struct nccom_transport_net {
+  uint32_t struct_size; /* sizeof(nccom_transport_net_t) */
+  uint32_t reserved;
+  void* ctx;        /* the first argument of every slot */
+  const char* name; /* the net plugin's name */
+  ncclResult_t (*devices)(void* ctx, int* ndev);
+  ncclResult_t (*get_properties)(void* ctx, int dev, ncclNetProperties_v6_t* props);
+  ncclResult_t (*listen)(void* ctx, int dev, void* handle, void** listen_comm);
+  ncclResult_t (*connect)(void* ctx, int dev, void* handle, void** send_comm);
+  ncclResult_t (*accept)(void* ctx, void* listen_comm, void** recv_comm);
+  ncclResult_t (*reg_mr)(void* ctx, void* comm, void* data, size_t size, int type, void** mhandle);
+  ncclResult_t (*reg_mr_dma_buf)(void* ctx, void* comm, void* data, size_t size, int type,
+                                 uint64_t offset, int fd, void** mhandle);
+  ncclResult_t (*dereg_mr)(void* ctx, void* comm, void* mhandle);
+  ncclResult_t (*isend)(void* ctx, void* send_comm, void* data, int size, int tag, void* mhandle,
+                        void** request);
+  ncclResult_t (*irecv)(void* ctx, void* recv_comm, int n, void** data, int* sizes, int* tags,
+                        void** mhandles, void** request);
+  ncclResult_t (*iflush)(void* ctx, void* recv_comm, int n, void** data, int* sizes,
+                         void** mhandles, void** request);
+  ncclResult_t (*test)(void* ctx, void* request, int* done, int* sizes);
+  ncclResult_t (*close_send)(void* ctx, void* send_comm);
+  ncclResult_t (*close_recv)(void* ctx, void* recv_comm);
+  ncclResult_t (*close_listen)(void* ctx, void* listen_comm);
+  ncclResult_t (*get_mr_key)(void* ctx, void* mhandle, uint64_t* mr_key);
+  ncclResult_t (*iwrite)(void* ctx, void* send_comm, void* src, size_t size, void* src_mhandle,
+                         uint64_t dest, uint64_t mr_key, void** request);
+  ncclResult_t (*iwrite_inline)(void* ctx, void* send_comm, void* src, size_t size, uint64_t dest,
+                                uint64_t mr_key, void** request);
+  ncclResult_t (*iread)(void* ctx, void* recv_comm, void* dest, size_t size, void* dest_mhandle,
+                        uint64_t src, uint64_t mr_key, void** request);
+} nccom_transport_net_t;
+
 /* What the host lends a transport for one communicator. Valid until the
  * communicator is freed. */
 typedef struct nccom_transport_comm {
@@ -60,7 +99,10 @@ typedef struct nccom_transport_comm {
   const nccom_transport_peer_t* peers; /* n_ranks entries */
 
   /* The selected network in the Neuron v6 shape (v5/v4/NVIDIA plugins are
-   * adapted by the host), its name and device count. NULL if none. */
+   * adapted by the host), its name and device count. NULL if none. A
+   * context-free table can only forward to one network per process: new
+   * transports call `net_with_ctx` below instead; this one stays for
+   * transports built before it. */
   const ncclNet_v6_t* net;
   const char* net_name;
   int32_t net_devices;
@@ -85,6 +127,9 @@ typedef struct nccom_transport_comm {
    * layout and file ("TPN (Neuron ncclNet_v4) from /opt/x/libtpn.so");
    * NULL if none. `net_name` stays the short name for log lines. */
   const char* net_origin;
+
+  /* Appended: the same network with the host's context (NULL if none). */
+  const nccom_transport_net_t* net_with_ctx;
 } nccom_transport_comm_t;
 
 typedef enum {

@@ -179,5 +179,65 @@ TEST(TransportNetFacade, CountsFromThePluginAreBoundedForTransports) {
   }
 }
 
+// The net transports call (nccom_transport_net_t): each table carries its
+// own Net as context, so two Nets are served side by side — where the
+// context-free v6 table can only forward to the one bound last.
+TEST(TransportNetWithCtx, EachTableForwardsToItsOwnNetWhateverIsBound) {
+  RecordingNet a("a", net::kCapTags);
+  RecordingNet b("b", net::kCapTags | net::kCapRma | net::kCapFlush);
+  const nccom_transport_net_t ta = net_with_ctx(a);
+  const nccom_transport_net_t tb = net_with_ctx(b);
+  (void)net_v6_for(b);  // the context-free table now forwards to b only
+  ASSERT_EQ(ta.struct_size, sizeof(nccom_transport_net_t));
+  EXPECT_EQ(ta.ctx, &a);
+  EXPECT_STREQ(ta.name, "a");
+  EXPECT_STREQ(tb.name, "b");
+  char buf[8];
+  void* req = nullptr;
+  ASSERT_EQ(ta.isend(ta.ctx, nullptr, buf, 8, 3, nullptr, &req), ncclSuccess);
+  EXPECT_EQ(req, &a);
+  int done = 0, size = 0;
+  ASSERT_EQ(ta.test(ta.ctx, req, &done, &size), ncclSuccess);
+  ASSERT_EQ(tb.isend(tb.ctx, nullptr, buf, 4, 9, nullptr, &req), ncclSuccess);
+  EXPECT_EQ(req, &b);
+  EXPECT_EQ(a.calls, (std::vector<std::string>{"isend 8 tag 3", "test"}));
+  EXPECT_EQ(b.calls, (std::vector<std::string>{"isend 4 tag 9"}));
+}
+
+TEST(TransportNetWithCtx, GapsAreNullSlotsAndCountsAreBounded) {
+  RecordingNet plain("plain", net::kCapTags);
+  const nccom_transport_net_t t = net_with_ctx(plain);
+  EXPECT_EQ(t.iread, nullptr);
+  EXPECT_EQ(t.get_mr_key, nullptr);
+  EXPECT_EQ(t.iwrite, nullptr);
+  EXPECT_EQ(t.iwrite_inline, nullptr);
+  EXPECT_EQ(t.iflush, nullptr);
+  EXPECT_EQ(t.reg_mr_dma_buf, nullptr);
+  plain.device_answer = 1 << 30;
+  plain.max_recvs_answer = 1 << 30;
+  int n = 0;
+  ASSERT_EQ(t.devices(t.ctx, &n), ncclSuccess);
+  EXPECT_EQ(n, 256);
+  ncclNetProperties_v6_t props{};
+  ASSERT_EQ(t.get_properties(t.ctx, 0, &props), ncclSuccess);
+  EXPECT_EQ(props.maxRecvs, NCCL_NET_MAX_REQUESTS);
+
+  RecordingNet rma("rma", net::kCapTags | net::kCapRma | net::kCapFlush | net::kCapDmaBuf);
+  const nccom_transport_net_t r = net_with_ctx(rma);
+  ASSERT_NE(r.iread, nullptr);
+  ASSERT_NE(r.get_mr_key, nullptr);
+  ASSERT_NE(r.iflush, nullptr);
+  ASSERT_NE(r.reg_mr_dma_buf, nullptr);
+  uint64_t key = 0;
+  ASSERT_EQ(r.get_mr_key(r.ctx, nullptr, &key), ncclSuccess);
+  EXPECT_EQ(key, 42u);
+  // connect runs on a helper thread (bounded), as through the v6 table.
+  void* comm = nullptr;
+  char handle[NCCL_NET_HANDLE_MAXSIZE] = {};
+  do ASSERT_EQ(r.connect(r.ctx, 0, handle, &comm), ncclSuccess);
+  while (rma.setup_calls().helpers() != 0);
+  EXPECT_EQ(rma.calls, (std::vector<std::string>{"key", "connect"}));
+}
+
 }  // namespace
 }  // namespace nccom::transport
