@@ -201,36 +201,22 @@ std::string describe_wait_status(int status) {
 // SIGKILL 2 s later).
 constexpr auto kStopGrace = std::chrono::milliseconds(1000);
 
-int run_local(const Options& o, const std::string& argv0, const std::vector<std::string>& args) {
-  std::string err;
-  // Held until the run ends: a port only found free and released could be
-  // taken by another process before rank 0 binds it (seen under ctest -j2).
-  const PortReservation reserved;
-  if (reserved.port() == 0) {
-    std::fprintf(stderr, "nccom-test: no free loopback port for the root: %s\n",
-                 reserved.error().c_str());
-    return 1;
-  }
-  const std::string root = "127.0.0.1:" + std::to_string(reserved.port());
-  const bool tty = isatty(STDERR_FILENO) == 1;
-  std::fflush(stdout);
-  std::fflush(stderr);
-  std::vector<Child> children(static_cast<size_t>(o.ranks));
-  const Child* failed = nullptr;
-  bool start_failed = false;
-  for (int i = 0; i < o.ranks; ++i) {
-    children[i].place = local_rank_placement(o, i, root);
-    if (!start(children[i], argv0, args, tty, &err)) {
-      std::fprintf(stderr, "nccom-test: starting rank %d failed: %s\n", i, err.c_str());
-      signal_running(children, SIGKILL);
-      start_failed = true;
-      break;
-    }
-  }
-  const uint64_t bound = run_bound_ms(o);
-  const auto deadline = Clock::now() + std::chrono::milliseconds(bound);
+namespace {
+
+// How the ranks ended.
+struct Outcome {
+  const Child* failed = nullptr;  // the first rank that failed (not a check failure)
+  bool check_failed = false;      // a rank reported wrong results
+  bool timed_out = false;         // the run exceeded its bound; every rank was killed
+  bool escalated = false;         // SIGTERM was not enough: SIGKILL was sent
+};
+
+// Forwards the ranks' stderr and reaps them until none runs. After the
+// first failure the others get kStopGrace, then SIGTERM, then SIGKILL 2 s
+// later; past `deadline` every rank is killed.
+Outcome supervise(std::vector<Child>& children, bool start_failed, Clock::time_point deadline) {
+  Outcome out;
   Clock::time_point term_at = Clock::time_point::max(), kill_at = Clock::time_point::max();
-  bool check_failed = false, timed_out = false, escalated = false;
   while (any_running(children)) {
     std::vector<pollfd> fds;
     std::vector<Child*> owners;
@@ -249,14 +235,14 @@ int run_local(const Options& o, const std::string& argv0, const std::vector<std:
       c.running = false;
       if (WIFEXITED(c.status) && WEXITSTATUS(c.status) == 0) continue;
       if (WIFEXITED(c.status) && WEXITSTATUS(c.status) == kExitCheckFailed) {
-        check_failed = true;
+        out.check_failed = true;
         continue;
       }
-      if (failed == nullptr && !start_failed) {
+      if (out.failed == nullptr && !start_failed) {
         // The first rank to fail. The others get a moment to notice and
         // say why themselves (a dead peer is seen within a fraction of a
         // second) before they are stopped.
-        failed = &c;
+        out.failed = &c;
         term_at = Clock::now() + kStopGrace;
         kill_at = term_at + std::chrono::seconds(2);
       }
@@ -267,15 +253,72 @@ int run_local(const Options& o, const std::string& argv0, const std::vector<std:
     }
     if (Clock::now() >= kill_at) {
       signal_running(children, SIGKILL);
-      escalated = true;
+      out.escalated = true;
     }
-    if (!timed_out && failed == nullptr && !start_failed && Clock::now() >= deadline) {
-      timed_out = true;
+    if (!out.timed_out && out.failed == nullptr && !start_failed && Clock::now() >= deadline) {
+      out.timed_out = true;
       signal_running(children, SIGKILL);
     }
   }
+  return out;
+}
+
+// The one line naming the rank whose end stopped the run, and why.
+void report_failure(const std::vector<Child>& children, const Outcome& out) {
+  const Child* failed = out.failed;
+  // The first rank reaped may only report a peer that died first (its
+  // zombie reaped later): a rank ended by a signal this launcher did not
+  // send is the cause, and is named instead.
+  for (const Child& c : children) {
+    if (&c == failed || !WIFSIGNALED(c.status)) continue;
+    const int sig = WTERMSIG(c.status);
+    if (sig == SIGTERM || (sig == SIGKILL && out.escalated)) continue;
+    if (!WIFSIGNALED(failed->status)) failed = &c;
+    break;
+  }
+  // What the rank said of its own end; short of that, the last thing it
+  // printed, unless a signal ended it (then that line is older than its end
+  // and may be about something else).
+  const std::string& said =
+      failed->cause.empty() && !WIFSIGNALED(failed->status) ? failed->last : failed->cause;
+  std::fprintf(
+      stderr, "nccom-test: rank %d (host %d, local rank %d) %s%s%s; stopped the other ranks\n",
+      failed->place.rank, failed->place.host, failed->place.local_rank,
+      describe_wait_status(failed->status).c_str(), said.empty() ? "" : ": ", said.c_str());
+}
+
+}  // namespace
+
+int run_local(const Options& o, const std::string& argv0, const std::vector<std::string>& args) {
+  std::string err;
+  // Held until the run ends: a port only found free and released could be
+  // taken by another process before rank 0 binds it (seen under ctest -j2).
+  const PortReservation reserved;
+  if (reserved.port() == 0) {
+    std::fprintf(stderr, "nccom-test: no free loopback port for the root: %s\n",
+                 reserved.error().c_str());
+    return 1;
+  }
+  const std::string root = "127.0.0.1:" + std::to_string(reserved.port());
+  const bool tty = isatty(STDERR_FILENO) == 1;
+  std::fflush(stdout);
+  std::fflush(stderr);
+  std::vector<Child> children(static_cast<size_t>(o.ranks));
+  bool start_failed = false;
+  for (int i = 0; i < o.ranks; ++i) {
+    children[i].place = local_rank_placement(o, i, root);
+    if (!start(children[i], argv0, args, tty, &err)) {
+      std::fprintf(stderr, "nccom-test: starting rank %d failed: %s\n", i, err.c_str());
+      signal_running(children, SIGKILL);
+      start_failed = true;
+      break;
+    }
+  }
+  const uint64_t bound = run_bound_ms(o);
+  const Outcome out =
+      supervise(children, start_failed, Clock::now() + std::chrono::milliseconds(bound));
   if (start_failed) return 1;
-  if (timed_out) {
+  if (out.timed_out) {
     std::fprintf(stderr,
                  "nccom-test: the run exceeded its bound of %.1f s (--timeout-ms %u for each of "
                  "its collective "
@@ -283,29 +326,11 @@ int run_local(const Options& o, const std::string& argv0, const std::vector<std:
                  static_cast<double>(bound) / 1000, o.timeout_ms);
     return 1;
   }
-  if (failed != nullptr) {
-    // The first rank reaped may only report a peer that died first (its
-    // zombie reaped later): a rank ended by a signal this launcher did not
-    // send is the cause, and is named instead.
-    for (const Child& c : children) {
-      if (&c == failed || !WIFSIGNALED(c.status)) continue;
-      const int sig = WTERMSIG(c.status);
-      if (sig == SIGTERM || (sig == SIGKILL && escalated)) continue;
-      if (!WIFSIGNALED(failed->status)) failed = &c;
-      break;
-    }
-    // What the rank said of its own end; short of that, the last thing it
-    // printed, unless a signal ended it (then that line is older than its end
-    // and may be about something else).
-    const std::string& said =
-        failed->cause.empty() && !WIFSIGNALED(failed->status) ? failed->last : failed->cause;
-    std::fprintf(
-        stderr, "nccom-test: rank %d (host %d, local rank %d) %s%s%s; stopped the other ranks\n",
-        failed->place.rank, failed->place.host, failed->place.local_rank,
-        describe_wait_status(failed->status).c_str(), said.empty() ? "" : ": ", said.c_str());
+  if (out.failed != nullptr) {
+    report_failure(children, out);
     return 1;
   }
-  return check_failed ? 1 : 0;
+  return out.check_failed ? 1 : 0;
 }
 
 }  // namespace nccom::nccomtest

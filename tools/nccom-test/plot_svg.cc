@@ -108,102 +108,103 @@ std::string size_label(double bytes) {
   return buf;
 }
 
-std::string render_svg(const std::string& title, const std::vector<PlotSeries>& series) {
+namespace {
+
+// The data's range: sizes (x) and, over every timing that ran, the largest
+// busbw and the smallest and largest time. 1 when there is nothing.
+struct Extent {
   double xmin = 0, xmax = 0, bwmax = 0, tmin = 0, tmax = 0;
+};
+
+Extent measure(const std::vector<PlotSeries>& series) {
+  Extent e;
   for (const PlotSeries& s : series) {
     for (const Row& r : s.rows) {
       if (r.bytes == 0) continue;
       const double b = static_cast<double>(r.bytes);
-      xmin = xmin == 0 ? b : std::min(xmin, b);
-      xmax = std::max(xmax, b);
+      e.xmin = e.xmin == 0 ? b : std::min(e.xmin, b);
+      e.xmax = std::max(e.xmax, b);
       for (const Timing* t : {&r.out_of_place, &r.in_place}) {
         if (!t->ran) continue;
-        bwmax = std::max(bwmax, t->busbw);
+        e.bwmax = std::max(e.bwmax, t->busbw);
         if (t->time_us > 0) {
-          tmin = tmin == 0 ? t->time_us : std::min(tmin, t->time_us);
-          tmax = std::max(tmax, t->time_us);
+          e.tmin = e.tmin == 0 ? t->time_us : std::min(e.tmin, t->time_us);
+          e.tmax = std::max(e.tmax, t->time_us);
         }
       }
     }
   }
-  if (xmin == 0) xmin = xmax = 1;
-  if (tmin == 0) tmin = tmax = 1;
-  std::vector<double> xt = log_ticks(xmin, xmax, 2);
-  const double lx0 = std::log2(xt.front()), lx1 = std::log2(xt.back());
-  auto px = [&](double b) { return kLeft + (std::log2(b) - lx0) / (lx1 - lx0) * plot_w(); };
+  if (e.xmin == 0) e.xmin = e.xmax = 1;
+  if (e.tmin == 0) e.tmin = e.tmax = 1;
+  return e;
+}
 
-  Panel panels[2] = {{kTop, "Bus bandwidth", "busbw (GB/s)", false, linear_ticks(bwmax * 1.05, 6)},
-                     {kTop + kPanelHeight + kGap, "Time per iteration", "time (us)", true,
-                      log_ticks(tmin, tmax, 10)}};
-  const double height = kTop + 2 * kPanelHeight + kGap + 60;
-  std::string svg = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  svg += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + n2(kWidth) + "\" height=\"" +
-         n2(height) + "\" viewBox=\"0 0 " + n2(kWidth) + " " + n2(height) + "\">\n";
-  svg += "<rect x=\"0\" y=\"0\" width=\"" + n2(kWidth) + "\" height=\"" + n2(height) +
-         "\" fill=\"white\"/>\n";
-  svg += text(kWidth / 2, 24, title, "middle", 15, " font-weight=\"bold\"");
-  for (int pi = 0; pi < 2; ++pi) {
-    const Panel& p = panels[pi];
-    const double y0 = p.log_y ? std::log10(p.y_ticks.front()) : 0;
-    const double y1 = p.log_y ? std::log10(p.y_ticks.back()) : p.y_ticks.back();
-    auto py = [&](double v) {
-      const double u = p.log_y ? std::log10(v) : v;
-      return p.top + kPanelHeight - (u - y0) / (y1 - y0) * kPanelHeight;
-    };
-    svg += "<g class=\"panel\" id=\"" + std::string(pi == 0 ? "busbw" : "time") + "\">\n";
-    svg += text(kLeft + plot_w() / 2, p.top - 10, p.title + (p.log_y ? " (log scale)" : ""),
-                "middle", 13);
-    // Grid and ticks.
-    const size_t stride = std::max<size_t>(1, (xt.size() + 11) / 12);
-    for (size_t i = 0; i < xt.size(); ++i) {
-      const double x = px(xt[i]);
-      svg += line(x, p.top, x, p.top + kPanelHeight, "stroke=\"#e0e0e0\"");
-      svg += line(x, p.top + kPanelHeight, x, p.top + kPanelHeight + 5, "stroke=\"black\"");
-      // Every stride-th tick counted back from the largest is labelled.
-      if ((xt.size() - 1 - i) % stride == 0)
-        svg += text(x, p.top + kPanelHeight + 18, size_label(xt[i]), "middle", 11);
-    }
-    for (double v : p.y_ticks) {
-      const double y = py(v);
-      svg += line(kLeft, y, kLeft + plot_w(), y, "stroke=\"#e0e0e0\"");
-      svg += line(kLeft - 5, y, kLeft, y, "stroke=\"black\"");
-      svg += text(kLeft - 8, y + 4, num_label(v), "end", 11);
-    }
-    svg += "<rect x=\"" + n2(kLeft) + "\" y=\"" + n2(p.top) + "\" width=\"" + n2(plot_w()) +
-           "\" height=\"" + n2(kPanelHeight) + "\" fill=\"none\" stroke=\"black\"/>\n";
-    svg += text(kLeft + plot_w() / 2, p.top + kPanelHeight + 36, "message size (log scale)",
-                "middle", 12);
-    svg += text(20, p.top + kPanelHeight / 2, p.y_label, "middle", 12,
-                " transform=\"rotate(-90 20 " + n2(p.top + kPanelHeight / 2) + ")\"");
-    // Series: out-of-place solid, in-place dashed.
-    for (size_t si = 0; si < series.size(); ++si) {
-      const char* color = kColors[si % (sizeof kColors / sizeof kColors[0])];
-      for (int placement = 0; placement < 2; ++placement) {
-        std::string pts, marks;
-        for (const Row& r : series[si].rows) {
-          const Timing& t = placement == 0 ? r.out_of_place : r.in_place;
-          const double v = pi == 0 ? t.busbw : t.time_us;
-          if (r.bytes == 0 || !t.ran || (p.log_y && !(v > 0))) continue;
-          const double x = px(static_cast<double>(r.bytes)), y = py(v);
-          pts += (pts.empty() ? "" : " ") + n2(x) + "," + n2(y);
-          if (placement == 0)
-            marks += "<circle cx=\"" + n2(x) + "\" cy=\"" + n2(y) + "\" r=\"2.5\" fill=\"" + color +
-                     "\"/>\n";
-        }
-        if (pts.empty()) continue;
-        svg += "<polyline class=\"series\" data-series=\"" + esc(series[si].label) +
-               "\" data-placement=\"" + (placement == 0 ? "out-of-place" : "in-place") +
-               "\" fill=\"none\" stroke=\"" + color + "\" stroke-width=\"1.8\"" +
-               (placement == 1 ? " stroke-dasharray=\"5,4\"" : "") + " points=\"" + pts + "\"/>\n" +
-               marks;
-      }
-    }
-    svg += "</g>\n";
+// One panel (pi 0: busbw, 1: time): grid, ticks, frame, labels, one
+// polyline per series and placement (out-of-place solid, in-place dashed).
+template <class Px>
+std::string render_panel(const Panel& p, int pi, const std::vector<double>& xt, Px px,
+                         const std::vector<PlotSeries>& series) {
+  const double y0 = p.log_y ? std::log10(p.y_ticks.front()) : 0;
+  const double y1 = p.log_y ? std::log10(p.y_ticks.back()) : p.y_ticks.back();
+  auto py = [&](double v) {
+    const double u = p.log_y ? std::log10(v) : v;
+    return p.top + kPanelHeight - (u - y0) / (y1 - y0) * kPanelHeight;
+  };
+  std::string svg = "<g class=\"panel\" id=\"" + std::string(pi == 0 ? "busbw" : "time") + "\">\n";
+  svg += text(kLeft + plot_w() / 2, p.top - 10, p.title + (p.log_y ? " (log scale)" : ""), "middle",
+              13);
+  // Grid and ticks.
+  const size_t stride = std::max<size_t>(1, (xt.size() + 11) / 12);
+  for (size_t i = 0; i < xt.size(); ++i) {
+    const double x = px(xt[i]);
+    svg += line(x, p.top, x, p.top + kPanelHeight, "stroke=\"#e0e0e0\"");
+    svg += line(x, p.top + kPanelHeight, x, p.top + kPanelHeight + 5, "stroke=\"black\"");
+    // Every stride-th tick counted back from the largest is labelled.
+    if ((xt.size() - 1 - i) % stride == 0)
+      svg += text(x, p.top + kPanelHeight + 18, size_label(xt[i]), "middle", 11);
   }
-  // Legend.
+  for (double v : p.y_ticks) {
+    const double y = py(v);
+    svg += line(kLeft, y, kLeft + plot_w(), y, "stroke=\"#e0e0e0\"");
+    svg += line(kLeft - 5, y, kLeft, y, "stroke=\"black\"");
+    svg += text(kLeft - 8, y + 4, num_label(v), "end", 11);
+  }
+  svg += "<rect x=\"" + n2(kLeft) + "\" y=\"" + n2(p.top) + "\" width=\"" + n2(plot_w()) +
+         "\" height=\"" + n2(kPanelHeight) + "\" fill=\"none\" stroke=\"black\"/>\n";
+  svg += text(kLeft + plot_w() / 2, p.top + kPanelHeight + 36, "message size (log scale)", "middle",
+              12);
+  svg += text(20, p.top + kPanelHeight / 2, p.y_label, "middle", 12,
+              " transform=\"rotate(-90 20 " + n2(p.top + kPanelHeight / 2) + ")\"");
+  for (size_t si = 0; si < series.size(); ++si) {
+    const char* color = kColors[si % (sizeof kColors / sizeof kColors[0])];
+    for (int placement = 0; placement < 2; ++placement) {
+      std::string pts, marks;
+      for (const Row& r : series[si].rows) {
+        const Timing& t = placement == 0 ? r.out_of_place : r.in_place;
+        const double v = pi == 0 ? t.busbw : t.time_us;
+        if (r.bytes == 0 || !t.ran || (p.log_y && !(v > 0))) continue;
+        const double x = px(static_cast<double>(r.bytes)), y = py(v);
+        pts += (pts.empty() ? "" : " ") + n2(x) + "," + n2(y);
+        if (placement == 0)
+          marks += "<circle cx=\"" + n2(x) + "\" cy=\"" + n2(y) + "\" r=\"2.5\" fill=\"" + color +
+                   "\"/>\n";
+      }
+      if (pts.empty()) continue;
+      svg += "<polyline class=\"series\" data-series=\"" + esc(series[si].label) +
+             "\" data-placement=\"" + (placement == 0 ? "out-of-place" : "in-place") +
+             "\" fill=\"none\" stroke=\"" + color + "\" stroke-width=\"1.8\"" +
+             (placement == 1 ? " stroke-dasharray=\"5,4\"" : "") + " points=\"" + pts + "\"/>\n" +
+             marks;
+    }
+  }
+  return svg + "</g>\n";
+}
+
+// The legend: one colour per series, then the two line styles.
+std::string render_legend(const std::vector<PlotSeries>& series) {
   const double lx = kWidth - kRight + 20;
   double ly = kTop + 10;
-  svg += "<g class=\"legend\">\n";
+  std::string svg = "<g class=\"legend\">\n";
   for (size_t si = 0; si < series.size(); ++si) {
     const char* color = kColors[si % (sizeof kColors / sizeof kColors[0])];
     svg += line(lx, ly, lx + 24, ly,
@@ -216,8 +217,30 @@ std::string render_svg(const std::string& title, const std::vector<PlotSeries>& 
   svg += line(lx, ly + 26, lx + 24, ly + 26,
               "stroke=\"black\" stroke-width=\"1.8\" stroke-dasharray=\"5,4\"");
   svg += text(lx + 30, ly + 30, "in-place", "start", 11);
-  svg += "</g>\n</svg>\n";
-  return svg;
+  return svg + "</g>\n";
+}
+
+}  // namespace
+
+std::string render_svg(const std::string& title, const std::vector<PlotSeries>& series) {
+  const Extent e = measure(series);
+  const std::vector<double> xt = log_ticks(e.xmin, e.xmax, 2);
+  const double lx0 = std::log2(xt.front()), lx1 = std::log2(xt.back());
+  auto px = [&](double b) { return kLeft + (std::log2(b) - lx0) / (lx1 - lx0) * plot_w(); };
+  const Panel panels[2] = {
+      {kTop, "Bus bandwidth", "busbw (GB/s)", false, linear_ticks(e.bwmax * 1.05, 6)},
+      {kTop + kPanelHeight + kGap, "Time per iteration", "time (us)", true,
+       log_ticks(e.tmin, e.tmax, 10)}};
+  const double height = kTop + 2 * kPanelHeight + kGap + 60;
+  std::string svg = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  svg += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + n2(kWidth) + "\" height=\"" +
+         n2(height) + "\" viewBox=\"0 0 " + n2(kWidth) + " " + n2(height) + "\">\n";
+  svg += "<rect x=\"0\" y=\"0\" width=\"" + n2(kWidth) + "\" height=\"" + n2(height) +
+         "\" fill=\"white\"/>\n";
+  svg += text(kWidth / 2, 24, title, "middle", 15, " font-weight=\"bold\"");
+  for (int pi = 0; pi < 2; ++pi) svg += render_panel(panels[pi], pi, xt, px, series);
+  svg += render_legend(series);
+  return svg + "</svg>\n";
 }
 
 }  // namespace nccom::nccomtest
