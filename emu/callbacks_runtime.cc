@@ -46,8 +46,9 @@ NRT_EMU_API NRT_STATUS nrt_get_version(nrt_version_t* out, size_t out_len) {
 }
 
 NRT_EMU_API void* nrt_get_libnccl_net(int* err_out, char* err_msg, size_t err_msg_len) {
-  std::string why;
-  void* handle = nrt_emu::NccomLoader::instance().net_plugin(&why);
+  auto plugin = nrt_emu::NccomLoader::instance().net_plugin();
+  void* handle = plugin ? *plugin : nullptr;
+  const std::string why = plugin ? std::string() : plugin.error().message;
   if (err_out != nullptr) *err_out = handle != nullptr ? 0 : 1;
   if (err_msg != nullptr && err_msg_len > 0) {
     const size_t n = std::min(why.size(), err_msg_len - 1);

@@ -16,29 +16,35 @@ constexpr size_t kMaxRegionBytes = size_t{1} << 30;
 
 }  // namespace
 
-Region* Region::create(size_t bytes, std::string* why) {
+nccom::Result<Region*> Region::create(size_t bytes) {
   if (bytes == 0 || bytes > kMaxRegionBytes) {
-    *why = "device memory region of " + std::to_string(bytes) + " bytes: the size must be in 1.." +
-           std::to_string(kMaxRegionBytes);
-    return nullptr;
+    return nccom::make_error(bytes == 0 ? NRT_INVALID : NRT_RESOURCE,
+                             "device memory region of " + std::to_string(bytes) +
+                                 " bytes: the size must be in 1.." +
+                                 std::to_string(kMaxRegionBytes));
   }
   const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   const size_t size = (bytes + page - 1) / page * page;
   const int fd = memfd_create("nrt-emu-devmem", MFD_CLOEXEC);
   if (fd < 0) {
-    *why = std::string("memfd_create for the device memory region failed: ") + std::strerror(errno);
-    return nullptr;
+    return nccom::make_error(
+        NRT_RESOURCE,
+        std::string("memfd_create for the device memory region failed: ") + std::strerror(errno));
   }
   if (ftruncate(fd, static_cast<off_t>(size)) != 0) {
-    *why = std::string("ftruncate of the device memory region failed: ") + std::strerror(errno);
+    nccom::Error e = nccom::make_error(
+        NRT_RESOURCE,
+        std::string("ftruncate of the device memory region failed: ") + std::strerror(errno));
     close(fd);
-    return nullptr;
+    return e;
   }
   void* base = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (base == MAP_FAILED) {
-    *why = std::string("mmap of the device memory region failed: ") + std::strerror(errno);
+    nccom::Error e =
+        nccom::make_error(NRT_RESOURCE, std::string("mmap of the device memory region failed: ") +
+                                            std::strerror(errno));
     close(fd);
-    return nullptr;
+    return e;
   }
   return new Region(fd, base, size);  // a fresh memfd reads as zeros
 }

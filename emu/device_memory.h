@@ -14,6 +14,7 @@
 #pragma once
 
 #include <nccom/nrt_abi.h>
+#include <nccom/util/result.h>
 
 #include <nrt_emu.h>
 
@@ -28,7 +29,7 @@ class Region {
  public:
   // A zeroed region of `bytes` (rounded up to the page size), or nullptr
   // with the reason in *why (bytes out of 1 B..1 GiB, memfd/mmap failure).
-  static Region* create(size_t bytes, std::string* why);
+  static nccom::Result<Region*> create(size_t bytes);
   ~Region();
   Region(const Region&) = delete;
   Region& operator=(const Region&) = delete;

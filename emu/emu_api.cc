@@ -24,7 +24,10 @@ const char* nrt_emu_last_error(void) { return NccomLoader::instance().last_error
 
 NRT_STATUS nrt_emu_nccom_guard(void) { return NccomLoader::instance().guard(); }
 
-void* nrt_emu_net_handle(void) { return NccomLoader::instance().net_plugin(nullptr); }
+void* nrt_emu_net_handle(void) {
+  auto plugin = NccomLoader::instance().net_plugin();
+  return plugin ? *plugin : nullptr;  // the reason: nrt_emu_net_error()
+}
 
 const char* nrt_emu_net_error(void) { return NccomLoader::instance().net_error(); }
 

@@ -110,8 +110,8 @@ NRT_STATUS NccomLoader::load() {
   std::lock_guard lock(mutex_);
   if (attempted_) return status_;
   attempted_ = true;
-  if (std::string bad = log::level_error(); !bad.empty()) {
-    status_ = fail(std::move(bad));
+  if (nccom::Status bad = log::check_level(); !bad) {
+    status_ = fail(bad.error().message);
     std::lock_guard net_lock(net_mutex_);
     net_error_ = kNetSkipped;
     return status_;
@@ -301,9 +301,10 @@ NRT_STATUS NccomLoader::guard() {
   return table_valid_ ? NRT_SUCCESS : NRT_UNINITIALIZED;
 }
 
-void* NccomLoader::net_plugin(std::string* why) const {
+nccom::Result<void*> NccomLoader::net_plugin() const {
   std::lock_guard lock(net_mutex_);
-  if (net_ == nullptr && why != nullptr) *why = net_error_.empty() ? kNetNotTried : net_error_;
+  if (net_ == nullptr)
+    return nccom::make_error(NRT_FAILURE, net_error_.empty() ? kNetNotTried : net_error_);
   return net_;
 }
 

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <nccom/nrt_abi.h>
+#include <nccom/util/result.h>
 
 #include <mutex>
 #include <string>
@@ -48,9 +49,9 @@ class NccomLoader {
   // otherwise NRT_SUCCESS when libnccom is loaded, NRT_UNINITIALIZED if not.
   NRT_STATUS guard();
 
-  // libnccom-net.so (step 7): the handle, or nullptr with the reason in *why
-  // (dlerror text, or why the runtime never tried).
-  void* net_plugin(std::string* why) const;
+  // libnccom-net.so (step 7): the handle, or the reason (dlerror text, or
+  // why the runtime never tried).
+  nccom::Result<void*> net_plugin() const;
   // The same reason and the libfabric/EFA hint, for the application API;
   // the pointers stay valid until the next load() or unload().
   const char* net_error() const;

@@ -87,7 +87,8 @@ extern "C" NRT_STATUS nrt_emu_net_plugin(nrt_emu_net_plugin_t* out) {
     answer.file = table_file;
   }
   bool from_runtime = false;
-  if (void* runtime_net = loader.net_plugin(nullptr)) {
+  if (auto runtime = loader.net_plugin(); runtime) {
+    void* runtime_net = *runtime;
     if (!adapted) {
       dlerror();
       from_runtime = dlsym(runtime_net, NCCL_NET_PLUGIN_SYMBOL_V6) == handle;

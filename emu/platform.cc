@@ -79,29 +79,30 @@ std::optional<uint32_t> virtual_core_size() {
   return static_cast<uint32_t>(*size);
 }
 
-std::string configuration_error() {
+nccom::Status check_configuration() {
   const std::string_view wanted = env::get("NEURON_RT_EMU_PLATFORM").value_or("emu");
   const Spec* p = find(wanted);
   if (p == nullptr)
-    return "NEURON_RT_EMU_PLATFORM=" + std::string(wanted) + " is not a known platform: use " +
-           kKnown;
+    return nccom::make_error(NRT_INVALID, "NEURON_RT_EMU_PLATFORM=" + std::string(wanted) +
+                                              " is not a known platform: use " + kKnown);
   if (p->lnc != 0) {
     if (const auto lnc = env::get("NEURON_RT_VIRTUAL_CORE_SIZE");
         lnc && env::parse_int(*lnc, 1, 2) != p->lnc)
-      return "NEURON_RT_EMU_PLATFORM=" + std::string(p->name) + " runs LNC " +
-             std::to_string(p->lnc) +
-             " only: set NEURON_RT_VIRTUAL_CORE_SIZE=" + std::to_string(p->lnc) +
-             " (or unset it), not " + std::string(*lnc);
+      return nccom::make_error(
+          NRT_INVALID, "NEURON_RT_EMU_PLATFORM=" + std::string(p->name) + " runs LNC " +
+                           std::to_string(p->lnc) + " only: set NEURON_RT_VIRTUAL_CORE_SIZE=" +
+                           std::to_string(p->lnc) + " (or unset it), not " + std::string(*lnc));
   }
   if (p->devices != 0) {
     if (const auto d = env::get("NEURON_RT_EMU_DEVICES");
         d && env::parse_int(*d, 1, 16) != p->devices)
-      return "NEURON_RT_EMU_PLATFORM=" + std::string(p->name) + " has " +
-             std::to_string(p->devices) +
-             " devices per node: set NEURON_RT_EMU_DEVICES=" + std::to_string(p->devices) +
-             " (or unset it), not " + std::string(*d);
+      return nccom::make_error(
+          NRT_INVALID,
+          "NEURON_RT_EMU_PLATFORM=" + std::string(p->name) + " has " + std::to_string(p->devices) +
+              " devices per node: set NEURON_RT_EMU_DEVICES=" + std::to_string(p->devices) +
+              " (or unset it), not " + std::string(*d));
   }
-  return "";
+  return {};
 }
 
 const char* git_hash() {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <nccom/nrt_abi.h>
+#include <nccom/util/result.h>
 
 #include <optional>
 #include <string>
@@ -43,9 +44,9 @@ std::optional<nrt_instance_info_t> instance_info();
 // saying what to set (a value outside 1..2, or not the platform's only LNC).
 std::optional<uint32_t> virtual_core_size();
 
-// "" when the environment describes a possible host (platform known, device
+// OK when the environment describes a possible host (platform known, device
 // count and LNC allowed on it), else what is wrong and what to set.
-std::string configuration_error();
+nccom::Status check_configuration();
 
 // The full nrt_version_t this runtime reports (2.31.24.0, its build hash).
 nrt_version_t runtime_version();

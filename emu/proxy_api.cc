@@ -64,13 +64,13 @@ NRT_STATUS nrt_emu_devmem_create(size_t bytes, nrt_emu_devmem_t** out) {
     return NRT_INVALID;
   }
   *out = nullptr;
-  std::string why;
-  nrt_emu::devmem::Region* region = nrt_emu::devmem::Region::create(bytes, &why);
-  if (region == nullptr) {
-    nrt_emu::log::message(Level::Error, "nrt_emu_devmem_create: %s", why.c_str());
-    return bytes == 0 ? NRT_INVALID : NRT_RESOURCE;
+  auto region = nrt_emu::devmem::Region::create(bytes);
+  if (!region) {
+    nrt_emu::log::message(Level::Error, "nrt_emu_devmem_create: %s",
+                          region.error().message.c_str());
+    return region.error().status;
   }
-  *out = new nrt_emu_devmem{std::unique_ptr<nrt_emu::devmem::Region>(region)};
+  *out = new nrt_emu_devmem{std::unique_ptr<nrt_emu::devmem::Region>(*region)};
   return NRT_SUCCESS;
 }
 
@@ -220,11 +220,10 @@ NRT_STATUS nrt_emu_proxy_submit(nrt_emu_proxy_t* proxy, const nrt_emu_network_ta
   }
   *status_out = nullptr;
   const nrt_emu::proxy::Seat& seat = *proxy->seat;
-  const std::string why = nrt_emu::proxy::NetworkTask::validate(*task);
-  if (!why.empty()) {
+  if (nccom::Status valid = nrt_emu::proxy::NetworkTask::validate(*task); !valid) {
     nrt_emu::log::message(Level::Error,
                           "nrt_emu_proxy_submit: network task exec %" PRIu64 " refused: %s",
-                          task->exec_id, why.c_str());
+                          task->exec_id, valid.error().message.c_str());
     return NRT_INVALID;
   }
   char name[96];

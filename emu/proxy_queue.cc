@@ -43,17 +43,17 @@ Queue::Queue(int gid, const NccomProxyFns& fns, void* affinity_comm)
 
 Queue::~Queue() { shutdown(); }
 
-bool Queue::start(std::string* why) {
+nccom::Status Queue::start() {
   try {
     thread_ = std::thread([this] { run(); });
   } catch (const std::system_error& e) {
     log::message(log::Level::Error, "Failed to create worker thread: %d", e.code().value());
-    *why = std::string("cannot create the proxy worker thread: ") + e.what();
-    return false;
+    return nccom::make_error(NRT_RESOURCE,
+                             std::string("cannot create the proxy worker thread: ") + e.what());
   }
   std::unique_lock lock(mutex_);
   cv_.wait(lock, [this] { return started_; });
-  return true;
+  return {};
 }
 
 void Queue::shutdown() {
@@ -184,11 +184,10 @@ NRT_STATUS acquire(void* comm, int rank, int nec_dev, Seat** out) {
   Group& group = groups()[gid];
   if (group.queue == nullptr) {
     auto queue = std::make_unique<Queue>(gid, fns, comm);
-    std::string why;
-    if (!queue->start(&why)) {
+    if (nccom::Status s = queue->start(); !s) {
       groups().erase(gid);
-      log::message(log::Level::Error, "proxy group %d: %s", gid, why.c_str());
-      return NRT_RESOURCE;
+      log::message(log::Level::Error, "proxy group %d: %s", gid, s.error().message.c_str());
+      return s.error().status;
     }
     group.queue = std::move(queue);
   }

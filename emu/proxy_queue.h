@@ -12,6 +12,8 @@
 
 #include "proxy_task.h"
 
+#include <nccom/util/result.h>
+
 #include <condition_variable>
 #include <deque>
 #include <list>
@@ -32,7 +34,7 @@ class Queue {
 
   // Starts the worker and waits until it knows its tid; false (logged, *why
   // set) when the thread cannot be created.
-  bool start(std::string* why);
+  nccom::Status start();
   // Sets stop, wakes and joins the worker. Tasks still queued or active
   // finish with NRT_CLOSED. Idempotent.
   void shutdown();

@@ -80,47 +80,55 @@ NRT_STATUS Status::wait(uint32_t timeout_ms) {
 
 // ---- NetworkTask -------------------------------------------------------------
 
-std::string NetworkTask::validate(const nrt_emu_network_task_t& task) {
-  if (task.streams == nullptr) return "streams is NULL";
+nccom::Status NetworkTask::validate(const nrt_emu_network_task_t& task) {
+  if (task.streams == nullptr) return nccom::make_error(NRT_INVALID, "streams is NULL");
   if (task.streams_n < 1 || task.streams_n > NRT_EMU_MAX_STREAMS) {
-    return format("streams_n %d outside 1..%d", task.streams_n, NRT_EMU_MAX_STREAMS);
+    return nccom::make_error(
+        NRT_INVALID, format("streams_n %d outside 1..%d", task.streams_n, NRT_EMU_MAX_STREAMS));
   }
   unsigned seen = 0;
   for (int i = 0; i < task.streams_n; ++i) {
     const nrt_emu_proxy_stream_t& s = task.streams[i];
     if (s.stream >= NRT_EMU_MAX_STREAMS) {
-      return format("streams[%d].stream %u outside 0..%d", i, s.stream, NRT_EMU_MAX_STREAMS - 1);
+      return nccom::make_error(NRT_INVALID, format("streams[%d].stream %u outside 0..%d", i,
+                                                   s.stream, NRT_EMU_MAX_STREAMS - 1));
     }
     if ((seen & (1u << s.stream)) != 0) {
-      return format("streams[%d].stream %u appears twice", i, s.stream);
+      return nccom::make_error(NRT_INVALID,
+                               format("streams[%d].stream %u appears twice", i, s.stream));
     }
     seen |= 1u << s.stream;
-    if (s.blocks == nullptr) return format("streams[%d].blocks is NULL", i);
+    if (s.blocks == nullptr)
+      return nccom::make_error(NRT_INVALID, format("streams[%d].blocks is NULL", i));
     if (s.blocks_n < 1 || s.blocks_n > NRT_EMU_MAX_BLOCKS) {
-      return format("streams[%d].blocks_n %d outside 1..%d", i, s.blocks_n, NRT_EMU_MAX_BLOCKS);
+      return nccom::make_error(NRT_INVALID, format("streams[%d].blocks_n %d outside 1..%d", i,
+                                                   s.blocks_n, NRT_EMU_MAX_BLOCKS));
     }
     for (int b = 0; b < s.blocks_n; ++b) {
       const nrt_emu_proxy_block_t& blk = s.blocks[b];
       if (blk.ops == nullptr || blk.src == nullptr || blk.dst == nullptr) {
-        return format("streams[%d].blocks[%d] (basic block %u): a FIFO pointer is NULL", i, b,
-                      blk.basic_block_id);
+        return nccom::make_error(
+            NRT_INVALID, format("streams[%d].blocks[%d] (basic block %u): a FIFO pointer is NULL",
+                                i, b, blk.basic_block_id));
       }
       if (blk.ops_n < 1 || blk.src_n < 1 || blk.dst_n < 1) {
-        return format(
-            "streams[%d].blocks[%d] (basic block %u): a FIFO is empty (ops %d, src "
-            "%d, dst %d)",
-            i, b, blk.basic_block_id, blk.ops_n, blk.src_n, blk.dst_n);
+        return nccom::make_error(
+            NRT_INVALID,
+            format("streams[%d].blocks[%d] (basic block %u): a FIFO is empty (ops %d, src "
+                   "%d, dst %d)",
+                   i, b, blk.basic_block_id, blk.ops_n, blk.src_n, blk.dst_n));
       }
     }
   }
   if (task.device_gated) {
     for (int i = 0; i < task.streams_n; ++i) {
       if (task.trigger_words[i] == nullptr) {
-        return format("device-gated task: trigger_words[%d] is NULL", i);
+        return nccom::make_error(NRT_INVALID,
+                                 format("device-gated task: trigger_words[%d] is NULL", i));
       }
     }
   }
-  return "";
+  return {};
 }
 
 NetworkTask::NetworkTask(const NccomProxyFns& fns, void* comm, int rank, int nec_dev,

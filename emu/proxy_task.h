@@ -17,6 +17,8 @@
 // step() runs on the group's worker thread only; the status is shared.
 #pragma once
 
+#include <nccom/util/result.h>
+
 #include <nrt_emu.h>
 
 #include <atomic>
@@ -67,8 +69,8 @@ class Status {
 class NetworkTask {
  public:
   // Checks the description (pointers, counts, distinct streams 0..3, gate
-  // words); "" when valid, else the reason.
-  static std::string validate(const nrt_emu_network_task_t& task);
+  // words); OK when valid, else the reason.
+  static nccom::Status validate(const nrt_emu_network_task_t& task);
   NetworkTask(const NccomProxyFns& fns, void* comm, int rank, int nec_dev,
               const nrt_emu_network_task_t& task, std::shared_ptr<Status> status);
 

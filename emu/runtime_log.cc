@@ -69,7 +69,7 @@ const Name* named_level(const std::string& value) {
 }
 
 // NEURON_RT_LOG_LEVEL, read on every line so tests and tools can change it.
-// An invalid value keeps WARN here; level_error() reports it.
+// An invalid value keeps WARN here; check_level() reports it.
 Level threshold() {
   const auto text = env::get("NEURON_RT_LOG_LEVEL");
   if (!text) return Level::Warn;
@@ -159,12 +159,13 @@ void clear() {
   r.forwarded.clear();
 }
 
-std::string level_error() {
+nccom::Status check_level() {
   const auto text = env::get("NEURON_RT_LOG_LEVEL");
-  if (!text || named_level(std::string(*text)) != nullptr) return "";
-  return "NEURON_RT_LOG_LEVEL=\"" + std::string(text->substr(0, 64)) +
-         "\" is not a log level: use ERROR, WARN (or WARNING), INFO, DEBUG or TRACE, in any letter "
-         "case, or unset it for WARN";
+  if (!text || named_level(std::string(*text)) != nullptr) return {};
+  return nccom::make_error(
+      NRT_INVALID, "NEURON_RT_LOG_LEVEL=\"" + std::string(text->substr(0, 64)) +
+                       "\" is not a log level: use ERROR, WARN (or WARNING), INFO, DEBUG or "
+                       "TRACE, in any letter case, or unset it for WARN");
 }
 
 uint64_t mark() { return ring().forwarded_n.load(std::memory_order_acquire); }

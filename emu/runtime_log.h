@@ -9,6 +9,8 @@
 // prints its own WARN lines already.
 #pragma once
 
+#include <nccom/util/result.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -34,11 +36,11 @@ std::size_t snapshot(char* buf, std::size_t len);
 
 void clear();
 
-// "" when NEURON_RT_LOG_LEVEL is unset or names a level, else the error that
+// OK when NEURON_RT_LOG_LEVEL is unset or names a level, else the error that
 // says so (the log itself then keeps the WARN threshold). The runtime's
 // entry points that start work (loading libnccom, a communicator's init)
 // fail with it: an invalid value is an error, never silently the default.
-std::string level_error();
+nccom::Status check_level();
 
 // The cause of a failed libnccom call, as libnccom forwarded it: every line
 // that arrives through nccom_text is a WARN (libnccom forwards nothing else,

@@ -28,21 +28,17 @@ constexpr uint64_t kDefaultSlotBytes = 512u << 10;
 thread_local uint64_t t_call_mark = 0;
 
 // A knob of the engine from the environment: unset = def; bad = error.
-bool env_u64(const char* name, uint64_t lo, uint64_t hi, uint64_t def, uint64_t* out,
-             std::string* why) {
+Result<uint64_t> env_u64(const char* name, uint64_t lo, uint64_t hi, uint64_t def) {
   const char* v = std::getenv(name);
-  *out = def;
-  if (v == nullptr || *v == '\0') return true;
+  if (v == nullptr || *v == '\0') return def;
   char* end = nullptr;
   errno = 0;
   const unsigned long long x = std::strtoull(v, &end, 10);
   if (errno != 0 || end == v || *end != '\0' || x < lo || x > hi) {
-    *why = std::string(name) + "=" + v + " is not an integer in " + std::to_string(lo) + ".." +
-           std::to_string(hi);
-    return false;
+    return engine_error(std::string(name) + "=" + v + " is not an integer in " +
+                        std::to_string(lo) + ".." + std::to_string(hi));
   }
-  *out = x;
-  return true;
+  return static_cast<uint64_t>(x);
 }
 
 }  // namespace
@@ -62,45 +58,45 @@ NRT_STATUS Ccom::fail(NRT_STATUS s, std::string why) {
   return s;
 }
 
-NRT_STATUS Ccom::create(const nrt_emu_ccom_config_t& cfg, Ccom** out, std::string* why) {
+Result<Ccom*> Ccom::create(const nrt_emu_ccom_config_t& cfg) {
   std::unique_ptr<Ccom> c(new Ccom());
-  if (std::string e = c->init(cfg); !e.empty()) {
-    *why = "rank " + std::to_string(cfg.rank) + " of " + std::to_string(cfg.rank_n) + ": " + e;
-    nrt_emu::log::message(nrt_emu::log::Level::Error, "nrt_emu_ccom_init: %s", why->c_str());
-    return NRT_FAILURE;
+  if (Status s = c->init(cfg); !s) {
+    // nrt_emu_ccom_init fails with NRT_FAILURE whatever the cause; the message says which.
+    Error e = engine_error("rank " + std::to_string(cfg.rank) + " of " +
+                           std::to_string(cfg.rank_n) + ": " + s.error().message);
+    nrt_emu::log::message(nrt_emu::log::Level::Error, "nrt_emu_ccom_init: %s", e.message.c_str());
+    return e;
   }
-  *out = c.release();
-  return NRT_SUCCESS;
+  return c.release();
 }
 
-std::string Ccom::init(const nrt_emu_ccom_config_t& cfg) {
+Status Ccom::init(const nrt_emu_ccom_config_t& cfg) {
   if (cfg.struct_size != sizeof(nrt_emu_ccom_config_t))
-    return "config struct_size " + std::to_string(cfg.struct_size) +
-           " is not sizeof(nrt_emu_ccom_config_t) = " +
-           std::to_string(sizeof(nrt_emu_ccom_config_t));
+    return engine_error(
+        "config struct_size " + std::to_string(cfg.struct_size) +
+        " is not sizeof(nrt_emu_ccom_config_t) = " + std::to_string(sizeof(nrt_emu_ccom_config_t)));
   if (cfg.rank_n < 1 || cfg.rank < 0 || cfg.rank >= cfg.rank_n)
-    return "rank " + std::to_string(cfg.rank) + " is outside 0.." + std::to_string(cfg.rank_n - 1);
+    return engine_error("rank " + std::to_string(cfg.rank) + " is outside 0.." +
+                        std::to_string(cfg.rank_n - 1));
   if (cfg.local_n < 1 || cfg.local_n > 16 || cfg.local_rank < 0 || cfg.local_rank >= cfg.local_n)
-    return "local rank " + std::to_string(cfg.local_rank) + " of " + std::to_string(cfg.local_n) +
-           " ranks per host (1..16 per host)";
-  if (cfg.host < 0) return "host id " + std::to_string(cfg.host) + " is negative";
-  if (std::string bad = log::level_error(); !bad.empty()) return bad;
+    return engine_error("local rank " + std::to_string(cfg.local_rank) + " of " +
+                        std::to_string(cfg.local_n) + " ranks per host (1..16 per host)");
+  if (cfg.host < 0) return engine_error("host id " + std::to_string(cfg.host) + " is negative");
+  if (Status s = log::check_level(); !s) return s;
   rank_ = cfg.rank;
   n_ = cfg.rank_n;
   host_ = cfg.host;
   local_ = cfg.local_rank;
   local_n_ = cfg.local_n;
   timeout_ms_ = cfg.timeout_ms != 0 ? cfg.timeout_ms : 60000;
-  std::string why;
-  uint64_t slot = 0, max_ch = 0;
-  if (!env_u64("NEURON_RT_EMU_SLICE_BYTES", 4096, 16u << 20, kDefaultSlotBytes, &slot, &why))
-    return why;
-  if (!env_u64("NEURON_RT_EMU_ENGINE_CHANNELS", 1, kMaxEngineChannels, kMaxEngineChannels, &max_ch,
-               &why))
-    return why;
-  slot_bytes_ = slot / 64 * 64;
+  const auto slot = env_u64("NEURON_RT_EMU_SLICE_BYTES", 4096, 16u << 20, kDefaultSlotBytes);
+  if (!slot) return slot.error();
+  const auto max_ch =
+      env_u64("NEURON_RT_EMU_ENGINE_CHANNELS", 1, kMaxEngineChannels, kMaxEngineChannels);
+  if (!max_ch) return max_ch.error();
+  slot_bytes_ = *slot / 64 * 64;
 
-  if (std::string e = platform::configuration_error(); !e.empty()) return e;
+  if (Status s = platform::check_configuration(); !s) return s;
   const platform::Spec* spec = platform::current();
   // Trn3 Switch-V1: ranks are logical cores, vcores_per_device of them per
   // device (LNC 2: 4), filling devices in local-rank order — what libnccom's
@@ -110,9 +106,9 @@ std::string Ccom::init(const nrt_emu_ccom_config_t& cfg) {
   const int vcores_per_device = switch_v1 ? spec->cores_per_device / spec->lnc : 1;
   dev_ = local_ / vcores_per_device;
   if (switch_v1 && dev_ >= spec->devices)
-    return "local rank " + std::to_string(local_) + " does not fit on " +
-           std::to_string(spec->devices) + " devices of " + std::to_string(vcores_per_device) +
-           " logical cores (" + spec->name + ")";
+    return engine_error("local rank " + std::to_string(local_) + " does not fit on " +
+                        std::to_string(spec->devices) + " devices of " +
+                        std::to_string(vcores_per_device) + " logical cores (" + spec->name + ")");
   // The emulated host has as many devices as ranks on it, unless told (a
   // platform with a fixed device count has its own default).
   if (std::getenv("NEURON_RT_EMU_DEVICES") == nullptr && spec->devices == 0) {
@@ -120,14 +116,15 @@ std::string Ccom::init(const nrt_emu_ccom_config_t& cfg) {
   }
   if (nrt_emu_load_nccom() != NRT_SUCCESS) {
     const char* e = nrt_emu_last_error();
-    return std::string("libnccom did not load: ") + (e ? e : "unknown reason");
+    return engine_error(std::string("libnccom did not load: ") + (e ? e : "unknown reason"));
   }
   t_ = nrt_emu_nccom_table();
   const char* root =
       cfg.root_comm_id != nullptr ? cfg.root_comm_id : std::getenv("NEURON_RT_ROOT_COMM_ID");
   if (n_ > 1 && (root == nullptr || *root == '\0'))
-    return "no root address: set NEURON_RT_ROOT_COMM_ID=host:port (where rank 0 listens) or pass "
-           "root_comm_id";
+    return engine_error(
+        "no root address: set NEURON_RT_ROOT_COMM_ID=host:port (where rank 0 listens) or pass "
+        "root_comm_id");
 
   enc_neuron_device_info_t dev{};
   dev.nec_dev_id = dev_;
@@ -145,7 +142,7 @@ std::string Ccom::init(const nrt_emu_ccom_config_t& cfg) {
   }
   if (NRT_STATUS s = t_->neuronInitGlobalComm(rank_, n_, &dev, root, &comm_, "nrt_emu_ccom");
       s != NRT_SUCCESS)
-    return st("neuronInitGlobalComm", s);
+    return engine_error(st("neuronInitGlobalComm", s));
   // Test seam (docs/internals/emu.md, "Environment"): this rank's process
   // dies between libnccom's two init calls, while its peers are already
   // connecting their rings.
@@ -154,22 +151,22 @@ std::string Ccom::init(const nrt_emu_ccom_config_t& cfg) {
     raise(SIGKILL);
   }
   if (NRT_STATUS s = t_->neuronBuildGraphComm(comm_); s != NRT_SUCCESS)
-    return st("neuronBuildGraphComm", s);
+    return engine_error(st("neuronBuildGraphComm", s));
   nccl_comm_info_t info{};
   if (NRT_STATUS s = t_->neuronGetCommInfo(comm_, &info); s != NRT_SUCCESS)
-    return st("neuronGetCommInfo", s);
+    return engine_error(st("neuronGetCommInfo", s));
   if (info.rank != rank_ || info.rank_n != n_)
-    return "libnccom reports rank " + std::to_string(info.rank) + " of " +
-           std::to_string(info.rank_n);
-  const int channels = std::min<int>(info.channel_n, static_cast<int>(max_ch));
-  if (channels < 1) return "the communicator has no ring channel";
+    return engine_error("libnccom reports rank " + std::to_string(info.rank) + " of " +
+                        std::to_string(info.rank_n));
+  const int channels = std::min<int>(info.channel_n, static_cast<int>(*max_ch));
+  if (channels < 1) return engine_error("the communicator has no ring channel");
   for (int c = 0; c < channels; ++c) {
     Channel ch;
     ch.id = c;
     ch.prev = info.rings[c].prev;
     ch.next = info.rings[c].next;
     const int* ur = info.rings[c].user_ranks;
-    if (ur == nullptr) return "ring " + std::to_string(c) + " has no user_ranks";
+    if (ur == nullptr) return engine_error("ring " + std::to_string(c) + " has no user_ranks");
     ch.ring.order.assign(ur, ur + n_);
     // user_ranks starts at the calling rank; every rank must index ring
     // positions alike, so the ring is rotated to start at its lowest rank.
@@ -177,18 +174,19 @@ std::string Ccom::init(const nrt_emu_ccom_config_t& cfg) {
                 ch.ring.order.end());
     ch.ring.pos = static_cast<int>(std::find(ch.ring.order.begin(), ch.ring.order.end(), rank_) -
                                    ch.ring.order.begin());
-    if (ch.ring.pos >= n_) return "ring " + std::to_string(c) + " does not contain this rank";
+    if (ch.ring.pos >= n_)
+      return engine_error("ring " + std::to_string(c) + " does not contain this rank");
     if (ch.ring.order[static_cast<size_t>((ch.ring.pos + 1) % n_)] != ch.next ||
         ch.ring.order[static_cast<size_t>((ch.ring.pos + n_ - 1) % n_)] != ch.prev)
-      return "ring " + std::to_string(c) + ": user_ranks disagree with prev/next";
+      return engine_error("ring " + std::to_string(c) + ": user_ranks disagree with prev/next");
     chans_.push_back(std::move(ch));
   }
-  if (std::string e = build_kanga_lanes(info); !e.empty()) return e;
+  if (Status s = build_kanga_lanes(info); !s) return s;
 
   const size_t dev_bytes = cfg.device_bytes != 0 ? cfg.device_bytes : kDefaultDeviceBytes;
   if (NRT_STATUS s = nrt_emu_devmem_create(dev_bytes, &user_mem_); s != NRT_SUCCESS)
-    return "device memory of " + std::to_string(dev_bytes) +
-           " bytes: " + st("nrt_emu_devmem_create", s);
+    return engine_error("device memory of " + std::to_string(dev_bytes) +
+                        " bytes: " + st("nrt_emu_devmem_create", s));
   heap_.reset(static_cast<uint8_t*>(nrt_emu_devmem_base(user_mem_)),
               nrt_emu_devmem_size(user_mem_));
   pair_stride_ = kSlots * slot_bytes_ + 4096;
@@ -197,9 +195,9 @@ std::string Ccom::init(const nrt_emu_ccom_config_t& cfg) {
       kanga_.size() * (kSlots * slot_bytes_ + 64 * 1024) +
       static_cast<size_t>(local_n_) * pair_stride_ + 2 * kPeerSlots * slot_bytes_ + (1u << 20);
   if (NRT_STATUS s = nrt_emu_devmem_create(engine_bytes, &engine_mem_); s != NRT_SUCCESS)
-    return st("engine memory: nrt_emu_devmem_create", s);
-  if (std::string e = build_channels(); !e.empty()) return e;
-  if (std::string e = exchange_and_map(); !e.empty()) return e;
+    return engine_error(st("engine memory: nrt_emu_devmem_create", s));
+  if (Status s = build_channels(); !s) return s;
+  if (Status s = exchange_and_map(); !s) return s;
   bool any_net = false;
   for (const Channel& c : chans_) {
     any_net = any_net || c.send.net || c.recv.net;
@@ -210,23 +208,23 @@ std::string Ccom::init(const nrt_emu_ccom_config_t& cfg) {
   }
   if (any_net) {
     if (NRT_STATUS s = nrt_emu_proxy_acquire(comm_, local_, dev_, &proxy_); s != NRT_SUCCESS)
-      return st("nrt_emu_proxy_acquire", s);
+      return engine_error(st("nrt_emu_proxy_acquire", s));
   }
-  return "";
+  return {};
 }
 
-std::string Ccom::build_channels() {
+Status Ccom::build_channels() {
   devmem::Region* region = devmem::region_of(engine_mem_);
   pair_area_ = static_cast<uint8_t*>(
       region->allocate(static_cast<size_t>(local_n_) * pair_stride_, 4096, "engine peer rings"));
-  if (pair_area_ == nullptr) return "engine memory is full (peer rings)";
+  if (pair_area_ == nullptr) return engine_error("engine memory is full (peer rings)");
   for (Channel& c : kanga_) {  // DIRECT only: all ranks are on this host
     c.recv.slots = static_cast<uint8_t*>(
         region->allocate(kSlots * slot_bytes_, 4096, "kangaRing receive slots"));
     c.recv.tail = static_cast<volatile uint64_t*>(region->allocate(64, 64, "kangaRing tail"));
     c.recv.head = static_cast<volatile uint64_t*>(region->allocate(64, 64, "kangaRing head"));
     if (c.recv.slots == nullptr || c.recv.tail == nullptr || c.recv.head == nullptr)
-      return "kangaRing lane " + std::to_string(c.id) + ": engine memory is full";
+      return engine_error("kangaRing lane " + std::to_string(c.id) + ": engine memory is full");
   }
   for (Channel& c : chans_) {
     const std::string at = "channel " + std::to_string(c.id) + ": ";
@@ -235,66 +233,66 @@ std::string Ccom::build_channels() {
     c.recv.tail = static_cast<volatile uint64_t*>(region->allocate(64, 64, "engine tail"));
     c.recv.head = static_cast<volatile uint64_t*>(region->allocate(64, 64, "engine head"));
     if (c.recv.slots == nullptr || c.recv.tail == nullptr || c.recv.head == nullptr)
-      return at + "engine memory is full";
+      return engine_error(at + "engine memory is full");
     if (n_ == 1) continue;  // no hops: a one-rank ring only copies
     void* rc = nullptr;
     void* sc = nullptr;
     if (NRT_STATUS s = t_->neuronGetNetConnector(comm_, ENC_PATTERN_RING, c.id, false, &rc);
         s != NRT_SUCCESS)
-      return at + st("neuronGetNetConnector(receive)", s);
+      return engine_error(at + st("neuronGetNetConnector(receive)", s));
     if (NRT_STATUS s = t_->neuronGetNetConnector(comm_, ENC_PATTERN_RING, c.id, true, &sc);
         s != NRT_SUCCESS)
-      return at + st("neuronGetNetConnector(send)", s);
+      return engine_error(at + st("neuronGetNetConnector(send)", s));
     c.recv.net = rc != nullptr;
     c.send.net = sc != nullptr;
     if (!c.recv.net && !c.send.net) continue;
-    if (std::string e = net_channel(c); !e.empty()) return at + e;
+    if (Status s = net_channel(c); !s) return with_context(at, s.error());
     if (c.recv.net) {
       if (NRT_STATUS s = nrt_emu_devmem_connector(engine_mem_, 1, nullptr, rc, &c.recv.conn);
           s != NRT_SUCCESS)
-        return at + st("receive connector", s);
+        return engine_error(at + st("receive connector", s));
       if (NRT_STATUS s =
               t_->neuronNetRegMr(comm_, ENC_PATTERN_RING, c.id, false, NET_RECV_COMM, c.recv.slots,
                                  kSlots * slot_bytes_, NCCL_PTR_HOST, &c.recv.mhandle);
           s != NRT_SUCCESS)
-        return at + st("neuronNetRegMr(receive slots)", s);
+        return engine_error(at + st("neuronNetRegMr(receive slots)", s));
     }
     if (c.send.net) {
       c.send.slots =
           static_cast<uint8_t*>(region->allocate(kSlots * slot_bytes_, 4096, "engine send slots"));
-      if (c.send.slots == nullptr) return at + "engine memory is full";
+      if (c.send.slots == nullptr) return engine_error(at + "engine memory is full");
       if (NRT_STATUS s = nrt_emu_devmem_connector(engine_mem_, 1, nullptr, sc, &c.send.conn);
           s != NRT_SUCCESS)
-        return at + st("send connector", s);
+        return engine_error(at + st("send connector", s));
       if (NRT_STATUS s =
               t_->neuronNetRegMr(comm_, ENC_PATTERN_RING, c.id, true, NET_SEND_COMM, c.send.slots,
                                  kSlots * slot_bytes_, NCCL_PTR_HOST, &c.send.mhandle);
           s != NRT_SUCCESS)
-        return at + st("neuronNetRegMr(send slots)", s);
+        return engine_error(at + st("neuronNetRegMr(send slots)", s));
     }
     if (NRT_STATUS s = nrt_emu_devmem_channel(engine_mem_, c.id, ENC_PATTERN_RING, c.recv.conn,
                                               c.send.conn, &c.chan);
         s != NRT_SUCCESS)
-      return at + st("enc_channel", s);
+      return engine_error(at + st("enc_channel", s));
   }
-  return "";
+  return {};
 }
 
 // Semaphores and the trigger word of a channel with a network hop.
-std::string Ccom::net_channel(Channel& c) {
+Status Ccom::net_channel(Channel& c) {
   volatile uint32_t** words[] = {&c.recv.hs, &c.recv.cmp, &c.send.hs, &c.send.cmp};
   for (volatile uint32_t** w : words) {
     if (NRT_STATUS s = nrt_emu_devmem_semaphore(engine_mem_, w); s != NRT_SUCCESS)
-      return st("semaphore", s);
+      return engine_error(st("semaphore", s));
   }
   if (NRT_STATUS s = nrt_emu_devmem_trigger_word(engine_mem_, &c.trigger); s != NRT_SUCCESS)
-    return st("trigger word", s);
-  return "";
+    return engine_error(st("trigger word", s));
+  return {};
 }
 
 // Every rank learns every other's process, memory file and slot offsets;
 // the receiver of each DIRECT hop is mapped.
-std::string Ccom::exchange_and_map() {
+Status Ccom::exchange_and_map() {
   PeerCard me{};
   me.magic = kCardMagic;
   me.rank = rank_;
@@ -326,39 +324,40 @@ std::string Ccom::exchange_and_map() {
   if (NRT_STATUS s = t_->neuronBootstrapAllGather(comm_, cards_.data(), sizeof(PeerCard),
                                                   "nrt_emu engine cards");
       s != NRT_SUCCESS)
-    return st("neuronBootstrapAllGather(engine cards)", s);
+    return engine_error(st("neuronBootstrapAllGather(engine cards)", s));
   for (int r = 0; r < n_; ++r) {
     const PeerCard& p = cards_[static_cast<size_t>(r)];
     if (p.magic != kCardMagic || p.rank != r)
-      return "rank " + std::to_string(r) + " sent a malformed engine card";
+      return engine_error("rank " + std::to_string(r) + " sent a malformed engine card");
     if (p.channels != me.channels || p.slot_bytes != me.slot_bytes)
-      return "rank " + std::to_string(r) + " runs " + std::to_string(p.channels) +
-             " engine channels of " + std::to_string(p.slot_bytes) + "-byte slices, this rank " +
-             std::to_string(me.channels) + " of " + std::to_string(me.slot_bytes) +
-             " (NEURON_RT_EMU_ENGINE_CHANNELS / NEURON_RT_EMU_SLICE_BYTES must agree)";
+      return engine_error(
+          "rank " + std::to_string(r) + " runs " + std::to_string(p.channels) +
+          " engine channels of " + std::to_string(p.slot_bytes) + "-byte slices, this rank " +
+          std::to_string(me.channels) + " of " + std::to_string(me.slot_bytes) +
+          " (NEURON_RT_EMU_ENGINE_CHANNELS / NEURON_RT_EMU_SLICE_BYTES must agree)");
     if (p.kanga_lanes != me.kanga_lanes || p.kanga_sum != me.kanga_sum)
-      return "rank " + std::to_string(r) + " runs " + std::to_string(p.kanga_lanes) +
-             " kangaRing lanes (path checksum " + std::to_string(p.kanga_sum) + "), this rank " +
-             std::to_string(me.kanga_lanes) + " (" + std::to_string(me.kanga_sum) +
-             "): libnccom gave the ranks different kangaRing paths";
+      return engine_error("rank " + std::to_string(r) + " runs " + std::to_string(p.kanga_lanes) +
+                          " kangaRing lanes (path checksum " + std::to_string(p.kanga_sum) +
+                          "), this rank " + std::to_string(me.kanga_lanes) + " (" +
+                          std::to_string(me.kanga_sum) +
+                          "): libnccom gave the ranks different kangaRing paths");
   }
   peer_maps_.assign(static_cast<size_t>(n_), Mapping{});
   for (Channel& c : chans_) {
     if (c.send.net) continue;
     const PeerCard& p = cards_[static_cast<size_t>(c.next)];
-    if (std::string e =
-            map_direct_send(c, p.recv_slots[c.id], p.tail[c.id], p.head[c.id], "channel");
-        !e.empty())
-      return e;
+    if (Status s = map_direct_send(c, p.recv_slots[c.id], p.tail[c.id], p.head[c.id], "channel");
+        !s)
+      return s;
   }
   for (Channel& c : kanga_) {
     const PeerCard& p = cards_[static_cast<size_t>(c.next)];
-    if (std::string e = map_direct_send(c, p.kanga_recv_slots[c.id], p.kanga_tail[c.id],
-                                        p.kanga_head[c.id], "kangaRing lane");
-        !e.empty())
-      return e;
+    if (Status s = map_direct_send(c, p.kanga_recv_slots[c.id], p.kanga_tail[c.id],
+                                   p.kanga_head[c.id], "kangaRing lane");
+        !s)
+      return s;
   }
-  return "";
+  return {};
 }
 
 Ccom::~Ccom() {

@@ -16,6 +16,7 @@
 
 #include "heap.h"
 #include "program.h"
+#include "status.h"
 
 #include <nrt_emu.h>
 #include <sys/types.h>
@@ -200,7 +201,8 @@ struct Plan {
 class Ccom {
  public:
   ~Ccom();
-  static NRT_STATUS create(const nrt_emu_ccom_config_t& cfg, Ccom** out, std::string* why);
+  // The communicator, or why it could not be made ("rank R of N: ...").
+  static Result<Ccom*> create(const nrt_emu_ccom_config_t& cfg);
 
   NRT_STATUS run(const nrt_emu_coll_args_t& a);
   NRT_STATUS barrier();
@@ -215,30 +217,30 @@ class Ccom {
  private:
   Ccom() = default;
   NRT_STATUS fail(NRT_STATUS s, std::string why);
-  std::string init(const nrt_emu_ccom_config_t& cfg);
-  std::string build_channels();
-  std::string exchange_and_map();
-  std::string net_channel(Channel& c);
-  std::string build_kanga_lanes(const nccl_comm_info_t& info);
-  std::string map_direct_send(Channel& c, uint64_t slots, uint64_t tail, uint64_t head,
-                              const std::string& what);
+  Status init(const nrt_emu_ccom_config_t& cfg);
+  Status build_channels();
+  Status exchange_and_map();
+  Status net_channel(Channel& c);
+  Status build_kanga_lanes(const nccl_comm_info_t& info);
+  Status map_direct_send(Channel& c, uint64_t slots, uint64_t tail, uint64_t head,
+                         const std::string& what);
   // The links a plan runs over: the kangaRing lanes or the ring channels.
   std::vector<Channel>& lanes_of(const Plan& p) { return p.kanga ? kanga_ : chans_; }
-  std::string validate(const nrt_emu_coll_args_t& a, CollDesc* d) const;
-  Plan* plan_for(const nrt_emu_coll_args_t& a, const CollDesc& d, std::string* why);
-  std::string build_plan(Plan& p);
-  std::string execute(Plan& p);
+  Status validate(const nrt_emu_coll_args_t& a, CollDesc* d) const;
+  Result<Plan*> plan_for(const nrt_emu_coll_args_t& a, const CollDesc& d);
+  Status build_plan(Plan& p);
+  Status execute(Plan& p);
   std::string describe_peer(int rank) const;
   // "" when the slice at `slot` carries `mine`; otherwise the mismatch,
   // naming where it arrived (`link` and `index`: "channel", 2; `index` < 0
   // for none), the peer and both calls. On every received slice: it builds
   // no text unless the stamps differ.
-  std::string check_stamp(const uint8_t* slot, const SliceStamp& mine, const char* link, int index,
-                          int peer) const;
-  std::string setup_peer_links();
-  std::string map_peer(int rank);
-  std::string build_peer_plan(Plan& p);
-  std::string execute_peers(Plan& p);
+  Status check_stamp(const uint8_t* slot, const SliceStamp& mine, const char* link, int index,
+                     int peer) const;
+  Status setup_peer_links();
+  Status map_peer(int rank);
+  Status build_peer_plan(Plan& p);
+  Status execute_peers(Plan& p);
   std::string peer_gone() const;
 
   const nccom_export_table_t* t_ = nullptr;

@@ -25,10 +25,13 @@ NRT_STATUS nrt_emu_ccom_init(const nrt_emu_ccom_config_t* cfg, nrt_emu_ccom_t** 
     return NRT_INVALID;
   }
   nrt_emu::engine::begin_call();
-  nrt_emu::engine::Ccom* c = nullptr;
   init_error.clear();
-  const NRT_STATUS s = nrt_emu::engine::Ccom::create(*cfg, &c, &init_error);
-  if (s != NRT_SUCCESS) return s;
+  auto created = nrt_emu::engine::Ccom::create(*cfg);
+  if (!created) {
+    init_error = created.error().message;
+    return created.error().status;
+  }
+  nrt_emu::engine::Ccom* c = *created;
   *out = new (std::nothrow) nrt_emu_ccom{c};
   if (*out == nullptr) {
     delete c;

@@ -62,12 +62,12 @@ NetTask::~NetTask() {
   if (status_ != nullptr) nrt_emu_proxy_status_free(status_);
 }
 
-std::string NetTask::submit(nrt_emu_proxy_t* proxy, const std::vector<const NetBlock*>& blocks,
-                            const std::vector<volatile uint32_t*>& triggers,
-                            const std::vector<volatile uint32_t*>& sems, uint64_t exec_id) {
-  if (blocks.empty()) return "";
+Status NetTask::submit(nrt_emu_proxy_t* proxy, const std::vector<const NetBlock*>& blocks,
+                       const std::vector<volatile uint32_t*>& triggers,
+                       const std::vector<volatile uint32_t*>& sems, uint64_t exec_id) {
+  if (blocks.empty()) return {};
   if (blocks.size() > NRT_EMU_MAX_STREAMS || triggers.size() != blocks.size())
-    return "more network blocks than proxy streams";
+    return engine_error("more network blocks than proxy streams");
   for (volatile uint32_t* w : sems) __atomic_store_n(w, 0u, __ATOMIC_RELEASE);
   std::vector<nrt_emu_proxy_stream_t> streams;
   nrt_emu_network_task_t task{};
@@ -81,33 +81,33 @@ std::string NetTask::submit(nrt_emu_proxy_t* proxy, const std::vector<const NetB
   task.device_gated = true;
   task.exec_id = exec_id;
   if (NRT_STATUS s = nrt_emu_proxy_submit(proxy, &task, &status_); s != NRT_SUCCESS)
-    return "the proxy worker refused the network task (status " + std::to_string(s) +
-           "; the runtime log says why)";
+    return engine_error("the proxy worker refused the network task (status " + std::to_string(s) +
+                        "; the runtime log says why)");
   for (volatile uint32_t* t : triggers) __atomic_store_n(t, 1u, __ATOMIC_RELEASE);
-  return "";
+  return {};
 }
 
 bool NetTask::done() const {
   return status_ == nullptr || nrt_emu_proxy_run_state(status_) == NRT_EMU_TASK_DONE;
 }
 
-std::string NetTask::failure() {
-  if (status_ == nullptr || checked_) return "";
+Status NetTask::failure() {
+  if (status_ == nullptr || checked_) return {};
   checked_ = true;
   // The proxy may finish first (the device's last steps can be direct
   // hops); only a failure stops the device.
   if (const NRT_STATUS s = nrt_emu_proxy_wait(status_, 0); s != NRT_SUCCESS)
-    return "the network proxy failed (status " + std::to_string(s) +
-           "): " + nrt_emu_proxy_status_message(status_);
-  return "";
+    return engine_error("the network proxy failed (status " + std::to_string(s) +
+                        "): " + nrt_emu_proxy_status_message(status_));
+  return {};
 }
 
-std::string NetTask::finish() {
-  if (status_ == nullptr) return "";
+Status NetTask::finish() {
+  if (status_ == nullptr) return {};
   if (const NRT_STATUS s = nrt_emu_proxy_wait(status_, 1000); s != NRT_SUCCESS)
-    return "the network proxy failed (status " + std::to_string(s) +
-           "): " + nrt_emu_proxy_status_message(status_);
-  return "";
+    return engine_error("the network proxy failed (status " + std::to_string(s) +
+                        "): " + nrt_emu_proxy_status_message(status_));
+  return {};
 }
 
 IdleWatch::IdleWatch(uint32_t timeout_ms)
@@ -115,16 +115,17 @@ IdleWatch::IdleWatch(uint32_t timeout_ms)
       deadline_(Clock::now() + std::chrono::milliseconds(timeout_ms)),
       last_check_(Clock::now()) {}
 
-std::string IdleWatch::check(const std::function<std::string()>& peer_gone,
-                             const std::function<std::string()>& where) {
+Status IdleWatch::check(const std::function<std::string()>& peer_gone,
+                        const std::function<std::string()>& where) {
   const auto now = Clock::now();
   if (now - last_check_ > std::chrono::milliseconds(50)) {
     last_check_ = now;
-    if (std::string gone = peer_gone(); !gone.empty()) return gone;
+    if (std::string gone = peer_gone(); !gone.empty()) return engine_error(gone);
   }
   if (now > deadline_)
-    return "timed out after " + std::to_string(timeout_ms_) + " ms waiting for " + where();
-  return "";
+    return engine_error("timed out after " + std::to_string(timeout_ms_) + " ms waiting for " +
+                        where());
+  return {};
 }
 
 }  // namespace nrt_emu::engine

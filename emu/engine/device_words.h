@@ -59,16 +59,16 @@ class NetTask {
   NetTask& operator=(const NetTask&) = delete;
   ~NetTask();
   // Zeroes `sems`, arms the triggers, submits, then posts the triggers.
-  std::string submit(nrt_emu_proxy_t* proxy, const std::vector<const NetBlock*>& blocks,
-                     const std::vector<volatile uint32_t*>& triggers,
-                     const std::vector<volatile uint32_t*>& sems, uint64_t exec_id);
+  Status submit(nrt_emu_proxy_t* proxy, const std::vector<const NetBlock*>& blocks,
+                const std::vector<volatile uint32_t*>& triggers,
+                const std::vector<volatile uint32_t*>& sems, uint64_t exec_id);
   bool active() const { return status_ != nullptr; }
   bool done() const;  // no task, or the worker finished it
   // Once the task is done: "" when it succeeded, else why it failed (the
   // first call only; later calls answer "").
-  std::string failure();
+  Status failure();
   // At the end of an execution: waits (bounded) and reports a failure.
-  std::string finish();
+  Status finish();
 
  private:
   nrt_emu_proxy_status_t* status_ = nullptr;
@@ -80,10 +80,10 @@ class NetTask {
 class IdleWatch {
  public:
   explicit IdleWatch(uint32_t timeout_ms);
-  // "" to go on waiting, else the failure: a peer's process is gone, or the
+  // OK to go on waiting, else the failure: a peer's process is gone, or the
   // deadline passed ("timed out after N ms waiting for " + where()).
-  std::string check(const std::function<std::string()>& peer_gone,
-                    const std::function<std::string()>& where);
+  Status check(const std::function<std::string()>& peer_gone,
+               const std::function<std::string()>& where);
 
  private:
   using Clock = std::chrono::steady_clock;

@@ -86,16 +86,17 @@ std::string describe_stamp(const SliceStamp& st) {
   return st.kanga ? out + ", kangaRing" : out;
 }
 
-std::string Ccom::check_stamp(const uint8_t* slot, const SliceStamp& mine, const char* link,
-                              int index, int peer) const {
+Status Ccom::check_stamp(const uint8_t* slot, const SliceStamp& mine, const char* link, int index,
+                         int peer) const {
   SliceStamp got;
   std::memcpy(&got, slot, sizeof got);
-  if (std::memcmp(&got, &mine, sizeof got) == 0) return "";
-  return "collective mismatch on " + std::string(link) +
-         (index >= 0 ? " " + std::to_string(index) : "") + ": " + describe_peer(peer) + " sent " +
-         (got.magic == kStampMagic ? "a slice of " + describe_stamp(got)
-                                   : std::string("a slice without a collective stamp")) +
-         " (every rank must make the same collective calls in the same order)";
+  if (std::memcmp(&got, &mine, sizeof got) == 0) return {};
+  return engine_error(
+      "collective mismatch on " + std::string(link) +
+      (index >= 0 ? " " + std::to_string(index) : "") + ": " + describe_peer(peer) + " sent " +
+      (got.magic == kStampMagic ? "a slice of " + describe_stamp(got)
+                                : std::string("a slice without a collective stamp")) +
+      " (every rank must make the same collective calls in the same order)");
 }
 
 std::string Ccom::describe_peer(int r) const {
@@ -123,7 +124,7 @@ std::string Ccom::peer_gone() const {
   return out.empty() ? out : "process gone: " + out;
 }
 
-std::string Ccom::execute(Plan& p) {
+Status Ccom::execute(Plan& p) {
   std::vector<Channel>& chans = lanes_of(p);  // ring channels, or kangaRing lanes (ccom.h)
   const DType t = p.desc.dtype;
   const RedOp op = p.desc.op;
@@ -145,8 +146,7 @@ std::string Ccom::execute(Plan& p) {
       for (volatile uint32_t* w : {c.send.hs, c.send.cmp, c.recv.hs, c.recv.cmp}) sems.push_back(w);
     }
     if (!blocks.empty()) {
-      if (std::string e = task.submit(proxy_, blocks, triggers, sems, executions_); !e.empty())
-        return e;
+      if (Status s = task.submit(proxy_, blocks, triggers, sems, executions_); !s) return s;
     }
   }
   // What the device waits for, for a timeout's message.
@@ -215,10 +215,10 @@ std::string Ccom::execute(Plan& p) {
           sslot += kStampBytes;
         }
         if (rv) {
-          if (std::string e = check_stamp(rslot, stamp, p.kanga ? "kangaRing lane" : "channel",
-                                          static_cast<int>(ci), c.prev);
-              !e.empty())
-            return e;
+          if (Status s = check_stamp(rslot, stamp, p.kanga ? "kangaRing lane" : "channel",
+                                     static_cast<int>(ci), c.prev);
+              !s)
+            return s;
           rslot += kStampBytes;
         }
         const uint8_t* src = s.src >= 0 ? in + static_cast<uint64_t>(s.src) * es : nullptr;
@@ -266,21 +266,21 @@ std::string Ccom::execute(Plan& p) {
     }
     if (done && task.done()) break;
     if (task.done()) {
-      if (std::string e = task.failure(); !e.empty()) {
+      if (Status s = task.failure(); !s) {
         const std::string gone = peer_gone();
-        return e + (gone.empty() ? "" : "; " + gone);
+        return gone.empty() ? s : engine_error(s.error().message + "; " + gone);
       }
     }
     if (moved) continue;
-    if (std::string e = watch.check([&] { return peer_gone(); }, waiting_for); !e.empty()) return e;
+    if (Status s = watch.check([&] { return peer_gone(); }, waiting_for); !s) return s;
     sched_yield();
   }
-  if (std::string e = task.finish(); !e.empty()) return e;
+  if (Status s = task.finish(); !s) return s;
   for (size_t ci = 0; ci < chans.size(); ++ci) {
     if (!chans[ci].send.net) chans[ci].send.base += p.progs[ci].sends;
     if (!chans[ci].recv.net) chans[ci].recv.base += p.progs[ci].recvs;
   }
-  return "";
+  return {};
 }
 
 }  // namespace nrt_emu::engine

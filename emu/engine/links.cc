@@ -16,46 +16,47 @@ namespace nrt_emu::engine {
 
 // The send side of a DIRECT hop: the receive slots and counters of c.next,
 // at the offsets its card gave, in its mapped memory (same machine only).
-std::string Ccom::map_direct_send(Channel& c, uint64_t slots, uint64_t tail, uint64_t head,
-                                  const std::string& what) {
+Status Ccom::map_direct_send(Channel& c, uint64_t slots, uint64_t tail, uint64_t head,
+                             const std::string& what) {
   const PeerCard& p = cards_[static_cast<size_t>(c.next)];
   const PeerCard& me = cards_[static_cast<size_t>(rank_)];
   if (std::strncmp(p.hostname, me.hostname, sizeof me.hostname) != 0)
-    return what + " " + std::to_string(c.id) + ": the hop to rank " + std::to_string(c.next) +
-           " is not a network hop, but that rank runs on machine '" + p.hostname + "', not '" +
-           me.hostname + "'; direct copies need one machine (give the ranks distinct host ids)";
-  if (std::string e = map_peer(c.next); !e.empty()) return e;
+    return engine_error(
+        what + " " + std::to_string(c.id) + ": the hop to rank " + std::to_string(c.next) +
+        " is not a network hop, but that rank runs on machine '" + p.hostname + "', not '" +
+        me.hostname + "'; direct copies need one machine (give the ranks distinct host ids)");
+  if (Status s = map_peer(c.next); !s) return s;
   const Mapping& m = peer_maps_[static_cast<size_t>(c.next)];
   auto* b = static_cast<uint8_t*>(m.base);
   if (slots + kSlots * slot_bytes_ > m.bytes || tail + 8 > m.bytes || head + 8 > m.bytes)
-    return "rank " + std::to_string(c.next) + "'s engine card has offsets outside its memory";
+    return engine_error("rank " + std::to_string(c.next) +
+                        "'s engine card has offsets outside its memory");
   c.send.slots = b + slots;
   c.send.tail = reinterpret_cast<volatile uint64_t*>(b + tail);
   c.send.head = reinterpret_cast<volatile uint64_t*>(b + head);
-  return "";
+  return {};
 }
 
 // kangaRing lanes: libnccom's paths when it built some and
 // every rank is on this host; lane k = engine channel k, so at most as many
 // lanes as ring channels. A multi-host communicator keeps its ring channels
 // for everything: the paths cover one node's ranks only.
-std::string Ccom::build_kanga_lanes(const nccl_comm_info_t& info) {
-  if (info.kangaring_channel_n <= 0) return "";
+Status Ccom::build_kanga_lanes(const nccl_comm_info_t& info) {
+  if (info.kangaring_channel_n <= 0) return {};
   if (info.node_n != 1) {
     nrt_emu::log::message(
         nrt_emu::log::Level::Info,
         "[engine rank %d] %d kangaRing paths not used: the ranks are on %d hosts (the paths "
         "cover one node; every collective runs on the ring channels)",
         rank_, info.kangaring_channel_n, info.node_n);
-    return "";
+    return {};
   }
   const int lanes = std::min<int>(info.kangaring_channel_n, static_cast<int>(chans_.size()));
   for (int k = 0; k < lanes; ++k) {
     Channel ch;
     ch.id = k;
-    if (std::string e = ring_from_path(info.kangaring_paths[k], 64, n_, rank_, &ch.ring);
-        !e.empty())
-      return "kangaRing path " + std::to_string(k) + ": " + e;
+    if (Status s = ring_from_path(info.kangaring_paths[k], 64, n_, rank_, &ch.ring); !s)
+      return with_context("kangaRing path " + std::to_string(k) + ": ", s.error());
     ch.next = ch.ring.order[static_cast<size_t>((ch.ring.pos + 1) % n_)];
     ch.prev = ch.ring.order[static_cast<size_t>((ch.ring.pos + n_ - 1) % n_)];
     std::string text;
@@ -67,27 +68,28 @@ std::string Ccom::build_kanga_lanes(const nccl_comm_info_t& info) {
                           rank_, k, text.c_str());
     kanga_.push_back(std::move(ch));
   }
-  return "";
+  return {};
 }
 
 // Maps another rank's engine memory (once).
-std::string Ccom::map_peer(int r) {
+Status Ccom::map_peer(int r) {
   Mapping& m = peer_maps_[static_cast<size_t>(r)];
-  if (m.base != nullptr) return "";
+  if (m.base != nullptr) return {};
   const PeerCard& p = cards_[static_cast<size_t>(r)];
   const std::string path = "/proc/" + std::to_string(p.pid) + "/fd/" + std::to_string(p.fd);
   const int fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
   if (fd < 0)
-    return "cannot open rank " + std::to_string(r) + "'s device memory " + path + ": " +
-           std::strerror(errno);
+    return engine_error("cannot open rank " + std::to_string(r) + "'s device memory " + path +
+                        ": " + std::strerror(errno));
   void* base = mmap(nullptr, p.region_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   const int err = errno;
   close(fd);
   if (base == MAP_FAILED)
-    return "cannot map rank " + std::to_string(r) + "'s device memory: " + std::strerror(err);
+    return engine_error("cannot map rank " + std::to_string(r) +
+                        "'s device memory: " + std::strerror(err));
   m.base = base;
   m.bytes = p.region_bytes;
-  return "";
+  return {};
 }
 
 }  // namespace nrt_emu::engine

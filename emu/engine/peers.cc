@@ -21,11 +21,11 @@
 namespace nrt_emu::engine {
 // Collective (the first peer collective of every rank): MESH connectivity,
 // then a DIRECT or NET link to every other rank.
-std::string Ccom::setup_peer_links() {
-  if (links_.ready) return "";
+Status Ccom::setup_peer_links() {
+  if (links_.ready) return {};
   if (n_ > 1) {
     if (NRT_STATUS s = t_->neuronExpandConnectivity(comm_, ENC_CONNECTIVITY_MESH); s != NRT_SUCCESS)
-      return st("neuronExpandConnectivity(MESH)", s);
+      return engine_error(st("neuronExpandConnectivity(MESH)", s));
   }
   links_.peers.assign(static_cast<size_t>(n_), PeerLink{});
   bool any_net = false;
@@ -36,22 +36,24 @@ std::string Ccom::setup_peer_links() {
     void* rc = nullptr;
     if (NRT_STATUS s = t_->neuronGetNetConnector(comm_, ENC_PATTERN_MESH, q, true, &sc);
         s != NRT_SUCCESS)
-      return "peer rank " + std::to_string(q) + ": " + st("neuronGetNetConnector(MESH, send)", s);
+      return engine_error("peer rank " + std::to_string(q) + ": " +
+                          st("neuronGetNetConnector(MESH, send)", s));
     if (NRT_STATUS s = t_->neuronGetNetConnector(comm_, ENC_PATTERN_MESH, q, false, &rc);
         s != NRT_SUCCESS)
-      return "peer rank " + std::to_string(q) + ": " +
-             st("neuronGetNetConnector(MESH, receive)", s);
+      return engine_error("peer rank " + std::to_string(q) + ": " +
+                          st("neuronGetNetConnector(MESH, receive)", s));
     if ((sc == nullptr) != (rc == nullptr))
-      return "peer rank " + std::to_string(q) +
-             ": libnccom connected only one direction over the network";
+      return engine_error("peer rank " + std::to_string(q) +
+                          ": libnccom connected only one direction over the network");
     l.net = sc != nullptr;
     any_net = any_net || l.net;
     const PeerCard& p = cards_[static_cast<size_t>(q)];
     if (!l.net) {
       if (p.host != host_)
-        return "peer rank " + std::to_string(q) + " is on host " + std::to_string(p.host) +
-               " but libnccom gave no network connection to it";
-      if (std::string e = map_peer(q); !e.empty()) return e;
+        return engine_error("peer rank " + std::to_string(q) + " is on host " +
+                            std::to_string(p.host) +
+                            " but libnccom gave no network connection to it");
+      if (Status s = map_peer(q); !s) return s;
       auto* b = static_cast<uint8_t*>(peer_maps_[static_cast<size_t>(q)].base);
       uint8_t* ring = b + p.pair_area + static_cast<uint64_t>(local_) * p.pair_stride;
       l.tx_slots = ring;
@@ -70,27 +72,27 @@ std::string Ccom::setup_peer_links() {
     links_.rx_slots = static_cast<uint8_t*>(
         region->allocate(kPeerSlots * slot_bytes_, 4096, "engine mesh receive slots"));
     if (links_.tx_slots == nullptr || links_.rx_slots == nullptr)
-      return "engine memory is full (mesh slots)";
+      return engine_error("engine memory is full (mesh slots)");
     for (volatile uint32_t*& w : links_.sem) {
       if (NRT_STATUS s = nrt_emu_devmem_semaphore(engine_mem_, &w); s != NRT_SUCCESS)
-        return st("semaphore", s);
+        return engine_error(st("semaphore", s));
     }
     if (NRT_STATUS s = nrt_emu_devmem_trigger_word(engine_mem_, &links_.trigger); s != NRT_SUCCESS)
-      return st("trigger word", s);
+      return engine_error(st("trigger word", s));
     // The op's index words; the connection per descriptor is found by peer.
     if (NRT_STATUS s =
             nrt_emu_devmem_connector(engine_mem_, 1, nullptr, nullptr, &links_.send_conn);
         s != NRT_SUCCESS)
-      return st("mesh send connector", s);
+      return engine_error(st("mesh send connector", s));
     if (NRT_STATUS s =
             nrt_emu_devmem_connector(engine_mem_, 1, nullptr, nullptr, &links_.recv_conn);
         s != NRT_SUCCESS)
-      return st("mesh receive connector", s);
+      return engine_error(st("mesh receive connector", s));
     if (NRT_STATUS s = nrt_emu_devmem_channel(
             engine_mem_, NEC_MAX_CHANNELS /* the mesh connections' channel */, ENC_PATTERN_MESH,
             links_.recv_conn, links_.send_conn, &links_.chan);
         s != NRT_SUCCESS)
-      return st("mesh enc_channel", s);
+      return engine_error(st("mesh enc_channel", s));
     for (int q = 0; q < n_; ++q) {
       PeerLink& l = links_.peers[static_cast<size_t>(q)];
       if (!l.net) continue;
@@ -98,25 +100,26 @@ std::string Ccom::setup_peer_links() {
               t_->neuronNetRegMr(comm_, ENC_PATTERN_MESH, q, true, NET_SEND_COMM, links_.tx_slots,
                                  kPeerSlots * slot_bytes_, NCCL_PTR_HOST, &l.tx_mhandle);
           s != NRT_SUCCESS)
-        return "peer rank " + std::to_string(q) + ": " + st("neuronNetRegMr(MESH send slots)", s);
+        return engine_error("peer rank " + std::to_string(q) + ": " +
+                            st("neuronNetRegMr(MESH send slots)", s));
       if (NRT_STATUS s =
               t_->neuronNetRegMr(comm_, ENC_PATTERN_MESH, q, false, NET_RECV_COMM, links_.rx_slots,
                                  kPeerSlots * slot_bytes_, NCCL_PTR_HOST, &l.rx_mhandle);
           s != NRT_SUCCESS)
-        return "peer rank " + std::to_string(q) + ": " +
-               st("neuronNetRegMr(MESH receive slots)", s);
+        return engine_error("peer rank " + std::to_string(q) + ": " +
+                            st("neuronNetRegMr(MESH receive slots)", s));
     }
     if (proxy_ == nullptr) {
       if (NRT_STATUS s = nrt_emu_proxy_acquire(comm_, local_, local_, &proxy_); s != NRT_SUCCESS)
-        return st("nrt_emu_proxy_acquire", s);
+        return engine_error(st("nrt_emu_proxy_acquire", s));
     }
   }
   links_.ready = true;
-  return "";
+  return {};
 }
 
-std::string Ccom::build_peer_plan(Plan& p) {
-  if (std::string e = setup_peer_links(); !e.empty()) return e;
+Status Ccom::build_peer_plan(Plan& p) {
+  if (Status s = setup_peer_links(); !s) return s;
   p.peer = true;
   const uint64_t es = dtype_size(p.desc.dtype);
   const uint64_t slice =
@@ -136,8 +139,9 @@ std::string Ccom::build_peer_plan(Plan& p) {
     }
   } else {  // permute
     if ((p.send_to == rank_) != (p.recv_from == rank_))
-      return "permute: a rank that sends to itself must also receive from itself (send_to " +
-             std::to_string(p.send_to) + ", recv_from " + std::to_string(p.recv_from) + ")";
+      return engine_error(
+          "permute: a rank that sends to itself must also receive from itself (send_to " +
+          std::to_string(p.send_to) + ", recv_from " + std::to_string(p.recv_from) + ")");
     if (p.send_to == rank_) {
       p.copy_elems = C;
     } else {
@@ -151,8 +155,9 @@ std::string Ccom::build_peer_plan(Plan& p) {
   uint64_t tx = 0, rx = 0;
   for (const PeerItem& i : p.sends) tx += links_.peers[static_cast<size_t>(i.peer)].net ? 1 : 0;
   for (const PeerItem& i : p.recvs) rx += links_.peers[static_cast<size_t>(i.peer)].net ? 1 : 0;
-  if (tx == 0 && rx == 0) return "";
-  if (tx > INT32_MAX || rx > INT32_MAX) return "an operation of more than 2^31 slices";
+  if (tx == 0 && rx == 0) return {};
+  if (tx > INT32_MAX || rx > INT32_MAX)
+    return engine_error("an operation of more than 2^31 slices");
   BlockOpSpec spec{{links_.sem[0], links_.sem[1], links_.sem[2], links_.sem[3]}};
   spec.tx = static_cast<uint32_t>(tx);
   spec.rx = static_cast<uint32_t>(rx);
@@ -180,10 +185,10 @@ std::string Ccom::build_peer_plan(Plan& p) {
   }
   close_fifos(b);
   p.peer_block.push_back(std::move(b));
-  return "";
+  return {};
 }
 
-std::string Ccom::execute_peers(Plan& p) {
+Status Ccom::execute_peers(Plan& p) {
   const uint64_t es = dtype_size(p.desc.dtype);
   const auto* in = static_cast<const uint8_t*>(p.send);
   auto* out = static_cast<uint8_t*>(p.recv);
@@ -192,11 +197,11 @@ std::string Ccom::execute_peers(Plan& p) {
   const NetBlock* nb = p.peer_block.empty() ? nullptr : &p.peer_block[0];
   NetTask task;
   if (nb != nullptr) {
-    if (std::string e =
+    if (Status s =
             task.submit(proxy_, {nb}, {links_.trigger},
                         {links_.sem[0], links_.sem[1], links_.sem[2], links_.sem[3]}, executions_);
-        !e.empty())
-      return e;
+        !s)
+      return s;
   }
   const uint64_t net_tx = nb ? nb->op.tx_entry_cnt : 0, net_rx = nb ? nb->op.rx_entry_cnt : 0;
   std::vector<uint64_t> tx_seq(static_cast<size_t>(n_), 0), rx_seq(static_cast<size_t>(n_), 0);
@@ -253,18 +258,15 @@ std::string Ccom::execute_peers(Plan& p) {
       if (l.net) {
         if (load32(links_.sem[3]) <= nrx) break;
         const uint8_t* slot = links_.rx_slots + (nrx % kPeerSlots) * slot_bytes_;
-        if (std::string e = check_stamp(slot, stamp, "the network peer links", -1, it.peer);
-            !e.empty())
-          return e;
+        if (Status s = check_stamp(slot, stamp, "the network peer links", -1, it.peer); !s)
+          return s;
         std::memcpy(out + it.off * es, slot + kStampBytes, bytes);
         ++nrx;
       } else {
         const uint64_t g = l.rx_base + rx_seq[static_cast<size_t>(it.peer)];
         if (load64(l.rx_tail) <= g) break;
         const uint8_t* slot = l.rx_slots + (g % kSlots) * slot_bytes_;
-        if (std::string e = check_stamp(slot, stamp, "the direct peer link", -1, it.peer);
-            !e.empty())
-          return e;
+        if (Status s = check_stamp(slot, stamp, "the direct peer link", -1, it.peer); !s) return s;
         std::memcpy(out + it.off * es, slot + kStampBytes, bytes);
         store64(l.rx_head, g + 1);
         ++rx_seq[static_cast<size_t>(it.peer)];
@@ -285,22 +287,22 @@ std::string Ccom::execute_peers(Plan& p) {
     const bool done = si == p.sends.size() && ri == p.recvs.size() && tx_closed && rx_closed;
     if (done && task.done()) break;
     if (task.done()) {
-      if (std::string e = task.failure(); !e.empty()) {
+      if (Status s = task.failure(); !s) {
         const std::string gone = peer_gone();
-        return e + (gone.empty() ? "" : "; " + gone);
+        return gone.empty() ? s : engine_error(s.error().message + "; " + gone);
       }
     }
     if (moved) continue;
-    if (std::string e = watch.check([&] { return peer_gone(); }, waiting_for); !e.empty()) return e;
+    if (Status s = watch.check([&] { return peer_gone(); }, waiting_for); !s) return s;
     sched_yield();
   }
-  if (std::string e = task.finish(); !e.empty()) return e;
+  if (Status s = task.finish(); !s) return s;
   for (int q = 0; q < n_; ++q) {
     PeerLink& l = links_.peers[static_cast<size_t>(q)];
     l.tx_base += tx_seq[static_cast<size_t>(q)];
     l.rx_base += rx_seq[static_cast<size_t>(q)];
   }
-  return "";
+  return {};
 }
 
 }  // namespace nrt_emu::engine

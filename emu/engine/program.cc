@@ -168,9 +168,9 @@ std::vector<std::pair<uint64_t, uint64_t>> split_channels(uint64_t total, int ch
   return out;
 }
 
-std::string ring_from_path(const int* path, int max_len, int rank_n, int rank, Ring* out) {
+Status ring_from_path(const int* path, int max_len, int rank_n, int rank, Ring* out) {
   *out = Ring{};
-  if (path == nullptr) return "no path";
+  if (path == nullptr) return engine_error("no path");
   std::vector<int> order;
   std::vector<bool> seen(static_cast<size_t>(std::max(rank_n, 0)), false);
   for (int i = 0; i < max_len; ++i) {
@@ -178,44 +178,45 @@ std::string ring_from_path(const int* path, int max_len, int rank_n, int rank, R
     if (r == -1) {
       for (int j = i + 1; j < max_len; ++j) {
         if (path[j] != -1)
-          return "entry " + std::to_string(j) + " (rank " + std::to_string(path[j]) +
-                 ") follows the padding at entry " + std::to_string(i);
+          return engine_error("entry " + std::to_string(j) + " (rank " + std::to_string(path[j]) +
+                              ") follows the padding at entry " + std::to_string(i));
       }
       break;
     }
     if (r < 0 || r >= rank_n)
-      return "entry " + std::to_string(i) + " is rank " + std::to_string(r) + ", outside 0.." +
-             std::to_string(rank_n - 1);
+      return engine_error("entry " + std::to_string(i) + " is rank " + std::to_string(r) +
+                          ", outside 0.." + std::to_string(rank_n - 1));
     if (seen[static_cast<size_t>(r)])
-      return "entry " + std::to_string(i) + " lists rank " + std::to_string(r) + " twice";
+      return engine_error("entry " + std::to_string(i) + " lists rank " + std::to_string(r) +
+                          " twice");
     seen[static_cast<size_t>(r)] = true;
     order.push_back(r);
   }
   if (static_cast<int>(order.size()) != rank_n)
-    return "the path holds " + std::to_string(order.size()) + " ranks, the communicator " +
-           std::to_string(rank_n);
+    return engine_error("the path holds " + std::to_string(order.size()) +
+                        " ranks, the communicator " + std::to_string(rank_n));
   const auto at = std::find(order.begin(), order.end(), rank);
-  if (at == order.end()) return "the path does not hold rank " + std::to_string(rank);
+  if (at == order.end()) return engine_error("the path does not hold rank " + std::to_string(rank));
   out->pos = static_cast<int>(at - order.begin());
   out->order = std::move(order);
-  return "";
+  return {};
 }
 
-std::string build_ring_program(const CollDesc& desc, const Ring& ring, int rank, uint64_t first,
-                               uint64_t last, uint64_t slice_elems, ChannelProgram* out) {
+Status build_ring_program(const CollDesc& desc, const Ring& ring, int rank, uint64_t first,
+                          uint64_t last, uint64_t slice_elems, ChannelProgram* out) {
   *out = ChannelProgram{};
   const int n = static_cast<int>(ring.order.size());
   if (n < 1 || ring.pos < 0 || ring.pos >= n || ring.order[static_cast<size_t>(ring.pos)] != rank)
-    return "the ring does not hold rank " + std::to_string(rank) + " at its position";
-  if (slice_elems == 0) return "slice of 0 elements";
-  if (first > last) return "empty channel range";
+    return engine_error("the ring does not hold rank " + std::to_string(rank) + " at its position");
+  if (slice_elems == 0) return engine_error("slice of 0 elements");
+  if (first > last) return engine_error("empty channel range");
   int root_pos = -1;
   if (desc.coll == Coll::Broadcast || desc.coll == Coll::Reduce) {
     for (int q = 0; q < n; ++q)
       root_pos = ring.order[static_cast<size_t>(q)] == desc.root ? q : root_pos;
     if (root_pos < 0)
-      return "root " + std::to_string(desc.root) + " is not a rank of the ring (0.." +
-             std::to_string(n - 1) + ")";
+      return engine_error("root " + std::to_string(desc.root) + " is not a rank of the ring (0.." +
+                          std::to_string(n - 1) + ")");
   }
   switch (desc.coll) {
     case Coll::AllReduce: all_reduce(desc, ring, first, last, slice_elems, out); break;
@@ -227,9 +228,10 @@ std::string build_ring_program(const CollDesc& desc, const Ring& ring, int rank,
     case Coll::Reduce: reduce(desc, ring, root_pos, first, last, slice_elems, out); break;
     case Coll::AllToAll:
     case Coll::Permute:
-      return std::string(coll_name(desc.coll)) + " does not run on rings (it uses the peer links)";
+      return engine_error(std::string(coll_name(desc.coll)) +
+                          " does not run on rings (it uses the peer links)");
   }
-  return "";
+  return {};
 }
 
 }  // namespace nrt_emu::engine

@@ -16,6 +16,7 @@
 #pragma once
 
 #include "dtype.h"
+#include "status.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -76,7 +77,7 @@ struct Ring {
 // positions alike because all hold the same path. Errors (the ring is then
 // empty) name the entry: a rank outside 0..rank_n-1 or listed twice, a rank
 // after the padding, a path that is not all rank_n ranks, `rank` missing.
-std::string ring_from_path(const int* path, int max_len, int rank_n, int rank, Ring* out);
+Status ring_from_path(const int* path, int max_len, int rank_n, int rank, Ring* out);
 
 // Element offsets of the input / output buffers relative to what the caller
 // passed are already resolved: src offsets index the input buffer, dst the
@@ -87,8 +88,8 @@ std::string ring_from_path(const int* path, int max_len, int rank_n, int rank, R
 // per-rank block; ReduceScatter: the per-rank output block).
 // Errors (an operation rings cannot run, a bad root) come back as a message;
 // the program is then empty.
-std::string build_ring_program(const CollDesc& desc, const Ring& ring, int rank, uint64_t first,
-                               uint64_t last, uint64_t slice_elems, ChannelProgram* out);
+Status build_ring_program(const CollDesc& desc, const Ring& ring, int rank, uint64_t first,
+                          uint64_t last, uint64_t slice_elems, ChannelProgram* out);
 
 // Splits [0, total) into `channels` contiguous ranges, each a multiple of
 // `align` elements except the last; empty ranges are allowed.

@@ -19,12 +19,13 @@ bool overlaps(const void* a, size_t na, const void* b, size_t nb) {
 
 }  // namespace
 
-std::string Ccom::validate(const nrt_emu_coll_args_t& a, CollDesc* d) const {
+Status Ccom::validate(const nrt_emu_coll_args_t& a, CollDesc* d) const {
   if (a.coll < NRT_EMU_ALL_REDUCE || a.coll > NRT_EMU_PERMUTE)
-    return "unknown collective " + std::to_string(a.coll);
+    return engine_error("unknown collective " + std::to_string(a.coll));
   if (a.dtype < NRT_EMU_INT8 || a.dtype > NRT_EMU_FP8_E5M2)
-    return "unknown data type " + std::to_string(a.dtype);
-  if (a.op < NRT_EMU_SUM || a.op > NRT_EMU_AVG) return "unknown reduction " + std::to_string(a.op);
+    return engine_error("unknown data type " + std::to_string(a.dtype));
+  if (a.op < NRT_EMU_SUM || a.op > NRT_EMU_AVG)
+    return engine_error("unknown reduction " + std::to_string(a.op));
   d->coll = static_cast<Coll>(a.coll);
   d->dtype = static_cast<DType>(a.dtype);
   d->op = static_cast<RedOp>(a.op);
@@ -34,7 +35,7 @@ std::string Ccom::validate(const nrt_emu_coll_args_t& a, CollDesc* d) const {
   const uint64_t es = dtype_size(d->dtype);
   const uint64_t n = static_cast<uint64_t>(n_);
   if (a.count > (UINT64_MAX / es) / n)
-    return what + ": count " + std::to_string(a.count) + " overflows";
+    return engine_error(what + ": count " + std::to_string(a.count) + " overflows");
   uint64_t in = a.count, out = a.count;
   switch (d->coll) {
     case Coll::AllGather: out = a.count * n; break;
@@ -43,11 +44,12 @@ std::string Ccom::validate(const nrt_emu_coll_args_t& a, CollDesc* d) const {
     default: break;
   }
   if ((d->coll == Coll::Broadcast || d->coll == Coll::Reduce) && (a.root < 0 || a.root >= n_))
-    return what + ": root " + std::to_string(a.root) + " is outside 0.." + std::to_string(n_ - 1);
+    return engine_error(what + ": root " + std::to_string(a.root) + " is outside 0.." +
+                        std::to_string(n_ - 1));
   if (d->coll == Coll::Permute &&
       (a.send_to < -1 || a.send_to >= n_ || a.recv_from < -1 || a.recv_from >= n_))
-    return what + ": send_to " + std::to_string(a.send_to) + " / recv_from " +
-           std::to_string(a.recv_from) + " outside -1.." + std::to_string(n_ - 1);
+    return engine_error(what + ": send_to " + std::to_string(a.send_to) + " / recv_from " +
+                        std::to_string(a.recv_from) + " outside -1.." + std::to_string(n_ - 1));
   const size_t in_bytes = in * es, out_bytes = out * es;
   const bool reads = !(d->coll == Coll::Broadcast && a.root != rank_) &&
                      !(d->coll == Coll::Permute && a.send_to < 0);
@@ -55,11 +57,11 @@ std::string Ccom::validate(const nrt_emu_coll_args_t& a, CollDesc* d) const {
                       !(d->coll == Coll::Permute && a.recv_from < 0);
   if (a.count > 0) {
     if (reads && !heap_.contains(a.send, in_bytes))
-      return what + ": the send buffer is not " + std::to_string(in_bytes) +
-             " bytes of device memory from nrt_emu_ccom_alloc";
+      return engine_error(what + ": the send buffer is not " + std::to_string(in_bytes) +
+                          " bytes of device memory from nrt_emu_ccom_alloc");
     if (writes && !heap_.contains(a.recv, out_bytes))
-      return what + ": the receive buffer is not " + std::to_string(out_bytes) +
-             " bytes of device memory from nrt_emu_ccom_alloc";
+      return engine_error(what + ": the receive buffer is not " + std::to_string(out_bytes) +
+                          " bytes of device memory from nrt_emu_ccom_alloc");
   }
   // In place: NCCL's rules; any other overlap is refused.
   const auto* s = static_cast<const uint8_t*>(a.send);
@@ -70,11 +72,11 @@ std::string Ccom::validate(const nrt_emu_coll_args_t& a, CollDesc* d) const {
     in_place = r == s + static_cast<uint64_t>(rank_) * a.count * es;
   if (d->coll == Coll::AllToAll || d->coll == Coll::Permute) in_place = false;
   if (reads && writes && !in_place && overlaps(a.send, in_bytes, a.recv, out_bytes))
-    return what + ": the send and receive buffers overlap without being in place";
-  return "";
+    return engine_error(what + ": the send and receive buffers overlap without being in place");
+  return {};
 }
 
-Plan* Ccom::plan_for(const nrt_emu_coll_args_t& a, const CollDesc& d, std::string* why) {
+Result<Plan*> Ccom::plan_for(const nrt_emu_coll_args_t& a, const CollDesc& d) {
   for (auto it = plans_.begin(); it != plans_.end(); ++it) {
     const Plan& p = *it;
     if (p.desc.coll == d.coll && p.desc.dtype == d.dtype && p.desc.op == d.op &&
@@ -95,10 +97,7 @@ Plan* Ccom::plan_for(const nrt_emu_coll_args_t& a, const CollDesc& d, std::strin
   // and reduce-scatter run over the lanes when there are any.
   p.kanga = !kanga_.empty() && (d.coll == Coll::AllReduce || d.coll == Coll::AllGather ||
                                 d.coll == Coll::ReduceScatter);
-  if (std::string e = build_plan(p); !e.empty()) {
-    *why = e;
-    return nullptr;
-  }
+  if (Status s = build_plan(p); !s) return s.take_error();
   plans_.push_front(std::move(p));
   while (plans_.size() > kMaxPlans) plans_.pop_back();
   // Blocks point into the FIFO vectors of the plan: fix them where it lives.
@@ -116,7 +115,7 @@ Plan* Ccom::plan_for(const nrt_emu_coll_args_t& a, const CollDesc& d, std::strin
   return &plans_.front();
 }
 
-std::string Ccom::build_plan(Plan& p) {
+Status Ccom::build_plan(Plan& p) {
   const DType t = p.desc.dtype;
   const uint64_t es = dtype_size(t);
   if (p.desc.coll == Coll::AllToAll || p.desc.coll == Coll::Permute) return build_peer_plan(p);
@@ -133,10 +132,10 @@ std::string Ccom::build_plan(Plan& p) {
   for (size_t c = 0; c < chans.size(); ++c) {
     if (static_cast<int>(c) >= used) continue;
     const auto [first, last] = ranges[c];
-    if (std::string e =
+    if (Status s =
             build_ring_program(p.desc, chans[c].ring, rank_, first, last, slice, &p.progs[c]);
-        !e.empty())
-      return e;
+        !s)
+      return s;
   }
   for (size_t c = 0; c < chans.size(); ++c) {
     const Channel& ch = chans[c];
@@ -145,7 +144,7 @@ std::string Ccom::build_plan(Plan& p) {
     const bool rx = ch.recv.net && prog.recvs > 0;
     if (!tx && !rx) continue;
     if (prog.sends > INT_MAX || prog.recvs > INT_MAX)
-      return "an operation of more than 2^31 slices";
+      return engine_error("an operation of more than 2^31 slices");
     BlockOpSpec spec{{ch.send.hs, ch.send.cmp, ch.recv.hs, ch.recv.cmp}};
     spec.tx = tx ? static_cast<uint32_t>(prog.sends) : 0;
     spec.rx = rx ? static_cast<uint32_t>(prog.recvs) : 0;
@@ -168,8 +167,9 @@ std::string Ccom::build_plan(Plan& p) {
     close_fifos(b);
     p.blocks.push_back(std::move(b));
   }
-  if (p.blocks.size() > NRT_EMU_MAX_STREAMS) return "more network blocks than proxy streams";
-  return "";
+  if (p.blocks.size() > NRT_EMU_MAX_STREAMS)
+    return engine_error("more network blocks than proxy streams");
+  return {};
 }
 
 NRT_STATUS Ccom::run(const nrt_emu_coll_args_t& a) {
@@ -177,11 +177,12 @@ NRT_STATUS Ccom::run(const nrt_emu_coll_args_t& a) {
     return fail(NRT_FAILURE, "an earlier collective failed (" + broken_reason_ +
                                  "); close and re-create the communicator");
   CollDesc d;
-  if (std::string e = validate(a, &d); !e.empty()) return fail(NRT_INVALID, e);
-  std::string why;
-  Plan* p = plan_for(a, d, &why);
-  if (p == nullptr) return fail(NRT_FAILURE, why);
-  if (std::string e = p->peer ? execute_peers(*p) : execute(*p); !e.empty()) {
+  if (Status s = validate(a, &d); !s) return fail(NRT_INVALID, s.error().message);
+  auto planned = plan_for(a, d);
+  if (!planned) return fail(planned.error().status, planned.error().message);
+  Plan* p = *planned;
+  if (Status s = p->peer ? execute_peers(*p) : execute(*p); !s) {
+    const std::string e = s.error().message;
     broken_ = true;
     broken_reason_ = e;
     // Every failed execution ends with this rank's call: side by side, the

@@ -23,12 +23,12 @@ TEST(KangaPath, TheOrderIsKeptAsGiven) {
   const auto path = padded({1, 3, 2, 0});
   for (int rank = 0; rank < 4; ++rank) {
     Ring ring;
-    ASSERT_EQ(ring_from_path(path.data(), 64, 4, rank, &ring), "");
+    ASSERT_TRUE(ring_from_path(path.data(), 64, 4, rank, &ring).ok());
     EXPECT_EQ(ring.order, (std::vector<int>{1, 3, 2, 0})) << "not rotated to the lowest rank";
     EXPECT_EQ(ring.order[static_cast<size_t>(ring.pos)], rank);
   }
   Ring ring;
-  ASSERT_EQ(ring_from_path(path.data(), 64, 4, 2, &ring), "");
+  ASSERT_TRUE(ring_from_path(path.data(), 64, 4, 2, &ring).ok());
   EXPECT_EQ(ring.pos, 2);
 }
 
@@ -36,7 +36,7 @@ TEST(KangaPath, AFullSixtyFourEntryPathNeedsNoPadding) {
   std::vector<int> path(64);
   for (int i = 0; i < 64; ++i) path[static_cast<size_t>(i)] = (i + 5) % 64;
   Ring ring;
-  ASSERT_EQ(ring_from_path(path.data(), 64, 64, 0, &ring), "");
+  ASSERT_TRUE(ring_from_path(path.data(), 64, 64, 0, &ring).ok());
   EXPECT_EQ(ring.pos, 59);
 }
 
@@ -59,14 +59,17 @@ TEST(KangaPath, MalformedPathsAreRefusedNamingTheEntry) {
     const auto path = padded(c.path);
     Ring ring;
     ring.order = {9};
-    const std::string e = ring_from_path(path.data(), 64, c.rank_n, 0, &ring);
+    const auto st = ring_from_path(path.data(), 64, c.rank_n, 0, &ring);
+    ASSERT_FALSE(st.ok()) << c.says;
+    const std::string e = st.error().message;
     EXPECT_NE(e.find(c.says), std::string::npos) << "got: " << e;
     EXPECT_TRUE(ring.order.empty()) << c.says;
   }
   Ring ring;
-  EXPECT_EQ(ring_from_path(nullptr, 64, 4, 0, &ring), "no path");
+  EXPECT_EQ(ring_from_path(nullptr, 64, 4, 0, &ring).error().message, "no path");
   const auto path = padded({0, 1, 2, 3});
-  EXPECT_EQ(ring_from_path(path.data(), 64, 4, 7, &ring), "the path does not hold rank 7");
+  EXPECT_EQ(ring_from_path(path.data(), 64, 4, 7, &ring).error().message,
+            "the path does not hold rank 7");
 }
 
 }  // namespace

@@ -34,10 +34,10 @@ std::string run(Sim& s, const std::vector<std::pair<uint64_t, uint64_t>>& ranges
       Ring ring;
       ring.order = s.order;
       ring.pos = static_cast<int>(std::find(s.order.begin(), s.order.end(), r) - s.order.begin());
-      if (std::string e = build_ring_program(s.d, ring, r, ranges[c].first, ranges[c].second,
-                                             s.slice, &progs[r]);
-          !e.empty())
-        return e;
+      if (auto st = build_ring_program(s.d, ring, r, ranges[c].first, ranges[c].second, s.slice,
+                                       &progs[r]);
+          !st)
+        return st.error().message;
     }
     // queue[r] = slices travelling into rank r (from its ring predecessor).
     std::vector<std::deque<std::vector<int64_t>>> queue(static_cast<size_t>(n));
@@ -148,14 +148,15 @@ TEST(EngineProgramErrors, BadRingsAndRootsAreRefused) {
   Ring ring;
   ring.order = {0, 1, 2};
   ring.pos = 1;  // rank 1 sits at position 1; rank 0 does not
-  EXPECT_NE(build_ring_program(d, ring, 0, 0, 10, 4, &p), "");
+  EXPECT_FALSE(build_ring_program(d, ring, 0, 0, 10, 4, &p).ok());
   ring.pos = 0;
-  EXPECT_NE(build_ring_program(d, ring, 0, 0, 10, 0, &p), "");  // 0-element slices
+  EXPECT_FALSE(build_ring_program(d, ring, 0, 0, 10, 0, &p).ok());  // 0-element slices
   d.coll = Coll::Broadcast;
   d.root = 3;
-  EXPECT_NE(build_ring_program(d, ring, 0, 0, 10, 4, &p).find("root 3"), std::string::npos);
+  EXPECT_NE(build_ring_program(d, ring, 0, 0, 10, 4, &p).error().message.find("root 3"),
+            std::string::npos);
   d.coll = Coll::AllToAll;
-  EXPECT_NE(build_ring_program(d, ring, 0, 0, 10, 4, &p), "");
+  EXPECT_FALSE(build_ring_program(d, ring, 0, 0, 10, 4, &p).ok());
 }
 
 }  // namespace
