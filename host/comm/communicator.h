@@ -11,6 +11,7 @@
 #include <nccom/nrt_abi.h>
 #include <nccom/util/result.h>
 
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
@@ -123,6 +124,10 @@ Result<bootstrap::SocketAddress> start_root(const bootstrap::UniqueId& id,
 // Waits for the roots this process started whose handshakes are over and
 // frees them; returns how many are still running.
 int reap_roots();
+// Gives every root of this process up to `limit` in all to finish (a root
+// finishes shortly after its last answer), then reaps; returns how many
+// are still running.
+int wait_roots(std::chrono::milliseconds limit);
 // A rank whose join failed waits (up to `limit`) for a root of this process
 // at `address` to finish answering the others, so that leaving does not cut
 // the verdict short for ranks still being told.

@@ -5,6 +5,8 @@
 #include "comm/identity.h"
 #include "log/log.h"
 
+#include <algorithm>
+#include <chrono>
 #include <list>
 #include <mutex>
 #include <random>
@@ -73,6 +75,20 @@ int reap_roots() {
     }
   }
   return running;  // `finished` joins its threads (already done) outside the lock
+}
+
+int wait_roots(std::chrono::milliseconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  {
+    std::lock_guard lock(g_roots_mutex);
+    if (g_roots == nullptr) return 0;
+    for (auto& r : *g_roots) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
+      (void)r->wait_for(std::max(left, std::chrono::milliseconds(0)));
+    }
+  }
+  return reap_roots();
 }
 
 // A root that finishes after the last libnccom call that reaps (a failed
