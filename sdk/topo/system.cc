@@ -1,6 +1,7 @@
 // Graph editing primitives of the system graph and the small tables
 // (names, widths, bus ids). The XML -> graph builder is system_build.cc.
 #include <nccom/topo/system.h>
+#include <nccom/topo/xml.h>
 
 #include <algorithm>
 #include <cinttypes>
@@ -168,24 +169,15 @@ void sortSystem(TopoSystem& system) {
 }
 
 std::optional<int64_t> busIdToInt64(std::string_view busId) {
-  uint64_t v = 0;
-  int digits = 0;
+  std::string digits;
   for (char c : busId) {
-    if (c == ':' || c == '.') continue;
-    int d;
-    if (c >= '0' && c <= '9')
-      d = c - '0';
-    else if (c >= 'a' && c <= 'f')
-      d = c - 'a' + 10;
-    else if (c >= 'A' && c <= 'F')
-      d = c - 'A' + 10;
-    else
-      return std::nullopt;
-    if (++digits > 15) return std::nullopt;  // keeps the id a positive int64
-    v = v << 4 | static_cast<uint64_t>(d);
+    if (c == 'x' || c == 'X') return std::nullopt;  // hex digits only, no 0x prefix
+    if (c != ':' && c != '.') digits += c;
   }
-  if (digits == 0) return std::nullopt;
-  return static_cast<int64_t>(v);
+  if (digits.empty() || digits.size() > 15) return std::nullopt;  // keeps the id a positive int64
+  const auto v = parseHexText(digits);
+  if (!v) return std::nullopt;
+  return static_cast<int64_t>(*v);
 }
 
 std::string int64ToBusId(int64_t id) {
