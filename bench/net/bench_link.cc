@@ -1,5 +1,7 @@
 #include "bench_link.h"
 
+#include <nccom/net_config.h>
+
 #include <dlfcn.h>
 #include <unistd.h>
 
@@ -9,7 +11,9 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <stdexcept>
+#include <string>
 
 namespace nccom::bench {
 namespace {
@@ -43,10 +47,31 @@ Link::Link(const LinkOptions& o) : oob_(o.oob_fd) {
   net_ = static_cast<const ncclNet_v6_t*>(dlsym(library_, NCCL_NET_PLUGIN_SYMBOL_V6));
   if (net_ == nullptr) throw failure(o.plugin + " exports no " NCCL_NET_PLUGIN_SYMBOL_V6);
   plugin_name_ = net_->name != nullptr ? net_->name : "?";
-  // The socket plugin reads no environment: keep it on the loopback.
-  using Configure = ncclResult_t (*)(int, int, const char*);
-  if (auto configure = reinterpret_cast<Configure>(dlsym(library_, "nccomSocketConfigure"))) {
-    check(configure(o.nsocks_per_thread, o.nthreads, o.device.c_str()), "nccomSocketConfigure");
+  // The socket plugin reads no environment: its configure (nccomNetConfig)
+  // keeps it on the loopback with the stream counts asked for.
+  if (const auto* config =
+          static_cast<const nccom_net_config_t*>(dlsym(library_, NCCOM_NET_CONFIG_SYMBOL));
+      config != nullptr && config->configure != nullptr) {
+    struct Answers {
+      std::map<std::string, std::string> values;
+      static const char* get(void* ctx, const char* key) {
+        const auto& v = static_cast<Answers*>(ctx)->values;
+        auto it = v.find(key);
+        return it == v.end() ? nullptr : it->second.c_str();
+      }
+    } answers;
+    if (o.nsocks_per_thread != 0)
+      answers.values["nsocks_per_thread"] = std::to_string(o.nsocks_per_thread);
+    if (o.nthreads != 0) answers.values["nthreads"] = std::to_string(o.nthreads);
+    answers.values["bootstrap.socket_ifname"] = o.device;
+    nccom_host_api_t host{};
+    host.struct_size = sizeof host;
+    host.abi_version = NCCOM_PLUGIN_ABI_VERSION;
+    host.config_get = &Answers::get;
+    host.host_ctx = &answers;
+    char why[512] = {};
+    if (config->configure(&host, why, sizeof why) != NCCOM_PLUGIN_OK)
+      throw failure(std::string("configure refused: ") + why);
   }
   check(net_->init(logger), "init");
   int ndev = 0;

@@ -18,7 +18,7 @@ struct LinkOptions {
   std::string device;       // preferred device name ("lo"); else device 0
   int oob_fd = -1;          // socketpair end shared with the peer
   size_t buffer_bytes = 0;  // registered send and receive buffers
-  // The socket plugin's streams per comm (nccomSocketConfigure); 0 = its default.
+  // The socket plugin's streams per comm (its configure, nccomNetConfig); 0 = its default.
   int nsocks_per_thread = 0;
   int nthreads = 0;
 };

@@ -35,14 +35,20 @@ std::string Source::to_string() const {
   return "?";
 }
 
+const char* Config::env(const char* name) const { return getenv_(name); }
+
 std::string Entry::text() const { return detail::value_text(value); }
 
 Config::Config(std::vector<Entry> entries, std::string file, std::string cluster,
-               std::string cluster_origin)
+               std::string cluster_origin, std::vector<PluginSetting> plugin_settings,
+               EnvLookup getenv)
     : entries_(std::move(entries)),
       file_(std::move(file)),
       cluster_(std::move(cluster)),
-      cluster_origin_(std::move(cluster_origin)) {
+      cluster_origin_(std::move(cluster_origin)),
+      plugin_settings_(std::move(plugin_settings)),
+      getenv_(std::move(getenv)) {
+  if (!getenv_) getenv_ = [](const char* name) -> const char* { return std::getenv(name); };
   for (std::size_t i = 0; i < entries_.size(); ++i) {
     if (!index_.emplace(entries_[i].key(), i).second)
       throw std::logic_error("nccom config: knob " + std::string(entries_[i].key()) +

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -51,6 +52,9 @@ struct Source {
   std::string to_string() const;
 };
 
+// Returns the value of an environment variable or nullptr.
+using EnvLookup = std::function<const char*(const char*)>;
+
 // bool for Type::Bool, int64 for Type::Int, string for String and Enum.
 using Value = std::variant<bool, std::int64_t, std::string>;
 
@@ -64,11 +68,25 @@ struct Entry {
   std::string text() const;
 };
 
+// A value the file sets under [plugins.<plugin>] (at the top level or in any
+// [clusters.<name>.plugins.<plugin>] section). The host cannot check it when
+// it loads the file: the plugin declares its knobs when it is loaded
+// (PluginSection, plugin_knobs.h), and only then is the value checked.
+struct PluginSetting {
+  std::string plugin;          // "socket"
+  std::string key;             // "nthreads"; nested tables give dotted keys
+  std::string shown;           // as written: "clusters.trn2.plugins.socket.nthreads"
+  std::optional<Value> value;  // absent: a TOML type no knob has (float, array, date...)
+  std::string described;       // "integer 99", for messages
+  Source source;               // File or Cluster
+};
+
 class Config {
  public:
   // Built by load(); entries in registration order, keys unique.
   Config(std::vector<Entry> entries, std::string file, std::string cluster,
-         std::string cluster_origin);
+         std::string cluster_origin, std::vector<PluginSetting> plugin_settings = {},
+         EnvLookup getenv = nullptr);
 
   // Typed getters. Asking for an undeclared key or with the wrong type is a
   // programming error: it throws std::logic_error naming the key (no assert,
@@ -95,16 +113,22 @@ class Config {
   // (`nccom-config`).
   std::string describe() const;
 
+  // The file's [plugins.<name>] values, in file order, every cluster section
+  // included; checked by PluginSection::bind when the plugin is loaded.
+  const std::vector<PluginSetting>& plugin_settings() const { return plugin_settings_; }
+  // The environment this configuration was resolved with (plugin knobs are
+  // resolved later, against the same one). Never empty.
+  const char* env(const char* name) const;
+
  private:
   std::vector<Entry> entries_;
   std::unordered_map<std::string_view, std::size_t> index_;
   std::string file_;
   std::string cluster_;
   std::string cluster_origin_;
+  std::vector<PluginSetting> plugin_settings_;
+  EnvLookup getenv_;
 };
-
-// Returns the value of an environment variable or nullptr.
-using EnvLookup = std::function<const char*(const char*)>;
 
 struct LoadOptions {
   EnvLookup getenv = [](const char* name) -> const char* { return std::getenv(name); };

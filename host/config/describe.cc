@@ -1,5 +1,6 @@
 // Config::describe(): the table `nccom-config` prints.
 #include "config/config.h"
+#include "config/plugin_knobs.h"
 #include "config/value.h"
 
 #include <algorithm>
@@ -54,6 +55,23 @@ std::string pad(std::string text, std::size_t width) {
 
 }  // namespace
 
+std::string describe_entries(const std::vector<Entry>& entries) {
+  std::size_t key_width = 3;
+  std::size_t value_width = 5;
+  for (const Entry& e : entries) {
+    key_width = std::max(key_width, e.key().size());
+    value_width = std::max(value_width, shown_value(e).size());
+  }
+  std::string out = pad("KEY", key_width + 2) + pad("VALUE", value_width + 2) + "SOURCE\n";
+  for (const Entry& e : entries) {
+    out += pad(std::string(e.key()), key_width + 2) + pad(shown_value(e), value_width + 2) +
+           e.source.to_string() + "\n";
+    append_wrapped(out, e.knob->help);
+    out += std::string(kIndent) + facts(*e.knob) + "\n";
+  }
+  return out;
+}
+
 std::string Config::describe() const {
   std::string out = "nccom configuration\n";
   out += "  file:    " + (file_.empty() ? std::string("none (built-in defaults)") : file_) + "\n";
@@ -61,18 +79,11 @@ std::string Config::describe() const {
          (cluster_.empty() ? std::string("none") : cluster_ + " (from " + cluster_origin_ + ")") +
          "\n\n";
 
-  std::size_t key_width = 3;
-  std::size_t value_width = 5;
-  for (const Entry& e : entries_) {
-    key_width = std::max(key_width, e.key().size());
-    value_width = std::max(value_width, shown_value(e).size());
-  }
-  out += pad("KEY", key_width + 2) + pad("VALUE", value_width + 2) + "SOURCE\n";
-  for (const Entry& e : entries_) {
-    out += pad(std::string(e.key()), key_width + 2) + pad(shown_value(e), value_width + 2) +
-           e.source.to_string() + "\n";
-    append_wrapped(out, e.knob->help);
-    out += std::string(kIndent) + facts(*e.knob) + "\n";
+  out += describe_entries(entries_);
+  if (!plugin_settings_.empty()) {
+    out += "\nplugin settings in the file (each checked when its plugin is loaded):\n";
+    for (const PluginSetting& s : plugin_settings_)
+      out += "  " + s.shown + " = " + s.described + "  (" + s.source.to_string() + ")\n";
   }
   return out;
 }

@@ -6,6 +6,7 @@
 
 #include <toml++/toml.h>
 
+#include <algorithm>
 #include <charconv>
 #include <optional>
 
@@ -51,6 +52,36 @@ std::optional<Value> typed_value(const Knob& knob, const toml::node& node) {
   return std::nullopt;
 }
 
+// The key a value set under an old host name now has in a plugin's section
+// (moved_keys(), knob.h), or nullptr.
+const MovedKey* moved_key(std::string_view rel) {
+  for (const MovedKey& moved : moved_keys())
+    if (moved.old_key == rel) return &moved;
+  return nullptr;
+}
+
+// Whether `rel` is a table that held old keys ("net.socket").
+bool moved_table(std::string_view rel) {
+  for (const MovedKey& moved : moved_keys()) {
+    std::string_view old = moved.old_key;
+    if (old.size() > rel.size() && old.substr(0, rel.size()) == rel && old[rel.size()] == '.')
+      return true;
+  }
+  return false;
+}
+
+constexpr std::string_view kPluginsTable = "plugins";
+
+// "plugins.<name>" with a single valid segment after "plugins."; else empty.
+std::string_view plugin_section_name(std::string_view rel) {
+  if (rel.size() <= kPluginsTable.size() + 1 ||
+      rel.substr(0, kPluginsTable.size()) != kPluginsTable || rel[kPluginsTable.size()] != '.')
+    return {};
+  std::string_view name = rel.substr(kPluginsTable.size() + 1);
+  if (name.find('.') != std::string_view::npos) return {};
+  return name;
+}
+
 class Walker {
  public:
   Walker(const Registry& registry, std::vector<Problem>& problems, FileLayers& out)
@@ -86,7 +117,11 @@ class Walker {
     std::string shown = shown_prefix + rel;
     if (const Knob* knob = registry_.find(rel)) {
       assign(*knob, node, shown, layer, cluster);
-    } else if (!registry_.is_table(rel)) {
+    } else if (const MovedKey* moved = moved_key(rel)) {
+      plugin_value(std::string(moved->plugin), std::string(moved->key), node, shown, cluster);
+    } else if (std::string_view plugin = plugin_section_name(rel); !plugin.empty()) {
+      plugin_section(std::string(plugin), node, shown, cluster);
+    } else if (!registry_.is_table(rel) && rel != kPluginsTable && !moved_table(rel)) {
       unknown(key.source(), rel, shown_prefix);
     } else if (const toml::table* sub = node.as_table()) {
       walk(*sub, rel, shown_prefix, layer, cluster);
@@ -114,6 +149,43 @@ class Walker {
     source.column = static_cast<int>(node.source().begin.column);
     source.cluster = cluster;
     layer[&knob] = Assigned{std::move(*checked.value), std::move(source)};
+  }
+
+  // [plugins.<name>]: every value is kept, unchecked, for the plugin's own
+  // knob table; a nested table is kept as one value that no knob accepts.
+  void plugin_section(const std::string& plugin, const toml::node& node, const std::string& shown,
+                      const std::string& cluster) {
+    const toml::table* body = node.as_table();
+    if (body == nullptr) {
+      add(node.source(), shown + ": expected a table of the settings of plugin " + quote(plugin) +
+                             ", got " + describe_node(node));
+      return;
+    }
+    for (auto&& [key, value] : *body)
+      plugin_value(plugin, std::string(key.str()), value, shown + "." + std::string(key.str()),
+                   cluster);
+  }
+
+  void plugin_value(const std::string& plugin, const std::string& key, const toml::node& node,
+                    const std::string& shown, const std::string& cluster) {
+    PluginSetting setting;
+    setting.plugin = plugin;
+    setting.key = key;
+    setting.shown = shown;
+    if (const auto* b = node.as_boolean()) {
+      setting.value = Value{b->get()};
+    } else if (const auto* i = node.as_integer()) {
+      setting.value = Value{i->get()};
+    } else if (const auto* str = node.as_string()) {
+      setting.value = Value{str->get()};
+    }
+    setting.described = describe_node(node);
+    setting.source.kind = cluster.empty() ? Source::Kind::File : Source::Kind::Cluster;
+    setting.source.file = out_.path;
+    setting.source.line = static_cast<int>(node.source().begin.line);
+    setting.source.column = static_cast<int>(node.source().begin.column);
+    setting.source.cluster = cluster;
+    out_.plugin_settings.push_back(std::move(setting));
   }
 
   void unknown(const toml::source_region& where, const std::string& rel,
@@ -185,6 +257,12 @@ Result<FileLayers> read_layers(const Registry& registry, const std::string& path
   FileLayers out;
   out.path = path;
   Walker(registry, problems, out).root(root);
+  // toml++ walks a table in key order; keep the plugin settings in file order.
+  std::stable_sort(out.plugin_settings.begin(), out.plugin_settings.end(),
+                   [](const PluginSetting& a, const PluginSetting& b) {
+                     if (a.source.line != b.source.line) return a.source.line < b.source.line;
+                     return a.source.column < b.source.column;
+                   });
   return out;
 }
 

@@ -33,8 +33,9 @@ using Layer = std::unordered_map<const Knob*, Assigned>;
 struct FileLayers {
   std::string path;
   Layer top;
-  std::map<std::string, Layer> clusters;  // every section, checked, by name
-  std::string cluster;                    // top-level `cluster = "..."`; empty if absent
+  std::map<std::string, Layer> clusters;       // every section, checked, by name
+  std::vector<PluginSetting> plugin_settings;  // [plugins.<name>] values, file order
+  std::string cluster;                         // top-level `cluster = "..."`; empty if absent
   int cluster_line = 0;
   int cluster_column = 0;
 };

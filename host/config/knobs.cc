@@ -1,5 +1,5 @@
-// The host's own knobs. Plugins and other components declare theirs in their
-// own tables; config::load() takes them all. config/nccom.toml mirrors this
+// The host's own knobs. Plugins declare theirs in their own tables
+// (nccom/knob.h), resolved when they are loaded (plugin_knobs.h). config/nccom.toml mirrors this
 // table (a test checks that the two cannot drift apart).
 #include "config/knob.h"
 
@@ -32,12 +32,6 @@ constexpr sv kEnvNetPluginLayout[] = {"NCCOM_NET_PLUGIN_LAYOUT"};
 constexpr sv kEnvNetUseRuntime[] = {"NCCOM_NET_USE_RUNTIME_PLUGIN"};
 constexpr sv kEnvEfaForkSafe[] = {"FI_EFA_FORK_SAFE"};
 constexpr sv kNetLayouts[] = {"neuron", "nvidia"};
-constexpr sv kEnvNsocks[] = {"NCCL_NSOCKS_PERTHREAD"};
-constexpr sv kEnvNthreads[] = {"NCCL_SOCKET_NTHREADS"};
-constexpr sv kEnvOfiRails[] = {"NCCOM_OFI_RAILS"};
-constexpr sv kEnvOfiLiveness[] = {"NCCOM_OFI_LIVENESS"};
-constexpr sv kEnvOfiLivenessCheck[] = {"NCCOM_OFI_LIVENESS_CHECK_MS"};
-constexpr sv kEnvOfiLivenessGrace[] = {"NCCOM_OFI_LIVENESS_GRACE_MS"};
 constexpr sv kEnvPluginPath[] = {"NCCOM_PLUGIN_PATH"};
 constexpr sv kEnvDisableVerify[] = {"CCOM_DBG_DISABLE_VERIFY_TOPOLOGY"};
 constexpr sv kEnvHandshake[] = {"NCCOM_BOOTSTRAP_TIMEOUT_MS"};
@@ -182,58 +176,6 @@ constexpr Knob kHostKnobs[] = {
              "kernels older than 5.14 libnccom warns when it is empty, since EFA then needs "
              "it. libfabric reads the environment variable itself; setting it here alone "
              "only silences the warning."},
-    {.key = "net.ofi_rails",
-     .env = kEnvOfiRails,
-     .type = Type::Int,
-     .default_text = "1",
-     .help = "Number of consecutive NICs the libfabric network plugin (libnccom-net.so) "
-             "groups into one device; each connection uses one of them, round-robin. "
-             "Passed to the plugin's nccomOfiConfigure before its init; plugins without "
-             "that export ignore it.",
-     .min = 1,
-     .max = 64},
-    {.key = "net.ofi_liveness",
-     .env = kEnvOfiLiveness,
-     .type = Type::Bool,
-     .default_text = "true",
-     .help = "Whether the libfabric network plugin watches each connection's peer over a "
-             "side TCP connection, so requests of a peer that closed or died fail with a "
-             "remote error instead of staying pending. Passed to the plugin's "
-             "nccomOfiConfigureLiveness before its init."},
-    {.key = "net.ofi_liveness_check_ms",
-     .env = kEnvOfiLivenessCheck,
-     .type = Type::Int,
-     .default_text = "100",
-     .help = "How often, in milliseconds, the libfabric network plugin looks at a "
-             "connection's liveness socket while that connection has pending requests.",
-     .min = 1,
-     .max = 60000},
-    {.key = "net.ofi_liveness_grace_ms",
-     .env = kEnvOfiLivenessGrace,
-     .type = Type::Int,
-     .default_text = "500",
-     .help = "Milliseconds the libfabric network plugin still lets a connection's "
-             "requests complete after it found the peer gone, before failing them.",
-     .min = 0,
-     .max = 600000},
-    {.key = "net.socket.nsocks_per_thread",
-     .env = kEnvNsocks,
-     .type = Type::Int,
-     .default_text = "1",
-     .help = "Number of TCP sockets each helper thread of the socket network drives "
-             "for one connection.",
-     .min = 1,
-     .max = 64},
-    {.key = "net.socket.nthreads",
-     .env = kEnvNthreads,
-     .type = Type::Int,
-     .default_text = "1",
-     .help = "Number of helper threads the socket network uses for one connection. The "
-             "first thread's sockets are moved by the caller's own tests while it keeps "
-             "testing; each further thread wants a core of its own (on 2 cores, 1 measured "
-             "fastest; NCCL uses 2 threads x 8 sockets on AWS hosts).",
-     .min = 1,
-     .max = 16},
     {.key = "plugins.search_path",
      .env = kEnvPluginPath,
      .type = Type::String,
@@ -341,8 +283,21 @@ constexpr Knob kHostKnobs[] = {
      .max = kMaxDurationMs},
 };
 
+// The settings of the two network plugins that were host knobs once: a file
+// that still spells them the old way configures the plugin's knob.
+constexpr MovedKey kMovedKeys[] = {
+    {"net.socket.nsocks_per_thread", "socket", "nsocks_per_thread"},
+    {"net.socket.nthreads", "socket", "nthreads"},
+    {"net.ofi_rails", "ofi", "rails"},
+    {"net.ofi_liveness", "ofi", "liveness"},
+    {"net.ofi_liveness_check_ms", "ofi", "liveness_check_ms"},
+    {"net.ofi_liveness_grace_ms", "ofi", "liveness_grace_ms"},
+};
+
 }  // namespace
 
 KnobTable host_knobs() { return kHostKnobs; }
+
+std::span<const MovedKey> moved_keys() { return kMovedKeys; }
 
 }  // namespace nccom::config

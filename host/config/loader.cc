@@ -164,7 +164,8 @@ Result<Config> load(const LoadOptions& options) {
     }
     entries.push_back(std::move(entry));
   }
-  return Config(std::move(entries), std::move(path), std::move(cluster), std::move(origin));
+  return Config(std::move(entries), std::move(path), std::move(cluster), std::move(origin),
+                std::move(file.plugin_settings), options.getenv);
 }
 
 }  // namespace nccom::config

@@ -105,13 +105,31 @@ Result<Context*> Context::get() {
   return instance.get();
 }
 
-std::size_t Context::load_plugins(nccom_plugin_kind_t kind, const std::vector<std::string>& names) {
+Result<std::size_t> Context::load_plugins(nccom_plugin_kind_t kind,
+                                          const std::vector<std::string>& names) {
   std::lock_guard lock(plugins_mutex_);
-  host_apis_.push_back(std::make_unique<PluginHostApi>(config_, section_of(kind)));
-  return plugins_.load_all(names, kind, host_apis_.back()->api(), plugin_dirs_,
-                           [](const plugin::LoadError& error) {
-                             NCCOM_WARN("skipping plugin: %s", error.message.c_str());
-                           });
+  std::optional<Error> refused;  // the first plugin whose settings are invalid
+  const auto host_for = [this, kind, &refused](const plugin::LoadedPlugin& plugin)
+      -> Result<const nccom_host_api_t*, plugin::LoadError> {
+    const std::string who = std::string(section_of(kind)) + " plugin \"" + plugin.name() + "\" (" +
+                            plugin.path().string() + ")";
+    auto section = config::PluginSection::bind(config_, plugin.name(), who, plugin.knobs());
+    if (!section) {
+      if (!refused) refused = section.error();
+      return plugin::LoadError{plugin::LoadErrorKind::BadConfiguration, plugin.path().string(),
+                               section.error().message};
+    }
+    host_apis_.push_back(
+        std::make_unique<PluginHostApi>(config_, section_of(kind), std::move(section).value()));
+    return &host_apis_.back()->api();
+  };
+  const std::size_t loaded =
+      plugins_.load_all(names, kind, host_for, plugin_dirs_, [](const plugin::LoadError& error) {
+        if (error.kind == plugin::LoadErrorKind::BadConfiguration) return;  // returned below
+        NCCOM_WARN("skipping plugin: %s", error.message.c_str());
+      });
+  if (refused) return *refused;
+  return loaded;
 }
 
 std::vector<plugin::LoadedPlugin*> Context::plugins(nccom_plugin_kind_t kind) const {

@@ -38,10 +38,12 @@ class Context {
   // then lib/nccom next to libnccom.
   const std::vector<std::filesystem::path>& plugin_dirs() const { return plugin_dirs_; }
 
-  // Loads nccom-native plugins of one kind. A plugin that fails is logged as
-  // a WARN (what, which file, what to do) and skipped; the others load.
-  // Returns the number loaded by this call.
-  std::size_t load_plugins(nccom_plugin_kind_t kind, const std::vector<std::string>& names);
+  // Loads nccom-native plugins of one kind. A plugin that fails to load is
+  // logged as a WARN (what, which file, what to do) and skipped; the others
+  // load. Returns the number loaded by this call — or, when a plugin's knob
+  // table or a value set for its knobs is invalid, that error (NRT_INVALID):
+  // a setting the operator made is never silently dropped with its plugin.
+  Result<std::size_t> load_plugins(nccom_plugin_kind_t kind, const std::vector<std::string>& names);
   plugin::LoadedPlugin* find_plugin(nccom_plugin_kind_t kind, const std::string& name) const;
   // Every loaded plugin of `kind`, in load order.
   std::vector<plugin::LoadedPlugin*> plugins(nccom_plugin_kind_t kind) const;

@@ -17,6 +17,7 @@ namespace {
 
 // The topology backends of this process, bound once.
 struct Backends {
+  Status loaded;  // an invalid plugin configuration, for every caller
   std::vector<TopoBackend> list;
 };
 
@@ -29,7 +30,10 @@ const Backends& backends(core::Context& ctx) {
     for (std::string name; std::getline(text, name, ',');) {
       if (!name.empty()) names.push_back(name);
     }
-    ctx.load_plugins(NCCOM_PLUGIN_KIND_TOPOLOGY, names);
+    if (auto n = ctx.load_plugins(NCCOM_PLUGIN_KIND_TOPOLOGY, names); !n) {
+      b.loaded = n.take_error();
+      return;
+    }
     for (plugin::LoadedPlugin* p : ctx.plugins(NCCOM_PLUGIN_KIND_TOPOLOGY)) {
       auto bound = TopoBackend::bind(*p);
       if (bound) {
@@ -101,6 +105,7 @@ Result<rings::GraphSummary> build_comm_graph(comm::Communicator& comm) {
   auto ctx = core::Context::get();
   if (!ctx) return ctx.take_error();
   const Backends& b = backends(**ctx);
+  if (!b.loaded) return b.loaded.error();
 
   auto machine = runtime_machine(comm.device_info());
   if (!machine) return machine.take_error();

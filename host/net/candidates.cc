@@ -1,9 +1,8 @@
 // The process's candidate list (selection.h) and the kernel check.
 #include "core/runtime.h"
 #include "log/log.h"
-#include "net/ofi_settings.h"
+#include "net/net_config.h"
 #include "net/selection.h"
-#include "net/socket_settings.h"
 
 #include <dlfcn.h>
 #include <link.h>
@@ -56,14 +55,8 @@ void* runtime_handle() {
 std::vector<Candidate> process_candidates(const config::Config& config,
                                           const std::vector<std::filesystem::path>& plugin_dirs) {
   std::vector<Candidate> candidates;
-  // Whichever candidate wins, a plugin exporting nccomSocketConfigure or the
-  // nccomOfiConfigure* calls gets the knobs.
-  const SocketSettings socket = socket_settings(config);
-  const OfiSettings ofi = ofi_settings(config);
-  const auto prepare = [socket, ofi](Net& net) -> Status {
-    if (Status s = configure_socket(net, socket); !s) return s;
-    return configure_ofi(net, ofi);
-  };
+  // Whichever candidate wins, a plugin exporting nccomNetConfig gets its knobs.
+  const auto prepare = [config](Net& net) -> Status { return configure_net(net, config); };
   bool runtime_offered = false;
   const bool use_runtime = config.get_bool("net.use_runtime_plugin");
   if (use_runtime) {

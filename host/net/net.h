@@ -24,6 +24,7 @@
 #include <mutex>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace nccom::net {
 
@@ -67,12 +68,15 @@ class Net {
   // neuronGetOFIHandle hands out); nullptr for adapted plugins.
   virtual const ncclNet_v6_t* native_v6() const { return nullptr; }
 
-  // Another symbol exported by the plugin's file (e.g. nccomSocketConfigure),
+  // Another symbol exported by the plugin's file (e.g. nccomNetConfig),
   // looked up by dlsym on the plugin's own handle; nullptr when absent or
   // when the Net was not made by bind.h.
   void* symbol(const char* name) const { return lookup_ ? lookup_(name) : nullptr; }
   using SymbolLookup = std::function<void*(const char*)>;
   void set_symbol_lookup(SymbolLookup lookup) { lookup_ = std::move(lookup); }
+  // An object that must live as long as this Net (the host API handed to the
+  // plugin's configure, which the plugin may keep).
+  void keep_alive(std::shared_ptr<void> object) { kept_.push_back(std::move(object)); }
   // Set once by bind.h, from where the plugin's table lies.
   void set_file(std::string file) { info_.file = std::move(file); }
 
@@ -118,6 +122,7 @@ class Net {
   SymbolLookup lookup_;  // valid as long as this Net (it owns or borrows the handle)
   std::mutex setup_calls_mutex_;
   std::unique_ptr<SetupCalls> setup_calls_;
+  std::vector<std::shared_ptr<void>> kept_;
 };
 
 }  // namespace nccom::net

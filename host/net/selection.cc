@@ -85,6 +85,13 @@ Result<Selection> select_from(std::vector<Candidate> candidates, ncclDebugLogger
     std::unique_ptr<Net> net = std::move(bound).value();
     if (candidate.prepare) {
       if (Status prepared = candidate.prepare(*net); !prepared) {
+        // Settings the operator made for this plugin are wrong: using
+        // another plugin instead would drop them without a word.
+        if (prepared.error().status == NRT_INVALID) {
+          NCCOM_WARN("NET/Plugin: cannot use %s: %s", candidate.what.c_str(),
+                     prepared.error().message.c_str());
+          return prepared.take_error();
+        }
         NCCOM_WARN("NET/Plugin: cannot use %s: %s; trying the next candidate",
                    candidate.what.c_str(), prepared.error().message.c_str());
         continue;  // init never ran: nothing of it can still be running, unload it

@@ -23,8 +23,10 @@ struct Candidate {
   std::string
       reason;  // logged when chosen: "runtime handle", "net.plugin from env NCCL_NET_PLUGIN"
   std::function<BindResult()> bind;
-  // Optional, run after bind and before init (e.g. configure_socket): an
-  // error rejects this candidate, which is then unloaded (its init never ran).
+  // Optional, run after bind and before init (configure_net): an error
+  // rejects this candidate, which is then unloaded (its init never ran). An
+  // NRT_INVALID error (the plugin's settings are invalid) ends the selection
+  // with that error instead of trying the next candidate.
   std::function<Status(Net&)> prepare;
   // Appended to the WARN when this candidate fails its init and the next
   // one is tried: what an operator can do about it ("" for nothing).
@@ -43,7 +45,8 @@ struct Selection {
 // and why (the bind error, or "OFI plugin initNet() failed is EFA enabled?"
 // with init's or devices' answer). A plugin whose init ran and that is then
 // rejected is finalised but never unloaded (it may have started threads).
-// NRT_FAILURE when no candidate is usable.
+// NRT_FAILURE when no candidate is usable; NRT_INVALID, at once, when a
+// candidate's settings are invalid.
 Result<Selection> select_from(std::vector<Candidate> candidates, ncclDebugLogger_t logger);
 
 // This process's candidates, in order:
@@ -55,10 +58,8 @@ Result<Selection> select_from(std::vector<Candidate> candidates, ncclDebugLogger
 //      net.plugin_layout, when set;
 //  (c) the socket plugin (libnccom-net-socket.so in `plugin_dirs`), unless
 //      (b) already names it.
-// Every candidate's prepare is configure_socket (socket_settings.h) with the
-// configuration's socket knobs, then configure_ofi (ofi_settings.h) with the
-// net.ofi_* knobs: each acts only on a plugin exporting its calls
-// (nccomSocketConfigure; nccomOfiConfigure, nccomOfiConfigureLiveness),
+// Every candidate's prepare is configure_net (net_config.h): a plugin that
+// exports nccomNetConfig gets its knobs resolved and its configure called,
 // whichever way that plugin was chosen.
 std::vector<Candidate> process_candidates(const config::Config& config,
                                           const std::vector<std::filesystem::path>& plugin_dirs);

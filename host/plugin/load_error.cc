@@ -13,6 +13,7 @@ const char* to_string(LoadErrorKind kind) {
     case LoadErrorKind::NullSlot: return "NullSlot";
     case LoadErrorKind::InitFailed: return "InitFailed";
     case LoadErrorKind::DuplicateName: return "DuplicateName";
+    case LoadErrorKind::BadConfiguration: return "BadConfiguration";
   }
   return "Unknown";
 }

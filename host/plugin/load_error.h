@@ -13,16 +13,17 @@
 namespace nccom::plugin {
 
 enum class LoadErrorKind {
-  NotFound,       // no such file, or not found in any search directory
-  InvalidFile,    // not a loadable ELF64 shared object: not a regular file, not ELF,
-                  // another class or machine, truncated (checked before dlopen)
-  DlopenFailed,   // the dynamic loader refused it; message carries dlerror()
-  MissingSymbol,  // loaded, but exports no nccom_plugin descriptor
-  AbiMismatch,    // descriptor abi_version is not one this host supports
-  BadDescriptor,  // struct_size too small, unknown kind, or the wrong kind
-  NullSlot,       // a mandatory field or vtable slot is NULL
-  InitFailed,     // the plugin's init returned non-OK
-  DuplicateName,  // another plugin of the same kind already has this name
+  NotFound,          // no such file, or not found in any search directory
+  InvalidFile,       // not a loadable ELF64 shared object: not a regular file, not ELF,
+                     // another class or machine, truncated (checked before dlopen)
+  DlopenFailed,      // the dynamic loader refused it; message carries dlerror()
+  MissingSymbol,     // loaded, but exports no nccom_plugin descriptor
+  AbiMismatch,       // descriptor abi_version is not one this host supports
+  BadDescriptor,     // struct_size too small, unknown kind, or the wrong kind
+  NullSlot,          // a mandatory field or vtable slot is NULL
+  InitFailed,        // the plugin's init returned non-OK
+  DuplicateName,     // another plugin of the same kind already has this name
+  BadConfiguration,  // its knob table, or a value set for one of its knobs, is invalid
 };
 
 struct LoadError {

@@ -1,5 +1,6 @@
 #include "plugin/plugin_loader.h"
 
+#include <cstddef>
 #include <optional>
 #include <system_error>
 #include <utility>
@@ -9,7 +10,10 @@ namespace nccom::plugin {
 namespace {
 
 // Descriptor and ops sizes of ABI 1: the least a v1 plugin can declare.
-constexpr uint32_t kMinDescriptorSize = sizeof(nccom_plugin_descriptor_t);
+// The descriptor of ABI 1 as first published; `knobs` was appended later.
+constexpr uint32_t kMinDescriptorSize = offsetof(nccom_plugin_descriptor_t, knobs);
+constexpr uint32_t kDescriptorWithKnobs =
+    offsetof(nccom_plugin_descriptor_t, knobs) + sizeof(const nccom_knob_table_t*);
 constexpr uint32_t kMinOpsSize = sizeof(nccom_plugin_ops_t);
 
 void no_fini(void*) {}
@@ -135,6 +139,11 @@ LoadedPlugin::LoadedPlugin(SharedLibrary library, const nccom_plugin_descriptor_
 LoadedPlugin::~LoadedPlugin() {
   if (initialized_) fini_(ctx_);
   // library_ is destroyed after this body, i.e. after fini returned.
+}
+
+const nccom_knob_table_t* LoadedPlugin::knobs() const {
+  if (descriptor_->struct_size < kDescriptorWithKnobs) return nullptr;
+  return descriptor_->knobs;
 }
 
 Result<void, LoadError> LoadedPlugin::init(const nccom_host_api_t& host) {

@@ -53,6 +53,9 @@ class LoadedPlugin {
   // which must still check ops()->struct_size before reading appended slots.
   const nccom_plugin_descriptor_t& descriptor() const { return *descriptor_; }
   const nccom_plugin_ops_t& ops() const { return *descriptor_->ops; }
+  // The plugin's knob table (nccom/knob.h), or nullptr: a descriptor built
+  // before the field existed, or a plugin that declares none.
+  const nccom_knob_table_t* knobs() const;
   // What init stored in *plugin_ctx (nullptr before init).
   void* context() const { return ctx_; }
   // For further symbols of the same object.

@@ -8,7 +8,7 @@ PluginRegistry::~PluginRegistry() {
 }
 
 size_t PluginRegistry::load_all(const std::vector<std::string>& names_or_paths,
-                                nccom_plugin_kind_t kind, const nccom_host_api_t& host,
+                                nccom_plugin_kind_t kind, const HostApiFor& host_for,
                                 const std::vector<std::filesystem::path>& search_dirs,
                                 const LoadErrorCallback& on_error) {
   auto report = [&](const LoadError& e) {
@@ -32,7 +32,12 @@ size_t PluginRegistry::load_all(const std::vector<std::string>& names_or_paths,
                            "from the plugin list"});
       continue;
     }
-    if (auto started = candidate.init(host); !started) {
+    auto host = host_for(candidate);
+    if (!host) {
+      report(host.error());
+      continue;
+    }
+    if (auto started = candidate.init(*host.value()); !started) {
       report(started.error());
       continue;
     }

@@ -18,6 +18,12 @@
 namespace nccom::plugin {
 
 using LoadErrorCallback = std::function<void(const LoadError&)>;
+// The host API a plugin's init receives, chosen per plugin after it was
+// opened and validated (so its knobs can be resolved) and before its init.
+// An error (its configuration is invalid, say) skips the plugin like any
+// other load error. The API must outlive the plugin.
+using HostApiFor =
+    std::function<Result<const nccom_host_api_t*, LoadError>(const LoadedPlugin& plugin)>;
 
 class PluginRegistry {
  public:
@@ -30,9 +36,21 @@ class PluginRegistry {
   // `kind`, in order. Returns how many were loaded; every other entry was
   // passed to `on_error` once.
   size_t load_all(const std::vector<std::string>& names_or_paths, nccom_plugin_kind_t kind,
+                  const HostApiFor& host_for, const std::vector<std::filesystem::path>& search_dirs,
+                  const LoadErrorCallback& on_error);
+
+  // The same with one host API for every plugin.
+  size_t load_all(const std::vector<std::string>& names_or_paths, nccom_plugin_kind_t kind,
                   const nccom_host_api_t& host,
                   const std::vector<std::filesystem::path>& search_dirs,
-                  const LoadErrorCallback& on_error);
+                  const LoadErrorCallback& on_error) {
+    return load_all(
+        names_or_paths, kind,
+        [&host](const LoadedPlugin&) -> Result<const nccom_host_api_t*, LoadError> {
+          return &host;
+        },
+        search_dirs, on_error);
+  }
 
   // The loaded plugin of `kind` whose descriptor name is `name`, or nullptr.
   LoadedPlugin* find(nccom_plugin_kind_t kind, const std::string& name) const;

@@ -15,6 +15,7 @@ namespace nccom::transport {
 namespace {
 
 struct Backends {
+  Status loaded;  // an invalid plugin configuration, for every caller
   std::vector<TransportBackend> list;
 };
 
@@ -27,7 +28,10 @@ const Backends& backends(core::Context& ctx) {
     for (std::string name; std::getline(text, name, ',');) {
       if (!name.empty()) names.push_back(name);
     }
-    ctx.load_plugins(NCCOM_PLUGIN_KIND_TRANSPORT, names);
+    if (auto n = ctx.load_plugins(NCCOM_PLUGIN_KIND_TRANSPORT, names); !n) {
+      b.loaded = n.take_error();
+      return;
+    }
     for (plugin::LoadedPlugin* p : ctx.plugins(NCCOM_PLUGIN_KIND_TRANSPORT)) {
       auto bound = TransportBackend::bind(*p);
       if (bound) {
@@ -65,6 +69,7 @@ Status build_comm_transports(comm::Communicator& comm) {
   if (!ctx) return ctx.take_error();
   const config::Config& cfg = (*ctx)->config();
   const Backends& b = backends(**ctx);
+  if (!b.loaded) return b.loaded.error();
   std::vector<const TransportBackend*> list;
   for (const TransportBackend& t : b.list) list.push_back(&t);
   if (list.empty() && comm.nranks() > 1) {

@@ -2,6 +2,13 @@
 
 #include "socket_log.h"
 
+#include <nccom/net_config.h>
+#include <nccom/util/log.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <string_view>
@@ -56,21 +63,81 @@ bool socket_counts_valid(int nsocks_per_thread, int nthreads) {
 
 }  // namespace nccom::socket
 
-extern "C" ncclResult_t nccomSocketConfigure(int nsocks_per_thread, int nthreads,
-                                             const char* ifnames) {
-  using namespace nccom::socket;
-  int nspt = nsocks_per_thread == 0 ? kDefaultNsocksPerThread : nsocks_per_thread;
-  int nthr = nthreads == 0 ? kDefaultNthreads : nthreads;
-  if (!socket_counts_valid(nspt, nthr)) {
-    SOCK_WARN(
-        "nccomSocketConfigure: nsocks_per_thread %d x nthreads %d out of range "
-        "(1..%d x 1..%d, at most %d sockets)",
-        nsocks_per_thread, nthreads, kMaxNsocksPerThread, kMaxNthreads, kMaxDataSockets);
-    return ncclInvalidArgument;
-  }
+namespace nccom::socket {
+
+bool apply_config(int nsocks_per_thread, int nthreads, const std::string& ifnames) {
+  if (!socket_counts_valid(nsocks_per_thread, nthreads)) return false;
   std::lock_guard<std::mutex> lock(g_config_mutex);
-  g_config.nsocks_per_thread = nspt;
-  g_config.nthreads = nthr;
-  g_config.ifnames = ifnames != nullptr ? ifnames : kDefaultIfnames;
-  return ncclSuccess;
+  g_config.nsocks_per_thread = nsocks_per_thread;
+  g_config.nthreads = nthreads;
+  g_config.ifnames = ifnames.empty() ? kDefaultIfnames : ifnames;
+  return true;
 }
+
+namespace {
+
+const char* const kEnvNsocks[] = {"NCCL_NSOCKS_PERTHREAD", nullptr};
+const char* const kEnvNthreads[] = {"NCCL_SOCKET_NTHREADS", nullptr};
+
+const nccom_knob_t kKnobs[] = {
+    {"nsocks_per_thread", NCCOM_KNOB_INT, 0, "1",
+     "Number of TCP sockets each helper thread of the socket network drives for one "
+     "connection. nsocks_per_thread x nthreads is at most 64.",
+     1, kMaxNsocksPerThread, nullptr, kEnvNsocks},
+    {"nthreads", NCCOM_KNOB_INT, 0, "1",
+     "Number of helper threads the socket network uses for one connection. The first "
+     "thread's sockets are moved by the caller's own tests while it keeps testing; each "
+     "further thread wants a core of its own (on 2 cores, 1 measured fastest; NCCL uses 2 "
+     "threads x 8 sockets on AWS hosts).",
+     1, kMaxNthreads, nullptr, kEnvNthreads},
+};
+const nccom_knob_table_t kKnobTable = NCCOM_KNOB_TABLE(kKnobs);
+
+// A count as the host hands it: decimal text, or NULL for the default.
+bool read_count(const nccom_host_api_t* host, const char* key, int fallback, int& out) {
+  const char* text = host->config_get != nullptr ? host->config_get(host->host_ctx, key) : nullptr;
+  if (text == nullptr || *text == '\0') {
+    out = fallback;
+    return true;
+  }
+  char* end = nullptr;
+  errno = 0;
+  const long value = std::strtol(text, &end, 10);
+  if (errno != 0 || end == text || *end != '\0' || value < INT_MIN || value > INT_MAX) return false;
+  out = static_cast<int>(value);
+  return true;
+}
+
+nccom_plugin_status_t configure(const nccom_host_api_t* host, char* why, size_t why_size) {
+  if (host == nullptr || host->struct_size < sizeof(nccom_host_api_t)) {
+    std::snprintf(why, why_size, "the host API is missing or older than this plugin's SDK");
+    return NCCOM_PLUGIN_INVALID_ARGUMENT;
+  }
+  if (host->log != nullptr) nccom::util::set_logger(host->log);
+  int nspt = 0;
+  int nthr = 0;
+  if (!read_count(host, "nsocks_per_thread", kDefaultNsocksPerThread, nspt) ||
+      !read_count(host, "nthreads", kDefaultNthreads, nthr)) {
+    std::snprintf(why, why_size, "nsocks_per_thread and nthreads must be decimal integers");
+    return NCCOM_PLUGIN_INVALID_ARGUMENT;
+  }
+  const char* filter = host->config_get != nullptr
+                           ? host->config_get(host->host_ctx, "bootstrap.socket_ifname")
+                           : nullptr;
+  if (!apply_config(nspt, nthr, filter != nullptr ? filter : "")) {
+    std::snprintf(why, why_size,
+                  "nsocks_per_thread %d x nthreads %d: each count must be at least 1 and "
+                  "nsocks_per_thread x nthreads at most %d data sockets per connection "
+                  "(nsocks_per_thread <= %d, nthreads <= %d)",
+                  nspt, nthr, kMaxDataSockets, kMaxNsocksPerThread, kMaxNthreads);
+    return NCCOM_PLUGIN_INVALID_ARGUMENT;
+  }
+  return NCCOM_PLUGIN_OK;
+}
+
+}  // namespace
+}  // namespace nccom::socket
+
+extern "C" __attribute__((visibility("default"))) const nccom_net_config_t nccomNetConfig = {
+    sizeof(nccom_net_config_t), NCCOM_NET_CONFIG_ABI_VERSION, "socket", &nccom::socket::kKnobTable,
+    &nccom::socket::configure};

@@ -1,9 +1,10 @@
 // Configuration of the socket net plugin. The plugin reads no environment
-// variable: the host passes the effective values of its knobs
-// (net.socket.nsocks_per_thread / NCCL_NSOCKS_PERTHREAD,
-// net.socket.nthreads / NCCL_SOCKET_NTHREADS, an interface list in
-// NCCL_SOCKET_IFNAME syntax) through the exported nccomSocketConfigure()
-// before it calls init. Without that call the built-in defaults apply.
+// variable: it declares its knobs in nccomNetConfig (nccom/net_config.h) —
+// plugins.socket.nsocks_per_thread (NCCL_NSOCKS_PERTHREAD) and
+// plugins.socket.nthreads (NCCL_SOCKET_NTHREADS) — and the host hands their
+// effective values, with the host's bootstrap.socket_ifname as interface
+// filter (in NCCL one variable filters both), to its configure() before init.
+// Without that call the built-in defaults apply.
 #pragma once
 
 #include <nccom/net_common.h>
@@ -39,16 +40,9 @@ bool interface_selected(const std::string& filter, const char* name);
 // connecting peer announces).
 bool socket_counts_valid(int nsocks_per_thread, int nthreads);
 
-}  // namespace nccom::socket
+// Sets the counts and the filter for connections made afterwards (the filter
+// applies at the next init); false, changing nothing, when the counts are out
+// of range. An empty filter selects the default.
+bool apply_config(int nsocks_per_thread, int nthreads, const std::string& ifnames);
 
-extern "C" {
-// Optional entry point (not part of the ncclNet ABI): sets the number of data
-// sockets per helper thread and of helper threads per connection, and the
-// interface filter. 0 selects the default count; NULL selects the default
-// filter. Returns ncclInvalidArgument and changes nothing when a value is out
-// of range. Counts apply to connections made afterwards; the filter applies at
-// the next init.
-__attribute__((visibility("default"))) ncclResult_t nccomSocketConfigure(int nsocks_per_thread,
-                                                                         int nthreads,
-                                                                         const char* ifnames);
-}
+}  // namespace nccom::socket

@@ -1,7 +1,7 @@
 // The ABI surface: ncclNetPlugin_v6 / _v5 / _v4 (Neuron layouts). Each slot
 // validates what the caller handed in, catches C++ exceptions at the boundary,
 // and forwards to the objects in socket_setup.h / socket_comm.h. Only the three
-// tables and nccomSocketConfigure (socket_config.cc) are exported.
+// tables and nccomNetConfig (socket_config.cc) are exported.
 #include "socket_comm.h"
 #include "socket_config.h"
 #include "socket_devices.h"
@@ -47,7 +47,7 @@ ncclResult_t unsupported(const char* slot) {
 
 ncclResult_t sock_init(ncclDebugLogger_t logger) {
   nccom::util::set_logger(logger);
-  // The configuration in force, as set by nccomSocketConfigure (or the
+  // The configuration in force, as set through nccomNetConfig (or the
   // defaults): lets the host's log show what the plugin actually took.
   SocketConfig config = current_config();
   SOCK_INFO("init: nsocks_per_thread %d, nthreads %d, interfaces \"%s\"", config.nsocks_per_thread,

@@ -21,11 +21,15 @@ const nccom_plugin_descriptor_t sdk_c_example_descriptor = {NCCOM_PLUGIN_ABI_VER
                                                             "c-example",
                                                             "0.1.0",
                                                             0,
-                                                            &example_ops};
+                                                            &example_ops,
+                                                            NULL};
 
 /* Layout as seen by a C compiler, compared with C++'s view by the test. */
 size_t sdk_c_descriptor_size(void) { return sizeof(nccom_plugin_descriptor_t); }
 size_t sdk_c_descriptor_ops_offset(void) { return offsetof(nccom_plugin_descriptor_t, ops); }
+size_t sdk_c_descriptor_knobs_offset(void) { return offsetof(nccom_plugin_descriptor_t, knobs); }
+size_t sdk_c_knob_size(void) { return sizeof(nccom_knob_t); }
+size_t sdk_c_knob_table_size(void) { return sizeof(nccom_knob_table_t); }
 size_t sdk_c_host_api_size(void) { return sizeof(nccom_host_api_t); }
 size_t sdk_c_ops_size(void) { return sizeof(nccom_plugin_ops_t); }
 size_t sdk_c_topo_ops_size(void) { return sizeof(nccom_topo_ops_t); }

@@ -23,6 +23,9 @@ size_t sdk_c_transport_ops_op_free_offset(void);
 size_t sdk_c_transport_comm_size(void);
 size_t sdk_c_adapted_net_size(void);
 size_t sdk_c_adapted_net_file_offset(void);
+size_t sdk_c_descriptor_knobs_offset(void);
+size_t sdk_c_knob_size(void);
+size_t sdk_c_knob_table_size(void);
 }
 
 TEST(SdkPluginHeader, DescriptorHeadIsFrozen) {
@@ -33,7 +36,11 @@ TEST(SdkPluginHeader, DescriptorHeadIsFrozen) {
   EXPECT_EQ(offsetof(nccom_plugin_descriptor_t, plugin_version), 24u);
   EXPECT_EQ(offsetof(nccom_plugin_descriptor_t, capabilities), 32u);
   EXPECT_EQ(offsetof(nccom_plugin_descriptor_t, ops), 40u);
-  EXPECT_EQ(sizeof(nccom_plugin_descriptor_t), 48u);
+  // ABI 1 as first published ended here; `knobs` is appended after it.
+  EXPECT_EQ(offsetof(nccom_plugin_descriptor_t, knobs), 48u);
+  EXPECT_EQ(sizeof(nccom_plugin_descriptor_t), 56u);
+  EXPECT_EQ(offsetof(nccom_knob_table_t, knobs), 16u);
+  EXPECT_EQ(sizeof(nccom_knob_t), 64u);
   EXPECT_EQ(offsetof(nccom_plugin_ops_t, struct_size), 0u);
   EXPECT_EQ(offsetof(nccom_plugin_ops_t, init), 8u);
   EXPECT_EQ(offsetof(nccom_plugin_ops_t, fini), 16u);
@@ -44,6 +51,9 @@ TEST(SdkPluginHeader, DescriptorHeadIsFrozen) {
 TEST(SdkPluginHeader, CAndCxxAgree) {
   EXPECT_EQ(sdk_c_descriptor_size(), sizeof(nccom_plugin_descriptor_t));
   EXPECT_EQ(sdk_c_descriptor_ops_offset(), offsetof(nccom_plugin_descriptor_t, ops));
+  EXPECT_EQ(sdk_c_descriptor_knobs_offset(), offsetof(nccom_plugin_descriptor_t, knobs));
+  EXPECT_EQ(sdk_c_knob_size(), sizeof(nccom_knob_t));
+  EXPECT_EQ(sdk_c_knob_table_size(), sizeof(nccom_knob_table_t));
   EXPECT_EQ(sdk_c_host_api_size(), sizeof(nccom_host_api_t));
   EXPECT_EQ(sdk_c_ops_size(), sizeof(nccom_plugin_ops_t));
   EXPECT_EQ(sdk_c_topo_ops_size(), sizeof(nccom_topo_ops_t));

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <string>
@@ -67,7 +68,7 @@ std::string SdkOutOfTree::install_log_;
 
 ChildResult run_allreduce(const std::map<std::string, std::string>& env) {
   std::map<std::string, std::string> all = {{"NCCOM_CONFIG", ""}, {"NCCL_DEBUG", "INFO"}};
-  all.insert(env.begin(), env.end());
+  for (const auto& [name, value] : env) all.insert_or_assign(name, value);
   return run_child(kTool,
                    {"-r", "4", "-N", "2", "-b", "8", "-e", "64K", "-f", "8", "-n", "2", "-w", "1",
                     "--timeout-ms", "20000", "--check", "allr"},
@@ -142,6 +143,90 @@ TEST_F(SdkOutOfTree, TransportPluginCarriesARealCommunicatorsSameHostPairs) {
       << all;
   EXPECT_NE(all.find(" via direct (pid "), std::string::npos) << all;
   EXPECT_EQ(all.find(" via P2P"), std::string::npos) << all;
+}
+
+// A third party's knobs: the flat plugin declares channels and nic_speed_mbps.
+// They come from [plugins.flat], from the active cluster's section over it,
+// and from the environment over both; the plugin's init log says what it got.
+TEST_F(SdkOutOfTree, TopologyPluginKnobsComeFromFileClusterAndEnvironment) {
+  const std::string build = build_example("topo_plugin");
+  ASSERT_FALSE(build.empty());
+  const std::string file = dir_->path() + "/flat.toml";
+  std::ofstream(file) << "cluster = \"lab\"\n"
+                         "[plugins.flat]\n"
+                         "channels = 1\n"
+                         "nic_speed_mbps = 25000\n"
+                         "[clusters.lab.plugins.flat]\n"
+                         "channels = 3\n";
+  const auto r = run_allreduce({{"NCCOM_TOPOLOGY_PLUGINS", build + "/libnccom-topo-flat.so"},
+                                {"NCCOM_CONFIG", file},
+                                {"FLAT_TOPO_NIC_SPEED_MBPS", "50000"},
+                                {"NCCL_DEBUG_SUBSYS", "INIT,GRAPH"}});
+  expect_checked(r);
+  const std::string all = describe(r);
+  EXPECT_NE(all.find("flat topology: every node is one PCIe switch with its cores and one NIC; "
+                     "channels 3, NIC 50000 Mbit/s"),
+            std::string::npos)
+      << all;
+  EXPECT_NE(all.find("topology from plugin flat, 3 channel(s)"), std::string::npos) << all;
+}
+
+// Out of range, from the environment: every rank fails at init with the
+// variable, the key and the range, before the plugin runs any code of its own.
+TEST_F(SdkOutOfTree, TopologyPluginKnobOutOfRangeFailsTheJobWithTheKey) {
+  const std::string build = build_example("topo_plugin");
+  ASSERT_FALSE(build.empty());
+  const auto r = run_allreduce(
+      {{"NCCOM_TOPOLOGY_PLUGINS", build + "/libnccom-topo-flat.so"}, {"FLAT_TOPO_CHANNELS", "99"}});
+  EXPECT_NE(r.exit_code, 0) << describe(r);
+  const std::string all = describe(r);
+  EXPECT_NE(all.find("FLAT_TOPO_CHANNELS=\"99\": expected an integer in 1..32 (for "
+                     "plugins.flat.channels)"),
+            std::string::npos)
+      << all;
+  EXPECT_NE(all.find("topology plugin \"flat\" (" + build), std::string::npos) << all;
+  EXPECT_EQ(all.find("flat topology: every node"), std::string::npos) << "init must not run";
+}
+
+// nccom-config, installed, lists the plugin's knobs with their sources, and
+// --check refuses a misspelt key under [plugins.flat] with a suggestion.
+TEST_F(SdkOutOfTree, NccomConfigListsAndChecksTheTopologyPluginsKnobs) {
+  const std::string build = build_example("topo_plugin");
+  ASSERT_FALSE(build.empty());
+  const std::string tool = prefix() + "/bin/nccom-config";
+  const std::string file = dir_->path() + "/flat-list.toml";
+  std::ofstream(file) << "[plugins.flat]\nchannels = 4\n";
+  const std::map<std::string, std::string> env = {
+      {"NCCOM_TOPOLOGY_PLUGINS", build + "/libnccom-topo-flat.so"},
+      {"NCCOM_CONFIG", file},
+      {"FLAT_TOPO_NIC_SPEED_MBPS", "40000"}};
+  ChildResult r = run_child(tool, {}, env);
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_NE(r.out.find("plugin flat: topology plugin \"flat\" (" + build), std::string::npos)
+      << r.out;
+  const auto line_of = [&](const std::string& key) {
+    const std::size_t at = r.out.find("\n" + key + " ");
+    return at == std::string::npos ? std::string()
+                                   : r.out.substr(at + 1, r.out.find('\n', at + 1) - at - 1);
+  };
+  EXPECT_NE(line_of("plugins.flat.channels").find(file + ":2"), std::string::npos) << r.out;
+  EXPECT_NE(line_of("plugins.flat.nic_speed_mbps").find("env FLAT_TOPO_NIC_SPEED_MBPS"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("[an integer in 1..32; env FLAT_TOPO_CHANNELS]"), std::string::npos)
+      << r.out;
+  // The shipped network plugins are listed too, each with its own knobs.
+  EXPECT_NE(r.out.find("\nplugins.socket.nthreads "), std::string::npos) << r.out;
+
+  const std::string bad = dir_->path() + "/flat-bad.toml";
+  std::ofstream(bad) << "[plugins.flat]\nchanels = 2\n";
+  r = run_child(tool, {"--check", bad}, env);
+  EXPECT_EQ(r.exit_code, 1) << describe(r);
+  EXPECT_NE(describe(r).find(bad + ":2:11: unknown key \"plugins.flat.chanels\""),
+            std::string::npos)
+      << describe(r);
+  EXPECT_NE(describe(r).find("did you mean \"plugins.flat.channels\"?"), std::string::npos)
+      << describe(r);
 }
 
 }  // namespace

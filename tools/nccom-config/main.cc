@@ -6,8 +6,11 @@
 //
 // It resolves exactly as libnccom does (same knob tables, same discovery,
 // same environment overrides), so what it prints is what the library gets.
+// The plugins the configuration names are opened (never initialised) so
+// their own knobs are listed and checked too.
 #include "config/config.h"
 #include "core/context.h"
+#include "plugins.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -21,7 +24,8 @@ int usage(FILE* out, int code) {
   std::fprintf(out,
                "usage: nccom-config [--check FILE] [--cluster NAME]\n"
                "  Prints every nccom knob with its effective value, its source\n"
-               "  (default, file:line, cluster, env VAR) and its help text.\n"
+               "  (default, file:line, cluster, env VAR) and its help text, then the\n"
+               "  knobs of every plugin the configuration would load.\n"
                "  --check FILE    load FILE as NCCOM_CONFIG would; exit 1 on any problem\n"
                "  --cluster NAME  select [clusters.NAME] as NCCOM_CLUSTER would\n");
   return code;
@@ -50,21 +54,29 @@ int main(int argc, char** argv) {
     auto it = overrides.find(name);
     return it != overrides.end() ? it->second.c_str() : std::getenv(name);
   };
-  auto config = nccom::config::load(options);
-  if (!config) {
-    std::fprintf(stderr, "nccom-config: %s\n", config.error().message.c_str());
+  auto loaded = nccom::config::load(options);
+  if (!loaded) {
+    std::fprintf(stderr, "nccom-config: %s\n", loaded.error().message.c_str());
     return 1;
   }
+  const nccom::config::Config& config = loaded.value();
+  std::string plugins;
+  const bool plugins_ok = nccom::tools::describe_plugins(config, plugins);
   if (check_only) {
-    std::printf("%s: OK (%zu knobs)\n", config->file().c_str(), config->entries().size());
+    if (!plugins_ok) {
+      std::fprintf(stderr, "nccom-config: %s", plugins.c_str());
+      return 1;
+    }
+    std::printf("%s: OK (%zu knobs)\n", config.file().c_str(), config.entries().size());
     return 0;
   }
   std::printf("configuration file: %s\n",
-              config->file().empty() ? "(none, built-in defaults)" : config->file().c_str());
-  if (!config->cluster().empty()) {
-    std::printf("cluster: %s (from %s)\n", config->cluster().c_str(),
-                config->cluster_origin().c_str());
+              config.file().empty() ? "(none, built-in defaults)" : config.file().c_str());
+  if (!config.cluster().empty()) {
+    std::printf("cluster: %s (from %s)\n", config.cluster().c_str(),
+                config.cluster_origin().c_str());
   }
-  std::fputs(config->describe().c_str(), stdout);
-  return 0;
+  std::fputs(config.describe().c_str(), stdout);
+  std::fputs(plugins.c_str(), stdout);
+  return plugins_ok ? 0 : 1;
 }

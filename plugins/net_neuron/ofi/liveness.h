@@ -34,7 +34,7 @@ struct LivenessConfig {
   int check_ms = 100;  // at most one poll() per comm per period
   int grace_ms = 500;  // requests may still complete this long after detection
 };
-// The configuration new comms take (nccomOfiConfigureLiveness).
+// The configuration new comms take (net_config.cc, the plugins.ofi.liveness* knobs).
 LivenessConfig liveness_config();
 // enabled 0/1, check_ms 1..60000, grace_ms 0..600000; else ncclInvalidArgument.
 Status configure_liveness(int enabled, int check_ms, int grace_ms);

@@ -1,7 +1,7 @@
 // The exported ABI: ncclNetPlugin_v6 (22 slots, the one libnccom binds),
 // ncclNetPlugin_v5 (21) and ncclNetPlugin_v4 (16), Neuron layouts
-// (sdk/include/nccom/net_v*.h), plus the optional nccomOfiConfigure and
-// nccomOfiConfigureLiveness.
+// (sdk/include/nccom/net_v*.h); its configuration, nccomNetConfig, is in
+// net_config.cc.
 // Everything else in the library is hidden.
 //
 // Each slot is a thin shim onto Plugin; no C++ exception crosses the ABI.
@@ -196,21 +196,5 @@ const ncclNet_v4_t ncclNetPlugin_v4 = {
     ofi::dereg_mr,  ofi::isend_v4,   ofi::irecv_v4,   ofi::iflush_v4,
     ofi::test,      ofi::close_send, ofi::close_recv, ofi::close_listen,
 };
-
-// Optional: rails (NICs) per device for the next init; 1 by default. Returns
-// ncclInvalidArgument outside 1..64. See docs/internals/net-ofi.md, "Devices and rails".
-NCCOM_OFI_EXPORT ncclResult_t nccomOfiConfigure(int rails) {
-  return ofi::Plugin::configure(rails).code();
-}
-
-// Optional: peer liveness (docs/internals/net-ofi.md, "Peer liveness") for comms
-// created afterwards.
-// enabled 1 (default) or 0; check_ms 1..60000 (default 100): at most one
-// liveness poll per comm per period; grace_ms 0..600000 (default 500): how
-// long pending requests may still complete after the peer was found gone.
-// Anything else → ncclInvalidArgument.
-NCCOM_OFI_EXPORT ncclResult_t nccomOfiConfigureLiveness(int enabled, int check_ms, int grace_ms) {
-  return ofi::Plugin::configure_liveness(enabled, check_ms, grace_ms).code();
-}
 
 }  // extern "C"

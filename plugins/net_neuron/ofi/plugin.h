@@ -31,9 +31,9 @@ class Plugin {
   static Plugin& instance();
   ~Plugin();
 
-  // Rails per device for the next init (nccomOfiConfigure).
+  // Rails per device for the next init (net_config.cc).
   static Status configure(int rails);
-  // Peer liveness for comms created afterwards (nccomOfiConfigureLiveness).
+  // Peer liveness for comms created afterwards (net_config.cc).
   static Status configure_liveness(int enabled, int check_ms, int grace_ms);
 
   Status init(ncclDebugLogger_t logger);

@@ -8,6 +8,13 @@
 // Every answer is checked through the same model before it leaves: a
 // <system> that would not build, or a graph naming a rank the system does not
 // hold, is an error here rather than in the host.
+//
+// It declares two knobs of its own (nccom/knob.h), set as
+// [plugins.flat] channels / nic_speed_mbps in the host's TOML, in a
+// [clusters.<name>.plugins.flat] section, or with FLAT_TOPO_CHANNELS /
+// FLAT_TOPO_NIC_SPEED_MBPS; the host checks and resolves them before init,
+// and `nccom-config` lists them.
+#include <nccom/knob.h>
 #include <nccom/topo/graph_xml.h>
 #include <nccom/topo/system.h>
 #include <nccom/topo/xml.h>
@@ -20,6 +27,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <new>
 #include <string>
 
 namespace {
@@ -30,8 +38,25 @@ using nccom::Result;
 using nccom::Status;
 namespace topo = nccom::topo;
 
-constexpr int kChannels = 2;          // rings asked for when the request allows
-constexpr int kNicSpeedMbps = 10000;  // what the <net> says; the host only compares widths
+// The knobs. The defaults are texts as an environment value would be.
+const char* const kEnvChannels[] = {"FLAT_TOPO_CHANNELS", nullptr};
+const char* const kEnvNicSpeed[] = {"FLAT_TOPO_NIC_SPEED_MBPS", nullptr};
+const nccom_knob_t kKnobs[] = {
+    {"channels", NCCOM_KNOB_INT, 0, "2",
+     "Rings the flat topology asks for on every node, within what the host allows.", 1, 32, nullptr,
+     kEnvChannels},
+    {"nic_speed_mbps", NCCOM_KNOB_INT, 0, "10000",
+     "The speed, in Mbit/s, the flat topology gives each node's NIC; the host compares widths "
+     "only.",
+     1000, 1600000, nullptr, kEnvNicSpeed},
+};
+const nccom_knob_table_t kKnobTable = NCCOM_KNOB_TABLE(kKnobs);
+
+// What init read from the host; the plugin's context.
+struct Settings {
+  int channels = 2;
+  int nic_speed_mbps = 10000;
+};
 constexpr const char* kSwitchBusId = "0000:10:00.0";
 constexpr const char* kNicBusId = "0000:80:00.0";
 
@@ -73,7 +98,7 @@ Result<topo::XmlNode*> add(topo::XmlNode& parent, const char* name,
   return *child;
 }
 
-Result<std::string> system_xml(const nccom_topo_node_t& node) {
+Result<std::string> system_xml(const Settings& settings, const nccom_topo_node_t& node) {
   if (node.n_local < 1 || node.n_local > topo::kMaxLocalRanks || node.local_ranks == nullptr) {
     return make_error(NRT_INVALID, "the node has " + std::to_string(node.n_local) +
                                        " local ranks (1 to " +
@@ -113,7 +138,7 @@ Result<std::string> system_xml(const nccom_topo_node_t& node) {
   if (!nic) return nic.take_error();
   auto net = add(**nic, "net",
                  {{"dev", "0"},
-                  {"speed", std::to_string(kNicSpeedMbps)},
+                  {"speed", std::to_string(settings.nic_speed_mbps)},
                   {"port", "1"},
                   {"guid", "0x1"},
                   {"gdr", "1"},
@@ -124,7 +149,8 @@ Result<std::string> system_xml(const nccom_topo_node_t& node) {
   return topo::writeXml(*doc.root);
 }
 
-Result<std::string> ring_xml(const char* system_text, const nccom_topo_graph_request_t& request) {
+Result<std::string> ring_xml(const Settings& settings, const char* system_text,
+                             const nccom_topo_graph_request_t& request) {
   auto doc = topo::parseXml(system_text, "the host's <system>");
   if (!doc) return doc.take_error();
   auto system = topo::buildSystem(*doc);
@@ -135,10 +161,10 @@ Result<std::string> ring_xml(const char* system_text, const nccom_topo_graph_req
   graph.crossNic = 0;
   graph.minChannels = request.min_channels;
   graph.maxChannels = request.max_channels;
-  graph.nChannels =
-      std::clamp(kChannels, std::max(1, request.min_channels), std::max(1, request.max_channels));
+  graph.nChannels = std::clamp(settings.channels, std::max(1, request.min_channels),
+                               std::max(1, request.max_channels));
   graph.speedIntra = 12.0F;
-  graph.speedInter = static_cast<float>(kNicSpeedMbps) / 8000.0F;
+  graph.speedInter = static_cast<float>(settings.nic_speed_mbps) / 8000.0F;
   graph.typeIntra = topo::PathType::PIX;
   graph.typeInter = topo::PathType::PIX;
   // The ranks the host kept in its copy (it may have trimmed some), by dev.
@@ -157,18 +183,32 @@ Result<std::string> ring_xml(const char* system_text, const nccom_topo_graph_req
   return topo::writeXml(*out->root);
 }
 
+// A knob's value as the host resolved it (decimal text), or `fallback` when
+// the host offers no configuration.
+int knob_int(const nccom_host_api_t* host, const char* key, int fallback) {
+  if (host == nullptr || host->config_get == nullptr) return fallback;
+  const char* text = host->config_get(host->host_ctx, key);
+  return text != nullptr && *text != '\0' ? std::atoi(text) : fallback;
+}
+
 nccom_plugin_status_t flat_init(const nccom_host_api_t* host, void** ctx) {
   if (ctx == nullptr) return NCCOM_PLUGIN_INVALID_ARGUMENT;
-  if (host != nullptr && host->struct_size >= sizeof(nccom_host_api_t) && host->log != nullptr) {
-    nccom::util::set_logger(host->log);
-  }
-  *ctx = nullptr;
+  const bool usable = host != nullptr && host->struct_size >= sizeof(nccom_host_api_t);
+  if (usable && host->log != nullptr) nccom::util::set_logger(host->log);
+  auto* settings = new (std::nothrow) Settings;
+  if (settings == nullptr) return NCCOM_PLUGIN_SYSTEM_ERROR;
+  settings->channels = knob_int(usable ? host : nullptr, "channels", settings->channels);
+  settings->nic_speed_mbps =
+      knob_int(usable ? host : nullptr, "nic_speed_mbps", settings->nic_speed_mbps);
+  *ctx = settings;
   NCCOM_SDK_INFO(NCCOM_SUBSYS_INIT | NCCOM_SUBSYS_GRAPH,
-                 "flat topology: every node is one PCIe switch with its cores and one NIC");
+                 "flat topology: every node is one PCIe switch with its cores and one NIC; "
+                 "channels %d, NIC %d Mbit/s",
+                 settings->channels, settings->nic_speed_mbps);
   return NCCOM_PLUGIN_OK;
 }
 
-void flat_fini(void*) {}
+void flat_fini(void* ctx) { delete static_cast<Settings*>(ctx); }
 
 nccom_plugin_status_t flat_probe(void*, const nccom_topo_machine_t* machine, char* why,
                                  size_t why_len) {
@@ -179,13 +219,13 @@ nccom_plugin_status_t flat_probe(void*, const nccom_topo_machine_t* machine, cha
   return NCCOM_PLUGIN_OK;
 }
 
-nccom_plugin_status_t flat_get_system_xml(void*, const nccom_topo_machine_t* machine,
+nccom_plugin_status_t flat_get_system_xml(void* ctx, const nccom_topo_machine_t* machine,
                                           const nccom_topo_node_t* node, char** xml_out, char* err,
                                           size_t err_len) {
-  if (machine == nullptr || node == nullptr || xml_out == nullptr)
+  if (ctx == nullptr || machine == nullptr || node == nullptr || xml_out == nullptr)
     return NCCOM_PLUGIN_INVALID_ARGUMENT;
   try {
-    auto text = system_xml(*node);
+    auto text = system_xml(*static_cast<const Settings*>(ctx), *node);
     if (!text) return fail(text.error(), err, err_len);
     *xml_out = dup_text(*text);
     if (*xml_out == nullptr) return NCCOM_PLUGIN_SYSTEM_ERROR;
@@ -198,18 +238,19 @@ nccom_plugin_status_t flat_get_system_xml(void*, const nccom_topo_machine_t* mac
   }
 }
 
-nccom_plugin_status_t flat_compute_graph(void*, const nccom_topo_machine_t*,
+nccom_plugin_status_t flat_compute_graph(void* ctx, const nccom_topo_machine_t*,
                                          const nccom_topo_node_t* node, const char* system_text,
                                          const nccom_topo_graph_request_t* request,
                                          char** graph_out, char* err, size_t err_len) {
-  if (node == nullptr || system_text == nullptr || request == nullptr || graph_out == nullptr)
+  if (ctx == nullptr || node == nullptr || system_text == nullptr || request == nullptr ||
+      graph_out == nullptr)
     return NCCOM_PLUGIN_INVALID_ARGUMENT;
   if (request->pattern != static_cast<int>(topo::SearchPattern::Ring)) {
     put_text(err, err_len, "flat topology: only RING graphs (pattern 4) are searched");
     return NCCOM_PLUGIN_UNSUPPORTED;
   }
   try {
-    auto text = ring_xml(system_text, *request);
+    auto text = ring_xml(*static_cast<const Settings*>(ctx), system_text, *request);
     if (!text) return fail(text.error(), err, err_len);
     *graph_out = dup_text(*text);
     return *graph_out != nullptr ? NCCOM_PLUGIN_OK : NCCOM_PLUGIN_SYSTEM_ERROR;
@@ -243,4 +284,5 @@ extern "C" NCCOM_PLUGIN_EXPORT const nccom_plugin_descriptor_t nccom_plugin = {
     "1.0.0",
     NCCOM_CAP_TOPO_SYSTEM | NCCOM_CAP_TOPO_GRAPH,
     &kOps.head,
+    &kKnobTable,
 };

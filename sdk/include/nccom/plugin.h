@@ -21,6 +21,8 @@
 #ifndef NCCOM_PLUGIN_H
 #define NCCOM_PLUGIN_H
 
+#include "nccom/knob.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -68,8 +70,12 @@ typedef struct nccom_host_api {
   uint32_t struct_size;
   uint32_t abi_version; /* NCCOM_PLUGIN_ABI_VERSION of the host */
   nccom_log_fn log;
-  /* Effective value of a configuration key of this plugin's section
-   * (e.g. "nsocks_per_thread" for [net.socket]) as text, or NULL if unset.
+  /* The effective value of a setting as text, or NULL if there is none.
+   * A key without a dot names one of the plugin's own knobs (nccom/knob.h);
+   * a dotted key names a setting of the host, read-only
+   * ("bootstrap.socket_ifname", "topology.file"). For plugins that declare
+   * no knobs, a key without a dot is also looked up in their kind's host
+   * section (topology.<key>, transport.<key>), as older hosts did.
    * The pointer stays valid until fini. */
   const char* (*config_get)(void* host_ctx, const char* key);
   void* host_ctx;
@@ -94,6 +100,9 @@ typedef struct nccom_plugin_descriptor {
   const char* plugin_version;    /* free-form, e.g. "1.2.0"; mandatory */
   uint64_t capabilities;         /* kind-specific NCCOM_CAP_* bits */
   const nccom_plugin_ops_t* ops; /* kind-specific vtable; mandatory */
+  /* Appended: read only when struct_size covers it. The plugin's own knobs
+   * (nccom/knob.h), resolved by the host before init; NULL when none. */
+  const nccom_knob_table_t* knobs;
 } nccom_plugin_descriptor_t;
 
 /* Helper for plugin authors:

@@ -17,7 +17,7 @@ TEST(ConfigAccess, WrongTypeIsALogicError) {
   } catch (const std::logic_error& e) {
     EXPECT_STREQ(e.what(), "nccom config: log.level is an enum knob, read with get_int");
   }
-  EXPECT_THROW((void)cfg.get_bool("net.socket.nthreads"), std::logic_error);
+  EXPECT_THROW((void)cfg.get_bool("demo.socket.nthreads"), std::logic_error);
   EXPECT_THROW((void)cfg.get_string("topology.disable_verify"), std::logic_error);
 }
 
@@ -39,7 +39,7 @@ TEST(ConfigAccess, TextOfEveryType) {
   FakeEnv env;
   env.set("NCCL_SOCKET_NTHREADS", "12").set("CCOM_DBG_DISABLE_VERIFY_TOPOLOGY", "1");
   Config cfg = loaded_with_env(env);
-  EXPECT_EQ(cfg.get_text("net.socket.nthreads"), "12");
+  EXPECT_EQ(cfg.get_text("demo.socket.nthreads"), "12");
   EXPECT_EQ(cfg.get_text("topology.disable_verify"), "true");
   EXPECT_EQ(cfg.get_text("log.subsys"), "INIT,ENV,BOOTSTRAP");
   EXPECT_EQ(cfg.get_text("net.plugin"), "");
@@ -55,12 +55,12 @@ TEST(ConfigAccess, SectionHoldsTheKnobsUnderAPrefix) {
   for (const Knob& knob : host_knobs()) declared += knob.key.starts_with("net.") ? 1 : 0;
   ASSERT_EQ(net.size(), declared);
   EXPECT_EQ(net[0].key(), "net.plugin");
-  std::size_t nsocks = 0;
-  while (nsocks < net.size() && net[nsocks].key() != "net.socket.nsocks_per_thread") ++nsocks;
-  ASSERT_LT(nsocks + 1, net.size());
-  EXPECT_EQ(net[nsocks].text(), "4");
-  EXPECT_EQ(net[nsocks + 1].key(), "net.socket.nthreads");
-  EXPECT_EQ(cfg.section("net.socket").size(), 2u);
+  std::vector<Entry> demo = cfg.section("demo");
+  ASSERT_EQ(demo.size(), 2u);
+  EXPECT_EQ(demo[0].key(), "demo.socket.nsocks_per_thread");
+  EXPECT_EQ(demo[0].text(), "4");
+  EXPECT_EQ(demo[1].key(), "demo.socket.nthreads");
+  EXPECT_EQ(cfg.section("demo.socket").size(), 2u);
   EXPECT_EQ(cfg.section("net.plugin").size(), 1u);
   EXPECT_TRUE(cfg.section("ne").empty());  // whole segments only
   EXPECT_TRUE(cfg.section("nothing").empty());
@@ -70,7 +70,7 @@ TEST(ConfigAccess, DescribeListsEveryKnobWithValueSourceAndHelp) {
   TempDir dir;
   std::string path = dir.write("nccom.toml",
                                "cluster = \"dev\"\n"
-                               "[net.socket]\n"
+                               "[demo.socket]\n"
                                "nthreads = 3\n"
                                "[clusters.dev.log]\n"
                                "subsys = \"NET\"\n");
@@ -90,8 +90,8 @@ TEST(ConfigAccess, DescribeListsEveryKnobWithValueSourceAndHelp) {
     std::size_t at = text.find("\n" + key + " ");
     return text.substr(at + 1, text.find('\n', at + 1) - at - 1);
   };
-  EXPECT_NE(line_of("net.socket.nthreads").find("3"), std::string::npos);
-  EXPECT_NE(line_of("net.socket.nthreads").find(path + ":3"), std::string::npos);
+  EXPECT_NE(line_of("demo.socket.nthreads").find("3"), std::string::npos);
+  EXPECT_NE(line_of("demo.socket.nthreads").find(path + ":3"), std::string::npos);
   EXPECT_NE(line_of("log.subsys").find("\"NET\""), std::string::npos);
   EXPECT_NE(line_of("log.subsys").find("cluster dev " + path + ":5"), std::string::npos);
   EXPECT_NE(line_of("log.level").find("env NCCL_DEBUG"), std::string::npos);

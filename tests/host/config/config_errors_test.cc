@@ -40,8 +40,8 @@ TEST_F(ConfigErrors, DuplicateKeyIsASyntaxError) {
 
 TEST_F(ConfigErrors, WrongType) {
   EXPECT_EQ(
-      error_for("[net.socket]\nnsocks_per_thread = \"four\"\n"),
-      path_ + ":2:21: net.socket.nsocks_per_thread: expected an integer, got string \"four\"");
+      error_for("[demo.socket]\nnsocks_per_thread = \"four\"\n"),
+      path_ + ":2:21: demo.socket.nsocks_per_thread: expected an integer, got string \"four\"");
 }
 
 TEST_F(ConfigErrors, WrongTypeForBooleanAndString) {
@@ -51,8 +51,8 @@ TEST_F(ConfigErrors, WrongTypeForBooleanAndString) {
 }
 
 TEST_F(ConfigErrors, OutOfRange) {
-  EXPECT_EQ(error_for("[net.socket]\nnthreads = 17\n"),
-            path_ + ":2:12: net.socket.nthreads: expected an integer in 1..16, got integer 17");
+  EXPECT_EQ(error_for("[demo.socket]\nnthreads = 17\n"),
+            path_ + ":2:12: demo.socket.nthreads: expected an integer in 1..16, got integer 17");
 }
 
 TEST_F(ConfigErrors, BelowMinimumWithoutMaximum) {
@@ -132,10 +132,10 @@ TEST_F(ConfigErrors, CaseInsensitiveEnumListsItsValues) {
 }
 
 TEST_F(ConfigErrors, UnknownKeySuggestsTheClosest) {
-  EXPECT_EQ(error_for("[net.socket]\nnsock_per_thread = 2\n"),
+  EXPECT_EQ(error_for("[demo.socket]\nnsock_per_thread = 2\n"),
             path_ +
-                ":2:1: unknown key \"net.socket.nsock_per_thread\"; did you mean "
-                "\"net.socket.nsocks_per_thread\"?");
+                ":2:1: unknown key \"demo.socket.nsock_per_thread\"; did you mean "
+                "\"demo.socket.nsocks_per_thread\"?");
 }
 
 TEST_F(ConfigErrors, UnknownTableSuggestsTheClosest) {
@@ -156,9 +156,9 @@ TEST_F(ConfigErrors, UnknownKeyInsideAnInactiveClusterSection) {
 }
 
 TEST_F(ConfigErrors, BadValueInsideAClusterSection) {
-  EXPECT_EQ(error_for("[clusters.dev.net.socket]\nnthreads = 99\n"),
+  EXPECT_EQ(error_for("[clusters.dev.demo.socket]\nnthreads = 99\n"),
             path_ +
-                ":2:12: clusters.dev.net.socket.nthreads: expected an integer in 1..16, "
+                ":2:12: clusters.dev.demo.socket.nthreads: expected an integer in 1..16, "
                 "got integer 99");
 }
 
@@ -213,9 +213,9 @@ TEST_F(ConfigErrors, BadEnvironmentValues) {
             "NEURON_CCOM_SOCK_TIMEOUT=\"99999999999999999999\": expected an integer in "
             "1..86400000 (for bootstrap.socket_timeout_ms)\n"
             "NCCL_NSOCKS_PERTHREAD=\"abc\": expected an integer in 1..64 "
-            "(for net.socket.nsocks_per_thread)\n"
+            "(for demo.socket.nsocks_per_thread)\n"
             "NCCL_SOCKET_NTHREADS=\"17\": expected an integer in 1..16 "
-            "(for net.socket.nthreads)");
+            "(for demo.socket.nthreads)");
 }
 
 TEST_F(ConfigErrors, BadEnvironmentBoolean) {
@@ -259,7 +259,7 @@ TEST_F(ConfigErrors, EveryProblemIsReportedInFileOrder) {
                          path_ +
                          ": a\n"
                          "NCCL_SOCKET_NTHREADS=\"zero\": expected an integer in 1..16 "
-                         "(for net.socket.nthreads)");
+                         "(for demo.socket.nthreads)");
 }
 
 }  // namespace

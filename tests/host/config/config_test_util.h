@@ -59,11 +59,41 @@ class FakeEnv {
   std::map<std::string, std::string> vars_;
 };
 
-inline LoadOptions options(const FakeEnv& env, std::vector<std::string> default_paths = {}) {
+// A second component's table, registered next to the host's as any
+// component's would be: two integer knobs with ranges and environment names
+// in a table of their own ([demo.socket]).
+inline constexpr std::string_view kDemoEnvSockets[] = {"NCCL_NSOCKS_PERTHREAD"};
+inline constexpr std::string_view kDemoEnvThreads[] = {"NCCL_SOCKET_NTHREADS"};
+inline constexpr Knob kDemoKnobs[] = {
+    {.key = "demo.socket.nsocks_per_thread",
+     .env = kDemoEnvSockets,
+     .type = Type::Int,
+     .default_text = "1",
+     .help = "Sockets per helper thread of the demo component.",
+     .min = 1,
+     .max = 64},
+    {.key = "demo.socket.nthreads",
+     .env = kDemoEnvThreads,
+     .type = Type::Int,
+     .default_text = "1",
+     .help = "Helper threads of the demo component.",
+     .min = 1,
+     .max = 16},
+};
+
+// The host's table only, as libnccom registers it.
+inline LoadOptions host_options(const FakeEnv& env, std::vector<std::string> default_paths = {}) {
   LoadOptions opts;
   opts.getenv = env.lookup();
   opts.default_paths = std::move(default_paths);
   opts.tables = {host_knobs()};
+  return opts;
+}
+
+// The host's table and the demo component's.
+inline LoadOptions options(const FakeEnv& env, std::vector<std::string> default_paths = {}) {
+  LoadOptions opts = host_options(env, std::move(default_paths));
+  opts.tables.push_back(KnobTable(kDemoKnobs));
   return opts;
 }
 

@@ -3,6 +3,7 @@
 // configuration through the host API.
 #include "core/context.h"
 
+#include "config/plugin_knobs.h"
 #include "core/host_api.h"
 #include "core/runtime.h"
 #include "log/log.h"
@@ -131,9 +132,10 @@ TEST_F(CoreContext, BadPluginsAreLoggedAndSkippedGoodOnesLoad) {
   env_["NCCOM_PLUGIN_PATH"] = TEST_PLUGIN_DIR;
   auto context = Context::create(options());
   ASSERT_TRUE(context);
-  const std::size_t loaded =
+  const auto loaded =
       (*context)->load_plugins(NCCOM_PLUGIN_KIND_NET, {"undefined", "abi99", "good", "nowhere"});
-  EXPECT_EQ(loaded, 1u);
+  ASSERT_TRUE(loaded) << loaded.error().message;
+  EXPECT_EQ(loaded.value(), 1u);
   EXPECT_NE((*context)->find_plugin(NCCOM_PLUGIN_KIND_NET, "good"), nullptr);
   const std::string text = read_log();
   EXPECT_NE(text.find("skipping plugin: "), std::string::npos);
@@ -155,21 +157,47 @@ TEST_F(CoreContext, PluginDirsStartWithTheConfiguredPath) {
   EXPECT_EQ(dirs[2].filename(), "nccom");
 }
 
-TEST_F(CoreContext, HostApiAnswersFromThePluginSection) {
-  env_["NCCL_SOCKET_NTHREADS"] = "4";
+// A plugin without knobs: undotted keys come from its kind's host section
+// (as older hosts answered), dotted keys name any host setting.
+TEST_F(CoreContext, HostApiAnswersHostSettingsToAPluginWithoutKnobs) {
+  env_["NCCL_NET_PLUGIN"] = "custom";
   auto context = Context::create(options());
   ASSERT_TRUE(context);
   PluginHostApi host((*context)->config(), "net");
   const nccom_host_api_t& api = host.api();
   EXPECT_EQ(api.struct_size, sizeof(nccom_host_api_t));
   EXPECT_EQ(api.abi_version, NCCOM_PLUGIN_ABI_VERSION);
-  const char* nthreads = api.config_get(api.host_ctx, "socket.nthreads");
-  ASSERT_NE(nthreads, nullptr);
-  EXPECT_STREQ(nthreads, "4");
-  EXPECT_EQ(api.config_get(api.host_ctx, "socket.nthreads"), nthreads);  // stable storage
-  EXPECT_STREQ(api.config_get(api.host_ctx, "socket.nsocks_per_thread"), "1");
+  const char* plugin = api.config_get(api.host_ctx, "plugin");
+  ASSERT_NE(plugin, nullptr);
+  EXPECT_STREQ(plugin, "custom");
+  EXPECT_EQ(api.config_get(api.host_ctx, "plugin"), plugin);  // stable storage
+  EXPECT_STREQ(api.config_get(api.host_ctx, "bootstrap.socket_timeout_ms"), "120000");
   EXPECT_EQ(api.config_get(api.host_ctx, "no.such.key"), nullptr);
+  EXPECT_EQ(api.config_get(api.host_ctx, "nosuchkey"), nullptr);
   EXPECT_EQ(api.config_get(api.host_ctx, nullptr), nullptr);
+}
+
+// A plugin with knobs: undotted keys are its own knobs and nothing else.
+TEST_F(CoreContext, HostApiAnswersAPluginsOwnKnobs) {
+  static const char* const env_width[] = {"DEMO_WIDTH", nullptr};
+  static const nccom_knob_t knobs[] = {
+      {"width", NCCOM_KNOB_INT, 0, "8", "Width of the demo.", 1, 64, nullptr, env_width},
+      {"mode", NCCOM_KNOB_STRING, 0, "", "Mode of the demo.", 0, 0, nullptr, nullptr},
+  };
+  static const nccom_knob_table_t table = NCCOM_KNOB_TABLE(knobs);
+  env_["DEMO_WIDTH"] = "12";
+  auto context = Context::create(options());
+  ASSERT_TRUE(context);
+  auto section = config::PluginSection::bind((*context)->config(), "demo", "test plugin", &table);
+  ASSERT_TRUE(section) << section.error().message;
+  PluginHostApi host((*context)->config(), "net", std::move(section).value());
+  const nccom_host_api_t& api = host.api();
+  EXPECT_STREQ(api.config_get(api.host_ctx, "width"), "12");
+  EXPECT_STREQ(api.config_get(api.host_ctx, "mode"), "");
+  EXPECT_EQ(api.config_get(api.host_ctx, "plugin"), nullptr) << "no fallback to net.plugin";
+  EXPECT_STREQ(api.config_get(api.host_ctx, "net.plugin"), "");
+  ASSERT_NE(host.section(), nullptr);
+  EXPECT_EQ(host.section()->find("width")->source.to_string(), "env DEMO_WIDTH");
 }
 
 TEST_F(CoreContext, DefaultOptionsLookNextToTheLibrary) {

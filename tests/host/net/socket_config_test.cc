@@ -1,5 +1,5 @@
 // The host hands the socket knobs to the real socket plugin (plugins/socket)
-// through its nccomSocketConfigure before init: the plugin's own log line and
+// through its nccomNetConfig before init: the plugin's own log line and
 // the sockets and helper threads a connection really opens show what it took.
 #include "child_process.h"
 #include "context_util.h"
@@ -9,7 +9,10 @@
 #include "net/selection.h"
 #include "net_host_util.h"
 
+#include <nccom/net_config.h>
+
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <map>
 
@@ -140,9 +143,9 @@ TEST_F(NetHostSocketConfig, KnobsReachThePluginBeforeInit) {
   EXPECT_EQ(sockets, 1 + 2 * (1 + 3 * 2));
   EXPECT_EQ(started, 2 * 2) << "two helper threads per comm, send and receive side";
   EXPECT_TRUE(
-      logged("configured by nccomSocketConfigure: net.socket.nsocks_per_thread = 3 "
-             "(from env NCCL_NSOCKS_PERTHREAD), net.socket.nthreads = 2 (from env "
-             "NCCL_SOCKET_NTHREADS), interfaces \"lo\" (from env NCCL_SOCKET_IFNAME)"))
+      logged("configured through nccomNetConfig: plugins.socket.nsocks_per_thread = 3 "
+             "(from env NCCL_NSOCKS_PERTHREAD), plugins.socket.nthreads = 2 (from env "
+             "NCCL_SOCKET_NTHREADS)"))
       << log_text();
   EXPECT_TRUE(logged("NET/Socket : init: nsocks_per_thread 3, nthreads 2, interfaces \"lo\""))
       << log_text();
@@ -154,7 +157,7 @@ TEST_F(NetHostSocketConfig, DefaultsGiveOneSocketAndOneThread) {
   EXPECT_EQ(sockets, 1 + 2 * (1 + 1));
   EXPECT_EQ(started, 2);
   EXPECT_TRUE(
-      logged("net.socket.nsocks_per_thread = 1 (from default), net.socket.nthreads = 1 "
+      logged("plugins.socket.nsocks_per_thread = 1 (from default), plugins.socket.nthreads = 1 "
              "(from default)"))
       << log_text();
   EXPECT_TRUE(logged("NET/Socket : init: nsocks_per_thread 1, nthreads 1")) << log_text();
@@ -165,29 +168,52 @@ TEST_F(NetHostSocketConfig, TooManySocketsIsAClearErrorAtSelection) {
   env_["NCCL_SOCKET_NTHREADS"] = "2";    // 128 sockets in all is not
   auto chosen = select_now();
   ASSERT_FALSE(chosen);
-  EXPECT_EQ(chosen.error().status, NRT_FAILURE);
-  // The file is named (the fallback resolved in the plugin directories).
-  EXPECT_TRUE(
-      logged("cannot use the fallback plugin \"socket\": NET/Plugin: Socket (Neuron "
-             "ncclNet_v6) from " +
-             std::filesystem::weakly_canonical(NET_HOST_SOCKET_PLUGIN).string() +
-             " refused net.socket.nsocks_per_thread = 64 (from env "
-             "NCCL_NSOCKS_PERTHREAD), net.socket.nthreads = 2 (from env "
-             "NCCL_SOCKET_NTHREADS) in nccomSocketConfigure: 4 (ncclInvalidArgument); "
-             "each count must be at least 1 and nsocks_per_thread x nthreads at most 64"))
-      << log_text();
+  EXPECT_EQ(chosen.error().status, NRT_INVALID);
+  // The file is named (the fallback resolved in the plugin directories), the
+  // plugin's own reason and every value with its source.
+  const std::string& message = chosen.error().message;
+  EXPECT_NE(message.find("NET/Plugin: Socket (Neuron ncclNet_v6) from " +
+                         std::filesystem::weakly_canonical(NET_HOST_SOCKET_PLUGIN).string() +
+                         " refused its settings in configure (status 3): nsocks_per_thread 64 x "
+                         "nthreads 2: each count must be at least 1 and nsocks_per_thread x "
+                         "nthreads at most 64 data sockets per connection"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("plugins.socket.nsocks_per_thread = 64 (from env NCCL_NSOCKS_PERTHREAD)"),
+            std::string::npos)
+      << message;
+  EXPECT_TRUE(logged("cannot use the fallback plugin \"socket\"")) << log_text();
   EXPECT_FALSE(logged("NET/Socket : init:")) << "the plugin's init must not run";
-  EXPECT_TRUE(logged("no usable net plugin")) << log_text();
 }
 
 TEST_F(NetHostSocketConfig, OutOfRangeCountIsRefusedWithTheKnobName) {
   env_["NCCL_SOCKET_NTHREADS"] = "17";
-  auto ctx = context();
-  ASSERT_FALSE(ctx);
-  EXPECT_NE(ctx.error().message.find("net.socket.nthreads"), std::string::npos)
-      << ctx.error().message;
-  EXPECT_NE(ctx.error().message.find("NCCL_SOCKET_NTHREADS"), std::string::npos)
-      << ctx.error().message;
+  auto chosen = select_now();
+  ASSERT_FALSE(chosen);
+  EXPECT_EQ(chosen.error().status, NRT_INVALID);
+  EXPECT_NE(
+      chosen.error().message.find("NCCL_SOCKET_NTHREADS=\"17\": expected an integer in 1..16 (for "
+                                  "plugins.socket.nthreads)"),
+      std::string::npos)
+      << chosen.error().message;
+  EXPECT_FALSE(logged("NET/Socket : init:")) << "the plugin's init must not run";
+}
+
+TEST_F(NetHostSocketConfig, TheOldFileKeysStillConfigureThePlugin) {
+  const std::string file = log_.dir() + "/old.toml";
+  {
+    std::FILE* f = std::fopen(file.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs("[net.socket]\nnsocks_per_thread = 2\nnthreads = 2\n", f);
+    std::fclose(f);
+  }
+  env_["NCCOM_CONFIG"] = file;
+  int sockets = 0, started = 0;
+  connect_and_count(&sockets, &started);
+  std::remove(file.c_str());
+  EXPECT_EQ(sockets, 1 + 2 * (1 + 2 * 2));
+  EXPECT_EQ(started, 2 * 2);
+  EXPECT_TRUE(logged("plugins.socket.nsocks_per_thread = 2 (from " + file + ":2)")) << log_text();
 }
 
 TEST_F(NetHostSocketConfig, PluginWithoutTheEntryPointIsLeftAlone) {
@@ -196,8 +222,8 @@ TEST_F(NetHostSocketConfig, PluginWithoutTheEntryPointIsLeftAlone) {
   auto chosen = select_now();
   ASSERT_TRUE(chosen) << chosen.error().message;
   EXPECT_EQ(chosen->net->info().name, "fake-socket");
-  EXPECT_EQ(chosen->net->symbol("nccomSocketConfigure"), nullptr);
-  EXPECT_FALSE(logged("configured by nccomSocketConfigure")) << log_text();
+  EXPECT_EQ(chosen->net->symbol(NCCOM_NET_CONFIG_SYMBOL), nullptr);
+  EXPECT_FALSE(logged("configured through nccomNetConfig")) << log_text();
 }
 
 #else

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "child_process.h"
+#include "net_config_call.h"
 
 #include <nccom/net_v4.h>
 #include <nccom/net_v5.h>
@@ -18,6 +19,8 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
+#include <functional>
+#include <map>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -25,7 +28,10 @@
 
 namespace nccom_test {
 
-using ConfigureFn = ncclResult_t (*)(int, int, const char*);
+// The plugin's configure() through nccomNetConfig, as the host calls it:
+// a count of 0 and a NULL filter leave that setting to the plugin's default.
+using ConfigureFn =
+    std::function<ncclResult_t(int nsocks_per_thread, int nthreads, const char* ifnames)>;
 
 struct SocketPlugin {
   void* lib = nullptr;
@@ -44,7 +50,16 @@ inline const SocketPlugin& plugin() {
     s.v6 = static_cast<const ncclNet_v6_t*>(dlsym(s.lib, "ncclNetPlugin_v6"));
     s.v5 = static_cast<const ncclNet_v5_t*>(dlsym(s.lib, "ncclNetPlugin_v5"));
     s.v4 = static_cast<const ncclNet_v4_t*>(dlsym(s.lib, "ncclNetPlugin_v4"));
-    s.configure = reinterpret_cast<ConfigureFn>(dlsym(s.lib, "nccomSocketConfigure"));
+    NetConfigCall call(s.lib);
+    if (call.valid()) {
+      s.configure = [call](int nspt, int nthr, const char* ifnames) {
+        std::map<std::string, std::string> values;
+        if (nspt != 0) values["nsocks_per_thread"] = std::to_string(nspt);
+        if (nthr != 0) values["nthreads"] = std::to_string(nthr);
+        if (ifnames != nullptr) values["bootstrap.socket_ifname"] = ifnames;
+        return call(values);
+      };
+    }
     return s;
   }();
   return p;

@@ -36,7 +36,7 @@ std::set<std::string> exported_symbols(const char* path) {
 
 TEST(NetSocketExports, OnlyTheTablesAndConfigureAreExported) {
   std::set<std::string> want = {"ncclNetPlugin_v4", "ncclNetPlugin_v5", "ncclNetPlugin_v6",
-                                "nccomSocketConfigure"};
+                                "nccomNetConfig"};
   EXPECT_EQ(exported_symbols(NCCOM_NET_SOCKET_PATH), want);
 }
 

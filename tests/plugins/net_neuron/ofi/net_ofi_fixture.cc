@@ -1,6 +1,7 @@
 #include "net_ofi_fixture.h"
 
 #include "child_process.h"
+#include "net_config_call.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
@@ -28,9 +29,18 @@ const PluginTables& plugin() {
     t.v6 = static_cast<const ncclNet_v6_t*>(dlsym(t.library, NCCL_NET_PLUGIN_SYMBOL_V6));
     t.v5 = static_cast<const ncclNet_v5_t*>(dlsym(t.library, NCCL_NET_PLUGIN_SYMBOL_V5));
     t.v4 = static_cast<const ncclNet_v4_t*>(dlsym(t.library, NCCL_NET_PLUGIN_SYMBOL_V4));
-    t.configure = reinterpret_cast<ncclResult_t (*)(int)>(dlsym(t.library, "nccomOfiConfigure"));
-    t.configure_liveness = reinterpret_cast<ncclResult_t (*)(int, int, int)>(
-        dlsym(t.library, "nccomOfiConfigureLiveness"));
+    nccom_test::NetConfigCall call(t.library);
+    if (call.valid()) {
+      t.configure = [call](int rails) { return call({{"rails", std::to_string(rails)}}); };
+      t.configure_liveness = [call](int enabled, int check_ms, int grace_ms) {
+        const std::string on = enabled == 1   ? "true"
+                               : enabled == 0 ? "false"
+                                              : std::to_string(enabled);
+        return call({{"liveness", on},
+                     {"liveness_check_ms", std::to_string(check_ms)},
+                     {"liveness_grace_ms", std::to_string(grace_ms)}});
+      };
+    }
     return t;
   }();
   EXPECT_NE(tables.library, nullptr) << NET_OFI_PLUGIN << ": " << dlerror();

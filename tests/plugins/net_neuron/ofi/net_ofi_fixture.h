@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -24,8 +25,10 @@ struct PluginTables {
   const ncclNet_v6_t* v6 = nullptr;
   const ncclNet_v5_t* v5 = nullptr;
   const ncclNet_v4_t* v4 = nullptr;
-  ncclResult_t (*configure)(int rails) = nullptr;
-  ncclResult_t (*configure_liveness)(int enabled, int check_ms, int grace_ms) = nullptr;
+  // nccomNetConfig's configure() as the host calls it, with only the rails
+  // or only the liveness settings given (the others take their defaults).
+  std::function<ncclResult_t(int rails)> configure;
+  std::function<ncclResult_t(int enabled, int check_ms, int grace_ms)> configure_liveness;
 };
 
 // The plugin's liveness defaults (docs/internals/net-ofi.md, "Peer liveness");
