@@ -26,10 +26,10 @@ class PluginHostApi {
   const nccom_host_api_t& api() const { return api_; }
   const config::PluginSection* section() const { return own_ ? &*own_ : nullptr; }
 
+ private:
   // The text config_get answers for `key`, or nullopt (see nccom/plugin.h).
   std::optional<std::string> lookup(const std::string& key) const;
 
- private:
   static const char* config_get(void* host_ctx, const char* key);
 
   nccom_host_api_t api_{};

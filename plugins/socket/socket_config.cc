@@ -3,12 +3,10 @@
 #include "socket_log.h"
 
 #include <nccom/net_config.h>
+#include <nccom/util/knob_value.h>
 #include <nccom/util/log.h>
 
-#include <cerrno>
-#include <climits>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <string_view>
@@ -64,7 +62,11 @@ bool socket_counts_valid(int nsocks_per_thread, int nthreads) {
 }  // namespace nccom::socket
 
 namespace nccom::socket {
+namespace {
 
+// Sets the counts and the filter for connections made afterwards (the filter
+// applies at the next init); false, changing nothing, when the counts are out
+// of range. An empty filter selects the default.
 bool apply_config(int nsocks_per_thread, int nthreads, const std::string& ifnames) {
   if (!socket_counts_valid(nsocks_per_thread, nthreads)) return false;
   std::lock_guard<std::mutex> lock(g_config_mutex);
@@ -73,8 +75,6 @@ bool apply_config(int nsocks_per_thread, int nthreads, const std::string& ifname
   g_config.ifnames = ifnames.empty() ? kDefaultIfnames : ifnames;
   return true;
 }
-
-namespace {
 
 const char* const kEnvNsocks[] = {"NCCL_NSOCKS_PERTHREAD", nullptr};
 const char* const kEnvNthreads[] = {"NCCL_SOCKET_NTHREADS", nullptr};
@@ -93,21 +93,6 @@ const nccom_knob_t kKnobs[] = {
 };
 const nccom_knob_table_t kKnobTable = NCCOM_KNOB_TABLE(kKnobs);
 
-// A count as the host hands it: decimal text, or NULL for the default.
-bool read_count(const nccom_host_api_t* host, const char* key, int fallback, int& out) {
-  const char* text = host->config_get != nullptr ? host->config_get(host->host_ctx, key) : nullptr;
-  if (text == nullptr || *text == '\0') {
-    out = fallback;
-    return true;
-  }
-  char* end = nullptr;
-  errno = 0;
-  const long value = std::strtol(text, &end, 10);
-  if (errno != 0 || end == text || *end != '\0' || value < INT_MIN || value > INT_MAX) return false;
-  out = static_cast<int>(value);
-  return true;
-}
-
 nccom_plugin_status_t configure(const nccom_host_api_t* host, char* why, size_t why_size) {
   if (host == nullptr || host->struct_size < sizeof(nccom_host_api_t)) {
     std::snprintf(why, why_size, "the host API is missing or older than this plugin's SDK");
@@ -116,8 +101,8 @@ nccom_plugin_status_t configure(const nccom_host_api_t* host, char* why, size_t 
   if (host->log != nullptr) nccom::util::set_logger(host->log);
   int nspt = 0;
   int nthr = 0;
-  if (!read_count(host, "nsocks_per_thread", kDefaultNsocksPerThread, nspt) ||
-      !read_count(host, "nthreads", kDefaultNthreads, nthr)) {
+  if (!util::knob_int(host, "nsocks_per_thread", kDefaultNsocksPerThread, nspt) ||
+      !util::knob_int(host, "nthreads", kDefaultNthreads, nthr)) {
     std::snprintf(why, why_size, "nsocks_per_thread and nthreads must be decimal integers");
     return NCCOM_PLUGIN_INVALID_ARGUMENT;
   }

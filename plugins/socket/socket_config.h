@@ -40,9 +40,4 @@ bool interface_selected(const std::string& filter, const char* name);
 // connecting peer announces).
 bool socket_counts_valid(int nsocks_per_thread, int nthreads);
 
-// Sets the counts and the filter for connections made afterwards (the filter
-// applies at the next init); false, changing nothing, when the counts are out
-// of range. An empty filter selects the default.
-bool apply_config(int nsocks_per_thread, int nthreads, const std::string& ifnames);
-
 }  // namespace nccom::socket

@@ -6,15 +6,10 @@
 #include "plugin.h"
 
 #include <nccom/net_config.h>
+#include <nccom/util/knob_value.h>
 #include <nccom/util/log.h>
 
-#include <strings.h>
-
-#include <cerrno>
-#include <climits>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 
 namespace nccom::ofi {
 namespace {
@@ -45,43 +40,6 @@ const nccom_knob_t kKnobs[] = {
 };
 const nccom_knob_table_t kKnobTable = NCCOM_KNOB_TABLE(kKnobs);
 
-const char* get(const nccom_host_api_t* host, const char* key) {
-  return host->config_get != nullptr ? host->config_get(host->host_ctx, key) : nullptr;
-}
-
-// Decimal text, or NULL/empty for `fallback`.
-bool read_int(const nccom_host_api_t* host, const char* key, int fallback, int& out) {
-  const char* text = get(host, key);
-  if (text == nullptr || *text == '\0') {
-    out = fallback;
-    return true;
-  }
-  char* end = nullptr;
-  errno = 0;
-  const long value = std::strtol(text, &end, 10);
-  if (errno != 0 || end == text || *end != '\0' || value < INT_MIN || value > INT_MAX) return false;
-  out = static_cast<int>(value);
-  return true;
-}
-
-// "true"/"false" as the host writes booleans (also 1/0), or NULL for `fallback`.
-bool read_bool(const nccom_host_api_t* host, const char* key, bool fallback, bool& out) {
-  const char* text = get(host, key);
-  if (text == nullptr || *text == '\0') {
-    out = fallback;
-    return true;
-  }
-  if (strcasecmp(text, "true") == 0 || std::strcmp(text, "1") == 0) {
-    out = true;
-    return true;
-  }
-  if (strcasecmp(text, "false") == 0 || std::strcmp(text, "0") == 0) {
-    out = false;
-    return true;
-  }
-  return false;
-}
-
 nccom_plugin_status_t configure(const nccom_host_api_t* host, char* why, size_t why_size) {
   if (host == nullptr || host->struct_size < sizeof(nccom_host_api_t)) {
     std::snprintf(why, why_size, "the host API is missing or older than this plugin's SDK");
@@ -92,9 +50,10 @@ nccom_plugin_status_t configure(const nccom_host_api_t* host, char* why, size_t 
   bool liveness = true;
   int check_ms = 0;
   int grace_ms = 0;
-  if (!read_int(host, "rails", 1, rails) || !read_bool(host, "liveness", true, liveness) ||
-      !read_int(host, "liveness_check_ms", 100, check_ms) ||
-      !read_int(host, "liveness_grace_ms", 500, grace_ms)) {
+  if (!util::knob_int(host, "rails", 1, rails) ||
+      !util::knob_bool(host, "liveness", true, liveness) ||
+      !util::knob_int(host, "liveness_check_ms", 100, check_ms) ||
+      !util::knob_int(host, "liveness_grace_ms", 500, grace_ms)) {
     std::snprintf(why, why_size,
                   "rails, liveness_check_ms and liveness_grace_ms must be decimal integers and "
                   "liveness true or false");

@@ -19,6 +19,7 @@
 #include <nccom/topo/system.h>
 #include <nccom/topo/xml.h>
 #include <nccom/topo_plugin.h>
+#include <nccom/util/knob_value.h>
 #include <nccom/util/log.h>
 #include <nccom/util/result.h>
 
@@ -183,23 +184,18 @@ Result<std::string> ring_xml(const Settings& settings, const char* system_text,
   return topo::writeXml(*out->root);
 }
 
-// A knob's value as the host resolved it (decimal text), or `fallback` when
-// the host offers no configuration.
-int knob_int(const nccom_host_api_t* host, const char* key, int fallback) {
-  if (host == nullptr || host->config_get == nullptr) return fallback;
-  const char* text = host->config_get(host->host_ctx, key);
-  return text != nullptr && *text != '\0' ? std::atoi(text) : fallback;
-}
-
 nccom_plugin_status_t flat_init(const nccom_host_api_t* host, void** ctx) {
   if (ctx == nullptr) return NCCOM_PLUGIN_INVALID_ARGUMENT;
   const bool usable = host != nullptr && host->struct_size >= sizeof(nccom_host_api_t);
   if (usable && host->log != nullptr) nccom::util::set_logger(host->log);
   auto* settings = new (std::nothrow) Settings;
   if (settings == nullptr) return NCCOM_PLUGIN_SYSTEM_ERROR;
-  settings->channels = knob_int(usable ? host : nullptr, "channels", settings->channels);
-  settings->nic_speed_mbps =
-      knob_int(usable ? host : nullptr, "nic_speed_mbps", settings->nic_speed_mbps);
+  if (!nccom::util::knob_int(host, "channels", settings->channels, settings->channels) ||
+      !nccom::util::knob_int(host, "nic_speed_mbps", settings->nic_speed_mbps,
+                             settings->nic_speed_mbps)) {
+    delete settings;
+    return NCCOM_PLUGIN_INVALID_ARGUMENT;
+  }
   *ctx = settings;
   NCCOM_SDK_INFO(NCCOM_SUBSYS_INIT | NCCOM_SUBSYS_GRAPH,
                  "flat topology: every node is one PCIe switch with its cores and one NIC; "

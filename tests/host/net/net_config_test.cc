@@ -315,5 +315,29 @@ TEST(NetHostShippedFile, HoldsExactlyTheNetworkPluginsDefaults) {
   }
 }
 
+// A declaration the host cannot use is refused before anything of it is
+// read beyond its size: too small, or a name no [plugins.<name>] can spell.
+TEST(NetHostNetConfigDeclaration, TooSmallOrUnnamedIsRefused) {
+  nccom_net_config_t d{};
+  d.struct_size = 8;
+  d.abi_version = NCCOM_NET_CONFIG_ABI_VERSION;
+  auto small = read_net_config(&d, "plugin x");
+  ASSERT_FALSE(small);
+  EXPECT_NE(small.error().message.find("plugin x: its nccomNetConfig has struct_size 8, smaller "
+                                       "than nccom_net_config_t"),
+            std::string::npos)
+      << small.error().message;
+  d.struct_size = sizeof d;
+  for (const char* name : {static_cast<const char*>(nullptr), "Has Space", "search_path"}) {
+    d.name = name;
+    auto bad = read_net_config(&d, "plugin x");
+    ASSERT_FALSE(bad) << (name != nullptr ? name : "NULL");
+    EXPECT_NE(bad.error().message.find("has no usable name"), std::string::npos)
+        << bad.error().message;
+  }
+  d.name = "good_name";
+  EXPECT_TRUE(read_net_config(&d, "plugin x"));
+}
+
 }  // namespace
 }  // namespace nccom::net::testing

@@ -61,6 +61,26 @@ TEST_F(ToolsNccomConfig, CheckReportsFileLineColumnAndExitsOne) {
 
 // A path that is not a regular file is refused at once, naming the path and
 // its kind, instead of reading forever (/dev/zero) or blocking (a FIFO).
+// The shipped network plugins' knobs follow the host's; a setting for a
+// plugin this configuration does not load is listed, not refused.
+TEST_F(ToolsNccomConfig, ListsThePluginsKnobsAndUnclaimedSettings) {
+  const std::string file = dir_.path() + "/plugins.toml";
+  std::ofstream(file) << "[plugins.socket]\nnthreads = 2\n[plugins.elsewhere]\nwidth = 3\n";
+  const ChildResult r = run({}, {{"NCCOM_CONFIG", file}});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("plugin socket: net plugin \"socket\" (the fallback)"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("plugin ofi: net plugin libnccom-net.so"), std::string::npos) << r.out;
+  const std::size_t at = r.out.find("\nplugins.socket.nthreads ");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  EXPECT_NE(r.out.substr(at, r.out.find('\n', at + 1) - at).find(file + ":2"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("plugins this configuration does not load"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  plugins.elsewhere.width = integer 3  (" + file + ":4)"),
+            std::string::npos)
+      << r.out;
+}
+
 TEST_F(ToolsNccomConfig, CheckRefusesADeviceOrFifoAndExitsOne) {
   const std::string fifo = dir_.path() + "/nccom.toml";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
