@@ -131,6 +131,8 @@ class Config {
 };
 
 struct LoadOptions {
+  // The loaded Config keeps a copy of this lookup and calls it again when a
+  // plugin's section is bound, so whatever it reads must outlive the Config.
   EnvLookup getenv = [](const char* name) -> const char* { return std::getenv(name); };
   // Tried in order when NCCOM_CONFIG is unset; the first that exists is used.
   std::vector<std::string> default_paths;

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -42,21 +43,25 @@ class TempDir {
 };
 
 // An environment for LoadOptions::getenv; nothing from the real one leaks in.
+// A Config keeps its lookup (plugin sections read the environment when their
+// plugin loads), so the lookup shares the variables instead of pointing at
+// this object: `loaded(FakeEnv())` stays valid after the temporary is gone.
 class FakeEnv {
  public:
   FakeEnv& set(const std::string& name, const std::string& value) {
-    vars_[name] = value;
+    (*vars_)[name] = value;
     return *this;
   }
   EnvLookup lookup() const {
-    return [this](const char* name) -> const char* {
-      auto it = vars_.find(name);
-      return it == vars_.end() ? nullptr : it->second.c_str();
+    return [vars = vars_](const char* name) -> const char* {
+      auto it = vars->find(name);
+      return it == vars->end() ? nullptr : it->second.c_str();
     };
   }
 
  private:
-  std::map<std::string, std::string> vars_;
+  std::shared_ptr<std::map<std::string, std::string>> vars_ =
+      std::make_shared<std::map<std::string, std::string>>();
 };
 
 // A second component's table, registered next to the host's as any
