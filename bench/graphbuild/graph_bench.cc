@@ -49,9 +49,9 @@ std::string measure(const std::string& argv0, int nodes, const std::string& algo
   (void)nccom::log::configure(nccom::log::Settings{});
   auto backends = tt::Backends::load(tt::plugin_dirs(argv0), "");
   if (!backends) return "error " + backends.error().message;
-  auto p = tt::choose_platform("trn2", 16, 2);
+  auto p = tt::choose_platform(**backends, "trn2", 16, 2);
   if (!p) return "error " + p.error().message;
-  const auto req = tt::cluster_request(*p, nodes, p->desc.nVcores(), algorithm == "new" ? 1 : 0);
+  const auto req = tt::cluster_request(*p, nodes, p->node.n_vcores(), algorithm == "new" ? 1 : 0);
   auto t0 = std::chrono::steady_clock::now();
   auto cluster = nccom::graphbuild::simulate_cluster((*backends)->list(), req);
   const double cluster_ms = ms_since(t0);

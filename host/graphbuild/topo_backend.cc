@@ -49,6 +49,10 @@ Result<TopoBackend> TopoBackend::bind(plugin::LoadedPlugin& plugin) {
   if (head.struct_size >= offsetof(nccom_topo_ops_t, order_nodes) + sizeof(void*)) {
     backend.order_nodes_ = ops.order_nodes;
   }
+  if (head.struct_size >= offsetof(nccom_topo_ops_t, describe_node) + sizeof(void*)) {
+    backend.list_platforms_ = ops.list_platforms;
+    backend.describe_node_ = ops.describe_node;
+  }
   return backend;
 }
 
@@ -90,6 +94,38 @@ Result<std::string> TopoBackend::system_xml(const nccom_topo_machine_t& machine,
     return failure("get_system_xml", s, terminated(buf).c_str());
   }
   return take_text(text, "get_system_xml");
+}
+
+Result<std::optional<std::string>> TopoBackend::optional_text(nccom_plugin_status_t s, char* text,
+                                                              const ErrorBuffer& buf,
+                                                              const char* call) const {
+  if (s != NCCOM_PLUGIN_OK) {
+    if (text != nullptr) ops_->free_text(plugin_->context(), text);
+    if (s == NCCOM_PLUGIN_UNSUPPORTED) return std::optional<std::string>{};
+    return failure(call, s, terminated(buf).c_str());
+  }
+  auto out = take_text(text, call);
+  if (!out) return out.take_error();
+  return std::optional<std::string>(std::move(*out));
+}
+
+Result<std::optional<std::string>> TopoBackend::platforms_xml() const {
+  if (list_platforms_ == nullptr) return std::optional<std::string>{};
+  ErrorBuffer buf{};
+  char* text = nullptr;
+  const nccom_plugin_status_t s =
+      list_platforms_(plugin_->context(), &text, buf.data(), buf.size());
+  return optional_text(s, text, buf, "list_platforms");
+}
+
+Result<std::optional<std::string>> TopoBackend::node_xml(
+    const nccom_topo_machine_t& machine) const {
+  if (describe_node_ == nullptr) return std::optional<std::string>{};
+  ErrorBuffer buf{};
+  char* text = nullptr;
+  const nccom_plugin_status_t s =
+      describe_node_(plugin_->context(), &machine, &text, buf.data(), buf.size());
+  return optional_text(s, text, buf, "describe_node");
 }
 
 Result<std::optional<std::string>> TopoBackend::graph_xml(

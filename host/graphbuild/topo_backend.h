@@ -4,6 +4,7 @@
 // naming the plugin, its file and the call.
 #pragma once
 
+#include "plugin/plugin_call.h"
 #include "plugin/plugin_loader.h"
 
 #include <nccom/topo_plugin.h>
@@ -42,6 +43,14 @@ class TopoBackend {
   Result<std::vector<int>> order_nodes(const nccom_topo_machine_t& machine,
                                        const std::vector<int>& pod_node_ids) const;
 
+  // The backend's platform catalogue (list_platforms), or nullopt when it
+  // names none (no slot, an older ops struct, or UNSUPPORTED).
+  Result<std::optional<std::string>> platforms_xml() const;
+
+  // The backend's model of `machine`'s node (describe_node), or nullopt
+  // when it has none.
+  Result<std::optional<std::string>> node_xml(const nccom_topo_machine_t& machine) const;
+
   Result<std::optional<std::string>> graph_xml(const nccom_topo_machine_t& machine,
                                                const nccom_topo_node_t& node,
                                                const std::string& system_xml,
@@ -55,7 +64,14 @@ class TopoBackend {
 
   plugin::LoadedPlugin* plugin_;
   const nccom_topo_ops_t* ops_;
+  // An optional answer of text: nullopt for a NULL slot or UNSUPPORTED.
+  Result<std::optional<std::string>> optional_text(nccom_plugin_status_t s, char* text,
+                                                   const plugin::ErrorBuffer& buf,
+                                                   const char* call) const;
+
   decltype(nccom_topo_ops_t::order_nodes) order_nodes_ = nullptr;
+  decltype(nccom_topo_ops_t::list_platforms) list_platforms_ = nullptr;
+  decltype(nccom_topo_ops_t::describe_node) describe_node_ = nullptr;
 };
 
 }  // namespace nccom::graphbuild

@@ -244,6 +244,8 @@ const nccom_topo_ops_t kOps = {
     pluginComputeGraph,
     pluginFreeText,
     nullptr,  // order_nodes: pods are topo_neuron's; the host keeps index order
+    nullptr,  // list_platforms: it names no platforms; it reads files and hosts
+    nullptr,  // describe_node
 };
 
 }  // namespace

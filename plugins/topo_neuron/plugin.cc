@@ -3,10 +3,13 @@
 //   get_system_xml verifyTopology + checkRanksFitCores, then the synthesized <system>
 //   compute_graph  the NEW search when selectSearch says NEW; UNSUPPORTED for OLD
 //   order_nodes    the UltraServer pod order (podNodeOrder); UNSUPPORTED without pods
+//   list_platforms the platform table with each row's machine (for nccom-topo)
+//   describe_node  the devices, NICs and device links of a machine's node
 // Configuration ([topology] section): disable_verify ("true"/"false"),
 // default_new_algorithm ("true"/"false", default false: selectSearch's
 // defaultNew). Errors go to the caller's buffer with the rule named;
 // INFO lines go to the host's log (installed at init, nccom/util/log.h).
+#include "catalogue.h"
 #include "graph_compute.h"
 #include "machine.h"
 #include "pod.h"
@@ -219,6 +222,39 @@ nccom_plugin_status_t neuronOrderNodes(void* ctx, const nccom_topo_machine_t* m,
   return NCCOM_PLUGIN_OK;
 }
 
+// A text answer: OK with the text, or the error (out of memory included).
+nccom_plugin_status_t answerText(const Result<std::string>& text, const char* call, char** out,
+                                 char* err, size_t errLen) {
+  if (!text) return failWith(text.error(), err, errLen);
+  *out = dupText(*text);
+  if (*out == nullptr) {
+    copyText(err, errLen, std::string("topo_neuron ") + call + ": out of memory");
+    return NCCOM_PLUGIN_SYSTEM_ERROR;
+  }
+  return NCCOM_PLUGIN_OK;
+}
+
+nccom_plugin_status_t neuronListPlatforms(void* ctx, char** xmlOut, char* err, size_t errLen) {
+  (void)ctx;
+  if (xmlOut == nullptr) {
+    copyText(err, errLen, "topo_neuron list_platforms: xml_out is NULL");
+    return NCCOM_PLUGIN_INVALID_ARGUMENT;
+  }
+  *xmlOut = nullptr;
+  return answerText(platformsXml(), "list_platforms", xmlOut, err, errLen);
+}
+
+nccom_plugin_status_t neuronDescribeNode(void* ctx, const nccom_topo_machine_t* m, char** xmlOut,
+                                         char* err, size_t errLen) {
+  (void)ctx;
+  if (m == nullptr || xmlOut == nullptr) {
+    copyText(err, errLen, "topo_neuron describe_node: machine or xml_out is NULL");
+    return NCCOM_PLUGIN_INVALID_ARGUMENT;
+  }
+  *xmlOut = nullptr;
+  return answerText(nodeXml(*m), "describe_node", xmlOut, err, errLen);
+}
+
 void neuronFree(void* ctx, char* text) {
   (void)ctx;
   std::free(text);
@@ -231,7 +267,9 @@ const nccom_topo_ops_t kOps = {{sizeof(nccom_topo_ops_t), 0, neuronInit, neuronF
                                neuronSystemXml,
                                neuronGraph,
                                neuronFree,
-                               neuronOrderNodes};
+                               neuronOrderNodes,
+                               neuronListPlatforms,
+                               neuronDescribeNode};
 
 }  // namespace
 

@@ -178,10 +178,7 @@ int main(int argc, char** argv) {
                                             env("NCCL_DEBUG_FILE"));
   if (!logging) return fail(logging.error().message);
   if (auto st = nccom::log::configure(*logging); !st) return fail(st.error().message);
-  // A bad platform is reported before any plugin is looked for.
-  if (auto p = tt::choose_platform(o.req.platform, o.req.devices, o.req.lnc); !p) {
-    return fail(p.error().message);
-  }
+  // The platforms are the plugins' own: a name is checked once they are loaded.
   auto backends = tt::Backends::load(tt::plugin_dirs(argv[0]), o.req.topo_file);
   if (!backends) return fail(backends.error().message);
   auto result = tt::run(o.req, **backends);

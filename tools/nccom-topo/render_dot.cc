@@ -11,8 +11,6 @@
 namespace nccom::topotool {
 namespace {
 
-namespace tn = topo_neuron;
-
 constexpr const char* kColours[] = {"red",    "blue",     "darkgreen", "orange",
                                     "purple", "brown",    "magenta",   "cyan4",
                                     "gold3",  "deeppink", "navy",      "olivedrab"};
@@ -27,14 +25,14 @@ std::string nic_id(int node, int nic) {
 }  // namespace
 
 std::string render_dot(const ToolResult& r) {
-  const tn::PlatformDescription& d = r.platform.desc;
+  const NodeModel& d = r.platform.node;
   const graphbuild::SimulatedCluster& c = r.cluster;
   const graphbuild::ClusterLayout& l = c.layout;
   const int drawn = std::min(kMaxDrawnNodes, l.n_nodes);
   std::set<int> shown(c.node_order.begin(), c.node_order.begin() + drawn);
 
   std::string o = "digraph nccom_topo {\n  compound=true;\n  node [fontname=\"Helvetica\"];\n";
-  std::string label = d.name + ", " + std::to_string(l.n_nodes) + " nodes x " +
+  std::string label = d.platform + ", " + std::to_string(l.n_nodes) + " nodes x " +
                       std::to_string(r.cluster_request.ranks_per_node) +
                       " ranks, LNC=" + std::to_string(d.lnc) + ", " +
                       std::to_string(c.agreed_channels) + " channels (doubled copies not drawn)";
@@ -46,7 +44,7 @@ std::string render_dot(const ToolResult& r) {
   for (int n : shown) {
     o += "  subgraph cluster_node" + std::to_string(n) + " {\n    label=\"node " +
          std::to_string(n) + "\";\n    style=rounded;\n";
-    for (int dev = 0; dev < d.nDevices; ++dev) {
+    for (int dev = 0; dev < d.n_devices; ++dev) {
       std::vector<int> ranks;
       for (int rk : l.node_ranks[n])
         if (l.rank_device[rk] == dev) ranks.push_back(rk);
@@ -63,7 +61,7 @@ std::string render_dot(const ToolResult& r) {
     }
     for (const auto& link : d.links) {
       o += "    " + dev_id(n, link.a) + " -> " + dev_id(n, link.b) +
-           " [dir=none, color=grey, label=\"" + tn::localityName(link.locality) +
+           " [dir=none, color=grey, label=\"" + link.locality +
            "\", fontcolor=grey, fontsize=8];\n";
     }
     for (const auto& nic : d.nics)

@@ -6,8 +6,6 @@
 namespace nccom::topotool {
 namespace {
 
-namespace tn = topo_neuron;
-
 std::string quoted(const std::string& s) {
   std::string o = "\"";
   for (unsigned char ch : s) {
@@ -30,25 +28,25 @@ std::string array(const std::vector<int>& v) { return "[" + join(v, ",") + "]"; 
 }  // namespace
 
 std::string render_json(const ToolResult& r) {
-  const tn::PlatformDescription& d = r.platform.desc;
-  const tn::PlatformSpec& s = tn::platformSpec(r.platform.variant);
+  const NodeModel& d = r.platform.node;
+  const PlatformEntry& s = r.platform.entry;
   const nccom_topo_machine_t& m = r.platform.machine;
   const graphbuild::SimulatedCluster& c = r.cluster;
   const int me = r.summary.rank;
   const int my_node = c.layout.rank_node[me];
   const graphbuild::NodeTopology& t = c.nodes[my_node];
   std::string o = "{\n";
-  o += "  \"platform\": {\"name\": " + quoted(d.name) + ", \"codename\": " + quoted(s.codename) +
+  o += "  \"platform\": {\"name\": " + quoted(s.name) + ", \"codename\": " + quoted(s.codename) +
        ", \"generation\": " + quoted(s.generation) +
        ", \"instance_family\": " + std::to_string(m.instance_family) +
        ", \"arch_name\": " + quoted(m.arch_name) +
        ", \"pod_type\": " + quoted(pod_name(m.pod_type)) +
        ", \"pod_size\": " + std::to_string(m.pod_size) + "},\n";
-  o += "  \"node\": {\"devices\": " + std::to_string(d.nDevices) +
-       ", \"cores_per_device\": " + std::to_string(d.coresPerDevice) +
+  o += "  \"node\": {\"devices\": " + std::to_string(d.n_devices) +
+       ", \"cores_per_device\": " + std::to_string(d.cores_per_device) +
        ", \"lnc\": " + std::to_string(d.lnc) +
-       ", \"vcores_per_device\": " + std::to_string(d.vcoresPerDevice) +
-       ", \"vcores\": " + std::to_string(d.nVcores()) + ",\n    \"nics\": [";
+       ", \"vcores_per_device\": " + std::to_string(d.vcores_per_device) +
+       ", \"vcores\": " + std::to_string(d.n_vcores()) + ",\n    \"nics\": [";
   for (size_t i = 0; i < d.nics.size(); ++i) {
     o += std::string(i ? ", " : "") + "{\"id\": " + std::to_string(d.nics[i].id) +
          ", \"devices\": " + array(d.nics[i].devices) + "}";
@@ -57,7 +55,7 @@ std::string render_json(const ToolResult& r) {
   for (size_t i = 0; i < d.links.size(); ++i) {
     o += std::string(i ? ", " : "") + "{\"a\": " + std::to_string(d.links[i].a) +
          ", \"b\": " + std::to_string(d.links[i].b) +
-         ", \"locality\": " + quoted(tn::localityName(d.links[i].locality)) + "}";
+         ", \"locality\": " + quoted(d.links[i].locality) + "}";
   }
   o += "]},\n";
   o += "  \"cluster\": {\"nodes\": " + std::to_string(c.layout.n_nodes) +

@@ -6,8 +6,6 @@
 
 namespace nccom::topotool {
 
-namespace tn = topo_neuron;
-
 std::string join(const std::vector<int>& v, const char* sep) {
   std::string s;
   for (int x : v) s += (s.empty() ? "" : sep) + std::to_string(x);
@@ -43,37 +41,33 @@ Result<std::string> graph_xml_text(const ToolResult& r, int node) {
 }
 
 std::string render_text(const ToolResult& r) {
-  const tn::PlatformDescription& d = r.platform.desc;
-  const tn::PlatformSpec& s = tn::platformSpec(r.platform.variant);
+  const NodeModel& d = r.platform.node;
+  const PlatformEntry& s = r.platform.entry;
   const nccom_topo_machine_t& m = r.platform.machine;
   const graphbuild::SimulatedCluster& c = r.cluster;
   const int me = r.summary.rank;
   const int my_node = c.layout.rank_node[me];
   std::string o;
   o += "== platform\n";
-  o += "platform " + d.name + " (" + s.codename + " " + s.generation + "): instance family " +
+  o += "platform " + s.name + " (" + s.codename + " " + s.generation + "): instance family " +
        std::to_string(m.instance_family) + ", arch " + m.arch_name + ", pod " +
        pod_name(m.pod_type) + " of " + std::to_string(m.pod_size) + " nodes\n";
-  o += "per node: " + std::to_string(d.nDevices) + " devices, " + std::to_string(d.coresPerDevice) +
-       " NeuronCores each, LNC=" + std::to_string(d.lnc) + " -> " +
-       std::to_string(d.vcoresPerDevice) + " logical cores per device, " +
-       std::to_string(d.nVcores()) + " per node, " + std::to_string(d.nics.size()) + " NICs, " +
+  o += "per node: " + std::to_string(d.n_devices) + " devices, " +
+       std::to_string(d.cores_per_device) + " NeuronCores each, LNC=" + std::to_string(d.lnc) +
+       " -> " + std::to_string(d.vcores_per_device) + " logical cores per device, " +
+       std::to_string(d.n_vcores()) + " per node, " + std::to_string(d.nics.size()) + " NICs, " +
        std::to_string(d.links.size()) + " device links\n";
   for (const auto& dev : d.devices) {
-    std::vector<int> vc;
-    for (const auto& v : d.vcores)
-      if (v.device == dev.id) vc.push_back(v.id);
     o += "  device " + std::to_string(dev.id) + ": mla " + std::to_string(dev.mla) + ", numa " +
-         std::to_string(dev.numa) + ", pci switch " + std::to_string(dev.pciSwitch) +
-         ", logical cores " + join(vc) + "\n";
+         std::to_string(dev.numa) + ", pci switch " + std::to_string(dev.pci_switch) +
+         ", logical cores " + join(dev.vcores) + "\n";
   }
   for (const auto& nic : d.nics) {
-    o += "  nic " + std::to_string(nic.id) + ": pci switch " + std::to_string(nic.pciSwitch) +
+    o += "  nic " + std::to_string(nic.id) + ": pci switch " + std::to_string(nic.pci_switch) +
          ", numa " + std::to_string(nic.numa) + ", devices " + join(nic.devices) + "\n";
   }
   for (const auto& l : d.links) {
-    o += "  link " + std::to_string(l.a) + " - " + std::to_string(l.b) + " " +
-         tn::localityName(l.locality) + "\n";
+    o += "  link " + std::to_string(l.a) + " - " + std::to_string(l.b) + " " + l.locality + "\n";
   }
   o += "== cluster\n";
   o += std::to_string(c.layout.n_nodes) + " nodes x " +

@@ -2,36 +2,13 @@
 
 #include <nccom/topo/xml.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
 
 namespace nccom::topotool {
 namespace {
-
-namespace tn = topo_neuron;
-
-// The family a runtime reports for each row (nrt_instance_info_t::family); the
-// first of the row's families, Trn3 for both Trn3 rows.
-uint32_t family_of(tn::Variant v) {
-  const auto& f = tn::platformSpec(v).families;
-  return f.empty() ? 0u : static_cast<uint32_t>(f.front());
-}
-
-// arch_name as the runtime spells it: the instance family, lower case.
-const char* arch_of(tn::Variant v) {
-  switch (v) {
-    case tn::Variant::Trn1:
-    case tn::Variant::Trn1n: return "trn1";
-    case tn::Variant::Inf2: return "inf2";
-    case tn::Variant::Trn2:
-    case tn::Variant::Trn2UltraServer: return "trn2";
-    case tn::Variant::Trn3:
-    case tn::Variant::Trn3SwitchV1: return "trn3";
-    case tn::Variant::Emu: return "emu";
-  }
-  return "";
-}
 
 const char* config_get(void* host_ctx, const char* key) {
   const auto* file = static_cast<const std::string*>(host_ctx);
@@ -42,46 +19,6 @@ const char* config_get(void* host_ctx, const char* key) {
 }
 
 }  // namespace
-
-std::vector<std::string> platform_names() {
-  std::vector<std::string> names;
-  for (const auto& s : tn::platformTable()) names.emplace_back(s.name);
-  return names;
-}
-
-nccom_topo_machine_t machine_for(tn::Variant v, int devices, int lnc) {
-  const tn::PlatformSpec& s = tn::platformSpec(v);
-  nccom_topo_machine_t m{};
-  m.struct_size = sizeof m;
-  m.instance_family = family_of(v);
-  m.instance_size = static_cast<uint32_t>(tn::InstanceSize::Unknown);
-  std::strncpy(m.arch_name, arch_of(v), sizeof m.arch_name - 1);
-  std::strncpy(m.device_revision, s.generation, sizeof m.device_revision - 1);
-  m.device_count = devices;
-  m.vcore_size = lnc;
-  m.pod_type = s.pod == tn::PodLayout::None ? 0 : (v == tn::Variant::Trn3SwitchV1 ? 2 : 1);
-  m.pod_size = s.podNodes > 0 ? s.podNodes : 1;
-  return m;
-}
-
-Result<PlatformChoice> choose_platform(const std::string& name, int devices, int lnc) {
-  for (const auto& s : tn::platformTable()) {
-    if (name != s.name) continue;
-    tn::DescribeOptions o;
-    o.instanceDevices = devices;
-    o.lnc = lnc;
-    auto d = tn::describePlatform(s.variant, o);
-    if (!d) return d.take_error();
-    PlatformChoice c;
-    c.variant = s.variant;
-    c.desc = std::move(*d);
-    c.machine = machine_for(s.variant, c.desc.nDevices, c.desc.lnc);
-    return c;
-  }
-  std::string valid;
-  for (const std::string& n : platform_names()) valid += (valid.empty() ? "" : ", ") + n;
-  return make_error(NRT_INVALID, "unknown platform \"" + name + "\" (valid: " + valid + ")");
-}
 
 Result<std::unique_ptr<Backends>> Backends::load(const std::vector<std::filesystem::path>& dirs,
                                                  const std::string& topo_file) {
@@ -105,8 +42,29 @@ Result<std::unique_ptr<Backends>> Backends::load(const std::vector<std::filesyst
     auto bound = graphbuild::TopoBackend::bind(*b->plugins_.back());
     if (!bound) return bound.take_error();
     b->backends_.push_back(std::move(*bound));
+    auto listed = b->backends_.back().platforms_xml();
+    if (!listed) return listed.take_error();
+    if (!*listed) continue;
+    auto entries = parse_platforms(**listed, b->backends_.back().name());
+    if (!entries) return entries.take_error();
+    for (PlatformEntry& e : *entries) {
+      const bool taken =
+          std::any_of(b->platforms_.begin(), b->platforms_.end(),
+                      [&](const PlatformEntry& other) { return other.name == e.name; });
+      if (taken) {
+        return make_error(NRT_FAILURE, "platform \"" + e.name + "\" is listed by topology plugin " +
+                                           e.backend + " and by an earlier one");
+      }
+      b->platforms_.push_back(std::move(e));
+    }
   }
   return b;
+}
+
+const graphbuild::TopoBackend* Backends::find(const std::string& name) const {
+  for (const auto& backend : backends_)
+    if (backend.name() == name) return &backend;
+  return nullptr;
 }
 
 std::vector<std::filesystem::path> plugin_dirs(const std::string& argv0) {
@@ -130,20 +88,20 @@ graphbuild::ClusterRequest cluster_request(const PlatformChoice& p, int nodes, i
   r.machine = p.machine;
   r.n_nodes = nodes;
   r.ranks_per_node = ranks_per_node;
-  r.cores_per_device = p.desc.vcoresPerDevice;
+  r.cores_per_device = p.node.vcores_per_device;
   r.settings.new_algorithm = new_algorithm;
   return r;
 }
 
 Result<ToolResult> run(const ToolRequest& req, const Backends& backends) {
-  auto choice = choose_platform(req.platform, req.devices, req.lnc);
+  auto choice = choose_platform(backends, req.platform, req.devices, req.lnc);
   if (!choice) return choice.take_error();
-  const int cores = choice->desc.nVcores();
+  const int cores = choice->node.n_vcores();
   const int rpn = req.ranks_per_node < 0 ? cores : req.ranks_per_node;
   if (rpn < 1 || rpn > cores) {
     return make_error(NRT_INVALID, std::to_string(rpn) + " ranks per node on " + req.platform +
-                                       " with " + std::to_string(choice->desc.nDevices) +
-                                       " devices at LNC=" + std::to_string(choice->desc.lnc) +
+                                       " with " + std::to_string(choice->node.n_devices) +
+                                       " devices at LNC=" + std::to_string(choice->node.lnc) +
                                        ": a node has " + std::to_string(cores) +
                                        " logical cores, one rank each");
   }

@@ -109,6 +109,38 @@ typedef struct nccom_topo_ops {
   nccom_plugin_status_t (*order_nodes)(void* ctx, const nccom_topo_machine_t* machine,
                                        int32_t n_nodes, const int32_t* pod_node_ids,
                                        int32_t* order_out, char* err, size_t err_len);
+
+  /* The two slots below describe machines for tools that have no runtime to
+   * ask (nccom-topo simulates a cluster of a named platform). A host reads
+   * them only when head.struct_size covers them; NULL or UNSUPPORTED means
+   * "this backend names no platforms". Both answer XML text released with
+   * free_text; every number is a decimal integer, every list is
+   * comma-separated.
+   *
+   * Optional. The platforms this backend describes, with the machine a
+   * runtime reports for each (the fields of nccom_topo_machine_t) and the
+   * device counts and logical-core sizes it accepts:
+   *   <platforms>
+   *     <platform name="trn2" codename="CAYMAN" generation="v3"
+   *               instance_family="5" instance_size="9" arch_name="trn2"
+   *               device_revision="v3" pod_type="0" pod_size="1"
+   *               devices="1,16" default_devices="16"
+   *               lnc="1,2" default_lnc="2"/>
+   *   </platforms> */
+  nccom_plugin_status_t (*list_platforms)(void* ctx, char** xml_out, char* err, size_t err_len);
+
+  /* Optional. The node `machine` describes, as this backend models it
+   * (INVALID_ARGUMENT, with the rule in `err`, for a device count or
+   * logical-core size the platform does not have):
+   *   <node platform="trn2" devices="16" cores_per_device="8" lnc="2"
+   *         vcores_per_device="4">
+   *     <device id="0" mla="0" numa="0" pci_switch="0" vcores="0,1,2,3"/>
+   *     <nic id="0" numa="0" pci_switch="0" devices="0"/>
+   *     <link a="0" b="1" locality="..."/>
+   *   </node>
+   * The host does not interpret locality; it is the backend's own word. */
+  nccom_plugin_status_t (*describe_node)(void* ctx, const nccom_topo_machine_t* machine,
+                                         char** xml_out, char* err, size_t err_len);
 } nccom_topo_ops_t;
 
 #ifdef __cplusplus

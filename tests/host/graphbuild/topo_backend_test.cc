@@ -118,6 +118,57 @@ TEST(GraphbuildTopoBackend, NoSearchIsNotAnError) {
   }
 }
 
+// list_platforms and describe_node: texts freed by the plugin, failures
+// named, and nothing at all from a NULL slot, an UNSUPPORTED answer or an
+// ops struct whose size ends before the slots (set or not).
+TEST(GraphbuildTopoBackend, PlatformSlotsAreOptionalAndReadOnlyWithinStructSize) {
+  auto p = load("default");
+  ASSERT_NE(p, nullptr);
+  auto b = TopoBackend::bind(*p);
+  ASSERT_TRUE(b.ok()) << b.error().message;
+  auto listed = b->platforms_xml();
+  ASSERT_TRUE(listed.ok()) << listed.error().message;
+  ASSERT_TRUE(listed->has_value());
+  EXPECT_EQ(**listed, "<platforms><platform name=\"box\"/></platforms>");
+  auto node = b->node_xml(machine("emu"));
+  ASSERT_TRUE(node.ok()) << node.error().message;
+  ASSERT_TRUE(node->has_value());
+  EXPECT_EQ(**node, "<node devices=\"4\"/>");
+  EXPECT_EQ(*symbol(*p, "topo_test_free_calls"), 2);
+
+  auto f = load("fails");
+  ASSERT_NE(f, nullptr);
+  auto failing = TopoBackend::bind(*f);
+  ASSERT_TRUE(failing.ok());
+  auto refused = failing->platforms_xml();
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("list_platforms returned ERROR: the platform table is "
+                                         "corrupt"),
+            std::string::npos)
+      << refused.error().message;
+  auto wrong = failing->node_xml(machine("emu"));
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_NE(wrong.error().message.find("describe_node returned INVALID_ARGUMENT: no instance "
+                                       "with 4 devices"),
+            std::string::npos)
+      << wrong.error().message;
+
+  for (const char* variant : {"no_graph", "unsupported", "pre_catalogue"}) {
+    auto q = load(variant);
+    ASSERT_NE(q, nullptr);
+    auto none = TopoBackend::bind(*q);
+    ASSERT_TRUE(none.ok()) << variant << ": " << none.error().message;
+    auto l = none->platforms_xml();
+    ASSERT_TRUE(l.ok()) << variant;
+    EXPECT_FALSE(l->has_value()) << variant;
+    if (std::string(variant) != "unsupported") {
+      auto n = none->node_xml(machine("emu"));
+      ASSERT_TRUE(n.ok()) << variant;
+      EXPECT_FALSE(n->has_value()) << variant;
+    }
+  }
+}
+
 TEST(GraphbuildTopoBackend, NodeOrderComesFromThePluginAndIsChecked) {
   const std::vector<int> pods = {7, 7, 9, 9};
   auto p = load("default");

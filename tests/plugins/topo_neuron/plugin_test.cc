@@ -6,10 +6,12 @@
 // (closing hop included) must stay on one device or follow a platform link.
 #include "graphbuild/topo_backend.h"
 #include "plugin/plugin_loader.h"
+#include "topo_neuron/catalogue.h"
 #include "topo_neuron/graph_compute.h"
 #include "topo_neuron/machine.h"
 
 #include <nccom/topo/graph_xml.h>
+#include <nccom/topo/xml.h>
 
 #include <gtest/gtest.h>
 
@@ -356,6 +358,69 @@ TEST_F(NeuronPlugin, SystemXmlThatDoesNotMatchTheNodeIsAnError) {
       << g.error().message;
   auto junk = backend_->graph_xml(f.m, f.node.c, "<system", ringRequest(1));
   ASSERT_FALSE(junk.ok());
+}
+
+// list_platforms names every row of the table, in order, with the machine a
+// runtime reports for it; that machine is one probe accepts, and
+// describe_node models it exactly as the table does, for every instance
+// size and logical-core size the row lists.
+TEST_F(NeuronPlugin, ListsEveryPlatformWithAMachineItDescribes) {
+  auto listed = backend_->platforms_xml();
+  ASSERT_TRUE(listed.ok()) << listed.error().message;
+  ASSERT_TRUE(listed->has_value());
+  auto doc = topo::parseXml(**listed, "list_platforms");
+  ASSERT_TRUE(doc.ok()) << doc.error().message;
+  const auto rows = doc->root->childrenNamed("platform");
+  ASSERT_EQ(rows.size(), platformTable().size());
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const PlatformSpec& spec = platformTable()[i];
+    EXPECT_EQ(*rows[i]->attribute("name"), spec.name);
+    EXPECT_EQ(*rows[i]->attribute("codename"), spec.codename);
+    for (int devices : spec.instanceDevices) {
+      for (int lnc : spec.lncModes) {
+        const nccom_topo_machine_t m = machineOf(spec.variant, devices, lnc);
+        auto variant = machineVariant(m);
+        ASSERT_TRUE(variant.ok()) << variant.error().message;
+        EXPECT_EQ(*variant, spec.variant) << spec.name;
+        const std::string where = std::string(spec.name) + " " + std::to_string(devices) +
+                                  " devices, LNC " + std::to_string(lnc);
+        auto node = backend_->node_xml(m);
+        auto table = describePlatform(spec.variant, {devices, lnc, -1});
+        if (!table.ok()) {  // a size the search cannot take (over 128 logical cores)
+          EXPECT_FALSE(node.ok()) << where;
+          continue;
+        }
+        ASSERT_TRUE(node.ok()) << where << ": " << node.error().message;
+        ASSERT_TRUE(node->has_value()) << where;
+        auto parsed = topo::parseXml(**node, "describe_node");
+        ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+        const topo::XmlNode& root = *parsed->root;
+        EXPECT_EQ(*root.getInt("devices"), table->nDevices) << where;
+        EXPECT_EQ(*root.getInt("vcores_per_device"), table->vcoresPerDevice) << where;
+        EXPECT_EQ(root.childrenNamed("device").size(), table->devices.size()) << where;
+        EXPECT_EQ(root.childrenNamed("nic").size(), table->nics.size()) << where;
+        EXPECT_EQ(root.childrenNamed("link").size(), table->links.size()) << where;
+      }
+    }
+  }
+}
+
+TEST_F(NeuronPlugin, DescribeNodeRefusesAMachineThePlatformLacks) {
+  auto three = backend_->node_xml(machineOf(Variant::Trn2, 3, 2));
+  ASSERT_FALSE(three.ok());
+  EXPECT_NE(three.error().message.find("describe_node returned INVALID_ARGUMENT: topo_neuron: "
+                                       "platform trn2 has no instance with 3 devices (it has 1, "
+                                       "16)"),
+            std::string::npos)
+      << three.error().message;
+  auto lnc = backend_->node_xml(machineOf(Variant::Trn1, 16, 2));
+  ASSERT_FALSE(lnc.ok());
+  EXPECT_NE(lnc.error().message.find("does not support logical-core size 2 (allowed: 1)"),
+            std::string::npos)
+      << lnc.error().message;
+  nccom_topo_machine_t unknown = machineOf(Variant::Trn2, 16, 2);
+  unknown.instance_family = 77;
+  EXPECT_FALSE(backend_->node_xml(unknown).ok());
 }
 
 }  // namespace

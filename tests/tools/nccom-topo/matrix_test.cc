@@ -6,6 +6,7 @@
 // Built twice: MATRIX_NEW_NODES / MATRIX_OLD_NODES select the node counts
 // of the NEW search (topo_neuron) and the OLD one (topo_nccl): the fast
 // cases in the unit target, the rest in the `long` one.
+#include "topo_neuron/platform.h"
 #include "topo_tool.h"
 
 #include <gtest/gtest.h>
@@ -82,9 +83,19 @@ class ToolsTopoMatrix : public ::testing::TestWithParam<Case> {};
 TEST_P(ToolsTopoMatrix, RingsUseThePlatformsLinksAndNics) {
   const Case k = GetParam();
   const tn::PlatformSpec& spec = tn::platformSpec(k.variant);
-  auto choice = choose_platform(spec.name, -1, k.lnc);
+  auto choice = choose_platform(backends(), spec.name, -1, k.lnc);
   ASSERT_TRUE(choice.ok()) << choice.error().message;
-  const tn::PlatformDescription& d = choice->desc;
+  // The oracle is the plugin's own table, read here directly; the tool saw
+  // the platform only through the plugin's answers, which must agree with it.
+  tn::DescribeOptions options;
+  options.lnc = k.lnc;
+  auto described = tn::describePlatform(k.variant, options);
+  ASSERT_TRUE(described.ok()) << described.error().message;
+  const tn::PlatformDescription& d = *described;
+  ASSERT_EQ(choice->node.n_devices, d.nDevices);
+  ASSERT_EQ(choice->node.n_vcores(), d.nVcores());
+  ASSERT_EQ(choice->node.links.size(), d.links.size());
+  ASSERT_EQ(choice->node.nics.size(), d.nics.size());
   const int rpn = d.nVcores();
   const graphbuild::ClusterRequest req = cluster_request(*choice, k.nodes, rpn, k.new_algorithm);
 

@@ -7,9 +7,12 @@
  *   TOPO_OLD_OPS     ops_version 0 (an older SDK);
  *   TOPO_SHORT_OPS   a vtable that stops after the common head;
  *   TOPO_NULL_PROBE  the mandatory probe slot is NULL;
- *   TOPO_NO_TEXT     returns OK without a text. */
+ *   TOPO_NO_TEXT     returns OK without a text;
+ *   TOPO_PRE_CATALOGUE sets list_platforms and describe_node but declares a
+ *                    struct_size that ends before them (an older SDK's). */
 #include <nccom/topo_plugin.h>
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,6 +118,44 @@ MAYBE_UNUSED static nccom_plugin_status_t topo_order(void* ctx, const nccom_topo
 #endif
 }
 
+/* Fixed answers; FAILS refuses both, UNSUPPORTED has nothing to list. */
+MAYBE_UNUSED static nccom_plugin_status_t topo_list(void* ctx, char** xml, char* err,
+                                                    size_t err_len) {
+  (void)ctx;
+#if defined(TOPO_FAILS)
+  (void)xml;
+  snprintf(err, err_len, "the platform table is corrupt");
+  return NCCOM_PLUGIN_ERROR;
+#elif defined(TOPO_UNSUPPORTED)
+  (void)xml;
+  (void)err;
+  (void)err_len;
+  return NCCOM_PLUGIN_UNSUPPORTED;
+#else
+  (void)err;
+  (void)err_len;
+  *xml = dup_text("<platforms><platform name=\"box\"/></platforms>");
+  return *xml != NULL ? NCCOM_PLUGIN_OK : NCCOM_PLUGIN_SYSTEM_ERROR;
+#endif
+}
+
+MAYBE_UNUSED static nccom_plugin_status_t topo_describe(void* ctx, const nccom_topo_machine_t* m,
+                                                        char** xml, char* err, size_t err_len) {
+  (void)ctx;
+#if defined(TOPO_FAILS)
+  (void)xml;
+  snprintf(err, err_len, "no instance with %d devices", m->device_count);
+  return NCCOM_PLUGIN_INVALID_ARGUMENT;
+#else
+  char buf[64];
+  (void)err;
+  (void)err_len;
+  snprintf(buf, sizeof buf, "<node devices=\"%d\"/>", m->device_count);
+  *xml = dup_text(buf);
+  return *xml != NULL ? NCCOM_PLUGIN_OK : NCCOM_PLUGIN_SYSTEM_ERROR;
+#endif
+}
+
 MAYBE_UNUSED static void topo_free(void* ctx, char* text) {
   (void)ctx;
   topo_test_free_calls++;
@@ -128,7 +169,11 @@ static const nccom_plugin_ops_t topo_ops = {sizeof(nccom_plugin_ops_t), 0, topo_
 /* One slot per line; the build variant chooses some of them. */
 /* clang-format off */
 static const nccom_topo_ops_t topo_ops = {
+#if defined(TOPO_PRE_CATALOGUE)
+    {offsetof(nccom_topo_ops_t, list_platforms), 0, topo_init, NULL},
+#else
     {sizeof(nccom_topo_ops_t), 0, topo_init, NULL},
+#endif
 #if defined(TOPO_OLD_OPS)
     0,
 #else
@@ -148,9 +193,13 @@ static const nccom_topo_ops_t topo_ops = {
 #endif
     topo_free,
 #if defined(TOPO_NO_GRAPH)
+    NULL,
+    NULL,
     NULL
 #else
-    topo_order
+    topo_order,
+    topo_list,
+    topo_describe
 #endif
 };
 /* clang-format on */
