@@ -33,7 +33,6 @@ constexpr sv kEnvNetUseRuntime[] = {"NCCOM_NET_USE_RUNTIME_PLUGIN"};
 constexpr sv kEnvEfaForkSafe[] = {"FI_EFA_FORK_SAFE"};
 constexpr sv kNetLayouts[] = {"neuron", "nvidia"};
 constexpr sv kEnvPluginPath[] = {"NCCOM_PLUGIN_PATH"};
-constexpr sv kEnvDisableVerify[] = {"CCOM_DBG_DISABLE_VERIFY_TOPOLOGY"};
 constexpr sv kEnvHandshake[] = {"NCCOM_BOOTSTRAP_TIMEOUT_MS"};
 constexpr sv kEnvProtocol[] = {"NCCOM_BOOTSTRAP_PROTOCOL"};
 constexpr sv kEnvSecret[] = {"NCCOM_BOOTSTRAP_SECRET"};
@@ -44,7 +43,6 @@ constexpr sv kEnvTopoFile[] = {"NCCL_TOPO_FILE"};
 constexpr sv kEnvTopoDump[] = {"NCCL_TOPO_DUMP_FILE"};
 constexpr sv kEnvGraphFile[] = {"NCCL_GRAPH_FILE"};
 constexpr sv kEnvNewAlgorithm[] = {"NCCL_GRAPH_USE_NEW_ALGORITHM"};
-constexpr sv kEnvDefaultNew[] = {"NCCOM_GRAPH_DEFAULT_NEW_ALGORITHM"};
 constexpr sv kEnvP2pLevel[] = {"NCCL_P2P_LEVEL"};
 constexpr sv kEnvP2pDisable[] = {"NCCL_P2P_DISABLE"};
 constexpr sv kEnvStallWarn[] = {"NCCOM_PROXY_STALL_WARN_MS"};
@@ -183,14 +181,6 @@ constexpr Knob kHostKnobs[] = {
      .help = "Colon-separated directories searched for plugin shared objects, in "
              "order, before the installed plugin directory. Empty searches only the "
              "installed directory."},
-    {.key = "topology.disable_verify",
-     .env = kEnvDisableVerify,
-     .type = Type::Bool,
-     .default_text = "false",
-     .help = "Skips the check that the discovered topology matches the platform's "
-             "expected shape; meant for debugging only. In the environment any value "
-             "other than 0, false, no or off turns it on, as in libnccom.",
-     .flags = kPresenceMeansTrue},
     {.key = "topology.plugins",
      .env = kEnvTopoPlugins,
      .type = Type::String,
@@ -223,18 +213,10 @@ constexpr Knob kHostKnobs[] = {
      .type = Type::Int,
      .default_text = "-1",
      .help = "Ring search: 1 the NEW priority search of the Neuron platforms, 0 the OLD "
-             "bandwidth-tier search, -1 the default (topology.default_new_algorithm; Trn3 "
+             "bandwidth-tier search, -1 the default (plugins.neuron.default_new_algorithm; Trn3 "
              "on NeuronSwitch-v1 always uses NEW).",
      .min = -1,
      .max = 1},
-    {.key = "topology.default_new_algorithm",
-     .env = kEnvDefaultNew,
-     .type = Type::Bool,
-     .default_text = "true",
-     .help = "The ring search on the Neuron platforms when graph.use_new_algorithm is -1: "
-             "true the NEW priority search, false the OLD bandwidth-tier search (the "
-             "original's default, which cannot place 64 cores per node across nodes within "
-             "its budget and then falls back to the simple order)."},
     {.key = "graph.p2p_level",
      .env = kEnvP2pLevel,
      .type = Type::String,
@@ -292,6 +274,8 @@ constexpr MovedKey kMovedKeys[] = {
     {"net.ofi_liveness", "ofi", "liveness"},
     {"net.ofi_liveness_check_ms", "ofi", "liveness_check_ms"},
     {"net.ofi_liveness_grace_ms", "ofi", "liveness_grace_ms"},
+    {"topology.disable_verify", "neuron", "disable_verify"},
+    {"topology.default_new_algorithm", "neuron", "default_new_algorithm"},
 };
 
 }  // namespace

@@ -5,9 +5,8 @@
 //   order_nodes    the UltraServer pod order (podNodeOrder); UNSUPPORTED without pods
 //   list_platforms the platform table with each row's machine (for nccom-topo)
 //   describe_node  the devices, NICs and device links of a machine's node
-// Configuration ([topology] section): disable_verify ("true"/"false"),
-// default_new_algorithm ("true"/"false", default false: selectSearch's
-// defaultNew). Errors go to the caller's buffer with the rule named;
+// Knobs ([plugins.neuron], declared in the descriptor): disable_verify and
+// default_new_algorithm. Errors go to the caller's buffer with the rule named;
 // INFO lines go to the host's log (installed at init, nccom/util/log.h).
 #include "catalogue.h"
 #include "graph_compute.h"
@@ -16,7 +15,9 @@
 #include "selection.h"
 #include "synthesize.h"
 
+#include <nccom/knob.h>
 #include <nccom/topo_plugin.h>
+#include <nccom/util/knob_value.h>
 #include <nccom/util/log.h>
 
 #include <cstdarg>
@@ -54,17 +55,38 @@ char* dupText(const std::string& s) {
   return out;
 }
 
-// A boolean configuration key: unset = fallback; "true"/"false" (also 1/0,
-// yes/no, on/off); anything else is an error naming the key.
+// The plugin's knobs ([plugins.neuron]; the names users set before the
+// plugin declared them, topology.disable_verify and
+// topology.default_new_algorithm, still work in a file, and so do their
+// environment variables).
+const char* const kEnvDisableVerify[] = {"CCOM_DBG_DISABLE_VERIFY_TOPOLOGY", nullptr};
+const char* const kEnvDefaultNew[] = {"NCCOM_GRAPH_DEFAULT_NEW_ALGORITHM", nullptr};
+const nccom_knob_t kKnobs[] = {
+    {"disable_verify", NCCOM_KNOB_BOOL, NCCOM_KNOB_PRESENCE_MEANS_TRUE, "false",
+     "Skips the check that the discovered topology matches the platform's expected shape; meant "
+     "for debugging only. In the environment any value other than 0, false, no or off turns it "
+     "on, as in libnccom.",
+     0, 0, nullptr, kEnvDisableVerify},
+    {"default_new_algorithm", NCCOM_KNOB_BOOL, 0, "true",
+     "The ring search on the Neuron platforms when graph.use_new_algorithm is -1: true the NEW "
+     "priority search, false the OLD bandwidth-tier search (the original's default, which cannot "
+     "place 64 cores per node across nodes within its budget and then falls back to the simple "
+     "order).",
+     0, 0, nullptr, kEnvDefaultNew},
+};
+const nccom_knob_table_t kKnobTable = NCCOM_KNOB_TABLE(kKnobs);
+
+// A boolean knob. A host that answers nothing (an older host, or a tool
+// that loads the plugin with a host API of its own) gets `fallback`: the
+// original's behaviour (verify on, the OLD search by default). The host has
+// checked the value; anything else is still refused, naming the knob.
 Result<bool> configBool(const Context* c, const char* key, bool fallback) {
-  if (c == nullptr || !c->hasHost || c->host.config_get == nullptr) return fallback;
-  const char* v = c->host.config_get(c->host.host_ctx, key);
-  if (v == nullptr) return fallback;
-  const std::string s(v);
-  if (s == "true" || s == "1" || s == "yes" || s == "on") return true;
-  if (s == "false" || s == "0" || s == "no" || s == "off" || s.empty()) return false;
-  return make_error(NRT_INVALID, std::string("topo_neuron: configuration topology.") + key +
-                                     " = '" + s + "' is not a boolean (true or false)");
+  bool value = fallback;
+  if (c != nullptr && c->hasHost && !nccom::util::knob_bool(&c->host, key, fallback, value))
+    return make_error(NRT_INVALID, std::string("topo_neuron: plugins.neuron.") + key + " = '" +
+                                       nccom::util::knob_text(&c->host, key) +
+                                       "' is not a boolean (true or false)");
+  return value;
 }
 
 nccom_plugin_status_t neuronInit(const nccom_host_api_t* host, void** ctx) {
@@ -281,4 +303,5 @@ extern "C" NCCOM_PLUGIN_EXPORT const nccom_plugin_descriptor_t nccom_plugin = {
     "neuron",
     "1.0.0",
     NCCOM_CAP_TOPO_SYSTEM | NCCOM_CAP_TOPO_GRAPH,
-    &kOps.head};
+    &kOps.head,
+    &kKnobTable};

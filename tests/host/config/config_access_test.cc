@@ -18,7 +18,7 @@ TEST(ConfigAccess, WrongTypeIsALogicError) {
     EXPECT_STREQ(e.what(), "nccom config: log.level is an enum knob, read with get_int");
   }
   EXPECT_THROW((void)cfg.get_bool("demo.socket.nthreads"), std::logic_error);
-  EXPECT_THROW((void)cfg.get_string("topology.disable_verify"), std::logic_error);
+  EXPECT_THROW((void)cfg.get_string("net.use_runtime_plugin"), std::logic_error);
 }
 
 TEST(ConfigAccess, UndeclaredKeyIsALogicError) {
@@ -37,10 +37,10 @@ TEST(ConfigAccess, UndeclaredKeyIsALogicError) {
 
 TEST(ConfigAccess, TextOfEveryType) {
   FakeEnv env;
-  env.set("NCCL_SOCKET_NTHREADS", "12").set("CCOM_DBG_DISABLE_VERIFY_TOPOLOGY", "1");
+  env.set("NCCL_SOCKET_NTHREADS", "12").set("DEMO_DEBUG", "1");
   Config cfg = loaded_with_env(env);
   EXPECT_EQ(cfg.get_text("demo.socket.nthreads"), "12");
-  EXPECT_EQ(cfg.get_text("topology.disable_verify"), "true");
+  EXPECT_EQ(cfg.get_text("demo.socket.debug"), "true");
   EXPECT_EQ(cfg.get_text("log.subsys"), "INIT,ENV,BOOTSTRAP");
   EXPECT_EQ(cfg.get_text("net.plugin"), "");
 }
@@ -56,11 +56,12 @@ TEST(ConfigAccess, SectionHoldsTheKnobsUnderAPrefix) {
   ASSERT_EQ(net.size(), declared);
   EXPECT_EQ(net[0].key(), "net.plugin");
   std::vector<Entry> demo = cfg.section("demo");
-  ASSERT_EQ(demo.size(), 2u);
+  ASSERT_EQ(demo.size(), 3u);
   EXPECT_EQ(demo[0].key(), "demo.socket.nsocks_per_thread");
   EXPECT_EQ(demo[0].text(), "4");
   EXPECT_EQ(demo[1].key(), "demo.socket.nthreads");
-  EXPECT_EQ(cfg.section("demo.socket").size(), 2u);
+  EXPECT_EQ(demo[2].key(), "demo.socket.debug");
+  EXPECT_EQ(cfg.section("demo.socket").size(), 3u);
   EXPECT_EQ(cfg.section("net.plugin").size(), 1u);
   EXPECT_TRUE(cfg.section("ne").empty());  // whole segments only
   EXPECT_TRUE(cfg.section("nothing").empty());

@@ -45,8 +45,8 @@ TEST_F(ConfigErrors, WrongType) {
 }
 
 TEST_F(ConfigErrors, WrongTypeForBooleanAndString) {
-  EXPECT_EQ(error_for("[topology]\ndisable_verify = 1\n[log]\nfile = 2.5\n"),
-            path_ + ":2:18: topology.disable_verify: expected a boolean, got integer 1\n" + path_ +
+  EXPECT_EQ(error_for("[net]\nuse_runtime_plugin = 1\n[log]\nfile = 2.5\n"),
+            path_ + ":2:22: net.use_runtime_plugin: expected a boolean, got integer 1\n" + path_ +
                 ":4:8: log.file: expected a string, got float 2.5");
 }
 

@@ -26,7 +26,7 @@ TEST(ConfigLoad, NoFileGivesEveryDefault) {
   EXPECT_EQ(cfg.get_int("demo.socket.nsocks_per_thread"), 1);
   EXPECT_EQ(cfg.get_int("demo.socket.nthreads"), 1);
   EXPECT_EQ(cfg.get_string("bootstrap.socket_family"), "");
-  EXPECT_FALSE(cfg.get_bool("topology.disable_verify"));
+  EXPECT_FALSE(cfg.get_bool("demo.socket.debug"));
 }
 
 TEST(ConfigLoad, MissingDefaultPathsAreSkipped) {
@@ -155,14 +155,14 @@ TEST(ConfigLoad, FileValuesCarryFileLineAndColumn) {
                                "\n"
                                "[demo.socket]\n"
                                "nthreads = 4\n"
-                               "[topology]\n"
-                               "disable_verify = true\n");
+                               "[net]\n"
+                               "use_runtime_plugin = false\n");
   FakeEnv env;
   env.set("NCCOM_CONFIG", path);
   Config cfg = load_ok(options(env));
   EXPECT_EQ(cfg.get_string("log.level"), "info");  // kept verbatim
   EXPECT_EQ(cfg.get_int("demo.socket.nthreads"), 4);
-  EXPECT_TRUE(cfg.get_bool("topology.disable_verify"));
+  EXPECT_FALSE(cfg.get_bool("net.use_runtime_plugin"));
   const Source& level = cfg.entry("log.level").source;
   EXPECT_EQ(level.kind, Kind::File);
   EXPECT_EQ(level.file, path);
@@ -170,7 +170,7 @@ TEST(ConfigLoad, FileValuesCarryFileLineAndColumn) {
   EXPECT_EQ(level.column, 9);
   EXPECT_EQ(level.to_string(), path + ":3");
   EXPECT_EQ(cfg.entry("demo.socket.nthreads").source.to_string(), path + ":6");
-  EXPECT_EQ(cfg.entry("topology.disable_verify").source.line, 8);
+  EXPECT_EQ(cfg.entry("net.use_runtime_plugin").source.line, 8);
   EXPECT_EQ(cfg.entry("log.subsys").source.kind, Kind::Default);
 }
 
@@ -265,10 +265,10 @@ TEST(ConfigLoad, EnvironmentBooleanSpellings) {
   };
   for (Case c : {Case{"1", true}, Case{"YES", true}, Case{"On", true}, Case{"true", true},
                  Case{"0", false}, Case{"no", false}, Case{"OFF", false}, Case{"False", false},
-                 Case{"anything", true}}) {  // disable_verify: set means on
+                 Case{"anything", true}}) {  // demo.socket.debug: set means on
     FakeEnv env;
-    env.set("CCOM_DBG_DISABLE_VERIFY_TOPOLOGY", c.text);
-    EXPECT_EQ(load_ok(options(env)).get_bool("topology.disable_verify"), c.expected) << c.text;
+    env.set("DEMO_DEBUG", c.text);
+    EXPECT_EQ(load_ok(options(env)).get_bool("demo.socket.debug"), c.expected) << c.text;
   }
 }
 

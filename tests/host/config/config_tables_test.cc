@@ -17,7 +17,7 @@ TEST(ConfigTables, HostTableDeclaresTheRequiredKnobs) {
   for (const Knob& knob : host_knobs()) keys.insert(knob.key);
   for (sv key : {"log.level", "log.subsys", "log.file", "bootstrap.socket_timeout_ms",
                  "bootstrap.socket_ifname", "bootstrap.socket_family", "bootstrap.root_comm_id",
-                 "net.plugin", "plugins.search_path", "topology.disable_verify"})
+                 "net.plugin", "plugins.search_path", "topology.plugins"})
     EXPECT_EQ(keys.count(key), 1u) << key;
 }
 

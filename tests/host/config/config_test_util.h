@@ -66,9 +66,11 @@ class FakeEnv {
 
 // A second component's table, registered next to the host's as any
 // component's would be: two integer knobs with ranges and environment names
-// in a table of their own ([demo.socket]).
+// and a boolean that the environment turns on by its mere presence, in a
+// table of their own ([demo.socket]).
 inline constexpr std::string_view kDemoEnvSockets[] = {"NCCL_NSOCKS_PERTHREAD"};
 inline constexpr std::string_view kDemoEnvThreads[] = {"NCCL_SOCKET_NTHREADS"};
+inline constexpr std::string_view kDemoEnvDebug[] = {"DEMO_DEBUG"};
 inline constexpr Knob kDemoKnobs[] = {
     {.key = "demo.socket.nsocks_per_thread",
      .env = kDemoEnvSockets,
@@ -84,6 +86,12 @@ inline constexpr Knob kDemoKnobs[] = {
      .help = "Helper threads of the demo component.",
      .min = 1,
      .max = 16},
+    {.key = "demo.socket.debug",
+     .env = kDemoEnvDebug,
+     .type = Type::Bool,
+     .default_text = "false",
+     .help = "Debug mode of the demo component; set in the environment means on.",
+     .flags = kPresenceMeansTrue},
 };
 
 // The host's table only, as libnccom registers it.

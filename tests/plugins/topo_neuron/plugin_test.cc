@@ -287,7 +287,7 @@ TEST_F(NeuronPlugin, ForbiddenDeviceCountFailsInGetSystemXml) {
   config()["disable_verify"] = "maybe";
   auto bad = backend_->system_xml(m, node.c);
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.error().message.find("topology.disable_verify = 'maybe'"), std::string::npos)
+  EXPECT_NE(bad.error().message.find("plugins.neuron.disable_verify = 'maybe'"), std::string::npos)
       << bad.error().message;
 }
 
