@@ -71,6 +71,29 @@ Result<Ccom*> Ccom::create(const nrt_emu_ccom_config_t& cfg) {
 }
 
 Status Ccom::init(const nrt_emu_ccom_config_t& cfg) {
+  if (Status s = take_config(cfg); !s) return s;
+  const auto max_ch =
+      env_u64("NEURON_RT_EMU_ENGINE_CHANNELS", 1, kMaxEngineChannels, kMaxEngineChannels);
+  if (!max_ch) return max_ch.error();
+  auto vcores_per_device = place_on_device(cfg);
+  if (!vcores_per_device) return vcores_per_device.take_error();
+  if (Status s = init_communicator(cfg, *vcores_per_device); !s) return s;
+  nccl_comm_info_t info{};
+  if (NRT_STATUS s = t_->neuronGetCommInfo(comm_, &info); s != NRT_SUCCESS)
+    return engine_error(st("neuronGetCommInfo", s));
+  if (info.rank != rank_ || info.rank_n != n_)
+    return engine_error("libnccom reports rank " + std::to_string(info.rank) + " of " +
+                        std::to_string(info.rank_n));
+  const int channels = std::min<int>(info.channel_n, static_cast<int>(*max_ch));
+  if (channels < 1) return engine_error("the communicator has no ring channel");
+  if (Status s = read_rings(info, channels); !s) return s;
+  if (Status s = build_kanga_lanes(info); !s) return s;
+  if (Status s = allocate_memory(cfg, channels); !s) return s;
+  return connect_links();
+}
+
+// The configuration checked and kept (rank, host, timeout, slice size).
+Status Ccom::take_config(const nrt_emu_ccom_config_t& cfg) {
   if (cfg.struct_size != sizeof(nrt_emu_ccom_config_t))
     return engine_error(
         "config struct_size " + std::to_string(cfg.struct_size) +
@@ -91,17 +114,18 @@ Status Ccom::init(const nrt_emu_ccom_config_t& cfg) {
   timeout_ms_ = cfg.timeout_ms != 0 ? cfg.timeout_ms : 60000;
   const auto slot = env_u64("NEURON_RT_EMU_SLICE_BYTES", 4096, 16u << 20, kDefaultSlotBytes);
   if (!slot) return slot.error();
-  const auto max_ch =
-      env_u64("NEURON_RT_EMU_ENGINE_CHANNELS", 1, kMaxEngineChannels, kMaxEngineChannels);
-  if (!max_ch) return max_ch.error();
   slot_bytes_ = *slot / 64 * 64;
+  return {};
+}
 
-  if (Status s = platform::check_configuration(); !s) return s;
+// This rank's device on the emulated platform. Trn3 Switch-V1: ranks are
+// logical cores, vcores_per_device of them per device (LNC 2: 4), filling
+// devices in local-rank order — what libnccom's graph build counts (device =
+// nec_dev_id, core = order among the ranks of that device). Every other
+// platform: one device per rank.
+Result<int> Ccom::place_on_device(const nrt_emu_ccom_config_t& cfg) {
+  if (Status s = platform::check_configuration(); !s) return s.take_error();
   const platform::Spec* spec = platform::current();
-  // Trn3 Switch-V1: ranks are logical cores, vcores_per_device of them per
-  // device (LNC 2: 4), filling devices in local-rank order — what libnccom's
-  // graph build counts (device = nec_dev_id, core = order among the ranks of
-  // that device). Every other platform: one device per rank.
   const bool switch_v1 = spec->pod_type == NEC_POD_TYPE_SWITCH;
   const int vcores_per_device = switch_v1 ? spec->cores_per_device / spec->lnc : 1;
   dev_ = local_ / vcores_per_device;
@@ -114,6 +138,12 @@ Status Ccom::init(const nrt_emu_ccom_config_t& cfg) {
   if (std::getenv("NEURON_RT_EMU_DEVICES") == nullptr && spec->devices == 0) {
     setenv("NEURON_RT_EMU_DEVICES", std::to_string(cfg.local_n).c_str(), 0);
   }
+  return vcores_per_device;
+}
+
+// libnccom loaded as libnrt loads it, and this rank's communicator built
+// through its two init calls.
+Status Ccom::init_communicator(const nrt_emu_ccom_config_t& cfg, int vcores_per_device) {
   if (nrt_emu_load_nccom() != NRT_SUCCESS) {
     const char* e = nrt_emu_last_error();
     return engine_error(std::string("libnccom did not load: ") + (e ? e : "unknown reason"));
@@ -133,7 +163,7 @@ Status Ccom::init(const nrt_emu_ccom_config_t& cfg) {
   dev.routing_id = dev_;
   dev.tpb_idx = local_ % vcores_per_device;
   dev.virtual_server_id = static_cast<uint32_t>(host_);
-  if (switch_v1) {
+  if (platform::current()->pod_type == NEC_POD_TYPE_SWITCH) {
     dev.pod_type = NEC_POD_TYPE_SWITCH;  // with family Trn3: libnccom builds kangaRing paths
     // One pod; host h is its node h (libnccom orders the nodes of a pod by
     // these ids and refuses two nodes at one position).
@@ -152,14 +182,12 @@ Status Ccom::init(const nrt_emu_ccom_config_t& cfg) {
   }
   if (NRT_STATUS s = t_->neuronBuildGraphComm(comm_); s != NRT_SUCCESS)
     return engine_error(st("neuronBuildGraphComm", s));
-  nccl_comm_info_t info{};
-  if (NRT_STATUS s = t_->neuronGetCommInfo(comm_, &info); s != NRT_SUCCESS)
-    return engine_error(st("neuronGetCommInfo", s));
-  if (info.rank != rank_ || info.rank_n != n_)
-    return engine_error("libnccom reports rank " + std::to_string(info.rank) + " of " +
-                        std::to_string(info.rank_n));
-  const int channels = std::min<int>(info.channel_n, static_cast<int>(*max_ch));
-  if (channels < 1) return engine_error("the communicator has no ring channel");
+  return {};
+}
+
+// The first `channels` rings libnccom built, each checked and rotated to
+// start at its lowest rank.
+Status Ccom::read_rings(const nccl_comm_info_t& info, int channels) {
   for (int c = 0; c < channels; ++c) {
     Channel ch;
     ch.id = c;
@@ -181,8 +209,12 @@ Status Ccom::init(const nrt_emu_ccom_config_t& cfg) {
       return engine_error("ring " + std::to_string(c) + ": user_ranks disagree with prev/next");
     chans_.push_back(std::move(ch));
   }
-  if (Status s = build_kanga_lanes(info); !s) return s;
+  return {};
+}
 
+// The user's device memory and the engine's own: slot rings per channel and
+// lane, peer rings per local rank, the peer-exchange slots.
+Status Ccom::allocate_memory(const nrt_emu_ccom_config_t& cfg, int channels) {
   const size_t dev_bytes = cfg.device_bytes != 0 ? cfg.device_bytes : kDefaultDeviceBytes;
   if (NRT_STATUS s = nrt_emu_devmem_create(dev_bytes, &user_mem_); s != NRT_SUCCESS)
     return engine_error("device memory of " + std::to_string(dev_bytes) +
@@ -196,6 +228,12 @@ Status Ccom::init(const nrt_emu_ccom_config_t& cfg) {
       static_cast<size_t>(local_n_) * pair_stride_ + 2 * kPeerSlots * slot_bytes_ + (1u << 20);
   if (NRT_STATUS s = nrt_emu_devmem_create(engine_bytes, &engine_mem_); s != NRT_SUCCESS)
     return engine_error(st("engine memory: nrt_emu_devmem_create", s));
+  return {};
+}
+
+// Every channel connected (direct or over the network), and the shared
+// proxy worker acquired when any link crosses the network.
+Status Ccom::connect_links() {
   if (Status s = build_channels(); !s) return s;
   if (Status s = exchange_and_map(); !s) return s;
   bool any_net = false;

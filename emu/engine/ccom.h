@@ -64,6 +64,9 @@ static_assert(kStampBytes == 32, "the stamp's wire size");
 // The stamp of plan p's execution number `execution`, and its text
 // ("collective #3: all-reduce of 8 x fp32, sum, root 0").
 struct Plan;
+class NetTask;   // device_words.h
+struct Run;      // one channel's progress through one execution (execute.cc)
+struct PeerRun;  // the peer links' progress through one execution (peers.cc)
 SliceStamp stamp_of(const Plan& p, uint64_t execution);
 std::string describe_stamp(const SliceStamp& st);
 inline constexpr uint32_t kSlots = 4;  // staging slots per link
@@ -218,6 +221,13 @@ class Ccom {
   Ccom() = default;
   NRT_STATUS fail(NRT_STATUS s, std::string why);
   Status init(const nrt_emu_ccom_config_t& cfg);
+  // init's steps, in order.
+  Status take_config(const nrt_emu_ccom_config_t& cfg);
+  Result<int> place_on_device(const nrt_emu_ccom_config_t& cfg);  // logical cores per device
+  Status init_communicator(const nrt_emu_ccom_config_t& cfg, int vcores_per_device);
+  Status read_rings(const nccl_comm_info_t& info, int channels);
+  Status allocate_memory(const nrt_emu_ccom_config_t& cfg, int channels);
+  Status connect_links();
   Status build_channels();
   Status exchange_and_map();
   Status net_channel(Channel& c);
@@ -230,6 +240,12 @@ class Ccom {
   Result<Plan*> plan_for(const nrt_emu_coll_args_t& a, const CollDesc& d);
   Status build_plan(Plan& p);
   Status execute(Plan& p);
+  // execute's parts: the proxy task of the plan's NET blocks; one channel (or
+  // lane) moved as far as its slots allow (true if anything moved); what the
+  // device waits for, for a timeout's message.
+  Status submit_network(const Plan& p, NetTask& task);
+  Result<bool> advance(const Plan& p, size_t ci, Run& r, const SliceStamp& stamp);
+  std::string waiting_for(const Plan& p, const std::vector<Run>& runs);
   std::string describe_peer(int rank) const;
   // "" when the slice at `slot` carries `mine`; otherwise the mismatch,
   // naming where it arrived (`link` and `index`: "channel", 2; `index` < 0
@@ -241,6 +257,10 @@ class Ccom {
   Status map_peer(int rank);
   Status build_peer_plan(Plan& p);
   Status execute_peers(Plan& p);
+  // execute_peers' parts: the slices sent and received as far as the slots
+  // allow (true if anything moved).
+  bool send_peer_slices(const Plan& p, PeerRun& r, const SliceStamp& stamp);
+  Result<bool> receive_peer_slices(const Plan& p, PeerRun& r, const SliceStamp& stamp);
   std::string peer_gone() const;
 
   const nccom_export_table_t* t_ = nullptr;

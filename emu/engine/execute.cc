@@ -12,7 +12,6 @@
 #include <cstring>
 
 namespace nrt_emu::engine {
-namespace {
 
 // Per channel, per execution.
 struct Run {
@@ -22,6 +21,8 @@ struct Run {
   bool tx_closed = false, rx_closed = false;
   const NetBlock* block = nullptr;
 };
+
+namespace {
 
 constexpr unsigned long kPfExiting = 0x4;  // the kernel's PF_EXITING
 
@@ -124,144 +125,155 @@ std::string Ccom::peer_gone() const {
   return out.empty() ? out : "process gone: " + out;
 }
 
-Status Ccom::execute(Plan& p) {
-  std::vector<Channel>& chans = lanes_of(p);  // ring channels, or kangaRing lanes (ccom.h)
-  const DType t = p.desc.dtype;
-  const RedOp op = p.desc.op;
-  const uint64_t es = dtype_size(t);
+Status Ccom::submit_network(const Plan& p, NetTask& task) {
+  std::vector<Channel>& chans = lanes_of(p);
+  std::vector<const NetBlock*> blocks;
+  std::vector<volatile uint32_t*> triggers, sems;
+  for (const NetBlock& b : p.blocks) {
+    const Channel& c = chans[static_cast<size_t>(b.channel)];
+    blocks.push_back(&b);
+    triggers.push_back(c.trigger);
+    for (volatile uint32_t* w : {c.send.hs, c.send.cmp, c.recv.hs, c.recv.cmp}) sems.push_back(w);
+  }
+  if (blocks.empty()) return {};
+  return task.submit(proxy_, blocks, triggers, sems, executions_);
+}
+
+std::string Ccom::waiting_for(const Plan& p, const std::vector<Run>& runs) {
+  const std::vector<Channel>& chans = lanes_of(p);
+  for (size_t ci = 0; ci < chans.size(); ++ci) {
+    const Run& r = runs[ci];
+    const ChannelProgram& prog = p.progs[ci];
+    if (r.step >= prog.steps.size()) continue;
+    const Step& s = prog.steps[r.step];
+    const Channel& c = chans[ci];
+    return (p.kanga ? "kangaRing lane " : "channel ") + std::to_string(ci) + " step " +
+           std::to_string(r.step) + " of " + std::to_string(prog.steps.size()) + ": " +
+           ((s.flags & kRecv)
+                ? "slice " + std::to_string(r.rseq) + " from " + describe_peer(c.prev) +
+                      (c.recv.net ? " over the network" : " (direct)")
+                : "room at " + describe_peer(c.next) +
+                      (c.send.net ? " over the network" : " (direct)"));
+  }
+  return "the network proxy to finish the task";
+}
+
+Result<bool> Ccom::advance(const Plan& p, size_t ci, Run& r, const SliceStamp& stamp) {
+  Channel& c = lanes_of(p)[ci];
+  const ChannelProgram& prog = p.progs[ci];
+  const uint64_t es = dtype_size(p.desc.dtype);
   const auto* in = static_cast<const uint8_t*>(p.send);
   auto* out = static_cast<uint8_t*>(p.recv);
+  const bool net_tx = r.block != nullptr && r.block->op.tx_entry_cnt > 0;
+  const bool net_rx = r.block != nullptr && r.block->op.rx_entry_cnt > 0;
+  bool moved = false;
+  // Receive descriptors, as far as free slots allow.
+  while (net_rx && r.pub_rx < prog.recvs && r.pub_rx < r.rseq + kSlots) {
+    publish(post_word(c.recv.conn, false));
+    ++r.pub_rx;
+    moved = true;
+  }
+  while (r.step < prog.steps.size()) {
+    const Step& s = prog.steps[r.step];
+    const bool rv = (s.flags & kRecv) != 0, sd = (s.flags & kSend) != 0;
+    const uint8_t* rslot = nullptr;
+    uint8_t* sslot = nullptr;
+    if (rv) {
+      if (c.recv.net) {
+        if (load32(c.recv.cmp) <= r.rseq) break;
+        rslot = c.recv.slots + (r.rseq % kSlots) * slot_bytes_;
+      } else {
+        const uint64_t g = c.recv.base + r.rseq;
+        if (load64(c.recv.tail) <= g) break;
+        rslot = c.recv.slots + (g % kSlots) * slot_bytes_;
+      }
+    }
+    if (sd) {
+      if (c.send.net) {
+        if (r.sseq >= static_cast<uint64_t>(load32(c.send.hs)) + load32(c.send.cmp)) break;
+        sslot = c.send.slots + (r.sseq % kSlots) * slot_bytes_;
+      } else {
+        const uint64_t g = c.send.base + r.sseq;
+        if (g - load64(c.send.head) >= kSlots) break;
+        sslot = c.send.slots + (g % kSlots) * slot_bytes_;
+      }
+    }
+    const size_t bytes = s.elems * es;
+    // Every slice starts with its sender's stamp; the payload follows.
+    if (sslot != nullptr) {
+      std::memcpy(sslot, &stamp, sizeof stamp);
+      sslot += kStampBytes;
+    }
+    if (rv) {
+      if (Status st = check_stamp(rslot, stamp, p.kanga ? "kangaRing lane" : "channel",
+                                  static_cast<int>(ci), c.prev);
+          !st)
+        return st.take_error();
+      rslot += kStampBytes;
+    }
+    const uint8_t* src = s.src >= 0 ? in + static_cast<uint64_t>(s.src) * es : nullptr;
+    uint8_t* target = s.dst >= 0 ? out + static_cast<uint64_t>(s.dst) * es : sslot;
+    if (bytes > 0 && target != nullptr) {
+      if (rv && (s.flags & kReduce)) {
+        reduce(p.desc.dtype, p.desc.op, target, rslot, src, s.elems);
+      } else {
+        const uint8_t* from = rv ? rslot : src;
+        if (from != target) std::memmove(target, from, bytes);
+      }
+      if (s.flags & kAvg) avg_finish(p.desc.dtype, target, s.elems, n_);
+      if (sd && target != sslot) std::memcpy(sslot, target, bytes);
+    }
+    if (sd) {
+      if (c.send.net) {
+        publish(post_word(c.send.conn, true));
+      } else {
+        store64(c.send.tail, c.send.base + r.sseq + 1);
+      }
+      ++r.sseq;
+    }
+    if (rv) {
+      if (!c.recv.net) store64(c.recv.head, c.recv.base + r.rseq + 1);
+      ++r.rseq;
+    }
+    ++r.step;
+    moved = true;
+  }
+  // The end of the execution on the NET words: NET_OP_COMPLETE once the
+  // op's entries are out (receive: once everything arrived), then
+  // EXEC_COMPLETE on the same word.
+  if (net_tx && !r.tx_closed && r.sseq == prog.sends) {
+    publish(post_word(c.send.conn, true));
+    publish(post_word(c.send.conn, true));
+    r.tx_closed = moved = true;
+  }
+  if (net_rx && !r.rx_closed && r.rseq == prog.recvs) {
+    publish(post_word(c.recv.conn, false));
+    publish(post_word(c.recv.conn, false));
+    r.rx_closed = moved = true;
+  }
+  return moved;
+}
+
+Status Ccom::execute(Plan& p) {
+  std::vector<Channel>& chans = lanes_of(p);  // ring channels, or kangaRing lanes (ccom.h)
   std::vector<Run> runs(chans.size());
   for (const NetBlock& b : p.blocks) runs[static_cast<size_t>(b.channel)].block = &b;
 
   // The network task: one stream per channel with a NET hop.
   NetTask task;
-  {
-    std::vector<const NetBlock*> blocks;
-    std::vector<volatile uint32_t*> triggers, sems;
-    for (const NetBlock& b : p.blocks) {
-      const Channel& c = chans[static_cast<size_t>(b.channel)];
-      blocks.push_back(&b);
-      triggers.push_back(c.trigger);
-      for (volatile uint32_t* w : {c.send.hs, c.send.cmp, c.recv.hs, c.recv.cmp}) sems.push_back(w);
-    }
-    if (!blocks.empty()) {
-      if (Status s = task.submit(proxy_, blocks, triggers, sems, executions_); !s) return s;
-    }
-  }
-  // What the device waits for, for a timeout's message.
-  auto waiting_for = [&] {
-    for (size_t ci = 0; ci < chans.size(); ++ci) {
-      const Run& r = runs[ci];
-      const ChannelProgram& prog = p.progs[ci];
-      if (r.step >= prog.steps.size()) continue;
-      const Step& s = prog.steps[r.step];
-      const Channel& c = chans[ci];
-      return (p.kanga ? "kangaRing lane " : "channel ") + std::to_string(ci) + " step " +
-             std::to_string(r.step) + " of " + std::to_string(prog.steps.size()) + ": " +
-             ((s.flags & kRecv)
-                  ? "slice " + std::to_string(r.rseq) + " from " + describe_peer(c.prev) +
-                        (c.recv.net ? " over the network" : " (direct)")
-                  : "room at " + describe_peer(c.next) +
-                        (c.send.net ? " over the network" : " (direct)"));
-    }
-    return std::string("the network proxy to finish the task");
-  };
+  if (Status s = submit_network(p, task); !s) return s;
   const SliceStamp stamp = stamp_of(p, executions_);
   IdleWatch watch(timeout_ms_);
   for (;;) {
     bool moved = false, done = true;
     for (size_t ci = 0; ci < chans.size(); ++ci) {
-      Channel& c = chans[ci];
       Run& r = runs[ci];
-      const ChannelProgram& prog = p.progs[ci];
+      auto advanced = advance(p, ci, r, stamp);
+      if (!advanced) return advanced.take_error();
+      moved = moved || *advanced;
       const bool net_tx = r.block != nullptr && r.block->op.tx_entry_cnt > 0;
       const bool net_rx = r.block != nullptr && r.block->op.rx_entry_cnt > 0;
-      // Receive descriptors, as far as free slots allow.
-      while (net_rx && r.pub_rx < prog.recvs && r.pub_rx < r.rseq + kSlots) {
-        publish(post_word(c.recv.conn, false));
-        ++r.pub_rx;
-        moved = true;
-      }
-      while (r.step < prog.steps.size()) {
-        const Step& s = prog.steps[r.step];
-        const bool rv = (s.flags & kRecv) != 0, sd = (s.flags & kSend) != 0;
-        const uint8_t* rslot = nullptr;
-        uint8_t* sslot = nullptr;
-        if (rv) {
-          if (c.recv.net) {
-            if (load32(c.recv.cmp) <= r.rseq) break;
-            rslot = c.recv.slots + (r.rseq % kSlots) * slot_bytes_;
-          } else {
-            const uint64_t g = c.recv.base + r.rseq;
-            if (load64(c.recv.tail) <= g) break;
-            rslot = c.recv.slots + (g % kSlots) * slot_bytes_;
-          }
-        }
-        if (sd) {
-          if (c.send.net) {
-            if (r.sseq >= static_cast<uint64_t>(load32(c.send.hs)) + load32(c.send.cmp)) break;
-            sslot = c.send.slots + (r.sseq % kSlots) * slot_bytes_;
-          } else {
-            const uint64_t g = c.send.base + r.sseq;
-            if (g - load64(c.send.head) >= kSlots) break;
-            sslot = c.send.slots + (g % kSlots) * slot_bytes_;
-          }
-        }
-        const size_t bytes = s.elems * es;
-        // Every slice starts with its sender's stamp; the payload follows.
-        if (sslot != nullptr) {
-          std::memcpy(sslot, &stamp, sizeof stamp);
-          sslot += kStampBytes;
-        }
-        if (rv) {
-          if (Status s = check_stamp(rslot, stamp, p.kanga ? "kangaRing lane" : "channel",
-                                     static_cast<int>(ci), c.prev);
-              !s)
-            return s;
-          rslot += kStampBytes;
-        }
-        const uint8_t* src = s.src >= 0 ? in + static_cast<uint64_t>(s.src) * es : nullptr;
-        uint8_t* target = s.dst >= 0 ? out + static_cast<uint64_t>(s.dst) * es : sslot;
-        if (bytes > 0 && target != nullptr) {
-          if (rv && (s.flags & kReduce)) {
-            reduce(t, op, target, rslot, src, s.elems);
-          } else {
-            const uint8_t* from = rv ? rslot : src;
-            if (from != target) std::memmove(target, from, bytes);
-          }
-          if (s.flags & kAvg) avg_finish(t, target, s.elems, n_);
-          if (sd && target != sslot) std::memcpy(sslot, target, bytes);
-        }
-        if (sd) {
-          if (c.send.net) {
-            publish(post_word(c.send.conn, true));
-          } else {
-            store64(c.send.tail, c.send.base + r.sseq + 1);
-          }
-          ++r.sseq;
-        }
-        if (rv) {
-          if (!c.recv.net) store64(c.recv.head, c.recv.base + r.rseq + 1);
-          ++r.rseq;
-        }
-        ++r.step;
-        moved = true;
-      }
-      // The end of the execution on the NET words: NET_OP_COMPLETE once the
-      // op's entries are out (receive: once everything arrived), then
-      // EXEC_COMPLETE on the same word.
-      if (net_tx && !r.tx_closed && r.sseq == prog.sends) {
-        publish(post_word(c.send.conn, true));
-        publish(post_word(c.send.conn, true));
-        r.tx_closed = moved = true;
-      }
-      if (net_rx && !r.rx_closed && r.rseq == prog.recvs) {
-        publish(post_word(c.recv.conn, false));
-        publish(post_word(c.recv.conn, false));
-        r.rx_closed = moved = true;
-      }
-      done = done && r.step == prog.steps.size() && (!net_tx || r.tx_closed) &&
+      done = done && r.step == p.progs[ci].steps.size() && (!net_tx || r.tx_closed) &&
              (!net_rx || r.rx_closed);
     }
     if (done && task.done()) break;
@@ -272,7 +284,9 @@ Status Ccom::execute(Plan& p) {
       }
     }
     if (moved) continue;
-    if (Status s = watch.check([&] { return peer_gone(); }, waiting_for); !s) return s;
+    if (Status s = watch.check([&] { return peer_gone(); }, [&] { return waiting_for(p, runs); });
+        !s)
+      return s;
     sched_yield();
   }
   if (Status s = task.finish(); !s) return s;

@@ -124,17 +124,17 @@ Status Ccom::build_peer_plan(Plan& p) {
   const uint64_t es = dtype_size(p.desc.dtype);
   const uint64_t slice =
       (slot_bytes_ - kStampBytes) / es;  // every slice starts with the stamp (ccom.h)
-  const uint64_t C = p.desc.count;
+  const uint64_t elems = p.desc.count;
   const int n = n_;
   if (p.desc.coll == Coll::AllToAll) {
-    p.copy_src = p.copy_dst = static_cast<uint64_t>(rank_) * C;
-    p.copy_elems = C;
-    for (uint64_t off = 0; off < C; off += slice) {
-      const uint64_t len = std::min(slice, C - off);
+    p.copy_src = p.copy_dst = static_cast<uint64_t>(rank_) * elems;
+    p.copy_elems = elems;
+    for (uint64_t off = 0; off < elems; off += slice) {
+      const uint64_t len = std::min(slice, elems - off);
       for (int s = 1; s < n; ++s) {
         const int to = (rank_ + s) % n, from = (rank_ - s + n) % n;
-        p.sends.push_back({to, static_cast<uint64_t>(to) * C + off, len});
-        p.recvs.push_back({from, static_cast<uint64_t>(from) * C + off, len});
+        p.sends.push_back({to, static_cast<uint64_t>(to) * elems + off, len});
+        p.recvs.push_back({from, static_cast<uint64_t>(from) * elems + off, len});
       }
     }
   } else {  // permute
@@ -143,10 +143,10 @@ Status Ccom::build_peer_plan(Plan& p) {
           "permute: a rank that sends to itself must also receive from itself (send_to " +
           std::to_string(p.send_to) + ", recv_from " + std::to_string(p.recv_from) + ")");
     if (p.send_to == rank_) {
-      p.copy_elems = C;
+      p.copy_elems = elems;
     } else {
-      for (uint64_t off = 0; off < C; off += slice) {
-        const uint64_t len = std::min(slice, C - off);
+      for (uint64_t off = 0; off < elems; off += slice) {
+        const uint64_t len = std::min(slice, elems - off);
         if (p.send_to >= 0) p.sends.push_back({p.send_to, off, len});
         if (p.recv_from >= 0) p.recvs.push_back({p.recv_from, off, len});
       }
@@ -188,6 +188,84 @@ Status Ccom::build_peer_plan(Plan& p) {
   return {};
 }
 
+// The peer links' progress through one execution.
+struct PeerRun {
+  explicit PeerRun(int n) : tx_seq(static_cast<size_t>(n), 0), rx_seq(static_cast<size_t>(n), 0) {}
+  std::vector<uint64_t> tx_seq, rx_seq;  // direct slices sent / consumed, per peer
+  size_t si = 0, ri = 0;                 // the plan's sends / receives done
+  uint64_t ntx = 0, nrx = 0;             // NET entries sent / consumed
+  uint64_t pub_rx = 0;                   // NET receive descriptors released
+};
+
+namespace {
+
+// Every slice starts with the collective's stamp, as on the rings; the
+// permute's partners are not in it (each rank names its own).
+void put_slice(uint8_t* slot, const SliceStamp& stamp, const uint8_t* from, size_t bytes) {
+  std::memcpy(slot, &stamp, sizeof stamp);
+  std::memcpy(slot + kStampBytes, from, bytes);
+}
+
+}  // namespace
+
+bool Ccom::send_peer_slices(const Plan& p, PeerRun& r, const SliceStamp& stamp) {
+  const uint64_t es = dtype_size(p.desc.dtype);
+  const auto* in = static_cast<const uint8_t*>(p.send);
+  bool moved = false;
+  while (r.si < p.sends.size()) {
+    const PeerItem& it = p.sends[r.si];
+    PeerLink& l = links_.peers[static_cast<size_t>(it.peer)];
+    const size_t bytes = it.elems * es;
+    if (l.net) {
+      if (r.ntx >= static_cast<uint64_t>(load32(links_.sem[0])) + load32(links_.sem[1])) break;
+      put_slice(links_.tx_slots + (r.ntx % kPeerSlots) * slot_bytes_, stamp, in + it.off * es,
+                bytes);
+      publish(post_word(links_.send_conn, true));
+      ++r.ntx;
+    } else {
+      const uint64_t g = l.tx_base + r.tx_seq[static_cast<size_t>(it.peer)];
+      if (g - load64(l.tx_head) >= kSlots) break;
+      put_slice(l.tx_slots + (g % kSlots) * slot_bytes_, stamp, in + it.off * es, bytes);
+      store64(l.tx_tail, g + 1);
+      ++r.tx_seq[static_cast<size_t>(it.peer)];
+    }
+    ++r.si;
+    moved = true;
+  }
+  return moved;
+}
+
+Result<bool> Ccom::receive_peer_slices(const Plan& p, PeerRun& r, const SliceStamp& stamp) {
+  const uint64_t es = dtype_size(p.desc.dtype);
+  auto* out = static_cast<uint8_t*>(p.recv);
+  bool moved = false;
+  while (r.ri < p.recvs.size()) {
+    const PeerItem& it = p.recvs[r.ri];
+    PeerLink& l = links_.peers[static_cast<size_t>(it.peer)];
+    const size_t bytes = it.elems * es;
+    if (l.net) {
+      if (load32(links_.sem[3]) <= r.nrx) break;
+      const uint8_t* slot = links_.rx_slots + (r.nrx % kPeerSlots) * slot_bytes_;
+      if (Status s = check_stamp(slot, stamp, "the network peer links", -1, it.peer); !s)
+        return s.take_error();
+      std::memcpy(out + it.off * es, slot + kStampBytes, bytes);
+      ++r.nrx;
+    } else {
+      const uint64_t g = l.rx_base + r.rx_seq[static_cast<size_t>(it.peer)];
+      if (load64(l.rx_tail) <= g) break;
+      const uint8_t* slot = l.rx_slots + (g % kSlots) * slot_bytes_;
+      if (Status s = check_stamp(slot, stamp, "the direct peer link", -1, it.peer); !s)
+        return s.take_error();
+      std::memcpy(out + it.off * es, slot + kStampBytes, bytes);
+      store64(l.rx_head, g + 1);
+      ++r.rx_seq[static_cast<size_t>(it.peer)];
+    }
+    ++r.ri;
+    moved = true;
+  }
+  return moved;
+}
+
 Status Ccom::execute_peers(Plan& p) {
   const uint64_t es = dtype_size(p.desc.dtype);
   const auto* in = static_cast<const uint8_t*>(p.send);
@@ -204,87 +282,41 @@ Status Ccom::execute_peers(Plan& p) {
       return s;
   }
   const uint64_t net_tx = nb ? nb->op.tx_entry_cnt : 0, net_rx = nb ? nb->op.rx_entry_cnt : 0;
-  std::vector<uint64_t> tx_seq(static_cast<size_t>(n_), 0), rx_seq(static_cast<size_t>(n_), 0);
-  size_t si = 0, ri = 0;
-  uint64_t ntx = 0, nrx = 0,
-           pub_rx = 0;  // NET entries sent, consumed, receive descriptors released
+  PeerRun r(n_);
   bool tx_closed = net_tx == 0, rx_closed = net_rx == 0;
   auto waiting_for = [&] {
-    std::string where = ri < p.recvs.size() ? "slice " + std::to_string(ri) + " of " +
-                                                  std::to_string(p.recvs.size()) + " from " +
-                                                  describe_peer(p.recvs[ri].peer)
-                                            : "the network proxy to finish the task";
-    if (si < p.sends.size()) where += ", room at " + describe_peer(p.sends[si].peer);
+    std::string where = r.ri < p.recvs.size() ? "slice " + std::to_string(r.ri) + " of " +
+                                                    std::to_string(p.recvs.size()) + " from " +
+                                                    describe_peer(p.recvs[r.ri].peer)
+                                              : "the network proxy to finish the task";
+    if (r.si < p.sends.size()) where += ", room at " + describe_peer(p.sends[r.si].peer);
     return where;
   };
-  // Every slice starts with the collective's stamp, as on the rings; the
-  // permute's partners are not in it (each rank names its own).
   const SliceStamp stamp = stamp_of(p, executions_);
-  auto put = [&](uint8_t* slot, const uint8_t* from, size_t bytes) {
-    std::memcpy(slot, &stamp, sizeof stamp);
-    std::memcpy(slot + kStampBytes, from, bytes);
-  };
   IdleWatch watch(timeout_ms_);
   for (;;) {
     bool moved = false;
-    while (nb != nullptr && pub_rx < net_rx && pub_rx < nrx + kPeerSlots) {
+    while (nb != nullptr && r.pub_rx < net_rx && r.pub_rx < r.nrx + kPeerSlots) {
       publish(post_word(links_.recv_conn, false));
-      ++pub_rx;
+      ++r.pub_rx;
       moved = true;
     }
-    while (si < p.sends.size()) {
-      const PeerItem& it = p.sends[si];
-      PeerLink& l = links_.peers[static_cast<size_t>(it.peer)];
-      const size_t bytes = it.elems * es;
-      if (l.net) {
-        if (ntx >= static_cast<uint64_t>(load32(links_.sem[0])) + load32(links_.sem[1])) break;
-        put(links_.tx_slots + (ntx % kPeerSlots) * slot_bytes_, in + it.off * es, bytes);
-        publish(post_word(links_.send_conn, true));
-        ++ntx;
-      } else {
-        const uint64_t g = l.tx_base + tx_seq[static_cast<size_t>(it.peer)];
-        if (g - load64(l.tx_head) >= kSlots) break;
-        put(l.tx_slots + (g % kSlots) * slot_bytes_, in + it.off * es, bytes);
-        store64(l.tx_tail, g + 1);
-        ++tx_seq[static_cast<size_t>(it.peer)];
-      }
-      ++si;
-      moved = true;
-    }
-    while (ri < p.recvs.size()) {
-      const PeerItem& it = p.recvs[ri];
-      PeerLink& l = links_.peers[static_cast<size_t>(it.peer)];
-      const size_t bytes = it.elems * es;
-      if (l.net) {
-        if (load32(links_.sem[3]) <= nrx) break;
-        const uint8_t* slot = links_.rx_slots + (nrx % kPeerSlots) * slot_bytes_;
-        if (Status s = check_stamp(slot, stamp, "the network peer links", -1, it.peer); !s)
-          return s;
-        std::memcpy(out + it.off * es, slot + kStampBytes, bytes);
-        ++nrx;
-      } else {
-        const uint64_t g = l.rx_base + rx_seq[static_cast<size_t>(it.peer)];
-        if (load64(l.rx_tail) <= g) break;
-        const uint8_t* slot = l.rx_slots + (g % kSlots) * slot_bytes_;
-        if (Status s = check_stamp(slot, stamp, "the direct peer link", -1, it.peer); !s) return s;
-        std::memcpy(out + it.off * es, slot + kStampBytes, bytes);
-        store64(l.rx_head, g + 1);
-        ++rx_seq[static_cast<size_t>(it.peer)];
-      }
-      ++ri;
-      moved = true;
-    }
-    if (!tx_closed && ntx == net_tx) {
+    moved = send_peer_slices(p, r, stamp) || moved;
+    auto received = receive_peer_slices(p, r, stamp);
+    if (!received) return received.take_error();
+    moved = *received || moved;
+    // The end of the execution on the NET words, as on the rings.
+    if (!tx_closed && r.ntx == net_tx) {
       publish(post_word(links_.send_conn, true));
       publish(post_word(links_.send_conn, true));
       tx_closed = moved = true;
     }
-    if (!rx_closed && nrx == net_rx) {
+    if (!rx_closed && r.nrx == net_rx) {
       publish(post_word(links_.recv_conn, false));
       publish(post_word(links_.recv_conn, false));
       rx_closed = moved = true;
     }
-    const bool done = si == p.sends.size() && ri == p.recvs.size() && tx_closed && rx_closed;
+    const bool done = r.si == p.sends.size() && r.ri == p.recvs.size() && tx_closed && rx_closed;
     if (done && task.done()) break;
     if (task.done()) {
       if (Status s = task.failure(); !s) {
@@ -299,8 +331,8 @@ Status Ccom::execute_peers(Plan& p) {
   if (Status s = task.finish(); !s) return s;
   for (int q = 0; q < n_; ++q) {
     PeerLink& l = links_.peers[static_cast<size_t>(q)];
-    l.tx_base += tx_seq[static_cast<size_t>(q)];
-    l.rx_base += rx_seq[static_cast<size_t>(q)];
+    l.tx_base += r.tx_seq[static_cast<size_t>(q)];
+    l.rx_base += r.rx_seq[static_cast<size_t>(q)];
   }
   return {};
 }

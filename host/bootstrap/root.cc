@@ -136,17 +136,143 @@ Status Root::wait() {
   return outcome_;
 }
 
+namespace {
+
+// Strangers refused while the root waited: named in a timeout verdict, since
+// a rank with the wrong secret is one of the missing.
+struct Refusals {
+  int count = 0;
+  std::string first;
+
+  void note(const InboundConnection& conn, const std::string& why) {
+    if (count++ > 0) return;
+    first = "from " + conn.from() +
+            (conn.refused_hello() ? " (claiming rank " + std::to_string(conn.hello().rank) + ")"
+                                  : std::string()) +
+            ": " + why;
+  }
+  std::string summary() const {
+    if (count == 0) return {};
+    return "; the root refused " + std::to_string(count) + " connection" + (count == 1 ? "" : "s") +
+           " meanwhile, the first " + first;
+  }
+};
+
+// One message of a peer: its check-ins (one flat rank, or a leader's batch)
+// recorded, or why the message is refused.
+Status take_message(const InboundConnection::Message& m, int n, Peer& peer, CheckIns& checkins) {
+  const Kind kind = m.type == static_cast<uint32_t>(MsgType::kInfoToRoot)     ? Kind::kFlat
+                    : m.type == static_cast<uint32_t>(MsgType::kLeaderToRoot) ? Kind::kLeader
+                                                                              : Kind::kUnknown;
+  std::vector<ExtInfo> infos;
+  Status ok;
+  if (kind == Kind::kFlat) {
+    auto info = ExtInfo::decode(m.payload.data(), m.payload.size());
+    if (info)
+      infos.push_back(*info);
+    else
+      ok = info.take_error();
+  } else if (kind == Kind::kLeader) {
+    auto batch = LeaderCheckIn::decode(m.payload.data(), m.payload.size(), n);
+    if (batch)
+      infos = batch->members;
+    else
+      ok = batch.take_error();
+  } else {
+    ok = make_error(NRT_INVALID, std::string("unexpected message ") + msg_type_name(m.type));
+  }
+  for (const ExtInfo& info : infos) {
+    checkins.add(info, peer.conn->from(), kind);
+    peer.ranks.push_back(info.rank);
+  }
+  if (kind != Kind::kUnknown) peer.kind = kind;
+  return ok;
+}
+
+// Reads what a readable peer sent. A stranger that fails is refused (and
+// counted); a member that fails or hangs up fails the whole communicator.
+void serve_peer(Peer& peer, int n, CheckIns& checkins, Refusals& refusals,
+                const std::string& where) {
+  std::vector<InboundConnection::Message> messages;
+  Status ok = peer.conn->read_available(&messages);
+  for (const auto& m : messages) {
+    Status taken = take_message(m, n, peer, checkins);
+    if (!taken) ok = std::move(taken);
+  }
+  // A connection that presented the secret is a member even before its
+  // first check-in is complete: if it breaks, that rank is lost.
+  const bool member = !peer.ranks.empty() || peer.conn->identified();
+  const int rank = !peer.ranks.empty() ? peer.ranks.front() : peer.conn->hello().rank;
+  if (!ok) {
+    if (!member) {
+      NCCOM_WARN("%s refused a connection from %s: %s", where.c_str(), peer.conn->from().c_str(),
+                 ok.error().message.c_str());
+      refusals.note(*peer.conn, ok.error().message);
+    } else {
+      checkins.fail("the connection of rank " + std::to_string(rank) + " (" + peer.conn->from() +
+                    ") failed before the handshake finished: " + ok.error().message);
+    }
+    peer.conn->close();
+  } else if (peer.conn->closed() && member) {
+    checkins.fail("rank " + std::to_string(rank) + " (" + peer.conn->from() +
+                  ") hung up before the handshake finished (did the process die?)");
+  }
+}
+
+// Takes every pending connection. A rank refused at its Hello is told why, so
+// that it fails with the root's reason instead of a closed connection.
+void accept_peers(const Socket& listener, const InboundConnection::HelloValidator& validator,
+                  std::vector<Peer>& peers) {
+  for (;;) {
+    const int fd = ::accept4(listener.fd(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) return;
+    peers.push_back(
+        Peer{.conn = std::make_unique<InboundConnection>(Socket(fd), validator), .ranks = {}});
+    peers.back().conn->tell_refusals();
+  }
+}
+
+// The root's answer to one peer: success (the cluster id, epoch and the
+// addresses it needs) or the one failure text.
+std::vector<uint8_t> reply_for(const Peer& peer, const CheckIns& checkins, int n,
+                               uint64_t cluster_id, int64_t epoch, MsgType* type) {
+  const bool success = checkins.failure().empty();
+  if (peer.kind == Kind::kLeader) {
+    LeaderReply reply;
+    reply.status = success ? 0 : 1;
+    reply.error = success ? "" : checkins.failure();
+    reply.cluster_id = cluster_id;
+    reply.epoch = epoch;
+    if (success) {
+      for (int r = 0; r < n; ++r) reply.addresses.push_back(checkins.info(r).listen_address);
+    }
+    *type = MsgType::kRootToLeader;
+    return reply.encode();
+  }
+  RootReply reply;
+  reply.status = success ? 0 : 1;
+  reply.error = success ? "" : checkins.failure();
+  reply.cluster_id = cluster_id;
+  reply.epoch = epoch;
+  if (success) reply.successor = checkins.info((peer.ranks.front() + 1) % n).listen_address;
+  *type = MsgType::kInfoFromRoot;
+  return reply.encode();
+}
+
+}  // namespace
+
 void Root::serve() {
   const Deadline deadline = Clock::now() + options_.timeout;
   const int n = options_.nranks;
   const std::string where = "bootstrap root " + address_.to_string();
   CheckIns checkins(n);
   std::vector<Peer> peers;
+  Refusals refusals;
 
   // Only the secret decides membership. A member with another rank count is
   // let through so that its check-in fails the whole communicator with the
   // rank-count message (CheckIns::add) instead of timing the others out.
-  auto validator = [this](const Hello& hello) -> Status {
+  const InboundConnection::HelloValidator validator = [this](const Hello& hello) -> Status {
     if (hello.secret != options_.secret) {
       return make_error(NRT_INVALID,
                         "wrong secret: the rank's bootstrap secret is not the root's (set "
@@ -155,10 +281,6 @@ void Root::serve() {
     }
     return {};
   };
-  // Strangers refused meanwhile: named with a missing-rank verdict, since a
-  // rank with the wrong secret is one of the missing.
-  int refused = 0;
-  std::string first_refusal;
 
   while (!checkins.complete() && checkins.failure().empty()) {
     std::vector<pollfd> fds{{listener_.fd(), POLLIN, 0}};
@@ -167,87 +289,16 @@ void Root::serve() {
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     const int ready = left.count() > 0 ? ::poll(fds.data(), fds.size(), left.count()) : 0;
     if (ready == 0) {
-      std::string why = checkins.missing() + " did not check in within " +
-                        std::to_string(options_.timeout.count()) + " ms";
-      if (refused > 0) {
-        why += "; the root refused " + std::to_string(refused) + " connection" +
-               (refused == 1 ? "" : "s") + " meanwhile, the first " + first_refusal;
-      }
-      checkins.fail(std::move(why));
+      checkins.fail(checkins.missing() + " did not check in within " +
+                    std::to_string(options_.timeout.count()) + " ms" + refusals.summary());
       break;
     }
     if (ready < 0) continue;  // EINTR
     for (std::size_t i = 0; i < peers.size(); ++i) {
-      if (fds[i + 1].revents == 0) continue;
-      Peer& peer = peers[i];
-      std::vector<InboundConnection::Message> messages;
-      Status ok = peer.conn->read_available(&messages);
-      for (auto& m : messages) {
-        const Kind kind = m.type == static_cast<uint32_t>(MsgType::kInfoToRoot) ? Kind::kFlat
-                          : m.type == static_cast<uint32_t>(MsgType::kLeaderToRoot)
-                              ? Kind::kLeader
-                              : Kind::kUnknown;
-        std::vector<ExtInfo> infos;
-        if (kind == Kind::kFlat) {
-          auto info = ExtInfo::decode(m.payload.data(), m.payload.size());
-          if (info)
-            infos.push_back(*info);
-          else
-            ok = info.take_error();
-        } else if (kind == Kind::kLeader) {
-          auto batch = LeaderCheckIn::decode(m.payload.data(), m.payload.size(), n);
-          if (batch)
-            infos = batch->members;
-          else
-            ok = batch.take_error();
-        } else {
-          ok = make_error(NRT_INVALID, std::string("unexpected message ") + msg_type_name(m.type));
-        }
-        for (const ExtInfo& info : infos) {
-          checkins.add(info, peer.conn->from(), kind);
-          peer.ranks.push_back(info.rank);
-        }
-        if (kind != Kind::kUnknown) peer.kind = kind;
-      }
-      // A connection that presented the secret is a member even before its
-      // first check-in is complete: if it breaks, that rank is lost.
-      const bool member = !peer.ranks.empty() || peer.conn->identified();
-      const int rank = !peer.ranks.empty() ? peer.ranks.front() : peer.conn->hello().rank;
-      if (!ok) {
-        if (!member) {
-          NCCOM_WARN("%s refused a connection from %s: %s", where.c_str(),
-                     peer.conn->from().c_str(), ok.error().message.c_str());
-          if (refused++ == 0) {
-            first_refusal =
-                "from " + peer.conn->from() +
-                (peer.conn->refused_hello()
-                     ? " (claiming rank " + std::to_string(peer.conn->hello().rank) + ")"
-                     : std::string()) +
-                ": " + ok.error().message;
-          }
-        } else {
-          checkins.fail("the connection of rank " + std::to_string(rank) + " (" +
-                        peer.conn->from() +
-                        ") failed before the handshake finished: " + ok.error().message);
-        }
-        peer.conn->close();
-      } else if (peer.conn->closed() && member) {
-        checkins.fail("rank " + std::to_string(rank) + " (" + peer.conn->from() +
-                      ") hung up before the handshake finished (did the process die?)");
-      }
+      if (fds[i + 1].revents != 0) serve_peer(peers[i], n, checkins, refusals, where);
     }
     std::erase_if(peers, [](const Peer& p) { return p.conn->closed(); });
-    if (fds[0].revents & POLLIN) {
-      for (;;) {
-        const int fd = ::accept4(listener_.fd(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (fd < 0) break;
-        peers.push_back(
-            Peer{.conn = std::make_unique<InboundConnection>(Socket(fd), validator), .ranks = {}});
-        // A rank refused at its Hello is told why, so that it fails with
-        // the root's reason instead of a closed connection.
-        peers.back().conn->tell_refusals();
-      }
-    }
+    if (fds[0].revents & POLLIN) accept_peers(listener_, validator, peers);
   }
 
   // Answer everybody who checked in: success or the one failure text.
@@ -257,28 +308,8 @@ void Root::serve() {
   const Deadline reply_deadline = Clock::now() + options_.timeout;
   for (Peer& peer : peers) {
     if (peer.ranks.empty()) continue;
-    std::vector<uint8_t> payload;
-    MsgType type = MsgType::kInfoFromRoot;
-    if (peer.kind == Kind::kLeader) {
-      LeaderReply reply;
-      reply.status = success ? 0 : 1;
-      reply.error = success ? "" : checkins.failure();
-      reply.cluster_id = cluster_id;
-      reply.epoch = epoch;
-      if (success) {
-        for (int r = 0; r < n; ++r) reply.addresses.push_back(checkins.info(r).listen_address);
-      }
-      payload = reply.encode();
-      type = MsgType::kRootToLeader;
-    } else {
-      RootReply reply;
-      reply.status = success ? 0 : 1;
-      reply.error = success ? "" : checkins.failure();
-      reply.cluster_id = cluster_id;
-      reply.epoch = epoch;
-      if (success) reply.successor = checkins.info((peer.ranks.front() + 1) % n).listen_address;
-      payload = reply.encode();
-    }
+    MsgType type{};
+    const std::vector<uint8_t> payload = reply_for(peer, checkins, n, cluster_id, epoch, &type);
     Status sent = send_message(peer.conn->socket(), type, payload, reply_deadline);
     if (!sent) {
       NCCOM_WARN("%s could not answer %s: %s", where.c_str(), peer.conn->from().c_str(),

@@ -81,29 +81,9 @@ Status Communicator::bring_up(const InitRequest& request, const BootstrapSetting
   device_info_ = *request.device;
   global_ = request.global;
 
-  // The unique id: given, or derived from the root address, as
-  // bootstrapGetUniqueId and ncclCommInitRank do.
-  bootstrap::UniqueId id;
-  const bool from_address = request.root_comm_id != nullptr && request.root_comm_id[0] != '\0';
-  if (from_address) {
-    auto derived = id_from_root_address(request.root_comm_id, nranks_, global_, settings);
-    if (!derived) return derived.take_error();
-    id = *derived;
-    if (rank_ == 0) {
-      NCCOM_INFO(log::kInit | log::kBootstrap, "Root comm ID set by environment to %s",
-                 request.root_comm_id);
-      auto bound = start_root(id, id.root, nranks_, settings);
-      if (!bound) return bound.take_error();
-    }
-  } else {
-    if (request.id == nullptr)
-      return invalid("communicator init: neither a unique id nor a root address");
-    auto decoded = bootstrap::UniqueId::decode(
-        reinterpret_cast<const uint8_t*>(request.id->internal), sizeof request.id->internal);
-    if (!decoded) return invalid("communicator init: " + decoded.error().message);
-    id = *decoded;
-  }
-  const uint64_t id_hash = hash_bytes(id.encode().internal, NCCL_UNIQUE_ID_BYTES);
+  auto id = resolve_id(request, settings);
+  if (!id) return id.take_error();
+  const uint64_t id_hash = hash_bytes(id->encode().internal, NCCL_UNIQUE_ID_BYTES);
 
   // bootstrapInit's gate: bootstrap only when the runtime reports 0 vNCs.
   uint32_t vnc_count = 0;
@@ -119,6 +99,42 @@ Status Communicator::bring_up(const InitRequest& request, const BootstrapSetting
   }
   if (global_) raise_files_limit();
 
+  const bootstrap::PeerRecord own = own_record(settings, id_hash);
+  if (vnc_count == 0) {
+    if (Status joined = join(*id, own, settings); !joined) return joined;
+  }
+  reap_roots();
+  if (Status exchanged = exchange_peer_records(own); !exchanged) return exchanged;
+  if (global_) share_rank_maps();
+  return {};
+}
+
+// The unique id: given, or derived from the root address, as
+// bootstrapGetUniqueId and ncclCommInitRank do (rank 0 then starts the root).
+Result<bootstrap::UniqueId> Communicator::resolve_id(const InitRequest& request,
+                                                     const BootstrapSettings& settings) {
+  const bool from_address = request.root_comm_id != nullptr && request.root_comm_id[0] != '\0';
+  if (!from_address) {
+    if (request.id == nullptr)
+      return invalid("communicator init: neither a unique id nor a root address");
+    auto decoded = bootstrap::UniqueId::decode(
+        reinterpret_cast<const uint8_t*>(request.id->internal), sizeof request.id->internal);
+    if (!decoded) return invalid("communicator init: " + decoded.error().message);
+    return *decoded;
+  }
+  auto derived = id_from_root_address(request.root_comm_id, nranks_, global_, settings);
+  if (!derived) return derived.take_error();
+  if (rank_ == 0) {
+    NCCOM_INFO(log::kInit | log::kBootstrap, "Root comm ID set by environment to %s",
+               request.root_comm_id);
+    auto bound = start_root(*derived, derived->root, nranks_, settings);
+    if (!bound) return bound.take_error();
+  }
+  return *derived;
+}
+
+bootstrap::PeerRecord Communicator::own_record(const BootstrapSettings& settings,
+                                               uint64_t id_hash) const {
   bootstrap::PeerRecord own;
   own.rank = rank_;
   own.device = device_;
@@ -130,35 +146,40 @@ Status Communicator::bring_up(const InitRequest& request, const BootstrapSetting
   own.comm = reinterpret_cast<uintptr_t>(this);
   own.host_device_id = device_info_.host_device_id;
   own.mla_idx = device_info_.mla_idx;
+  return own;
+}
 
-  if (vnc_count == 0) {
-    bootstrap::JoinOptions join;
-    join.id = id;
-    join.rank = rank_;
-    join.nranks = nranks_;
-    if (global_) join.build_tag = build_tag();
-    join.host_hash = own.host_hash;
-    join.listen_on = settings.interface.address;
-    join.socket_timeout = settings.socket_timeout;
-    join.handshake_timeout = settings.handshake_timeout;
-    auto joined = bootstrap::join(join);
-    if (!joined) {
-      settle_root(id.root, std::chrono::milliseconds(2000));
-      reap_roots();  // joins it once finished: a process that now exits leaves no thread behind
-      return joined.take_error();
-    }
-    mesh_ = std::move(joined->mesh);
-    root_ = id.root;
-    // Until neuronBuildGraphComm has connected the rings, every bootstrap
-    // wait is a setup wait: bounded by the handshake timeout as well, and
-    // given up as soon as a member's connection breaks.
-    mesh_->set_setup(true, settings.handshake_timeout);
-    cluster_id_ = joined->cluster_id;
-    epoch_ = joined->epoch;
+// The bootstrap handshake with the root and the peer mesh it leaves.
+Status Communicator::join(const bootstrap::UniqueId& id, const bootstrap::PeerRecord& own,
+                          const BootstrapSettings& settings) {
+  bootstrap::JoinOptions options;
+  options.id = id;
+  options.rank = rank_;
+  options.nranks = nranks_;
+  if (global_) options.build_tag = build_tag();
+  options.host_hash = own.host_hash;
+  options.listen_on = settings.interface.address;
+  options.socket_timeout = settings.socket_timeout;
+  options.handshake_timeout = settings.handshake_timeout;
+  auto joined = bootstrap::join(options);
+  if (!joined) {
+    settle_root(id.root, std::chrono::milliseconds(2000));
+    reap_roots();  // joins it once finished: a process that now exits leaves no thread behind
+    return joined.take_error();
   }
-  reap_roots();
+  mesh_ = std::move(joined->mesh);
+  root_ = id.root;
+  // Until neuronBuildGraphComm has connected the rings, every bootstrap
+  // wait is a setup wait: bounded by the handshake timeout as well, and
+  // given up as soon as a member's connection breaks.
+  mesh_->set_setup(true, settings.handshake_timeout);
+  cluster_id_ = joined->cluster_id;
+  epoch_ = joined->epoch;
+  return {};
+}
 
-  // The first all-gather: the 112-byte peer records (initTransportsRank's).
+// The first all-gather: the 112-byte peer records (initTransportsRank's).
+Status Communicator::exchange_peer_records(const bootstrap::PeerRecord& own) {
   std::vector<uint8_t> table(bootstrap::kPeerRecordBytes * nranks_);
   const auto mine = own.encode();
   std::memcpy(table.data() + bootstrap::kPeerRecordBytes * rank_, mine.data(), mine.size());
@@ -178,21 +199,21 @@ Status Communicator::bring_up(const InitRequest& request, const BootstrapSetting
     }
     peers_.push_back(*record);
   }
-
-  // As in initTransportsRank, the runtime learns every rank's MLA index and
-  // host device id.
-  if (global_) {
-    std::vector<int> mla(nranks_), host_device(nranks_);
-    for (int r = 0; r < nranks_; ++r) {
-      mla[r] = peers_[r].mla_idx;
-      host_device[r] = peers_[r].host_device_id;
-    }
-    if (runtime::api().nec_build_port_and_rid_map(device_, mla.data(), host_device.data(),
-                                                  nranks_) != NRT_SUCCESS) {
-      NCCOM_WARN("nec_build_port_and_rid_map failed for device %d", device_);
-    }
-  }
   return {};
+}
+
+// As in initTransportsRank, the runtime learns every rank's MLA index and
+// host device id.
+void Communicator::share_rank_maps() const {
+  std::vector<int> mla(nranks_), host_device(nranks_);
+  for (int r = 0; r < nranks_; ++r) {
+    mla[r] = peers_[r].mla_idx;
+    host_device[r] = peers_[r].host_device_id;
+  }
+  if (runtime::api().nec_build_port_and_rid_map(device_, mla.data(), host_device.data(), nranks_) !=
+      NRT_SUCCESS) {
+    NCCOM_WARN("nec_build_port_and_rid_map failed for device %d", device_);
+  }
 }
 
 int Communicator::local_rank_count() const {

@@ -80,6 +80,14 @@ class Communicator {
  private:
   Communicator() = default;
   Status bring_up(const InitRequest& request, const BootstrapSettings& settings);
+  // bring_up's steps, in order.
+  Result<bootstrap::UniqueId> resolve_id(const InitRequest& request,
+                                         const BootstrapSettings& settings);
+  bootstrap::PeerRecord own_record(const BootstrapSettings& settings, uint64_t id_hash) const;
+  Status join(const bootstrap::UniqueId& id, const bootstrap::PeerRecord& own,
+              const BootstrapSettings& settings);
+  Status exchange_peer_records(const bootstrap::PeerRecord& own);
+  void share_rank_maps() const;
 
   int rank_ = -1;
   int nranks_ = 0;
