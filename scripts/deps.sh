@@ -23,6 +23,7 @@ packages=(
   iperf3                              # bench/net
   graphviz                            # nccom-topo --svg/--png (dot)
   clang-format-16                     # scripts/style.sh (the style check CI runs)
+  clang-tidy-16                       # scripts/lint.sh (the lint CI runs)
 )
 
 if [ "${1:-}" = "--list" ]; then

@@ -2,8 +2,9 @@
 # README command 2 (and CI, through .ci/run): install what is missing; check
 # the tree's style (scripts/style.sh --check); then
 # for each preset build, check that the build read no header a new machine
-# would lack (scripts/check-deps.sh), and run the whole test suite (every
-# test not labelled "long"):
+# would lack (scripts/check-deps.sh), lint the tree once the default build is
+# there (scripts/lint.sh), and run the whole test suite (every test not
+# labelled "long"):
 #   bash scripts/test.sh                    default, then asan (AddressSanitizer + UBSan)
 #   PRESET=tsan bash scripts/test.sh        one preset only (default, asan or tsan)
 #   bash scripts/test.sh --long             the long suites (fuzzing, large scales),
@@ -42,6 +43,9 @@ for preset in $presets; do
   cmake --preset "$preset" >/dev/null
   cmake --build --preset "$preset"
   bash scripts/check-deps.sh "$build_dir"
+  # The lint reads the default build's compile commands (and its generated
+  # headers), so it runs once that build is there.
+  if [ "$preset" = default ]; then bash scripts/lint.sh; fi
   ctest --preset "$test_preset" "$@"
   summary+=("$preset: $(( $(date +%s) - start )) s")
 done

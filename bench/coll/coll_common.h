@@ -21,6 +21,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* C names: this header is shared with the C programs of the MPI and Gloo
+ * peers. */
+/* NOLINTBEGIN(readability-identifier-naming) */
 enum coll_op { COLL_ALLREDUCE = 0, COLL_ALLGATHER = 1, COLL_NUM_OPS = 2 };
 
 static const char* const coll_op_names[COLL_NUM_OPS] = {"allr", "allg"};
@@ -204,5 +207,7 @@ static void coll_print_row(enum coll_op op, int nranks, uint64_t count, double t
          (unsigned long long)wrong);
   fflush(stdout);
 }
+
+/* NOLINTEND(readability-identifier-naming) */
 
 #endif /* NCCOM_BENCH_COLL_COMMON_H */

@@ -68,11 +68,12 @@ struct FloatOps {
   static F prod(F a, F b) { return a * b; }
   static F min(F a, F b) {
     const F r = a == b ? from(bits(a) | bits(b)) : (a < b ? a : b);
-    return a != a ? a : r;  // b NaN: a == b and a < b are false, r = b
+    // A NaN is the one value unequal to itself; b NaN: a == b and a < b are false, r = b.
+    return a != a ? a : r;  // NOLINT(misc-redundant-expression)
   }
   static F max(F a, F b) {
     const F r = a == b ? from(bits(a) & bits(b)) : (a > b ? a : b);
-    return a != a ? a : r;
+    return a != a ? a : r;  // NOLINT(misc-redundant-expression): the NaN test, as in min
   }
 };
 

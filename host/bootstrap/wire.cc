@@ -410,7 +410,7 @@ Result<LeaderCheckIn> LeaderCheckIn::decode(const uint8_t* bytes, std::size_t le
                                   std::to_string(checkin.members[0].nranks) + ")");
     }
     ranks.push_back(info->rank);
-    checkin.members.push_back(std::move(*info));
+    checkin.members.push_back(*info);
   }
   std::sort(ranks.begin(), ranks.end());
   if (auto dup = std::adjacent_find(ranks.begin(), ranks.end()); dup != ranks.end()) {

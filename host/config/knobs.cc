@@ -9,46 +9,44 @@
 namespace nccom::config {
 namespace {
 
-using sv = std::string_view;
-
 // The upper bound of every duration knob in milliseconds: 24 hours. A larger
 // value is no longer a timeout anyone waits for, and the bound keeps
 // steady_clock::now() + the value far from overflowing (which would make a
 // deadline lie in the past and expire at once).
 constexpr std::int64_t kMaxDurationMs = 24LL * 60 * 60 * 1000;
 
-constexpr sv kLogLevels[] = {"NONE", "VERSION", "WARN", "INFO", "ABORT", "TRACE"};
-constexpr sv kSocketFamilies[] = {"", "AF_INET", "AF_INET6"};
+constexpr std::string_view kLogLevels[] = {"NONE", "VERSION", "WARN", "INFO", "ABORT", "TRACE"};
+constexpr std::string_view kSocketFamilies[] = {"", "AF_INET", "AF_INET6"};
 
-constexpr sv kEnvDebug[] = {"NCCL_DEBUG"};
-constexpr sv kEnvDebugSubsys[] = {"NCCL_DEBUG_SUBSYS"};
-constexpr sv kEnvDebugFile[] = {"NCCL_DEBUG_FILE"};
-constexpr sv kEnvSockTimeout[] = {"NEURON_CCOM_SOCK_TIMEOUT"};
-constexpr sv kEnvIfname[] = {"CCOM_SOCKET_IFNAME", "NCCL_SOCKET_IFNAME"};
-constexpr sv kEnvFamily[] = {"CCOM_SOCKET_FAMILY", "NCCL_SOCKET_FAMILY"};
-constexpr sv kEnvRootCommId[] = {"NEURON_RT_ROOT_COMM_ID"};
-constexpr sv kEnvNetPlugin[] = {"NCCL_NET_PLUGIN"};
-constexpr sv kEnvNetPluginLayout[] = {"NCCOM_NET_PLUGIN_LAYOUT"};
-constexpr sv kEnvNetUseRuntime[] = {"NCCOM_NET_USE_RUNTIME_PLUGIN"};
-constexpr sv kEnvEfaForkSafe[] = {"FI_EFA_FORK_SAFE"};
-constexpr sv kNetLayouts[] = {"neuron", "nvidia"};
-constexpr sv kEnvPluginPath[] = {"NCCOM_PLUGIN_PATH"};
-constexpr sv kEnvHandshake[] = {"NCCOM_BOOTSTRAP_TIMEOUT_MS"};
-constexpr sv kEnvProtocol[] = {"NCCOM_BOOTSTRAP_PROTOCOL"};
-constexpr sv kEnvSecret[] = {"NCCOM_BOOTSTRAP_SECRET"};
-constexpr sv kEnvHostId[] = {"NCCL_HOSTID"};
-constexpr sv kProtocols[] = {"auto", "flat", "hierarchical"};
-constexpr sv kEnvTopoPlugins[] = {"NCCOM_TOPOLOGY_PLUGINS"};
-constexpr sv kEnvTopoFile[] = {"NCCL_TOPO_FILE"};
-constexpr sv kEnvTopoDump[] = {"NCCL_TOPO_DUMP_FILE"};
-constexpr sv kEnvGraphFile[] = {"NCCL_GRAPH_FILE"};
-constexpr sv kEnvNewAlgorithm[] = {"NCCL_GRAPH_USE_NEW_ALGORITHM"};
-constexpr sv kEnvP2pLevel[] = {"NCCL_P2P_LEVEL"};
-constexpr sv kEnvP2pDisable[] = {"NCCL_P2P_DISABLE"};
-constexpr sv kEnvStallWarn[] = {"NCCOM_PROXY_STALL_WARN_MS"};
-constexpr sv kEnvTransportPlugins[] = {"NCCOM_TRANSPORT_PLUGINS"};
-constexpr sv kEnvConnectTimeout[] = {"NCCOM_TRANSPORT_CONNECT_TIMEOUT_MS"};
-constexpr sv kEnvStallFail[] = {"NCCOM_PROXY_STALL_FAIL_MS"};
+constexpr std::string_view kEnvDebug[] = {"NCCL_DEBUG"};
+constexpr std::string_view kEnvDebugSubsys[] = {"NCCL_DEBUG_SUBSYS"};
+constexpr std::string_view kEnvDebugFile[] = {"NCCL_DEBUG_FILE"};
+constexpr std::string_view kEnvSockTimeout[] = {"NEURON_CCOM_SOCK_TIMEOUT"};
+constexpr std::string_view kEnvIfname[] = {"CCOM_SOCKET_IFNAME", "NCCL_SOCKET_IFNAME"};
+constexpr std::string_view kEnvFamily[] = {"CCOM_SOCKET_FAMILY", "NCCL_SOCKET_FAMILY"};
+constexpr std::string_view kEnvRootCommId[] = {"NEURON_RT_ROOT_COMM_ID"};
+constexpr std::string_view kEnvNetPlugin[] = {"NCCL_NET_PLUGIN"};
+constexpr std::string_view kEnvNetPluginLayout[] = {"NCCOM_NET_PLUGIN_LAYOUT"};
+constexpr std::string_view kEnvNetUseRuntime[] = {"NCCOM_NET_USE_RUNTIME_PLUGIN"};
+constexpr std::string_view kEnvEfaForkSafe[] = {"FI_EFA_FORK_SAFE"};
+constexpr std::string_view kNetLayouts[] = {"neuron", "nvidia"};
+constexpr std::string_view kEnvPluginPath[] = {"NCCOM_PLUGIN_PATH"};
+constexpr std::string_view kEnvHandshake[] = {"NCCOM_BOOTSTRAP_TIMEOUT_MS"};
+constexpr std::string_view kEnvProtocol[] = {"NCCOM_BOOTSTRAP_PROTOCOL"};
+constexpr std::string_view kEnvSecret[] = {"NCCOM_BOOTSTRAP_SECRET"};
+constexpr std::string_view kEnvHostId[] = {"NCCL_HOSTID"};
+constexpr std::string_view kProtocols[] = {"auto", "flat", "hierarchical"};
+constexpr std::string_view kEnvTopoPlugins[] = {"NCCOM_TOPOLOGY_PLUGINS"};
+constexpr std::string_view kEnvTopoFile[] = {"NCCL_TOPO_FILE"};
+constexpr std::string_view kEnvTopoDump[] = {"NCCL_TOPO_DUMP_FILE"};
+constexpr std::string_view kEnvGraphFile[] = {"NCCL_GRAPH_FILE"};
+constexpr std::string_view kEnvNewAlgorithm[] = {"NCCL_GRAPH_USE_NEW_ALGORITHM"};
+constexpr std::string_view kEnvP2pLevel[] = {"NCCL_P2P_LEVEL"};
+constexpr std::string_view kEnvP2pDisable[] = {"NCCL_P2P_DISABLE"};
+constexpr std::string_view kEnvStallWarn[] = {"NCCOM_PROXY_STALL_WARN_MS"};
+constexpr std::string_view kEnvTransportPlugins[] = {"NCCOM_TRANSPORT_PLUGINS"};
+constexpr std::string_view kEnvConnectTimeout[] = {"NCCOM_TRANSPORT_CONNECT_TIMEOUT_MS"};
+constexpr std::string_view kEnvStallFail[] = {"NCCOM_PROXY_STALL_FAIL_MS"};
 
 constexpr Knob kHostKnobs[] = {
     {.key = "log.level",

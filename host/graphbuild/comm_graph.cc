@@ -37,7 +37,7 @@ const Backends& backends(core::Context& ctx) {
     for (plugin::LoadedPlugin* p : ctx.plugins(NCCOM_PLUGIN_KIND_TOPOLOGY)) {
       auto bound = TopoBackend::bind(*p);
       if (bound) {
-        b.list.push_back(std::move(*bound));
+        b.list.push_back(*bound);
       } else {
         NCCOM_WARN("skipping topology plugin: %s", bound.error().message.c_str());
       }

@@ -176,7 +176,7 @@ namespace {
 // Whatever links this logger also routes the SDK's utility code through it.
 // Runs during static initialisation; the SDK's logger slot is constant-
 // initialised, so the order against other objects does not matter.
-[[maybe_unused]] const bool g_sdk_logger_installed = (::nccom::util::set_logger(&sdk_log), true);
+[[maybe_unused]] const bool kSdkLoggerInstalled = (::nccom::util::set_logger(&sdk_log), true);
 }  // namespace
 
 Status configure(const Settings& settings) {

@@ -18,6 +18,10 @@
 
 namespace nccom::net::nvidia {
 
+// The names below are NVIDIA's (structs, slots and their parameters), so a
+// reader can hold them against upstream's headers.
+// NOLINTBEGIN(readability-identifier-naming)
+
 // NVIDIA v4 properties are the Neuron v4 properties (40 bytes).
 using Properties_v4 = ncclNetProperties_v4_t;
 
@@ -126,5 +130,6 @@ static_assert(offsetof(Net_v6, regMrDmaBuf) == 64);
 static_assert(offsetof(Net_v6, deregMr) == 72);
 static_assert(offsetof(Net_v6, test) == 104);
 static_assert(offsetof(Net_v6, closeListen) == 128);
+// NOLINTEND(readability-identifier-naming)
 
 }  // namespace nccom::net::nvidia

@@ -13,7 +13,7 @@ constexpr std::size_t kTreeOff = 512, kTreeEnd = 896, kKangaOff = 896;
 
 Error invalid(std::string msg) { return make_error(NRT_INVALID, std::move(msg)); }
 
-void put_i32(uint8_t* p, int v) {
+void putI32(uint8_t* p, int v) {
   const auto u = static_cast<uint32_t>(v);
   p[0] = static_cast<uint8_t>(u);
   p[1] = static_cast<uint8_t>(u >> 8);
@@ -21,7 +21,7 @@ void put_i32(uint8_t* p, int v) {
   p[3] = static_cast<uint8_t>(u >> 24);
 }
 
-int get_i32(const uint8_t* p) {
+int getI32(const uint8_t* p) {
   const uint32_t u =
       uint32_t{p[0]} | (uint32_t{p[1]} << 8) | (uint32_t{p[2]} << 16) | (uint32_t{p[3]} << 24);
   return static_cast<int>(u);
@@ -126,14 +126,14 @@ Result<TopoRanks> preset(const topo::TopoGraph& graph, int myRank, const KangaPa
 std::array<uint8_t, kFragmentBytes> encodeFragment(const TopoRanks& r) {
   std::array<uint8_t, kFragmentBytes> b{};  // tree region stays zero
   for (int c = 0; c < kMaxChannels; ++c) {
-    put_i32(&b[kRecvOff + 4 * c], r.ringRecv[c]);
-    put_i32(&b[kSendOff + 4 * c], r.ringSend[c]);
-    put_i32(&b[kPrevOff + 4 * c], r.ringPrev[c]);
-    put_i32(&b[kNextOff + 4 * c], r.ringNext[c]);
+    putI32(&b[kRecvOff + 4 * c], r.ringRecv[c]);
+    putI32(&b[kSendOff + 4 * c], r.ringSend[c]);
+    putI32(&b[kPrevOff + 4 * c], r.ringPrev[c]);
+    putI32(&b[kNextOff + 4 * c], r.ringNext[c]);
   }
   for (int k = 0; k < kMaxKangaPaths; ++k)
     for (int j = 0; j < kKangaLane; ++j)
-      put_i32(&b[kKangaOff + 4 * (k * kKangaLane + j)], r.kangaPath[k][j]);
+      putI32(&b[kKangaOff + 4 * (k * kKangaLane + j)], r.kangaPath[k][j]);
   return b;
 }
 
@@ -188,14 +188,14 @@ Result<TopoRanks> decodeFragment(std::span<const uint8_t> bytes, int sourceRank,
   }
   TopoRanks r;
   for (int c = 0; c < kMaxChannels; ++c) {
-    r.ringRecv[c] = get_i32(&bytes[kRecvOff + 4 * c]);
-    r.ringSend[c] = get_i32(&bytes[kSendOff + 4 * c]);
-    r.ringPrev[c] = get_i32(&bytes[kPrevOff + 4 * c]);
-    r.ringNext[c] = get_i32(&bytes[kNextOff + 4 * c]);
+    r.ringRecv[c] = getI32(&bytes[kRecvOff + 4 * c]);
+    r.ringSend[c] = getI32(&bytes[kSendOff + 4 * c]);
+    r.ringPrev[c] = getI32(&bytes[kPrevOff + 4 * c]);
+    r.ringNext[c] = getI32(&bytes[kNextOff + 4 * c]);
   }
   for (int k = 0; k < kMaxKangaPaths; ++k)
     for (int j = 0; j < kKangaLane; ++j)
-      r.kangaPath[k][j] = get_i32(&bytes[kKangaOff + 4 * (k * kKangaLane + j)]);
+      r.kangaPath[k][j] = getI32(&bytes[kKangaOff + 4 * (k * kKangaLane + j)]);
 
   const int n = r.activeChannels();
   if (n == 0)

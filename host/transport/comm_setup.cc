@@ -35,7 +35,7 @@ const Backends& backends(core::Context& ctx) {
     for (plugin::LoadedPlugin* p : ctx.plugins(NCCOM_PLUGIN_KIND_TRANSPORT)) {
       auto bound = TransportBackend::bind(*p);
       if (bound) {
-        b.list.push_back(std::move(*bound));
+        b.list.push_back(*bound);
       } else {
         NCCOM_WARN("skipping transport plugin: %s", bound.error().message.c_str());
       }

@@ -129,4 +129,5 @@ extern "C" NCCOM_PLUGIN_EXPORT const nccom_plugin_descriptor_t nccom_plugin = {
     "1.0.0",
     0,
     &kOps.head,
+    nullptr,  // knobs: none
 };

@@ -260,4 +260,5 @@ extern "C" NCCOM_PLUGIN_EXPORT const nccom_plugin_descriptor_t nccom_plugin = {
     "1.0.0",
     NCCOM_CAP_TOPO_SYSTEM | NCCOM_CAP_TOPO_GRAPH,
     &nccom::topo_nccl::kOps.head,
+    nullptr,  // knobs: none
 };

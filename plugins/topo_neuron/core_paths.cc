@@ -30,8 +30,8 @@ int generationTag(Platform p) {
 
 PathsRequest makeRequest(const PlatformDescription& d, const VcoreSet& available, int max) {
   PathsRequest r;
-  r.available_vcores = available;
-  r.trn_version = generationTag(d.platform);
+  r.availableVcores = available;
+  r.trnVersion = generationTag(d.platform);
   r.ncPerSengine = d.ncPerSengine;
   r.senginePerMLA = d.senginesPerMla;
   r.ncPerVcore = d.lnc;
@@ -120,7 +120,7 @@ Result<SearchResult> getPaths(const PlatformDescription& d, const PathsRequest& 
                                  std::to_string(d.ncPerSengine) + ", " +
                                  std::to_string(d.senginesPerMla) + ")");
   }
-  auto nodes = constructNodes(d, req.available_vcores);
+  auto nodes = constructNodes(d, req.availableVcores);
   if (!nodes) return nodes.take_error();
   SearchResult result;
   bool oneVcoreEach = true;
@@ -143,8 +143,8 @@ Result<SearchResult> getPaths(const PlatformDescription& d, const PathsRequest& 
       static_cast<unsigned long long>(result.stats.steps),
       result.stats.budgetExhausted ? " (budget reached; fewer rings than requested)" : "");
   result.corePaths = oneVcoreEach
-                         ? getSingleVCorePerDevicePath(d, result.devicePaths, req.available_vcores)
-                         : convertDevicePathToCorePath(d, result.devicePaths, req.available_vcores);
+                         ? getSingleVCorePerDevicePath(d, result.devicePaths, req.availableVcores)
+                         : convertDevicePathToCorePath(d, result.devicePaths, req.availableVcores);
   return result;
 }
 

@@ -43,8 +43,8 @@ inline constexpr int kMaxPathsPerRequest = 32;              // = MAXCHANNELS
 
 // paths_request, the original's search input.
 struct PathsRequest {
-  VcoreSet available_vcores;
-  int trn_version = 0;  // generation tag: 2 (SUNDA), 3 (CAYMAN), 4 (MARIANA), 0 (EMU)
+  VcoreSet availableVcores;
+  int trnVersion = 0;  // generation tag: 2 (SUNDA), 3 (CAYMAN), 4 (MARIANA), 0 (EMU)
   int ncPerSengine = 1;
   int senginePerMLA = 1;
   int ncPerVcore = 1;

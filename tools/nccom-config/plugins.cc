@@ -112,7 +112,7 @@ std::filesystem::path first_existing(const std::vector<std::filesystem::path>& p
 
 bool describe_plugins(const config::Config& config, std::string& out) {
   const auto dirs = plugin_dirs(config);
-  Listing l{out};
+  Listing l{out, true, {}};
   out += "\nplugin knobs ([plugins.<name>]; each plugin opened, not initialised)\n";
   native(config, dirs, NCCOM_PLUGIN_KIND_TOPOLOGY, "topology",
          config.get_string("topology.plugins"), l);

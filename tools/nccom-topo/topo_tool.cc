@@ -41,7 +41,7 @@ Result<std::unique_ptr<Backends>> Backends::load(const std::vector<std::filesyst
     b->plugins_.push_back(std::move(*p));
     auto bound = graphbuild::TopoBackend::bind(*b->plugins_.back());
     if (!bound) return bound.take_error();
-    b->backends_.push_back(std::move(*bound));
+    b->backends_.push_back(*bound);
     auto listed = b->backends_.back().platforms_xml();
     if (!listed) return listed.take_error();
     if (!*listed) continue;

@@ -88,11 +88,11 @@ std::string name_of(const Case& k) {
 // Runs one case `execs` times; "" or the first mismatch.
 std::string run_case(nrt_emu_ccom_t* cc, int rank, int n, const Case& k, int execs, uint64_t salt) {
   const size_t es = eng::dtype_size(k.t);
-  const uint64_t C = k.count;
-  uint64_t in_n = C, out_n = C;
-  if (k.c->coll == NRT_EMU_ALL_GATHER) out_n = C * n;
-  if (k.c->coll == NRT_EMU_REDUCE_SCATTER) in_n = C * n;
-  if (k.c->coll == NRT_EMU_ALL_TO_ALL) in_n = out_n = C * n;
+  const uint64_t elems = k.count;
+  uint64_t in_n = elems, out_n = elems;
+  if (k.c->coll == NRT_EMU_ALL_GATHER) out_n = elems * n;
+  if (k.c->coll == NRT_EMU_REDUCE_SCATTER) in_n = elems * n;
+  if (k.c->coll == NRT_EMU_ALL_TO_ALL) in_n = out_n = elems * n;
   const size_t in_b = in_n * es, out_b = out_n * es;
   void* sbuf = nullptr;
   void* rbuf = nullptr;
@@ -104,10 +104,10 @@ std::string run_case(nrt_emu_ccom_t* cc, int rank, int n, const Case& k, int exe
   uint8_t* in = base + out_b + guard;  // out-of-place: after a gap
   if (k.inplace) {
     if (k.c->coll == NRT_EMU_ALL_GATHER)
-      in = out + static_cast<uint64_t>(rank) * C * es;
+      in = out + static_cast<uint64_t>(rank) * elems * es;
     else if (k.c->coll == NRT_EMU_REDUCE_SCATTER) {
       in = base;
-      out = base + static_cast<uint64_t>(rank) * C * es;
+      out = base + static_cast<uint64_t>(rank) * elems * es;
     } else
       in = out;
   }
@@ -123,7 +123,7 @@ std::string run_case(nrt_emu_ccom_t* cc, int rank, int n, const Case& k, int exe
     a.coll = k.c->coll;
     a.dtype = static_cast<nrt_emu_dtype_t>(k.t);
     a.op = static_cast<nrt_emu_redop_t>(k.op);
-    a.count = C;
+    a.count = elems;
     a.send = sbuf;
     a.recv = out;
     a.root = k.root;
@@ -139,38 +139,38 @@ std::string run_case(nrt_emu_ccom_t* cc, int rank, int n, const Case& k, int exe
     std::vector<uint8_t> want;
     bool writes = true;
     switch (k.c->coll) {
-      case NRT_EMU_ALL_REDUCE: want = reduced(k.t, k.op, n, s, 0, C); break;
+      case NRT_EMU_ALL_REDUCE: want = reduced(k.t, k.op, n, s, 0, elems); break;
       case NRT_EMU_REDUCE:
         writes = rank == k.root;
-        if (writes) want = reduced(k.t, k.op, n, s, 0, C);
+        if (writes) want = reduced(k.t, k.op, n, s, 0, elems);
         break;
       case NRT_EMU_REDUCE_SCATTER:
-        want = reduced(k.t, k.op, n, s, static_cast<uint64_t>(rank) * C, C);
+        want = reduced(k.t, k.op, n, s, static_cast<uint64_t>(rank) * elems, elems);
         break;
       case NRT_EMU_BROADCAST:
-        want.resize(C * es);
-        fill(k.t, k.op, k.root, s, 0, C, want.data());
+        want.resize(elems * es);
+        fill(k.t, k.op, k.root, s, 0, elems, want.data());
         break;
       case NRT_EMU_ALL_GATHER:
         want.resize(out_b);
         for (int r = 0; r < n; ++r)
-          fill(k.t, k.op, r, s, 0, C, want.data() + static_cast<uint64_t>(r) * C * es);
+          fill(k.t, k.op, r, s, 0, elems, want.data() + static_cast<uint64_t>(r) * elems * es);
         break;
       case NRT_EMU_ALL_TO_ALL: {
         want.resize(out_b);
         std::vector<uint8_t> theirs(in_b);
         for (int r = 0; r < n; ++r) {
           fill(k.t, k.op, r, s, 0, in_n, theirs.data());
-          if (C > 0)  // an empty vector's data() may be NULL, which memcpy must not get even for 0
-                      // bytes
-            std::memcpy(want.data() + static_cast<uint64_t>(r) * C * es,
-                        theirs.data() + static_cast<uint64_t>(rank) * C * es, C * es);
+          if (elems > 0)  // an empty vector's data() may be NULL, which memcpy must not get even
+                          // for 0 bytes
+            std::memcpy(want.data() + static_cast<uint64_t>(r) * elems * es,
+                        theirs.data() + static_cast<uint64_t>(rank) * elems * es, elems * es);
         }
         break;
       }
       case NRT_EMU_PERMUTE:
-        want.resize(C * es);
-        fill(k.t, k.op, (rank + n - 1) % n, s, 0, C, want.data());
+        want.resize(elems * es);
+        fill(k.t, k.op, (rank + n - 1) % n, s, 0, elems, want.data());
         break;
       default: return "unexpected collective";
     }

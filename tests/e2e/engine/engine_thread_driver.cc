@@ -45,22 +45,22 @@ std::string run_rank(int rank, int n, int hosts, std::barrier<>& up, std::atomic
   }
   std::string err;
   const DType t = DType::Fp32;
-  const uint64_t C = 3001;
+  const uint64_t elems = 3001;
   void* in = nullptr;
   void* out = nullptr;
-  if (nrt_emu_ccom_alloc(cc, C * n * 4, &in) != NRT_SUCCESS ||
-      nrt_emu_ccom_alloc(cc, C * n * 4, &out) != NRT_SUCCESS)
+  if (nrt_emu_ccom_alloc(cc, elems * n * 4, &in) != NRT_SUCCESS ||
+      nrt_emu_ccom_alloc(cc, elems * n * 4, &out) != NRT_SUCCESS)
     err = std::string("alloc: ") + nrt_emu_ccom_error(cc);
   for (int round = 0; round < 3 && err.empty(); ++round) {
     for (nrt_emu_coll_t coll : {NRT_EMU_ALL_REDUCE, NRT_EMU_ALL_GATHER, NRT_EMU_ALL_TO_ALL}) {
       const uint64_t salt = static_cast<uint64_t>(round) * 31 + coll;
-      const uint64_t in_n = coll == NRT_EMU_ALL_TO_ALL ? C * n : C;
+      const uint64_t in_n = coll == NRT_EMU_ALL_TO_ALL ? elems * n : elems;
       fill(t, RedOp::Sum, rank, salt, 0, in_n, in);
       nrt_emu_coll_args_t a{};
       a.coll = coll;
       a.dtype = NRT_EMU_FP32;
       a.op = NRT_EMU_SUM;
-      a.count = C;
+      a.count = elems;
       a.send = in;
       a.recv = out;
       if (nrt_emu_ccom_run(cc, &a) != NRT_SUCCESS) {
@@ -69,14 +69,16 @@ std::string run_rank(int rank, int n, int hosts, std::barrier<>& up, std::atomic
       }
       std::vector<uint8_t> want;
       if (coll == NRT_EMU_ALL_REDUCE) {
-        want = reduced(t, RedOp::Sum, n, salt, 0, C);
+        want = reduced(t, RedOp::Sum, n, salt, 0, elems);
       } else {
-        want.resize(C * n * 4);
+        want.resize(elems * n * 4);
         std::vector<uint8_t> theirs(in_n * 4);
         for (int r = 0; r < n; ++r) {
           fill(t, RedOp::Sum, r, salt, 0, in_n, theirs.data());
-          const size_t from = coll == NRT_EMU_ALL_TO_ALL ? static_cast<size_t>(rank) * C * 4 : 0;
-          std::memcpy(want.data() + static_cast<size_t>(r) * C * 4, theirs.data() + from, C * 4);
+          const size_t from =
+              coll == NRT_EMU_ALL_TO_ALL ? static_cast<size_t>(rank) * elems * 4 : 0;
+          std::memcpy(want.data() + static_cast<size_t>(r) * elems * 4, theirs.data() + from,
+                      elems * 4);
         }
       }
       if (std::memcmp(out, want.data(), want.size()) != 0) {

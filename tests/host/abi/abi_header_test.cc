@@ -41,9 +41,9 @@ TEST(AbiHeader, CLayoutsMatchCxx) {
 }
 
 TEST(AbiHeader, ExportAndImportListsHaveTheSpecsCounts) {
-  constexpr int exports = 0 NCCOM_FOR_EACH_EXPORT(NCCOM_ABI_COUNT_ONE);
-  constexpr int imports = 0 NCCOM_FOR_EACH_IMPORT(NCCOM_ABI_COUNT_ONE);
-  static_assert(exports == NCCOM_EXPORT_COUNT && imports == NCCOM_IMPORT_COUNT);
+  constexpr int kExports = 0 NCCOM_FOR_EACH_EXPORT(NCCOM_ABI_COUNT_ONE);
+  constexpr int kImports = 0 NCCOM_FOR_EACH_IMPORT(NCCOM_ABI_COUNT_ONE);
+  static_assert(kExports == NCCOM_EXPORT_COUNT && kImports == NCCOM_IMPORT_COUNT);
   EXPECT_EQ(nccom_abi_export_count_from_c(), 37);
   EXPECT_EQ(nccom_abi_import_count_from_c(), 20);
 }

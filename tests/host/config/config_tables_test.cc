@@ -10,14 +10,13 @@
 namespace nccom::config::testing {
 namespace {
 
-using sv = std::string_view;
-
 TEST(ConfigTables, HostTableDeclaresTheRequiredKnobs) {
-  std::set<sv> keys;
+  std::set<std::string_view> keys;
   for (const Knob& knob : host_knobs()) keys.insert(knob.key);
-  for (sv key : {"log.level", "log.subsys", "log.file", "bootstrap.socket_timeout_ms",
-                 "bootstrap.socket_ifname", "bootstrap.socket_family", "bootstrap.root_comm_id",
-                 "net.plugin", "plugins.search_path", "topology.plugins"})
+  for (std::string_view key :
+       {"log.level", "log.subsys", "log.file", "bootstrap.socket_timeout_ms",
+        "bootstrap.socket_ifname", "bootstrap.socket_family", "bootstrap.root_comm_id",
+        "net.plugin", "plugins.search_path", "topology.plugins"})
     EXPECT_EQ(keys.count(key), 1u) << key;
 }
 
@@ -47,8 +46,8 @@ TEST(ConfigTables, EveryDurationKnobHasABoundedMaximum) {
   EXPECT_GE(durations, 5);
 }
 
-constexpr sv kPluginEnv[] = {"TEST_PLUGIN_DEPTH"};
-constexpr sv kModes[] = {"fast", "safe"};
+constexpr std::string_view kPluginEnv[] = {"TEST_PLUGIN_DEPTH"};
+constexpr std::string_view kModes[] = {"fast", "safe"};
 constexpr Knob kPluginTable[] = {
     {.key = "plugin_x.depth",
      .env = kPluginEnv,
@@ -101,7 +100,7 @@ TEST(ConfigTables, DuplicateKeyAcrossTables) {
 }
 
 TEST(ConfigTables, EveryDeclarationMistakeIsReported) {
-  constexpr static sv kNone[] = {""};
+  constexpr static std::string_view kNone[] = {""};
   constexpr static Knob kBad[] = {
       {.key = "Bad.Key", .type = Type::String, .help = "Upper case."},
       {.key = "clusters.x", .type = Type::String, .help = "Reserved."},
@@ -145,7 +144,7 @@ TEST(ConfigTables, IntegerTextParsing) {
   const Knob knob{.key = "k", .type = Type::Int, .help = "K."};
   EXPECT_EQ(detail::parse_text(knob, "-12").value, Value{std::int64_t{-12}});
   EXPECT_EQ(detail::parse_text(knob, "+7").value, Value{std::int64_t{7}});
-  for (sv bad : {"", "+", "1.5", "0x10", " 3", "3 ", "12abc", "9223372036854775808"})
+  for (std::string_view bad : {"", "+", "1.5", "0x10", " 3", "3 ", "12abc", "9223372036854775808"})
     EXPECT_FALSE(detail::parse_text(knob, bad).value.has_value()) << bad;
 }
 

@@ -282,7 +282,7 @@ TEST_F(NetHostNetConfig, PluginWithoutTheExportIsLeftAlone) {
 // the file and equals the plugin's own default.
 TEST(NetHostShippedFile, HoldsExactlyTheNetworkPluginsDefaults) {
   const std::string shipped = std::string(NCCOM_SOURCE_DIR) + "/config/nccom.toml";
-  for (const std::string path :
+  for (const std::string& path :
        {std::string(NET_HOST_SOCKET_PLUGIN), std::string(NET_HOST_OFI_PLUGIN)}) {
     void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     ASSERT_NE(handle, nullptr) << dlerror();

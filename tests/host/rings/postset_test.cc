@@ -66,7 +66,7 @@ TEST_P(GraphPostset, EveryRankBuildsTheSameRingsFollowingIntraAndNodeOrder) {
   for (int p = 0; p < cl.nNodes; ++p) nodePos[order[p]] = p;
 
   const std::vector<TopoRanks> frags = test::gatherFragments(cl);
-  const int n = cl.nChannels, nOut = std::min(32, 2 * n), N = cl.nRanks;
+  const int n = cl.nChannels, nOut = std::min(32, 2 * n), nRanks = cl.nRanks;
 
   // Rank 0's rings: each must follow the hop rule and visit every rank once.
   auto r0 = postset(test::inputFor(cl, frags, 0, nodeOrder));
@@ -74,25 +74,25 @@ TEST_P(GraphPostset, EveryRankBuildsTheSameRingsFollowingIntraAndNodeOrder) {
   ASSERT_EQ(r0->baseChannels, n);
   ASSERT_EQ(r0->nChannels, nOut);
   ASSERT_EQ(r0->channels.size(), static_cast<std::size_t>(nOut));
-  std::vector<std::vector<int>> pos0(nOut,
-                                     std::vector<int>(N, -1));  // rank -> index in rank 0's ring
+  std::vector<std::vector<int>> pos0(
+      nOut, std::vector<int>(nRanks, -1));  // rank -> index in rank 0's ring
   for (int c = 0; c < nOut; ++c) {
     const int base = c < n ? c : c - n;
     const auto& u = r0->channels[c].userRanks;
-    ASSERT_EQ(u.size(), static_cast<std::size_t>(N));
+    ASSERT_EQ(u.size(), static_cast<std::size_t>(nRanks));
     ASSERT_EQ(u[0], 0);
-    for (int i = 0; i < N; ++i) {
-      ASSERT_TRUE(u[i] >= 0 && u[i] < N && pos0[c][u[i]] == -1)
+    for (int i = 0; i < nRanks; ++i) {
+      ASSERT_TRUE(u[i] >= 0 && u[i] < nRanks && pos0[c][u[i]] == -1)
           << "channel " << c << " repeats " << u[i];
       pos0[c][u[i]] = i;
       const int want = expectedNext(cl, nodePos, order, base, u[i]);
-      ASSERT_EQ(u[(i + 1) % N], want) << "channel " << c << " after rank " << u[i];
+      ASSERT_EQ(u[(i + 1) % nRanks], want) << "channel " << c << " after rank " << u[i];
     }
     EXPECT_EQ(r0->channels[c].duplicate, c >= n);
   }
 
   // Every rank: the same rings, as rotations starting at itself.
-  for (int r = 0; r < N; ++r) {
+  for (int r = 0; r < nRanks; ++r) {
     auto res = postset(test::inputFor(cl, frags, r, nodeOrder));
     ASSERT_TRUE(res.ok()) << "rank " << r << ": " << res.error().message;
     ASSERT_EQ(res->nChannels, nOut);
@@ -100,12 +100,13 @@ TEST_P(GraphPostset, EveryRankBuildsTheSameRingsFollowingIntraAndNodeOrder) {
       const RingChannel& ch = res->channels[c];
       const auto& u0 = r0->channels[c].userRanks;
       const int p = pos0[c][r];
-      bool rotation = ch.userRanks.size() == static_cast<std::size_t>(N);
-      for (int i = 0; rotation && i < N; ++i) rotation = ch.userRanks[i] == u0[(p + i) % N];
+      bool rotation = ch.userRanks.size() == static_cast<std::size_t>(nRanks);
+      for (int i = 0; rotation && i < nRanks; ++i)
+        rotation = ch.userRanks[i] == u0[(p + i) % nRanks];
       ASSERT_TRUE(rotation) << "rank " << r << " channel " << c
                             << " is not a rotation of rank 0's ring";
-      ASSERT_EQ(ch.next, u0[(p + 1) % N]) << "rank " << r << " channel " << c;
-      ASSERT_EQ(ch.prev, u0[(p + N - 1) % N]) << "rank " << r << " channel " << c;
+      ASSERT_EQ(ch.next, u0[(p + 1) % nRanks]) << "rank " << r << " channel " << c;
+      ASSERT_EQ(ch.prev, u0[(p + nRanks - 1) % nRanks]) << "rank " << r << " channel " << c;
       if (c >= n) {  // the doubled half is an identical copy
         ASSERT_EQ(ch.userRanks, res->channels[c - n].userRanks);
         ASSERT_EQ(ch.prev, res->channels[c - n].prev);

@@ -49,7 +49,7 @@ class P2pTransport : public ::testing::Test {
     plugin_ = std::move(*p);
     auto b = TransportBackend::bind(*plugin_);
     ASSERT_TRUE(b.ok()) << b.error().message;
-    backend_.emplace(std::move(*b));
+    backend_.emplace(*b);
     // Ranks 0,1 on server A (0 and 1 in one process), rank 2 on server B,
     // rank 3 on server A in another pod node.
     const uint64_t host[4] = {0xA, 0xA, 0xB, 0xA};

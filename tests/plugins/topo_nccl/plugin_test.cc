@@ -73,7 +73,7 @@ Loaded load(std::map<std::string, std::string> config) {
   out.plugin = std::move(*p);
   auto b = TopoBackend::bind(*out.plugin);
   EXPECT_TRUE(b.ok()) << (b.ok() ? "" : b.error().message);
-  if (b.ok()) out.backend = std::make_unique<TopoBackend>(std::move(*b));
+  if (b.ok()) out.backend = std::make_unique<TopoBackend>(*b);
   return out;
 }
 

@@ -82,19 +82,19 @@ TEST_F(NeuronPluginKnobs, OldNamesClusterSectionsAndTheEnvironmentStillReachTheP
       "default_new_algorithm = false\n"
       "[clusters.a.plugins.neuron]\n"
       "default_new_algorithm = true\n");
-  auto from_file = bind({{"NCCOM_CONFIG", path}});
-  ASSERT_TRUE(from_file.ok()) << from_file.error().message;
-  EXPECT_EQ(from_file->find("disable_verify")->text(), "true");
-  EXPECT_EQ(from_file->find("disable_verify")->source.to_string(), path + ":3");
-  EXPECT_EQ(from_file->find("default_new_algorithm")->text(), "true")
+  auto fromFile = bind({{"NCCOM_CONFIG", path}});
+  ASSERT_TRUE(fromFile.ok()) << fromFile.error().message;
+  EXPECT_EQ(fromFile->find("disable_verify")->text(), "true");
+  EXPECT_EQ(fromFile->find("disable_verify")->source.to_string(), path + ":3");
+  EXPECT_EQ(fromFile->find("default_new_algorithm")->text(), "true")
       << "the active cluster's section beats the top level";
 
   // Set means on, as libnccom reads CCOM_DBG_DISABLE_VERIFY_TOPOLOGY.
-  auto from_env = bind({{"CCOM_DBG_DISABLE_VERIFY_TOPOLOGY", "anything"},
-                        {"NCCOM_GRAPH_DEFAULT_NEW_ALGORITHM", "0"}});
-  ASSERT_TRUE(from_env.ok()) << from_env.error().message;
-  EXPECT_EQ(from_env->find("disable_verify")->text(), "true");
-  EXPECT_EQ(from_env->find("default_new_algorithm")->text(), "false");
+  auto fromEnv = bind({{"CCOM_DBG_DISABLE_VERIFY_TOPOLOGY", "anything"},
+                       {"NCCOM_GRAPH_DEFAULT_NEW_ALGORITHM", "0"}});
+  ASSERT_TRUE(fromEnv.ok()) << fromEnv.error().message;
+  EXPECT_EQ(fromEnv->find("disable_verify")->text(), "true");
+  EXPECT_EQ(fromEnv->find("default_new_algorithm")->text(), "false");
 }
 
 TEST_F(NeuronPluginKnobs, ABadValueNamesThePluginAndTheKey) {
@@ -111,12 +111,12 @@ TEST_F(NeuronPluginKnobs, ABadValueNamesThePluginAndTheKey) {
 
 TEST_F(NeuronPluginKnobs, TheShippedFileStatesEveryKnobWithItsDefault) {
   const std::string shipped = std::string(NCCOM_SOURCE_DIR) + "/config/nccom.toml";
-  auto from_file = bind({{"NCCOM_CONFIG", shipped}});
+  auto fromFile = bind({{"NCCOM_CONFIG", shipped}});
   auto defaults = bind({});
-  ASSERT_TRUE(from_file.ok()) << from_file.error().message;
+  ASSERT_TRUE(fromFile.ok()) << fromFile.error().message;
   ASSERT_TRUE(defaults.ok()) << defaults.error().message;
-  for (std::size_t i = 0; i < from_file->entries().size(); ++i) {
-    const config::Entry& e = from_file->entries()[i];
+  for (std::size_t i = 0; i < fromFile->entries().size(); ++i) {
+    const config::Entry& e = fromFile->entries()[i];
     EXPECT_EQ(e.source.kind, config::Source::Kind::File) << e.key() << " is missing";
     EXPECT_EQ(e.value, defaults->entries()[i].value) << e.key();
   }

@@ -51,7 +51,7 @@ class NeuronPlugin : public ::testing::Test {
     plugin_ = std::move(*p).release();
     auto b = graphbuild::TopoBackend::bind(*plugin_);
     ASSERT_TRUE(b.ok()) << b.error().message;
-    backend_ = new graphbuild::TopoBackend(std::move(*b));
+    backend_ = new graphbuild::TopoBackend(*b);
   }
   static void TearDownTestSuite() {
     delete backend_;

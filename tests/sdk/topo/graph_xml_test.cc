@@ -175,7 +175,7 @@ TEST_P(TopoGraphXmlErrors, ErrorLeavesTheGraphUnchanged) {
   g.nChannels = 0;
   auto n = load(GetParam().body, sys, g);
   ASSERT_FALSE(n.ok());
-  EXPECT_TRUE(Contains(n.error().message, GetParam().message));
+  EXPECT_TRUE(contains(n.error().message, GetParam().message));
   EXPECT_EQ(g.nChannels, 0);
   EXPECT_TRUE(g.intra.empty());
 }

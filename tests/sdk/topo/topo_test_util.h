@@ -51,7 +51,7 @@ std::string errorOf(const R& r) {
   return r.ok() ? std::string() : r.error().message;
 }
 
-inline ::testing::AssertionResult Contains(const std::string& haystack, const std::string& needle) {
+inline ::testing::AssertionResult contains(const std::string& haystack, const std::string& needle) {
   if (haystack.find(needle) != std::string::npos) return ::testing::AssertionSuccess();
   return ::testing::AssertionFailure()
          << "'" << haystack << "' does not contain '" << needle << "'";

@@ -266,7 +266,7 @@ TEST(TopoXml, NodeCountLimitIsTheNeuronBuildsMaxNodes) {
   auto ok = parseXml(documentWithNodes(10432));
   ASSERT_TRUE(ok.ok()) << ok.error().message;
   EXPECT_EQ(ok->countNodes(), 10432);
-  EXPECT_TRUE(Contains(errorOf(parseXml(documentWithNodes(10433))),
+  EXPECT_TRUE(contains(errorOf(parseXml(documentWithNodes(10433))),
                        "XML error: too many elements (limit 10432)"));
 }
 
@@ -304,9 +304,9 @@ TEST(TopoXml, TypedGettersAndTheirErrors) {
             "XML: attribute 'bad' of <n> at line 1:1: '4x' is not an integer");
   EXPECT_EQ(errorOf(n.getIntOr("bad", 7)),
             "XML: attribute 'bad' of <n> at line 1:1: '4x' is not an integer");
-  EXPECT_TRUE(Contains(errorOf(n.getInt("big")), "is not an integer"));
-  EXPECT_TRUE(Contains(errorOf(n.getFloat("inf")), "is not a finite number"));
-  EXPECT_TRUE(Contains(errorOf(n.getHex("neg")), "is not a 64-bit hex number"));
+  EXPECT_TRUE(contains(errorOf(n.getInt("big")), "is not an integer"));
+  EXPECT_TRUE(contains(errorOf(n.getFloat("inf")), "is not a finite number"));
+  EXPECT_TRUE(contains(errorOf(n.getHex("neg")), "is not a 64-bit hex number"));
   EXPECT_EQ(errorOf(n.getString("absent")), "XML: attribute 'absent' of <n> at line 1:1: missing");
 }
 
@@ -323,7 +323,7 @@ TEST(TopoXml, SettersReplaceInPlaceAndEnforceLimits) {
   EXPECT_EQ(errorOf(n.setInt("one_more", 1)),
             "XML: attribute 'one_more' of <net>: more than 16 attributes on one element");
   EXPECT_TRUE(n.setInt("k0", 5));  // replacing is still fine
-  EXPECT_TRUE(Contains(errorOf(n.setAttribute("v", std::string(256, 'x'))),
+  EXPECT_TRUE(contains(errorOf(n.setAttribute("v", std::string(256, 'x'))),
                        "value longer than 255 characters"));
 
   XmlNode parent("p");

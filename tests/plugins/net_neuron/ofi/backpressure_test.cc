@@ -82,11 +82,11 @@ TEST_P(NetOfiProvider, SmallSendStreamWithoutReceivesNeverBlocks) {
   // 2 KiB eager messages: a few thousand fill the socket buffers of an idle
   // peer, so the stream meets back-pressure well before it ends.
   constexpr int kMessages = 30000;
-  constexpr int size = 2048;
+  constexpr int kSize = 2048;
   constexpr int kMaxRefusalsInARow = 2000;  // back-pressure that persists ends the stream
   // Generous: the machine is shared; a blocked call is caught by the watchdog.
   constexpr auto kCallBound = std::chrono::seconds(2);
-  constexpr int kWords = size / sizeof(uint64_t);
+  constexpr int kWords = kSize / sizeof(uint64_t);
   std::vector<uint64_t> values(static_cast<size_t>(kMessages) * kWords);
   for (int i = 0; i < kMessages; ++i) values[static_cast<size_t>(i) * kWords] = 0x5eed0000ull + i;
   const int tag = 11;
@@ -100,7 +100,7 @@ TEST_P(NetOfiProvider, SmallSendStreamWithoutReceivesNeverBlocks) {
     watchdog.at("isend", accepted);
     void* request = nullptr;
     const auto start = Clock::now();
-    ASSERT_EQ(net->isend(pair.send, &values[static_cast<size_t>(accepted) * kWords], size, tag,
+    ASSERT_EQ(net->isend(pair.send, &values[static_cast<size_t>(accepted) * kWords], kSize, tag,
                          nullptr, &request),
               ncclSuccess)
         << captured_logs();
@@ -135,7 +135,7 @@ TEST_P(NetOfiProvider, SmallSendStreamWithoutReceivesNeverBlocks) {
     watchdog.at("receiving", arrived);
     while (posted < accepted && recvs.size() < NCCL_NET_MAX_REQUESTS) {
       void* buf = &received[static_cast<size_t>(posted) * kWords];
-      int rsize = size;
+      int rsize = kSize;
       int rtag = tag;
       void* request = nullptr;
       ASSERT_EQ(net->irecv(pair.recv, 1, &buf, &rsize, &rtag, nullptr, &request), ncclSuccess);
@@ -149,7 +149,7 @@ TEST_P(NetOfiProvider, SmallSendStreamWithoutReceivesNeverBlocks) {
         ++it;
         continue;
       }
-      EXPECT_EQ(got, size);
+      EXPECT_EQ(got, kSize);
       ++arrived;
       it = recvs.erase(it);
     }
