@@ -29,8 +29,8 @@ class ScriptsLint : public ::testing::Test {
     root_ = dir_.path();
     for (const char* d : {"scripts", "build", "host/rings", "sdk/include/nccom"})
       fs::create_directories(root_ + "/" + d);
-    for (const char* f :
-         {"scripts/lint.sh", ".clang-tidy", "host/rings/.clang-tidy", "sdk/include/nccom/.clang-tidy"})
+    for (const char* f : {"scripts/lint.sh", ".clang-tidy", "host/rings/.clang-tidy",
+                          "sdk/include/nccom/.clang-tidy"})
       fs::copy_file(std::string(NCCOM_SOURCE_DIR) + "/" + f, root_ + "/" + f);
   }
 
@@ -91,7 +91,8 @@ TEST_F(ScriptsLint, TheCamelBackFoldersAreHeldToCamelBack) {
 TEST_F(ScriptsLint, TheAbiHeadersKeepTheirSpellingAndBugsAreStillFound) {
   // An NCCL-spelled C struct in the SDK's header folder is not a finding;
   // a use after move in the source that includes it is.
-  write("sdk/include/nccom/abi.h", "typedef struct ncclThing_v6 { int sendComm; } ncclThing_v6_t;\n");
+  write("sdk/include/nccom/abi.h",
+        "typedef struct ncclThing_v6 { int sendComm; } ncclThing_v6_t;\n");
   write("host/use.cc",
         "#include <nccom/abi.h>\n#include <string>\n#include <utility>\n"
         "int use(ncclThing_v6_t t) {\n  std::string a = \"x\";\n  std::string b = std::move(a);\n"
