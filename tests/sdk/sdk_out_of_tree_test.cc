@@ -188,6 +188,38 @@ TEST_F(SdkOutOfTree, TopologyPluginKnobOutOfRangeFailsTheJobWithTheKey) {
   EXPECT_EQ(all.find("flat topology: every node"), std::string::npos) << "init must not run";
 }
 
+// nccom-topo, installed, simulates the flat plugin's own platform: it knows
+// no platform of its own, so everything it prints of "flat" came through the
+// plugin's list_platforms / describe_node answers; a device count the
+// platform lacks is the plugin's error.
+TEST_F(SdkOutOfTree, NccomTopoSimulatesAThirdPartyPluginsPlatform) {
+  const std::string build = build_example("topo_plugin");
+  ASSERT_FALSE(build.empty());
+  const std::string tool = prefix() + "/bin/nccom-topo";
+  const std::string plugin = build + "/libnccom-topo-flat.so";
+  ChildResult r = run_child(tool, {"--plugins", plugin, "--platform", "flat", "--nodes", "2"}, {});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  for (const char* line :
+       {"platform flat (FLAT v1): instance family 0, arch flat, pod none of 1 nodes\n",
+        "per node: 4 devices, 1 NeuronCores each, LNC=1 -> 1 logical cores per device, 4 per "
+        "node, 1 NICs, 0 device links\n",
+        "  nic 0: pci switch 0, numa 0, devices 0 1 2 3\n", "2 nodes x 4 ranks = 8 ranks",
+        "system: from topology plugin flat"}) {
+    EXPECT_NE(r.out.find(line), std::string::npos) << line << "\n" << r.out;
+  }
+  r = run_child(tool, {"--plugins", plugin, "--platform", "flat", "--nodes", "1", "--devices", "3"},
+                {});
+  EXPECT_EQ(r.exit_code, 1) << describe(r);
+  EXPECT_NE(r.err.find("describe_node returned INVALID_ARGUMENT: flat topology: a flat node has "
+                       "1, 2, 4 or 8 devices, not 3"),
+            std::string::npos)
+      << describe(r);
+  r = run_child(tool, {"--plugins", plugin, "--platform", "trn2", "--nodes", "1"}, {});
+  EXPECT_EQ(r.exit_code, 1) << describe(r);
+  EXPECT_NE(r.err.find("unknown platform \"trn2\" (valid: flat)"), std::string::npos)
+      << describe(r);
+}
+
 // nccom-config, installed, lists the plugin's knobs with their sources, and
 // --check refuses a misspelt key under [plugins.flat] with a suggestion.
 TEST_F(SdkOutOfTree, NccomConfigListsAndChecksTheTopologyPluginsKnobs) {

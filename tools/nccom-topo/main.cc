@@ -17,6 +17,7 @@
 #include <fstream>
 #include <map>
 #include <optional>
+#include <sstream>
 #include <string>
 
 namespace {
@@ -26,11 +27,13 @@ using nccom::topotool::ToolRequest;
 constexpr const char* kUsage =
     "usage: nccom-topo --platform P --nodes N [--devices D] [--lnc 1|2] [--ranks-per-node R]\n"
     "                  [--algorithm auto|new|old] [--topo-file F] [--rank R] [--xml OUT]\n"
-    "                  [--graph-xml OUT] [--dot OUT] [--svg OUT] [--png OUT] [--json]\n";
+    "                  [--graph-xml OUT] [--dot OUT] [--svg OUT] [--png OUT] [--json]\n"
+    "                  [--plugins LIST]\n";
 
 struct Options {
   ToolRequest req;
   std::string xml, graph_xml, dot, svg, png;
+  std::string plugins = "topo_neuron,topo_nccl";
   bool json = false;
 };
 
@@ -62,7 +65,8 @@ std::string parse(int argc, char** argv, Options& o) {
                                               {"--graph-xml", &o.graph_xml},
                                               {"--dot", &o.dot},
                                               {"--svg", &o.svg},
-                                              {"--png", &o.png}};
+                                              {"--png", &o.png},
+                                              {"--plugins", &o.plugins}};
   std::map<std::string, int*> ints = {{"--nodes", &o.req.nodes},
                                       {"--devices", &o.req.devices},
                                       {"--lnc", &o.req.lnc},
@@ -95,6 +99,12 @@ std::string parse(int argc, char** argv, Options& o) {
   if (o.req.algorithm != "auto" && o.req.algorithm != "new" && o.req.algorithm != "old")
     return "--algorithm must be auto, new or old, not \"" + o.req.algorithm + "\"";
   if (o.req.lnc != -1 && o.req.lnc != 1 && o.req.lnc != 2) return "--lnc must be 1 or 2";
+  o.req.plugins.clear();
+  std::stringstream list(o.plugins);
+  for (std::string name; std::getline(list, name, ',');) {
+    if (!name.empty()) o.req.plugins.push_back(name);
+  }
+  if (o.req.plugins.empty()) return "--plugins names no plugin";
   return "";
 }
 
@@ -179,7 +189,7 @@ int main(int argc, char** argv) {
   if (!logging) return fail(logging.error().message);
   if (auto st = nccom::log::configure(*logging); !st) return fail(st.error().message);
   // The platforms are the plugins' own: a name is checked once they are loaded.
-  auto backends = tt::Backends::load(tt::plugin_dirs(argv[0]), o.req.topo_file);
+  auto backends = tt::Backends::load(tt::plugin_dirs(argv[0]), o.req.topo_file, o.req.plugins);
   if (!backends) return fail(backends.error().message);
   auto result = tt::run(o.req, **backends);
   if (!result) return fail(result.error().message);

@@ -21,7 +21,8 @@ const char* config_get(void* host_ctx, const char* key) {
 }  // namespace
 
 Result<std::unique_ptr<Backends>> Backends::load(const std::vector<std::filesystem::path>& dirs,
-                                                 const std::string& topo_file) {
+                                                 const std::string& topo_file,
+                                                 const std::vector<std::string>& plugins) {
   std::unique_ptr<Backends> b(new Backends);
   b->topo_file_ = topo_file;
   nccom_host_api_t host{};
@@ -31,12 +32,14 @@ Result<std::unique_ptr<Backends>> Backends::load(const std::vector<std::filesyst
   host.host_ctx = &b->topo_file_;  // stable: *b is never moved
   std::string where;
   for (const auto& d : dirs) where += (where.empty() ? "" : ", ") + d.string();
-  for (const char* name : {"topo_neuron", "topo_nccl"}) {
+  if (plugins.empty()) return make_error(NRT_INVALID, "no topology plugin to load");
+  for (const std::string& name : plugins) {
     auto p = plugin::load_plugin(name, NCCOM_PLUGIN_KIND_TOPOLOGY, host, dirs);
     if (!p) {
-      return make_error(NRT_FAILURE, std::string("topology plugin libnccom-") + name +
-                                         ".so could not be loaded (searched " + where +
-                                         "; set NCCOM_PLUGIN_PATH): " + p.error().message);
+      const std::string file =
+          name.find('/') != std::string::npos ? name : "libnccom-" + name + ".so";
+      return make_error(NRT_FAILURE, "topology plugin " + file + " could not be loaded (searched " +
+                                         where + "; set NCCOM_PLUGIN_PATH): " + p.error().message);
     }
     b->plugins_.push_back(std::move(*p));
     auto bound = graphbuild::TopoBackend::bind(*b->plugins_.back());

@@ -35,6 +35,9 @@ struct ToolRequest {
   std::string algorithm = "auto";  // auto | new | old
   std::string topo_file;           // NCCL_TOPO_FILE: the system comes from the nccl plugin
   int rank = 0;                    // whose global rings are shown
+  // The topology plugins, in the order they are asked (names or paths), as
+  // topology.plugins gives them to a communicator.
+  std::vector<std::string> plugins = {"topo_neuron", "topo_nccl"};
 };
 
 // One platform a topology plugin lists (nccom/topo_plugin.h list_platforms).
@@ -93,13 +96,15 @@ struct PlatformChoice {
   nccom_topo_machine_t machine{};  // what the runtime would report
 };
 
-// The loaded topology plugins, in the order the communicator asks them:
-// "neuron" (platforms, NEW search) then "nccl" (topology files, OLD search),
-// and the platforms they list.
+// The loaded topology plugins, in the order the communicator asks them (by
+// default topo_neuron: platforms, NEW search; then topo_nccl: topology
+// files, OLD search), and the platforms they list.
 class Backends {
  public:
   static Result<std::unique_ptr<Backends>> load(const std::vector<std::filesystem::path>& dirs,
-                                                const std::string& topo_file);
+                                                const std::string& topo_file,
+                                                const std::vector<std::string>& plugins = {
+                                                    "topo_neuron", "topo_nccl"});
   const std::vector<graphbuild::TopoBackend>& list() const { return backends_; }
   const std::string& topo_file() const { return topo_file_; }
   const std::vector<PlatformEntry>& platforms() const { return platforms_; }

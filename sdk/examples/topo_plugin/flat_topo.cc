@@ -9,6 +9,10 @@
 // <system> that would not build, or a graph naming a rank the system does not
 // hold, is an error here rather than in the host.
 //
+// It names one platform, "flat", for tools that simulate a cluster without a
+// runtime (list_platforms, describe_node): `nccom-topo --plugins
+// <this .so> --platform flat --nodes 4` computes its rings.
+//
 // It declares two knobs of its own (nccom/knob.h), set as
 // [plugins.flat] channels / nic_speed_mbps in the host's TOML, in a
 // [clusters.<name>.plugins.flat] section, or with FLAT_TOPO_CHANNELS /
@@ -28,6 +32,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <iterator>
 #include <new>
 #include <string>
 
@@ -256,6 +261,89 @@ nccom_plugin_status_t flat_compute_graph(void* ctx, const nccom_topo_machine_t*,
   }
 }
 
+// For tools without a runtime (nccom-topo --plugins ... --platform flat):
+// the one platform this plugin names, with the machine it would be handed,
+// and its model of that machine's node — one core per device, every device
+// and the NIC under one PCIe switch, no device links.
+constexpr int kFlatDevices[] = {1, 2, 4, 8};
+
+Result<std::string> platforms_xml() {
+  topo::XmlNode root("platforms");
+  auto row = add(root, "platform",
+                 {{"name", "flat"},
+                  {"codename", "FLAT"},
+                  {"generation", "v1"},
+                  {"instance_family", "0"},
+                  {"instance_size", "9"},
+                  {"arch_name", "flat"},
+                  {"device_revision", "v1"},
+                  {"pod_type", "0"},
+                  {"pod_size", "1"},
+                  {"devices", "1,2,4,8"},
+                  {"default_devices", "4"},
+                  {"lnc", "1"},
+                  {"default_lnc", "1"}});
+  if (!row) return row.take_error();
+  return topo::writeXml(root);
+}
+
+Result<std::string> node_xml(const nccom_topo_machine_t& machine) {
+  const int n = machine.device_count;
+  if (std::find(std::begin(kFlatDevices), std::end(kFlatDevices), n) == std::end(kFlatDevices))
+    return make_error(NRT_INVALID,
+                      "a flat node has 1, 2, 4 or 8 devices, not " + std::to_string(n));
+  if (machine.vcore_size > 1)
+    return make_error(NRT_INVALID, "a flat node has one core per device (LNC 1), not " +
+                                       std::to_string(machine.vcore_size));
+  topo::XmlNode root("node");
+  if (auto st = set_all(root, {{"platform", "flat"},
+                               {"devices", std::to_string(n)},
+                               {"cores_per_device", "1"},
+                               {"lnc", "1"},
+                               {"vcores_per_device", "1"}});
+      !st)
+    return st.take_error();
+  std::string all;
+  for (int d = 0; d < n; ++d) {
+    const std::string id = std::to_string(d);
+    auto dev = add(root, "device",
+                   {{"id", id}, {"mla", id}, {"numa", "0"}, {"pci_switch", "0"}, {"vcores", id}});
+    if (!dev) return dev.take_error();
+    all += (d == 0 ? "" : ",") + id;
+  }
+  auto nic = add(root, "nic", {{"id", "0"}, {"numa", "0"}, {"pci_switch", "0"}, {"devices", all}});
+  if (!nic) return nic.take_error();
+  return topo::writeXml(root);
+}
+
+nccom_plugin_status_t answer(const Result<std::string>& text, char** out, char* err,
+                             size_t err_len) {
+  if (!text) return fail(text.error(), err, err_len);
+  *out = dup_text(*text);
+  return *out != nullptr ? NCCOM_PLUGIN_OK : NCCOM_PLUGIN_SYSTEM_ERROR;
+}
+
+nccom_plugin_status_t flat_list_platforms(void*, char** xml_out, char* err, size_t err_len) {
+  if (xml_out == nullptr) return NCCOM_PLUGIN_INVALID_ARGUMENT;
+  try {
+    return answer(platforms_xml(), xml_out, err, err_len);
+  } catch (const std::exception& e) {
+    put_text(err, err_len, std::string("flat topology: ") + e.what());
+    return NCCOM_PLUGIN_SYSTEM_ERROR;
+  }
+}
+
+nccom_plugin_status_t flat_describe_node(void*, const nccom_topo_machine_t* machine, char** xml_out,
+                                         char* err, size_t err_len) {
+  if (machine == nullptr || xml_out == nullptr) return NCCOM_PLUGIN_INVALID_ARGUMENT;
+  try {
+    return answer(node_xml(*machine), xml_out, err, err_len);
+  } catch (const std::exception& e) {
+    put_text(err, err_len, std::string("flat topology: ") + e.what());
+    return NCCOM_PLUGIN_SYSTEM_ERROR;
+  }
+}
+
 void flat_free_text(void*, char* text) { std::free(text); }
 
 const nccom_topo_ops_t kOps = {
@@ -267,6 +355,8 @@ const nccom_topo_ops_t kOps = {
     flat_compute_graph,
     flat_free_text,
     nullptr,  // order_nodes: no pods, the nodes keep their index order
+    flat_list_platforms,
+    flat_describe_node,
 };
 
 }  // namespace

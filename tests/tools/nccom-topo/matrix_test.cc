@@ -189,8 +189,9 @@ TEST_P(ToolsTopoMatrix, RingsUseThePlatformsLinksAndNics) {
   for (int r : ranks) {
     auto s = r == 0 ? first : graphbuild::simulate_rank(c, r);
     ASSERT_TRUE(s.ok()) << "rank " << r << ": " << s.error().message;
-    if (r != 0)
+    if (r != 0) {
       ASSERT_EQ(all_successors(*s, l.n_ranks), rings) << "rank " << r << " computed other rings";
+    }
     ASSERT_EQ(static_cast<int>(s->channelNic.size()), s->rings.nChannels) << "rank " << r;
     if (k.nodes == 1) continue;
     const topo::TopoGraph& g = c.nodes[l.rank_node[r]].graph;
