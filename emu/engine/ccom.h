@@ -241,10 +241,14 @@ class Ccom {
   Status build_plan(Plan& p);
   Status execute(Plan& p);
   // execute's parts: the proxy task of the plan's NET blocks; one channel (or
-  // lane) moved as far as its slots allow (true if anything moved); what the
-  // device waits for, for a timeout's message.
+  // lane) moved as far as its slots allow; what the device waits for, for a
+  // timeout's message.
+  struct Advance {
+    bool moved = false;  // a slice, descriptor or closing word went out
+    bool done = false;   // every step ran and every NET side is closed
+  };
   Status submit_network(const Plan& p, NetTask& task);
-  Result<bool> advance(const Plan& p, size_t ci, Run& r, const SliceStamp& stamp);
+  Result<Advance> advance(const Plan& p, size_t ci, Run& r, const SliceStamp& stamp);
   std::string waiting_for(const Plan& p, const std::vector<Run>& runs);
   std::string describe_peer(int rank) const;
   // "" when the slice at `slot` carries `mine`; otherwise the mismatch,

@@ -158,7 +158,7 @@ std::string Ccom::waiting_for(const Plan& p, const std::vector<Run>& runs) {
   return "the network proxy to finish the task";
 }
 
-Result<bool> Ccom::advance(const Plan& p, size_t ci, Run& r, const SliceStamp& stamp) {
+Result<Ccom::Advance> Ccom::advance(const Plan& p, size_t ci, Run& r, const SliceStamp& stamp) {
   Channel& c = lanes_of(p)[ci];
   const ChannelProgram& prog = p.progs[ci];
   const uint64_t es = dtype_size(p.desc.dtype);
@@ -251,7 +251,9 @@ Result<bool> Ccom::advance(const Plan& p, size_t ci, Run& r, const SliceStamp& s
     publish(post_word(c.recv.conn, false));
     r.rx_closed = moved = true;
   }
-  return moved;
+  const bool done =
+      r.step == prog.steps.size() && (!net_tx || r.tx_closed) && (!net_rx || r.rx_closed);
+  return Advance{moved, done};
 }
 
 Status Ccom::execute(Plan& p) {
@@ -267,14 +269,10 @@ Status Ccom::execute(Plan& p) {
   for (;;) {
     bool moved = false, done = true;
     for (size_t ci = 0; ci < chans.size(); ++ci) {
-      Run& r = runs[ci];
-      auto advanced = advance(p, ci, r, stamp);
+      auto advanced = advance(p, ci, runs[ci], stamp);
       if (!advanced) return advanced.take_error();
-      moved = moved || *advanced;
-      const bool net_tx = r.block != nullptr && r.block->op.tx_entry_cnt > 0;
-      const bool net_rx = r.block != nullptr && r.block->op.rx_entry_cnt > 0;
-      done = done && r.step == p.progs[ci].steps.size() && (!net_tx || r.tx_closed) &&
-             (!net_rx || r.rx_closed);
+      moved = moved || advanced->moved;
+      done = done && advanced->done;
     }
     if (done && task.done()) break;
     if (task.done()) {

@@ -55,6 +55,18 @@ char* dupText(const std::string& s) {
   return out;
 }
 
+// A text answer: OK with the text, or the error (out of memory included).
+nccom_plugin_status_t answerText(const Result<std::string>& text, const char* call, char** out,
+                                 char* err, size_t errLen) {
+  if (!text) return failWith(text.error(), err, errLen);
+  *out = dupText(*text);
+  if (*out == nullptr) {
+    copyText(err, errLen, std::string("topo_neuron ") + call + ": out of memory");
+    return NCCOM_PLUGIN_SYSTEM_ERROR;
+  }
+  return NCCOM_PLUGIN_OK;
+}
+
 // The plugin's knobs ([plugins.neuron]; the names users set before the
 // plugin declared them, topology.disable_verify and
 // topology.default_new_algorithm, still work in a file, and so do their
@@ -133,14 +145,8 @@ nccom_plugin_status_t neuronSystemXml(void* ctx, const nccom_topo_machine_t* m,
   if (!d) return failWith(d.error(), err, errLen);
   auto share = shareFromNode(*node);
   if (!share) return failWith(share.error(), err, errLen);
-  auto text = synthesizeSystemXml(*d, *share, *disable);
-  if (!text) return failWith(text.error(), err, errLen);
-  *xmlOut = dupText(*text);
-  if (*xmlOut == nullptr) {
-    copyText(err, errLen, "topo_neuron get_system_xml: out of memory");
-    return NCCOM_PLUGIN_SYSTEM_ERROR;
-  }
-  return NCCOM_PLUGIN_OK;
+  return answerText(synthesizeSystemXml(*d, *share, *disable), "get_system_xml", xmlOut, err,
+                    errLen);
 }
 
 nccom_plugin_status_t neuronGraph(void* ctx, const nccom_topo_machine_t* m,
@@ -194,12 +200,7 @@ nccom_plugin_status_t neuronGraph(void* ctx, const nccom_topo_machine_t* m,
   req.maxChannels = request->max_channels;
   auto g = computeGraph(*d, *share, systemXml, req, *disable);
   if (!g) return failWith(g.error(), err, errLen);
-  *graphOut = dupText(g->xml);
-  if (*graphOut == nullptr) {
-    copyText(err, errLen, "topo_neuron compute_graph: out of memory");
-    return NCCOM_PLUGIN_SYSTEM_ERROR;
-  }
-  return NCCOM_PLUGIN_OK;
+  return answerText(std::move(g->xml), "compute_graph", graphOut, err, errLen);
 }
 
 // UltraServer pods only (trn2-ultraserver, trn3-switch-v1): pod node id
@@ -241,18 +242,6 @@ nccom_plugin_status_t neuronOrderNodes(void* ctx, const nccom_topo_machine_t* m,
     return NCCOM_PLUGIN_ERROR;
   }
   for (int32_t n = 0; n < nNodes; ++n) orderOut[n] = (*order)[static_cast<size_t>(n)];
-  return NCCOM_PLUGIN_OK;
-}
-
-// A text answer: OK with the text, or the error (out of memory included).
-nccom_plugin_status_t answerText(const Result<std::string>& text, const char* call, char** out,
-                                 char* err, size_t errLen) {
-  if (!text) return failWith(text.error(), err, errLen);
-  *out = dupText(*text);
-  if (*out == nullptr) {
-    copyText(err, errLen, std::string("topo_neuron ") + call + ": out of memory");
-    return NCCOM_PLUGIN_SYSTEM_ERROR;
-  }
   return NCCOM_PLUGIN_OK;
 }
 
