@@ -131,9 +131,8 @@ Result<std::vector<uint8_t>> gather_and_ask(const JoinOptions& o, Socket& rendez
   for (;;) {
     std::vector<pollfd> fds{{rendezvous.fd(), POLLIN, 0}, {root->fd(), POLLIN, 0}};
     for (auto& m : members) fds.push_back({m->fd(), POLLIN, 0});
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(verdict_deadline - Clock::now());
-    const int ready = left.count() > 0 ? ::poll(fds.data(), fds.size(), left.count()) : 0;
+    const int left = remaining_ms(verdict_deadline);
+    const int ready = left > 0 ? ::poll(fds.data(), fds.size(), left) : 0;
     if (ready == 0) {
       return make_error(
           NRT_TIMEOUT, "bootstrap rank " + std::to_string(o.rank) + " (host leader): the root at " +

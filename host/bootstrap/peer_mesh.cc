@@ -38,11 +38,6 @@ struct Collective {
   Collective& operator=(const Collective&) = delete;
 };
 
-long remaining_ms(Deadline deadline) {
-  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-  return left.count() > 0 ? left.count() : 0;
-}
-
 }  // namespace
 
 PeerMesh::PeerMesh(int rank, int nranks, uint64_t secret, Socket listener,
@@ -162,7 +157,7 @@ Status PeerMesh::pump(Outgoing* writer, const std::vector<uint8_t>* pending, std
   const bool writing = writer != nullptr && *written < pending->size();
   if (writing) fds.push_back({writer->sock.fd(), POLLOUT, 0});
 
-  const int ready = ::poll(fds.data(), fds.size(), static_cast<int>(remaining_ms(deadline)));
+  const int ready = ::poll(fds.data(), fds.size(), remaining_ms(deadline));
   if (ready < 0 && errno != EINTR) {
     return make_error(NRT_FAILURE, std::string("bootstrap: poll failed: ") + std::strerror(errno));
   }

@@ -285,9 +285,8 @@ void Root::serve() {
   while (!checkins.complete() && checkins.failure().empty()) {
     std::vector<pollfd> fds{{listener_.fd(), POLLIN, 0}};
     for (auto& p : peers) fds.push_back({p.conn->fd(), POLLIN, 0});
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-    const int ready = left.count() > 0 ? ::poll(fds.data(), fds.size(), left.count()) : 0;
+    const int left = remaining_ms(deadline);
+    const int ready = left > 0 ? ::poll(fds.data(), fds.size(), left) : 0;
     if (ready == 0) {
       checkins.fail(checkins.missing() + " did not check in within " +
                     std::to_string(options_.timeout.count()) + " ms" + refusals.summary());

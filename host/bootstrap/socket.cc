@@ -19,15 +19,6 @@ constexpr int kSocketFlags = SOCK_CLOEXEC | SOCK_NONBLOCK;
 constexpr std::chrono::milliseconds kFirstBackoff{1};
 constexpr std::chrono::milliseconds kMaxBackoff{100};
 
-// Milliseconds left until `deadline`, rounded up so a poll never wakes just
-// before it, clamped to what poll() accepts; 0 once it has passed.
-int remaining_ms(Deadline deadline) {
-  const auto left = deadline - Clock::now();
-  if (left <= Clock::duration::zero()) return 0;
-  const auto ms = std::chrono::ceil<std::chrono::milliseconds>(left).count();
-  return static_cast<int>(std::min<long long>(ms, INT_MAX));
-}
-
 long long elapsed_ms(Clock::time_point since) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - since).count();
 }
@@ -76,6 +67,13 @@ int connect_once(int fd, const SocketAddress& address, Deadline deadline) {
 }
 
 }  // namespace
+
+int remaining_ms(Deadline deadline) {
+  const auto left = deadline - Clock::now();
+  if (left <= Clock::duration::zero()) return 0;
+  const auto ms = std::chrono::ceil<std::chrono::milliseconds>(left).count();
+  return static_cast<int>(std::min<long long>(ms, INT_MAX));
+}
 
 Socket::~Socket() { close(); }
 

@@ -20,6 +20,11 @@ using Deadline = Clock::time_point;
 
 inline Deadline deadline_after(std::chrono::milliseconds ms) { return Clock::now() + ms; }
 
+// Milliseconds left until `deadline` as poll() takes them: rounded up, so a
+// poll never wakes just before the deadline and reports a timeout early;
+// clamped to INT_MAX; 0 once it has passed.
+int remaining_ms(Deadline deadline);
+
 // How a failed connect's message ends, by its last errno: a refusal (nothing
 // listens) or no answer from the network (unreachable, timed out).
 inline constexpr std::string_view kRefusedHint = " (is the peer running and listening?)";
