@@ -6,6 +6,7 @@
 #include "log/log.h"
 
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <mutex>
@@ -49,7 +50,13 @@ Error invalid(const std::string& message) {
 
 }  // namespace
 
-Communicator::~Communicator() = default;
+Communicator::~Communicator() {
+  transports_.reset();  // the scheduler publishes into health_ until it is gone
+  if (health_) {
+    health::remove_comm(health_.get());
+    health::Registry::instance().remove_comm(health_.get());
+  }
+}
 
 Result<std::unique_ptr<Communicator>> Communicator::create(const InitRequest& request,
                                                            const BootstrapSettings& settings) {
@@ -67,6 +74,8 @@ Result<std::unique_ptr<Communicator>> Communicator::create(const InitRequest& re
   Status up = comm->bring_up(request, settings);
   if (!up) {
     NCCOM_WARN("%s", up.error().message.c_str());
+    health::Registry::instance().record_error(0, request.rank,
+                                              "communicator init: " + up.error().message);
     return up.take_error();
   }
   NCCOM_INFO(log::kInit, "comm %p rank %d nranks %d cudaDev %d busId %lx - Init COMPLETE",
@@ -104,9 +113,38 @@ Status Communicator::bring_up(const InitRequest& request, const BootstrapSetting
     if (Status joined = join(*id, own, settings); !joined) return joined;
   }
   reap_roots();
-  if (Status exchanged = exchange_peer_records(own); !exchanged) return exchanged;
+  health::Card card;
+  if (nranks_ > 1) {
+    auto health = health_settings();
+    if (!health) return health.take_error();
+    std::string label = settings.host_id;
+    if (label.empty()) {
+      char name[256] = {};
+      gethostname(name, sizeof name - 1);
+      label = name;
+    }
+    if (device_info_.virtual_server_id != 0)
+      label += "/vs" + std::to_string(device_info_.virtual_server_id);
+    card = health::ensure_service(*health, settings.interface.address, label);
+  }
+  std::vector<health::Card> cards;
+  if (Status exchanged = exchange_peer_records(own, card, cards); !exchanged) return exchanged;
+  if (card.service) join_health(id_hash, id->secret, card, cards);
   if (global_) share_rank_maps();
   return {};
+}
+
+// Registers this rank with the health service: its record (which the proxy
+// scheduler updates) and every rank's process, which the service links to
+// and queries with this communicator's secret.
+void Communicator::join_health(uint64_t id_hash, uint64_t secret, const health::Card& own,
+                               const std::vector<health::Card>& cards) {
+  std::vector<uint64_t> processes;
+  for (const health::Card& c : cards) processes.push_back(c.process);
+  processes[static_cast<std::size_t>(rank_)] = own.process;
+  health_ = health::Registry::instance().add_comm(id_hash, rank_, nranks_, processes);
+  health_->set_state(health::CommState::kRunning);
+  health::add_comm(health_, secret, cards);
 }
 
 // The unique id: given, or derived from the root address, as
@@ -179,17 +217,27 @@ Status Communicator::join(const bootstrap::UniqueId& id, const bootstrap::PeerRe
 }
 
 // The first all-gather: the 112-byte peer records (initTransportsRank's).
-Status Communicator::exchange_peer_records(const bootstrap::PeerRecord& own) {
-  std::vector<uint8_t> table(bootstrap::kPeerRecordBytes * nranks_);
+Status Communicator::exchange_peer_records(const bootstrap::PeerRecord& own,
+                                           const health::Card& card,
+                                           std::vector<health::Card>& cards) {
+  // Each slot: the 112-byte peer record, then the rank's health card (where
+  // its process's health service listens; zero-filled for a single rank).
+  constexpr std::size_t kSlot = bootstrap::kPeerRecordBytes + health::kCardBytes;
+  std::vector<uint8_t> table(kSlot * nranks_);
   const auto mine = own.encode();
-  std::memcpy(table.data() + bootstrap::kPeerRecordBytes * rank_, mine.data(), mine.size());
-  if (Status gathered = all_gather(table.data(), bootstrap::kPeerRecordBytes); !gathered) {
+  uint8_t* slot = table.data() + kSlot * rank_;
+  std::memcpy(slot, mine.data(), mine.size());
+  if (card.process != 0) {
+    const auto mine_card = card.encode();
+    std::memcpy(slot + bootstrap::kPeerRecordBytes, mine_card.data(), mine_card.size());
+  }
+  if (Status gathered = all_gather(table.data(), kSlot); !gathered) {
     return make_error(gathered.error().status,
                       "initTransportRank AllGather1: " + gathered.error().message);
   }
   for (int r = 0; r < nranks_; ++r) {
-    auto record = bootstrap::PeerRecord::decode(table.data() + bootstrap::kPeerRecordBytes * r,
-                                                bootstrap::kPeerRecordBytes, nranks_);
+    const uint8_t* at = table.data() + kSlot * r;
+    auto record = bootstrap::PeerRecord::decode(at, bootstrap::kPeerRecordBytes, nranks_);
     if (!record)
       return make_error(NRT_INVALID,
                         "peer record of rank " + std::to_string(r) + ": " + record.error().message);
@@ -198,6 +246,18 @@ Status Communicator::exchange_peer_records(const bootstrap::PeerRecord& own) {
                                          std::to_string(record->rank));
     }
     peers_.push_back(*record);
+    if (card.process == 0) continue;
+    auto peer_card = health::Card::decode(at + bootstrap::kPeerRecordBytes, health::kCardBytes);
+    if (!peer_card) {
+      // A rank whose process runs no health service (or sent garbage) is
+      // not watched; the communicator works without it.
+      NCCOM_INFO(log::kInit, "health: rank %d sent no usable health card (%s); it is not watched",
+                 r, peer_card.error().message.c_str());
+      cards.push_back(health::Card{});
+      cards.back().process = 0;
+      continue;
+    }
+    cards.push_back(*peer_card);
   }
   return {};
 }

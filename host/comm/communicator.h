@@ -6,6 +6,8 @@
 #include "bootstrap/peer_mesh.h"
 #include "bootstrap/wire.h"
 #include "comm/settings.h"
+#include "health/state.h"
+#include "health/wire.h"
 #include "rings/summary.h"
 
 #include <nccom/nrt_abi.h>
@@ -75,6 +77,10 @@ class Communicator {
   // The transports built over the graph (nullptr before); replaced by a
   // later build, released with the communicator (before its mesh).
   CommExtension* transports() const { return transports_.get(); }
+
+  // This rank's record in the health service (nullptr when the service is
+  // off in this process): the proxy scheduler publishes its progress there.
+  const std::shared_ptr<health::CommRecord>& health() const { return health_; }
   void set_transports(std::unique_ptr<CommExtension> t) { transports_ = std::move(t); }
 
  private:
@@ -86,7 +92,10 @@ class Communicator {
   bootstrap::PeerRecord own_record(const BootstrapSettings& settings, uint64_t id_hash) const;
   Status join(const bootstrap::UniqueId& id, const bootstrap::PeerRecord& own,
               const BootstrapSettings& settings);
-  Status exchange_peer_records(const bootstrap::PeerRecord& own);
+  Status exchange_peer_records(const bootstrap::PeerRecord& own, const health::Card& card,
+                               std::vector<health::Card>& cards);
+  void join_health(uint64_t id_hash, uint64_t secret, const health::Card& own,
+                   const std::vector<health::Card>& cards);
   void share_rank_maps() const;
 
   int rank_ = -1;
@@ -100,6 +109,7 @@ class Communicator {
   std::unique_ptr<bootstrap::PeerMesh> mesh_;
   std::vector<bootstrap::PeerRecord> peers_;
   std::optional<rings::GraphSummary> graph_;
+  std::shared_ptr<health::CommRecord> health_;
   std::unique_ptr<CommExtension> transports_;  // declared last: destroyed first
 };
 

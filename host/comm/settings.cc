@@ -73,6 +73,27 @@ Result<const BootstrapSettings*> bootstrap_settings(const bootstrap::SocketAddre
   return &settings;
 }
 
+Result<health::ServiceSettings> health_settings() {
+  auto context = core::Context::get();
+  if (!context) return context.take_error();
+  const config::Config& c = (*context)->config();
+  health::ServiceSettings s;
+  s.enabled = c.get_bool("health.enable");
+  s.client_address = c.get_string("health.client_address");
+  s.keepalive_ms = static_cast<uint64_t>(c.get_int("health.keepalive_ms"));
+  s.timeout_factor = static_cast<int>(c.get_int("health.timeout_factor"));
+  s.query_timeout_ms = static_cast<uint64_t>(c.get_int("health.query_timeout_ms"));
+  auto bound = [&c](const char* legacy_ms, const char* seconds) {
+    const int64_t ms = c.get_int(legacy_ms);
+    return ms >= 0 ? static_cast<uint64_t>(ms) : static_cast<uint64_t>(c.get_int(seconds)) * 1000;
+  };
+  s.stall_warn_ms = bound("proxy.stall_warn_ms", "health.stall_warn_s");
+  s.stall_fail_ms = bound("proxy.stall_fail_ms", "health.stall_fail_s");
+  if (c.get_int("proxy.stall_warn_ms") >= 0) s.stall_warn_knob = "proxy.stall_warn_ms";
+  if (c.get_int("proxy.stall_fail_ms") >= 0) s.stall_fail_knob = "proxy.stall_fail_ms";
+  return s;
+}
+
 bootstrap::Protocol choose_protocol(const BootstrapSettings& settings, bool global, int nranks) {
   if (settings.protocol == "flat") return bootstrap::Protocol::kFlat;
   if (settings.protocol == "hierarchical") return bootstrap::Protocol::kHierarchical;

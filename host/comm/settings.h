@@ -5,6 +5,7 @@
 
 #include "bootstrap/interfaces.h"
 #include "bootstrap/wire.h"
+#include "health/service.h"
 
 #include <nccom/util/result.h>
 
@@ -25,6 +26,10 @@ struct BootstrapSettings {
 // Resolved once per process (later calls return the first outcome). `root`
 // is the root address when one is known: the interface is chosen to reach it.
 Result<const BootstrapSettings*> bootstrap_settings(const bootstrap::SocketAddress& root = {});
+
+// The health service's settings from the configuration (health.*; the older
+// proxy.stall_*_ms win when set).
+Result<health::ServiceSettings> health_settings();
 
 // The protocol a communicator uses, the same on every rank: forced by
 // bootstrap.protocol, or (auto) hierarchical for a global communicator of

@@ -47,6 +47,15 @@ constexpr std::string_view kEnvStallWarn[] = {"NCCOM_PROXY_STALL_WARN_MS"};
 constexpr std::string_view kEnvTransportPlugins[] = {"NCCOM_TRANSPORT_PLUGINS"};
 constexpr std::string_view kEnvConnectTimeout[] = {"NCCOM_TRANSPORT_CONNECT_TIMEOUT_MS"};
 constexpr std::string_view kEnvStallFail[] = {"NCCOM_PROXY_STALL_FAIL_MS"};
+constexpr std::string_view kEnvHealth[] = {"NCCOM_HEALTH", "NCCL_RAS_ENABLE"};
+constexpr std::string_view kEnvHealthAddr[] = {"NCCOM_RAS_ADDR", "NCCL_RAS_ADDR"};
+constexpr std::string_view kEnvHealthKeepAlive[] = {"NCCOM_HEALTH_KEEPALIVE_MS"};
+constexpr std::string_view kEnvHealthFactor[] = {"NCCOM_HEALTH_TIMEOUT_FACTOR",
+                                                 "NCCL_RAS_TIMEOUT_FACTOR"};
+constexpr std::string_view kEnvHealthQuery[] = {"NCCOM_HEALTH_QUERY_TIMEOUT_MS"};
+constexpr std::string_view kEnvStallWarnS[] = {"NCCOM_HEALTH_STALL_WARN_S"};
+constexpr std::string_view kEnvStallFailS[] = {"NCCOM_HEALTH_STALL_FAIL_S"};
+constexpr std::int64_t kMaxDurationS = kMaxDurationMs / 1000;
 
 constexpr Knob kHostKnobs[] = {
     {.key = "log.level",
@@ -247,20 +256,79 @@ constexpr Knob kHostKnobs[] = {
     {.key = "proxy.stall_warn_ms",
      .env = kEnvStallWarn,
      .type = Type::Int,
-     .default_text = "10000",
-     .help = "A basic block whose network ops make no progress for this many milliseconds "
-             "logs one WARN naming each op's position. 0: never.",
-     .min = 0,
+     .default_text = "-1",
+     .help = "The older, millisecond form of health.stall_warn_s: any value from 0 wins "
+             "over it (0: never). -1: health.stall_warn_s decides.",
+     .min = -1,
      .max = kMaxDurationMs},
     {.key = "proxy.stall_fail_ms",
      .env = kEnvStallFail,
      .type = Type::Int,
-     .default_text = "0",
-     .help = "A stall this long fails the proxy stream with NRT_TIMEOUT. 0 (default): "
-             "never, since the device may compute for a long time without network traffic; "
-             "a dead peer is reported by the network plugin.",
-     .min = 0,
+     .default_text = "-1",
+     .help = "The older, millisecond form of health.stall_fail_s: any value from 0 wins "
+             "over it (0: never). -1: health.stall_fail_s decides.",
+     .min = -1,
      .max = kMaxDurationMs},
+    {.key = "health.enable",
+     .env = kEnvHealth,
+     .type = Type::Bool,
+     .default_text = "true",
+     .help = "Run the health service in every process (one thread, started with the first "
+             "communicator): keep-alive links between processes, answers to nccom-ras, and "
+             "the stall watchdog that names the peer a stalled rank waits on. false: none of "
+             "it; the proxy's own watchdog still warns and fails after the stall bounds."},
+    {.key = "health.client_address",
+     .env = kEnvHealthAddr,
+     .type = Type::String,
+     .default_text = "127.0.0.1:28028",
+     .help = "The host:port where nccom-ras (or NCCL's ncclras) reaches the job. Every process "
+             "of a host listens on it (SO_REUSEPORT) and any of them answers for the whole "
+             "job. Keep it on loopback unless the network is trusted: it answers anyone who "
+             "connects. Give each job on a host its own port. Empty: no client port."},
+    {.key = "health.keepalive_ms",
+     .env = kEnvHealthKeepAlive,
+     .type = Type::Int,
+     .default_text = "1000",
+     .help = "Period in milliseconds of the keep-alives each process sends on its health "
+             "links (to two successors and two predecessors in the ring of processes).",
+     .min = 10,
+     .max = 60000},
+    {.key = "health.timeout_factor",
+     .env = kEnvHealthFactor,
+     .type = Type::Int,
+     .default_text = "5",
+     .help = "A linked process silent for this many keep-alive periods is unresponsive "
+             "(stopped, swapping, wedged or unreachable); one whose link closes without a "
+             "goodbye is dead.",
+     .min = 2,
+     .max = 1000},
+    {.key = "health.query_timeout_ms",
+     .env = kEnvHealthQuery,
+     .type = Type::Int,
+     .default_text = "1000",
+     .help = "How long a health query waits for each process's answer (nccom-ras's "
+             "default, and the stall watchdog's probe of the peer it waits on); a process "
+             "that has not answered by then is reported unresponsive.",
+     .min = 10,
+     .max = 600000},
+    {.key = "health.stall_warn_s",
+     .env = kEnvStallWarnS,
+     .type = Type::Int,
+     .default_text = "60",
+     .help = "A proxy stream whose running execution makes no progress for this many "
+             "seconds logs one WARN on that rank naming the peer it waits on, the channel, "
+             "and what that peer's process is doing (alive and itself waiting, "
+             "unresponsive, or dead). 0: never.",
+     .min = 0,
+     .max = kMaxDurationS},
+    {.key = "health.stall_fail_s",
+     .env = kEnvStallFailS,
+     .type = Type::Int,
+     .default_text = "1800",
+     .help = "A stall this many seconds long fails the stream (NRT_TIMEOUT) with the "
+             "stall warning's message, on every rank that waits. 0: never.",
+     .min = 0,
+     .max = kMaxDurationS},
 };
 
 // The settings of the two network plugins that were host knobs once: a file

@@ -81,6 +81,13 @@ Result<Progress> Scheduler::progress(uint32_t stream, uint32_t basic_block) {
       s.pending = kNoBlock;
       s.last_progress_ms = settings_.now_ms();
       s.warned = false;
+      if (settings_.health) {
+        health::StreamProgress& hp = settings_.health->stream(static_cast<int>(stream));
+        hp.last_progress_ms.store(s.last_progress_ms, std::memory_order_relaxed);
+        hp.waiting_peer.store(-1, std::memory_order_relaxed);
+        hp.running.store(true, std::memory_order_relaxed);
+        hp.started.fetch_add(1, std::memory_order_release);
+      }
     }
   } else if (basic_block != s.current) {
     s.pending = basic_block;
@@ -99,6 +106,7 @@ Result<Progress> Scheduler::progress(uint32_t stream, uint32_t basic_block) {
       Error e = tick.take_error();
       e.message = where(stream, s.current) + ": " + e.message;
       NCCOM_WARN("proxy: %s", e.message.c_str());
+      note_failure(e);
       s.failed = e;
       return e;
     }
@@ -110,17 +118,73 @@ Result<Progress> Scheduler::progress(uint32_t stream, uint32_t basic_block) {
         Error e = r.take_error();
         e.message = where(stream, s.current) + ": re-arming after the execution: " + e.message;
         NCCOM_WARN("proxy: %s", e.message.c_str());
+        note_failure(e);
         s.failed = e;
         return e;
       }
     }
   }
   out.done = !any_running(s);
+  const bool finished = out.done;
   // Not done while another block waits to be loaded (as ncclProxyProgress).
   if (out.done && s.pending != kNoBlock) out = Progress{false, false};
-  watchdog(s, stream, moved || out.done);
+  if (settings_.health) {
+    publish(s, stream, moved || finished, finished);
+  } else {
+    watchdog(s, stream, moved || out.done);
+  }
   if (s.failed) return *s.failed;
   return out;
+}
+
+void Scheduler::note_failure(const Error& e) const {
+  if (settings_.health) {
+    health::Registry::instance().record_error(settings_.health->hash(), settings_.health->rank(),
+                                              "proxy: " + e.message);
+  }
+}
+
+void Scheduler::publish(Stream& s, uint32_t stream, bool moved, bool finished) {
+  health::StreamProgress& hp = settings_.health->stream(static_cast<int>(stream));
+  if (finished) {
+    hp.running.store(false, std::memory_order_relaxed);
+    hp.completed.fetch_add(1, std::memory_order_release);
+    return;
+  }
+  const uint64_t now = settings_.now_ms();
+  if (moved) {
+    s.last_progress_ms = now;
+    hp.last_progress_ms.store(now, std::memory_order_relaxed);
+    if (s.warned) {
+      s.warned = false;
+      hp.waiting_peer.store(-1, std::memory_order_relaxed);
+    }
+    return;
+  }
+  // A second without progress: say once what the oldest op waits on.
+  if (!s.warned && now - s.last_progress_ms >= 1000) {
+    s.warned = true;
+    std::string what;
+    proxy::WaitTarget target;
+    for (const Parked& p : s.blocks[s.current]) {
+      if (!p.running) continue;
+      if (target.peer < 0) target = p.op->waiting_on();
+      what += what.empty() ? "" : "; ";
+      what += p.op->describe();
+    }
+    {
+      std::lock_guard lock(hp.mu);
+      hp.waiting_what = std::move(what);
+    }
+    hp.waiting_channel.store(target.channel, std::memory_order_relaxed);
+    hp.waiting_peer.store(target.peer, std::memory_order_release);
+  }
+  if (hp.has_verdict.load(std::memory_order_acquire)) {
+    std::lock_guard lock(hp.mu);
+    s.failed = make_error(NRT_TIMEOUT, hp.verdict.text);
+    NCCOM_WARN("proxy: %s", hp.verdict.text.c_str());
+    note_failure(*s.failed);
+  }
 }
 
 void Scheduler::watchdog(Stream& s, uint32_t stream, bool moved) {
@@ -163,6 +227,13 @@ Status Scheduler::stop(uint32_t stream) {
   s.pending = kNoBlock;
   s.failed.reset();
   s.warned = false;
+  if (settings_.health) {
+    health::StreamProgress& hp = settings_.health->stream(static_cast<int>(stream));
+    std::lock_guard hl(hp.mu);
+    hp.running.store(false);
+    hp.has_verdict.store(false);
+    hp.verdict = {};
+  }
   return {};
 }
 

@@ -14,6 +14,7 @@
 // ops are only ever called under their stream's lock.
 #pragma once
 
+#include "health/state.h"
 #include "proxy/fifo.h"
 
 #include <nccom/util/result.h>
@@ -39,6 +40,12 @@ struct Tick {
   bool execution_done = false;  // reached EXEC_COMPLETE: park and re-arm
 };
 
+// The peer a stalled op waits on (-1: unknown).
+struct WaitTarget {
+  int peer = -1;
+  int channel = -1;
+};
+
 // One registered direction of one basic block: the transport's per-op state
 // (the original's ncclProxyArgs plus its request tracker).
 class ProxyOp {
@@ -51,6 +58,8 @@ class ProxyOp {
   // Where the op stands, for the stall warning (e.g. "send op 3
   // (func_rel_op:12), descriptor 40 of 96, 2 requests in flight").
   virtual std::string describe() const = 0;
+  // What it waits on, for the health watchdog (a transport may not know).
+  virtual WaitTarget waiting_on() const { return {}; }
 };
 
 // The transport side: builds the op of one direction of a registration
@@ -63,12 +72,17 @@ class ProxyTransport {
 };
 
 struct SchedulerSettings {
-  // A running block with no progress for this long logs one WARN naming
-  // each op's position (the original's 10-second watchdog). 0 = never.
-  uint64_t stall_warn_ms = 10000;
-  // ... and for this long fails the stream with NRT_TIMEOUT. 0 = never
-  // (the default: the device may legitimately compute for a long time).
-  uint64_t stall_fail_ms = 0;
+  // With the health service on, its record of this communicator: the
+  // scheduler publishes every stream's progress there (executions begun and
+  // completed, the time of the last progress, what a stalled op waits on),
+  // the health thread warns and decides, and the scheduler fails a stream
+  // whose verdict it finds set. Its own watchdog below is then off.
+  std::shared_ptr<health::CommRecord> health;
+  // Without it: a running block with no progress for this long logs one
+  // WARN naming each op's position. 0 = never.
+  uint64_t stall_warn_ms = 60000;
+  // ... and for this long fails the stream with NRT_TIMEOUT. 0 = never.
+  uint64_t stall_fail_ms = 1800000;
   // Monotonic milliseconds; tests substitute a clock they advance.
   std::function<uint64_t()> now_ms;
 };
@@ -116,6 +130,10 @@ class Scheduler {
   Status check_stream(uint32_t stream, const char* call) const;
   bool any_running(const Stream& s) const;
   void watchdog(Stream& s, uint32_t stream, bool moved);
+  // The health service's side of the watchdog (settings_.health set).
+  void publish(Stream& s, uint32_t stream, bool moved, bool finished);
+  // A stream failure is an asynchronous error the health report lists.
+  void note_failure(const Error& e) const;
 
   ProxyTransport& transport_;
   SchedulerSettings settings_;

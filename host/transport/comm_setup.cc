@@ -112,8 +112,13 @@ Status build_comm_transports(comm::Communicator& comm) {
 
   TransportSettings settings;
   settings.connect_timeout = std::chrono::milliseconds(cfg.get_int("transport.connect_timeout_ms"));
-  settings.scheduler.stall_warn_ms = static_cast<uint64_t>(cfg.get_int("proxy.stall_warn_ms"));
-  settings.scheduler.stall_fail_ms = static_cast<uint64_t>(cfg.get_int("proxy.stall_fail_ms"));
+  // With the health service on, it watches the streams and names the peer;
+  // without it, the scheduler's own watchdog applies the same bounds.
+  auto health = comm::health_settings();
+  if (!health) return health.take_error();
+  settings.scheduler.stall_warn_ms = health->stall_warn_ms;
+  settings.scheduler.stall_fail_ms = health->stall_fail_ms;
+  settings.scheduler.health = comm.health();
   auto policy =
       P2pPolicy::from_text(cfg.get_string("graph.p2p_disable"), cfg.get_string("graph.p2p_level"));
   if (!policy) return policy.take_error();

@@ -2,6 +2,7 @@
 
 #include "plugin/plugin_call.h"
 
+#include <cstddef>
 #include <cstring>
 
 namespace nccom::transport {
@@ -41,6 +42,20 @@ class PluginOp : public proxy::ProxyOp {
     ErrBuf buf{};
     ops_.op_describe(op_, buf.data(), buf.size());
     return who_ + " " + text(buf);
+  }
+  proxy::WaitTarget waiting_on() const override {
+    proxy::WaitTarget target;
+    if (ops_.head.struct_size < offsetof(nccom_transport_ops_t, op_waiting_on) + sizeof(void*) ||
+        ops_.op_waiting_on == nullptr) {
+      return target;
+    }
+    int peer = -1;
+    int channel = -1;
+    if (ops_.op_waiting_on(op_, &peer, &channel) == 1) {
+      target.peer = peer;
+      target.channel = channel;
+    }
+    return target;
   }
 
  private:
@@ -92,10 +107,12 @@ Result<TransportBackend> TransportBackend::bind(plugin::LoadedPlugin& plugin) {
     return make_error(NRT_INVALID, who + " is not a transport plugin");
   }
   const nccom_plugin_ops_t& head = plugin.ops();
-  if (head.struct_size < sizeof(nccom_transport_ops_t)) {
+  // op_waiting_on and later slots are read only when struct_size covers them.
+  constexpr std::size_t kMinOpsSize = offsetof(nccom_transport_ops_t, op_free) + sizeof(void*);
+  if (head.struct_size < kMinOpsSize) {
     return make_error(NRT_INVALID, who + ": ops struct_size " + std::to_string(head.struct_size) +
                                        " is smaller than nccom_transport_ops_t (" +
-                                       std::to_string(sizeof(nccom_transport_ops_t)) +
+                                       std::to_string(kMinOpsSize) +
                                        "); rebuild it against this SDK");
   }
   const auto& ops = reinterpret_cast<const nccom_transport_ops_t&>(head);

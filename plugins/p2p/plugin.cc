@@ -116,6 +116,7 @@ const nccom_transport_ops_t kOps = {
     nullptr,  // op_rearm
     nullptr,  // op_describe
     nullptr,  // op_free
+    nullptr,  // op_waiting_on
 };
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include "plot_svg.h"
 #include "report.h"
 
+#include <client.h>
 #include <nrt_emu.h>
 #include <signal.h>
 #include <unistd.h>
@@ -16,6 +17,7 @@
 #include <cstring>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace nccom::nccomtest {
@@ -26,8 +28,26 @@ using Clock = std::chrono::steady_clock;
 
 // A failure ends the rank at once, without teardown: the peers may already
 // be gone, and the engine fails them within their timeout naming this rank.
+// What the job's health service knows (nccom-ras's findings: processes that
+// do not answer, ranks waiting or behind), for a failure message; "" when no
+// service answers or it finds nothing. Bounded by about 3 s.
+std::string health_view() {
+  ras::Query q;
+  std::string error;
+  if (!ras::address_from_env(q, error)) return "";
+  q.attempts = 2;
+  q.handshake_ms = 800;
+  q.connect_ms = 500;
+  q.timeout_ms = 1000;
+  const ras::Answer a = ras::ask(q);
+  if (!a.ok) return "";
+  return ras::findings(a.report);
+}
+
 [[noreturn]] void die(const Placement& p, const std::string& why) {
-  std::fprintf(stderr, "nccom-test: rank %d: %s\n", p.rank, why.c_str());
+  const std::string health = health_view();
+  std::fprintf(stderr, "nccom-test: rank %d: %s%s%s\n", p.rank, why.c_str(),
+               health.empty() ? "" : "; the health service says: ", health.c_str());
   std::fflush(stdout);
   std::fflush(stderr);
   _exit(1);
@@ -108,6 +128,15 @@ class RankBench {
         die(p_, std::string("barrier before the test kill: ") + nrt_emu_ccom_error(c_));
       if (std::atoi(k) == p_.rank) raise(SIGKILL);
     }
+    // Test seam: NCCOM_TEST_DEBUG_SLOW_RANK=R:MS makes rank R wait MS ms
+    // before each collective call (a rank that is slow, not stuck).
+    if (const char* k = std::getenv("NCCOM_TEST_DEBUG_SLOW_RANK"); k != nullptr && *k) {
+      int rank = -1;
+      int ms = 0;
+      if (std::sscanf(k, "%d:%d", &rank, &ms) != 2 || ms < 0 || ms > 600000)
+        die(p_, std::string("NCCOM_TEST_DEBUG_SLOW_RANK=\"") + k + "\" is not RANK:MS");
+      if (rank == p_.rank) slow_ms_ = ms;
+    }
     std::vector<OpResult> results;
     const std::vector<uint64_t> sizes = size_series(o_);
     Progress progress(p_.rank == 0, sizes.size() * o_.ops.size());
@@ -155,6 +184,13 @@ class RankBench {
     i.warmup = o_.warmup;
     i.check = o_.check;
     i.timeout_ms = o_.timeout_ms;
+    for (const char* var : {"NCCOM_RAS_ADDR", "NCCL_RAS_ADDR"}) {
+      const char* v = std::getenv(var);
+      if (v != nullptr && *v != '\0' && std::strchr(v, ':') != nullptr) {
+        i.health_address = v;
+        break;
+      }
+    }
     return i;
   }
 
@@ -260,6 +296,7 @@ class RankBench {
   }
 
   void call(const nrt_emu_coll_args_t& a, Op op, uint64_t bytes, const char* what) {
+    if (slow_ms_ > 0) std::this_thread::sleep_for(std::chrono::milliseconds(slow_ms_));
     if (nrt_emu_ccom_run(c_, &a) != NRT_SUCCESS) {
       die(p_, std::string(op_name(op)) + " of " + std::to_string(bytes) + " B (" + what +
                   ") failed: " + nrt_emu_ccom_error(c_));
@@ -367,6 +404,7 @@ class RankBench {
 
   const Options& o_;
   const Placement& p_;
+  int slow_ms_ = 0;  // NCCOM_TEST_DEBUG_SLOW_RANK
   const size_t ts_;
   nrt_emu_ccom_t* c_ = nullptr;
   void* a_ = nullptr;

@@ -300,6 +300,16 @@ int run_local(const Options& o, const std::string& argv0, const std::vector<std:
     return 1;
   }
   const std::string root = "127.0.0.1:" + std::to_string(reserved.port());
+  // The job's own health client port (unless the user chose one), so that
+  // nccom-ras and the ranks' failure messages reach this job and no other
+  // job on the host. Held, like the root's, until the run ends.
+  const PortReservation health_port;
+  const char* ras_addr = std::getenv("NCCOM_RAS_ADDR");
+  const char* nccl_ras_addr = std::getenv("NCCL_RAS_ADDR");
+  if ((ras_addr == nullptr || *ras_addr == '\0') &&
+      (nccl_ras_addr == nullptr || *nccl_ras_addr == '\0') && health_port.port() != 0) {
+    setenv("NCCOM_RAS_ADDR", ("127.0.0.1:" + std::to_string(health_port.port())).c_str(), 1);
+  }
   const bool tty = isatty(STDERR_FILENO) == 1;
   std::fflush(stdout);
   std::fflush(stderr);

@@ -119,6 +119,11 @@ std::string table_header(const RunInfo& info, Op op) {
                 net_name(info.net));
   std::string s = line;
   s += "# net plugin: " + describe(info.net_plugin) + "\n";
+  if (!info.health_address.empty()) {
+    const std::size_t colon = info.health_address.rfind(':');
+    s += "# health: nccom-ras -h " + info.health_address.substr(0, colon) + " -p " +
+         info.health_address.substr(colon + 1) + "\n";
+  }
   s += "#\n";
   // Built with the row's own widths so every name sits over its values.
   auto columns = [](const char* a, const char* b, const char* c, const char* d, const char* e,

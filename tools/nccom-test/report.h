@@ -61,6 +61,7 @@ struct RunInfo {
   int warmup = 0;
   bool check = false;
   uint32_t timeout_ms = 0;
+  std::string health_address;  // where nccom-ras reaches the job ("" when unknown)
 };
 
 // nccl-tests' bus bandwidth factors: all-reduce 2(n−1)/n; all-gather,

@@ -215,4 +215,17 @@ std::string NetOp::describe() const {
   return text;
 }
 
+bool NetOp::waiting_on(int& peer, int& channel) const {
+  const Connector* conn = nullptr;
+  if (in_flight() != 0) {
+    conn = ring_[done_ % kRingSlots].conn;
+  } else if (fifo_idx_ < fifo_n_) {
+    conn = entries_[fifo_idx_].conn;
+  }
+  if (conn == nullptr || conn->peer < 0) return false;
+  peer = conn->peer;
+  channel = conn->channel;
+  return true;
+}
+
 }  // namespace nccom::net_neuron

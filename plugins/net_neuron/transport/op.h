@@ -82,6 +82,9 @@ class NetOp {
   Status progress(bool* idle, bool* execution_done);
   Status rearm();
   std::string describe() const;
+  // The peer and channel of the oldest request in flight, or else of the
+  // next descriptor's connection; false when neither names one.
+  bool waiting_on(int& peer, int& channel) const;
 
  private:
   enum class Phase { FirstTouch, Steady, Finished };

@@ -179,6 +179,11 @@ void nn_op_describe(void* op, char* buf, size_t len) {
 
 void nn_op_free(void* op) { delete static_cast<NetOp*>(op); }
 
+int nn_op_waiting_on(void* op, int* peer, int* channel) {
+  if (op == nullptr || peer == nullptr || channel == nullptr) return 0;
+  return static_cast<NetOp*>(op)->waiting_on(*peer, *channel) ? 1 : 0;
+}
+
 const nccom_transport_ops_t kOps = {
     {sizeof(nccom_transport_ops_t), 0, nn_init, nn_fini},
     NCCOM_TRANSPORT_OPS_VERSION,
@@ -194,6 +199,7 @@ const nccom_transport_ops_t kOps = {
     nn_op_rearm,
     nn_op_describe,
     nn_op_free,
+    nn_op_waiting_on,
 };
 
 }  // namespace

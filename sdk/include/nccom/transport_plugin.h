@@ -189,6 +189,14 @@ typedef struct nccom_transport_ops {
   /* Where the op stands, for the host's stall warning. */
   void (*op_describe)(void* op, char* buf, size_t len);
   void (*op_free)(void* op);
+
+  /* Appended (read only when head.struct_size covers it; NULL: unknown).
+   * What a stalled op waits on: the rank of the peer whose data or
+   * completion it needs (*peer_rank) and the transport channel (*channel,
+   * NCCOM_TRANSPORT_MESH_CHANNEL for a mesh connection). Returns 1 when it
+   * knows, 0 when it waits on nothing in particular. Called only by the
+   * host's stall watchdog, never on the data path. */
+  int (*op_waiting_on)(void* op, int* peer_rank, int* channel);
 } nccom_transport_ops_t;
 
 #ifdef __cplusplus

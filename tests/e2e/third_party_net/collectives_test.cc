@@ -140,9 +140,10 @@ TEST_P(ThirdPartyNetNeverCompletes, EveryRankFailsNamingTheChannelAndPeer) {
   // to fail ends the run (the launcher stops the others, which may not have
   // printed theirs yet).
   size_t stalls = 0;
-  // ("no progress for <measured> ms (proxy.stall_fail_ms)")
-  for (size_t at = all.find(" ms (proxy.stall_fail_ms): net_neuron"); at != std::string::npos;
-       at = all.find(" ms (proxy.stall_fail_ms): net_neuron", at + 1)) {
+  // ("no progress for <measured> ms (proxy.stall_fail_ms): waiting on rank <peer> (host h, pid
+  // p): alive, ...; net_neuron ..."): the health watchdog names the peer.
+  for (size_t at = all.find(" ms (proxy.stall_fail_ms): waiting on rank "); at != std::string::npos;
+       at = all.find(" ms (proxy.stall_fail_ms): waiting on rank ", at + 1)) {
     ++stalls;
   }
   EXPECT_GE(stalls, 1u) << all;

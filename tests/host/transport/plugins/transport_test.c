@@ -157,6 +157,7 @@ static const nccom_transport_ops_t x_ops = {
 #else
     x_create_op, x_progress, x_rearm, x_describe, x_free_op
 #endif
+    , NULL /* op_waiting_on */
 };
 /* clang-format on */
 

@@ -1,0 +1,316 @@
+#include "health/report.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <map>
+#include <set>
+
+namespace nccom::health {
+namespace {
+
+std::string hex(uint64_t v) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016" PRIx64, v);
+  return buf;
+}
+
+std::string seconds(uint64_t ms) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f s", static_cast<double>(ms) / 1000.0);
+  return buf;
+}
+
+const Member* find_member(const JobView& job, uint64_t process) {
+  for (const Member& m : job.members) {
+    if (m.process == process) return &m;
+  }
+  return nullptr;
+}
+
+const CommSnap* comm_line(const Member& m, uint64_t comm, int rank) {
+  if (!m.snapshot) return nullptr;
+  for (const CommSnap& c : m.snapshot->comms) {
+    if (c.hash == comm && c.rank == rank) return &c;
+  }
+  return nullptr;
+}
+
+std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (const char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += ch;
+    } else if (c < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      out += buf;
+    } else {
+      out += ch;
+    }
+  }
+  return out + "\"";
+}
+
+// What a member is, in one word, after hearing what its neighbours saw.
+std::string member_state(const Member& m) { return reach_name(m.reach); }
+
+}  // namespace
+
+const char* reach_name(Reach r) {
+  switch (r) {
+    case Reach::kAnswered: return "alive";
+    case Reach::kUnresponsive: return "unresponsive";
+    case Reach::kDead: return "dead";
+    case Reach::kLeft: return "left";
+  }
+  return "unknown";
+}
+
+std::string who(int rank, const Member* member) {
+  std::string text = "rank " + std::to_string(rank);
+  if (member != nullptr) {
+    text += " (host " + member->host + ", pid " + std::to_string(member->pid) + ")";
+  }
+  return text;
+}
+
+Analysis analyse(const JobView& job) {
+  Analysis a;
+  std::set<std::string> hosts;
+  for (const Member& m : job.members) {
+    hosts.insert(m.host);
+    if (m.reach != Reach::kAnswered) a.not_answering.push_back(&m);
+    if (m.snapshot) {
+      for (const ErrorSnap& e : m.snapshot->errors) a.errors.push_back(ErrorSeen{&m, e});
+    }
+  }
+  a.hosts = static_cast<int>(hosts.size());
+
+  // Communicators: the answering process's tables name every rank's process.
+  for (const CommMembers& c : job.comms) {
+    CommSummary s;
+    s.hash = c.hash;
+    s.nranks = static_cast<int>(c.processes.size());
+    bool first = true;
+    std::map<int, std::vector<StreamSnap>> streams;  // stream id -> one per answered rank
+    for (int r = 0; r < s.nranks; ++r) {
+      RankStatus rs;
+      rs.comm = c.hash;
+      rs.rank = r;
+      rs.member = find_member(job, c.processes[static_cast<std::size_t>(r)]);
+      if (rs.member == nullptr) {
+        rs.state = "unknown";
+      } else if (rs.member->reach != Reach::kAnswered) {
+        rs.state = member_state(*rs.member);
+      } else if (const CommSnap* line = comm_line(*rs.member, c.hash, r)) {
+        rs.state = line->state;
+      } else {
+        rs.state = "freed";  // the process answered but no longer has this rank
+      }
+      if (rs.member != nullptr && rs.member->snapshot) {
+        for (const StreamSnap& st : rs.member->snapshot->streams) {
+          if (st.comm != c.hash || st.rank != r) continue;
+          streams[st.id].push_back(st);
+          s.min_completed = first ? st.completed : std::min(s.min_completed, st.completed);
+          s.max_completed = first ? st.completed : std::max(s.max_completed, st.completed);
+          first = false;
+          if (st.running && st.idle_ms >= job.stuck_ms && st.peer >= 0) {
+            a.waits.push_back(Wait{c.hash, st.id, r, st.peer, st.channel, st.idle_ms});
+          }
+        }
+      }
+      s.ranks.push_back(rs);
+    }
+    for (const auto& [id, list] : streams) {
+      uint64_t most = 0;
+      for (const StreamSnap& st : list) most = std::max(most, st.started);
+      for (const StreamSnap& st : list) {
+        if (st.started < most) {
+          a.behind.push_back(
+              Behind{c.hash, id, st.rank, st.started, st.completed, most, st.running});
+        }
+      }
+    }
+    a.comms.push_back(std::move(s));
+  }
+  return a;
+}
+
+namespace {
+
+const Member* rank_member(const Analysis& a, uint64_t comm, int rank) {
+  for (const CommSummary& c : a.comms) {
+    if (c.hash != comm) continue;
+    if (rank >= 0 && rank < c.nranks) return c.ranks[static_cast<std::size_t>(rank)].member;
+  }
+  return nullptr;
+}
+
+std::string rank_state(const Analysis& a, uint64_t comm, int rank) {
+  for (const CommSummary& c : a.comms) {
+    if (c.hash == comm && rank >= 0 && rank < c.nranks)
+      return c.ranks[static_cast<std::size_t>(rank)].state;
+  }
+  return "unknown";
+}
+
+std::string ranks_of(const JobView& job, const Member& m) {
+  std::string text;
+  for (const CommMembers& c : job.comms) {
+    for (std::size_t r = 0; r < c.processes.size(); ++r) {
+      if (c.processes[r] != m.process) continue;
+      text += text.empty() ? "" : ", ";
+      text += "rank " + std::to_string(r) + " of comm " + hex(c.hash);
+    }
+  }
+  return text.empty() ? "no rank known" : text;
+}
+
+}  // namespace
+
+std::string render_text(const JobView& job, bool verbose) {
+  const Analysis a = analyse(job);
+  std::string out;
+  const Member* me = find_member(job, job.answered_by);
+  out += "nccom health: " + std::to_string(job.members.size()) + " processes on " +
+         std::to_string(a.hosts) + " host" + (a.hosts == 1 ? "" : "s") + ", answered by " +
+         (me != nullptr ? "pid " + std::to_string(me->pid) + " on host " + me->host : "?") +
+         " in " + std::to_string(job.elapsed_ms) + " ms\n";
+
+  std::map<std::string, std::vector<const Member*>> by_host;
+  for (const Member& m : job.members) by_host[m.host].push_back(&m);
+  out += "\nHosts\n";
+  for (const auto& [host, list] : by_host) {
+    std::string pids;
+    for (const Member* m : list) {
+      pids += pids.empty() ? "" : " ";
+      pids += std::to_string(m->pid);
+      if (m->reach != Reach::kAnswered) pids += std::string("(") + reach_name(m->reach) + ")";
+    }
+    out += "  " + host + ": " + std::to_string(list.size()) + " process" +
+           (list.size() == 1 ? "" : "es") + ", pids " + pids + "\n";
+  }
+
+  out += "\nProcesses not answering: " +
+         (a.not_answering.empty() ? std::string("none") : std::to_string(a.not_answering.size())) +
+         "\n";
+  for (const Member* m : a.not_answering) {
+    std::string upper = reach_name(m->reach);
+    for (char& ch : upper) ch = static_cast<char>(ch - ('a' - 'A'));
+    out += "  " + upper + ": pid " + std::to_string(m->pid) + " on host " + m->host + " (" +
+           ranks_of(job, *m) + "): " + m->why + "\n";
+  }
+
+  out += "\nCommunicators: " + std::to_string(a.comms.size()) + "\n";
+  for (const CommSummary& c : a.comms) {
+    std::map<std::string, int> counts;
+    for (const RankStatus& r : c.ranks) ++counts[r.state];
+    std::string states;
+    for (const auto& [state, n] : counts) {
+      states += states.empty() ? "" : ", ";
+      states += std::to_string(n) + " " + state;
+    }
+    out += "  comm " + hex(c.hash) + ": " + std::to_string(c.nranks) + " ranks: " + states +
+           "; proxy executions completed " + std::to_string(c.min_completed) +
+           (c.min_completed == c.max_completed ? "" : ".." + std::to_string(c.max_completed)) +
+           "\n";
+    if (verbose) {
+      for (const RankStatus& r : c.ranks) {
+        out += "    " + who(r.rank, r.member) + ": " + r.state + "\n";
+      }
+    }
+  }
+
+  out += "\nBehind: " + (a.behind.empty() ? std::string("none") : std::to_string(a.behind.size())) +
+         "\n";
+  for (const Behind& b : a.behind) {
+    out += "  " + who(b.rank, rank_member(a, b.comm, b.rank)) + " of comm " + hex(b.comm) +
+           ", stream " + std::to_string(b.stream) + ": began " + std::to_string(b.started) +
+           " executions, its peers up to " + std::to_string(b.peers_started) +
+           (b.running ? "" : " (not running one now)") + "\n";
+  }
+
+  out += "\nWaiting: " + (a.waits.empty() ? std::string("none") : std::to_string(a.waits.size())) +
+         "\n";
+  for (const Wait& w : a.waits) {
+    out += "  " + who(w.rank, rank_member(a, w.comm, w.rank)) + " of comm " + hex(w.comm) +
+           ", stream " + std::to_string(w.stream) + ", waits on " +
+           who(w.peer, rank_member(a, w.comm, w.peer)) + " [" + rank_state(a, w.comm, w.peer) +
+           "], channel " + std::to_string(w.channel) + ", for " + seconds(w.idle_ms) + "\n";
+  }
+
+  out += "\nErrors: " + (a.errors.empty() ? std::string("none") : std::to_string(a.errors.size())) +
+         "\n";
+  for (const ErrorSeen& e : a.errors) {
+    out += "  " + who(e.error.rank, e.member) + ", " + seconds(e.error.age_ms) +
+           " ago: " + e.error.text + "\n";
+  }
+  return out;
+}
+
+std::string render_json(const JobView& job) {
+  const Analysis a = analyse(job);
+  auto member_json = [](const Member* m) {
+    if (m == nullptr) return std::string("null");
+    return "{\"host\":" + json_string(m->host) + ",\"pid\":" + std::to_string(m->pid) +
+           ",\"process\":\"" + hex(m->process) + "\",\"endpoint\":" + json_string(m->endpoint) +
+           ",\"state\":\"" + reach_name(m->reach) + "\"" +
+           (m->reach == Reach::kAnswered ? "" : ",\"why\":" + json_string(m->why)) + "}";
+  };
+  std::string out = "{\"version\":1,\"answered_by\":\"" + hex(job.answered_by) +
+                    "\",\"elapsed_ms\":" + std::to_string(job.elapsed_ms) +
+                    ",\"timeout_ms\":" + std::to_string(job.timeout_ms) +
+                    ",\"hosts\":" + std::to_string(a.hosts) + ",\"processes\":[";
+  for (std::size_t i = 0; i < job.members.size(); ++i) {
+    out += (i != 0 ? "," : "") + member_json(&job.members[i]);
+  }
+  out += "],\"communicators\":[";
+  for (std::size_t i = 0; i < a.comms.size(); ++i) {
+    const CommSummary& c = a.comms[i];
+    out += (i != 0 ? "," : "") + std::string("{\"hash\":\"") + hex(c.hash) +
+           "\",\"nranks\":" + std::to_string(c.nranks) +
+           ",\"completed_min\":" + std::to_string(c.min_completed) +
+           ",\"completed_max\":" + std::to_string(c.max_completed) + ",\"ranks\":[";
+    for (std::size_t r = 0; r < c.ranks.size(); ++r) {
+      out += (r != 0 ? "," : "") + std::string("{\"rank\":") + std::to_string(r) +
+             ",\"state\":" + json_string(c.ranks[r].state) +
+             ",\"process\":" + member_json(c.ranks[r].member) + "}";
+    }
+    out += "]}";
+  }
+  out += "],\"behind\":[";
+  for (std::size_t i = 0; i < a.behind.size(); ++i) {
+    const Behind& b = a.behind[i];
+    out += (i != 0 ? "," : "") + std::string("{\"comm\":\"") + hex(b.comm) +
+           "\",\"stream\":" + std::to_string(b.stream) + ",\"rank\":" + std::to_string(b.rank) +
+           ",\"started\":" + std::to_string(b.started) +
+           ",\"completed\":" + std::to_string(b.completed) +
+           ",\"peers_started\":" + std::to_string(b.peers_started) +
+           ",\"running\":" + (b.running ? "true" : "false") + "}";
+  }
+  out += "],\"waiting\":[";
+  for (std::size_t i = 0; i < a.waits.size(); ++i) {
+    const Wait& w = a.waits[i];
+    out += (i != 0 ? "," : "") + std::string("{\"comm\":\"") + hex(w.comm) +
+           "\",\"stream\":" + std::to_string(w.stream) + ",\"rank\":" + std::to_string(w.rank) +
+           ",\"peer\":" + std::to_string(w.peer) +
+           ",\"peer_state\":" + json_string(rank_state(a, w.comm, w.peer)) +
+           ",\"channel\":" + std::to_string(w.channel) +
+           ",\"idle_ms\":" + std::to_string(w.idle_ms) + "}";
+  }
+  out += "],\"errors\":[";
+  for (std::size_t i = 0; i < a.errors.size(); ++i) {
+    const ErrorSeen& e = a.errors[i];
+    out += (i != 0 ? "," : "") + std::string("{\"comm\":\"") + hex(e.error.comm) +
+           "\",\"rank\":" + std::to_string(e.error.rank) +
+           ",\"age_ms\":" + std::to_string(e.error.age_ms) +
+           ",\"process\":" + member_json(e.member) + ",\"text\":" + json_string(e.error.text) + "}";
+  }
+  out += "]}\n";
+  return out;
+}
+
+}  // namespace nccom::health

@@ -1,0 +1,101 @@
+// The job's health as one process assembles it from every process's answer:
+// who answered, who did not and why, the communicators and their ranks, who
+// is behind, who waits on whom, the asynchronous errors. Rendered as text for
+// people or JSON for scripts (docs/health.md shows both).
+#pragma once
+
+#include "health/snapshot.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace nccom::health {
+
+enum class Reach {
+  kAnswered,      // its snapshot came back
+  kUnresponsive,  // connected (or connecting) but no answer in time
+  kDead,          // its process is gone: connection refused or reset
+  kLeft,          // it said goodbye (its communicators were freed)
+};
+const char* reach_name(Reach r);
+
+struct Member {
+  uint64_t process = 0;
+  int pid = 0;
+  std::string host;
+  std::string endpoint;  // where its health service listens ("127.0.0.1:40123")
+  Reach reach = Reach::kAnswered;
+  std::string why;  // for a process that did not answer: what happened
+  std::optional<ProcessSnapshot> snapshot;
+};
+
+// A communicator as the answering process knows it: its members by rank.
+struct CommMembers {
+  uint64_t hash = 0;
+  std::vector<uint64_t> processes;  // index: rank
+};
+
+struct JobView {
+  std::vector<Member> members;
+  std::vector<CommMembers> comms;
+  uint64_t answered_by = 0;  // process key
+  uint64_t elapsed_ms = 0;   // how long the collection took
+  uint64_t timeout_ms = 0;   // the collection's bound
+  uint64_t stuck_ms = 1000;  // a running stream idle this long is "waiting"
+};
+
+// The findings, in the order the renderers print them.
+struct RankStatus {
+  uint64_t comm = 0;
+  int rank = -1;
+  const Member* member = nullptr;  // nullptr: the rank's process is unknown
+  std::string state;               // init | running | failed | unresponsive | dead | left | unknown
+};
+struct Behind {
+  uint64_t comm = 0;
+  int stream = 0;
+  int rank = -1;
+  uint64_t started = 0, completed = 0;
+  uint64_t peers_started = 0;  // the most any rank began
+  bool running = false;
+};
+struct Wait {
+  uint64_t comm = 0;
+  int stream = 0;
+  int rank = -1;
+  int peer = -1;
+  int channel = -1;
+  uint64_t idle_ms = 0;
+};
+struct ErrorSeen {
+  const Member* member = nullptr;
+  ErrorSnap error;
+};
+struct CommSummary {
+  uint64_t hash = 0;
+  int nranks = 0;
+  std::vector<RankStatus> ranks;
+  uint64_t min_completed = 0, max_completed = 0;  // over answered ranks, stream 0..3
+};
+
+struct Analysis {
+  std::vector<CommSummary> comms;
+  std::vector<const Member*> not_answering;
+  std::vector<Behind> behind;
+  std::vector<Wait> waits;
+  std::vector<ErrorSeen> errors;
+  int hosts = 0;
+};
+
+// Combines the answers. Pointers refer into `job`, which must outlive it.
+Analysis analyse(const JobView& job);
+
+std::string render_text(const JobView& job, bool verbose);
+std::string render_json(const JobView& job);
+
+// "rank 5 (host b, pid 4242)" for messages; the member may be null.
+std::string who(int rank, const Member* member);
+
+}  // namespace nccom::health

@@ -1,0 +1,72 @@
+// A process's health snapshot as text, and its parser. The text is what
+// Registry::snapshot_text writes and what a query brings back from every
+// process of the job:
+//
+//   nccom-health 1
+//   process key=<16 hex> pid=<n> host=<name>
+//   comm hash=<16 hex> rank=<r> nranks=<n> state=<init|running|failed>
+//   stream comm=<hex> rank=<r> id=<s> started=<n> completed=<n> running=<0|1>
+//          idle_ms=<n> peer=<r> channel=<c>                      (one line)
+//   link process=<hex> state=<alive|unresponsive|dead|left> silent_ms=<n>
+//   error comm=<hex> rank=<r> age_ms=<n> text=<the rest of the line>
+//   end
+//
+// Lines after "process" may repeat in any number, bounded by kMaxLines.
+// Unknown line kinds and unknown keys are skipped (a newer peer may say more);
+// a missing or malformed known field is an error naming the line.
+#pragma once
+
+#include <nccom/util/result.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace nccom::health {
+
+inline constexpr std::size_t kMaxLines = 4096;
+inline constexpr std::size_t kMaxLineBytes = 1024;
+
+struct CommSnap {
+  uint64_t hash = 0;
+  int rank = -1;
+  int nranks = 0;
+  std::string state;
+};
+struct StreamSnap {
+  uint64_t comm = 0;
+  int rank = -1;
+  int id = 0;
+  uint64_t started = 0;
+  uint64_t completed = 0;
+  bool running = false;
+  uint64_t idle_ms = 0;
+  int peer = -1;
+  int channel = -1;
+};
+struct LinkSnap {
+  uint64_t process = 0;
+  std::string state;
+  uint64_t silent_ms = 0;
+};
+struct ErrorSnap {
+  uint64_t comm = 0;
+  int rank = -1;
+  uint64_t age_ms = 0;
+  std::string text;
+};
+
+struct ProcessSnapshot {
+  uint64_t process = 0;
+  int pid = 0;
+  std::string host;
+  std::vector<CommSnap> comms;
+  std::vector<StreamSnap> streams;
+  std::vector<LinkSnap> links;
+  std::vector<ErrorSnap> errors;
+};
+
+Result<ProcessSnapshot> parse_snapshot(std::string_view text);
+
+}  // namespace nccom::health

@@ -1,0 +1,128 @@
+#include "health/report.h"
+
+#include <gtest/gtest.h>
+
+namespace nccom::health {
+namespace {
+
+constexpr uint64_t kComm = 0xc0ffee;
+
+// A job of four processes, one rank each, on two hosts.
+class Report : public testing::Test {
+ protected:
+  void SetUp() override {
+    for (int r = 0; r < 4; ++r) {
+      Member m;
+      m.process = 100 + static_cast<uint64_t>(r);
+      m.pid = 1000 + r;
+      m.host = r < 2 ? "a" : "b";
+      ProcessSnapshot s;
+      s.process = m.process;
+      s.pid = m.pid;
+      s.host = m.host;
+      s.comms.push_back(CommSnap{kComm, r, 4, "running"});
+      s.streams.push_back(StreamSnap{kComm, r, 0, 42, 41, true, 10, -1, -1});
+      m.snapshot = s;
+      job_.members.push_back(m);
+    }
+    job_.comms.push_back(CommMembers{kComm, {100, 101, 102, 103}});
+    job_.answered_by = 100;
+    job_.elapsed_ms = 7;
+    job_.timeout_ms = 1000;
+  }
+  StreamSnap& stream(int r) {
+    return job_.members[static_cast<std::size_t>(r)].snapshot->streams[0];
+  }
+  void silence(int r, Reach reach, const std::string& why) {
+    Member& m = job_.members[static_cast<std::size_t>(r)];
+    m.reach = reach;
+    m.why = why;
+    m.snapshot.reset();
+  }
+  JobView job_;
+};
+
+TEST_F(Report, AHealthyJobHasNoFindings) {
+  const Analysis a = analyse(job_);
+  EXPECT_EQ(a.hosts, 2);
+  EXPECT_TRUE(a.not_answering.empty());
+  EXPECT_TRUE(a.behind.empty());
+  EXPECT_TRUE(a.waits.empty());
+  ASSERT_EQ(a.comms.size(), 1u);
+  for (const RankStatus& r : a.comms[0].ranks) EXPECT_EQ(r.state, "running");
+  const std::string text = render_text(job_, false);
+  EXPECT_NE(text.find("4 processes on 2 hosts"), std::string::npos) << text;
+  EXPECT_NE(text.find("Processes not answering: none"), std::string::npos) << text;
+  EXPECT_NE(text.find("4 ranks: 4 running"), std::string::npos) << text;
+}
+
+TEST_F(Report, NamesTheStoppedAndTheDeadWithTheirRanks) {
+  silence(1, Reach::kUnresponsive, "no answer within 1000 ms");
+  silence(3, Reach::kDead, "connection refused: its process is gone");
+  const Analysis a = analyse(job_);
+  ASSERT_EQ(a.not_answering.size(), 2u);
+  EXPECT_EQ(a.comms[0].ranks[1].state, "unresponsive");
+  EXPECT_EQ(a.comms[0].ranks[3].state, "dead");
+  const std::string text = render_text(job_, true);
+  EXPECT_NE(text.find("UNRESPONSIVE: pid 1001 on host a (rank 1 of comm 0000000000c0ffee): no "
+                      "answer within 1000 ms"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("DEAD: pid 1003 on host b (rank 3 of comm"), std::string::npos) << text;
+  EXPECT_NE(text.find("rank 3 (host b, pid 1003): dead"), std::string::npos) << text;
+  const std::string json = render_json(job_);
+  EXPECT_NE(json.find("\"state\":\"unresponsive\",\"why\":\"no answer within 1000 ms\""),
+            std::string::npos)
+      << json;
+}
+
+TEST_F(Report, ARankThatBeganFewerExecutionsIsBehind) {
+  stream(2).started = 41;
+  stream(2).running = false;
+  const Analysis a = analyse(job_);
+  ASSERT_EQ(a.behind.size(), 1u);
+  EXPECT_EQ(a.behind[0].rank, 2);
+  EXPECT_EQ(a.behind[0].peers_started, 42u);
+  const std::string text = render_text(job_, false);
+  EXPECT_NE(text.find("rank 2 (host b, pid 1002) of comm 0000000000c0ffee, stream 0: began 41 "
+                      "executions, its peers up to 42 (not running one now)"),
+            std::string::npos)
+      << text;
+}
+
+TEST_F(Report, WaitsNameThePeerAndItsState) {
+  silence(1, Reach::kUnresponsive, "no answer");
+  stream(2).idle_ms = 5300;
+  stream(2).peer = 1;
+  stream(2).channel = 0;
+  stream(0).idle_ms = 900;  // under the bound: moving, not waiting
+  stream(0).peer = 3;
+  const Analysis a = analyse(job_);
+  ASSERT_EQ(a.waits.size(), 1u);
+  EXPECT_EQ(a.waits[0].rank, 2);
+  const std::string text = render_text(job_, false);
+  EXPECT_NE(text.find("rank 2 (host b, pid 1002) of comm 0000000000c0ffee, stream 0, waits on "
+                      "rank 1 (host a, pid 1001) [unresponsive], channel 0, for 5.3 s"),
+            std::string::npos)
+      << text;
+}
+
+TEST_F(Report, ErrorsCarryTheRankAndProcessThatSawThem) {
+  job_.members[3].snapshot->errors.push_back(ErrorSnap{kComm, 3, 2500, "proxy: \"bad\"\tthing"});
+  const std::string text = render_text(job_, false);
+  EXPECT_NE(text.find("rank 3 (host b, pid 1003), 2.5 s ago: proxy: \"bad\"\tthing"),
+            std::string::npos)
+      << text;
+  const std::string json = render_json(job_);
+  EXPECT_NE(json.find("\"text\":\"proxy: \\\"bad\\\"\\u0009thing\""), std::string::npos) << json;
+}
+
+TEST_F(Report, ARankWhoseProcessIsUnknownIsSaidSo) {
+  job_.comms[0].processes[2] = 999;  // no member answers for it
+  const Analysis a = analyse(job_);
+  EXPECT_EQ(a.comms[0].ranks[2].state, "unknown");
+  EXPECT_EQ(a.comms[0].ranks[2].member, nullptr);
+}
+
+}  // namespace
+}  // namespace nccom::health

@@ -1,0 +1,298 @@
+// The health service end to end, 4 ranks on 2 emulated hosts: a rank stopped
+// (SIGSTOP: a process that keeps its sockets and does nothing), killed or
+// slowed from outside, as an operator would see it — through nccom-ras and
+// through the ranks' own messages.
+#include "json_check.h"
+#include "ras_support.h"
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <future>
+
+namespace {
+
+using namespace ras_test;
+using namespace std::chrono_literals;
+
+const std::vector<std::string> kLongAllReduce = {
+    "-r", "4", "-N", "2", "-b", "8", "-e", "8", "-n", "10000", "-w", "1", "--check", "allr"};
+
+// The job as nccom-ras describes it while nothing is wrong: one report
+// naming all four processes on both hosts, as text and as valid JSON.
+TEST(NccomRas, DescribesARunningJobAsTextAndJson) {
+  Job job(kLongAllReduce);
+  const std::string json = running(job, 4, 10, 60s);
+  ASSERT_TRUE(pid_of(json, 3)) << json;
+  std::string why;
+  EXPECT_TRUE(json_check::valid(json, &why)) << why << "\n" << json;
+  EXPECT_EQ(count(json, "\"state\":\"running\""), 4) << json;
+  const auto text = job.ras({"-v"});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("4 processes on 2 hosts"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("Processes not answering: none"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("4 ranks: 4 running"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("Errors: none"), std::string::npos) << text.out;
+  auto done = job.finish();
+  EXPECT_EQ(done.exit_code, 0) << done.out << done.err;
+}
+
+// SIGSTOP rank 1 mid-run: nccom-ras names it unresponsive within twice the
+// keep-alive timeout, the rank that receives from it over the network names
+// it in its stall WARN, and after SIGCONT the job completes with correct
+// results.
+TEST(NccomRas, AStoppedRankIsUnresponsiveAndTheJobCompletesAfterSigcont) {
+  Job job(kLongAllReduce, {{"NCCOM_HEALTH_STALL_WARN_S", "1"}, {"NCCOM_HEALTH_STALL_FAIL_S", "0"}});
+  const std::string json = running(job, 4, 20, 60s);
+  const auto victim = pid_of(json, 1);
+  ASSERT_TRUE(victim) << json;
+  const std::string named = "UNRESPONSIVE: pid " + std::to_string(*victim);
+
+  const auto t0 = Clock::now();
+  job.stop(*victim);
+  std::string report;
+  const bool seen = eventually(
+      [&] {
+        report = job.ras({"--timeout-ms", "300"}).out;
+        return report.find(named) != std::string::npos;
+      },
+      std::chrono::milliseconds(4 * kKeepAliveTimeoutMs));
+  const auto to_unresponsive =
+      std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0).count();
+  ASSERT_TRUE(seen) << report;
+  EXPECT_LE(to_unresponsive, 2 * kKeepAliveTimeoutMs) << report;
+  ::testing::Test::RecordProperty("sigstop_to_unresponsive_ms", std::to_string(to_unresponsive));
+  std::printf("SIGSTOP -> nccom-ras says unresponsive: %lld ms\n",
+              static_cast<long long>(to_unresponsive));
+
+  // Someone waits on it, and the report says so.
+  const std::string waits = "waits on rank 1 (host ";
+  ASSERT_TRUE(eventually(
+      [&] {
+        report = job.ras({"--timeout-ms", "300"}).out;
+        return report.find(waits) != std::string::npos &&
+               report.find("pid " + std::to_string(*victim) + ") [unresponsive]") !=
+                   std::string::npos;
+      },
+      20s))
+      << report;
+
+  job.resume(*victim);
+  const auto done = job.finish();
+  EXPECT_EQ(done.exit_code, 0) << done.out << done.err;
+  const std::string all = done.out + done.err;
+  // The stall WARN of a rank that receives from it names it and its state.
+  EXPECT_NE(all.find("(health.stall_warn_s): waiting on rank 1 (host "), std::string::npos) << all;
+  EXPECT_NE(all.find("pid " + std::to_string(*victim) + "): unresponsive"), std::string::npos)
+      << all;
+  // The table was printed, and --check found every element right (a wrong
+  // one exits 3).
+  EXPECT_NE(all.find("#wrong"), std::string::npos) << all;
+}
+
+// With a short health.stall_fail_s the ranks that wait on a stopped rank
+// fail, naming it; nccom-test's failure line carries the health view.
+TEST(NccomRas, AStallPastStallFailFailsTheWaitingRanksNamingTheStoppedOne) {
+  Job job(kLongAllReduce, {{"NCCOM_HEALTH_STALL_WARN_S", "1"}, {"NCCOM_HEALTH_STALL_FAIL_S", "2"}});
+  const std::string json = running(job, 4, 20, 60s);
+  const auto victim = pid_of(json, 1);
+  ASSERT_TRUE(victim) << json;
+  job.stop(*victim);
+  const auto done = job.finish();
+  const std::string all = done.out + done.err;
+  EXPECT_EQ(done.exit_code, 1) << all;
+  const std::string pid = "pid " + std::to_string(*victim) + ")";
+  // Every stall failure names the stopped process: as the peer waited on,
+  // or as the communicator's rank that does not answer.
+  int failures = 0;
+  for (std::size_t at = all.find("(health.stall_fail_s): "); at != std::string::npos;
+       at = all.find("(health.stall_fail_s): ", at + 1)) {
+    const std::string line = all.substr(at, all.find('\n', at) - at);
+    EXPECT_TRUE(line.find(pid + ": unresponsive") != std::string::npos ||
+                line.find(pid + " is unresponsive") != std::string::npos)
+        << line;
+    ++failures;
+  }
+  EXPECT_GE(failures, 1) << all;
+  EXPECT_NE(all.find("the health service says: UNRESPONSIVE: pid " + std::to_string(*victim)),
+            std::string::npos)
+      << all;
+}
+
+// SIGKILL rank 2 mid-run: its neighbours on the health mesh say it is dead
+// at once, and the failure line carries the health view naming it dead.
+TEST(NccomRas, AKilledRankIsDead) {
+  Job job(kLongAllReduce);
+  const std::string json = running(job, 4, 20, 60s);
+  const auto victim = pid_of(json, 2);
+  ASSERT_TRUE(victim) << json;
+  ::kill(*victim, SIGKILL);
+  const auto done = job.finish();
+  const std::string all = done.out + done.err;
+  EXPECT_EQ(done.exit_code, 1) << all;
+  EXPECT_NE(all.find("pid " + std::to_string(*victim) + ") is dead: "), std::string::npos) << all;
+  EXPECT_NE(all.find("the health service says: DEAD: pid " + std::to_string(*victim)),
+            std::string::npos)
+      << all;
+}
+
+// A rank delayed before each call (a test seam in nccom-test, not a sleep
+// in this test) is the one nccom-ras calls behind, report after report.
+TEST(NccomRas, ASlowRankIsBehind) {
+  Job job({"-r", "4", "-N", "2", "-b", "8", "-e", "8", "-n", "150", "-w", "1", "allr"},
+          {{"NCCOM_TEST_DEBUG_SLOW_RANK", "3:40"}});
+  const std::string json = running(job, 4, 3, 60s);
+  const auto slow = pid_of(json, 3);
+  ASSERT_TRUE(slow) << json;
+  int reports = 0;
+  int slow_behind = 0;
+  int others_behind = 0;
+  std::string last;
+  for (int i = 0; i < 8; ++i) {
+    const auto r = job.ras();
+    if (r.exit_code != 0) break;  // the job ended
+    ++reports;
+    last = r.out;
+    if (r.out.find("rank 3 (host ") != std::string::npos &&
+        r.out.find("pid " + std::to_string(*slow) + ") of comm") != std::string::npos &&
+        r.out.find("began ") != std::string::npos)
+      ++slow_behind;
+    for (int other = 0; other < 3; ++other) {
+      const std::string who = "\n  rank " + std::to_string(other) + " (host ";
+      const std::size_t behind = r.out.find("\nBehind:");
+      const std::size_t waiting = r.out.find("\nWaiting:");
+      const std::size_t at = r.out.find(who, behind);
+      if (at != std::string::npos && at < waiting) ++others_behind;
+    }
+  }
+  ASSERT_GE(reports, 4) << last;
+  EXPECT_GE(slow_behind * 4, reports * 3)
+      << "rank 3 behind in " << slow_behind << " of " << reports << " reports; last:\n"
+      << last;
+  EXPECT_LE(others_behind, reports / 4) << last;
+  const auto done = job.finish();
+  EXPECT_EQ(done.exit_code, 0) << done.out << done.err;
+}
+
+int connect_to(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  timeval tv{5, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  return fd;
+}
+
+std::string read_all(int fd) {
+  std::string out;
+  char buf[4096];
+  for (;;) {
+    const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) break;
+    out.append(buf, static_cast<std::size_t>(n));
+  }
+  return out;
+}
+
+// Garbage, a wrong secret and silent clients on the health ports, and 100
+// clients at once: each is answered or refused cleanly, and the job, its
+// results and the health view are untouched.
+TEST(NccomRas, HostileClientsChangeNothing) {
+  Job job({"-r", "4", "-N", "2", "-b", "8", "-e", "8", "-n", "400", "-w", "1", "--check", "allr"},
+          {{"NCCOM_TEST_DEBUG_SLOW_RANK", "0:10"}});
+  const std::string json = running(job, 4, 3, 60s);
+  ASSERT_TRUE(pid_of(json, 3)) << json;
+  const std::regex endpoint_re("\"endpoint\":\"127\\.0\\.0\\.1:([0-9]+)\"");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(json, m, endpoint_re)) << json;
+  const int peer_port = std::stoi(m[1]);
+
+  // Silent clients on both ports, held open throughout.
+  std::vector<int> silent;
+  for (int i = 0; i < 4; ++i) {
+    silent.push_back(connect_to(job.port()));
+    silent.push_back(connect_to(peer_port));
+  }
+  // Garbage on the client port: one ERROR line, then the connection closes.
+  {
+    const int fd = connect_to(job.port());
+    ASSERT_GE(fd, 0);
+    const char junk[] = "\x01\x02\xff garbage that is no command\n";
+    ASSERT_GT(::send(fd, junk, sizeof junk - 1, MSG_NOSIGNAL), 0);
+    const std::string answer = read_all(fd);
+    EXPECT_EQ(answer.rfind("ERROR unknown command", 0), 0u) << answer;
+    ::close(fd);
+  }
+  // Garbage and a wrong secret on a peer port: closed, nothing answered.
+  {
+    int fd = connect_to(peer_port);
+    ASSERT_GE(fd, 0);
+    std::string junk(64, '\xee');
+    ASSERT_GT(::send(fd, junk.data(), junk.size(), MSG_NOSIGNAL), 0);
+    EXPECT_EQ(read_all(fd), "");
+    ::close(fd);
+    fd = connect_to(peer_port);
+    ASSERT_GE(fd, 0);
+    // A well-formed hello: magic "NCHF", type 1, length 17, a made-up secret.
+    uint8_t hello[12 + 17] = {'N', 'C', 'H', 'F', 1, 0, 0, 0, 17, 0, 0, 0};
+    std::memset(hello + 12, 0x5a, 16);
+    hello[12 + 16] = 1;
+    ASSERT_GT(::send(fd, hello, sizeof hello, MSG_NOSIGNAL), 0);
+    EXPECT_EQ(read_all(fd), "");
+    ::close(fd);
+  }
+  // 100 clients at once: each gets a report or a clean "busy" refusal.
+  std::vector<std::future<nccom_test::ChildResult>> clients;
+  for (int i = 0; i < 100; ++i) {
+    clients.push_back(std::async(std::launch::async, [&job] { return job.ras(); }));
+  }
+  int served = 0;
+  int refused = 0;
+  for (auto& c : clients) {
+    const auto r = c.get();
+    if (r.exit_code == 0 && r.out.find("nccom health: 4 processes") != std::string::npos) {
+      ++served;
+    } else {
+      EXPECT_NE(r.err.find("busy"), std::string::npos) << r.out << r.err;
+      ++refused;
+    }
+  }
+  EXPECT_EQ(served + refused, 100);
+  EXPECT_GE(served, 64);
+  for (int fd : silent) ::close(fd);
+
+  const auto after = job.ras();
+  EXPECT_NE(after.out.find("Processes not answering: none"), std::string::npos) << after.out;
+  EXPECT_NE(after.out.find("Errors: none"), std::string::npos) << after.out;
+  const auto done = job.finish();
+  EXPECT_EQ(done.exit_code, 0) << done.out << done.err;
+}
+
+TEST(NccomRas, NoJobIsAClearErrorAndBadArgumentsAreUsageErrors) {
+  nccom_test::LoopbackPort nobody;
+  auto r = nccom_test::run_child(kRas, {"-p", std::to_string(nobody.port())}, {});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("no nccom job answers at 127.0.0.1:" + std::to_string(nobody.port())),
+            std::string::npos)
+      << r.err;
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"-p", "0"}, {"-p", "x"}, {"-t", "0"}, {"--timeout-ms", "-5"}, {"--bogus"}, {"-h"}}) {
+    r = nccom_test::run_child(kRas, args, {});
+    EXPECT_EQ(r.exit_code, 2) << args[0] << ": " << r.err;
+  }
+  r = nccom_test::run_child(kRas, {}, {{"NCCOM_RAS_ADDR", "no-port"}});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("is not host:port"), std::string::npos) << r.err;
+}
+
+}  // namespace

@@ -1,0 +1,128 @@
+// What the health end-to-end suites share: a running nccom-test job with its
+// own health client port, nccom-ras asked about it, and the pids the report
+// gives for each rank.
+#pragma once
+
+#include "child_process.h"
+
+#include <signal.h>
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <optional>
+#include <regex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace ras_test {
+
+using Clock = std::chrono::steady_clock;
+
+inline const std::string kTool = std::string(NCCOM_BUILD_DIR) + "/bin/nccom-test";
+inline const std::string kRas = std::string(NCCOM_BUILD_DIR) + "/bin/nccom-ras";
+inline const std::string kShippedConfig = std::string(NCCOM_SOURCE_DIR) + "/config/nccom.toml";
+
+// Keep-alives every 400 ms, unresponsive after 5 of them (2 s); a process's
+// answer to a query within 300 ms.
+inline constexpr int kKeepAliveMs = 400;
+inline constexpr int kTimeoutFactor = 5;
+inline constexpr int kKeepAliveTimeoutMs = kKeepAliveMs * kTimeoutFactor;
+
+class Job {
+ public:
+  Job(const std::vector<std::string>& args, std::map<std::string, std::string> extra = {}) {
+    std::map<std::string, std::string> env = {
+        {"NCCOM_CONFIG", kShippedConfig},
+        {"NCCL_DEBUG", "WARN"},
+        {"NCCOM_RAS_ADDR", "127.0.0.1:" + std::to_string(port_.port())},
+        {"NCCOM_HEALTH_KEEPALIVE_MS", std::to_string(kKeepAliveMs)},
+        {"NCCOM_HEALTH_TIMEOUT_FACTOR", std::to_string(kTimeoutFactor)},
+        {"NCCOM_HEALTH_QUERY_TIMEOUT_MS", "300"},
+    };
+    for (auto& [k, v] : extra) env[k] = v;
+    child_ = nccom_test::start_child(kTool, args, env);
+  }
+  ~Job() {
+    if (!finished_ && child_.pid > 0) {
+      for (int pid : stopped_) ::kill(pid, SIGCONT);
+      ::kill(child_.pid, SIGTERM);
+      nccom_test::finish_child(child_);
+    }
+  }
+  Job(const Job&) = delete;
+  Job& operator=(const Job&) = delete;
+
+  int port() const { return port_.port(); }
+  // nccom-ras against this job (text unless args say otherwise).
+  nccom_test::ChildResult ras(std::vector<std::string> args = {}) const {
+    std::vector<std::string> all = {"-p", std::to_string(port_.port())};
+    all.insert(all.end(), args.begin(), args.end());
+    return nccom_test::run_child(kRas, all, {{"NCCOM_RAS_ADDR", ""}, {"NCCL_RAS_ADDR", ""}});
+  }
+  void stop(int pid) {
+    stopped_.push_back(pid);
+    ::kill(pid, SIGSTOP);
+  }
+  void resume(int pid) { ::kill(pid, SIGCONT); }
+  nccom_test::ChildResult finish() {
+    finished_ = true;
+    return nccom_test::finish_child(child_);
+  }
+
+ private:
+  nccom_test::LoopbackPort port_;
+  nccom_test::RunningChild child_;
+  std::vector<int> stopped_;
+  bool finished_ = false;
+};
+
+// The pid nccom-ras --json gives for `rank` of the (one) communicator.
+inline std::optional<int> pid_of(const std::string& json, int rank) {
+  const std::regex re("\\{\"rank\":" + std::to_string(rank) +
+                      ",\"state\":\"[a-z]+\",\"process\":\\{\"host\":\"[^\"]*\",\"pid\":([0-9]+)");
+  std::smatch m;
+  if (!std::regex_search(json, m, re)) return std::nullopt;
+  return std::stoi(m[1]);
+}
+
+// The most proxy executions any rank completed, from nccom-ras --json.
+inline long completed_max(const std::string& json) {
+  const std::regex re("\"completed_max\":([0-9]+)");
+  std::smatch m;
+  return std::regex_search(json, m, re) ? std::stol(m[1]) : -1;
+}
+
+inline int count(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// Asks `probe` until it returns true or `limit` passes (the job runs on its
+// own; this only looks at it, a little apart).
+inline bool eventually(const std::function<bool()>& probe, std::chrono::milliseconds limit) {
+  const auto deadline = Clock::now() + limit;
+  while (Clock::now() < deadline) {
+    if (probe()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return probe();
+}
+
+// Waits until every one of `ranks` runs and the job completed `executions`;
+// returns the last JSON report.
+inline std::string running(Job& job, int ranks, long executions, std::chrono::milliseconds limit) {
+  std::string json;
+  eventually(
+      [&] {
+        auto r = job.ras({"--json"});
+        json = r.out;
+        return r.exit_code == 0 && pid_of(json, ranks - 1) && completed_max(json) >= executions;
+      },
+      limit);
+  return json;
+}
+
+}  // namespace ras_test
