@@ -7,8 +7,6 @@
 #include <set>
 
 namespace nccom::health {
-namespace {
-
 std::string hex(uint64_t v) {
   char buf[17];
   std::snprintf(buf, sizeof buf, "%016" PRIx64, v);
@@ -20,6 +18,8 @@ std::string seconds(uint64_t ms) {
   std::snprintf(buf, sizeof buf, "%.1f s", static_cast<double>(ms) / 1000.0);
   return buf;
 }
+
+namespace {
 
 const Member* find_member(const JobView& job, uint64_t process) {
   for (const Member& m : job.members) {
@@ -85,6 +85,7 @@ Analysis analyse(const JobView& job) {
     if (m.reach != Reach::kAnswered) a.not_answering.push_back(&m);
     if (m.snapshot) {
       for (const ErrorSnap& e : m.snapshot->errors) a.errors.push_back(ErrorSeen{&m, e});
+      for (const ErrorSnap& e : m.snapshot->warnings) a.warnings.push_back(ErrorSeen{&m, e});
     }
   }
   a.hosts = static_cast<int>(hosts.size());
@@ -242,12 +243,16 @@ std::string render_text(const JobView& job, bool verbose) {
            "], channel " + std::to_string(w.channel) + ", for " + seconds(w.idle_ms) + "\n";
   }
 
-  out += "\nErrors: " + (a.errors.empty() ? std::string("none") : std::to_string(a.errors.size())) +
-         "\n";
-  for (const ErrorSeen& e : a.errors) {
-    out += "  " + who(e.error.rank, e.member) + ", " + seconds(e.error.age_ms) +
-           " ago: " + e.error.text + "\n";
-  }
+  auto events = [&](const char* title, const std::vector<ErrorSeen>& list) {
+    out += std::string("\n") + title + ": " +
+           (list.empty() ? std::string("none") : std::to_string(list.size())) + "\n";
+    for (const ErrorSeen& e : list) {
+      out += "  " + who(e.error.rank, e.member) + ", " + seconds(e.error.age_ms) +
+             " ago: " + e.error.text + "\n";
+    }
+  };
+  events("Stall warnings", a.warnings);
+  events("Errors", a.errors);
   return out;
 }
 
@@ -301,14 +306,19 @@ std::string render_json(const JobView& job) {
            ",\"channel\":" + std::to_string(w.channel) +
            ",\"idle_ms\":" + std::to_string(w.idle_ms) + "}";
   }
-  out += "],\"errors\":[";
-  for (std::size_t i = 0; i < a.errors.size(); ++i) {
-    const ErrorSeen& e = a.errors[i];
-    out += (i != 0 ? "," : "") + std::string("{\"comm\":\"") + hex(e.error.comm) +
-           "\",\"rank\":" + std::to_string(e.error.rank) +
-           ",\"age_ms\":" + std::to_string(e.error.age_ms) +
-           ",\"process\":" + member_json(e.member) + ",\"text\":" + json_string(e.error.text) + "}";
-  }
+  auto events = [&](const char* key, const std::vector<ErrorSeen>& list) {
+    out += std::string("],\"") + key + "\":[";
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const ErrorSeen& e = list[i];
+      out += (i != 0 ? "," : "") + std::string("{\"comm\":\"") + hex(e.error.comm) +
+             "\",\"rank\":" + std::to_string(e.error.rank) +
+             ",\"age_ms\":" + std::to_string(e.error.age_ms) +
+             ",\"process\":" + member_json(e.member) + ",\"text\":" + json_string(e.error.text) +
+             "}";
+    }
+  };
+  events("stall_warnings", a.warnings);
+  events("errors", a.errors);
   out += "]}\n";
   return out;
 }

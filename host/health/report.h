@@ -86,6 +86,7 @@ struct Analysis {
   std::vector<Behind> behind;
   std::vector<Wait> waits;
   std::vector<ErrorSeen> errors;
+  std::vector<ErrorSeen> warnings;
   int hosts = 0;
 };
 
@@ -94,6 +95,11 @@ Analysis analyse(const JobView& job);
 
 std::string render_text(const JobView& job, bool verbose);
 std::string render_json(const JobView& job);
+
+// "00000000c0ffee42": communicator hashes and process keys as messages show them.
+std::string hex(uint64_t v);
+// "5.3 s": milliseconds as messages show them.
+std::string seconds(uint64_t ms);
 
 // "rank 5 (host b, pid 4242)" for messages; the member may be null.
 std::string who(int rank, const Member* member);

@@ -109,12 +109,12 @@ Result<ProcessSnapshot> parse_snapshot(std::string_view all) {
           !number(f, "silent_ms", l.silent_ms))
         return bad(n, "link needs process, state and silent_ms");
       snap.links.push_back(l);
-    } else if (kind == "error") {
+    } else if (kind == "error" || kind == "warning") {
       ErrorSnap e;
       if (!number(f, "comm", e.comm, 16) || !number(f, "rank", e.rank) ||
           !number(f, "age_ms", e.age_ms) || !text(f, "text", e.text))
-        return bad(n, "error needs comm, rank, age_ms and text");
-      snap.errors.push_back(e);
+        return bad(n, std::string(kind) + " needs comm, rank, age_ms and text");
+      (kind == "error" ? snap.errors : snap.warnings).push_back(e);
     }
     // Other kinds: a newer peer's additions, skipped.
   }

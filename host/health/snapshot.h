@@ -9,6 +9,7 @@
 //          idle_ms=<n> peer=<r> channel=<c>                      (one line)
 //   link process=<hex> state=<alive|unresponsive|dead|left> silent_ms=<n>
 //   error comm=<hex> rank=<r> age_ms=<n> text=<the rest of the line>
+//   warning comm=<hex> rank=<r> age_ms=<n> text=<the rest of the line>
 //   end
 //
 // Lines after "process" may repeat in any number, bounded by kMaxLines.
@@ -65,6 +66,7 @@ struct ProcessSnapshot {
   std::vector<StreamSnap> streams;
   std::vector<LinkSnap> links;
   std::vector<ErrorSnap> errors;
+  std::vector<ErrorSnap> warnings;  // stall warnings logged
 };
 
 Result<ProcessSnapshot> parse_snapshot(std::string_view text);

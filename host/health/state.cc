@@ -51,12 +51,20 @@ std::vector<std::shared_ptr<CommRecord>> Registry::comms() const {
   return comms_;
 }
 
-void Registry::record_error(uint64_t comm, int rank, std::string text) {
+namespace {
+
+void keep(std::deque<ErrorRecord>& where, uint64_t comm, int rank, std::string text) {
   std::replace(text.begin(), text.end(), '\n', ' ');
   std::replace(text.begin(), text.end(), '\r', ' ');
+  if (where.size() == kMaxErrors) where.pop_front();
+  where.push_back(ErrorRecord{now_ms(), comm, rank, std::move(text)});
+}
+
+}  // namespace
+
+void Registry::record_error(uint64_t comm, int rank, std::string text) {
   std::lock_guard lock(mu_);
-  if (errors_.size() == kMaxErrors) errors_.pop_front();
-  errors_.push_back(ErrorRecord{now_ms(), comm, rank, std::move(text)});
+  keep(errors_, comm, rank, std::move(text));
 }
 
 std::vector<ErrorRecord> Registry::errors() const {
@@ -64,10 +72,21 @@ std::vector<ErrorRecord> Registry::errors() const {
   return {errors_.begin(), errors_.end()};
 }
 
+void Registry::record_warning(uint64_t comm, int rank, std::string text) {
+  std::lock_guard lock(mu_);
+  keep(warnings_, comm, rank, std::move(text));
+}
+
+std::vector<ErrorRecord> Registry::warnings() const {
+  std::lock_guard lock(mu_);
+  return {warnings_.begin(), warnings_.end()};
+}
+
 void Registry::clear() {
   std::lock_guard lock(mu_);
   comms_.clear();
   errors_.clear();
+  warnings_.clear();
 }
 
 namespace {
@@ -118,11 +137,15 @@ std::string Registry::snapshot_text(uint64_t process, int pid, const std::string
     out += line("link process=%016" PRIx64 " state=%s silent_ms=%" PRIu64, l.process,
                 l.state.c_str(), l.silent_ms);
   }
-  for (const ErrorRecord& e : errors()) {
-    std::string text = e.text.substr(0, 400);
-    out += line("error comm=%016" PRIx64 " rank=%d age_ms=%" PRIu64 " text=%s", e.comm, e.rank,
-                now > e.when_ms ? now - e.when_ms : 0, text.c_str());
-  }
+  auto events = [&](const char* kind, const std::vector<ErrorRecord>& list) {
+    for (const ErrorRecord& e : list) {
+      std::string text = e.text.substr(0, 400);
+      out += line("%s comm=%016" PRIx64 " rank=%d age_ms=%" PRIu64 " text=%s", kind, e.comm, e.rank,
+                  now > e.when_ms ? now - e.when_ms : 0, text.c_str());
+    }
+  };
+  events("error", errors());
+  events("warning", warnings());
   out += "end\n";
   return out;
 }

@@ -106,19 +106,24 @@ class Registry {
 
   void record_error(uint64_t comm, int rank, std::string text);
   std::vector<ErrorRecord> errors() const;
+  // The stall warnings this process logged, kept (as many as errors) so
+  // that nccom-ras shows which ranks warned and why.
+  void record_warning(uint64_t comm, int rank, std::string text);
+  std::vector<ErrorRecord> warnings() const;
 
   // This process's view as snapshot text (format in snapshot.h), with the
   // links the health thread passes in.
   std::string snapshot_text(uint64_t process, int pid, const std::string& host,
                             const std::vector<LinkView>& links) const;
 
-  // Tests only: forget every communicator and error.
+  // Tests only: forget every communicator, error and warning.
   void clear();
 
  private:
   mutable std::mutex mu_;
   std::vector<std::shared_ptr<CommRecord>> comms_;
   std::deque<ErrorRecord> errors_;
+  std::deque<ErrorRecord> warnings_;
 };
 
 // Monotonic milliseconds (steady clock), the health module's one time base.

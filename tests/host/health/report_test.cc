@@ -117,6 +117,19 @@ TEST_F(Report, ErrorsCarryTheRankAndProcessThatSawThem) {
   EXPECT_NE(json.find("\"text\":\"proxy: \\\"bad\\\"\\u0009thing\""), std::string::npos) << json;
 }
 
+TEST_F(Report, StallWarningsAreListedApartFromErrors) {
+  job_.members[0].snapshot->warnings.push_back(ErrorSnap{
+      kComm, 0, 1200, "no progress for 61000 ms (health.stall_warn_s): waiting on rank 1"});
+  const std::string text = render_text(job_, false);
+  EXPECT_NE(text.find("Stall warnings: 1\n  rank 0 (host a, pid 1000), 1.2 s ago: no progress"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("Errors: none"), std::string::npos) << text;
+  const std::string json = render_json(job_);
+  EXPECT_NE(json.find("\"stall_warnings\":[{\"comm\":"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"errors\":[]}"), std::string::npos) << json;
+}
+
 TEST_F(Report, ARankWhoseProcessIsUnknownIsSaidSo) {
   job_.comms[0].processes[2] = 999;  // no member answers for it
   const Analysis a = analyse(job_);

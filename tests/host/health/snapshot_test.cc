@@ -26,6 +26,7 @@ TEST_F(RegistryText, SnapshotTextRoundTrips) {
   s.waiting_peer = 3;
   s.waiting_channel = 1;
   Registry::instance().record_error(0xfeed, 1, "proxy: it broke\nbadly");
+  Registry::instance().record_warning(0xfeed, 1, "no progress for 61000 ms");
   const std::string text = Registry::instance().snapshot_text(22, 999, "host with space",
                                                               {LinkView{33, "unresponsive", 5200}});
 
@@ -51,6 +52,9 @@ TEST_F(RegistryText, SnapshotTextRoundTrips) {
   EXPECT_EQ(snap->links[0].silent_ms, 5200u);
   ASSERT_EQ(snap->errors.size(), 1u);
   EXPECT_EQ(snap->errors[0].text, "proxy: it broke badly");
+  ASSERT_EQ(snap->warnings.size(), 1u);
+  EXPECT_EQ(snap->warnings[0].rank, 1);
+  EXPECT_EQ(snap->warnings[0].text, "no progress for 61000 ms");
 }
 
 TEST_F(RegistryText, ErrorsAreBounded) {
@@ -58,6 +62,11 @@ TEST_F(RegistryText, ErrorsAreBounded) {
   const auto errors = Registry::instance().errors();
   ASSERT_EQ(errors.size(), kMaxErrors);
   EXPECT_EQ(errors.back().text, "e99");  // the newest are kept
+  for (int i = 0; i < 100; ++i) Registry::instance().record_warning(1, 0, "w" + std::to_string(i));
+  const auto warnings = Registry::instance().warnings();
+  ASSERT_EQ(warnings.size(), kMaxErrors);
+  EXPECT_EQ(warnings.back().text, "w99");
+  EXPECT_EQ(Registry::instance().errors().size(), kMaxErrors);  // warnings evict no error
 }
 
 TEST(HealthSnapshot, RefusesWhatIsNotASnapshot) {

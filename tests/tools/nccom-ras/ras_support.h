@@ -125,4 +125,42 @@ inline std::string running(Job& job, int ranks, long executions, std::chrono::mi
   return json;
 }
 
+// Stops `pid` and asks nccom-ras until it names the process unresponsive;
+// returns the milliseconds that took, or -1 past `limit` (`report` holds
+// the last answer either way).
+inline long stop_until_unresponsive(Job& job, int pid, std::string& report,
+                                    std::chrono::milliseconds limit) {
+  const std::string named = "UNRESPONSIVE: pid " + std::to_string(pid);
+  const auto t0 = Clock::now();
+  job.stop(pid);
+  const bool seen = eventually(
+      [&] {
+        report = job.ras({"--timeout-ms", "300"}).out;
+        return report.find(named) != std::string::npos;
+      },
+      limit);
+  if (!seen) return -1;
+  return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0).count();
+}
+
+// The health.stall_fail_s failure lines in a job's output that do not name
+// `pid` as unresponsive, and how many there were in all.
+struct StallFailures {
+  int count = 0;
+  std::vector<std::string> not_naming;
+};
+inline StallFailures stall_failures(const std::string& all, int pid) {
+  StallFailures f;
+  const std::string who = "pid " + std::to_string(pid) + ")";
+  for (std::size_t at = all.find("(health.stall_fail_s): "); at != std::string::npos;
+       at = all.find("(health.stall_fail_s): ", at + 1)) {
+    const std::string line = all.substr(at, all.find('\n', at) - at);
+    if (line.find(who + ": unresponsive") == std::string::npos &&
+        line.find(who + " is unresponsive") == std::string::npos)
+      f.not_naming.push_back(line);
+    ++f.count;
+  }
+  return f;
+}
+
 }  // namespace ras_test

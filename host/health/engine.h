@@ -1,0 +1,195 @@
+// The health service's engine (service.h): the one thread's state and
+// steps, split over engine.cc (the loop, connections), engine_io.cc (reading,
+// frames, client lines, writing), engine_mesh.cc (links, keep-alives,
+// classification) and engine_gather.cc (queries, reports, the stall
+// watchdog). Internal to host/health.
+#pragma once
+
+#include "bootstrap/socket.h"
+#include "health/report.h"
+#include "health/service.h"
+#include "health/snapshot.h"
+#include "health/state.h"
+#include "health/wire.h"
+
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+namespace nccom::health::engine {
+
+using bootstrap::Socket;
+using bootstrap::SocketAddress;
+
+constexpr int kNeighbours = 2;           // successors each process links to
+constexpr uint64_t kHandshakeMs = 5000;  // an inbound connection's hello
+constexpr uint64_t kClientMs = 10000;    // a client's whole session
+constexpr std::size_t kClientLineBytes = 256;
+constexpr uint64_t kTickMs = 250;  // the longest poll
+constexpr uint64_t kGoodbyeWaitMs = 200;
+constexpr int kMaxUnadmitted = 256;                // inbound connections and clients at once
+constexpr std::size_t kMaxUnadmittedBytes = 4096;  // read from one before its hello is admitted
+constexpr const char* kServerProtocol = "SERVER PROTOCOL 2\n";
+
+using nccom::health::hex;
+using nccom::health::seconds;
+std::string upper(std::string s);
+std::string host_name();
+uint64_t random_key();
+bool set_nonblocking(int fd);
+// The client port: every process of the host binds it (SO_REUSEPORT).
+Result<bootstrap::Socket> listen_shared(const bootstrap::SocketAddress& address);
+// A non-blocking connect: the socket, connected or in progress (a refusal
+// is an error with status NRT_COLL_PENDING, so callers can tell it apart).
+Result<bootstrap::Socket> start_connect(const bootstrap::SocketAddress& to, bool& in_progress);
+
+enum class Kind { kInbound, kLinkIn, kLinkOut, kQueryIn, kQueryOut, kClient };
+
+struct Conn {
+  Kind kind = Kind::kInbound;
+  Socket sock;
+  std::vector<uint8_t> in;
+  std::vector<uint8_t> out;
+  uint64_t peer = 0;  // process key (links, queries)
+  uint64_t deadline = 0;
+  uint64_t last_rx = 0;
+  uint64_t last_tx = 0;
+  bool connecting = false;
+  bool hello_done = false;
+  bool closing = false;  // close once `out` is sent
+  bool goodbye = false;  // the peer said goodbye
+  Hello hello;           // an inbound connection's hello, until admitted
+  bool has_hello = false;
+  // Client sessions.
+  bool json = false;
+  bool verbose = false;
+  uint64_t timeout_ms = 0;
+  // Queries: the collection this connection answers to.
+  int collection = -1;
+};
+
+struct Peer {
+  Card card;
+  uint64_t secret = 0;  // of a communicator both share
+  int refs = 0;         // local communicators that have it as a rank
+  Reach state = Reach::kAnswered;
+  bool watched = false;  // a link of ours carries its keep-alives
+  uint64_t since = 0;    // when `state` began
+  uint64_t last_heard = 0;
+  std::string why;
+  int link = 0;  // the connection id of our out-link to it, 0: none
+  uint64_t next_connect = 0;
+};
+
+// A STATUS being gathered, or a stall probe.
+struct Collection {
+  enum class Purpose { kStatus, kProbe } purpose = Purpose::kStatus;
+  int client = 0;  // the client session's connection id (status)
+  uint64_t started = 0;
+  uint64_t deadline = 0;
+  std::map<uint64_t, Member> members;
+  int pending = 0;
+  // Probes: the stream that stalled.
+  std::shared_ptr<CommRecord> comm;
+  int stream = 0;
+  int peer_rank = -1;
+  bool fail = false;  // the probe is for the failure message
+};
+
+struct StallState {
+  bool warned = false;
+  bool failed = false;
+  bool probing = false;
+  uint64_t started = 0;  // the execution the state is for
+};
+
+class Engine {
+ public:
+  Engine(const ServiceSettings& settings, Socket peer_listener, Socket client_listener, Card card);
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  const Card& card() const { return card_; }
+  void add_comm(const std::shared_ptr<CommRecord>& record, uint64_t secret,
+                const std::vector<Card>& cards);
+  void remove_comm(const CommRecord* record);
+  void abandon();  // in a forked child: close every descriptor, run nothing
+
+ private:
+  void run();
+  void wake();
+  int add_conn(Conn conn);
+  // A connection to `key`'s health port being opened, its hello queued.
+  Conn outbound(Kind kind, bootstrap::Socket sock, bool in_progress, uint64_t key, const Peer& peer,
+                Purpose purpose) const;
+  void close_conn(int id, const std::string& why);
+  static void queue(Conn& c, const std::vector<uint8_t>& bytes);
+  static void queue_text(Conn& c, const std::string& text);
+
+  void accept_all(const Socket& listener, Kind kind);
+  void on_readable(int id);
+  // The complete lines (clients) or frames (peers) read so far.
+  void consume(int id);
+  void on_writable(int id);
+  void on_frame(int id, const FrameHeader& h, const uint8_t* payload);
+  void on_client_line(int id, std::string line);
+  // An inbound hello is admitted once its secret is one of this process's
+  // communicators'. A peer may finish its communicator's setup before this
+  // process has: an unknown secret waits (up to the handshake bound) before
+  // the connection is refused.
+  void admit(int id, uint64_t now);
+
+  void refresh_links(uint64_t now);
+  // Closes a link on purpose, telling the peer why (goodbye or unlink).
+  void drop_link(int id, FrameType why);
+  void keep_alive(uint64_t now);
+  void set_state(Peer& p, uint64_t key, Reach state, const std::string& why, uint64_t now);
+  void timers(uint64_t now);
+
+  int start_collection(Collection col, const std::vector<uint64_t>& targets);
+  void member_done(int col, uint64_t key, Reach reach, const std::string& why,
+                   std::optional<ProcessSnapshot> snap);
+  void finish_collection(int col);
+  JobView job_view(const Collection& col) const;
+  ProcessSnapshot own_snapshot() const;
+  std::vector<LinkView> link_views(uint64_t now) const;
+
+  void watch_stalls(uint64_t now);
+  std::string rank_label(uint64_t process) const;
+  std::string peer_words(const Collection& col) const;
+
+  ServiceSettings settings_;
+  Socket peer_listener_;
+  Socket client_listener_;
+  Card card_;
+  int wake_fds_[2] = {-1, -1};
+
+  mutable std::mutex mu_;  // everything below is the thread's, except where noted
+  std::condition_variable cv_;
+  bool stop_ = false;
+  bool dirty_ = false;     // comms changed (guarded by mu_)
+  bool farewell_ = false;  // the last comm left: say goodbye (guarded by mu_)
+  uint64_t farewell_done_ = 0, farewell_asked_ = 0;  // guarded by mu_
+  std::vector<std::shared_ptr<CommRecord>> comms_;   // guarded by mu_
+  std::multimap<uint64_t, uint64_t> secrets_;        // comm hash -> secret, guarded by mu_
+  std::map<uint64_t, Peer> pending_peers_;           // added by add_comm, guarded by mu_
+  std::vector<uint64_t> removed_peers_;              // guarded by mu_
+
+  std::map<uint64_t, Peer> peers_;
+  std::map<int, Conn> conns_;
+  int next_id_ = 1;
+  std::map<int, Collection> collections_;
+  int next_collection_ = 1;
+  std::map<std::pair<const CommRecord*, int>, StallState> stalls_;
+  std::thread thread_;
+};
+
+}  // namespace nccom::health::engine

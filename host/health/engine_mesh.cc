@@ -1,0 +1,162 @@
+// The engine's mesh: peer states, the links to the ring's successors,
+// keep-alives, deadlines and silence (engine.h).
+#include "health/engine.h"
+#include "log/log.h"
+
+#include <algorithm>
+
+namespace nccom::health::engine {
+
+void Engine::set_state(Peer& p, uint64_t key, Reach state, const std::string& why, uint64_t now) {
+  if (p.state == state) return;
+  const Reach before = p.state;
+  p.state = state;
+  p.since = now;
+  p.why = why;
+  if (p.refs == 0) return;
+  const std::string label =
+      rank_label(key) + " (host " + p.card.host + ", pid " + std::to_string(p.card.pid) + ")";
+  if (state == Reach::kUnresponsive || state == Reach::kDead) {
+    NCCOM_WARN("health: %s is %s: %s", label.c_str(), reach_name(state), why.c_str());
+  } else if (state == Reach::kAnswered && before != Reach::kLeft) {
+    NCCOM_WARN("health: %s is alive again: %s", label.c_str(), why.c_str());
+  }
+}
+
+std::string Engine::rank_label(uint64_t process) const {
+  std::lock_guard lock(mu_);
+  for (const auto& c : comms_) {
+    const auto& procs = c->processes();
+    for (std::size_t r = 0; r < procs.size(); ++r) {
+      if (procs[r] == process) return "rank " + std::to_string(r);
+    }
+  }
+  return "process " + hex(process);
+}
+
+void Engine::drop_link(int id, FrameType why) {
+  auto it = conns_.find(id);
+  if (it == conns_.end()) return;
+  Conn& c = it->second;
+  if (c.hello_done) {
+    queue(c, frame(why));
+    (void)c.sock.send_some(c.out.data(), c.out.size());  // best effort, never waits
+  }
+  conns_.erase(it);
+}
+
+void Engine::abandon() {
+  peer_listener_.close();
+  client_listener_.close();
+  for (auto& [id, c] : conns_) c.sock.close();
+  for (int& fd : wake_fds_) {
+    if (fd >= 0) ::close(fd);
+    fd = -1;
+  }
+}
+
+// The ring of live processes by key; each links to its next kNeighbours.
+void Engine::refresh_links(uint64_t now) {
+  std::vector<uint64_t> ring{card_.process};
+  for (const auto& [key, p] : peers_) {
+    if (p.refs > 0 && p.state != Reach::kDead && p.state != Reach::kLeft) ring.push_back(key);
+  }
+  std::sort(ring.begin(), ring.end());
+  const auto me = std::find(ring.begin(), ring.end(), card_.process) - ring.begin();
+  std::vector<uint64_t> wanted;
+  for (int k = 1; k <= kNeighbours && k < static_cast<int>(ring.size()); ++k) {
+    wanted.push_back(ring[static_cast<std::size_t>(me + k) % ring.size()]);
+  }
+  for (auto& [key, p] : peers_) {
+    const bool want = std::find(wanted.begin(), wanted.end(), key) != wanted.end();
+    if (!want && p.link != 0) {
+      drop_link(p.link, FrameType::kUnlink);
+      p.link = 0;
+    }
+    if (want && p.link == 0 && now >= p.next_connect) {
+      bool in_progress = false;
+      auto s = start_connect(p.card.endpoint, in_progress);
+      p.next_connect = now + settings_.keepalive_ms;
+      if (!s) {
+        if (s.error().status == NRT_COLL_PENDING) {
+          set_state(p, key, Reach::kDead,
+                    "its health port refuses connections: its process is gone", now);
+        }
+        continue;
+      }
+      Conn c = outbound(Kind::kLinkOut, std::move(*s), in_progress, key, p, Purpose::kLink);
+      c.last_rx = c.last_tx = now;
+      p.link = add_conn(std::move(c));
+      if (p.last_heard == 0) p.last_heard = now;
+    }
+    p.watched = want || p.link != 0;
+  }
+  for (const auto& [id, c] : conns_) {
+    if (c.kind != Kind::kLinkIn) continue;
+    auto p = peers_.find(c.peer);
+    if (p != peers_.end()) p->second.watched = true;
+  }
+}
+
+void Engine::keep_alive(uint64_t now) {
+  for (auto& [id, c] : conns_) {
+    if ((c.kind == Kind::kLinkIn || c.kind == Kind::kLinkOut) && c.hello_done &&
+        now - c.last_tx >= settings_.keepalive_ms && c.out.size() < 4096) {
+      queue(c, frame(FrameType::kKeepAlive));
+      c.last_tx = now;  // counted as sent when queued: a full socket is the peer's silence
+    }
+  }
+}
+
+void Engine::timers(uint64_t now) {
+  const uint64_t silent_limit =
+      settings_.keepalive_ms * static_cast<uint64_t>(settings_.timeout_factor);
+  std::vector<int> waiting;
+  for (const auto& [id, c] : conns_) {
+    if (c.has_hello) waiting.push_back(id);
+  }
+  for (int id : waiting) {
+    admit(id, now);
+    auto it = conns_.find(id);
+    if (it != conns_.end() && !it->second.has_hello && !it->second.in.empty()) consume(id);
+  }
+  std::vector<std::pair<int, std::string>> expired;
+  for (auto& [id, c] : conns_) {
+    if (c.deadline != 0 && now >= c.deadline) {
+      expired.emplace_back(id, "timed out");
+    }
+  }
+  for (auto& [id, why] : expired) {
+    auto it = conns_.find(id);
+    if (it == conns_.end()) continue;
+    if (it->second.kind == Kind::kQueryOut && it->second.collection >= 0) {
+      const int col = it->second.collection;
+      const uint64_t key = it->second.peer;
+      it->second.collection = -1;
+      auto cit = collections_.find(col);
+      const uint64_t waited = cit != collections_.end() ? now - cit->second.started : 0;
+      member_done(col, key, Reach::kUnresponsive,
+                  std::string(it->second.connecting ? "its port did not accept" : "no answer") +
+                      " within " + std::to_string(waited) + " ms (stopped, swapping or wedged?)",
+                  std::nullopt);
+    }
+    close_conn(id, why);
+  }
+  // Silent links.
+  for (auto& [key, p] : peers_) {
+    if (p.state == Reach::kDead || p.state == Reach::kLeft || p.last_heard == 0) continue;
+    bool linked = p.link != 0;
+    for (const auto& [id, c] : conns_)
+      linked = linked || (c.kind == Kind::kLinkIn && c.peer == key);
+    if (!linked) continue;
+    if (now - p.last_heard >= silent_limit && p.state == Reach::kAnswered) {
+      set_state(p, key, Reach::kUnresponsive,
+                "no keep-alive for " + seconds(now - p.last_heard) +
+                    ": its process is stopped, "
+                    "swapping or wedged, or its host is unreachable",
+                now);
+    }
+  }
+}
+
+}  // namespace nccom::health::engine
