@@ -262,6 +262,10 @@ void Engine::run() {
       ticket = farewell_asked_;
     }
     const uint64_t now = now_ms();
+    const uint64_t absent_limit =
+        std::max<uint64_t>(1000, settings_.keepalive_ms * settings_.timeout_factor / 2);
+    if (last_loop_ != 0 && now - last_loop_ > absent_limit) discount_absence(now - last_loop_, now);
+    last_loop_ = now;
     if (farewell) {
       // The last communicator is gone: goodbye on every link, sent now.
       std::vector<int> links;

@@ -153,6 +153,10 @@ class Engine {
   void keep_alive(uint64_t now);
   void set_state(Peer& p, uint64_t key, Reach state, const std::string& why, uint64_t now);
   void timers(uint64_t now);
+  // This thread was not scheduled for `gap` ms (its process stopped,
+  // swapped out or starved): peers' silences and deadlines are timed from
+  // now, and stall clocks restart, so that its own absence blames no one.
+  void discount_absence(uint64_t gap, uint64_t now);
 
   int start_collection(Collection col, const std::vector<uint64_t>& targets);
   void member_done(int col, uint64_t key, Reach reach, const std::string& why,
@@ -189,6 +193,8 @@ class Engine {
   std::map<int, Collection> collections_;
   int next_collection_ = 1;
   std::map<std::pair<const CommRecord*, int>, StallState> stalls_;
+  uint64_t last_loop_ = 0;    // when the loop last came round
+  uint64_t awake_since_ = 0;  // after an absence: stalls count from here
   std::thread thread_;
 };
 

@@ -235,7 +235,7 @@ void Engine::watch_stalls(uint64_t now) {
         st.started = started;
         if (!sp.running.load()) continue;
       }
-      const uint64_t idle = now - std::min(now, sp.last_progress_ms.load());
+      const uint64_t idle = now - std::min(now, std::max(sp.last_progress_ms.load(), awake_since_));
       const bool warn = settings_.stall_warn_ms != 0 && idle >= settings_.stall_warn_ms;
       const bool fail = settings_.stall_fail_ms != 0 && idle >= settings_.stall_fail_ms;
       if (idle < 1000 || st.probing) {

@@ -3,6 +3,8 @@
 #include "health/engine.h"
 #include "log/log.h"
 
+#include <sys/socket.h>
+
 #include <algorithm>
 
 namespace nccom::health::engine {
@@ -39,8 +41,17 @@ void Engine::drop_link(int id, FrameType why) {
   if (it == conns_.end()) return;
   Conn& c = it->second;
   if (c.hello_done) {
+    // Closing a socket with unread bytes makes the kernel reset the
+    // connection, and a reset can discard the goodbye from the peer's
+    // receive queue: read what has arrived first, then send and shut down.
+    uint8_t sink[512];
+    for (int i = 0; i < 64; ++i) {
+      auto got = c.sock.recv_some(sink, sizeof sink);
+      if (!got || *got == 0) break;
+    }
     queue(c, frame(why));
     (void)c.sock.send_some(c.out.data(), c.out.size());  // best effort, never waits
+    ::shutdown(c.sock.fd(), SHUT_WR);
   }
   conns_.erase(it);
 }
@@ -106,6 +117,22 @@ void Engine::keep_alive(uint64_t now) {
       c.last_tx = now;  // counted as sent when queued: a full socket is the peer's silence
     }
   }
+}
+
+void Engine::discount_absence(uint64_t gap, uint64_t now) {
+  NCCOM_WARN(
+      "health: this process was not scheduled for %s (stopped, swapped out or starved of CPU?); "
+      "its peers' keep-alives and its stall clocks are timed afresh",
+      seconds(gap).c_str());
+  for (auto& [key, p] : peers_) {
+    if (p.last_heard != 0) p.last_heard = std::min(now, p.last_heard + gap);
+  }
+  for (auto& [id, c] : conns_) {
+    if (c.deadline != 0) c.deadline += gap;
+    c.last_rx = std::min(now, c.last_rx + gap);
+  }
+  for (auto& [id, col] : collections_) col.started += gap;
+  awake_since_ = now;
 }
 
 void Engine::timers(uint64_t now) {

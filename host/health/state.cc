@@ -1,5 +1,7 @@
 #include "health/state.h"
 
+#include "health/snapshot.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cinttypes>
@@ -139,7 +141,7 @@ std::string Registry::snapshot_text(uint64_t process, int pid, const std::string
   }
   auto events = [&](const char* kind, const std::vector<ErrorRecord>& list) {
     for (const ErrorRecord& e : list) {
-      std::string text = e.text.substr(0, 400);
+      std::string text = e.text.substr(0, kMaxLineBytes - 120);  // room for the keys
       out += line("%s comm=%016" PRIx64 " rank=%d age_ms=%" PRIu64 " text=%s", kind, e.comm, e.rank,
                   now > e.when_ms ? now - e.when_ms : 0, text.c_str());
     }

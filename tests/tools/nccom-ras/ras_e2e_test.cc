@@ -13,6 +13,7 @@
 
 #include <cstring>
 #include <future>
+#include <sstream>
 
 namespace {
 
@@ -132,6 +133,20 @@ TEST(NccomRas, AStoppedRankIsUnresponsiveAndTheJobCompletesAfterSigcont) {
   EXPECT_NE(all.find("(health.stall_warn_s): waiting on rank 1 (host "), std::string::npos) << all;
   EXPECT_NE(all.find("pid " + std::to_string(*victim) + "): unresponsive"), std::string::npos)
       << all;
+  // The stopped process itself, once resumed, knows it was away and blames
+  // no one for it: no stall WARN, no peer called unresponsive.
+  const std::string mine = ":" + std::to_string(*victim) + ":";
+  bool knew = false;
+  std::istringstream lines(all);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find(mine) == std::string::npos) continue;
+    knew = knew || line.find("health: this process was not scheduled for ") != std::string::npos;
+    EXPECT_EQ(line.find("(health.stall_warn_s)"), std::string::npos) << line;
+    EXPECT_EQ(line.find(" is unresponsive"), std::string::npos) << line;
+  }
+  EXPECT_TRUE(knew) << all;
+  // The ranks leave together at the end with goodbyes: no one is called dead.
+  EXPECT_EQ(all.find(" is dead: "), std::string::npos) << all;
   // The table was printed, and --check found every element right (a wrong
   // one exits 3).
   EXPECT_NE(all.find("#wrong"), std::string::npos) << all;
