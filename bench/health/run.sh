@@ -48,7 +48,9 @@ for r in $(seq 1 "$rounds"); do
       || { echo "bench/health: nccom-test failed (health $mode, round $r): $(tail -1 "$out/coll_${mode}_$r.err")" >&2; exit 1; }
     python3 - "$f" >>"$out/coll_$mode.txt" <<'PY'
 import json, sys
-d = json.load(open(sys.argv[1]))
+# Rank 0's log lines share stdout with the document: read from its first "{".
+text = open(sys.argv[1]).read()
+d = json.loads(text[text.index("\n{") + 1 if not text.startswith("{") else 0:])
 rows = d["results"][0]["rows"]
 print(rows[0]["out_of_place"]["time_us"], rows[-1]["out_of_place"]["busbw_gbps"], rows[-1]["size_bytes"])
 PY
