@@ -59,8 +59,7 @@ struct Conn {
   std::vector<uint8_t> out;
   uint64_t peer = 0;  // process key (links, queries)
   uint64_t deadline = 0;
-  uint64_t last_rx = 0;
-  uint64_t last_tx = 0;
+  uint64_t last_tx = 0;  // a link's last keep-alive queued
   bool connecting = false;
   bool hello_done = false;
   bool closing = false;  // close once `out` is sent

@@ -34,7 +34,7 @@ void Engine::accept_all(const Socket& listener, Kind kind) {
     c.kind = kind;
     c.sock = Socket(fd);
     const uint64_t now = now_ms();
-    c.last_rx = c.last_tx = now;
+    c.last_tx = now;
     if (kind == Kind::kClient) {
       int clients = 0;
       for (const auto& [id, other] : conns_) clients += other.kind == Kind::kClient ? 1 : 0;
@@ -68,7 +68,6 @@ void Engine::on_readable(int id) {
     }
     if (*got == 0) break;
     c.in.insert(c.in.end(), buf, buf + *got);
-    c.last_rx = now_ms();
     if (c.kind == Kind::kInbound && c.in.size() > kMaxUnadmittedBytes) {
       close_conn(id, "more than " + std::to_string(kMaxUnadmittedBytes) +
                          " bytes before its hello was admitted");

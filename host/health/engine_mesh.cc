@@ -96,7 +96,7 @@ void Engine::refresh_links(uint64_t now) {
         continue;
       }
       Conn c = outbound(Kind::kLinkOut, std::move(*s), in_progress, key, p, Purpose::kLink);
-      c.last_rx = c.last_tx = now;
+      c.last_tx = now;
       p.link = add_conn(std::move(c));
       if (p.last_heard == 0) p.last_heard = now;
     }
@@ -129,7 +129,6 @@ void Engine::discount_absence(uint64_t gap, uint64_t now) {
   }
   for (auto& [id, c] : conns_) {
     if (c.deadline != 0) c.deadline += gap;
-    c.last_rx = std::min(now, c.last_rx + gap);
   }
   for (auto& [id, col] : collections_) col.started += gap;
   awake_since_ = now;

@@ -28,6 +28,8 @@ namespace nccom::health {
 
 inline constexpr std::size_t kMaxLines = 4096;
 inline constexpr std::size_t kMaxLineBytes = 1024;
+// An error's or warning's text is cut to this; the rest of its line is keys.
+inline constexpr std::size_t kMaxEventTextBytes = kMaxLineBytes - 120;
 
 struct CommSnap {
   uint64_t hash = 0;

@@ -95,7 +95,7 @@ namespace {
 
 std::string line(const char* format, ...) __attribute__((format(printf, 1, 2)));
 std::string line(const char* format, ...) {
-  char buf[512];
+  char buf[kMaxLineBytes];  // what the parser accepts
   va_list args;
   va_start(args, format);
   const int n = std::vsnprintf(buf, sizeof buf, format, args);
@@ -141,7 +141,7 @@ std::string Registry::snapshot_text(uint64_t process, int pid, const std::string
   }
   auto events = [&](const char* kind, const std::vector<ErrorRecord>& list) {
     for (const ErrorRecord& e : list) {
-      std::string text = e.text.substr(0, kMaxLineBytes - 120);  // room for the keys
+      std::string text = e.text.substr(0, kMaxEventTextBytes);
       out += line("%s comm=%016" PRIx64 " rank=%d age_ms=%" PRIu64 " text=%s", kind, e.comm, e.rank,
                   now > e.when_ms ? now - e.when_ms : 0, text.c_str());
     }

@@ -57,6 +57,17 @@ TEST_F(RegistryText, SnapshotTextRoundTrips) {
   EXPECT_EQ(snap->warnings[0].text, "no progress for 61000 ms");
 }
 
+// A long warning (a stall message names the peer, the op and the plugin) is
+// cut to what one snapshot line may carry, and the line still parses.
+TEST_F(RegistryText, ALongWarningIsCutToTheLineBound) {
+  Registry::instance().record_warning(7, 0, std::string(3000, 'w'));
+  const std::string text = Registry::instance().snapshot_text(1, 2, "h", {});
+  auto snap = parse_snapshot(text);
+  ASSERT_TRUE(snap) << snap.error().message;
+  ASSERT_EQ(snap->warnings.size(), 1u);
+  EXPECT_EQ(snap->warnings[0].text, std::string(kMaxEventTextBytes, 'w'));
+}
+
 TEST_F(RegistryText, ErrorsAreBounded) {
   for (int i = 0; i < 100; ++i) Registry::instance().record_error(1, 0, "e" + std::to_string(i));
   const auto errors = Registry::instance().errors();
@@ -84,6 +95,7 @@ TEST(HealthSnapshot, RefusesWhatIsNotASnapshot) {
       {"nccom-health 1\nprocess key=1 pid=2 host=h\ncomm hash=1 rank=4 nranks=4 state=x\nend\n",
        "rank < nranks"},
       {"nccom-health 1\nprocess key=1 pid=2 host=h\nstream comm=1 rank=0\nend\n", "stream needs"},
+      {"nccom-health 1\nprocess key=1 pid=2 host=h\nwarning comm=1 text=x\nend\n", "warning needs"},
       {"nccom-health 1\nprocess key=1 pid=2 host=h\nend\nmore\n", "after \"end\""},
       {"nccom-health 1\nprocess key=1 pid=2 host=h\nprocess key=1 pid=2 host=h\nend\n", "second"},
   };

@@ -160,17 +160,7 @@ TEST(NccomRas, AStallPastStallFailFailsTheWaitingRanksNamingTheStoppedOne) {
   const auto victim = pid_of(json, 1);
   ASSERT_TRUE(victim) << json;
   job.stop(*victim);
-  const auto done = job.finish();
-  const std::string all = done.out + done.err;
-  EXPECT_EQ(done.exit_code, 1) << all;
-  // Every stall failure names the stopped process: as the peer waited on,
-  // or as the communicator's rank that does not answer.
-  const StallFailures failures = stall_failures(all, *victim);
-  EXPECT_GE(failures.count, 1) << all;
-  for (const std::string& line : failures.not_naming) ADD_FAILURE() << line;
-  EXPECT_NE(all.find("the health service says: UNRESPONSIVE: pid " + std::to_string(*victim)),
-            std::string::npos)
-      << all;
+  expect_stall_failure_naming(job.finish(), *victim);
 }
 
 // SIGKILL rank 2 mid-run: its neighbours on the health mesh say it is dead

@@ -66,15 +66,7 @@ TEST(NccomRasScale, ThirtyTwoRanksAStallPastStallFailNamesTheStoppedRank) {
   const auto victim = pid_of(json, 8);
   ASSERT_TRUE(victim) << json;
   job.stop(*victim);
-  const auto done = job.finish();
-  const std::string all = done.out + done.err;
-  EXPECT_EQ(done.exit_code, 1) << all.substr(0, 8000);
-  const StallFailures failures = stall_failures(all, *victim);
-  EXPECT_GE(failures.count, 1) << all.substr(0, 8000);
-  for (const std::string& line : failures.not_naming) ADD_FAILURE() << line;
-  EXPECT_NE(all.find("the health service says: UNRESPONSIVE: pid " + std::to_string(*victim)),
-            std::string::npos)
-      << all.substr(0, 8000);
+  expect_stall_failure_naming(job.finish(), *victim);
 }
 
 }  // namespace

@@ -7,6 +7,8 @@
 
 #include <signal.h>
 
+#include <gtest/gtest.h>
+
 #include <chrono>
 #include <functional>
 #include <map>
@@ -143,24 +145,28 @@ inline long stop_until_unresponsive(Job& job, int pid, std::string& report,
   return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0).count();
 }
 
-// The health.stall_fail_s failure lines in a job's output that do not name
-// `pid` as unresponsive, and how many there were in all.
-struct StallFailures {
-  int count = 0;
-  std::vector<std::string> not_naming;
-};
-inline StallFailures stall_failures(const std::string& all, int pid) {
-  StallFailures f;
-  const std::string who = "pid " + std::to_string(pid) + ")";
+// A job ended by health.stall_fail_s while `victim` was stopped: it exits
+// 1, every stall failure names the stopped process (as the peer waited on,
+// or as the communicator's rank that does not answer), and nccom-test's
+// failure line carries the health view naming it.
+inline void expect_stall_failure_naming(const nccom_test::ChildResult& done, int victim) {
+  const std::string all = done.out + done.err;
+  const std::string head = all.substr(0, 8000);
+  EXPECT_EQ(done.exit_code, 1) << head;
+  const std::string who = "pid " + std::to_string(victim) + ")";
+  int failures = 0;
   for (std::size_t at = all.find("(health.stall_fail_s): "); at != std::string::npos;
        at = all.find("(health.stall_fail_s): ", at + 1)) {
     const std::string line = all.substr(at, all.find('\n', at) - at);
-    if (line.find(who + ": unresponsive") == std::string::npos &&
-        line.find(who + " is unresponsive") == std::string::npos)
-      f.not_naming.push_back(line);
-    ++f.count;
+    EXPECT_TRUE(line.find(who + ": unresponsive") != std::string::npos ||
+                line.find(who + " is unresponsive") != std::string::npos)
+        << line;
+    ++failures;
   }
-  return f;
+  EXPECT_GE(failures, 1) << head;
+  EXPECT_NE(all.find("the health service says: UNRESPONSIVE: pid " + std::to_string(victim)),
+            std::string::npos)
+      << head;
 }
 
 }  // namespace ras_test
