@@ -266,6 +266,8 @@ class Ccom {
   bool send_peer_slices(const Plan& p, PeerRun& r, const SliceStamp& stamp);
   Result<bool> receive_peer_slices(const Plan& p, PeerRun& r, const SliceStamp& stamp);
   std::string peer_gone() const;
+  // peer_gone over a few peers per call, in turn (the idle watch's check).
+  std::string some_peer_gone() const;
 
   const nccom_export_table_t* t_ = nullptr;
   void* comm_ = nullptr;
@@ -276,6 +278,7 @@ class Ccom {
   nrt_emu_devmem_t* user_mem_ = nullptr;    // nrt_emu_ccom_alloc
   Heap heap_;
   std::vector<PeerCard> cards_;
+  mutable size_t gone_cursor_ = 0;  // some_peer_gone's next rank
   struct Mapping {
     void* base = nullptr;
     size_t bytes = 0;

@@ -325,7 +325,7 @@ Status Ccom::execute_peers(Plan& p) {
       }
     }
     if (moved) continue;
-    if (Status s = watch.check([&] { return peer_gone(); }, waiting_for); !s) return s;
+    if (Status s = watch.check([&] { return some_peer_gone(); }, waiting_for); !s) return s;
     sched_yield();
   }
   if (Status s = task.finish(); !s) return s;

@@ -109,10 +109,8 @@ Status Communicator::bring_up(const InitRequest& request, const BootstrapSetting
   if (global_) raise_files_limit();
 
   const bootstrap::PeerRecord own = own_record(settings, id_hash);
-  if (vnc_count == 0) {
-    if (Status joined = join(*id, own, settings); !joined) return joined;
-  }
-  reap_roots();
+  // The health service starts before the bootstrap, and this rank is listed
+  // as "init" until its communicator runs: a rank stuck in init is seen.
   health::Card card;
   if (nranks_ > 1) {
     auto health = health_settings();
@@ -126,7 +124,12 @@ Status Communicator::bring_up(const InitRequest& request, const BootstrapSetting
     if (device_info_.virtual_server_id != 0)
       label += "/vs" + std::to_string(device_info_.virtual_server_id);
     card = health::ensure_service(*health, settings.interface.address, label);
+    if (card.service) health_ = health::Registry::instance().add_comm(id_hash, rank_, nranks_, {});
   }
+  if (vnc_count == 0) {
+    if (Status joined = join(*id, own, settings); !joined) return joined;
+  }
+  reap_roots();
   std::vector<health::Card> cards;
   if (Status exchanged = exchange_peer_records(own, card, cards); !exchanged) return exchanged;
   if (card.service) join_health(id_hash, id->secret, card, cards);
@@ -142,6 +145,8 @@ void Communicator::join_health(uint64_t id_hash, uint64_t secret, const health::
   std::vector<uint64_t> processes;
   for (const health::Card& c : cards) processes.push_back(c.process);
   processes[static_cast<std::size_t>(rank_)] = own.process;
+  // The "init" record (no processes) gives way to the running one.
+  if (health_) health::Registry::instance().remove_comm(health_.get());
   health_ = health::Registry::instance().add_comm(id_hash, rank_, nranks_, processes);
   health_->set_state(health::CommState::kRunning);
   health::add_comm(health_, secret, cards);

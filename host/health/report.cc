@@ -137,6 +137,35 @@ Analysis analyse(const JobView& job) {
     }
     a.comms.push_back(std::move(s));
   }
+
+  // Communicators the answering process has no table for: still in init
+  // somewhere (a rank lists itself before it knows the others). Their ranks
+  // are the ones that say so; a rank nobody reports is missing: it has not
+  // called init, or its process is not in the mesh.
+  std::map<uint64_t, std::vector<std::pair<const Member*, const CommSnap*>>> untabled;
+  for (const Member& m : job.members) {
+    if (!m.snapshot) continue;
+    for (const CommSnap& c : m.snapshot->comms) {
+      bool tabled = false;
+      for (const CommMembers& known : job.comms) tabled = tabled || known.hash == c.hash;
+      if (!tabled) untabled[c.hash].push_back({&m, &c});
+    }
+  }
+  for (const auto& [hash, lines] : untabled) {
+    CommSummary s;
+    s.hash = hash;
+    s.nranks = lines.front().second->nranks;
+    s.ranks.resize(static_cast<std::size_t>(s.nranks));
+    for (int r = 0; r < s.nranks; ++r) {
+      s.ranks[static_cast<std::size_t>(r)] = RankStatus{hash, r, nullptr, "missing"};
+    }
+    for (const auto& [member, line] : lines) {
+      if (line->rank >= s.nranks) continue;  // disagrees on the size: the first line decides
+      s.ranks[static_cast<std::size_t>(line->rank)] =
+          RankStatus{hash, line->rank, member, line->state};
+    }
+    a.comms.push_back(std::move(s));
+  }
   return a;
 }
 
@@ -222,6 +251,15 @@ std::string render_text(const JobView& job, bool verbose) {
       for (const RankStatus& r : c.ranks) {
         out += "    " + who(r.rank, r.member) + ": " + r.state + "\n";
       }
+    } else if (counts.count("missing") != 0) {
+      std::string missing;
+      for (const RankStatus& r : c.ranks) {
+        if (r.state != "missing") continue;
+        missing += (missing.empty() ? "" : ", ") + std::to_string(r.rank);
+      }
+      out += "    missing: rank" + std::string(counts["missing"] == 1 ? " " : "s ") + missing +
+             " (no process that answered holds them: they have not called init, or their "
+             "process is not in the job's mesh)\n";
     }
   }
 

@@ -51,7 +51,9 @@ struct RankStatus {
   uint64_t comm = 0;
   int rank = -1;
   const Member* member = nullptr;  // nullptr: the rank's process is unknown
-  std::string state;               // init | running | failed | unresponsive | dead | left | unknown
+  // init | running | failed | unresponsive | dead | left | freed | unknown,
+  // or missing: a rank of a communicator in init that no answering process holds.
+  std::string state;
 };
 struct Behind {
   uint64_t comm = 0;

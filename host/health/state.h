@@ -62,7 +62,8 @@ class CommRecord {
   uint64_t hash() const { return hash_; }
   int rank() const { return rank_; }
   int nranks() const { return nranks_; }
-  // The process key of every rank (index: rank).
+  // The process key of every rank (index: rank); empty while the
+  // communicator is in init (its ranks' processes are not known yet).
   const std::vector<uint64_t>& processes() const { return processes_; }
 
   void set_state(CommState s) { state_.store(static_cast<int>(s)); }

@@ -3,8 +3,13 @@
 // bootstrap services work between any two ranks.
 #include "bootstrap/allgather.h"
 #include "comm_test_util.h"
+#include "health/report.h"
+#include "health/snapshot.h"
+#include "health/state.h"
 
+#include <chrono>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <tuple>
 
@@ -154,6 +159,99 @@ TEST(CommThreadsIpv6, FourRanksOverIpv6Loopback) {
     ASSERT_TRUE(ranks[r].status) << ranks[r].status.error().message;
   }
   EXPECT_EQ(ranks[0].comm->node_count(), 2);
+}
+
+}  // namespace
+
+namespace {
+
+// The ranks of communicators as this process's health snapshot lists them:
+// hash -> rank -> state.
+std::map<uint64_t, std::map<int, std::string>> listed_comms() {
+  const std::string text = nccom::health::Registry::instance().snapshot_text(1, 1, "here", {});
+  auto snap = nccom::health::parse_snapshot(text);
+  EXPECT_TRUE(snap) << text;
+  std::map<uint64_t, std::map<int, std::string>> out;
+  if (snap) {
+    for (const auto& c : snap->comms) out[c.hash][c.rank] = c.state;
+  }
+  return out;
+}
+
+// A rank is listed as "init" from the moment it starts its communicator, so
+// a communicator whose init waits on a rank that never came shows who came
+// and who is missing; once the last rank comes, every rank is "running".
+TEST(CommThreadsHealth, RanksInInitAreListedAndTheMissingOneIsNamed) {
+  const auto settings = loopback_settings("flat", std::chrono::seconds(60));
+  auto id = nccom::comm::get_unique_id(nullptr, 3, false, settings);
+  ASSERT_TRUE(id) << id.error().message;
+  const ncclUniqueId bytes = id->encode();
+  std::vector<nccom_test::RankOutcome> outcomes(3);
+  auto start = [&](int r) {
+    return std::thread([&, r] {
+      const enc_neuron_device_info_t dev = nccom_test::device_for(r, 3, 1);
+      nccom::comm::InitRequest request;
+      request.id = &bytes;
+      request.nranks = 3;
+      request.rank = r;
+      request.device = &dev;
+      auto created = nccom::comm::Communicator::create(request, settings);
+      if (created) {
+        outcomes[r].comm = std::move(created).value();
+      } else {
+        outcomes[r].status = created.error();
+      }
+    });
+  };
+  const auto before = listed_comms();
+  std::vector<std::thread> threads;
+  threads.push_back(start(0));
+  threads.push_back(start(1));
+
+  // Wait (bounded) until ranks 0 and 1 of a new communicator list themselves.
+  uint64_t hash = 0;
+  std::map<int, std::string> ranks;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (std::chrono::steady_clock::now() < deadline) {
+    for (const auto& [h, r] : listed_comms()) {
+      if (before.count(h) == 0 && r.size() == 2) {
+        hash = h;
+        ranks = r;
+      }
+    }
+    if (hash != 0) break;
+    std::this_thread::yield();
+  }
+  ASSERT_NE(hash, 0u) << "ranks 0 and 1 never listed themselves";
+  EXPECT_EQ(ranks, (std::map<int, std::string>{{0, "init"}, {1, "init"}}));
+
+  // The report built from this process's real snapshot names rank 2 missing.
+  nccom::health::JobView job;
+  nccom::health::Member me;
+  me.process = 1;
+  me.pid = 1;
+  me.host = "here";
+  auto snap = nccom::health::parse_snapshot(
+      nccom::health::Registry::instance().snapshot_text(1, 1, "here", {}));
+  ASSERT_TRUE(snap);
+  me.snapshot = *snap;
+  job.members.push_back(me);
+  job.answered_by = 1;
+  const std::string text = nccom::health::render_text(job, false);
+  EXPECT_NE(text.find("comm " + nccom::health::hex(hash) + ": 3 ranks: 2 init, 1 missing"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("missing: rank 2 ("), std::string::npos) << text;
+
+  threads.push_back(start(2));
+  for (auto& t : threads) t.join();
+  for (int r = 0; r < 3; ++r) {
+    ASSERT_TRUE(outcomes[r].status) << "rank " << r << ": " << outcomes[r].status.error().message;
+  }
+  EXPECT_EQ(listed_comms()[hash],
+            (std::map<int, std::string>{{0, "running"}, {1, "running"}, {2, "running"}}));
+  outcomes.clear();
+  EXPECT_EQ(listed_comms().count(hash), 0u) << "freed communicators stay listed";
 }
 
 }  // namespace

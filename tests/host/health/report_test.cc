@@ -137,5 +137,50 @@ TEST_F(Report, ARankWhoseProcessIsUnknownIsSaidSo) {
   EXPECT_EQ(a.comms[0].ranks[2].member, nullptr);
 }
 
+// A communicator the answering process has no table for is in init
+// somewhere: its ranks are the ones that list themselves, and a rank that
+// nobody lists is missing, named in the text even without -v.
+TEST_F(Report, ACommunicatorInInitNamesItsMissingRanks) {
+  constexpr uint64_t kNew = 0xbeef;
+  for (int r = 0; r < 3; ++r) {
+    job_.members[static_cast<std::size_t>(r)].snapshot->comms.push_back(
+        CommSnap{kNew, r, 4, "init"});
+  }
+  const Analysis a = analyse(job_);
+  ASSERT_EQ(a.comms.size(), 2u);
+  const CommSummary& c = a.comms[1];
+  EXPECT_EQ(c.hash, kNew);
+  ASSERT_EQ(c.nranks, 4);
+  for (int r = 0; r < 3; ++r) {
+    EXPECT_EQ(c.ranks[static_cast<std::size_t>(r)].state, "init");
+    EXPECT_EQ(c.ranks[static_cast<std::size_t>(r)].member,
+              &job_.members[static_cast<std::size_t>(r)]);
+  }
+  EXPECT_EQ(c.ranks[3].state, "missing");
+  EXPECT_EQ(c.ranks[3].member, nullptr);
+  const std::string text = render_text(job_, false);
+  EXPECT_NE(text.find("comm 000000000000beef: 4 ranks: 3 init, 1 missing"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("    missing: rank 3 (no process that answered holds them"),
+            std::string::npos)
+      << text;
+  const std::string json = render_json(job_);
+  EXPECT_NE(json.find("{\"rank\":3,\"state\":\"missing\",\"process\":null}"), std::string::npos)
+      << json;
+}
+
+// A line that claims a rank beyond the size the first line gave is ignored
+// rather than written past the table.
+TEST_F(Report, AnInitLineWithARankBeyondTheFirstSizeIsIgnored) {
+  constexpr uint64_t kNew = 0xbeef;
+  job_.members[0].snapshot->comms.push_back(CommSnap{kNew, 0, 2, "init"});
+  job_.members[1].snapshot->comms.push_back(CommSnap{kNew, 3, 4, "init"});
+  const Analysis a = analyse(job_);
+  ASSERT_EQ(a.comms.size(), 2u);
+  ASSERT_EQ(a.comms[1].nranks, 2);
+  EXPECT_EQ(a.comms[1].ranks[0].state, "init");
+  EXPECT_EQ(a.comms[1].ranks[1].state, "missing");
+}
+
 }  // namespace
 }  // namespace nccom::health
