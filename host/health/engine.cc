@@ -230,6 +230,7 @@ void Engine::close_conn(int id, const std::string& why) {
 }
 
 void Engine::run() {
+  std::unique_lock io(io_mu_);
   for (;;) {
     bool farewell = false;
     uint64_t ticket = 0;
@@ -323,7 +324,9 @@ void Engine::run() {
       ids.push_back(id);
       if (c.deadline != 0) wait = std::min(wait, c.deadline > now ? c.deadline - now : 0);
     }
+    io.unlock();
     const int n = ::poll(fds.data(), fds.size(), static_cast<int>(wait));
+    io.lock();
     if (n <= 0) continue;
     for (std::size_t i = 0; i < fds.size(); ++i) {
       if (fds[i].revents == 0) continue;

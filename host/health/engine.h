@@ -120,7 +120,12 @@ class Engine {
   void add_comm(const std::shared_ptr<CommRecord>& record, uint64_t secret,
                 const std::vector<Card>& cards);
   void remove_comm(const CommRecord* record);
-  void abandon();  // in a forked child: close every descriptor, run nothing
+  // fork(): the thread's state is held still (held between its loop's polls)
+  // from before the fork until after it, so a forked child can close the
+  // descriptors it inherited without reading state caught half-changed.
+  void hold_for_fork() { io_mu_.lock(); }
+  void release_after_fork() { io_mu_.unlock(); }
+  void abandon();  // in a forked child, held: close every descriptor, run nothing
 
  private:
   void run();
@@ -175,6 +180,7 @@ class Engine {
   Card card_;
   int wake_fds_[2] = {-1, -1};
 
+  std::mutex io_mu_;       // held by the thread except while it polls (hold_for_fork)
   mutable std::mutex mu_;  // everything below is the thread's, except where noted
   std::condition_variable cv_;
   bool stop_ = false;

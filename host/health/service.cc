@@ -31,16 +31,35 @@ Card g_card;
 
 }  // namespace
 
-// A forked child has none of the parent's threads: it forgets the engine
-// (closing its descriptors, so the parent's ports are the parent's alone) and
-// starts its own with its first communicator.
+// fork(): the service's lock, the engine thread's state and the registry are
+// held across the fork (in that order, which no other path reverses), so the
+// child inherits none of them half-changed or locked by a thread it does not
+// have. The child then forgets the engine (closing its descriptors, so the
+// parent's ports and links are the parent's alone: a parent that dies is
+// refused, not silent) and the parent's communicators, errors and warnings,
+// and starts its own service with its first communicator.
+static void hold_before_fork() {
+  g_mu.lock();
+  if (g_engine) g_engine->hold_for_fork();
+  Registry::instance().hold_for_fork();
+}
+
+static void release_in_parent() {
+  Registry::instance().release_after_fork();
+  if (g_engine) g_engine->release_after_fork();
+  g_mu.unlock();
+}
+
 static void forget_in_child() {
+  Registry::instance().release_after_fork();
+  Registry::instance().clear();
   if (g_engine) {
     g_engine->abandon();
-    (void)g_engine.release();  // its thread does not exist here
+    (void)g_engine.release();  // its thread does not exist here; its locks stay held
   }
   g_tried = false;
   g_card = Card{};
+  g_mu.unlock();
 }
 
 Card ensure_service(const ServiceSettings& settings, const bootstrap::SocketAddress& host,
@@ -52,7 +71,7 @@ Card ensure_service(const ServiceSettings& settings, const bootstrap::SocketAddr
   std::call_once(hooks, [] {
     (void)Registry::instance();  // built first, so destroyed after the engine stops
     std::atexit(stop_service);
-    pthread_atfork(nullptr, nullptr, forget_in_child);
+    pthread_atfork(hold_before_fork, release_in_parent, forget_in_child);
   });
   g_settings = settings;
   g_card.process = random_key();

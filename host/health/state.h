@@ -117,8 +117,12 @@ class Registry {
   std::string snapshot_text(uint64_t process, int pid, const std::string& host,
                             const std::vector<LinkView>& links) const;
 
-  // Tests only: forget every communicator, error and warning.
+  // Forget every communicator, error and warning (tests, and a forked
+  // child: what it inherited is its parent's).
   void clear();
+  // fork(): held from before the fork until after it in both processes.
+  void hold_for_fork() { mu_.lock(); }
+  void release_after_fork() { mu_.unlock(); }
 
  private:
   mutable std::mutex mu_;
