@@ -151,8 +151,10 @@ void Engine::finish_collection(int cid) {
   }
   const std::string head =
       "rank " + std::to_string(col.comm->rank()) + " of comm " + hex(col.comm->hash()) +
-      ", proxy stream " + std::to_string(col.stream) + ": no progress for " + std::to_string(idle) +
-      " ms (" + (col.fail ? settings_.stall_fail_knob : settings_.stall_warn_knob) + "): ";
+      ", proxy stream " + std::to_string(col.stream) +
+      (sp.block.load() >= 0 ? ", basic block " + std::to_string(sp.block.load()) : std::string()) +
+      ": no progress for " + std::to_string(idle) + " ms (" +
+      (col.fail ? settings_.stall_fail_knob : settings_.stall_warn_knob) + "): ";
   const std::string tail = col.peer_rank >= 0
                                ? "waiting on rank " + std::to_string(col.peer_rank) + " " + words
                                : "waiting on a peer the transport does not name";

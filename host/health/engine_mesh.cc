@@ -40,7 +40,11 @@ void Engine::drop_link(int id, FrameType why) {
   auto it = conns_.find(id);
   if (it == conns_.end()) return;
   Conn& c = it->second;
-  if (c.hello_done) {
+  // Every connected link says goodbye, also one whose hello was not answered
+  // yet: the peer may have admitted it already (its side is established), and
+  // would call a link closed without a goodbye dead. Links made at the very
+  // end, when a leaving peer reshapes the ring, are exactly those.
+  if (!c.connecting) {
     // Closing a socket with unread bytes makes the kernel reset the
     // connection, and a reset can discard the goodbye from the peer's
     // receive queue: read what has arrived first, then send and shut down.

@@ -119,7 +119,7 @@ Analysis analyse(const JobView& job) {
           s.max_completed = first ? st.completed : std::max(s.max_completed, st.completed);
           first = false;
           if (st.running && st.idle_ms >= job.stuck_ms && st.peer >= 0) {
-            a.waits.push_back(Wait{c.hash, st.id, r, st.peer, st.channel, st.idle_ms});
+            a.waits.push_back(Wait{c.hash, st.id, r, st.peer, st.channel, st.idle_ms, st.block});
           }
         }
       }
@@ -131,7 +131,7 @@ Analysis analyse(const JobView& job) {
       for (const StreamSnap& st : list) {
         if (st.started < most) {
           a.behind.push_back(
-              Behind{c.hash, id, st.rank, st.started, st.completed, most, st.running});
+              Behind{c.hash, id, st.rank, st.started, st.completed, most, st.running, st.block});
         }
       }
     }
@@ -185,6 +185,11 @@ std::string rank_state(const Analysis& a, uint64_t comm, int rank) {
       return c.ranks[static_cast<std::size_t>(rank)].state;
   }
   return "unknown";
+}
+
+// " (basic block 3)", or nothing when the process did not say.
+std::string block_words(int64_t block) {
+  return block < 0 ? std::string() : " (basic block " + std::to_string(block) + ")";
 }
 
 std::string ranks_of(const JobView& job, const Member& m) {
@@ -267,16 +272,16 @@ std::string render_text(const JobView& job, bool verbose) {
          "\n";
   for (const Behind& b : a.behind) {
     out += "  " + who(b.rank, rank_member(a, b.comm, b.rank)) + " of comm " + hex(b.comm) +
-           ", stream " + std::to_string(b.stream) + ": began " + std::to_string(b.started) +
-           " executions, its peers up to " + std::to_string(b.peers_started) +
-           (b.running ? "" : " (not running one now)") + "\n";
+           ", stream " + std::to_string(b.stream) + block_words(b.block) + ": began " +
+           std::to_string(b.started) + " executions, its peers up to " +
+           std::to_string(b.peers_started) + (b.running ? "" : " (not running one now)") + "\n";
   }
 
   out += "\nWaiting: " + (a.waits.empty() ? std::string("none") : std::to_string(a.waits.size())) +
          "\n";
   for (const Wait& w : a.waits) {
     out += "  " + who(w.rank, rank_member(a, w.comm, w.rank)) + " of comm " + hex(w.comm) +
-           ", stream " + std::to_string(w.stream) + ", waits on " +
+           ", stream " + std::to_string(w.stream) + block_words(w.block) + ", waits on " +
            who(w.peer, rank_member(a, w.comm, w.peer)) + " [" + rank_state(a, w.comm, w.peer) +
            "], channel " + std::to_string(w.channel) + ", for " + seconds(w.idle_ms) + "\n";
   }
@@ -332,7 +337,8 @@ std::string render_json(const JobView& job) {
            ",\"started\":" + std::to_string(b.started) +
            ",\"completed\":" + std::to_string(b.completed) +
            ",\"peers_started\":" + std::to_string(b.peers_started) +
-           ",\"running\":" + (b.running ? "true" : "false") + "}";
+           ",\"running\":" + (b.running ? "true" : "false") +
+           ",\"block\":" + std::to_string(b.block) + "}";
   }
   out += "],\"waiting\":[";
   for (std::size_t i = 0; i < a.waits.size(); ++i) {
@@ -342,7 +348,8 @@ std::string render_json(const JobView& job) {
            ",\"peer\":" + std::to_string(w.peer) +
            ",\"peer_state\":" + json_string(rank_state(a, w.comm, w.peer)) +
            ",\"channel\":" + std::to_string(w.channel) +
-           ",\"idle_ms\":" + std::to_string(w.idle_ms) + "}";
+           ",\"idle_ms\":" + std::to_string(w.idle_ms) + ",\"block\":" + std::to_string(w.block) +
+           "}";
   }
   auto events = [&](const char* key, const std::vector<ErrorSeen>& list) {
     out += std::string("],\"") + key + "\":[";

@@ -62,6 +62,7 @@ struct Behind {
   uint64_t started = 0, completed = 0;
   uint64_t peers_started = 0;  // the most any rank began
   bool running = false;
+  int64_t block = -1;  // the basic block it runs or ran last (-1: not said)
 };
 struct Wait {
   uint64_t comm = 0;
@@ -70,6 +71,7 @@ struct Wait {
   int peer = -1;
   int channel = -1;
   uint64_t idle_ms = 0;
+  int64_t block = -1;  // the basic block it runs (-1: not said)
 };
 struct ErrorSeen {
   const Member* member = nullptr;

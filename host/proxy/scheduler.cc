@@ -48,6 +48,10 @@ Status Scheduler::start(uint32_t stream, uint32_t basic_block, const BlockFifos&
   auto& parked = s.blocks[basic_block];
   parked.push_back(Parked{std::move(*send), false});
   parked.push_back(Parked{std::move(*recv), false});
+  if (settings_.health) {
+    settings_.health->stream(static_cast<int>(stream))
+        .blocks.store(static_cast<uint32_t>(s.blocks.size()), std::memory_order_relaxed);
+  }
   NCCOM_TRACE(log::kProxy, "proxy: registered %s (%d ops, %d src, %d dest entries)", at.c_str(),
               fifos.ops_n, fifos.src_n, fifos.dst_n);
   return {};
@@ -86,6 +90,7 @@ Result<Progress> Scheduler::progress(uint32_t stream, uint32_t basic_block) {
         hp.last_progress_ms.store(s.last_progress_ms, std::memory_order_relaxed);
         hp.waiting_peer.store(-1, std::memory_order_relaxed);
         hp.running.store(true, std::memory_order_relaxed);
+        hp.block.store(basic_block, std::memory_order_relaxed);
         hp.started.fetch_add(1, std::memory_order_release);
       }
     }
@@ -231,6 +236,7 @@ Status Scheduler::stop(uint32_t stream) {
     health::StreamProgress& hp = settings_.health->stream(static_cast<int>(stream));
     std::lock_guard hl(hp.mu);
     hp.running.store(false);
+    hp.blocks.store(0);
     hp.has_verdict.store(false);
     hp.verdict = {};
   }

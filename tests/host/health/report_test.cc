@@ -95,16 +95,19 @@ TEST_F(Report, WaitsNameThePeerAndItsState) {
   stream(2).idle_ms = 5300;
   stream(2).peer = 1;
   stream(2).channel = 0;
+  stream(2).block = 4;
   stream(0).idle_ms = 900;  // under the bound: moving, not waiting
   stream(0).peer = 3;
   const Analysis a = analyse(job_);
   ASSERT_EQ(a.waits.size(), 1u);
   EXPECT_EQ(a.waits[0].rank, 2);
   const std::string text = render_text(job_, false);
-  EXPECT_NE(text.find("rank 2 (host b, pid 1002) of comm 0000000000c0ffee, stream 0, waits on "
-                      "rank 1 (host a, pid 1001) [unresponsive], channel 0, for 5.3 s"),
+  EXPECT_NE(text.find("rank 2 (host b, pid 1002) of comm 0000000000c0ffee, stream 0 (basic "
+                      "block 4), waits on rank 1 (host a, pid 1001) [unresponsive], channel 0, "
+                      "for 5.3 s"),
             std::string::npos)
       << text;
+  EXPECT_NE(render_json(job_).find("\"idle_ms\":5300,\"block\":4}"), std::string::npos);
 }
 
 TEST_F(Report, ErrorsCarryTheRankAndProcessThatSawThem) {

@@ -25,6 +25,8 @@ TEST_F(RegistryText, SnapshotTextRoundTrips) {
   s.last_progress_ms = now_ms();
   s.waiting_peer = 3;
   s.waiting_channel = 1;
+  s.block = 5;
+  s.blocks = 2;
   Registry::instance().record_error(0xfeed, 1, "proxy: it broke\nbadly");
   Registry::instance().record_warning(0xfeed, 1, "no progress for 61000 ms");
   const std::string text = Registry::instance().snapshot_text(22, 999, "host with space",
@@ -47,6 +49,8 @@ TEST_F(RegistryText, SnapshotTextRoundTrips) {
   EXPECT_TRUE(snap->streams[0].running);
   EXPECT_EQ(snap->streams[0].peer, 3);
   EXPECT_EQ(snap->streams[0].channel, 1);
+  EXPECT_EQ(snap->streams[0].block, 5);
+  EXPECT_EQ(snap->streams[0].blocks, 2u);
   ASSERT_EQ(snap->links.size(), 1u);
   EXPECT_EQ(snap->links[0].state, "unresponsive");
   EXPECT_EQ(snap->links[0].silent_ms, 5200u);
@@ -96,6 +100,9 @@ TEST(HealthSnapshot, RefusesWhatIsNotASnapshot) {
        "rank < nranks"},
       {"nccom-health 1\nprocess key=1 pid=2 host=h\nstream comm=1 rank=0\nend\n", "stream needs"},
       {"nccom-health 1\nprocess key=1 pid=2 host=h\nwarning comm=1 text=x\nend\n", "warning needs"},
+      {"nccom-health 1\nprocess key=1 pid=2 host=h\nstream comm=1 rank=0 id=0 started=1 "
+       "completed=0 running=1 idle_ms=0 peer=-1 channel=-1 block=x\nend\n",
+       "a bad block"},
       {"nccom-health 1\nprocess key=1 pid=2 host=h\nend\nmore\n", "after \"end\""},
       {"nccom-health 1\nprocess key=1 pid=2 host=h\nprocess key=1 pid=2 host=h\nend\n", "second"},
   };
@@ -105,6 +112,18 @@ TEST(HealthSnapshot, RefusesWhatIsNotASnapshot) {
     EXPECT_NE(snap.error().message.find(c.says), std::string::npos)
         << c.text << " -> " << snap.error().message;
   }
+}
+
+// A process that predates the basic-block fields sends a stream line
+// without them: it parses, with the block unknown.
+TEST(HealthSnapshot, AStreamLineWithoutBlocksParses) {
+  auto snap = parse_snapshot(
+      "nccom-health 1\nprocess key=1 pid=2 host=h\nstream comm=1 rank=0 id=0 started=3 "
+      "completed=2 running=1 idle_ms=7 peer=1 channel=0\nend\n");
+  ASSERT_TRUE(snap) << snap.error().message;
+  ASSERT_EQ(snap->streams.size(), 1u);
+  EXPECT_EQ(snap->streams[0].block, -1);
+  EXPECT_EQ(snap->streams[0].blocks, 0u);
 }
 
 TEST(HealthSnapshot, SkipsWhatANewerPeerAddsAndBoundsTheText) {
