@@ -155,15 +155,23 @@ Analysis analyse(const JobView& job) {
     CommSummary s;
     s.hash = hash;
     s.nranks = lines.front().second->nranks;
-    s.ranks.resize(static_cast<std::size_t>(s.nranks));
-    for (int r = 0; r < s.nranks; ++r) {
-      s.ranks[static_cast<std::size_t>(r)] = RankStatus{hash, r, nullptr, "missing"};
-    }
+    std::map<int, RankStatus> seen;
     for (const auto& [member, line] : lines) {
       if (line->rank >= s.nranks) continue;  // disagrees on the size: the first line decides
-      s.ranks[static_cast<std::size_t>(line->rank)] =
-          RankStatus{hash, line->rank, member, line->state};
+      seen.emplace(line->rank, RankStatus{hash, line->rank, member, line->state});
     }
+    int next = 0;  // the lowest rank not yet accounted for
+    auto count_gap = [&s](int from, int to) {
+      for (int r = from; r < to && s.missing_listed.size() < kListedMissing; ++r)
+        s.missing_listed.push_back(r);
+      s.missing += to - from;
+    };
+    for (auto& [rank, status] : seen) {
+      count_gap(next, rank);
+      next = rank + 1;
+      s.ranks.push_back(std::move(status));
+    }
+    count_gap(next, s.nranks);
     a.comms.push_back(std::move(s));
   }
   return a;
@@ -171,20 +179,24 @@ Analysis analyse(const JobView& job) {
 
 namespace {
 
-const Member* rank_member(const Analysis& a, uint64_t comm, int rank) {
+const RankStatus* rank_status(const Analysis& a, uint64_t comm, int rank) {
   for (const CommSummary& c : a.comms) {
     if (c.hash != comm) continue;
-    if (rank >= 0 && rank < c.nranks) return c.ranks[static_cast<std::size_t>(rank)].member;
+    for (const RankStatus& r : c.ranks) {
+      if (r.rank == rank) return &r;
+    }
   }
   return nullptr;
 }
 
+const Member* rank_member(const Analysis& a, uint64_t comm, int rank) {
+  const RankStatus* r = rank_status(a, comm, rank);
+  return r != nullptr ? r->member : nullptr;
+}
+
 std::string rank_state(const Analysis& a, uint64_t comm, int rank) {
-  for (const CommSummary& c : a.comms) {
-    if (c.hash == comm && rank >= 0 && rank < c.nranks)
-      return c.ranks[static_cast<std::size_t>(rank)].state;
-  }
-  return "unknown";
+  const RankStatus* r = rank_status(a, comm, rank);
+  return r != nullptr ? r->state : "unknown";
 }
 
 // " (basic block 3)", or nothing when the process did not say.
@@ -243,6 +255,7 @@ std::string render_text(const JobView& job, bool verbose) {
   for (const CommSummary& c : a.comms) {
     std::map<std::string, int> counts;
     for (const RankStatus& r : c.ranks) ++counts[r.state];
+    if (c.missing != 0) counts["missing"] = c.missing;
     std::string states;
     for (const auto& [state, n] : counts) {
       states += states.empty() ? "" : ", ";
@@ -256,13 +269,14 @@ std::string render_text(const JobView& job, bool verbose) {
       for (const RankStatus& r : c.ranks) {
         out += "    " + who(r.rank, r.member) + ": " + r.state + "\n";
       }
-    } else if (counts.count("missing") != 0) {
-      std::string missing;
-      for (const RankStatus& r : c.ranks) {
-        if (r.state != "missing") continue;
-        missing += (missing.empty() ? "" : ", ") + std::to_string(r.rank);
-      }
-      out += "    missing: rank" + std::string(counts["missing"] == 1 ? " " : "s ") + missing +
+    }
+    if (c.missing != 0) {
+      std::string listed;
+      for (const int r : c.missing_listed)
+        listed += (listed.empty() ? "" : ", ") + std::to_string(r);
+      const auto more = static_cast<std::size_t>(c.missing) - c.missing_listed.size();
+      if (more != 0) listed += " and " + std::to_string(more) + " more";
+      out += "    missing: rank" + std::string(c.missing == 1 ? " " : "s ") + listed +
              " (no process that answered holds them: they have not called init, or their "
              "process is not in the job's mesh)\n";
     }
@@ -323,9 +337,13 @@ std::string render_json(const JobView& job) {
            ",\"completed_min\":" + std::to_string(c.min_completed) +
            ",\"completed_max\":" + std::to_string(c.max_completed) + ",\"ranks\":[";
     for (std::size_t r = 0; r < c.ranks.size(); ++r) {
-      out += (r != 0 ? "," : "") + std::string("{\"rank\":") + std::to_string(r) +
+      out += (r != 0 ? "," : "") + std::string("{\"rank\":") + std::to_string(c.ranks[r].rank) +
              ",\"state\":" + json_string(c.ranks[r].state) +
              ",\"process\":" + member_json(c.ranks[r].member) + "}";
+    }
+    out += "],\"missing\":" + std::to_string(c.missing) + ",\"missing_ranks\":[";
+    for (std::size_t r = 0; r < c.missing_listed.size(); ++r) {
+      out += (r != 0 ? "," : "") + std::to_string(c.missing_listed[r]);
     }
     out += "]}";
   }

@@ -46,6 +46,9 @@ struct JobView {
   uint64_t stuck_ms = 1000;  // a running stream idle this long is "waiting"
 };
 
+// The missing ranks of a communicator in init named in a report.
+inline constexpr std::size_t kListedMissing = 32;
+
 // The findings, in the order the renderers print them.
 struct RankStatus {
   uint64_t comm = 0;
@@ -80,7 +83,13 @@ struct ErrorSeen {
 struct CommSummary {
   uint64_t hash = 0;
   int nranks = 0;
+  // Every rank, by rank; for a communicator in init only the ranks that
+  // listed themselves, by rank, and the others counted as missing (the
+  // first kListedMissing of them named): its size is a peer's claim, and
+  // nothing is allocated per rank it claims.
   std::vector<RankStatus> ranks;
+  int missing = 0;
+  std::vector<int> missing_listed;
   uint64_t min_completed = 0, max_completed = 0;  // over answered ranks, stream 0..3
 };
 

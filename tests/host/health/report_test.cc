@@ -159,8 +159,9 @@ TEST_F(Report, ACommunicatorInInitNamesItsMissingRanks) {
     EXPECT_EQ(c.ranks[static_cast<std::size_t>(r)].member,
               &job_.members[static_cast<std::size_t>(r)]);
   }
-  EXPECT_EQ(c.ranks[3].state, "missing");
-  EXPECT_EQ(c.ranks[3].member, nullptr);
+  ASSERT_EQ(c.ranks.size(), 3u);  // the ranks that listed themselves
+  EXPECT_EQ(c.missing, 1);
+  EXPECT_EQ(c.missing_listed, std::vector<int>{3});
   const std::string text = render_text(job_, false);
   EXPECT_NE(text.find("comm 000000000000beef: 4 ranks: 3 init, 1 missing"), std::string::npos)
       << text;
@@ -168,8 +169,7 @@ TEST_F(Report, ACommunicatorInInitNamesItsMissingRanks) {
             std::string::npos)
       << text;
   const std::string json = render_json(job_);
-  EXPECT_NE(json.find("{\"rank\":3,\"state\":\"missing\",\"process\":null}"), std::string::npos)
-      << json;
+  EXPECT_NE(json.find("\"missing\":1,\"missing_ranks\":[3]}"), std::string::npos) << json;
 }
 
 // A line that claims a rank beyond the size the first line gave is ignored
@@ -181,8 +181,28 @@ TEST_F(Report, AnInitLineWithARankBeyondTheFirstSizeIsIgnored) {
   const Analysis a = analyse(job_);
   ASSERT_EQ(a.comms.size(), 2u);
   ASSERT_EQ(a.comms[1].nranks, 2);
+  ASSERT_EQ(a.comms[1].ranks.size(), 1u);
   EXPECT_EQ(a.comms[1].ranks[0].state, "init");
-  EXPECT_EQ(a.comms[1].ranks[1].state, "missing");
+  EXPECT_EQ(a.comms[1].missing, 1);
+}
+
+// A communicator in init claims its size; nothing is allocated per rank it
+// claims, and the text names the first missing ranks and counts the rest.
+TEST_F(Report, AHugeClaimedSizeCostsNothingAndListsTheFirstMissing) {
+  constexpr uint64_t kNew = 0xbeef;
+  job_.members[0].snapshot->comms.push_back(CommSnap{kNew, 5, 2000000000, "init"});
+  const Analysis a = analyse(job_);
+  ASSERT_EQ(a.comms.size(), 2u);
+  const CommSummary& c = a.comms[1];
+  ASSERT_EQ(c.ranks.size(), 1u);
+  EXPECT_EQ(c.missing, 1999999999);
+  ASSERT_EQ(c.missing_listed.size(), kListedMissing);
+  EXPECT_EQ(c.missing_listed[4], 4);
+  EXPECT_EQ(c.missing_listed[5], 6);
+  const std::string text = render_text(job_, false);
+  EXPECT_NE(text.find("1 init, 1999999999 missing"), std::string::npos) << text;
+  EXPECT_NE(text.find(", 32 and 1999999967 more (no process"), std::string::npos) << text;
+  EXPECT_LT(text.size(), 4096u);
 }
 
 }  // namespace
