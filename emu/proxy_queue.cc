@@ -1,6 +1,5 @@
 #include "proxy_queue.h"
 
-#include "engine/idle_backoff.h"
 #include "env.h"
 #include "nccom_loader.h"
 #include "runtime_log.h"
@@ -110,7 +109,6 @@ void Queue::run() {
                  gid_, static_cast<int>(affinity));
   }
 
-  engine::IdleBackoff idle;
   std::unique_lock lock(mutex_);
   for (;;) {
     take_pending();
@@ -134,16 +132,8 @@ void Queue::run() {
       }
       rank = tasks.empty() ? active_.erase(rank) : std::next(rank);
     }
-    // IDLE is not terminal: keep ticking, politely (engine/idle_backoff.h);
-    // a sleep ends early when a task is submitted.
-    const int64_t sleep_ns = all_idle ? idle.next_sleep_ns() : 0;
-    if (!all_idle) idle.moved();
-    if (all_idle && sleep_ns == 0) sched_yield();
+    if (all_idle) sched_yield();  // IDLE is not terminal: keep ticking, politely
     lock.lock();
-    if (sleep_ns != 0) {
-      cv_.wait_for(lock, std::chrono::nanoseconds(sleep_ns),
-                   [this] { return stop_ || !pending_.empty(); });
-    }
   }
   // Stopped: whatever is left will never run.
   lock.unlock();

@@ -2,7 +2,6 @@
 // (ccom.h) while the runtime's proxy worker ticks libnccom for the NET ones.
 #include "ccom.h"
 #include "device_words.h"
-#include "idle_backoff.h"
 
 #include <sched.h>
 #include <signal.h>
@@ -288,7 +287,6 @@ Status Ccom::execute(Plan& p) {
   if (Status s = submit_network(p, task); !s) return s;
   const SliceStamp stamp = stamp_of(p, executions_);
   IdleWatch watch(timeout_ms_);
-  IdleBackoff idle;
   for (;;) {
     bool moved = false, done = true;
     for (size_t ci = 0; ci < chans.size(); ++ci) {
@@ -304,15 +302,12 @@ Status Ccom::execute(Plan& p) {
         return gone.empty() ? s : engine_error(s.error().message + "; " + gone);
       }
     }
-    if (moved) {
-      idle.moved();
-      continue;
-    }
+    if (moved) continue;
     if (Status s =
             watch.check([&] { return some_peer_gone(); }, [&] { return waiting_for(p, runs); });
         !s)
       return s;
-    idle.pause();
+    sched_yield();
   }
   if (Status s = task.finish(); !s) return s;
   for (size_t ci = 0; ci < chans.size(); ++ci) {

@@ -10,7 +10,6 @@
 #include "../device_memory.h"
 #include "ccom.h"
 #include "device_words.h"
-#include "idle_backoff.h"
 
 #include <nccom/nccl_ptr.h>
 
@@ -295,7 +294,6 @@ Status Ccom::execute_peers(Plan& p) {
   };
   const SliceStamp stamp = stamp_of(p, executions_);
   IdleWatch watch(timeout_ms_);
-  IdleBackoff idle;
   for (;;) {
     bool moved = false;
     while (nb != nullptr && r.pub_rx < net_rx && r.pub_rx < r.nrx + kPeerSlots) {
@@ -326,12 +324,9 @@ Status Ccom::execute_peers(Plan& p) {
         return gone.empty() ? s : engine_error(s.error().message + "; " + gone);
       }
     }
-    if (moved) {
-      idle.moved();
-      continue;
-    }
+    if (moved) continue;
     if (Status s = watch.check([&] { return some_peer_gone(); }, waiting_for); !s) return s;
-    idle.pause();
+    sched_yield();
   }
   if (Status s = task.finish(); !s) return s;
   for (int q = 0; q < n_; ++q) {
