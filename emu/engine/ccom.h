@@ -268,6 +268,7 @@ class Ccom {
   std::string peer_gone() const;
   // peer_gone over a few peers per call, in turn (the idle watch's check).
   std::string some_peer_gone() const;
+  bool watched_peer(size_t rank, const char* my_hostname) const;
 
   const nccom_export_table_t* t_ = nullptr;
   void* comm_ = nullptr;

@@ -116,11 +116,7 @@ std::string Ccom::peer_gone() const {
   gethostname(me, sizeof me - 1);
   std::string out;
   for (size_t r = 0; r < cards_.size(); ++r) {
-    const PeerCard& p = cards_[r];
-    if (static_cast<int>(r) == rank_ || p.pid == static_cast<int32_t>(getpid()) ||
-        std::strncmp(p.hostname, me, sizeof me) != 0)
-      continue;  // threads of this process cannot die alone
-    if (!process_alive(p.pid))
+    if (watched_peer(r, me) && !process_alive(cards_[r].pid))
       out += (out.empty() ? "" : ", ") + describe_peer(static_cast<int>(r));
   }
   return out.empty() ? out : "process gone: " + out;
@@ -137,13 +133,18 @@ std::string Ccom::some_peer_gone() const {
   gethostname(me, sizeof me - 1);
   for (size_t i = 0; i < std::min(kPerCall, cards_.size()); ++i) {
     const size_t r = gone_cursor_++ % cards_.size();
-    const PeerCard& p = cards_[r];
-    if (static_cast<int>(r) == rank_ || p.pid == static_cast<int32_t>(getpid()) ||
-        std::strncmp(p.hostname, me, sizeof me) != 0)
-      continue;
-    if (!process_alive(p.pid)) return peer_gone();
+    if (watched_peer(r, me) && !process_alive(cards_[r].pid)) return peer_gone();
   }
   return {};
+}
+
+// Rank r's process is another process on this machine (`me`: its host
+// name): threads of this process cannot die alone, other machines' processes
+// are not ours to see.
+bool Ccom::watched_peer(size_t r, const char* me) const {
+  const PeerCard& p = cards_[r];
+  return static_cast<int>(r) != rank_ && p.pid != static_cast<int32_t>(getpid()) &&
+         std::strncmp(p.hostname, me, 64) == 0;
 }
 
 Status Ccom::submit_network(const Plan& p, NetTask& task) {

@@ -103,7 +103,6 @@ Result<ProcessSnapshot> parse_snapshot(std::string_view all) {
                    "peer and channel");
       s.running = running != 0;
       if (f.count("block") != 0 && !number(f, "block", s.block)) return bad(n, "a bad block");
-      if (f.count("blocks") != 0 && !number(f, "blocks", s.blocks)) return bad(n, "a bad blocks");
       snap.streams.push_back(s);
     } else if (kind == "link") {
       LinkSnap l;

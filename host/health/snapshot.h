@@ -47,11 +47,9 @@ struct StreamSnap {
   uint64_t idle_ms = 0;
   int peer = -1;
   int channel = -1;
-  // Optional on the wire (a process that predates them sends neither):
-  // the basic block the stream runs or ran last (-1: none or not said) and
-  // how many are registered on it.
+  // Optional on the wire (a process that predates it does not send it):
+  // the basic block the stream runs or ran last (-1: none or not said).
   int64_t block = -1;
-  uint32_t blocks = 0;
 };
 struct LinkSnap {
   uint64_t process = 0;

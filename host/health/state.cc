@@ -130,11 +130,10 @@ std::string Registry::snapshot_text(uint64_t process, int pid, const std::string
       const uint64_t last = p.last_progress_ms.load();
       const uint64_t idle = running && now > last ? now - last : 0;
       out += line("stream comm=%016" PRIx64 " rank=%d id=%d started=%" PRIu64 " completed=%" PRIu64
-                  " running=%d idle_ms=%" PRIu64 " peer=%d channel=%d block=%" PRId64
-                  " blocks=%" PRIu32,
+                  " running=%d idle_ms=%" PRIu64 " peer=%d channel=%d block=%" PRId64,
                   c->hash(), c->rank(), s, started, p.completed.load(), running ? 1 : 0, idle,
                   running ? p.waiting_peer.load() : -1, running ? p.waiting_channel.load() : -1,
-                  p.block.load(), p.blocks.load());
+                  p.block.load());
     }
   }
   for (const LinkView& l : links) {

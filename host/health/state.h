@@ -40,10 +40,8 @@ struct StreamProgress {
   std::atomic<uint64_t> started{0};    // executions (basic-block runs) begun
   std::atomic<uint64_t> completed{0};  // ... and completed
   std::atomic<bool> running{false};    // an execution is in progress now
-  // The basic block the stream runs (or ran last; -1: none yet), and how many
-  // basic blocks are registered on it (neuronStartNetworkProxy calls).
+  // The basic block the stream runs (or ran last; -1: none yet).
   std::atomic<int64_t> block{-1};
-  std::atomic<uint32_t> blocks{0};
   // Monotonic ms of the last progress of the running execution.
   std::atomic<uint64_t> last_progress_ms{0};
   // What the oldest stalled op waits on (-1: unknown), published once the

@@ -48,10 +48,6 @@ Status Scheduler::start(uint32_t stream, uint32_t basic_block, const BlockFifos&
   auto& parked = s.blocks[basic_block];
   parked.push_back(Parked{std::move(*send), false});
   parked.push_back(Parked{std::move(*recv), false});
-  if (settings_.health) {
-    settings_.health->stream(static_cast<int>(stream))
-        .blocks.store(static_cast<uint32_t>(s.blocks.size()), std::memory_order_relaxed);
-  }
   NCCOM_TRACE(log::kProxy, "proxy: registered %s (%d ops, %d src, %d dest entries)", at.c_str(),
               fifos.ops_n, fifos.src_n, fifos.dst_n);
   return {};
@@ -236,7 +232,6 @@ Status Scheduler::stop(uint32_t stream) {
     health::StreamProgress& hp = settings_.health->stream(static_cast<int>(stream));
     std::lock_guard hl(hp.mu);
     hp.running.store(false);
-    hp.blocks.store(0);
     hp.has_verdict.store(false);
     hp.verdict = {};
   }

@@ -44,6 +44,27 @@ struct RankOutcome {
   std::unique_ptr<nccom::comm::Communicator> comm;
 };
 
+// Brings up rank r of n (on emulated host device_for(r, nranks, hosts)) from
+// the encoded unique id; blocks until its communicator is up or failed.
+inline RankOutcome init_rank(const ncclUniqueId& bytes, int r, int nranks, int hosts,
+                             const nccom::comm::BootstrapSettings& settings, bool global = false) {
+  const enc_neuron_device_info_t dev = device_for(r, nranks, hosts);
+  nccom::comm::InitRequest request;
+  request.id = &bytes;
+  request.nranks = nranks;
+  request.rank = r;
+  request.device = &dev;
+  request.global = global;
+  RankOutcome out;
+  auto created = nccom::comm::Communicator::create(request, settings);
+  if (created) {
+    out.comm = std::move(created).value();
+  } else {
+    out.status = created.error();
+  }
+  return out;
+}
+
 // Brings up n ranks on threads; returns each rank's outcome.
 inline std::vector<RankOutcome> bring_up(int nranks, int hosts,
                                          const nccom::comm::BootstrapSettings& settings,
@@ -57,21 +78,8 @@ inline std::vector<RankOutcome> bring_up(int nranks, int hosts,
   const ncclUniqueId bytes = id->encode();
   std::vector<std::thread> threads;
   for (int r = 0; r < nranks; ++r) {
-    threads.emplace_back([&, r] {
-      const enc_neuron_device_info_t dev = device_for(r, nranks, hosts);
-      nccom::comm::InitRequest request;
-      request.id = &bytes;
-      request.nranks = nranks;
-      request.rank = r;
-      request.device = &dev;
-      request.global = global;
-      auto created = nccom::comm::Communicator::create(request, settings);
-      if (created) {
-        outcomes[r].comm = std::move(created).value();
-      } else {
-        outcomes[r].status = created.error();
-      }
-    });
+    threads.emplace_back(
+        [&, r] { outcomes[r] = init_rank(bytes, r, nranks, hosts, settings, global); });
   }
   for (auto& t : threads) t.join();
   return outcomes;

@@ -188,20 +188,7 @@ TEST(CommThreadsHealth, RanksInInitAreListedAndTheMissingOneIsNamed) {
   const ncclUniqueId bytes = id->encode();
   std::vector<nccom_test::RankOutcome> outcomes(3);
   auto start = [&](int r) {
-    return std::thread([&, r] {
-      const enc_neuron_device_info_t dev = nccom_test::device_for(r, 3, 1);
-      nccom::comm::InitRequest request;
-      request.id = &bytes;
-      request.nranks = 3;
-      request.rank = r;
-      request.device = &dev;
-      auto created = nccom::comm::Communicator::create(request, settings);
-      if (created) {
-        outcomes[r].comm = std::move(created).value();
-      } else {
-        outcomes[r].status = created.error();
-      }
-    });
+    return std::thread([&, r] { outcomes[r] = nccom_test::init_rank(bytes, r, 3, 1, settings); });
   };
   const auto before = listed_comms();
   std::vector<std::thread> threads;

@@ -26,7 +26,6 @@ TEST_F(RegistryText, SnapshotTextRoundTrips) {
   s.waiting_peer = 3;
   s.waiting_channel = 1;
   s.block = 5;
-  s.blocks = 2;
   Registry::instance().record_error(0xfeed, 1, "proxy: it broke\nbadly");
   Registry::instance().record_warning(0xfeed, 1, "no progress for 61000 ms");
   const std::string text = Registry::instance().snapshot_text(22, 999, "host with space",
@@ -50,7 +49,6 @@ TEST_F(RegistryText, SnapshotTextRoundTrips) {
   EXPECT_EQ(snap->streams[0].peer, 3);
   EXPECT_EQ(snap->streams[0].channel, 1);
   EXPECT_EQ(snap->streams[0].block, 5);
-  EXPECT_EQ(snap->streams[0].blocks, 2u);
   ASSERT_EQ(snap->links.size(), 1u);
   EXPECT_EQ(snap->links[0].state, "unresponsive");
   EXPECT_EQ(snap->links[0].silent_ms, 5200u);
@@ -123,7 +121,6 @@ TEST(HealthSnapshot, AStreamLineWithoutBlocksParses) {
   ASSERT_TRUE(snap) << snap.error().message;
   ASSERT_EQ(snap->streams.size(), 1u);
   EXPECT_EQ(snap->streams[0].block, -1);
-  EXPECT_EQ(snap->streams[0].blocks, 0u);
 }
 
 TEST(HealthSnapshot, SkipsWhatANewerPeerAddsAndBoundsTheText) {
