@@ -380,6 +380,7 @@ Status Ccom::exchange_and_map() {
                           std::to_string(me.kanga_sum) +
                           "): libnccom gave the ranks different kangaRing paths");
   }
+  watch_peers();
   peer_maps_.assign(static_cast<size_t>(n_), Mapping{});
   for (Channel& c : chans_) {
     if (c.send.net) continue;
@@ -396,6 +397,19 @@ Status Ccom::exchange_and_map() {
       return s;
   }
   return {};
+}
+
+void Ccom::watch_peers() {
+  char me[64] = {};
+  gethostname(me, sizeof me - 1);
+  watches_.clear();
+  watches_.resize(cards_.size());
+  for (size_t r = 0; r < cards_.size(); ++r) {
+    const PeerCard& p = cards_[r];
+    if (static_cast<int>(r) != rank_ && p.pid != static_cast<int32_t>(getpid()) &&
+        std::strncmp(p.hostname, me, 64) == 0)
+      watches_[r] = ProcessWatch(p.pid);
+  }
 }
 
 Ccom::~Ccom() {

@@ -15,6 +15,7 @@
 #pragma once
 
 #include "heap.h"
+#include "process_watch.h"
 #include "program.h"
 #include "status.h"
 
@@ -268,7 +269,10 @@ class Ccom {
   std::string peer_gone() const;
   // peer_gone over a few peers per call, in turn (the idle watch's check).
   std::string some_peer_gone() const;
-  bool watched_peer(size_t rank, const char* my_hostname) const;
+  // One watch per rank: of the ranks whose process is another process of
+  // this machine (threads of this process cannot die alone, other machines'
+  // processes are not ours to see); the others watch nothing.
+  void watch_peers();
 
   const nccom_export_table_t* t_ = nullptr;
   void* comm_ = nullptr;
@@ -279,7 +283,8 @@ class Ccom {
   nrt_emu_devmem_t* user_mem_ = nullptr;    // nrt_emu_ccom_alloc
   Heap heap_;
   std::vector<PeerCard> cards_;
-  mutable size_t gone_cursor_ = 0;  // some_peer_gone's next rank
+  std::vector<ProcessWatch> watches_;  // by rank (watch_peers)
+  mutable size_t gone_cursor_ = 0;     // some_peer_gone's next rank
   struct Mapping {
     void* base = nullptr;
     size_t bytes = 0;

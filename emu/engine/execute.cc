@@ -4,12 +4,9 @@
 #include "device_words.h"
 
 #include <sched.h>
-#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstdio>
 #include <cstring>
 
 namespace nrt_emu::engine {
@@ -24,36 +21,6 @@ struct Run {
 };
 
 namespace {
-
-constexpr unsigned long kPfExiting = 0x4;  // the kernel's PF_EXITING
-
-// A process that exited but was not reaped yet (a zombie) is gone too, and
-// so is one that has begun to exit (PF_EXITING in /proc/<pid>/stat's flags):
-// a SIGKILLed process closes its sockets before it becomes a zombie, so a
-// peer that noticed the close, failed and exited could otherwise be named
-// alone while the killed one still looked alive.
-bool process_alive(pid_t pid) {
-  if (kill(pid, 0) != 0 && errno == ESRCH) return false;
-  char path[64];
-  std::snprintf(path, sizeof path, "/proc/%d/stat", static_cast<int>(pid));
-  FILE* f = std::fopen(path, "r");
-  if (f == nullptr) return errno != ENOENT;
-  char buf[512];
-  const size_t n = std::fread(buf, 1, sizeof buf - 1, f);
-  std::fclose(f);
-  buf[n] = '\0';
-  const char* close_paren = std::strrchr(buf, ')');  // the name may hold spaces and parentheses
-  if (close_paren == nullptr || close_paren[1] == '\0') return true;
-  const char state = close_paren[2];
-  if (state == 'Z' || state == 'X') return false;
-  // After the state: ppid pgrp session tty_nr tpgid flags.
-  unsigned long flags = 0;
-  if (std::sscanf(close_paren + 3, " %*d %*d %*d %*d %*d %lu", &flags) == 1 &&
-      (flags & kPfExiting) != 0) {
-    return false;
-  }
-  return true;
-}
 
 bool reduces(Coll c) {
   return c == Coll::AllReduce || c == Coll::ReduceScatter || c == Coll::Reduce;
@@ -112,12 +79,9 @@ std::string Ccom::describe_peer(int r) const {
 // first one named is the lowest rank, usually the one that died first —
 // the others may have exited after failing because of it.
 std::string Ccom::peer_gone() const {
-  char me[64] = {};
-  gethostname(me, sizeof me - 1);
   std::string out;
-  for (size_t r = 0; r < cards_.size(); ++r) {
-    if (watched_peer(r, me) && !process_alive(cards_[r].pid))
-      out += (out.empty() ? "" : ", ") + describe_peer(static_cast<int>(r));
+  for (size_t r = 0; r < watches_.size(); ++r) {
+    if (watches_[r].gone()) out += (out.empty() ? "" : ", ") + describe_peer(static_cast<int>(r));
   }
   return out.empty() ? out : "process gone: " + out;
 }
@@ -128,23 +92,12 @@ std::string Ccom::peer_gone() const {
 // which at 256 ranks on one machine was most of its CPU.
 std::string Ccom::some_peer_gone() const {
   constexpr size_t kPerCall = 8;
-  if (cards_.empty()) return {};
-  char me[64] = {};
-  gethostname(me, sizeof me - 1);
-  for (size_t i = 0; i < std::min(kPerCall, cards_.size()); ++i) {
-    const size_t r = gone_cursor_++ % cards_.size();
-    if (watched_peer(r, me) && !process_alive(cards_[r].pid)) return peer_gone();
+  if (watches_.empty()) return {};
+  for (size_t i = 0; i < std::min(kPerCall, watches_.size()); ++i) {
+    const size_t r = gone_cursor_++ % watches_.size();
+    if (watches_[r].gone()) return peer_gone();
   }
   return {};
-}
-
-// Rank r's process is another process on this machine (`me`: its host
-// name): threads of this process cannot die alone, other machines' processes
-// are not ours to see.
-bool Ccom::watched_peer(size_t r, const char* me) const {
-  const PeerCard& p = cards_[r];
-  return static_cast<int>(r) != rank_ && p.pid != static_cast<int32_t>(getpid()) &&
-         std::strncmp(p.hostname, me, 64) == 0;
 }
 
 Status Ccom::submit_network(const Plan& p, NetTask& task) {

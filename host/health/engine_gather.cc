@@ -23,6 +23,7 @@ int Engine::start_collection(Collection col, const std::vector<uint64_t>& target
   self.host = card_.host;
   self.endpoint = card_.endpoint.to_string();
   self.snapshot = own_snapshot();
+  self.asked_ms = self.answered_ms = now;
   col.members[card_.process] = self;
   collections_[cid] = std::move(col);
   for (uint64_t key : targets) {
@@ -41,6 +42,7 @@ int Engine::start_collection(Collection col, const std::vector<uint64_t>& target
     }
     m.reach = Reach::kUnresponsive;
     m.why = "no answer";
+    m.asked_ms = now;
     collections_[cid].members[key] = m;
     bool in_progress = false;
     auto s = start_connect(p->second.card.endpoint, in_progress);
@@ -70,6 +72,7 @@ void Engine::member_done(int col, uint64_t key, Reach reach, const std::string& 
   m.reach = reach;
   m.why = why;
   m.snapshot = std::move(snap);
+  m.answered_ms = now_ms();
   if (--it->second.pending <= 0) finish_collection(col);
 }
 

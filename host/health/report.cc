@@ -57,6 +57,20 @@ std::string json_string(const std::string& s) {
 // What a member is, in one word, after hearing what its neighbours saw.
 std::string member_state(const Member& m) { return reach_name(m.reach); }
 
+// Snapshots of different processes are not taken at one instant: a rank
+// asked first can look behind a rank asked later that has since moved on.
+// `peer` began its current execution at or before `seen`'s snapshot when
+// its begin, pushed as late as the window allows (answered, less how long
+// ago it began), is still no later than the earliest moment `seen` can have
+// been read (asked). Only then is a lower count a rank that is behind and not
+// the order of the answers. All three figures are whole milliseconds, each
+// up to 1 ms short: 2 ms of margin keep the test sound. Without the times (an
+// older peer), the counts are compared as they are.
+bool began_before_seen(const StreamSnap& peer, const Member& peer_member, const Member& seen) {
+  if (!peer.began_ago_ms || peer_member.answered_ms == 0 || seen.asked_ms == 0) return true;
+  return seen.asked_ms + *peer.began_ago_ms >= peer_member.answered_ms + 2;
+}
+
 }  // namespace
 
 const char* reach_name(Reach r) {
@@ -96,7 +110,8 @@ Analysis analyse(const JobView& job) {
     s.hash = c.hash;
     s.nranks = static_cast<int>(c.processes.size());
     bool first = true;
-    std::map<int, std::vector<StreamSnap>> streams;  // stream id -> one per answered rank
+    // stream id -> one per answered rank, with the process that said it
+    std::map<int, std::vector<std::pair<StreamSnap, const Member*>>> streams;
     for (int r = 0; r < s.nranks; ++r) {
       RankStatus rs;
       rs.comm = c.hash;
@@ -114,7 +129,7 @@ Analysis analyse(const JobView& job) {
       if (rs.member != nullptr && rs.member->snapshot) {
         for (const StreamSnap& st : rs.member->snapshot->streams) {
           if (st.comm != c.hash || st.rank != r) continue;
-          streams[st.id].push_back(st);
+          streams[st.id].emplace_back(st, rs.member);
           s.min_completed = first ? st.completed : std::min(s.min_completed, st.completed);
           s.max_completed = first ? st.completed : std::max(s.max_completed, st.completed);
           first = false;
@@ -126,10 +141,13 @@ Analysis analyse(const JobView& job) {
       s.ranks.push_back(rs);
     }
     for (const auto& [id, list] : streams) {
-      uint64_t most = 0;
-      for (const StreamSnap& st : list) most = std::max(most, st.started);
-      for (const StreamSnap& st : list) {
-        if (st.started < most) {
+      for (const auto& [st, member] : list) {
+        uint64_t most = 0;
+        for (const auto& [peer, peer_member] : list) {
+          if (peer.started > st.started && began_before_seen(peer, *peer_member, *member))
+            most = std::max(most, peer.started);
+        }
+        if (most > st.started) {
           a.behind.push_back(
               Behind{c.hash, id, st.rank, st.started, st.completed, most, st.running, st.block});
         }

@@ -29,6 +29,11 @@ struct Member {
   Reach reach = Reach::kAnswered;
   std::string why;  // for a process that did not answer: what happened
   std::optional<ProcessSnapshot> snapshot;
+  // When, by the collecting process's clock (monotonic ms), it was asked
+  // and when its answer came: its snapshot was taken in between. 0: not
+  // known (the report then takes the snapshots as simultaneous).
+  uint64_t asked_ms = 0;
+  uint64_t answered_ms = 0;
 };
 
 // A communicator as the answering process knows it: its members by rank.

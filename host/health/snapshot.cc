@@ -103,6 +103,11 @@ Result<ProcessSnapshot> parse_snapshot(std::string_view all) {
                    "peer and channel");
       s.running = running != 0;
       if (f.count("block") != 0 && !number(f, "block", s.block)) return bad(n, "a bad block");
+      if (f.count("began_ago_ms") != 0) {
+        uint64_t ago = 0;
+        if (!number(f, "began_ago_ms", ago)) return bad(n, "a bad began_ago_ms");
+        s.began_ago_ms = ago;
+      }
       snap.streams.push_back(s);
     } else if (kind == "link") {
       LinkSnap l;

@@ -20,6 +20,7 @@
 #include <nccom/util/result.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -50,6 +51,10 @@ struct StreamSnap {
   // Optional on the wire (a process that predates it does not send it):
   // the basic block the stream runs or ran last (-1: none or not said).
   int64_t block = -1;
+  // Optional on the wire: how long before the snapshot the current (or
+  // last) execution began, by the process's own clock. It lets a reader
+  // order the non-simultaneous snapshots of two processes (health/report.cc).
+  std::optional<uint64_t> began_ago_ms = std::nullopt;
 };
 struct LinkSnap {
   uint64_t process = 0;

@@ -129,11 +129,13 @@ std::string Registry::snapshot_text(uint64_t process, int pid, const std::string
       const bool running = p.running.load();
       const uint64_t last = p.last_progress_ms.load();
       const uint64_t idle = running && now > last ? now - last : 0;
+      const uint64_t began = p.began_ms.load();
       out += line("stream comm=%016" PRIx64 " rank=%d id=%d started=%" PRIu64 " completed=%" PRIu64
-                  " running=%d idle_ms=%" PRIu64 " peer=%d channel=%d block=%" PRId64,
+                  " running=%d idle_ms=%" PRIu64 " peer=%d channel=%d block=%" PRId64
+                  " began_ago_ms=%" PRIu64,
                   c->hash(), c->rank(), s, started, p.completed.load(), running ? 1 : 0, idle,
                   running ? p.waiting_peer.load() : -1, running ? p.waiting_channel.load() : -1,
-                  p.block.load());
+                  p.block.load(), now > began ? now - began : 0);
     }
   }
   for (const LinkView& l : links) {

@@ -44,6 +44,8 @@ struct StreamProgress {
   std::atomic<int64_t> block{-1};
   // Monotonic ms of the last progress of the running execution.
   std::atomic<uint64_t> last_progress_ms{0};
+  // Monotonic ms at which the current (or last) execution began.
+  std::atomic<uint64_t> began_ms{0};
   // What the oldest stalled op waits on (-1: unknown), published once the
   // stall passed a second; cleared when the stream moves.
   std::atomic<int> waiting_peer{-1};

@@ -84,6 +84,7 @@ Result<Progress> Scheduler::progress(uint32_t stream, uint32_t basic_block) {
       if (settings_.health) {
         health::StreamProgress& hp = settings_.health->stream(static_cast<int>(stream));
         hp.last_progress_ms.store(s.last_progress_ms, std::memory_order_relaxed);
+        hp.began_ms.store(s.last_progress_ms, std::memory_order_relaxed);
         hp.waiting_peer.store(-1, std::memory_order_relaxed);
         hp.running.store(true, std::memory_order_relaxed);
         hp.block.store(basic_block, std::memory_order_relaxed);

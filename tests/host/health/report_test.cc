@@ -90,6 +90,57 @@ TEST_F(Report, ARankThatBeganFewerExecutionsIsBehind) {
       << text;
 }
 
+// Rank 2 was read at 100..104 ms (the collector's clock), the others at
+// 110..120. A peer that began execution 42 long before rank 2 was read shows
+// rank 2 behind; one that began it after can have overtaken rank 2 between
+// the two reads, which says nothing about rank 2.
+class ReportOrder : public Report {
+ protected:
+  void SetUp() override {
+    Report::SetUp();
+    for (int r = 0; r < 4; ++r) {
+      Member& m = job_.members[static_cast<std::size_t>(r)];
+      m.asked_ms = r == 2 ? 100 : 110;
+      m.answered_ms = r == 2 ? 104 : 120;
+    }
+    stream(2).started = 41;
+    stream(2).completed = 41;
+    stream(2).running = false;
+    stream(2).began_ago_ms = 30;
+  }
+};
+
+TEST_F(ReportOrder, APeerThatBeganBeforeTheRankWasReadShowsItBehind) {
+  // Began at 120 - 22 = 98 at the latest (2 ms of margin for whole
+  // milliseconds): rank 2, read at 100 or later, had not begun it yet.
+  for (int r : {0, 1, 3}) stream(r).began_ago_ms = 22;
+  const Analysis a = analyse(job_);
+  ASSERT_EQ(a.behind.size(), 1u);
+  EXPECT_EQ(a.behind[0].rank, 2);
+  EXPECT_EQ(a.behind[0].peers_started, 42u);
+}
+
+TEST_F(ReportOrder, APeerThatMayHaveBegunAfterTheRankWasReadDoesNot) {
+  // Began as late as 120 - 21 = 99 (+1 ms of rounding each way): perhaps
+  // after rank 2 was read.
+  for (int r : {0, 1, 3}) stream(r).began_ago_ms = 21;
+  EXPECT_TRUE(analyse(job_).behind.empty());
+  // One peer that proves it is enough, and the count is that peer's.
+  stream(3).began_ago_ms = 25;
+  const Analysis a = analyse(job_);
+  ASSERT_EQ(a.behind.size(), 1u);
+  EXPECT_EQ(a.behind[0].rank, 2);
+}
+
+TEST_F(ReportOrder, WithoutTheTimesTheCountsAreComparedAsTheyAre) {
+  // A peer too old to send began_ago_ms, or a member with no times.
+  for (int r : {0, 1, 3}) stream(r).began_ago_ms.reset();
+  EXPECT_EQ(analyse(job_).behind.size(), 1u);
+  for (int r : {0, 1, 3}) stream(r).began_ago_ms = 0;
+  job_.members[2].asked_ms = 0;
+  EXPECT_EQ(analyse(job_).behind.size(), 1u);
+}
+
 TEST_F(Report, WaitsNameThePeerAndItsState) {
   silence(1, Reach::kUnresponsive, "no answer");
   stream(2).idle_ms = 5300;

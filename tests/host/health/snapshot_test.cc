@@ -26,6 +26,7 @@ TEST_F(RegistryText, SnapshotTextRoundTrips) {
   s.waiting_peer = 3;
   s.waiting_channel = 1;
   s.block = 5;
+  s.began_ms = now_ms() - 2000;
   Registry::instance().record_error(0xfeed, 1, "proxy: it broke\nbadly");
   Registry::instance().record_warning(0xfeed, 1, "no progress for 61000 ms");
   const std::string text = Registry::instance().snapshot_text(22, 999, "host with space",
@@ -49,6 +50,9 @@ TEST_F(RegistryText, SnapshotTextRoundTrips) {
   EXPECT_EQ(snap->streams[0].peer, 3);
   EXPECT_EQ(snap->streams[0].channel, 1);
   EXPECT_EQ(snap->streams[0].block, 5);
+  ASSERT_TRUE(snap->streams[0].began_ago_ms);
+  EXPECT_GE(*snap->streams[0].began_ago_ms, 2000u);
+  EXPECT_LT(*snap->streams[0].began_ago_ms, 60000u);
   ASSERT_EQ(snap->links.size(), 1u);
   EXPECT_EQ(snap->links[0].state, "unresponsive");
   EXPECT_EQ(snap->links[0].silent_ms, 5200u);
@@ -101,6 +105,9 @@ TEST(HealthSnapshot, RefusesWhatIsNotASnapshot) {
       {"nccom-health 1\nprocess key=1 pid=2 host=h\nstream comm=1 rank=0 id=0 started=1 "
        "completed=0 running=1 idle_ms=0 peer=-1 channel=-1 block=x\nend\n",
        "a bad block"},
+      {"nccom-health 1\nprocess key=1 pid=2 host=h\nstream comm=1 rank=0 id=0 started=1 "
+       "completed=0 running=1 idle_ms=0 peer=-1 channel=-1 began_ago_ms=-3\nend\n",
+       "a bad began_ago_ms"},
       {"nccom-health 1\nprocess key=1 pid=2 host=h\nend\nmore\n", "after \"end\""},
       {"nccom-health 1\nprocess key=1 pid=2 host=h\nprocess key=1 pid=2 host=h\nend\n", "second"},
   };
@@ -121,6 +128,7 @@ TEST(HealthSnapshot, AStreamLineWithoutBlocksParses) {
   ASSERT_TRUE(snap) << snap.error().message;
   ASSERT_EQ(snap->streams.size(), 1u);
   EXPECT_EQ(snap->streams[0].block, -1);
+  EXPECT_FALSE(snap->streams[0].began_ago_ms);
 }
 
 TEST(HealthSnapshot, SkipsWhatANewerPeerAddsAndBoundsTheText) {
