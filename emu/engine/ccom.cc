@@ -24,6 +24,12 @@ namespace {
 constexpr uint32_t kCardMagic = 0x4343454eu;  // "NECC"
 constexpr size_t kDefaultDeviceBytes = 256u << 20;
 constexpr uint64_t kDefaultSlotBytes = 512u << 10;
+// All-reduce up to this size runs recursive doubling (rd.cc), by default
+// (measured in docs/decisions/emu-engine.md): across hosts each ring hop
+// pays the proxy and the network, on one host only a copy.
+constexpr uint64_t kRdBytesAcrossHosts = 64u << 10;
+constexpr uint64_t kRdBytesOneHost = 2u << 10;
+constexpr uint64_t kRdBytesAuto = UINT64_MAX;  // unset: chosen once the hosts are known
 
 thread_local uint64_t t_call_mark = 0;
 
@@ -115,6 +121,10 @@ Status Ccom::take_config(const nrt_emu_ccom_config_t& cfg) {
   const auto slot = env_u64("NEURON_RT_EMU_SLICE_BYTES", 4096, 16u << 20, kDefaultSlotBytes);
   if (!slot) return slot.error();
   slot_bytes_ = *slot / 64 * 64;
+  // Recursive doubling carries a message in one slice (after its stamp).
+  const auto rd = env_u64("NEURON_RT_EMU_ALLREDUCE_RD_BYTES", 0, 16u << 20, kRdBytesAuto);
+  if (!rd) return rd.error();
+  rd_max_bytes_ = *rd;
   return {};
 }
 
@@ -243,6 +253,23 @@ Status Ccom::connect_links() {
                           "[engine rank %d] channel %d: from rank %d %s, to rank %d %s", rank_,
                           c.id, c.prev, c.recv.net ? "over the network" : "direct", c.next,
                           c.send.net ? "over the network" : "direct");
+  }
+  if (rd_max_bytes_ == kRdBytesAuto) {
+    bool across_hosts = false;
+    for (const PeerCard& p : cards_) across_hosts = across_hosts || p.host != host_;
+    rd_max_bytes_ = across_hosts ? kRdBytesAcrossHosts : kRdBytesOneHost;
+  }
+  rd_max_bytes_ = std::min<uint64_t>(rd_max_bytes_, slot_bytes_ - kStampBytes);
+  if (n_ > 1 && (rd_max_bytes_ == 0 || !kanga_.empty())) {
+    nrt_emu::log::message(nrt_emu::log::Level::Info,
+                          "[engine rank %d] all-reduce: the rings at every size (%s)", rank_,
+                          kanga_.empty() ? "NEURON_RT_EMU_ALLREDUCE_RD_BYTES=0"
+                                         : "kangaRing lanes run the small ones too");
+  } else if (n_ > 1) {
+    nrt_emu::log::message(nrt_emu::log::Level::Info,
+                          "[engine rank %d] all-reduce of 1..%llu bytes: recursive doubling over "
+                          "the RDH peers; larger: the rings (NEURON_RT_EMU_ALLREDUCE_RD_BYTES)",
+                          rank_, static_cast<unsigned long long>(rd_max_bytes_));
   }
   if (any_net) {
     if (NRT_STATUS s = nrt_emu_proxy_acquire(comm_, local_, dev_, &proxy_); s != NRT_SUCCESS)
@@ -424,10 +451,11 @@ Ccom::~Ccom() {
     for (size_t k = 0; k < kanga_.size(); ++k) steps += " " + std::to_string(kanga_lane_steps_[k]);
     nrt_emu::log::message(nrt_emu::log::Level::Info,
                           "[engine rank %d] closing: %llu executions, %llu on kangaRing lanes "
-                          "(slice steps per lane:%s)",
+                          "(slice steps per lane:%s), %llu by recursive doubling",
                           rank_, static_cast<unsigned long long>(executions_),
                           static_cast<unsigned long long>(kanga_executions_),
-                          steps.empty() ? " none" : steps.c_str());
+                          steps.empty() ? " none" : steps.c_str(),
+                          static_cast<unsigned long long>(rd_executions_));
   }
   if (proxy_ != nullptr) nrt_emu_proxy_release(proxy_);
   for (Channel& c : chans_) {

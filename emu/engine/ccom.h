@@ -143,6 +143,7 @@ struct Channel {
 inline constexpr uint32_t kPeerSlots = 8;
 
 struct PeerLink {
+  bool linked = false;
   bool net = false;
   // DIRECT send: the ring for this rank in the peer's memory.
   uint8_t* tx_slots = nullptr;
@@ -160,9 +161,9 @@ struct PeerLink {
 };
 
 struct PeerLinks {
-  bool ready = false;
-  std::vector<PeerLink> peers;  // by rank
-  uint8_t* tx_slots = nullptr;  // NET, shared by every NET peer
+  bool mesh = false, rdh = false;  // neuronExpandConnectivity done, these linked
+  std::vector<PeerLink> peers;     // by rank
+  uint8_t* tx_slots = nullptr;     // NET, shared by every NET peer
   uint8_t* rx_slots = nullptr;
   enc_net_connector_t* send_conn = nullptr;  // index words of the op
   enc_net_connector_t* recv_conn = nullptr;
@@ -175,6 +176,15 @@ struct PeerItem {
   int peer;
   uint64_t off;  // elements into the input (send) or output (receive)
   uint64_t elems;
+  // Dependent schedules (recursive doubling): a send goes only once the
+  // plan's first `after` receives are done, and reads the output buffer
+  // (`from_out`); a receive is taken only once the first `after` sends are
+  // out (they read what it changes), combines into the output (`reduce`)
+  // instead of overwriting it, and finishes an average over the ranks (`avg`).
+  uint64_t after = 0;
+  bool from_out = false;
+  bool reduce = false;
+  bool avg = false;
 };
 
 // One collective shape, built once and executed many times.
@@ -197,6 +207,7 @@ struct Plan {
   uint64_t uses = 0;
   // Peer collectives (all-to-all, permute) instead of channel programs.
   bool peer = false;
+  bool rd = false;                                      // ... by recursive doubling (rd.cc)
   std::vector<PeerItem> sends, recvs;                   // in the order every rank agrees on
   uint64_t copy_src = 0, copy_dst = 0, copy_elems = 0;  // this rank's own block
   std::vector<NetBlock> peer_block;                     // zero or one
@@ -258,9 +269,16 @@ class Ccom {
   // no text unless the stamps differ.
   Status check_stamp(const uint8_t* slot, const SliceStamp& mine, const char* link, int index,
                      int peer) const;
-  Status setup_peer_links();
+  Status setup_peer_links(uint32_t connectivity, const std::vector<int>& peers);
+  Status link_peer(int rank);
+  Status setup_net_peer_ring();
   Status map_peer(int rank);
   Status build_peer_plan(Plan& p);
+  Status build_peer_block(Plan& p);
+  // All-reduce by recursive doubling over the RDH peers (rd.cc): whether a
+  // call runs it, and its plan.
+  bool runs_recursive_doubling(const CollDesc& d) const;
+  Status build_rd_plan(Plan& p);
   Status execute_peers(Plan& p);
   // execute_peers' parts: the slices sent and received as far as the slots
   // allow (true if anything moved).
@@ -279,6 +297,8 @@ class Ccom {
   int rank_ = 0, n_ = 1, host_ = 0, local_ = 0;
   uint32_t timeout_ms_ = 60000;
   uint64_t slot_bytes_ = 0;
+  uint64_t rd_max_bytes_ = 0;
+  uint64_t rd_executions_ = 0;  // NEURON_RT_EMU_ALLREDUCE_RD_BYTES (capped to one slice)
   nrt_emu_devmem_t* engine_mem_ = nullptr;  // slots, counters, semaphores, connectors
   nrt_emu_devmem_t* user_mem_ = nullptr;    // nrt_emu_ccom_alloc
   Heap heap_;

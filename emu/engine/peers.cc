@@ -19,107 +19,119 @@
 #include <cstring>
 
 namespace nrt_emu::engine {
-// Collective (the first peer collective of every rank): MESH connectivity,
-// then a DIRECT or NET link to every other rank.
-Status Ccom::setup_peer_links() {
-  if (links_.ready) return {};
+// Collective (the first plan of every rank that needs them): libnccom's
+// connectivity (MESH: every other rank; RDH: the recursive doubling
+// partners), then a DIRECT or NET link to each of `peers` not linked yet.
+Status Ccom::setup_peer_links(uint32_t connectivity, const std::vector<int>& peers) {
+  const bool mesh = connectivity == ENC_CONNECTIVITY_MESH;
+  if (mesh ? links_.mesh : links_.rdh) return {};
   if (n_ > 1) {
-    if (NRT_STATUS s = t_->neuronExpandConnectivity(comm_, ENC_CONNECTIVITY_MESH); s != NRT_SUCCESS)
-      return engine_error(st("neuronExpandConnectivity(MESH)", s));
+    if (NRT_STATUS s = t_->neuronExpandConnectivity(comm_, connectivity); s != NRT_SUCCESS)
+      return engine_error(
+          st(mesh ? "neuronExpandConnectivity(MESH)" : "neuronExpandConnectivity(RDH)", s));
   }
-  links_.peers.assign(static_cast<size_t>(n_), PeerLink{});
-  bool any_net = false;
-  for (int q = 0; q < n_; ++q) {
-    if (q == rank_) continue;
-    PeerLink& l = links_.peers[static_cast<size_t>(q)];
-    void* sc = nullptr;
-    void* rc = nullptr;
-    if (NRT_STATUS s = t_->neuronGetNetConnector(comm_, ENC_PATTERN_MESH, q, true, &sc);
-        s != NRT_SUCCESS)
-      return engine_error("peer rank " + std::to_string(q) + ": " +
-                          st("neuronGetNetConnector(MESH, send)", s));
-    if (NRT_STATUS s = t_->neuronGetNetConnector(comm_, ENC_PATTERN_MESH, q, false, &rc);
-        s != NRT_SUCCESS)
-      return engine_error("peer rank " + std::to_string(q) + ": " +
-                          st("neuronGetNetConnector(MESH, receive)", s));
-    if ((sc == nullptr) != (rc == nullptr))
-      return engine_error("peer rank " + std::to_string(q) +
-                          ": libnccom connected only one direction over the network");
-    l.net = sc != nullptr;
-    any_net = any_net || l.net;
-    const PeerCard& p = cards_[static_cast<size_t>(q)];
-    if (!l.net) {
-      if (p.host != host_)
-        return engine_error("peer rank " + std::to_string(q) + " is on host " +
-                            std::to_string(p.host) +
-                            " but libnccom gave no network connection to it");
-      if (Status s = map_peer(q); !s) return s;
-      auto* b = static_cast<uint8_t*>(peer_maps_[static_cast<size_t>(q)].base);
-      uint8_t* ring = b + p.pair_area + static_cast<uint64_t>(local_) * p.pair_stride;
-      l.tx_slots = ring;
-      l.tx_tail = reinterpret_cast<volatile uint64_t*>(ring + kSlots * slot_bytes_);
-      l.tx_head = reinterpret_cast<volatile uint64_t*>(ring + kSlots * slot_bytes_ + 64);
-      uint8_t* mine = pair_area_ + static_cast<uint64_t>(p.local) * pair_stride_;
-      l.rx_slots = mine;
-      l.rx_tail = reinterpret_cast<volatile uint64_t*>(mine + kSlots * slot_bytes_);
-      l.rx_head = reinterpret_cast<volatile uint64_t*>(mine + kSlots * slot_bytes_ + 64);
-    }
+  if (links_.peers.empty()) links_.peers.assign(static_cast<size_t>(n_), PeerLink{});
+  for (int q : peers) {
+    if (q == rank_ || links_.peers[static_cast<size_t>(q)].linked) continue;
+    if (Status s = link_peer(q); !s) return s;
   }
-  if (any_net) {
-    devmem::Region* region = devmem::region_of(engine_mem_);
-    links_.tx_slots = static_cast<uint8_t*>(
-        region->allocate(kPeerSlots * slot_bytes_, 4096, "engine mesh send slots"));
-    links_.rx_slots = static_cast<uint8_t*>(
-        region->allocate(kPeerSlots * slot_bytes_, 4096, "engine mesh receive slots"));
-    if (links_.tx_slots == nullptr || links_.rx_slots == nullptr)
-      return engine_error("engine memory is full (mesh slots)");
-    for (volatile uint32_t*& w : links_.sem) {
-      if (NRT_STATUS s = nrt_emu_devmem_semaphore(engine_mem_, &w); s != NRT_SUCCESS)
-        return engine_error(st("semaphore", s));
-    }
-    if (NRT_STATUS s = nrt_emu_devmem_trigger_word(engine_mem_, &links_.trigger); s != NRT_SUCCESS)
-      return engine_error(st("trigger word", s));
-    // The op's index words; the connection per descriptor is found by peer.
-    if (NRT_STATUS s =
-            nrt_emu_devmem_connector(engine_mem_, 1, nullptr, nullptr, &links_.send_conn);
-        s != NRT_SUCCESS)
-      return engine_error(st("mesh send connector", s));
-    if (NRT_STATUS s =
-            nrt_emu_devmem_connector(engine_mem_, 1, nullptr, nullptr, &links_.recv_conn);
-        s != NRT_SUCCESS)
-      return engine_error(st("mesh receive connector", s));
-    if (NRT_STATUS s = nrt_emu_devmem_channel(
-            engine_mem_, NEC_MAX_CHANNELS /* the mesh connections' channel */, ENC_PATTERN_MESH,
-            links_.recv_conn, links_.send_conn, &links_.chan);
-        s != NRT_SUCCESS)
-      return engine_error(st("mesh enc_channel", s));
-    for (int q = 0; q < n_; ++q) {
-      PeerLink& l = links_.peers[static_cast<size_t>(q)];
-      if (!l.net) continue;
-      if (NRT_STATUS s =
-              t_->neuronNetRegMr(comm_, ENC_PATTERN_MESH, q, true, NET_SEND_COMM, links_.tx_slots,
-                                 kPeerSlots * slot_bytes_, NCCL_PTR_HOST, &l.tx_mhandle);
-          s != NRT_SUCCESS)
-        return engine_error("peer rank " + std::to_string(q) + ": " +
-                            st("neuronNetRegMr(MESH send slots)", s));
-      if (NRT_STATUS s =
-              t_->neuronNetRegMr(comm_, ENC_PATTERN_MESH, q, false, NET_RECV_COMM, links_.rx_slots,
-                                 kPeerSlots * slot_bytes_, NCCL_PTR_HOST, &l.rx_mhandle);
-          s != NRT_SUCCESS)
-        return engine_error("peer rank " + std::to_string(q) + ": " +
-                            st("neuronNetRegMr(MESH receive slots)", s));
-    }
-    if (proxy_ == nullptr) {
-      if (NRT_STATUS s = nrt_emu_proxy_acquire(comm_, local_, local_, &proxy_); s != NRT_SUCCESS)
-        return engine_error(st("nrt_emu_proxy_acquire", s));
-    }
+  (mesh ? links_.mesh : links_.rdh) = true;
+  return {};
+}
+
+Status Ccom::link_peer(int q) {
+  PeerLink& l = links_.peers[static_cast<size_t>(q)];
+  void* sc = nullptr;
+  void* rc = nullptr;
+  if (NRT_STATUS s = t_->neuronGetNetConnector(comm_, ENC_PATTERN_MESH, q, true, &sc);
+      s != NRT_SUCCESS)
+    return engine_error("peer rank " + std::to_string(q) + ": " +
+                        st("neuronGetNetConnector(MESH, send)", s));
+  if (NRT_STATUS s = t_->neuronGetNetConnector(comm_, ENC_PATTERN_MESH, q, false, &rc);
+      s != NRT_SUCCESS)
+    return engine_error("peer rank " + std::to_string(q) + ": " +
+                        st("neuronGetNetConnector(MESH, receive)", s));
+  if ((sc == nullptr) != (rc == nullptr))
+    return engine_error("peer rank " + std::to_string(q) +
+                        ": libnccom connected only one direction over the network");
+  l.net = sc != nullptr;
+  const PeerCard& p = cards_[static_cast<size_t>(q)];
+  if (!l.net) {
+    if (p.host != host_)
+      return engine_error("peer rank " + std::to_string(q) + " is on host " +
+                          std::to_string(p.host) +
+                          " but libnccom gave no network connection to it");
+    if (Status s = map_peer(q); !s) return s;
+    auto* b = static_cast<uint8_t*>(peer_maps_[static_cast<size_t>(q)].base);
+    uint8_t* ring = b + p.pair_area + static_cast<uint64_t>(local_) * p.pair_stride;
+    l.tx_slots = ring;
+    l.tx_tail = reinterpret_cast<volatile uint64_t*>(ring + kSlots * slot_bytes_);
+    l.tx_head = reinterpret_cast<volatile uint64_t*>(ring + kSlots * slot_bytes_ + 64);
+    uint8_t* mine = pair_area_ + static_cast<uint64_t>(p.local) * pair_stride_;
+    l.rx_slots = mine;
+    l.rx_tail = reinterpret_cast<volatile uint64_t*>(mine + kSlots * slot_bytes_);
+    l.rx_head = reinterpret_cast<volatile uint64_t*>(mine + kSlots * slot_bytes_ + 64);
+    l.linked = true;
+    return {};
   }
-  links_.ready = true;
+  if (Status s = setup_net_peer_ring(); !s) return s;
+  // The shared slots, registered with this peer's send and receive comms.
+  for (const bool send : {true, false}) {
+    if (NRT_STATUS s = t_->neuronNetRegMr(
+            comm_, ENC_PATTERN_MESH, q, send, send ? NET_SEND_COMM : NET_RECV_COMM,
+            send ? links_.tx_slots : links_.rx_slots, kPeerSlots * slot_bytes_, NCCL_PTR_HOST,
+            send ? &l.tx_mhandle : &l.rx_mhandle);
+        s != NRT_SUCCESS)
+      return engine_error(
+          "peer rank " + std::to_string(q) + ": " +
+          st(send ? "neuronNetRegMr(MESH send slots)" : "neuronNetRegMr(MESH receive slots)", s));
+  }
+  l.linked = true;
+  return {};
+}
+
+// The one ring of slots, semaphores and index words every NET peer shares
+// (made with the first NET peer), and the proxy worker that runs it.
+Status Ccom::setup_net_peer_ring() {
+  if (links_.tx_slots != nullptr) return {};
+  devmem::Region* region = devmem::region_of(engine_mem_);
+  links_.tx_slots = static_cast<uint8_t*>(
+      region->allocate(kPeerSlots * slot_bytes_, 4096, "engine mesh send slots"));
+  links_.rx_slots = static_cast<uint8_t*>(
+      region->allocate(kPeerSlots * slot_bytes_, 4096, "engine mesh receive slots"));
+  if (links_.tx_slots == nullptr || links_.rx_slots == nullptr) {
+    links_.tx_slots = nullptr;
+    return engine_error("engine memory is full (mesh slots)");
+  }
+  for (volatile uint32_t*& w : links_.sem) {
+    if (NRT_STATUS s = nrt_emu_devmem_semaphore(engine_mem_, &w); s != NRT_SUCCESS)
+      return engine_error(st("semaphore", s));
+  }
+  if (NRT_STATUS s = nrt_emu_devmem_trigger_word(engine_mem_, &links_.trigger); s != NRT_SUCCESS)
+    return engine_error(st("trigger word", s));
+  // The op's index words; the connection per descriptor is found by peer.
+  if (NRT_STATUS s = nrt_emu_devmem_connector(engine_mem_, 1, nullptr, nullptr, &links_.send_conn);
+      s != NRT_SUCCESS)
+    return engine_error(st("mesh send connector", s));
+  if (NRT_STATUS s = nrt_emu_devmem_connector(engine_mem_, 1, nullptr, nullptr, &links_.recv_conn);
+      s != NRT_SUCCESS)
+    return engine_error(st("mesh receive connector", s));
+  if (NRT_STATUS s = nrt_emu_devmem_channel(
+          engine_mem_, NEC_MAX_CHANNELS /* the mesh connections' channel */, ENC_PATTERN_MESH,
+          links_.recv_conn, links_.send_conn, &links_.chan);
+      s != NRT_SUCCESS)
+    return engine_error(st("mesh enc_channel", s));
+  if (proxy_ == nullptr) {
+    if (NRT_STATUS s = nrt_emu_proxy_acquire(comm_, local_, local_, &proxy_); s != NRT_SUCCESS)
+      return engine_error(st("nrt_emu_proxy_acquire", s));
+  }
   return {};
 }
 
 Status Ccom::build_peer_plan(Plan& p) {
-  if (Status s = setup_peer_links(); !s) return s;
+  std::vector<int> everyone(static_cast<size_t>(n_));
+  for (int q = 0; q < n_; ++q) everyone[static_cast<size_t>(q)] = q;
+  if (Status s = setup_peer_links(ENC_CONNECTIVITY_MESH, everyone); !s) return s;
   p.peer = true;
   const uint64_t es = dtype_size(p.desc.dtype);
   const uint64_t slice =
@@ -152,6 +164,13 @@ Status Ccom::build_peer_plan(Plan& p) {
       }
     }
   }
+  return build_peer_block(p);
+}
+
+// The proxy's basic block of a peer plan: its NET sends and receives, in
+// the plan's order, over the shared ring (none when every peer is DIRECT).
+Status Ccom::build_peer_block(Plan& p) {
+  const uint64_t es = dtype_size(p.desc.dtype);
   uint64_t tx = 0, rx = 0;
   for (const PeerItem& i : p.sends) tx += links_.peers[static_cast<size_t>(i.peer)].net ? 1 : 0;
   for (const PeerItem& i : p.recvs) rx += links_.peers[static_cast<size_t>(i.peer)].net ? 1 : 0;
@@ -206,16 +225,28 @@ void put_slice(uint8_t* slot, const SliceStamp& stamp, const uint8_t* from, size
   std::memcpy(slot + kStampBytes, from, bytes);
 }
 
+// A received slice's payload into the output: copied, or combined with
+// what is there (and the average finished after the last combination).
+void take_slice(const Plan& p, const PeerItem& it, int ranks, uint8_t* to, const uint8_t* payload) {
+  if (it.reduce) {
+    reduce(p.desc.dtype, p.desc.op, to, to, payload, it.elems);
+  } else {
+    std::memcpy(to, payload, it.elems * dtype_size(p.desc.dtype));
+  }
+  if (it.avg) avg_finish(p.desc.dtype, to, it.elems, ranks);
+}
+
 }  // namespace
 
 bool Ccom::send_peer_slices(const Plan& p, PeerRun& r, const SliceStamp& stamp) {
   const uint64_t es = dtype_size(p.desc.dtype);
-  const auto* in = static_cast<const uint8_t*>(p.send);
   bool moved = false;
   while (r.si < p.sends.size()) {
     const PeerItem& it = p.sends[r.si];
+    if (r.ri < it.after) break;  // it sends what those receives combine
     PeerLink& l = links_.peers[static_cast<size_t>(it.peer)];
     const size_t bytes = it.elems * es;
+    const auto* in = static_cast<const uint8_t*>(it.from_out ? p.recv : p.send);
     if (l.net) {
       if (r.ntx >= static_cast<uint64_t>(load32(links_.sem[0])) + load32(links_.sem[1])) break;
       put_slice(links_.tx_slots + (r.ntx % kPeerSlots) * slot_bytes_, stamp, in + it.off * es,
@@ -241,14 +272,14 @@ Result<bool> Ccom::receive_peer_slices(const Plan& p, PeerRun& r, const SliceSta
   bool moved = false;
   while (r.ri < p.recvs.size()) {
     const PeerItem& it = p.recvs[r.ri];
+    if (r.si < it.after) break;  // a send still reads what it would change
     PeerLink& l = links_.peers[static_cast<size_t>(it.peer)];
-    const size_t bytes = it.elems * es;
     if (l.net) {
       if (load32(links_.sem[3]) <= r.nrx) break;
       const uint8_t* slot = links_.rx_slots + (r.nrx % kPeerSlots) * slot_bytes_;
       if (Status s = check_stamp(slot, stamp, "the network peer links", -1, it.peer); !s)
         return s.take_error();
-      std::memcpy(out + it.off * es, slot + kStampBytes, bytes);
+      take_slice(p, it, n_, out + it.off * es, slot + kStampBytes);
       ++r.nrx;
     } else {
       const uint64_t g = l.rx_base + r.rx_seq[static_cast<size_t>(it.peer)];
@@ -256,7 +287,7 @@ Result<bool> Ccom::receive_peer_slices(const Plan& p, PeerRun& r, const SliceSta
       const uint8_t* slot = l.rx_slots + (g % kSlots) * slot_bytes_;
       if (Status s = check_stamp(slot, stamp, "the direct peer link", -1, it.peer); !s)
         return s.take_error();
-      std::memcpy(out + it.off * es, slot + kStampBytes, bytes);
+      take_slice(p, it, n_, out + it.off * es, slot + kStampBytes);
       store64(l.rx_head, g + 1);
       ++r.rx_seq[static_cast<size_t>(it.peer)];
     }

@@ -97,7 +97,11 @@ Result<Plan*> Ccom::plan_for(const nrt_emu_coll_args_t& a, const CollDesc& d) {
   // and reduce-scatter run over the lanes when there are any.
   p.kanga = !kanga_.empty() && (d.coll == Coll::AllReduce || d.coll == Coll::AllGather ||
                                 d.coll == Coll::ReduceScatter);
-  if (Status s = build_plan(p); !s) return s.take_error();
+  if (runs_recursive_doubling(d)) {
+    if (Status s = build_rd_plan(p); !s) return s.take_error();
+  } else if (Status s = build_plan(p); !s) {
+    return s.take_error();
+  }
   plans_.push_front(std::move(p));
   while (plans_.size() > kMaxPlans) plans_.pop_back();
   // Blocks point into the FIFO vectors of the plan: fix them where it lives.
@@ -179,7 +183,13 @@ NRT_STATUS Ccom::run(const nrt_emu_coll_args_t& a) {
   CollDesc d;
   if (Status s = validate(a, &d); !s) return fail(NRT_INVALID, s.error().message);
   auto planned = plan_for(a, d);
-  if (!planned) return fail(planned.error().status, planned.error().message);
+  if (!planned) {
+    // A first plan may connect peers (libnccom's bootstrap): a dead peer
+    // fails it wherever the bootstrap's ring happens to notice.
+    const std::string gone = peer_gone();
+    return fail(planned.error().status,
+                planned.error().message + (gone.empty() ? "" : "; " + gone));
+  }
   Plan* p = *planned;
   if (Status s = p->peer ? execute_peers(*p) : execute(*p); !s) {
     const std::string e = s.error().message;
@@ -195,6 +205,7 @@ NRT_STATUS Ccom::run(const nrt_emu_coll_args_t& a) {
   }
   ++p->uses;
   ++executions_;
+  if (p->rd) ++rd_executions_;
   if (p->kanga) {
     ++kanga_executions_;
     for (size_t k = 0; k < p->progs.size() && k < kanga_.size(); ++k)

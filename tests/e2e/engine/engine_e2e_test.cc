@@ -11,7 +11,9 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <ostream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -122,15 +124,13 @@ INSTANTIATE_TEST_SUITE_P(Shapes, EngineE2E, ::testing::ValuesIn(kShapes), shape_
 
 class EngineFault : public ::testing::TestWithParam<Shape> {};
 
-// Rank 1 is SIGKILLed before its first collective; every survivor fails
-// within the bound, naming rank 1.
-TEST_P(EngineFault, ADeadRankFailsTheOthersNamingIt) {
-  const Shape s = GetParam();
+// Rank 1 is SIGKILLed before its first collective (driver arguments
+// `args`); every survivor fails, naming rank 1.
+void expect_the_dead_rank_named(const Shape& s, const std::vector<std::string>& args) {
   const nccom_test::LoopbackPort reserved;
   const int port = reserved.port();
   ASSERT_GT(port, 0);
-  const auto t0 = Clock::now();
-  std::vector<RunningChild> kids = start(s, {"die=1", "timeout_ms=20000"}, env_for(s, port));
+  std::vector<RunningChild> kids = start(s, args, env_for(s, port));
   for (size_t r = 0; r < kids.size(); ++r) {
     nccom_test::ChildResult res = nccom_test::finish_child(kids[r]);
     if (r == 1) {
@@ -143,6 +143,20 @@ TEST_P(EngineFault, ADeadRankFailsTheOthersNamingIt) {
     EXPECT_NE(rep["message"].find("rank 1"), std::string::npos)
         << "rank " << r << ": " << rep["message"];
   }
+}
+
+// ... within the bound.
+TEST_P(EngineFault, ADeadRankFailsTheOthersNamingIt) {
+  const auto t0 = Clock::now();
+  expect_the_dead_rank_named(GetParam(), {"die=1", "timeout_ms=20000"});
+  EXPECT_LT(Clock::now() - t0, std::chrono::seconds(40));
+}
+
+// The same in an all-reduce small enough for recursive doubling, whose
+// partners (rank XOR 2^k, and the folded ranks) differ from the ring's.
+TEST_P(EngineFault, ADeadRankFailsTheOthersInASmallAllReduce) {
+  const auto t0 = Clock::now();
+  expect_the_dead_rank_named(GetParam(), {"die=1", "die_count=2", "timeout_ms=20000"});
   EXPECT_LT(Clock::now() - t0, std::chrono::seconds(40));
 }
 
@@ -152,6 +166,58 @@ const Shape kFaultShapes[] = {{3, 1, "socket"}, {4, 2, "socket"}};
 const Shape kFaultShapes[] = {{4, 2, "ofi"}};
 #endif
 INSTANTIATE_TEST_SUITE_P(Shapes, EngineFault, ::testing::ValuesIn(kFaultShapes), shape_name);
+
+#ifndef ENGINE_E2E_LONG
+// Small all-reduces (up to NEURON_RT_EMU_ALLREDUCE_RD_BYTES, capped to one
+// slice: 4064 bytes with these tests' 4 KiB slices) run by recursive
+// doubling, larger ones on the rings, and the knob at 0 turns it off; every
+// result is checked exactly by the driver either way. The engine's closing
+// line counts the executions each way.
+class EngineRecursiveDoubling : public ::testing::TestWithParam<Shape> {};
+
+long long rd_executions(const std::string& out) {
+  long long rd = -1;
+  std::istringstream in(out);
+  for (std::string line; std::getline(in, line);) {
+    const size_t at = line.find("closing: ");
+    const size_t rd_at = line.find(" by recursive doubling");
+    if (line.rfind("engine=", 0) != 0 || at == std::string::npos || rd_at == std::string::npos)
+      continue;
+    const size_t comma = line.rfind(", ", rd_at);
+    rd = std::atoll(line.substr(comma + 2, rd_at - comma - 2).c_str());
+  }
+  return rd;
+}
+
+TEST_P(EngineRecursiveDoubling, SmallAllReducesRunItAndLargeOnesTheRings) {
+  const Shape s = GetParam();
+  // 2 types x 3 reductions x 2 placements x 2 executions per count; counts
+  // 1 and 13 fit one slice in either type, 5003 does not.
+  const std::vector<std::string> args = {"colls=allr",       "dtypes=fp32,int8", "ops=sum,avg,max",
+                                         "counts=1,13,5003", "inplace=both",     "execs=2"};
+  const long long per_count = 2 * 3 * 2 * 2;
+  for (const char* knob : {"", "0"}) {
+    const nccom_test::LoopbackPort reserved;
+    ASSERT_GT(reserved.port(), 0);
+    auto env = env_for(s, reserved.port());
+    if (*knob != '\0') env["NEURON_RT_EMU_ALLREDUCE_RD_BYTES"] = knob;
+    std::vector<RunningChild> kids = start(s, args, env);
+    for (size_t r = 0; r < kids.size(); ++r) {
+      nccom_test::ChildResult res = nccom_test::finish_child(kids[r]);
+      auto rep = nccom_test::parse_report(res.out);
+      ASSERT_EQ(rep["ok"], "1") << "rank " << r << ":\n" << res.out << res.err;
+      EXPECT_EQ(rd_executions(res.out), *knob == '\0' ? 2 * per_count : 0)
+          << "rank " << r << " (NEURON_RT_EMU_ALLREDUCE_RD_BYTES=" << knob << "):\n"
+          << res.out;
+    }
+  }
+}
+
+// 3 ranks fold one; 2 hosts put exchanges on the network.
+const Shape kRdShapes[] = {{2, 1, "socket"}, {3, 1, "socket"}, {3, 2, "socket"}, {4, 2, "socket"}};
+INSTANTIATE_TEST_SUITE_P(Shapes, EngineRecursiveDoubling, ::testing::ValuesIn(kRdShapes),
+                         shape_name);
+#endif
 
 }  // namespace
 

@@ -6,8 +6,9 @@
 //     colls=allr,allg,redsct,bcast,reduce,alltoall,sendrecv   dtypes=all|fp32,int8,...
 //     ops=all|sum,prod,...   counts=0,1,13,5003   inplace=0|1|both
 //     execs=N (each case run N times)   roots=all|0
-//     die=R   rank R kills itself before its first collective; the others
-//             report result=<status> and message=<error> and exit 0
+//     die=R   rank R kills itself before its first collective (an fp32
+//             all-reduce of die_count elements, 262144 unless said); the
+//             others report result=<status> and message=<error> and exit 0
 // Prints key=value lines; ok=1 at the end, or error=... and exit 1. Before
 // ok=1: runs=<collectives run>, ring_runs=<all-reduce/all-gather/
 // reduce-scatter runs among them>, and engine=<line> for every line of the
@@ -254,7 +255,8 @@ int main(int argc, char** argv) {
     nrt_emu_coll_args_t a{};
     a.coll = NRT_EMU_ALL_REDUCE;
     a.dtype = NRT_EMU_FP32;
-    a.count = (1 << 20) / 4;
+    a.count = std::strtoull(get("die_count", "262144").c_str(), nullptr, 10);
+    if (a.count == 0 || a.count > (1 << 20) / 4) die("die_count must be 1..262144");
     a.send = a.recv = buf;
     const NRT_STATUS st = nrt_emu_ccom_run(cc, &a);
     say("result=" + std::to_string(st));

@@ -269,15 +269,16 @@ TEST(NccomTestFaults, APartitionMidRunEndsEveryRankWithATimeoutAndNoCrash) {
 // every rank names the peer and the failed receive, and its own call, so
 // the two ranks' lines side by side show the calls that differ.
 std::vector<Outcome> mismatched_pair(bool two_hosts, const std::vector<std::string>& rank1_flags,
-                                     const std::string& op = "allr",
-                                     const std::string& bytes = "8") {
+                                     const std::string& op = "allr", const std::string& bytes = "8",
+                                     std::map<std::string, std::string> env = {}) {
   const int port = unused_port();
   std::vector<std::string> a0 = {"-b", bytes, "-e", bytes, "-n", "1", "-w", "0", op};
   std::vector<std::string> a1 = rank1_flags;
   a1.insert(a1.end(), a0.begin(), a0.end());
   Rank r0{0, 0, two_hosts ? 1 : 2, "host-a", {}, a0};
   Rank r1{1, two_hosts ? 0 : 1, two_hosts ? 1 : 2, two_hosts ? "host-b" : "host-a", {}, a1};
-  return run_job(2, {r0, r1}, port, {{"NCCOM_BOOTSTRAP_TIMEOUT_MS", "5000"}});
+  env["NCCOM_BOOTSTRAP_TIMEOUT_MS"] = "5000";
+  return run_job(2, {r0, r1}, port, env);
 }
 
 // At least one rank's line names the mismatch and both calls.
@@ -312,12 +313,22 @@ TEST(NccomTestFaults, MismatchedCollectivesAreNamedInsteadOfComputedWrong) {
                                      "all-reduce of 2 x fp32, max");
   }
   {
-    SCOPED_TRACE("two hosts, fp32 against fp64");
+    SCOPED_TRACE("two hosts, fp32 against fp64, recursive doubling");
+    // The whole message travels in one slice of the same size either way:
+    // the stamp names both calls.
     const auto outcomes = mismatched_pair(true, {"-d", "fp64"});
+    expect_every_rank_says(outcomes, {"rank "});
+    expect_a_rank_names_the_mismatch(outcomes, "all-reduce of 2 x fp32", "all-reduce of 1 x fp64");
+  }
+  {
+    SCOPED_TRACE("two hosts, fp32 against fp64, rings");
+    const auto outcomes = mismatched_pair(true, {"-d", "fp64"}, "allr", "8",
+                                          {{"NEURON_RT_EMU_ALLREDUCE_RD_BYTES", "0"}});
     ASSERT_EQ(outcomes.size(), 2u);
-    // Each rank names the peer and its own call; the first to fail names the
-    // refused receive, its peer may see that departure first ("process
-    // gone: rank R").
+    // On the rings each rank's share differs in size (1 fp32, or 1 and 0
+    // fp64), so the slices do: each rank names the peer and its own call;
+    // the first to fail names the refused receive, its peer may see that
+    // departure first ("process gone: rank R").
     expect_every_rank_says({outcomes[0]},
                            {"rank 1", "this rank runs collective #0: all-reduce of 2 x fp32"});
     expect_every_rank_says({outcomes[1]},
