@@ -125,6 +125,9 @@ Status Ccom::take_config(const nrt_emu_ccom_config_t& cfg) {
   const auto rd = env_u64("NEURON_RT_EMU_ALLREDUCE_RD_BYTES", 0, 16u << 20, kRdBytesAuto);
   if (!rd) return rd.error();
   rd_max_bytes_ = *rd;
+  const auto by_reference = env_u64("NEURON_RT_EMU_DIRECT_READ", 0, 1, 1);
+  if (!by_reference) return by_reference.error();
+  by_reference_ = *by_reference != 0;
   return {};
 }
 
@@ -366,6 +369,8 @@ Status Ccom::exchange_and_map() {
   me.fd = nrt_emu_devmem_fd(engine_mem_);
   me.channels = static_cast<int32_t>(chans_.size());
   me.region_bytes = nrt_emu_devmem_size(engine_mem_);
+  me.user_fd = nrt_emu_devmem_fd(user_mem_);
+  me.user_bytes = nrt_emu_devmem_size(user_mem_);
   me.slot_bytes = slot_bytes_;
   me.local = local_;
   me.local_n = local_n_;
@@ -451,11 +456,13 @@ Ccom::~Ccom() {
     for (size_t k = 0; k < kanga_.size(); ++k) steps += " " + std::to_string(kanga_lane_steps_[k]);
     nrt_emu::log::message(nrt_emu::log::Level::Info,
                           "[engine rank %d] closing: %llu executions, %llu on kangaRing lanes "
-                          "(slice steps per lane:%s), %llu by recursive doubling",
+                          "(slice steps per lane:%s), %llu by recursive doubling, %llu direct "
+                          "slices passed by reference",
                           rank_, static_cast<unsigned long long>(executions_),
                           static_cast<unsigned long long>(kanga_executions_),
                           steps.empty() ? " none" : steps.c_str(),
-                          static_cast<unsigned long long>(rd_executions_));
+                          static_cast<unsigned long long>(rd_executions_),
+                          static_cast<unsigned long long>(by_reference_slices_));
   }
   if (proxy_ != nullptr) nrt_emu_proxy_release(proxy_);
   for (Channel& c : chans_) {
@@ -475,8 +482,10 @@ Ccom::~Ccom() {
       (void)t_->neuronNetDeregMr(comm_, ENC_PATTERN_MESH, static_cast<int>(q), false, NET_RECV_COMM,
                                  l.rx_mhandle);
   }
-  for (Mapping& m : peer_maps_) {
-    if (m.base != nullptr) munmap(m.base, m.bytes);
+  for (auto* maps : {&peer_maps_, &peer_user_maps_}) {
+    for (Mapping& m : *maps) {
+      if (m.base != nullptr) munmap(m.base, m.bytes);
+    }
   }
   if (comm_ != nullptr && t_ != nullptr) (void)t_->neuronFreeComm(comm_);
   if (engine_mem_ != nullptr) nrt_emu_devmem_destroy(engine_mem_);

@@ -56,12 +56,21 @@ struct SliceStamp {
   uint32_t magic;
   uint8_t coll, dtype, op, kanga;
   int32_t root;
-  uint32_t reserved;
+  uint32_t by_reference;  // DIRECT links: a SliceRef follows, not the payload
   uint64_t count;
   uint64_t execution;
 };
 inline constexpr uint64_t kStampBytes = sizeof(SliceStamp);
 static_assert(kStampBytes == 32, "the stamp's wire size");
+// A slice passed by reference on a DIRECT link: the payload is final data
+// in the sender's device memory (its output buffer), which the receiver
+// reads there — one copy per hop instead of two. The sender never rewrites
+// that data within the execution, and the slot stays taken (head) until the
+// receiver has used it.
+struct SliceRef {
+  uint64_t offset;  // into the sender's device memory (nrt_emu_ccom_alloc's region)
+  uint64_t bytes;
+};
 // The stamp of plan p's execution number `execution`, and its text
 // ("collective #3: all-reduce of 8 x fp32, sum, root 0").
 struct Plan;
@@ -81,6 +90,8 @@ struct PeerCard {
   int32_t fd;
   int32_t channels;
   uint64_t region_bytes;
+  int32_t user_fd;  // its device memory (nrt_emu_ccom_alloc), for slices by reference
+  uint64_t user_bytes;
   uint64_t slot_bytes;
   char hostname[64];
   int32_t local;  // device index on its host
@@ -273,6 +284,9 @@ class Ccom {
   Status link_peer(int rank);
   Status setup_net_peer_ring();
   Status map_peer(int rank);
+  // The payload of a slice rank `peer` passed by reference (at `slot`, after
+  // the stamp), checked against the `bytes` expected.
+  Result<const uint8_t*> referenced_payload(int peer, const uint8_t* slot, uint64_t bytes);
   Status build_peer_plan(Plan& p);
   Status build_peer_block(Plan& p);
   // All-reduce by recursive doubling over the RDH peers (rd.cc): whether a
@@ -310,6 +324,11 @@ class Ccom {
     size_t bytes = 0;
   };
   std::vector<Mapping> peer_maps_;  // by rank; mapped only for DIRECT neighbours
+  // Peers' device memory (by rank), mapped at the first slice one passes by
+  // reference.
+  std::vector<Mapping> peer_user_maps_;
+  bool by_reference_ = true;  // NEURON_RT_EMU_DIRECT_READ
+  uint64_t by_reference_slices_ = 0;
   std::vector<Channel> chans_;
   // kangaRing lanes: lane k runs over kangaring path k (in its given
   // rotation) with its own DIRECT links, never sharing counters with the

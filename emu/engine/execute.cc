@@ -17,6 +17,7 @@ struct Run {
   uint64_t sseq = 0, rseq = 0;  // slices sent / consumed
   uint64_t pub_rx = 0;          // NET receive descriptors released
   bool tx_closed = false, rx_closed = false;
+  uint64_t by_reference = 0;  // DIRECT slices passed by reference
   const NetBlock* block = nullptr;
 };
 
@@ -59,7 +60,9 @@ Status Ccom::check_stamp(const uint8_t* slot, const SliceStamp& mine, const char
                          int peer) const {
   SliceStamp got;
   std::memcpy(&got, slot, sizeof got);
-  if (std::memcmp(&got, &mine, sizeof got) == 0) return {};
+  const uint32_t how = got.by_reference;
+  got.by_reference = mine.by_reference;
+  if (std::memcmp(&got, &mine, sizeof got) == 0 && how <= 1) return {};
   return engine_error(
       "collective mismatch on " + std::string(link) +
       (index >= 0 ? " " + std::to_string(index) : "") + ": " + describe_peer(peer) + " sent " +
@@ -119,9 +122,15 @@ std::string Ccom::waiting_for(const Plan& p, const std::vector<Run>& runs) {
   for (size_t ci = 0; ci < chans.size(); ++ci) {
     const Run& r = runs[ci];
     const ChannelProgram& prog = p.progs[ci];
+    const Channel& c = chans[ci];
+    if (r.step >= prog.steps.size() && r.by_reference != 0 && !c.send.net &&
+        load64(c.send.head) < c.send.base + r.sseq)
+      return (p.kanga ? "kangaRing lane " : "channel ") + std::to_string(ci) + ": " +
+             describe_peer(c.next) + " to read the slices passed to it by reference (" +
+             std::to_string(load64(c.send.head) - c.send.base) + " of " + std::to_string(r.sseq) +
+             ")";
     if (r.step >= prog.steps.size()) continue;
     const Step& s = prog.steps[r.step];
-    const Channel& c = chans[ci];
     return (p.kanga ? "kangaRing lane " : "channel ") + std::to_string(ci) + " step " +
            std::to_string(r.step) + " of " + std::to_string(prog.steps.size()) + ": " +
            ((s.flags & kRecv)
@@ -174,9 +183,15 @@ Result<Ccom::Advance> Ccom::advance(const Plan& p, size_t ci, Run& r, const Slic
       }
     }
     const size_t bytes = s.elems * es;
+    // A DIRECT send of data this step leaves final in the output goes by
+    // reference (SliceRef): the receiver copies it from there.
+    const bool by_reference =
+        sslot != nullptr && by_reference_ && !c.send.net && s.dst >= 0 && bytes > 0;
     // Every slice starts with its sender's stamp; the payload follows.
     if (sslot != nullptr) {
-      std::memcpy(sslot, &stamp, sizeof stamp);
+      SliceStamp st = stamp;
+      st.by_reference = by_reference ? 1 : 0;
+      std::memcpy(sslot, &st, sizeof st);
       sslot += kStampBytes;
     }
     if (rv) {
@@ -184,7 +199,19 @@ Result<Ccom::Advance> Ccom::advance(const Plan& p, size_t ci, Run& r, const Slic
                                   static_cast<int>(ci), c.prev);
           !st)
         return st.take_error();
-      rslot += kStampBytes;
+      SliceStamp got;
+      std::memcpy(&got, rslot, sizeof got);
+      if (got.by_reference != 0 && c.recv.net) {
+        return engine_error(describe_peer(c.prev) +
+                            " passed a slice by reference over the network");
+      }
+      if (got.by_reference != 0) {
+        auto payload = referenced_payload(c.prev, rslot, bytes);
+        if (!payload) return payload.take_error();
+        rslot = *payload;
+      } else {
+        rslot += kStampBytes;
+      }
     }
     const uint8_t* src = s.src >= 0 ? in + static_cast<uint64_t>(s.src) * es : nullptr;
     uint8_t* target = s.dst >= 0 ? out + static_cast<uint64_t>(s.dst) * es : sslot;
@@ -196,7 +223,14 @@ Result<Ccom::Advance> Ccom::advance(const Plan& p, size_t ci, Run& r, const Slic
         if (from != target) std::memmove(target, from, bytes);
       }
       if (s.flags & kAvg) avg_finish(p.desc.dtype, target, s.elems, n_);
-      if (sd && target != sslot) std::memcpy(sslot, target, bytes);
+      if (by_reference) {
+        ++r.by_reference;
+        const auto* base = static_cast<const uint8_t*>(nrt_emu_devmem_base(user_mem_));
+        const SliceRef ref{static_cast<uint64_t>(target - base), bytes};
+        std::memcpy(sslot, &ref, sizeof ref);
+      } else if (sd && target != sslot) {
+        std::memcpy(sslot, target, bytes);
+      }
     }
     if (sd) {
       if (c.send.net) {
@@ -226,8 +260,12 @@ Result<Ccom::Advance> Ccom::advance(const Plan& p, size_t ci, Run& r, const Slic
     publish(post_word(c.recv.conn, false));
     r.rx_closed = moved = true;
   }
+  // Slices passed by reference point into the output buffer, which the
+  // caller may reuse once the call returns: the execution ends when the
+  // receiver has read them all.
+  const bool read = r.by_reference == 0 || load64(c.send.head) >= c.send.base + r.sseq;
   const bool done =
-      r.step == prog.steps.size() && (!net_tx || r.tx_closed) && (!net_rx || r.rx_closed);
+      r.step == prog.steps.size() && (!net_tx || r.tx_closed) && (!net_rx || r.rx_closed) && read;
   return Advance{moved, done};
 }
 
@@ -267,6 +305,7 @@ Status Ccom::execute(Plan& p) {
   for (size_t ci = 0; ci < chans.size(); ++ci) {
     if (!chans[ci].send.net) chans[ci].send.base += p.progs[ci].sends;
     if (!chans[ci].recv.net) chans[ci].recv.base += p.progs[ci].recvs;
+    by_reference_slices_ += runs[ci].by_reference;
   }
   return {};
 }

@@ -72,24 +72,60 @@ Status Ccom::build_kanga_lanes(const nccl_comm_info_t& info) {
 }
 
 // Maps another rank's engine memory (once).
+namespace {
+
+// Maps another process's memfd region (through its /proc fd entry).
+Status map_region(int r, int32_t pid, int32_t fd_number, uint64_t bytes, int prot, const char* what,
+                  void** out) {
+  const std::string path = "/proc/" + std::to_string(pid) + "/fd/" + std::to_string(fd_number);
+  const int fd =
+      open(path.c_str(), (prot & PROT_WRITE) ? O_RDWR | O_CLOEXEC : O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return engine_error("cannot open rank " + std::to_string(r) + "'s " + what + " " + path + ": " +
+                        std::strerror(errno));
+  void* base = mmap(nullptr, bytes, prot, MAP_SHARED, fd, 0);
+  const int err = errno;
+  close(fd);
+  if (base == MAP_FAILED)
+    return engine_error("cannot map rank " + std::to_string(r) + "'s " + what + ": " +
+                        std::strerror(err));
+  *out = base;
+  return {};
+}
+
+}  // namespace
+
 Status Ccom::map_peer(int r) {
   Mapping& m = peer_maps_[static_cast<size_t>(r)];
   if (m.base != nullptr) return {};
   const PeerCard& p = cards_[static_cast<size_t>(r)];
-  const std::string path = "/proc/" + std::to_string(p.pid) + "/fd/" + std::to_string(p.fd);
-  const int fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
-  if (fd < 0)
-    return engine_error("cannot open rank " + std::to_string(r) + "'s device memory " + path +
-                        ": " + std::strerror(errno));
-  void* base = mmap(nullptr, p.region_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  const int err = errno;
-  close(fd);
-  if (base == MAP_FAILED)
-    return engine_error("cannot map rank " + std::to_string(r) +
-                        "'s device memory: " + std::strerror(err));
-  m.base = base;
+  if (Status s = map_region(r, p.pid, p.fd, p.region_bytes, PROT_READ | PROT_WRITE, "engine memory",
+                            &m.base);
+      !s)
+    return s;
   m.bytes = p.region_bytes;
   return {};
+}
+
+Result<const uint8_t*> Ccom::referenced_payload(int r, const uint8_t* slot, uint64_t bytes) {
+  SliceRef ref;
+  std::memcpy(&ref, slot + kStampBytes, sizeof ref);
+  const PeerCard& p = cards_[static_cast<size_t>(r)];
+  if (ref.bytes != bytes || ref.offset > p.user_bytes || p.user_bytes - ref.offset < bytes)
+    return engine_error(describe_peer(r) + " passed a slice of " + std::to_string(ref.bytes) +
+                        " bytes at offset " + std::to_string(ref.offset) +
+                        " of its device memory (" + std::to_string(p.user_bytes) + " bytes); " +
+                        std::to_string(bytes) + " were due");
+  if (peer_user_maps_.empty()) peer_user_maps_.assign(static_cast<size_t>(n_), Mapping{});
+  Mapping& m = peer_user_maps_[static_cast<size_t>(r)];
+  if (m.base == nullptr) {
+    if (Status s =
+            map_region(r, p.pid, p.user_fd, p.user_bytes, PROT_READ, "device memory", &m.base);
+        !s)
+      return s.take_error();
+    m.bytes = p.user_bytes;
+  }
+  return static_cast<const uint8_t*>(m.base) + ref.offset;
 }
 
 }  // namespace nrt_emu::engine

@@ -175,18 +175,20 @@ INSTANTIATE_TEST_SUITE_P(Shapes, EngineFault, ::testing::ValuesIn(kFaultShapes),
 // line counts the executions each way.
 class EngineRecursiveDoubling : public ::testing::TestWithParam<Shape> {};
 
-long long rd_executions(const std::string& out) {
-  long long rd = -1;
+// A count from the engine's closing line ("..., 7 by recursive doubling,
+// ..."): the number before `what`; -1 when the line or the count is absent.
+long long closing_count(const std::string& out, const std::string& what) {
+  long long n = -1;
   std::istringstream in(out);
   for (std::string line; std::getline(in, line);) {
     const size_t at = line.find("closing: ");
-    const size_t rd_at = line.find(" by recursive doubling");
-    if (line.rfind("engine=", 0) != 0 || at == std::string::npos || rd_at == std::string::npos)
+    const size_t what_at = line.find(what);
+    if (line.rfind("engine=", 0) != 0 || at == std::string::npos || what_at == std::string::npos)
       continue;
-    const size_t comma = line.rfind(", ", rd_at);
-    rd = std::atoll(line.substr(comma + 2, rd_at - comma - 2).c_str());
+    const size_t comma = line.rfind(", ", what_at);
+    n = std::atoll(line.substr(comma + 2, what_at - comma - 2).c_str());
   }
-  return rd;
+  return n;
 }
 
 TEST_P(EngineRecursiveDoubling, SmallAllReducesRunItAndLargeOnesTheRings) {
@@ -206,12 +208,55 @@ TEST_P(EngineRecursiveDoubling, SmallAllReducesRunItAndLargeOnesTheRings) {
       nccom_test::ChildResult res = nccom_test::finish_child(kids[r]);
       auto rep = nccom_test::parse_report(res.out);
       ASSERT_EQ(rep["ok"], "1") << "rank " << r << ":\n" << res.out << res.err;
-      EXPECT_EQ(rd_executions(res.out), *knob == '\0' ? 2 * per_count : 0)
+      EXPECT_EQ(closing_count(res.out, " by recursive doubling"), *knob == '\0' ? 2 * per_count : 0)
           << "rank " << r << " (NEURON_RT_EMU_ALLREDUCE_RD_BYTES=" << knob << "):\n"
           << res.out;
     }
   }
 }
+
+// On a DIRECT link a slice whose data the step leaves final in the output
+// passes by reference (the receiver copies it from the sender's memory);
+// NEURON_RT_EMU_DIRECT_READ=0 copies every slice through the slot. Exact
+// either way; in-place calls follow out-of-place ones on the same memory,
+// so a sender that returned before its slices were read would be caught.
+class EngineDirectRead : public ::testing::TestWithParam<Shape> {};
+
+TEST_P(EngineDirectRead, FinalSlicesPassByReferenceUnlessTurnedOff) {
+  const Shape s = GetParam();
+  const std::vector<std::string> args = {"colls=allg,bcast,allr", "dtypes=fp32,int8", "ops=sum",
+                                         "counts=5003",           "inplace=both",     "execs=2"};
+  for (const char* knob : {"", "0"}) {
+    const nccom_test::LoopbackPort reserved;
+    ASSERT_GT(reserved.port(), 0);
+    auto env = env_for(s, reserved.port());
+    if (*knob != '\0') env["NEURON_RT_EMU_DIRECT_READ"] = knob;
+    std::vector<RunningChild> kids = start(s, args, env);
+    long long total = 0;
+    for (size_t r = 0; r < kids.size(); ++r) {
+      nccom_test::ChildResult res = nccom_test::finish_child(kids[r]);
+      auto rep = nccom_test::parse_report(res.out);
+      ASSERT_EQ(rep["ok"], "1") << "rank " << r << ":\n" << res.out << res.err;
+      const long long by_ref = closing_count(res.out, " direct slices passed by reference");
+      ASSERT_GE(by_ref, 0) << "rank " << r << ": no closing count\n" << res.out;
+      total += by_ref;
+      // On one host every rank sends over DIRECT links; across hosts the
+      // ranks whose ring successor is on the other host send over the
+      // network only.
+      if (*knob == '\0' && s.hosts == 1) {
+        EXPECT_GT(by_ref, 0) << "rank " << r << ":\n" << res.out;
+      }
+    }
+    if (*knob == '\0') {
+      EXPECT_GT(total, 0);
+    } else {
+      EXPECT_EQ(total, 0);
+    }
+  }
+}
+
+const Shape kDirectShapes[] = {{2, 1, "socket"}, {3, 1, "socket"}, {4, 2, "socket"}};
+INSTANTIATE_TEST_SUITE_P(Shapes, EngineDirectRead, ::testing::ValuesIn(kDirectShapes), shape_name);
 
 // 3 ranks fold one; 2 hosts put exchanges on the network.
 const Shape kRdShapes[] = {{2, 1, "socket"}, {3, 1, "socket"}, {3, 2, "socket"}, {4, 2, "socket"}};
