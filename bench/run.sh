@@ -6,31 +6,15 @@
 # Then runs the network benchmark, bench/net/run.sh (NCCOM_BENCH_SKIP_NET=1
 # skips it).
 #
-# Installs Open MPI (openmpi-bin, libopenmpi-dev) and Gloo (libgloo-dev) first
-# when they are missing, so the comparisons have something to compare with. Idempotent: present packages
-# are left alone. Benchmarks are not ctest tests.
+# Installs the peers first when they are missing (bench/peers.sh: Open MPI,
+# Gloo, iperf3, fi_pingpong), so the comparisons have something to compare
+# with. Benchmarks are not ctest tests. bench/compare.sh runs only the
+# comparisons (collectives and net plugins) into one summary.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
 
-packages=(openmpi-bin libopenmpi-dev libgloo-dev)
-missing=()
-for p in "${packages[@]}"; do
-  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
-    missing+=("$p")
-  fi
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  if [ "$(id -u)" -ne 0 ]; then
-    echo "bench: missing packages: ${missing[*]} (run as root or apt-get install them);" \
-         "continuing without Open MPI" >&2
-  else
-    echo "bench: installing ${missing[*]}"
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq
-    apt-get install -y -qq --no-install-recommends "${missing[@]}"
-  fi
-fi
+bench/peers.sh
 
 # Configure every time: find_program(mpicc) searches again while it is
 # NOTFOUND, so a freshly installed Open MPI is picked up.

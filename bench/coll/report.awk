@@ -46,7 +46,7 @@ END {
   npeers = split("mpi-shm mpi-tcp gloo-tcp", peers, " ")
   nops = split("allr allg", ops, " ")
   name["allr"] = "all-reduce (fp32 sum)"; name["allg"] = "all-gather (fp32)"
-  nconf = split("2:1 4:1 4:2", confs, " ")
+  nconf = split("2:1 4:1 4:2 8:2", confs, " ")
   for (o = 1; o <= nops; ++o) {
     for (c = 1; c <= nconf; ++c) {
       split(confs[c], rc, ":"); op = ops[o]; ranks = rc[1]; hosts = rc[2]; key = op SUBSEP ranks

@@ -21,6 +21,10 @@
 #   REPEAT                      rounds of every run, interleaved; tables show the
 #                               median per row (default 1; 3 on a loaded machine)
 #   RUN_TIMEOUT                 bound of each run in seconds (default 1800)
+#   EIGHT                       1: also 8 ranks (nccom on 2 emulated hosts, Open MPI tcp;
+#                               default), 0: not
+#   OUT                         directory for the raw outputs and charts (default: a new
+#                               /tmp directory)
 #
 # Builds nothing: it expects `cmake --build <build> --target nccom-test
 # nccom_bench_mpi_coll nccom_bench_gloo_coll` to have been run, and says so
@@ -45,7 +49,12 @@ for v in repeat run_timeout; do
   [[ ${!v} =~ ^[1-9][0-9]*$ ]] || { echo "bench/coll: ${v^^} must be a positive integer, not '${!v}'" >&2; exit 2; }
 done
 
-out=$(mktemp -d /tmp/nccom-bench-coll.XXXXXX)
+if [ -n "${OUT:-}" ]; then
+  out=$OUT
+  mkdir -p "$out"
+else
+  out=$(mktemp -d /tmp/nccom-bench-coll.XXXXXX)
+fi
 csv=${results:-$out/results.csv}
 echo "round,impl,ranks,hosts,op,size_bytes,count,time_us,algbw_gbps,busbw_gbps,wrong" >"$csv"
 echo "bench/coll: raw outputs in $out, CSV in $csv" >&2
@@ -188,6 +197,10 @@ for ((round = 1; round <= repeat; ++round)); do
   run_mpi 4 shm
   run_mpi 4 tcp
   run_gloo 4
+  if [ "${EIGHT:-1}" = 1 ]; then
+    run_nccom 8 2
+    run_mpi 8 tcp
+  fi
 done
 echo "bench/coll: load average after: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 

@@ -9,7 +9,8 @@
 #
 # Environment: NCCOM_NET_BENCH_BUILD_DIR (default: build, configured with the
 # default preset when it does not exist yet), NCCOM_NET_BENCH_PORT (first of
-# the 3 TCP ports used, default 47700). Installs iperf3 and libfabric-bin
+# the 3 TCP ports used, default 47700), OUT (directory for the raw results
+# and charts; default: a new /tmp directory). Installs iperf3 and libfabric-bin
 # when missing (as root; idempotent). Not a ctest test.
 set -euo pipefail
 
@@ -51,7 +52,12 @@ bench=$build/bin/nccom_bench_net
 socket_plugin=$build/lib/nccom/libnccom-net-socket.so
 ofi_plugin=$build/lib/libnccom-net.so
 
-out=$(mktemp -d /tmp/nccom-bench-net.XXXXXX)
+if [ -n "${OUT:-}" ]; then
+  out=$OUT
+  mkdir -p "$out"
+else
+  out=$(mktemp -d /tmp/nccom-bench-net.XXXXXX)
+fi
 results=$out/results.txt
 : >"$results"
 echo "bench/net: raw results in $results" >&2
