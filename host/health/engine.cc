@@ -194,14 +194,15 @@ void Engine::close_conn(int id, const std::string& why) {
       if (p->second.link == id) p->second.link = 0;
       const bool refused = why.find("refused") != std::string::npos;
       if (c.goodbye) {
+        const bool news = p->second.state != Reach::kLeft;
         set_state(p->second, c.peer, Reach::kLeft, "it freed its communicators and said goodbye",
                   now);
+        if (news) pass_on_left(c.peer, id);
       } else if (!c.hello_done && !refused) {
         // Never established (its side may not know the communicator yet):
         // tried again on the next keep-alive period, no verdict.
       } else if (refused && p->second.state != Reach::kLeft) {
-        set_state(p->second, c.peer, Reach::kDead,
-                  "its health port refuses connections: its process is gone", now);
+        this->refused(p->second, c.peer, now);
       } else if (p->second.state != Reach::kLeft) {
         set_state(p->second, c.peer, Reach::kDead,
                   "its health link closed without a goodbye (" + why +

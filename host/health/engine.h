@@ -85,6 +85,9 @@ struct Peer {
   std::string why;
   int link = 0;  // the connection id of our out-link to it, 0: none
   uint64_t next_connect = 0;
+  // When its health port first refused us (0: it did not): a second refusal
+  // a keep-alive period later makes it dead, unless a kLeft came between.
+  uint64_t refused_since = 0;
 };
 
 // A STATUS being gathered, or a stall probe.
@@ -156,6 +159,13 @@ class Engine {
   void drop_link(int id, FrameType why);
   void keep_alive(uint64_t now);
   void set_state(Peer& p, uint64_t key, Reach state, const std::string& why, uint64_t now);
+  // `key` said goodbye (to us, or to the link `from` names): every other
+  // established link hears of it (wire.h, kLeft).
+  void pass_on_left(uint64_t key, int from);
+  // Its port refused a connection: dead at the second refusal a keep-alive
+  // period after the first (a peer that left cleanly may be known so only
+  // through a kLeft still on its way).
+  void refused(Peer& p, uint64_t key, uint64_t now);
   void timers(uint64_t now);
   // This thread was not scheduled for `gap` ms (its process stopped,
   // swapped out or starved): peers' silences and deadlines are timed from

@@ -146,6 +146,7 @@ void Engine::on_frame(int id, const FrameHeader& h, const uint8_t* payload) {
     }
     c.hello_done = true;
     c.deadline = c.kind == Kind::kQueryOut ? c.deadline : 0;
+    if (auto p = peers_.find(c.peer); p != peers_.end()) p->second.refused_since = 0;
     return;
   }
   switch (h.type) {
@@ -153,6 +154,7 @@ void Engine::on_frame(int id, const FrameHeader& h, const uint8_t* payload) {
       auto p = peers_.find(c.peer);
       if (p != peers_.end()) {
         p->second.last_heard = now;
+        p->second.refused_since = 0;
         if (p->second.state == Reach::kUnresponsive || p->second.state == Reach::kDead) {
           set_state(p->second, c.peer, Reach::kAnswered,
                     "answering again after " + seconds(now - p->second.since), now);
@@ -165,6 +167,25 @@ void Engine::on_frame(int id, const FrameHeader& h, const uint8_t* payload) {
       c.peer = 0;
       c.closing = true;
       return;  // no verdict on the peer
+    case FrameType::kLeft: {
+      if (c.kind != Kind::kLinkIn && c.kind != Kind::kLinkOut) {
+        close_conn(id, "a left notice off a link");
+        return;
+      }
+      auto key = decode_left(payload, h.length);
+      if (!key) {
+        close_conn(id, key.error().message);
+        return;
+      }
+      auto p = peers_.find(*key);
+      if (*key == card_.process || p == peers_.end() || p->second.state == Reach::kLeft) return;
+      set_state(
+          p->second, *key, Reach::kLeft,
+          "it freed its communicators and said goodbye (passed on by " + rank_label(c.peer) + ")",
+          now);
+      pass_on_left(*key, id);
+      return;
+    }
     case FrameType::kQuery: {
       if (c.kind != Kind::kQueryIn) {
         close_conn(id, "a query on a link");

@@ -25,6 +25,25 @@ void Engine::set_state(Peer& p, uint64_t key, Reach state, const std::string& wh
   }
 }
 
+void Engine::refused(Peer& p, uint64_t key, uint64_t now) {
+  if (p.refused_since == 0) {
+    p.refused_since = now;
+    return;
+  }
+  if (now - p.refused_since + settings_.keepalive_ms / 10 >= settings_.keepalive_ms)
+    set_state(p, key, Reach::kDead, "its health port refuses connections: its process is gone",
+              now);
+}
+
+void Engine::pass_on_left(uint64_t key, int from) {
+  const std::vector<uint8_t> notice = left_frame(key);
+  for (auto& [id, c] : conns_) {
+    if (id == from || c.peer == key || !c.hello_done || c.closing) continue;
+    if (c.kind != Kind::kLinkIn && c.kind != Kind::kLinkOut) continue;
+    queue(c, notice);
+  }
+}
+
 std::string Engine::rank_label(uint64_t process) const {
   std::lock_guard lock(mu_);
   for (const auto& c : comms_) {
@@ -93,10 +112,7 @@ void Engine::refresh_links(uint64_t now) {
       auto s = start_connect(p.card.endpoint, in_progress);
       p.next_connect = now + settings_.keepalive_ms;
       if (!s) {
-        if (s.error().status == NRT_COLL_PENDING) {
-          set_state(p, key, Reach::kDead,
-                    "its health port refuses connections: its process is gone", now);
-        }
+        if (s.error().status == NRT_COLL_PENDING && p.state != Reach::kLeft) refused(p, key, now);
         continue;
       }
       Conn c = outbound(Kind::kLinkOut, std::move(*s), in_progress, key, p, Purpose::kLink);

@@ -84,7 +84,7 @@ Result<FrameHeader> decode_header(const uint8_t* bytes, std::size_t length) {
   if (bytes[5] != 0 || bytes[6] != 0 || bytes[7] != 0) return bad("frame header has junk bytes");
   const uint8_t type = bytes[4];
   if (type < static_cast<uint8_t>(FrameType::kHello) ||
-      type > static_cast<uint8_t>(FrameType::kUnlink)) {
+      type > static_cast<uint8_t>(FrameType::kLeft)) {
     return bad("unknown frame type " + std::to_string(type));
   }
   FrameHeader h;
@@ -98,7 +98,24 @@ Result<FrameHeader> decode_header(const uint8_t* bytes, std::size_t length) {
                      h.type == FrameType::kQuery || h.type == FrameType::kUnlink;
   if (empty && h.length != 0) return bad("a control frame with a payload");
   if (h.type == FrameType::kHello && h.length != kHelloBytes) return bad("hello of wrong size");
+  if (h.type == FrameType::kLeft && h.length != kLeftBytes)
+    return bad("a left notice of wrong size");
   return h;
+}
+
+std::vector<uint8_t> left_frame(uint64_t process) {
+  std::vector<uint8_t> out(kFrameHeaderBytes + kLeftBytes);
+  const auto h = encode_header(FrameType::kLeft, kLeftBytes);
+  std::copy(h.begin(), h.end(), out.begin());
+  put<uint64_t>(&out[kFrameHeaderBytes], process);
+  return out;
+}
+
+Result<uint64_t> decode_left(const uint8_t* bytes, std::size_t length) {
+  if (length != kLeftBytes) return bad("a left notice of wrong size");
+  const uint64_t key = get<uint64_t>(bytes);
+  if (key == 0) return bad("a left notice with a zero process key");
+  return key;
 }
 
 std::vector<uint8_t> Hello::frame() const {

@@ -52,7 +52,16 @@ enum class FrameType : uint8_t {
   kQuery = 4,      // empty: "send me your snapshot"
   kSnapshot = 5,   // the snapshot text (snapshot.h)
   kUnlink = 6,     // empty: the sender closes this link but lives on
+  // u64: the key of a process that said goodbye to the sender, passed on
+  // over every link so that processes that were not its neighbours take
+  // its closed port for a clean exit, not a death. Each process passes a
+  // key on once (when it learns it), so the flood ends.
+  kLeft = 7,
 };
+inline constexpr std::size_t kLeftBytes = 8;
+std::vector<uint8_t> left_frame(uint64_t process);
+// The key a kLeft payload names; an error for a wrong size or key 0.
+Result<uint64_t> decode_left(const uint8_t* bytes, std::size_t length);
 
 struct FrameHeader {
   FrameType type = FrameType::kKeepAlive;

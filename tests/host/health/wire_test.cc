@@ -128,5 +128,24 @@ TEST(HealthWire, HelloRoundTripsAndRefusesZeroKeyAndUnknownPurpose) {
   EXPECT_FALSE(Hello::decode(bad.data() + kFrameHeaderBytes, kHelloBytes));
 }
 
+// A left notice carries one non-zero process key and nothing else.
+TEST(HealthWire, LeftNoticeRoundTripsAndRefusesBadSizesAndZero) {
+  const auto f = left_frame(0xabcdef);
+  auto h = decode_header(f.data(), f.size());
+  ASSERT_TRUE(h) << h.error().message;
+  EXPECT_EQ(h->type, FrameType::kLeft);
+  auto key = decode_left(f.data() + kFrameHeaderBytes, h->length);
+  ASSERT_TRUE(key);
+  EXPECT_EQ(*key, 0xabcdefu);
+  const auto wrong = encode_header(FrameType::kLeft, 9);
+  EXPECT_FALSE(decode_header(wrong.data(), wrong.size()));
+  const uint8_t zero[kLeftBytes] = {};
+  EXPECT_FALSE(decode_left(zero, sizeof zero));
+  EXPECT_FALSE(decode_left(zero, 4));
+  auto next = encode_header(FrameType::kLeft, kLeftBytes);
+  next[4] = static_cast<uint8_t>(FrameType::kLeft) + 1;
+  EXPECT_FALSE(decode_header(next.data(), next.size())) << "types past kLeft are unknown";
+}
+
 }  // namespace
 }  // namespace nccom::health
