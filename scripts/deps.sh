@@ -22,6 +22,7 @@ packages=(
   libfabric-bin                       # fi_info, fi_pingpong (bench/net)
   iperf3                              # bench/net
   graphviz                            # nccom-topo --svg/--png (dot)
+  iproute2                            # ip netns: the namespace hosts (tests/e2e/hosts)
   clang-format-16                     # scripts/style.sh (the style check CI runs)
   clang-tidy-16                       # scripts/lint.sh (the lint CI runs)
 )
