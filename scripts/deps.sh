@@ -23,6 +23,7 @@ packages=(
   iperf3                              # bench/net
   graphviz                            # nccom-topo --svg/--png (dot)
   iproute2                            # ip netns: the namespace hosts (tests/e2e/hosts)
+  slurm-wlm munge                     # a real Slurm cluster over those hosts (tests/e2e/hosts)
   clang-format-16                     # scripts/style.sh (the style check CI runs)
   clang-tidy-16                       # scripts/lint.sh (the lint CI runs)
 )

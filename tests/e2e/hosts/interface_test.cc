@@ -4,6 +4,7 @@
 // interface knob decides which network the bootstrap and the socket plugin
 // use; a choice that matches nothing fails naming the interfaces it saw.
 #include "child_process.h"
+#include "hosts_support.h"
 #include "netns_hosts.h"
 
 #include <unistd.h>
@@ -16,9 +17,6 @@
 
 namespace nccom_test {
 namespace {
-
-const std::string kTool = std::string(NCCOM_BUILD_DIR) + "/bin/nccom-test";
-const std::string kConfig = std::string(NCCOM_SOURCE_DIR) + "/config/nccom.toml";
 
 struct Ranks {
   std::vector<ChildResult> results;
@@ -45,12 +43,12 @@ Ranks run(const NetnsHosts& hosts, const std::string& ifname, int root_network) 
                  "OMPI_COMM_WORLD_LOCAL_SIZE=1",
                  "NEURON_RT_ROOT_COMM_ID=" + NetnsHosts::address(0, root_network) + ":45123",
                  "NCCL_HOSTID=netns-host-" + std::to_string(h),
-                 "NCCOM_CONFIG=" + kConfig,
+                 "NCCOM_CONFIG=" + kShippedConfig,
                  "CCOM_SOCKET_IFNAME=" + ifname,
                  "NCCL_DEBUG=INFO",
                  "NCCL_DEBUG_SUBSYS=INIT,NET",
                  "NCCOM_BOOTSTRAP_TIMEOUT_MS=10000",
-                 kTool,
+                 kNccomTest,
                  "-b",
                  "8",
                  "-e",

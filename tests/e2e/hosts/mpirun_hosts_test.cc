@@ -4,6 +4,7 @@
 // namespace of its own). nccom-test reads mpirun's environment; the root is
 // on the first host's nic0 address.
 #include "child_process.h"
+#include "hosts_support.h"
 #include "netns_hosts.h"
 
 #include <sys/stat.h>
@@ -18,15 +19,6 @@
 
 namespace nccom_test {
 namespace {
-
-const std::string kTool = std::string(NCCOM_BUILD_DIR) + "/bin/nccom-test";
-const std::string kConfig = std::string(NCCOM_SOURCE_DIR) + "/config/nccom.toml";
-
-int count(const std::string& text, const std::string& what) {
-  int n = 0;
-  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
 
 class MpirunHosts : public testing::Test {
  protected:
@@ -74,10 +66,10 @@ class MpirunHosts : public testing::Test {
         "--mca btl_tcp_if_include nic0 --host " +
         NetnsHosts::address(0, 0) + ":2," + NetnsHosts::address(1, 0) +
         ":2 -np 4 -x NEURON_RT_ROOT_COMM_ID=" + NetnsHosts::address(0, 0) +
-        ":45200 -x CCOM_SOCKET_IFNAME=nic0 -x FI_TCP_IFACE=nic0 -x NCCOM_CONFIG=" + kConfig +
+        ":45200 -x CCOM_SOCKET_IFNAME=nic0 -x FI_TCP_IFACE=nic0 -x NCCOM_CONFIG=" + kShippedConfig +
         " -x NCCL_DEBUG=WARN";
     for (const std::string& e : env) line += " -x " + e;
-    line += " " + kTool;
+    line += " " + kNccomTest;
     for (const std::string& a : args) line += " " + a;
     std::vector<std::string> argv = hosts_->exec_prefix(0);
     argv.insert(argv.end(), {"/usr/bin/unshare", "--uts", "/bin/sh", "-c", line});
