@@ -141,6 +141,18 @@ TEST_F(SlurmHosts, SrunRunsFourRanksOnTwoNodesAndPrintsOneTable) {
   EXPECT_EQ(count(r.out, "Wrong elements       : 0 OK"), 1) << all;
 }
 
+// On one node nccom-test needs no root address: it takes a loopback port
+// from the job and step ids.
+TEST_F(SlurmHosts, SrunOnOneNodeNeedsNoRootAddress) {
+  const ChildResult r = in_cluster({"/usr/bin/env", "-u", "NEURON_RT_ROOT_COMM_ID", "/usr/bin/srun",
+                                    "-N", "1", "-n", "2", kNccomTest, "-b", "8", "-e", "64K", "-f",
+                                    "32", "-n", "3", "--check", "allr"});
+  const std::string all = r.out + r.err;
+  EXPECT_EQ(r.exit_code, 0) << all << logs();
+  EXPECT_EQ(count(r.out, "# nccom-test allr: 2 rank(s) on 1 host(s) (srun)"), 1) << all;
+  EXPECT_EQ(count(r.out, "Wrong elements       : 0 OK"), 1) << all;
+}
+
 TEST_F(SlurmHosts, SbatchRunsTheSameLine) {
   const std::string out = dir_ + "/job.out";
   const ChildResult submitted =
