@@ -121,10 +121,12 @@ class ThirdPartyNetNeverCompletes : public testing::TestWithParam<Layout> {};
 // One 8 B all-reduce on 2 ranks over 2 hosts that must fail: everything
 // both ranks printed.
 std::string failing_run(const Layout& l, const std::string& behaviour, const std::string& knob,
-                        const std::string& value) {
+                        const std::string& value,
+                        const std::map<std::string, std::string>& extra = {}) {
   auto env = plugin_env(l, behaviour);
   env["NCCL_DEBUG"] = "WARN";
   env[knob] = value;
+  for (const auto& [k, v] : extra) env[k] = v;
   const auto r = nccom_test::run_child(
       kTool,
       {"-r", "2", "-N", "2", "-b", "8", "-e", "8", "--timeout-ms", "30000", "--check", "allr"},
@@ -133,9 +135,11 @@ std::string failing_run(const Layout& l, const std::string& behaviour, const std
   return r.out + r.err;
 }
 
-TEST_P(ThirdPartyNetNeverCompletes, EveryRankFailsNamingTheChannelAndPeer) {
-  const std::string all =
-      failing_run(GetParam(), "never_complete", "NCCOM_PROXY_STALL_FAIL_MS", "2000");
+// The run of a plugin whose requests never complete, through `l`: a stall
+// is named with the peer, and the oldest request with `channel`, its peer and
+// the plugin.
+void expect_stalled_request_named(const Layout& l, const std::string& all,
+                                  const std::string& channel) {
   // The ranks' proxies give up on their own stalled requests; the first rank
   // to fail ends the run (the launcher stops the others, which may not have
   // printed theirs yet).
@@ -147,13 +151,31 @@ TEST_P(ThirdPartyNetNeverCompletes, EveryRankFailsNamingTheChannelAndPeer) {
     ++stalls;
   }
   EXPECT_GE(stalls, 1u) << all;
-  const std::string plugin = std::string(") in the net plugin ") + GetParam().described + " from " +
-                             TPN_PLUGIN_DIR + "/" + GetParam().file;
-  EXPECT_TRUE(all.find("(oldest: SEND on channel 0 send to rank 1" + plugin) != std::string::npos ||
-              all.find("(oldest: SEND on channel 0 send to rank 0" + plugin) != std::string::npos)
-      << all;
+  const std::string plugin =
+      std::string(") in the net plugin ") + l.described + " from " + TPN_PLUGIN_DIR + "/" + l.file;
+  bool named = false;
+  for (const std::string& request :
+       {"SEND on " + channel + " send to rank ", "RECV on " + channel + " receive from rank "}) {
+    for (const char* peer : {"0", "1"})
+      named = named || all.find("(oldest: " + request + peer + plugin) != std::string::npos;
+  }
+  EXPECT_TRUE(named) << "no rank named its oldest request on " << channel << ":\n" << all;
   EXPECT_NE(all.find("exited with status 1: allr of 8 B (out-of-place) failed"), std::string::npos)
       << all;
+}
+
+// An 8 B all-reduce runs by recursive doubling over the peer links, whose
+// connections are on the channel after the ring channels (32); with that
+// off, over ring channel 0.
+TEST_P(ThirdPartyNetNeverCompletes, EveryRankFailsNamingTheChannelAndPeer) {
+  for (const bool rings : {false, true}) {
+    SCOPED_TRACE(rings ? "rings" : "recursive doubling");
+    std::map<std::string, std::string> extra;
+    if (rings) extra["NEURON_RT_EMU_ALLREDUCE_RD_BYTES"] = "0";
+    const std::string all =
+        failing_run(GetParam(), "never_complete", "NCCOM_PROXY_STALL_FAIL_MS", "2000", extra);
+    expect_stalled_request_named(GetParam(), all, rings ? "channel 0" : "channel 32");
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Layouts, ThirdPartyNetNeverCompletes, testing::ValuesIn(kLayouts),
