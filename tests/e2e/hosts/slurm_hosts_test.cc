@@ -28,8 +28,9 @@ class SlurmHosts : public testing::Test {
  protected:
   void SetUp() override {
     if (::geteuid() != 0) GTEST_SKIP() << "network namespaces need root";
-    for (const char* p : {"/usr/sbin/slurmctld", "/usr/sbin/slurmd", "/usr/sbin/munged",
-                          "/usr/bin/srun", "/usr/bin/nsenter", "/usr/bin/unshare"}) {
+    for (const char* p :
+         {"/usr/sbin/slurmctld", "/usr/sbin/slurmd", "/usr/sbin/munged", "/usr/bin/srun",
+          "/usr/bin/nsenter", "/usr/bin/unshare", "/usr/bin/setpriv"}) {
       ASSERT_EQ(::access(p, X_OK), 0) << p << " missing: bash scripts/deps.sh installs it";
     }
     std::string why;
@@ -63,11 +64,14 @@ class SlurmHosts : public testing::Test {
          "OverSubscribe=YES\n";
     c.close();
 
+    // Every daemon dies with this test's process even when that is killed
+    // (setpriv --pdeathsig); the namespaces go with the next run.
     daemons_.push_back(
-        start_child("/usr/sbin/munged",
-                    {"--foreground", "--force", "--socket=" + dir_ + "/munge.sock",
-                     "--key-file=/etc/munge/munge.key", "--pid-file=" + dir_ + "/munged.pid",
-                     "--log-file=" + dir_ + "/munged.log", "--seed-file=" + dir_ + "/munge.seed"},
+        start_child("/usr/bin/setpriv",
+                    {"--pdeathsig", "KILL", "/usr/sbin/munged", "--foreground", "--force",
+                     "--socket=" + dir_ + "/munge.sock", "--key-file=/etc/munge/munge.key",
+                     "--pid-file=" + dir_ + "/munged.pid", "--log-file=" + dir_ + "/munged.log",
+                     "--seed-file=" + dir_ + "/munge.seed"},
                     {}));
     daemons_.push_back(in_host(0, "exec /usr/sbin/slurmctld -D -f " + conf_));
     for (int h = 0; h < hosts_->size(); ++h) {
@@ -96,8 +100,9 @@ class SlurmHosts : public testing::Test {
   // A shell line in host h's network namespace, under host name h<h>, with
   // the host's /sys (cgroups) left as it is.
   RunningChild in_host(int h, const std::string& line) {
-    return start_child("/usr/bin/nsenter",
-                       {"--net=/run/netns/" + hosts_->name(h), "/usr/bin/unshare", "--uts",
+    return start_child("/usr/bin/setpriv",
+                       {"--pdeathsig", "KILL", "/usr/bin/nsenter",
+                        "--net=/run/netns/" + hosts_->name(h), "/usr/bin/unshare", "--uts",
                         "/bin/sh", "-c", "hostname h" + std::to_string(h) + "; " + line},
                        {});
   }
