@@ -37,8 +37,9 @@ long owner_of(const std::string& ns) {
   const std::string rest = ns.substr(std::string(kPrefix).size());
   const std::size_t x = rest.find('x');
   if (x == std::string::npos || x == 0) return -1;
+  const std::string digits = rest.substr(0, x);
   char* end = nullptr;
-  const long pid = std::strtol(rest.substr(0, x).c_str(), &end, 10);
+  const long pid = std::strtol(digits.c_str(), &end, 10);
   return end != nullptr && *end == '\0' ? pid : -1;
 }
 
