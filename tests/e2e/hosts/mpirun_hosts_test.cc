@@ -99,13 +99,7 @@ TEST_F(MpirunHosts, FourRanksOnTwoHostsCheckEveryNetPlugin) {
 TEST_F(MpirunHosts, ARankThatDiesFailsTheJobWithNccomsMessage) {
   const ChildResult r =
       mpirun({"NCCOM_TEST_DEBUG_KILL_RANK=3"}, {"-b", "8", "-e", "8", "-n", "3", "allr"});
-  const std::string all = r.out + r.err;
-  EXPECT_NE(r.exit_code, 0) << all;
-  // A survivor's failure line carries the health view naming the dead rank
-  // on the other host.
-  EXPECT_NE(all.find("nccom-test: rank "), std::string::npos) << all;
-  EXPECT_NE(all.find("the health service says: DEAD: pid "), std::string::npos) << all;
-  EXPECT_NE(all.find("on host h1 (rank 3 of comm "), std::string::npos) << all;
+  expect_rank_3_named_dead(r, "h1");
 }
 
 }  // namespace

@@ -186,12 +186,8 @@ TEST_F(SlurmHosts, ARankThatDiesFailsTheStepWithNccomsMessage) {
   const ChildResult r = in_cluster({"/usr/bin/srun", "-N", "2", "-n", "4", "--ntasks-per-node=2",
                                     kNccomTest, "-b", "8", "-e", "8", "-n", "3", "allr"},
                                    {"NCCOM_TEST_DEBUG_KILL_RANK=3"});
-  const std::string all = r.out + r.err;
-  EXPECT_NE(r.exit_code, 0) << all;
-  EXPECT_NE(all.find("nccom-test: rank "), std::string::npos) << all;
-  EXPECT_NE(all.find("the health service says: DEAD: pid "), std::string::npos) << all;
   // Rank 3 is the second node's (its label: host name and Slurm's node id).
-  EXPECT_NE(all.find("on host h1/vs1 (rank 3 of comm "), std::string::npos) << all;
+  expect_rank_3_named_dead(r, "h1/vs1");
 }
 
 }  // namespace
