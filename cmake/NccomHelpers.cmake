@@ -29,10 +29,11 @@ function(nccom_add_plugin name)
   target_link_options(${name} PRIVATE LINKER:--no-undefined)
 endfunction()
 
-# nccom_add_test(name SOURCES ... [LIBS ...] [LABELS ...] [TIMEOUT s]):
+# nccom_add_test(name SOURCES ... [LIBS ...] [LABELS ...] [TIMEOUT s]
+#                [RESOURCE_LOCK lock]):
 # one GoogleTest executable, its cases registered individually with ctest.
 function(nccom_add_test name)
-  cmake_parse_arguments(T "" "TIMEOUT" "SOURCES;LIBS;LABELS;ENV" ${ARGN})
+  cmake_parse_arguments(T "" "TIMEOUT;RESOURCE_LOCK" "SOURCES;LIBS;LABELS" ${ARGN})
   add_executable(${name} ${T_SOURCES})
   target_link_libraries(${name} PRIVATE GTest::gtest GTest::gtest_main ${T_LIBS})
   target_compile_definitions(${name} PRIVATE
@@ -43,7 +44,16 @@ function(nccom_add_test name)
   if(NOT T_LABELS)
     set(T_LABELS unit)
   endif()
+  list(LENGTH T_LABELS label_n)
+  if(label_n GREATER 1)
+    message(FATAL_ERROR "nccom_add_test(${name}): one label per test executable, not '${T_LABELS}'")
+  endif()
+  # Properties as name/value pairs: an empty value would drop out of the
+  # list and pair the next name with the wrong value, so only set ones go in.
+  set(props LABELS ${T_LABELS} TIMEOUT ${T_TIMEOUT})
+  if(T_RESOURCE_LOCK)
+    list(APPEND props RESOURCE_LOCK ${T_RESOURCE_LOCK})
+  endif()
   include(GoogleTest)
-  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60
-    PROPERTIES LABELS "${T_LABELS}" TIMEOUT ${T_TIMEOUT} ENVIRONMENT "${T_ENV}")
+  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES ${props})
 endfunction()
