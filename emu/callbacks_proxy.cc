@@ -1,5 +1,6 @@
 // The proxy-side callbacks libnccom imports @NRT_2.0.0: the
 // semaphore increment and the dynamic send/recv size table.
+#include "bell.h"
 #include "export.h"
 #include "runtime_log.h"
 
@@ -20,6 +21,7 @@ NRT_EMU_API void nec_inc_semaphore(volatile uint32_t* sem_inc_addr, uint32_t val
     return;
   }
   __atomic_fetch_add(sem_inc_addr, val, __ATOMIC_SEQ_CST);
+  nrt_emu::bell::ring_local();  // the device loop waiting on it, if asleep
 }
 
 // The dynamic-size table behind enc_host_mem_t.va (layout in nrt_emu.h):

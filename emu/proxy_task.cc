@@ -1,5 +1,6 @@
 #include "proxy_task.h"
 
+#include "bell.h"
 #include "runtime_log.h"
 
 #include <algorithm>
@@ -53,6 +54,7 @@ void Status::finish(NRT_STATUS rc, std::string why) {
     state_.store(NRT_EMU_TASK_DONE);
   }
   cv_.notify_all();
+  bell::ring_local();  // a device loop waiting for the task
 }
 
 NRT_STATUS Status::wait(uint32_t timeout_ms) {

@@ -286,6 +286,10 @@ Status Ccom::build_channels() {
   pair_area_ = static_cast<uint8_t*>(
       region->allocate(static_cast<size_t>(local_n_) * pair_stride_, 4096, "engine peer rings"));
   if (pair_area_ == nullptr) return engine_error("engine memory is full (peer rings)");
+  void* bell = region->allocate(64, 64, "engine doorbell");
+  if (bell == nullptr) return engine_error("engine memory is full (doorbell)");
+  bell_ = new (bell) bell::Bell;
+  bell::register_local(bell_);
   for (Channel& c : kanga_) {  // DIRECT only: all ranks are on this host
     c.recv.slots = static_cast<uint8_t*>(
         region->allocate(kSlots * slot_bytes_, 4096, "kangaRing receive slots"));
@@ -376,6 +380,7 @@ Status Ccom::exchange_and_map() {
   me.local_n = local_n_;
   me.pair_area = nrt_emu_devmem_offset(engine_mem_, pair_area_);
   me.pair_stride = pair_stride_;
+  me.bell = nrt_emu_devmem_offset(engine_mem_, bell_);
   gethostname(me.hostname, sizeof me.hostname - 1);
   for (const Channel& c : chans_) {
     me.recv_slots[c.id] = nrt_emu_devmem_offset(engine_mem_, c.recv.slots);
@@ -414,6 +419,7 @@ Status Ccom::exchange_and_map() {
   }
   watch_peers();
   peer_maps_.assign(static_cast<size_t>(n_), Mapping{});
+  peer_bells_.assign(static_cast<size_t>(n_), nullptr);
   for (Channel& c : chans_) {
     if (c.send.net) continue;
     const PeerCard& p = cards_[static_cast<size_t>(c.next)];
@@ -427,6 +433,13 @@ Status Ccom::exchange_and_map() {
                                    p.kanga_head[c.id], "kangaRing lane");
         !s)
       return s;
+  }
+  // A DIRECT receiver rings its sender's bell when it frees a slot.
+  for (std::vector<Channel>* lanes : {&chans_, &kanga_}) {
+    for (const Channel& c : *lanes) {
+      if (n_ == 1 || c.recv.net) continue;
+      if (Status s = map_peer(c.prev); !s) return s;
+    }
   }
   return {};
 }
@@ -488,6 +501,7 @@ Ccom::~Ccom() {
     }
   }
   if (comm_ != nullptr && t_ != nullptr) (void)t_->neuronFreeComm(comm_);
+  if (bell_ != nullptr) bell::unregister_local(bell_);
   if (engine_mem_ != nullptr) nrt_emu_devmem_destroy(engine_mem_);
   if (user_mem_ != nullptr) nrt_emu_devmem_destroy(user_mem_);
 }

@@ -14,6 +14,7 @@
 // receiver's memory (tail: slices written, head: slices consumed).
 #pragma once
 
+#include "../bell.h"
 #include "heap.h"
 #include "process_watch.h"
 #include "program.h"
@@ -108,6 +109,7 @@ struct PeerCard {
   uint64_t kanga_recv_slots[kMaxEngineChannels];
   uint64_t kanga_tail[kMaxEngineChannels];
   uint64_t kanga_head[kMaxEngineChannels];
+  uint64_t bell;  // offset of its doorbell (bell.h)
 };
 
 struct RecvLink {
@@ -324,6 +326,11 @@ class Ccom {
     size_t bytes = 0;
   };
   std::vector<Mapping> peer_maps_;  // by rank; mapped only for DIRECT neighbours
+  // This rank's doorbell (in its engine memory), and its same-host peers'
+  // (by rank, in their mapped memory; nullptr where not mapped): rung after
+  // every store to a word the other side's device loop waits on.
+  bell::Bell* bell_ = nullptr;
+  std::vector<bell::Bell*> peer_bells_;
   // Peers' device memory (by rank), mapped at the first slice one passes by
   // reference.
   std::vector<Mapping> peer_user_maps_;

@@ -3,7 +3,6 @@
 #include "ccom.h"
 #include "device_words.h"
 
-#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -237,11 +236,15 @@ Result<Ccom::Advance> Ccom::advance(const Plan& p, size_t ci, Run& r, const Slic
         publish(post_word(c.send.conn, true));
       } else {
         store64(c.send.tail, c.send.base + r.sseq + 1);
+        bell::ring(peer_bells_[static_cast<size_t>(c.next)]);
       }
       ++r.sseq;
     }
     if (rv) {
-      if (!c.recv.net) store64(c.recv.head, c.recv.base + r.rseq + 1);
+      if (!c.recv.net) {
+        store64(c.recv.head, c.recv.base + r.rseq + 1);
+        bell::ring(peer_bells_[static_cast<size_t>(c.prev)]);
+      }
       ++r.rseq;
     }
     ++r.step;
@@ -279,7 +282,9 @@ Status Ccom::execute(Plan& p) {
   if (Status s = submit_network(p, task); !s) return s;
   const SliceStamp stamp = stamp_of(p, executions_);
   IdleWatch watch(timeout_ms_);
+  bell::Idle idle(bell_);
   for (;;) {
+    const uint32_t seen = idle.seen();  // before any word is looked at
     bool moved = false, done = true;
     for (size_t ci = 0; ci < chans.size(); ++ci) {
       auto advanced = advance(p, ci, runs[ci], stamp);
@@ -294,12 +299,15 @@ Status Ccom::execute(Plan& p) {
         return gone.empty() ? s : engine_error(s.error().message + "; " + gone);
       }
     }
-    if (moved) continue;
+    if (moved) {
+      idle.moved();
+      continue;
+    }
     if (Status s =
             watch.check([&] { return some_peer_gone(); }, [&] { return waiting_for(p, runs); });
         !s)
       return s;
-    sched_yield();
+    idle.wait(seen);
   }
   if (Status s = task.finish(); !s) return s;
   for (size_t ci = 0; ci < chans.size(); ++ci) {

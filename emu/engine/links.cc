@@ -104,6 +104,12 @@ Status Ccom::map_peer(int r) {
       !s)
     return s;
   m.bytes = p.region_bytes;
+  if (p.bell > m.bytes || m.bytes - p.bell < sizeof(bell::Bell) ||
+      p.bell % alignof(bell::Bell) != 0)
+    return engine_error("rank " + std::to_string(r) +
+                        "'s engine card has its doorbell outside its memory");
+  peer_bells_[static_cast<size_t>(r)] =
+      reinterpret_cast<bell::Bell*>(static_cast<uint8_t*>(m.base) + p.bell);
   return {};
 }
 

@@ -13,8 +13,6 @@
 
 #include <nccom/nccl_ptr.h>
 
-#include <sched.h>
-
 #include <algorithm>
 #include <cstring>
 
@@ -258,6 +256,7 @@ bool Ccom::send_peer_slices(const Plan& p, PeerRun& r, const SliceStamp& stamp) 
       if (g - load64(l.tx_head) >= kSlots) break;
       put_slice(l.tx_slots + (g % kSlots) * slot_bytes_, stamp, in + it.off * es, bytes);
       store64(l.tx_tail, g + 1);
+      bell::ring(peer_bells_[static_cast<size_t>(it.peer)]);
       ++r.tx_seq[static_cast<size_t>(it.peer)];
     }
     ++r.si;
@@ -289,6 +288,7 @@ Result<bool> Ccom::receive_peer_slices(const Plan& p, PeerRun& r, const SliceSta
         return s.take_error();
       take_slice(p, it, n_, out + it.off * es, slot + kStampBytes);
       store64(l.rx_head, g + 1);
+      bell::ring(peer_bells_[static_cast<size_t>(it.peer)]);
       ++r.rx_seq[static_cast<size_t>(it.peer)];
     }
     ++r.ri;
@@ -325,7 +325,9 @@ Status Ccom::execute_peers(Plan& p) {
   };
   const SliceStamp stamp = stamp_of(p, executions_);
   IdleWatch watch(timeout_ms_);
+  bell::Idle idle(bell_);
   for (;;) {
+    const uint32_t seen = idle.seen();  // before any word is looked at
     bool moved = false;
     while (nb != nullptr && r.pub_rx < net_rx && r.pub_rx < r.nrx + kPeerSlots) {
       publish(post_word(links_.recv_conn, false));
@@ -355,9 +357,12 @@ Status Ccom::execute_peers(Plan& p) {
         return gone.empty() ? s : engine_error(s.error().message + "; " + gone);
       }
     }
-    if (moved) continue;
+    if (moved) {
+      idle.moved();
+      continue;
+    }
     if (Status s = watch.check([&] { return some_peer_gone(); }, waiting_for); !s) return s;
-    sched_yield();
+    idle.wait(seen);
   }
   if (Status s = task.finish(); !s) return s;
   for (int q = 0; q < n_; ++q) {

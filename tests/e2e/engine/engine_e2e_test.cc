@@ -6,15 +6,19 @@
 // a message naming it.
 #include "child_process.h"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <ostream>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -291,3 +295,92 @@ TEST_P(EngineThreads, RanksShareProxyWorkersByGroup) {
 INSTANTIATE_TEST_SUITE_P(PerProxy, EngineThreads, ::testing::Values(1, 2));
 
 }  // namespace
+
+#ifndef ENGINE_E2E_LONG
+namespace {
+
+// The CPU time (user + system, in seconds) process `pid` has used so far;
+// < 0 if it cannot be read.
+double cpu_seconds(int pid) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  const size_t paren = stat.rfind(')');
+  if (paren == std::string::npos) return -1;
+  std::istringstream fields(stat.substr(paren + 2));
+  std::string field;
+  unsigned long long utime = 0, stime = 0;
+  // After the name: state is field 3; utime and stime are 14 and 15.
+  for (int i = 3; i <= 15 && fields >> field; ++i) {
+    if (i == 14) utime = std::stoull(field);
+    if (i == 15) stime = std::stoull(field);
+  }
+  return static_cast<double>(utime + stime) / static_cast<double>(::sysconf(_SC_CLK_TCK));
+}
+
+char process_state(int pid) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  const size_t paren = stat.rfind(')');
+  return paren == std::string::npos || paren + 2 >= stat.size() ? '?' : stat[paren + 2];
+}
+
+// Two ranks on one host; rank 1 stops itself (SIGSTOP) before an all-reduce
+// rank 0 has started. Returns the share of one CPU rank 0 used over a
+// second of waiting for it, then continues rank 1 and checks that both
+// complete the collective.
+double waiting_cpu_share(const std::string& spin_us) {
+  const nccom_test::LoopbackPort reserved;
+  const int port = reserved.port();
+  EXPECT_GT(port, 0);
+  const Shape s{2, 1, "socket"};
+  auto env = env_for(s, port);
+  env["NEURON_RT_EMU_SPIN_US"] = spin_us;
+  std::vector<RunningChild> kids = start(s, {"stop=1", "die_count=65536"}, env);
+  double share = -1;
+  bool stopped = false;
+  const auto bound = Clock::now() + std::chrono::seconds(30);
+  while (Clock::now() < bound && !(stopped = process_state(kids[1].pid) == 'T')) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));  // polling a state, bounded
+  }
+  EXPECT_TRUE(stopped) << "rank 1 never stopped";
+  if (stopped) {
+    std::string line;
+    while (line != "started=1" && Clock::now() < bound)
+      line = nccom_test::read_line(kids[0], std::chrono::seconds(30));
+    EXPECT_EQ(line, "started=1") << kids[0].out;
+    // The window of the measurement, not a synchronisation: rank 0 is in
+    // its all-reduce, which cannot finish while rank 1 is stopped.
+    const double before = cpu_seconds(kids[0].pid);
+    const auto t0 = Clock::now();
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    const double used = cpu_seconds(kids[0].pid) - before;
+    share = used / std::chrono::duration<double>(Clock::now() - t0).count();
+    ::kill(kids[1].pid, SIGCONT);
+  }
+  for (size_t r = 0; r < kids.size(); ++r) {
+    if (!stopped) ::kill(kids[r].pid, SIGKILL);
+    nccom_test::ChildResult res = nccom_test::finish_child(kids[r]);
+    if (!stopped) continue;
+    auto rep = nccom_test::parse_report(res.out);
+    EXPECT_EQ(res.exit_code, 0) << "rank " << r << ":\n" << res.out << res.err;
+    EXPECT_EQ(rep["result"], "0") << "rank " << r << ": " << rep["message"];
+  }
+  return share;
+}
+
+// A device loop with nothing to do sleeps on its doorbell after a short
+// spin; with the spin stretched past the window (the control) it burns
+// the CPU, which is what the measurement must be able to see.
+TEST(EngineDoorbell, ARankWaitingForAStoppedPeerSleeps) {
+  const double sleeping = waiting_cpu_share("20");
+  const double spinning = waiting_cpu_share("10000000");
+  RecordProperty("sleeping_cpu_share", std::to_string(sleeping));
+  RecordProperty("spinning_cpu_share", std::to_string(spinning));
+  ASSERT_GE(sleeping, 0);
+  EXPECT_LT(sleeping, 0.10) << "rank 0 used " << sleeping * 100 << " % of a CPU while waiting";
+  EXPECT_GT(spinning, 0.15) << "the spinning control used only " << spinning * 100 << " %";
+  EXPECT_GT(spinning, 3 * sleeping) << sleeping << " vs " << spinning;
+}
+
+}  // namespace
+#endif

@@ -9,6 +9,8 @@
 //     die=R   rank R kills itself before its first collective (an fp32
 //             all-reduce of die_count elements, 262144 unless said); the
 //             others report result=<status> and message=<error> and exit 0
+//     stop=R  the same, but rank R stops itself (SIGSTOP) instead, and runs
+//             the all-reduce too once continued
 // Prints key=value lines; ok=1 at the end, or error=... and exit 1. Before
 // ok=1: runs=<collectives run>, ring_runs=<all-reduce/all-gather/
 // reduce-scatter runs among them>, and engine=<line> for every line of the
@@ -228,7 +230,8 @@ int main(int argc, char** argv) {
   auto get = [&](const char* k, const char* def) {
     return opt.count(k) ? opt[k] : std::string(def);
   };
-  const int victim = std::atoi(get("die", "-1").c_str());
+  const int stopped = std::atoi(get("stop", "-1").c_str());
+  const int victim = stopped >= 0 ? stopped : std::atoi(get("die", "-1").c_str());
 
   nrt_emu_ccom_config_t cfg{};
   cfg.struct_size = sizeof cfg;
@@ -249,7 +252,7 @@ int main(int argc, char** argv) {
     if (nrt_emu_ccom_barrier(cc) != NRT_SUCCESS)
       die(std::string("barrier: ") + nrt_emu_ccom_error(cc));
     say("started=1");
-    if (rank == victim) raise(SIGKILL);
+    if (rank == victim) raise(stopped >= 0 ? SIGSTOP : SIGKILL);
     void* buf = nullptr;
     if (nrt_emu_ccom_alloc(cc, 1 << 20, &buf) != NRT_SUCCESS) die("alloc");
     nrt_emu_coll_args_t a{};
@@ -263,7 +266,7 @@ int main(int argc, char** argv) {
     std::string m = nrt_emu_ccom_error(cc);
     for (char& ch : m) ch = ch == '\n' ? '|' : ch;
     say("message=" + m);
-    _exit(0);  // a peer is dead: no collective teardown
+    _exit(0);  // a peer may be dead: no collective teardown
   }
 
   std::vector<const Coll*> colls;

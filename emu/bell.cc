@@ -1,0 +1,92 @@
+// The emulated device's doorbell (bell.h).
+#include "bell.h"
+
+#include "env.h"
+
+#include <linux/futex.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <ctime>
+#include <mutex>
+#include <shared_mutex>
+#include <vector>
+
+namespace nrt_emu::bell {
+
+namespace {
+
+// Shared futexes (no FUTEX_PRIVATE_FLAG): the bell of a rank is rung from
+// other processes that map its engine memory.
+long futex(std::atomic<uint32_t>* word, int op, uint32_t value, const timespec* timeout) {
+  return syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), op, value, timeout, nullptr, 0);
+}
+
+struct Local {
+  std::shared_mutex mutex;
+  std::vector<Bell*> bells;
+};
+Local& local() {
+  static Local* l = new Local;  // never destroyed: rung until the process ends
+  return *l;
+}
+
+}  // namespace
+
+void ring(Bell* b) {
+  if (b == nullptr) return;
+  // The words the sleeper checks were stored before this increment; a
+  // sleeper that read the old count and checked the old words finds the
+  // new count in the futex word and does not sleep.
+  b->rings.fetch_add(1, std::memory_order_seq_cst);
+  if (b->sleepers.load(std::memory_order_seq_cst) != 0)
+    futex(&b->rings, FUTEX_WAKE, INT32_MAX, nullptr);
+}
+
+void register_local(Bell* b) {
+  std::unique_lock lock(local().mutex);
+  local().bells.push_back(b);
+}
+
+void unregister_local(Bell* b) {
+  std::unique_lock lock(local().mutex);
+  auto& v = local().bells;
+  v.erase(std::remove(v.begin(), v.end(), b), v.end());
+}
+
+void ring_local() {
+  std::shared_lock lock(local().mutex);
+  for (Bell* b : local().bells) ring(b);
+}
+
+uint32_t spin_us() {
+  static const uint32_t us = [] {
+    const auto v = env::int_knob("NEURON_RT_EMU_SPIN_US", kDefaultSpinUs, 0, 10000000);
+    return v ? static_cast<uint32_t>(*v) : kDefaultSpinUs;  // a bad value is logged
+  }();
+  return us;
+}
+
+void Idle::wait(uint32_t seen) {
+  const Clock::time_point now = Clock::now();
+  if (!idle_) {
+    idle_ = true;
+    since_ = now;
+  }
+  if (now - since_ < spin_) {
+    sched_yield();
+    return;
+  }
+  // Announce the sleep, then sleep only if no ring came since `seen`: a
+  // ringer that missed the announcement incremented the word first.
+  bell_->sleepers.fetch_add(1, std::memory_order_seq_cst);
+  if (bell_->rings.load(std::memory_order_seq_cst) == seen) {
+    const timespec bound{0, std::chrono::nanoseconds(kMaxSleep).count()};
+    (void)futex(&bell_->rings, FUTEX_WAIT, seen, &bound);
+  }
+  bell_->sleepers.fetch_sub(1, std::memory_order_seq_cst);
+}
+
+}  // namespace nrt_emu::bell
