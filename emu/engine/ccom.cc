@@ -30,6 +30,10 @@ constexpr uint64_t kDefaultSlotBytes = 512u << 10;
 constexpr uint64_t kRdBytesAcrossHosts = 64u << 10;
 constexpr uint64_t kRdBytesOneHost = 2u << 10;
 constexpr uint64_t kRdBytesAuto = UINT64_MAX;  // unset: chosen once the hosts are known
+// All-gather up to this output size, likewise.
+constexpr uint64_t kRdGatherBytesAcrossHosts = 64u << 10;
+constexpr uint64_t kRdGatherBytesOneHost = 2u << 10;
+constexpr uint64_t kRdGatherBytesAuto = UINT64_MAX;
 
 thread_local uint64_t t_call_mark = 0;
 
@@ -125,6 +129,10 @@ Status Ccom::take_config(const nrt_emu_ccom_config_t& cfg) {
   const auto rd = env_u64("NEURON_RT_EMU_ALLREDUCE_RD_BYTES", 0, 16u << 20, kRdBytesAuto);
   if (!rd) return rd.error();
   rd_max_bytes_ = *rd;
+  const auto rd_gather =
+      env_u64("NEURON_RT_EMU_ALLGATHER_RD_BYTES", 0, 16u << 20, kRdGatherBytesAuto);
+  if (!rd_gather) return rd_gather.error();
+  rd_gather_max_bytes_ = *rd_gather;
   const auto by_reference = env_u64("NEURON_RT_EMU_DIRECT_READ", 0, 1, 1);
   if (!by_reference) return by_reference.error();
   by_reference_ = *by_reference != 0;
@@ -257,23 +265,30 @@ Status Ccom::connect_links() {
                           c.id, c.prev, c.recv.net ? "over the network" : "direct", c.next,
                           c.send.net ? "over the network" : "direct");
   }
-  if (rd_max_bytes_ == kRdBytesAuto) {
-    bool across_hosts = false;
-    for (const PeerCard& p : cards_) across_hosts = across_hosts || p.host != host_;
+  bool across_hosts = false;
+  for (const PeerCard& p : cards_) across_hosts = across_hosts || p.host != host_;
+  if (rd_max_bytes_ == kRdBytesAuto)
     rd_max_bytes_ = across_hosts ? kRdBytesAcrossHosts : kRdBytesOneHost;
-  }
   rd_max_bytes_ = std::min<uint64_t>(rd_max_bytes_, slot_bytes_ - kStampBytes);
-  if (n_ > 1 && (rd_max_bytes_ == 0 || !kanga_.empty())) {
+  if (rd_gather_max_bytes_ == kRdGatherBytesAuto)
+    rd_gather_max_bytes_ = across_hosts ? kRdGatherBytesAcrossHosts : kRdGatherBytesOneHost;
+  rd_gather_max_bytes_ = std::min<uint64_t>(rd_gather_max_bytes_, slot_bytes_ - kStampBytes);
+  const auto log_choice = [this](const char* coll, uint64_t max, const char* knob) {
+    if (n_ <= 1) return;
+    if (max == 0 || !kanga_.empty()) {
+      nrt_emu::log::message(nrt_emu::log::Level::Info,
+                            "[engine rank %d] %s: the rings at every size (%s%s)", rank_, coll,
+                            kanga_.empty() ? knob : "kangaRing lanes run the small ones too",
+                            kanga_.empty() ? "=0" : "");
+      return;
+    }
     nrt_emu::log::message(nrt_emu::log::Level::Info,
-                          "[engine rank %d] all-reduce: the rings at every size (%s)", rank_,
-                          kanga_.empty() ? "NEURON_RT_EMU_ALLREDUCE_RD_BYTES=0"
-                                         : "kangaRing lanes run the small ones too");
-  } else if (n_ > 1) {
-    nrt_emu::log::message(nrt_emu::log::Level::Info,
-                          "[engine rank %d] all-reduce of 1..%llu bytes: recursive doubling over "
-                          "the RDH peers; larger: the rings (NEURON_RT_EMU_ALLREDUCE_RD_BYTES)",
-                          rank_, static_cast<unsigned long long>(rd_max_bytes_));
-  }
+                          "[engine rank %d] %s of 1..%llu bytes: recursive doubling over the RDH "
+                          "peers; larger: the rings (%s)",
+                          rank_, coll, static_cast<unsigned long long>(max), knob);
+  };
+  log_choice("all-reduce", rd_max_bytes_, "NEURON_RT_EMU_ALLREDUCE_RD_BYTES");
+  log_choice("all-gather (output)", rd_gather_max_bytes_, "NEURON_RT_EMU_ALLGATHER_RD_BYTES");
   if (any_net) {
     if (NRT_STATUS s = nrt_emu_proxy_acquire(comm_, local_, dev_, &proxy_); s != NRT_SUCCESS)
       return engine_error(st("nrt_emu_proxy_acquire", s));

@@ -291,10 +291,12 @@ class Ccom {
   Result<const uint8_t*> referenced_payload(int peer, const uint8_t* slot, uint64_t bytes);
   Status build_peer_plan(Plan& p);
   Status build_peer_block(Plan& p);
-  // All-reduce by recursive doubling over the RDH peers (rd.cc): whether a
-  // call runs it, and its plan.
+  // All-reduce and all-gather by recursive doubling over the RDH peers
+  // (rd.cc): whether a call runs it, and its plan.
   bool runs_recursive_doubling(const CollDesc& d) const;
   Status build_rd_plan(Plan& p);
+  Status build_rd_gather_plan(Plan& p);
+  Status start_rd_plan(Plan& p, int p2);
   Status execute_peers(Plan& p);
   // execute_peers' parts: the slices sent and received as far as the slots
   // allow (true if anything moved).
@@ -314,7 +316,8 @@ class Ccom {
   uint32_t timeout_ms_ = 60000;
   uint64_t slot_bytes_ = 0;
   uint64_t rd_max_bytes_ = 0;
-  uint64_t rd_executions_ = 0;  // NEURON_RT_EMU_ALLREDUCE_RD_BYTES (capped to one slice)
+  uint64_t rd_gather_max_bytes_ = 0;  // NEURON_RT_EMU_ALLGATHER_RD_BYTES (of output)
+  uint64_t rd_executions_ = 0;        // NEURON_RT_EMU_ALLREDUCE_RD_BYTES (capped to one slice)
   nrt_emu_devmem_t* engine_mem_ = nullptr;  // slots, counters, semaphores, connectors
   nrt_emu_devmem_t* user_mem_ = nullptr;    // nrt_emu_ccom_alloc
   Heap heap_;

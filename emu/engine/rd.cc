@@ -1,4 +1,5 @@
-// All-reduce by recursive doubling, for messages of one slice: log2(n)
+// All-reduce and all-gather by recursive doubling, for messages of one
+// slice. All-reduce: log2(n)
 // exchanges with a partner (rank XOR 2^k) instead of the ring's 2(n-1)
 // dependent hops, each hop paying the device -> proxy -> plugin hand-offs.
 // A rank count that is not a power of two folds: with p2 the largest power
@@ -12,6 +13,9 @@
 
 #include <nccom/nrt_abi.h>
 
+#include <algorithm>
+#include <vector>
+
 namespace nrt_emu::engine {
 namespace {
 
@@ -24,12 +28,17 @@ int largest_power_of_two(int n) {
 }  // namespace
 
 bool Ccom::runs_recursive_doubling(const CollDesc& d) const {
-  return d.coll == Coll::AllReduce && n_ > 1 && d.count > 0 && kanga_.empty() &&
-         d.count * dtype_size(d.dtype) <= rd_max_bytes_;
+  if (n_ <= 1 || d.count == 0 || !kanga_.empty()) return false;
+  const uint64_t bytes = d.count * dtype_size(d.dtype);
+  if (d.coll == Coll::AllReduce) return bytes <= rd_max_bytes_;
+  // All-gather: the whole output travels in one slice at the end.
+  if (d.coll == Coll::AllGather) return bytes <= rd_gather_max_bytes_ / static_cast<uint64_t>(n_);
+  return false;
 }
 
-Status Ccom::build_rd_plan(Plan& p) {
-  const int p2 = largest_power_of_two(n_);
+// The partners of this rank (rank XOR 2^k below p2, and the folded pair
+// r, r + p2) linked, and the plan marked as a peer plan.
+Status Ccom::start_rd_plan(Plan& p, int p2) {
   const int extra = n_ - p2;
   std::vector<int> partners;
   if (rank_ >= p2) {
@@ -41,6 +50,14 @@ Status Ccom::build_rd_plan(Plan& p) {
   if (Status s = setup_peer_links(ENC_CONNECTIVITY_RDH, partners); !s) return s;
   p.peer = true;
   p.rd = true;
+  return {};
+}
+
+Status Ccom::build_rd_plan(Plan& p) {
+  if (p.desc.coll == Coll::AllGather) return build_rd_gather_plan(p);
+  const int p2 = largest_power_of_two(n_);
+  const int extra = n_ - p2;
+  if (Status s = start_rd_plan(p, p2); !s) return s;
   const uint64_t elems = p.desc.count;
   // The input is the first partial result; every exchange then works on
   // the output buffer.
@@ -61,6 +78,47 @@ Status Ccom::build_rd_plan(Plan& p) {
   }
   if (avg) p.recvs.back().avg = true;
   if (rank_ < extra) p.sends.push_back({rank_ + p2, 0, elems, p.recvs.size(), true});
+  return build_peer_block(p);
+}
+
+// All-gather by recursive doubling: at step k a rank below p2 holds the
+// blocks of the 2^k ranks that share its high bits (a contiguous range of
+// the output), plus those of their folded partners (another range), and
+// swaps both with rank XOR 2^k. Output ranges only grow, so a receive never
+// overwrites what a send reads; a send waits for the receives before it.
+// The folded ranks hand in their block first and get the whole output last.
+Status Ccom::build_rd_gather_plan(Plan& p) {
+  const int p2 = largest_power_of_two(n_);
+  const int extra = n_ - p2;
+  if (Status s = start_rd_plan(p, p2); !s) return s;
+  const uint64_t c = p.desc.count;
+  const auto block = [c](int q) { return static_cast<uint64_t>(q) * c; };
+  const uint64_t all = block(n_);
+  p.copy_src = 0;
+  p.copy_dst = block(rank_);
+  p.copy_elems = c;
+  if (rank_ >= p2) {
+    const int home = rank_ - p2;
+    p.sends.push_back({home, 0, c});
+    p.recvs.push_back({home, 0, all, 1});
+    return build_peer_block(p);
+  }
+  if (rank_ < extra) p.recvs.push_back({rank_ + p2, block(rank_ + p2), c});
+  for (int bit = 1; bit < p2; bit *= 2) {
+    const int partner = rank_ ^ bit;
+    const uint64_t after = p.recvs.size();
+    // The ranges a rank whose group starts at `base` holds before this step.
+    const auto ranges = [&](int base, bool send, int peer) {
+      std::vector<PeerItem>& items = send ? p.sends : p.recvs;
+      items.push_back({peer, block(base), block(bit), send ? after : 0, send});
+      const int folded = std::min(base + bit, extra) - base;
+      if (folded > 0)
+        items.push_back({peer, block(base + p2), block(folded), send ? after : 0, send});
+    };
+    ranges(rank_ & ~(bit - 1), true, partner);
+    ranges(partner & ~(bit - 1), false, partner);
+  }
+  if (rank_ < extra) p.sends.push_back({rank_ + p2, 0, all, p.recvs.size(), true});
   return build_peer_block(p);
 }
 

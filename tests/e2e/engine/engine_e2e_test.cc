@@ -195,28 +195,49 @@ long long closing_count(const std::string& out, const std::string& what) {
   return n;
 }
 
-TEST_P(EngineRecursiveDoubling, SmallAllReducesRunItAndLargeOnesTheRings) {
-  const Shape s = GetParam();
-  // 2 types x 3 reductions x 2 placements x 2 executions per count; counts
-  // 1 and 13 fit one slice in either type, 5003 does not.
-  const std::vector<std::string> args = {"colls=allr",       "dtypes=fp32,int8", "ops=sum,avg,max",
-                                         "counts=1,13,5003", "inplace=both",     "execs=2"};
-  const long long per_count = 2 * 3 * 2 * 2;
-  for (const char* knob : {"", "0"}) {
+// Runs `args` with `knob` unset, then at 0; every rank must finish exact,
+// run `runs` collectives and count `by_rd` of them by recursive doubling
+// with the knob unset, none at 0.
+void expect_recursive_doubling(const Shape& s, const std::vector<std::string>& args,
+                               const char* knob, long long runs, long long by_rd) {
+  for (const char* value : {"", "0"}) {
     const nccom_test::LoopbackPort reserved;
     ASSERT_GT(reserved.port(), 0);
     auto env = env_for(s, reserved.port());
-    if (*knob != '\0') env["NEURON_RT_EMU_ALLREDUCE_RD_BYTES"] = knob;
+    if (*value != '\0') env[knob] = value;
     std::vector<RunningChild> kids = start(s, args, env);
     for (size_t r = 0; r < kids.size(); ++r) {
       nccom_test::ChildResult res = nccom_test::finish_child(kids[r]);
       auto rep = nccom_test::parse_report(res.out);
       ASSERT_EQ(rep["ok"], "1") << "rank " << r << ":\n" << res.out << res.err;
-      EXPECT_EQ(closing_count(res.out, " by recursive doubling"), *knob == '\0' ? 2 * per_count : 0)
-          << "rank " << r << " (NEURON_RT_EMU_ALLREDUCE_RD_BYTES=" << knob << "):\n"
+      EXPECT_EQ(rep["runs"], std::to_string(runs)) << res.out;
+      EXPECT_EQ(closing_count(res.out, " by recursive doubling"), *value == '\0' ? by_rd : 0)
+          << "rank " << r << " (" << knob << "=" << value << "):\n"
           << res.out;
     }
   }
+}
+
+TEST_P(EngineRecursiveDoubling, SmallAllReducesRunItAndLargeOnesTheRings) {
+  // 2 types x 3 reductions x 2 placements x 2 executions per count; counts
+  // 1 and 13 fit one slice in either type, 5003 does not.
+  const long long per_count = 2 * 3 * 2 * 2;
+  expect_recursive_doubling(GetParam(),
+                            {"colls=allr", "dtypes=fp32,int8", "ops=sum,avg,max",
+                             "counts=1,13,5003", "inplace=both", "execs=2"},
+                            "NEURON_RT_EMU_ALLREDUCE_RD_BYTES", 3 * per_count, 2 * per_count);
+}
+
+// All-gathers whose whole output fits NEURON_RT_EMU_ALLGATHER_RD_BYTES (and
+// one slice) run by recursive doubling too, folded ranks included.
+TEST_P(EngineRecursiveDoubling, SmallAllGathersRunItAndLargeOnesTheRings) {
+  // 2 types x 2 placements x 2 executions per count; counts 1 and 13 give
+  // outputs of at most 7 x 13 x 4 bytes, inside a slice; 5003 do not.
+  const long long per_count = 2 * 2 * 2;
+  expect_recursive_doubling(
+      GetParam(),
+      {"colls=allg", "dtypes=fp32,int8", "ops=sum", "counts=1,13,5003", "inplace=both", "execs=2"},
+      "NEURON_RT_EMU_ALLGATHER_RD_BYTES", 3 * per_count, 2 * per_count);
 }
 
 // On a DIRECT link a slice whose data the step leaves final in the output
@@ -262,8 +283,10 @@ TEST_P(EngineDirectRead, FinalSlicesPassByReferenceUnlessTurnedOff) {
 const Shape kDirectShapes[] = {{2, 1, "socket"}, {3, 1, "socket"}, {4, 2, "socket"}};
 INSTANTIATE_TEST_SUITE_P(Shapes, EngineDirectRead, ::testing::ValuesIn(kDirectShapes), shape_name);
 
-// 3 ranks fold one; 2 hosts put exchanges on the network.
-const Shape kRdShapes[] = {{2, 1, "socket"}, {3, 1, "socket"}, {3, 2, "socket"}, {4, 2, "socket"}};
+// 3 ranks fold one, 6 fold two, 7 three (a partner's folded range covers
+// only part of its group); 2 hosts put exchanges on the network.
+const Shape kRdShapes[] = {{2, 1, "socket"}, {3, 1, "socket"}, {6, 2, "socket"},
+                           {3, 2, "socket"}, {4, 2, "socket"}, {7, 2, "socket"}};
 INSTANTIATE_TEST_SUITE_P(Shapes, EngineRecursiveDoubling, ::testing::ValuesIn(kRdShapes),
                          shape_name);
 #endif
