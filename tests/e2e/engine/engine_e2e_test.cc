@@ -19,6 +19,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -195,23 +196,24 @@ long long closing_count(const std::string& out, const std::string& what) {
   return n;
 }
 
-// Runs `args` with `knob` unset, then at 0; every rank must finish exact,
-// run `runs` collectives and count `by_rd` of them by recursive doubling
-// with the knob unset, none at 0.
+// Runs `args` once per (value of `knob`, "" for unset; recursive doubling
+// runs expected): every rank must finish exact, run `runs` collectives and
+// count the expected number of them by recursive doubling.
 void expect_recursive_doubling(const Shape& s, const std::vector<std::string>& args,
-                               const char* knob, long long runs, long long by_rd) {
-  for (const char* value : {"", "0"}) {
+                               const char* knob, long long runs,
+                               const std::vector<std::pair<std::string, long long>>& cases) {
+  for (const auto& [value, by_rd] : cases) {
     const nccom_test::LoopbackPort reserved;
     ASSERT_GT(reserved.port(), 0);
     auto env = env_for(s, reserved.port());
-    if (*value != '\0') env[knob] = value;
+    if (!value.empty()) env[knob] = value;
     std::vector<RunningChild> kids = start(s, args, env);
     for (size_t r = 0; r < kids.size(); ++r) {
       nccom_test::ChildResult res = nccom_test::finish_child(kids[r]);
       auto rep = nccom_test::parse_report(res.out);
       ASSERT_EQ(rep["ok"], "1") << "rank " << r << ":\n" << res.out << res.err;
       EXPECT_EQ(rep["runs"], std::to_string(runs)) << res.out;
-      EXPECT_EQ(closing_count(res.out, " by recursive doubling"), *value == '\0' ? by_rd : 0)
+      EXPECT_EQ(closing_count(res.out, " by recursive doubling"), by_rd)
           << "rank " << r << " (" << knob << "=" << value << "):\n"
           << res.out;
     }
@@ -225,11 +227,13 @@ TEST_P(EngineRecursiveDoubling, SmallAllReducesRunItAndLargeOnesTheRings) {
   expect_recursive_doubling(GetParam(),
                             {"colls=allr", "dtypes=fp32,int8", "ops=sum,avg,max",
                              "counts=1,13,5003", "inplace=both", "execs=2"},
-                            "NEURON_RT_EMU_ALLREDUCE_RD_BYTES", 3 * per_count, 2 * per_count);
+                            "NEURON_RT_EMU_ALLREDUCE_RD_BYTES", 3 * per_count,
+                            {{"", 2 * per_count}, {"0", 0}});
 }
 
 // All-gathers whose whole output fits NEURON_RT_EMU_ALLGATHER_RD_BYTES (and
-// one slice) run by recursive doubling too, folded ranks included.
+// one slice) run by recursive doubling too, folded ranks included; by
+// default only on one host.
 TEST_P(EngineRecursiveDoubling, SmallAllGathersRunItAndLargeOnesTheRings) {
   // 2 types x 2 placements x 2 executions per count; counts 1 and 13 give
   // outputs of at most 7 x 13 x 4 bytes, inside a slice; 5003 do not.
@@ -237,7 +241,8 @@ TEST_P(EngineRecursiveDoubling, SmallAllGathersRunItAndLargeOnesTheRings) {
   expect_recursive_doubling(
       GetParam(),
       {"colls=allg", "dtypes=fp32,int8", "ops=sum", "counts=1,13,5003", "inplace=both", "execs=2"},
-      "NEURON_RT_EMU_ALLGATHER_RD_BYTES", 3 * per_count, 2 * per_count);
+      "NEURON_RT_EMU_ALLGATHER_RD_BYTES", 3 * per_count,
+      {{"", GetParam().hosts == 1 ? 2 * per_count : 0}, {"65536", 2 * per_count}, {"0", 0}});
 }
 
 // On a DIRECT link a slice whose data the step leaves final in the output
