@@ -1,8 +1,6 @@
 // The emulated device's doorbell (bell.h).
 #include "bell.h"
 
-#include "env.h"
-
 #include <linux/futex.h>
 #include <sched.h>
 #include <sys/syscall.h>
@@ -59,14 +57,6 @@ void unregister_local(Bell* b) {
 void ring_local() {
   std::shared_lock lock(local().mutex);
   for (Bell* b : local().bells) ring(b);
-}
-
-uint32_t spin_us() {
-  static const uint32_t us = [] {
-    const auto v = env::int_knob("NEURON_RT_EMU_SPIN_US", kDefaultSpinUs, 0, 10000000);
-    return v ? static_cast<uint32_t>(*v) : kDefaultSpinUs;  // a bad value is logged
-  }();
-  return us;
 }
 
 void Idle::wait(uint32_t seen) {

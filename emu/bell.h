@@ -41,16 +41,15 @@ void register_local(Bell* b);
 void unregister_local(Bell* b);
 void ring_local();
 
-// How long a device loop spins before it sleeps: NEURON_RT_EMU_SPIN_US
-// (0..10000000, default below; read once per process).
+// How long a device loop yields before it sleeps, by default (the engine's
+// knob NEURON_RT_EMU_SPIN_US).
 inline constexpr uint32_t kDefaultSpinUs = 20;
-uint32_t spin_us();
 
 // One idle stretch of a device loop: moved() after progress, wait() when
 // nothing moved.
 class Idle {
  public:
-  explicit Idle(Bell* b) : bell_(b), spin_(std::chrono::microseconds(spin_us())) {}
+  Idle(Bell* b, uint32_t spin_us) : bell_(b), spin_(spin_us) {}
   uint32_t seen() const { return bell_->rings.load(std::memory_order_seq_cst); }
   void moved() { idle_ = false; }
   // Nothing moved since `seen` was read: yield while the stretch is young,

@@ -139,6 +139,9 @@ Status Ccom::take_config(const nrt_emu_ccom_config_t& cfg) {
   const auto by_reference = env_u64("NEURON_RT_EMU_DIRECT_READ", 0, 1, 1);
   if (!by_reference) return by_reference.error();
   by_reference_ = *by_reference != 0;
+  const auto spin = env_u64("NEURON_RT_EMU_SPIN_US", 0, 10000000, bell::kDefaultSpinUs);
+  if (!spin) return spin.error();
+  spin_us_ = static_cast<uint32_t>(*spin);
   return {};
 }
 

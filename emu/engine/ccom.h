@@ -333,6 +333,7 @@ class Ccom {
   // (by rank, in their mapped memory; nullptr where not mapped): rung after
   // every store to a word the other side's device loop waits on.
   bell::Bell* bell_ = nullptr;
+  uint32_t spin_us_ = bell::kDefaultSpinUs;  // NEURON_RT_EMU_SPIN_US
   std::vector<bell::Bell*> peer_bells_;
   // Peers' device memory (by rank), mapped at the first slice one passes by
   // reference.

@@ -396,6 +396,35 @@ double waiting_cpu_share(const std::string& spin_us) {
   return share;
 }
 
+// A bad engine knob is an init error naming the knob, its value and the
+// range, never silently the default.
+TEST(EngineKnobs, ABadValueFailsInitNamingIt) {
+  const struct {
+    const char* knob;
+    const char* value;
+    const char* says;
+  } cases[] = {
+      {"NEURON_RT_EMU_SPIN_US", "fast",
+       "NEURON_RT_EMU_SPIN_US=fast is not an integer in 0..10000000"},
+      {"NEURON_RT_EMU_ALLGATHER_RD_BYTES", "-1",
+       "NEURON_RT_EMU_ALLGATHER_RD_BYTES=-1 is not an integer in 0..16777216"},
+      {"NEURON_RT_EMU_ALLREDUCE_RD_BYTES", "99999999999",
+       "NEURON_RT_EMU_ALLREDUCE_RD_BYTES=99999999999 is not an integer in 0..16777216"},
+  };
+  for (const auto& c : cases) {
+    const nccom_test::LoopbackPort reserved;
+    ASSERT_GT(reserved.port(), 0);
+    const Shape s{1, 1, "socket"};
+    auto env = env_for(s, reserved.port());
+    env[c.knob] = c.value;
+    std::vector<RunningChild> kids = start(s, {"colls=allr", "counts=1"}, env);
+    nccom_test::ChildResult res = nccom_test::finish_child(kids[0]);
+    EXPECT_EQ(res.exit_code, 1) << res.out << res.err;
+    EXPECT_NE(nccom_test::parse_report(res.out)["error"].find(c.says), std::string::npos)
+        << c.knob << ": " << res.out;
+  }
+}
+
 // A device loop with nothing to do sleeps on its doorbell after a short
 // spin; with the spin stretched past the window (the control) it burns
 // the CPU, which is what the measurement must be able to see.
