@@ -315,9 +315,10 @@ class Ccom {
   int rank_ = 0, n_ = 1, host_ = 0, local_ = 0;
   uint32_t timeout_ms_ = 60000;
   uint64_t slot_bytes_ = 0;
-  uint64_t rd_max_bytes_ = 0;
-  uint64_t rd_gather_max_bytes_ = 0;  // NEURON_RT_EMU_ALLGATHER_RD_BYTES (of output)
-  uint64_t rd_executions_ = 0;        // NEURON_RT_EMU_ALLREDUCE_RD_BYTES (capped to one slice)
+  // Recursive doubling up to these sizes (capped to one slice):
+  uint64_t rd_max_bytes_ = 0;               // NEURON_RT_EMU_ALLREDUCE_RD_BYTES
+  uint64_t rd_gather_max_bytes_ = 0;        // NEURON_RT_EMU_ALLGATHER_RD_BYTES (of output)
+  uint64_t rd_executions_ = 0;              // executions run by it (logged at close)
   nrt_emu_devmem_t* engine_mem_ = nullptr;  // slots, counters, semaphores, connectors
   nrt_emu_devmem_t* user_mem_ = nullptr;    // nrt_emu_ccom_alloc
   Heap heap_;

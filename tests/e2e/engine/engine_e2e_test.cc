@@ -327,29 +327,31 @@ INSTANTIATE_TEST_SUITE_P(PerProxy, EngineThreads, ::testing::Values(1, 2));
 #ifndef ENGINE_E2E_LONG
 namespace {
 
-// The CPU time (user + system, in seconds) process `pid` has used so far;
-// < 0 if it cannot be read.
-double cpu_seconds(int pid) {
+// The fields of /proc/<pid>/stat after the command name (field 3, the
+// state, first); empty if it cannot be read.
+std::vector<std::string> stat_fields(int pid) {
   std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
   std::string stat((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
   const size_t paren = stat.rfind(')');
-  if (paren == std::string::npos) return -1;
-  std::istringstream fields(stat.substr(paren + 2));
-  std::string field;
-  unsigned long long utime = 0, stime = 0;
-  // After the name: state is field 3; utime and stime are 14 and 15.
-  for (int i = 3; i <= 15 && fields >> field; ++i) {
-    if (i == 14) utime = std::stoull(field);
-    if (i == 15) stime = std::stoull(field);
-  }
-  return static_cast<double>(utime + stime) / static_cast<double>(::sysconf(_SC_CLK_TCK));
+  std::vector<std::string> fields;
+  if (paren == std::string::npos) return fields;
+  std::istringstream in(stat.substr(paren + 1));
+  for (std::string field; in >> field;) fields.push_back(field);
+  return fields;
+}
+
+// The CPU time (user + system, in seconds: fields 14 and 15) process `pid`
+// has used so far; < 0 if it cannot be read.
+double cpu_seconds(int pid) {
+  const std::vector<std::string> f = stat_fields(pid);
+  if (f.size() < 13) return -1;
+  const unsigned long long ticks = std::stoull(f[11]) + std::stoull(f[12]);
+  return static_cast<double>(ticks) / static_cast<double>(::sysconf(_SC_CLK_TCK));
 }
 
 char process_state(int pid) {
-  std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
-  std::string stat((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  const size_t paren = stat.rfind(')');
-  return paren == std::string::npos || paren + 2 >= stat.size() ? '?' : stat[paren + 2];
+  const std::vector<std::string> f = stat_fields(pid);
+  return f.empty() || f[0].empty() ? '?' : f[0][0];
 }
 
 // Two ranks on one host; rank 1 stops itself (SIGSTOP) before an all-reduce
