@@ -80,6 +80,7 @@ Engine::Engine(const ServiceSettings& settings, Socket peer_listener, Socket cli
       peer_listener_(std::move(peer_listener)),
       client_listener_(std::move(client_listener)),
       card_(std::move(card)) {
+  if (client_listener_.valid()) client_port_ = client_listener_.local_address().port();
   if (pipe2(wake_fds_, O_CLOEXEC | O_NONBLOCK) != 0) wake_fds_[0] = wake_fds_[1] = -1;
   thread_ = std::thread([this] { run(); });
 }
@@ -117,6 +118,7 @@ void Engine::add_comm(const std::shared_ptr<CommRecord>& record, uint64_t secret
       ++p.refs;
     }
     dirty_ = true;
+    port_check_ = true;
   }
   wake();
 }
@@ -234,6 +236,7 @@ void Engine::run() {
   std::unique_lock io(io_mu_);
   for (;;) {
     bool farewell = false;
+    bool port_check = false;
     uint64_t ticket = 0;
     {
       std::lock_guard lock(mu_);
@@ -261,6 +264,8 @@ void Engine::run() {
       }
       farewell = farewell_;
       farewell_ = false;
+      port_check = port_check_ && !stop_;
+      port_check_ = false;
       ticket = farewell_asked_;
     }
     const uint64_t now = now_ms();
@@ -268,6 +273,7 @@ void Engine::run() {
         std::max<uint64_t>(1000, settings_.keepalive_ms * settings_.timeout_factor / 2);
     if (last_loop_ != 0 && now - last_loop_ > absent_limit) discount_absence(now - last_loop_, now);
     last_loop_ = now;
+    if (port_check) check_client_port();
     if (farewell) {
       // The last communicator is gone: goodbye on every link, sent now.
       std::vector<int> links;

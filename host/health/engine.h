@@ -181,12 +181,17 @@ class Engine {
   std::vector<LinkView> link_views(uint64_t now) const;
 
   void watch_stalls(uint64_t now);
+  // engine_port.cc: once this process knows its job's cards, make sure no
+  // other job's processes share its nccom-ras port (port_share.h).
+  void check_client_port();
+  void move_client_port(const std::vector<int>& local_pids, const std::string& others);
   std::string rank_label(uint64_t process) const;
   std::string peer_words(const Collection& col) const;
 
   ServiceSettings settings_;
   Socket peer_listener_;
   Socket client_listener_;
+  uint16_t client_port_ = 0;  // the port client_listener_ listens on now
   Card card_;
   int wake_fds_[2] = {-1, -1};
 
@@ -194,8 +199,9 @@ class Engine {
   mutable std::mutex mu_;  // everything below is the thread's, except where noted
   std::condition_variable cv_;
   bool stop_ = false;
-  bool dirty_ = false;     // comms changed (guarded by mu_)
-  bool farewell_ = false;  // the last comm left: say goodbye (guarded by mu_)
+  bool dirty_ = false;       // comms changed (guarded by mu_)
+  bool port_check_ = false;  // a communicator came: check the client port (guarded by mu_)
+  bool farewell_ = false;    // the last comm left: say goodbye (guarded by mu_)
   uint64_t farewell_done_ = 0, farewell_asked_ = 0;  // guarded by mu_
   std::vector<std::shared_ptr<CommRecord>> comms_;   // guarded by mu_
   std::multimap<uint64_t, uint64_t> secrets_;        // comm hash -> secret, guarded by mu_

@@ -1,6 +1,7 @@
 #include "health/service.h"
 
 #include "health/engine.h"
+#include "health/port_share.h"
 #include "log/log.h"
 
 #include <pthread.h>
@@ -106,6 +107,7 @@ Card ensure_service(const ServiceSettings& settings, const bootstrap::SocketAddr
   }
   g_card.service = true;
   g_card.endpoint = listener->local_address();
+  if (client.valid()) g_card.client_inode = engine::socket_inode(client.fd());
   NCCOM_INFO(log::kInit, "health: service on %s, nccom-ras port %s, keep-alive %llu ms x %d",
              g_card.endpoint.to_string().c_str(),
              client.valid() ? settings.client_address.c_str() : "none",

@@ -33,6 +33,7 @@ std::array<uint8_t, kCardBytes> Card::encode() const {
   put<uint16_t>(&out[4], kCardVersion);
   put<uint16_t>(&out[6], service ? 1 : 0);
   put<uint32_t>(&out[8], pid);
+  put<uint32_t>(&out[12], client_inode);
   put<uint64_t>(&out[16], process);
   endpoint.encode(&out[24]);
   std::memcpy(&out[52], host.data(), std::min(host.size(), kHostBytes - 1));
@@ -54,6 +55,7 @@ Result<Card> Card::decode(const uint8_t* bytes, std::size_t length) {
   if ((flags & ~1u) != 0) return bad("card has unknown flags");
   card.service = (flags & 1u) != 0;
   card.pid = get<uint32_t>(&bytes[8]);
+  card.client_inode = get<uint32_t>(&bytes[12]);
   card.process = get<uint64_t>(&bytes[16]);
   if (card.process == 0) return bad("card has a zero process key");
   if (card.service) {

@@ -20,7 +20,8 @@ namespace nccom::health {
 
 // ---- The card (112 bytes, appended to the 112-byte peer record) --------------
 // [0,4) magic "NCHC"  [4,6) version 1  [6,8) flags (bit 0: a service runs)
-// [8,12) pid  [12,16) zero  [16,24) process key (random per process)
+// [8,12) pid  [12,16) the inode of its nccom-ras socket (0: none)
+// [16,24) process key (random per process)
 // [24,52) the service's peer endpoint (28-byte address)  [52,112) host name,
 // NUL-padded (longer names are cut).
 inline constexpr std::size_t kCardBytes = 112;
@@ -28,6 +29,9 @@ inline constexpr std::size_t kCardBytes = 112;
 struct Card {
   bool service = false;  // false: health is off in that process
   uint32_t pid = 0;
+  // Its nccom-ras socket's inode, so that processes of one host can tell
+  // their job's listeners from another job's (port_share.h).
+  uint32_t client_inode = 0;
   uint64_t process = 0;
   bootstrap::SocketAddress endpoint;
   std::string host;

@@ -11,6 +11,7 @@ Card sample_card() {
   Card c;
   c.service = true;
   c.pid = 4242;
+  c.client_inode = 0xdeadbeef;
   c.process = 0x1122334455667788ull;
   c.endpoint = *bootstrap::SocketAddress::parse("127.0.0.1:5000");
   c.host = "trn-b";
@@ -24,6 +25,7 @@ TEST(HealthWire, CardRoundTrips) {
   ASSERT_TRUE(back) << back.error().message;
   EXPECT_TRUE(back->service);
   EXPECT_EQ(back->pid, 4242u);
+  EXPECT_EQ(back->client_inode, 0xdeadbeefu);
   EXPECT_EQ(back->process, c.process);
   EXPECT_EQ(back->endpoint, c.endpoint);
   EXPECT_EQ(back->host, "trn-b");

@@ -236,6 +236,57 @@ TEST(NccomRas, ASlowRankIsBehind) {
   EXPECT_EQ(done.exit_code, 0) << done.out << done.err;
 }
 
+// Two jobs on one host told the same nccom-ras port (SO_REUSEPORT would hand
+// each connection to either job at random): the job that started first keeps
+// the port, the other moves to the next port no other job holds and says
+// where; each port then answers for its own job, every time.
+TEST(NccomRas, TwoJobsToldOnePortEachAnswerOnTheirOwn) {
+  const std::vector<std::string> endless = {"-r", "4",  "-N",      "2",  "-b", "8",   "-e",
+                                            "8",  "-n", "1000000", "-w", "1",  "allr"};
+  Job first(endless);
+  const std::set<int> first_pids = pids_of(running(first, 4, 10, 60s), 4);
+  ASSERT_EQ(first_pids.size(), 4u);
+  const int shared = first.port();
+  Job second(endless, {{"NCCOM_RAS_ADDR", "127.0.0.1:" + std::to_string(shared)}});
+
+  int moved = 0;
+  std::string json;
+  ASSERT_TRUE(eventually(
+      [&] {
+        for (int port = shared + 1; port < shared + 16; ++port) {
+          const auto r = ras_at(port, {"--json"});
+          const auto rank0 = pid_of(r.out, 0);
+          if (r.exit_code == 0 && rank0 && first_pids.count(*rank0) == 0 && pid_of(r.out, 3) &&
+              completed_max(r.out) >= 50) {
+            moved = port;
+            json = r.out;
+            return true;
+          }
+        }
+        return false;
+      },
+      90s))
+      << "the second job answers on none of ports " << shared + 1 << "-" << shared + 15;
+  const std::set<int> second_pids = pids_of(json, 4);
+  ASSERT_EQ(second_pids.size(), 4u) << json;
+
+  for (int i = 0; i < 12; ++i) {
+    const auto a = ras_at(shared, {"--json"});
+    ASSERT_EQ(a.exit_code, 0) << a.err;
+    EXPECT_EQ(pids_of(a.out, 4), first_pids) << "ask " << i << " on the shared port:\n" << a.out;
+    const auto b = ras_at(moved, {"--json"});
+    ASSERT_EQ(b.exit_code, 0) << b.err;
+    EXPECT_EQ(pids_of(b.out, 4), second_pids) << "ask " << i << " on the moved port:\n" << b.out;
+  }
+
+  const auto said = second.end();
+  const std::string all = said.out + said.err;
+  EXPECT_EQ(count(all, "is served by another job (pids "), 1) << all;
+  EXPECT_NE(all.find("(nccom-ras -p " + std::to_string(moved) + ")"), std::string::npos) << all;
+  EXPECT_NE(all.find(std::to_string(*first_pids.begin())), std::string::npos) << all;
+  EXPECT_EQ(first.end().out.find("is served by another job"), std::string::npos);
+}
+
 // Garbage, a wrong secret and silent clients on the health ports, and 100
 // clients at once: each is answered or refused cleanly, and the job, its
 // results and the health view are untouched.

@@ -14,6 +14,7 @@
 #include <map>
 #include <optional>
 #include <regex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -31,6 +32,13 @@ inline const std::string kShippedConfig = std::string(NCCOM_SOURCE_DIR) + "/conf
 inline constexpr int kKeepAliveMs = 400;
 inline constexpr int kTimeoutFactor = 5;
 inline constexpr int kKeepAliveTimeoutMs = kKeepAliveMs * kTimeoutFactor;
+
+// nccom-ras against whatever job answers on `port` of 127.0.0.1.
+inline nccom_test::ChildResult ras_at(int port, std::vector<std::string> args = {}) {
+  std::vector<std::string> all = {"-p", std::to_string(port)};
+  all.insert(all.end(), args.begin(), args.end());
+  return nccom_test::run_child(kRas, all, {{"NCCOM_RAS_ADDR", ""}, {"NCCL_RAS_ADDR", ""}});
+}
 
 class Job {
  public:
@@ -59,9 +67,7 @@ class Job {
   int port() const { return port_.port(); }
   // nccom-ras against this job (text unless args say otherwise).
   nccom_test::ChildResult ras(std::vector<std::string> args = {}) const {
-    std::vector<std::string> all = {"-p", std::to_string(port_.port())};
-    all.insert(all.end(), args.begin(), args.end());
-    return nccom_test::run_child(kRas, all, {{"NCCOM_RAS_ADDR", ""}, {"NCCL_RAS_ADDR", ""}});
+    return ras_at(port_.port(), std::move(args));
   }
   void stop(int pid) {
     stopped_.push_back(pid);
@@ -71,6 +77,12 @@ class Job {
   nccom_test::ChildResult finish() {
     finished_ = true;
     return nccom_test::finish_child(child_);
+  }
+  // Ends a job that would run on (SIGTERM to its launcher) and returns what
+  // it printed.
+  nccom_test::ChildResult end() {
+    ::kill(child_.pid, SIGTERM);
+    return finish();
   }
 
  private:
@@ -87,6 +99,15 @@ inline std::optional<int> pid_of(const std::string& json, int rank) {
   std::smatch m;
   if (!std::regex_search(json, m, re)) return std::nullopt;
   return std::stoi(m[1]);
+}
+
+// The pids nccom-ras --json gives for ranks 0 .. ranks-1 (absent ones left out).
+inline std::set<int> pids_of(const std::string& json, int ranks) {
+  std::set<int> out;
+  for (int r = 0; r < ranks; ++r) {
+    if (auto pid = pid_of(json, r)) out.insert(*pid);
+  }
+  return out;
 }
 
 // The most proxy executions any rank completed, from nccom-ras --json.
