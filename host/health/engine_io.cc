@@ -319,7 +319,12 @@ void Engine::on_writable(int id) {
   while (!c.out.empty()) {
     auto sent = c.sock.send_some(c.out.data(), c.out.size());
     if (!sent) {
-      close_conn(id, sent.error().message);
+      // A peer that said goodbye and then reset the connection (it exited
+      // with bytes unread) fails this write with its goodbye still waiting
+      // to be read: read first, so the close is judged with what it said.
+      const std::string why = sent.error().message;
+      on_readable(id);
+      if (conns_.count(id) != 0) close_conn(id, why);
       return;
     }
     if (*sent == 0) return;

@@ -1,17 +1,23 @@
 // The service's keep-alive link seen from the other end, by a peer played
 // with a raw socket: what a real peer process would receive.
 #include "bootstrap/socket.h"
+#include "health/engine.h"
 #include "health/service.h"
 #include "health/state.h"
 #include "health/wire.h"
+#include "log/log.h"
 
 #include <poll.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace nccom::health {
@@ -200,6 +206,148 @@ TEST(HealthLink, AGoodbyeIsPassedOnToTheOtherLinks) {
   remove_comm(record.get());
   Registry::instance().remove_comm(record.get());
   stop_service();
+}
+
+// The engine's WARN lines, and a way to hold its thread still: the WARN
+// sink runs on the engine's thread, so a line that names `freeze_on` parks
+// that thread, outside its poll, until the test lets it go.
+struct WarnGate {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::string freeze_on;
+  bool frozen = false;
+  bool go = false;
+  std::vector<std::string> lines;
+};
+WarnGate g_gate;
+
+void gate_sink(const char* line, std::size_t length) {
+  std::unique_lock lock(g_gate.mu);
+  g_gate.lines.emplace_back(line, length);
+  if (g_gate.freeze_on.empty() || g_gate.lines.back().find(g_gate.freeze_on) == std::string::npos)
+    return;
+  g_gate.frozen = true;
+  g_gate.cv.notify_all();
+  g_gate.cv.wait_for(lock, std::chrono::seconds(10), [] { return g_gate.go; });
+}
+
+bool send_all(int fd, const std::vector<uint8_t>& bytes) {
+  return ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(bytes.size());
+}
+
+// A peer that says goodbye and then resets its link (it exited with bytes
+// unread) has its goodbye waiting to be read when the engine's next write on
+// that link fails. Here that write is the kLeft notice of another peer's
+// goodbye, handled just before in the same round: the engine must read the
+// goodbye before it judges the failed write, or it calls a cleanly leaving
+// process dead.
+TEST(HealthLink, AGoodbyeBeforeAResetIsReadBeforeTheFailedWriteIsJudged) {
+  auto loopback = SocketAddress::parse("127.0.0.1:1");
+  ASSERT_TRUE(loopback);
+  loopback->set_port(0);
+  auto listener = Socket::listen(*loopback);
+  ASSERT_TRUE(listener) << listener.error().message;
+  ASSERT_TRUE(engine::set_nonblocking(listener->fd()));
+  // Ring order by key: the engine (0x100) links out to p0 (0x200) and then
+  // p1 (0x300), so p0's link comes first in each round; p3 (0x400) and the
+  // query (0x500) connect in.
+  constexpr uint64_t kMine = 0x100, kP0 = 0x200, kP1 = 0x300, kP3 = 0x400, kQuery = 0x500;
+  Card mine;
+  mine.service = true;
+  mine.pid = static_cast<uint32_t>(getpid());
+  mine.process = kMine;
+  mine.endpoint = listener->local_address();
+  mine.host = "here";
+  std::vector<Socket> ports;
+  std::vector<Card> cards{mine};
+  for (uint64_t key : {kP0, kP1, kP3}) {
+    auto port = Socket::listen(*loopback);
+    ASSERT_TRUE(port) << port.error().message;
+    Card c;
+    c.service = true;
+    c.pid = static_cast<uint32_t>(key >> 8);  // 2, 3, 4
+    c.process = key;
+    c.endpoint = port->local_address();
+    c.host = "there";
+    cards.push_back(c);
+    ports.push_back(std::move(*port));
+  }
+  ServiceSettings s;
+  s.client_address.clear();
+  s.keepalive_ms = 10000;  // no keep-alive or silence verdict within the test
+  engine::Engine e(s, std::move(*listener), Socket{}, mine);
+  auto record = Registry::instance().add_comm(0xc2, 0, 4, {kMine, kP0, kP1, kP3});
+  e.add_comm(record, kSecret, cards);
+
+  const auto soon = [] { return Clock::now() + std::chrono::seconds(5); };
+  std::vector<Socket> out_links;  // p0's, p1's
+  for (std::size_t i = 0; i < 2; ++i) {
+    auto link = ports[i].accept(soon());
+    ASSERT_TRUE(link) << link.error().message;
+    ASSERT_TRUE(next_frame_of(link->fd(), FrameType::kHello)) << "no hello";
+    Hello answer;
+    answer.process = i == 0 ? kP0 : kP1;
+    ASSERT_TRUE(send_all(link->fd(), answer.frame()));
+    out_links.push_back(std::move(*link));
+  }
+  const auto connect_in = [&](uint64_t key, Purpose purpose) -> std::optional<Socket> {
+    auto sock = Socket::connect(mine.endpoint, soon());
+    if (!sock) return std::nullopt;
+    Hello hello;
+    hello.secret = kSecret;
+    hello.process = key;
+    hello.purpose = purpose;
+    if (!send_all(sock->fd(), hello.frame()) || !next_frame_of(sock->fd(), FrameType::kHello))
+      return std::nullopt;
+    return std::move(*sock);
+  };
+  auto p3 = connect_in(kP3, Purpose::kLink);
+  ASSERT_TRUE(p3) << "p3's link was not admitted";
+  auto query = connect_in(kQuery, Purpose::kQuery);
+  ASSERT_TRUE(query) << "the query connection was not admitted";
+
+  // p3 dies without a goodbye; the engine's WARN about it parks its thread.
+  {
+    std::lock_guard lock(g_gate.mu);
+    g_gate.freeze_on = "pid 4) is dead";
+  }
+  log::set_warn_sink(gate_sink);
+  p3->close();
+  {
+    std::unique_lock lock(g_gate.mu);
+    ASSERT_TRUE(g_gate.cv.wait_for(lock, std::chrono::seconds(5), [] { return g_gate.frozen; }))
+        << "the engine never called p3 dead";
+  }
+  // While it is parked: p1 says goodbye and resets, p0 says goodbye and
+  // closes. Its next round sees both.
+  const auto bye = frame(FrameType::kGoodbye, "");
+  ASSERT_TRUE(send_all(out_links[1].fd(), bye));
+  const linger reset{1, 0};
+  ASSERT_EQ(::setsockopt(out_links[1].fd(), SOL_SOCKET, SO_LINGER, &reset, sizeof reset), 0);
+  out_links[1].close();
+  ASSERT_TRUE(send_all(out_links[0].fd(), bye));
+  out_links[0].close();
+  {
+    std::lock_guard lock(g_gate.mu);
+    g_gate.go = true;
+  }
+  g_gate.cv.notify_all();
+
+  // What the engine now says of each peer.
+  ASSERT_TRUE(send_all(query->fd(), frame(FrameType::kQuery, "")));
+  auto snapshot = next_frame_of(query->fd(), FrameType::kSnapshot);
+  log::set_warn_sink(nullptr);
+  ASSERT_TRUE(snapshot) << "no snapshot";
+  const std::string text(snapshot->begin(), snapshot->end());
+  EXPECT_NE(text.find("link process=0000000000000200 state=left"), std::string::npos) << text;
+  EXPECT_NE(text.find("link process=0000000000000300 state=left"), std::string::npos) << text;
+  EXPECT_NE(text.find("link process=0000000000000400 state=dead"), std::string::npos) << text;
+  for (const std::string& line : g_gate.lines) {
+    EXPECT_EQ(line.find("pid 3) is dead"), std::string::npos) << line;
+    EXPECT_EQ(line.find("pid 2) is dead"), std::string::npos) << line;
+  }
+  e.remove_comm(record.get());
+  Registry::instance().remove_comm(record.get());
 }
 
 }  // namespace
