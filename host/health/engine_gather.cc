@@ -146,7 +146,10 @@ void Engine::finish_collection(int cid) {
   // A stall probe: log (or fail) with what the waited-on process says.
   const std::string words = peer_words(col);
   StreamProgress& sp = col.comm->stream(col.stream);
-  const uint64_t idle = now_ms() - sp.last_progress_ms.load();
+  // Counted as the watchdog counts it: a time this process was not
+  // scheduled is not the peer's stall.
+  const uint64_t now = now_ms();
+  const uint64_t idle = now - std::min(now, std::max(sp.last_progress_ms.load(), awake_since_));
   std::string what;
   {
     std::lock_guard lock(sp.mu);

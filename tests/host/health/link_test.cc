@@ -18,6 +18,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace nccom::health {
@@ -218,12 +219,19 @@ struct WarnGate {
   bool frozen = false;
   bool go = false;
   std::vector<std::string> lines;
+
+  void reset(std::string freeze) {  // with `mu` held
+    freeze_on = std::move(freeze);
+    frozen = go = false;
+    lines.clear();
+  }
 };
 WarnGate g_gate;
 
 void gate_sink(const char* line, std::size_t length) {
   std::unique_lock lock(g_gate.mu);
   g_gate.lines.emplace_back(line, length);
+  g_gate.cv.notify_all();
   if (g_gate.freeze_on.empty() || g_gate.lines.back().find(g_gate.freeze_on) == std::string::npos)
     return;
   g_gate.frozen = true;
@@ -309,7 +317,7 @@ TEST(HealthLink, AGoodbyeBeforeAResetIsReadBeforeTheFailedWriteIsJudged) {
   // p3 dies without a goodbye; the engine's WARN about it parks its thread.
   {
     std::lock_guard lock(g_gate.mu);
-    g_gate.freeze_on = "pid 4) is dead";
+    g_gate.reset("pid 4) is dead");
   }
   log::set_warn_sink(gate_sink);
   p3->close();
@@ -348,6 +356,133 @@ TEST(HealthLink, AGoodbyeBeforeAResetIsReadBeforeTheFailedWriteIsJudged) {
   }
   e.remove_comm(record.get());
   Registry::instance().remove_comm(record.get());
+}
+
+// The first WARN line that has `text` (waited for up to 5 s), or nothing.
+std::optional<std::string> warned(const std::string& text) {
+  std::unique_lock lock(g_gate.mu);
+  std::optional<std::string> found;
+  g_gate.cv.wait_for(lock, std::chrono::seconds(5), [&] {
+    for (const std::string& line : g_gate.lines) {
+      if (line.find(text) != std::string::npos) found = line;
+    }
+    return found.has_value();
+  });
+  return found;
+}
+
+// A process that was not scheduled (stopped, swapped out) for longer than
+// health.stall_warn_s must not take its own absence for a peer's stall: the
+// engine's thread is held here past the stall bound while a stream waits,
+// then let go. It says it was away, gives no stall WARN at once, and warns
+// only when the stream has waited the bound again after it came back,
+// counting from then.
+TEST(HealthLink, ATimeNotScheduledIsNotCountedAsAStall) {
+  auto loopback = SocketAddress::parse("127.0.0.1:1");
+  ASSERT_TRUE(loopback);
+  loopback->set_port(0);
+  auto listener = Socket::listen(*loopback);
+  ASSERT_TRUE(listener) << listener.error().message;
+  ASSERT_TRUE(engine::set_nonblocking(listener->fd()));
+  constexpr uint64_t kMine = 0x100, kP3 = 0x400, kGhost = 0x900, kQuery = 0x500;
+  constexpr uint64_t kOtherSecret = 0x0dd;
+  Card mine;
+  mine.service = true;
+  mine.pid = static_cast<uint32_t>(getpid());
+  mine.process = kMine;
+  mine.endpoint = listener->local_address();
+  mine.host = "here";
+  auto p3_port = Socket::listen(*loopback);
+  ASSERT_TRUE(p3_port) << p3_port.error().message;
+  Card p3_card;
+  p3_card.service = true;
+  p3_card.pid = 4;
+  p3_card.process = kP3;
+  p3_card.endpoint = p3_port->local_address();
+  p3_card.host = "there";
+  ServiceSettings s;
+  s.client_address.clear();
+  s.keepalive_ms = 400;  // away for more than 1 s counts as an absence
+  s.stall_warn_ms = 1000;
+  s.stall_fail_ms = 0;
+  engine::Engine e(s, std::move(*listener), Socket{}, mine);
+  // The stalled stream's communicator: its other rank has no health
+  // service, so the stall probe asks no one and the WARN comes at once.
+  auto stalled = Registry::instance().add_comm(0xc3, 0, 2, {kMine, kGhost});
+  e.add_comm(stalled, kSecret, {mine});
+  // A second communicator, with p3, whose death parks the engine's thread.
+  auto other = Registry::instance().add_comm(0xc4, 0, 2, {kMine, kP3});
+  e.add_comm(other, kOtherSecret, {mine, p3_card});
+
+  const auto connect_in = [&](uint64_t key, uint64_t secret,
+                              Purpose purpose) -> std::optional<Socket> {
+    auto sock = Socket::connect(mine.endpoint, Clock::now() + std::chrono::seconds(5));
+    if (!sock) return std::nullopt;
+    Hello hello;
+    hello.secret = secret;
+    hello.process = key;
+    hello.purpose = purpose;
+    if (!send_all(sock->fd(), hello.frame()) || !next_frame_of(sock->fd(), FrameType::kHello))
+      return std::nullopt;
+    return std::move(*sock);
+  };
+  auto p3 = connect_in(kP3, kOtherSecret, Purpose::kLink);
+  ASSERT_TRUE(p3) << "p3's link was not admitted";
+  auto query = connect_in(kQuery, kSecret, Purpose::kQuery);
+  ASSERT_TRUE(query) << "the query connection was not admitted";
+
+  StreamProgress& sp = stalled->stream(0);
+  sp.waiting_peer = 1;
+  sp.started = 1;
+  sp.last_progress_ms = now_ms();
+  sp.running = true;
+  {
+    std::lock_guard lock(g_gate.mu);
+    g_gate.reset("pid 4) is dead");
+  }
+  log::set_warn_sink(gate_sink);
+  p3->close();
+  {
+    std::unique_lock lock(g_gate.mu);
+    ASSERT_TRUE(g_gate.cv.wait_for(lock, std::chrono::seconds(5), [] { return g_gate.frozen; }))
+        << "the engine never called p3 dead";
+  }
+  // The engine's thread is away for 1.5 s: the condition under test.
+  constexpr auto kAway = std::chrono::milliseconds(1500);
+  std::this_thread::sleep_for(kAway);
+  {
+    std::lock_guard lock(g_gate.mu);
+    g_gate.go = true;
+  }
+  g_gate.cv.notify_all();
+  const auto back = Clock::now();
+
+  // A query answered after its return: by then its next round has run.
+  ASSERT_TRUE(send_all(query->fd(), frame(FrameType::kQuery, "")));
+  ASSERT_TRUE(next_frame_of(query->fd(), FrameType::kSnapshot)) << "no snapshot";
+  {
+    std::lock_guard lock(g_gate.mu);
+    bool knew = false;
+    for (const std::string& line : g_gate.lines) {
+      knew = knew || line.find("health: this process was not scheduled for") != std::string::npos;
+      EXPECT_EQ(line.find("(health.stall_warn_s)"), std::string::npos) << line;
+    }
+    EXPECT_TRUE(knew) << "no WARN about the absence";
+  }
+  // The stream still waits: a bound after the return, it is a stall, and
+  // its idle time counts from the return, not from the last progress.
+  const auto stall = warned("(health.stall_warn_s)");
+  log::set_warn_sink(nullptr);
+  ASSERT_TRUE(stall) << "no stall WARN after the return";
+  EXPECT_GE(Clock::now() - back, std::chrono::milliseconds(s.stall_warn_ms)) << *stall;
+  const auto idle = stall->find("no progress for ");
+  ASSERT_NE(idle, std::string::npos) << *stall;
+  EXPECT_LT(std::stol(stall->substr(idle + 16)), kAway.count()) << *stall;
+  sp.running = false;
+  e.remove_comm(other.get());
+  e.remove_comm(stalled.get());
+  Registry::instance().remove_comm(other.get());
+  Registry::instance().remove_comm(stalled.get());
 }
 
 }  // namespace
