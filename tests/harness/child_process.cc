@@ -4,6 +4,8 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -77,9 +79,16 @@ RunningChild start_child(const std::string& program, const std::vector<std::stri
   if (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0) {
     throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
   }
+  const pid_t parent = getpid();
   const pid_t pid = fork();
   if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
   if (pid == 0) {
+    // A test binary that dies (ctest's timeout kills it) takes its tools
+    // with it: a job left running would load every test after it. SIGTERM,
+    // so that nccom-test ends its ranks. The signal follows the thread that
+    // forked: callers wait for their children on that thread.
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != parent) _exit(127);
     dup2(out_pipe[1], STDOUT_FILENO);
     dup2(err_pipe[1], STDERR_FILENO);
     execve(program.c_str(), argv.data(), envp.data());

@@ -22,7 +22,9 @@ struct ChildResult {
 ChildResult run_child(const std::string& program, const std::vector<std::string>& args,
                       const std::map<std::string, std::string>& env);
 
-// The same, in two halves, for several children running at once.
+// The same, in two halves, for several children running at once. A child
+// gets SIGTERM if the thread that started it ends first (PR_SET_PDEATHSIG):
+// finish it on that thread.
 struct RunningChild {
   int pid = -1;
   int out_fd = -1;
