@@ -372,11 +372,12 @@ std::optional<std::string> warned(const std::string& text) {
 }
 
 // A process that was not scheduled (stopped, swapped out) for longer than
-// health.stall_warn_s must not take its own absence for a peer's stall: the
-// engine's thread is held here past the stall bound while a stream waits,
-// then let go. It says it was away, gives no stall WARN at once, and warns
-// only when the stream has waited the bound again after it came back,
-// counting from then.
+// its peers' keep-alive timeout and health.stall_warn_s must not take its
+// own absence for a peer's silence or stall: the engine's thread is held
+// here past both bounds while a linked peer is quiet and a stream waits,
+// then let go. It says it was away, calls no one unresponsive and gives no
+// stall WARN at once, and warns only when the stream has waited the bound
+// again after it came back, counting from then.
 TEST(HealthLink, ATimeNotScheduledIsNotCountedAsAStall) {
   auto loopback = SocketAddress::parse("127.0.0.1:1");
   ASSERT_TRUE(loopback);
@@ -384,7 +385,7 @@ TEST(HealthLink, ATimeNotScheduledIsNotCountedAsAStall) {
   auto listener = Socket::listen(*loopback);
   ASSERT_TRUE(listener) << listener.error().message;
   ASSERT_TRUE(engine::set_nonblocking(listener->fd()));
-  constexpr uint64_t kMine = 0x100, kP3 = 0x400, kGhost = 0x900, kQuery = 0x500;
+  constexpr uint64_t kMine = 0x100, kP3 = 0x400, kP5 = 0x600, kGhost = 0x900, kQuery = 0x500;
   constexpr uint64_t kOtherSecret = 0x0dd;
   Card mine;
   mine.service = true;
@@ -394,15 +395,21 @@ TEST(HealthLink, ATimeNotScheduledIsNotCountedAsAStall) {
   mine.host = "here";
   auto p3_port = Socket::listen(*loopback);
   ASSERT_TRUE(p3_port) << p3_port.error().message;
+  auto p5_port = Socket::listen(*loopback);
+  ASSERT_TRUE(p5_port) << p5_port.error().message;
   Card p3_card;
   p3_card.service = true;
   p3_card.pid = 4;
   p3_card.process = kP3;
   p3_card.endpoint = p3_port->local_address();
   p3_card.host = "there";
+  Card p5_card = p3_card;
+  p5_card.pid = 6;
+  p5_card.process = kP5;
+  p5_card.endpoint = p5_port->local_address();
   ServiceSettings s;
   s.client_address.clear();
-  s.keepalive_ms = 400;  // away for more than 1 s counts as an absence
+  s.keepalive_ms = 400;  // silent 2 s: unresponsive; away more than 1 s: an absence
   s.stall_warn_ms = 1000;
   s.stall_fail_ms = 0;
   engine::Engine e(s, std::move(*listener), Socket{}, mine);
@@ -410,9 +417,10 @@ TEST(HealthLink, ATimeNotScheduledIsNotCountedAsAStall) {
   // service, so the stall probe asks no one and the WARN comes at once.
   auto stalled = Registry::instance().add_comm(0xc3, 0, 2, {kMine, kGhost});
   e.add_comm(stalled, kSecret, {mine});
-  // A second communicator, with p3, whose death parks the engine's thread.
-  auto other = Registry::instance().add_comm(0xc4, 0, 2, {kMine, kP3});
-  e.add_comm(other, kOtherSecret, {mine, p3_card});
+  // A second communicator, with p3, whose death parks the engine's thread,
+  // and p5, linked and quiet (its last word is its hello).
+  auto other = Registry::instance().add_comm(0xc4, 0, 3, {kMine, kP3, kP5});
+  e.add_comm(other, kOtherSecret, {mine, p3_card, p5_card});
 
   const auto connect_in = [&](uint64_t key, uint64_t secret,
                               Purpose purpose) -> std::optional<Socket> {
@@ -428,6 +436,8 @@ TEST(HealthLink, ATimeNotScheduledIsNotCountedAsAStall) {
   };
   auto p3 = connect_in(kP3, kOtherSecret, Purpose::kLink);
   ASSERT_TRUE(p3) << "p3's link was not admitted";
+  auto p5 = connect_in(kP5, kOtherSecret, Purpose::kLink);
+  ASSERT_TRUE(p5) << "p5's link was not admitted";
   auto query = connect_in(kQuery, kSecret, Purpose::kQuery);
   ASSERT_TRUE(query) << "the query connection was not admitted";
 
@@ -447,8 +457,8 @@ TEST(HealthLink, ATimeNotScheduledIsNotCountedAsAStall) {
     ASSERT_TRUE(g_gate.cv.wait_for(lock, std::chrono::seconds(5), [] { return g_gate.frozen; }))
         << "the engine never called p3 dead";
   }
-  // The engine's thread is away for 1.5 s: the condition under test.
-  constexpr auto kAway = std::chrono::milliseconds(1500);
+  // The engine's thread is away for 2.5 s: the condition under test.
+  constexpr auto kAway = std::chrono::milliseconds(2500);
   std::this_thread::sleep_for(kAway);
   {
     std::lock_guard lock(g_gate.mu);
@@ -466,6 +476,7 @@ TEST(HealthLink, ATimeNotScheduledIsNotCountedAsAStall) {
     for (const std::string& line : g_gate.lines) {
       knew = knew || line.find("health: this process was not scheduled for") != std::string::npos;
       EXPECT_EQ(line.find("(health.stall_warn_s)"), std::string::npos) << line;
+      EXPECT_EQ(line.find(" is unresponsive"), std::string::npos) << line;
     }
     EXPECT_TRUE(knew) << "no WARN about the absence";
   }

