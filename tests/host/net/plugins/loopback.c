@@ -1,10 +1,17 @@
-/* The loopback core (see loopback.h). Single-threaded by design: the tests
- * drive both ends of every connection from one thread. */
+/* The loopback core (see loopback.h). The tests drive both ends of every
+ * connection from one thread, but a host may run connect and accept on
+ * threads of its own (libnccom does, for plugins whose calls block), so all
+ * state sits behind one lock. A blocking accept waits, as a v4 plugin's
+ * does, for a connect to arrive; it gives up after LB_ACCEPT_WAIT_S seconds
+ * so that a test that never connects fails instead of hanging. */
 #include "loopback.h"
 
+#include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #ifndef LB_NDEV
 #define LB_NDEV 1
@@ -12,6 +19,12 @@
 #ifndef LB_MAX_RECVS
 #define LB_MAX_RECVS 1
 #endif
+#ifndef LB_ACCEPT_WAIT_S
+#define LB_ACCEPT_WAIT_S 20
+#endif
+
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_connected = PTHREAD_COND_INITIALIZER;
 
 #ifdef LB_LONG_STRINGS
 static char lb_long_name[512] = {[0 ... 511] = 'n'};
@@ -71,7 +84,7 @@ static uint64_t get_u64(const unsigned char* p) {
   return v;
 }
 
-ncclResult_t lb_init(ncclDebugLogger_t log) {
+static ncclResult_t init_unlocked(ncclDebugLogger_t log) {
   loopback_stats.init_calls++;
   if (log != NULL) {
     log(NCCL_LOG_INFO, NCCL_NET, __FILE__, __LINE__, "%s: loopback init, %d device(s)", LB_NAME,
@@ -86,7 +99,7 @@ ncclResult_t lb_init(ncclDebugLogger_t log) {
 #endif
 }
 
-ncclResult_t lb_fini(void) {
+static ncclResult_t fini_unlocked(void) {
   loopback_stats.fini_calls++;
   return ncclSuccess;
 }
@@ -121,7 +134,7 @@ ncclResult_t lb_properties(int dev, ncclNetProperties_v6_t* props) {
   return ncclSuccess;
 }
 
-ncclResult_t lb_listen(int dev, void* handle, int handle_bytes, void** listen_comm) {
+static ncclResult_t listen_unlocked(int dev, void* handle, int handle_bytes, void** listen_comm) {
   if (handle == NULL || listen_comm == NULL || dev < 0 || dev >= LB_NDEV)
     return ncclInvalidArgument;
   lb_listener* l = calloc(1, sizeof *l);
@@ -138,7 +151,7 @@ ncclResult_t lb_listen(int dev, void* handle, int handle_bytes, void** listen_co
   return ncclSuccess;
 }
 
-ncclResult_t lb_connect(int dev, const void* handle, int blocking, void** send_comm) {
+static ncclResult_t connect_unlocked(int dev, const void* handle, int blocking, void** send_comm) {
   if (handle == NULL || send_comm == NULL) return ncclInvalidArgument;
   const unsigned char* h = handle;
   if (get_u64(h) != kMagic) return ncclInvalidArgument;
@@ -160,16 +173,17 @@ ncclResult_t lb_connect(int dev, const void* handle, int blocking, void** send_c
   chan->ends = 2;
   end->chan = chan;
   l->pending[l->npending++] = chan;
+  pthread_cond_broadcast(&g_connected);
   loopback_stats.open_comms++;
   *send_comm = end;
   return ncclSuccess;
 }
 
-ncclResult_t lb_accept(void* listen_comm, int blocking, void** recv_comm) {
+static ncclResult_t accept_unlocked(void* listen_comm, int blocking, void** recv_comm) {
   lb_listener* l = listen_comm;
   if (l == NULL || recv_comm == NULL) return ncclInvalidArgument;
   if (l->npending == 0) {
-    if (blocking) return ncclInternalError; /* nobody will ever connect: never hang */
+    if (blocking) return ncclInternalError; /* lb_accept waited and nobody connected */
     *recv_comm = NULL;
     return ncclSuccess;
   }
@@ -182,7 +196,7 @@ ncclResult_t lb_accept(void* listen_comm, int blocking, void** recv_comm) {
   return ncclSuccess;
 }
 
-ncclResult_t lb_reg_mr(void* comm, void* data, size_t size, int type, void** mhandle) {
+static ncclResult_t reg_mr_unlocked(void* comm, void* data, size_t size, int type, void** mhandle) {
   if (comm == NULL || mhandle == NULL || type != NCCL_PTR_HOST) return ncclInvalidArgument;
   lb_mr* mr = malloc(sizeof *mr);
   if (mr == NULL) return ncclSystemError;
@@ -193,7 +207,7 @@ ncclResult_t lb_reg_mr(void* comm, void* data, size_t size, int type, void** mha
   return ncclSuccess;
 }
 
-ncclResult_t lb_dereg_mr(void* comm, void* mhandle) {
+static ncclResult_t dereg_mr_unlocked(void* comm, void* mhandle) {
   if (comm == NULL || mhandle == NULL) return ncclInvalidArgument;
   free(mhandle);
   loopback_stats.open_mrs--;
@@ -213,7 +227,7 @@ static ncclResult_t new_request(int kind, lb_chan* chan, void* data, int size, i
   return ncclSuccess;
 }
 
-ncclResult_t lb_isend(void* send_comm, void* data, int size, int tag, void** request) {
+static ncclResult_t isend_unlocked(void* send_comm, void* data, int size, int tag, void** request) {
   lb_end* end = send_comm;
   if (end == NULL || request == NULL || size < 0 || (size > 0 && data == NULL)) {
     return ncclInvalidArgument;
@@ -233,7 +247,8 @@ ncclResult_t lb_isend(void* send_comm, void* data, int size, int tag, void** req
   return new_request(LB_SEND, end->chan, data, size, tag, request);
 }
 
-ncclResult_t lb_irecv(void* recv_comm, int n, void** data, int* sizes, int* tags, void** request) {
+static ncclResult_t irecv_unlocked(void* recv_comm, int n, void** data, int* sizes, int* tags,
+                                   void** request) {
   lb_end* end = recv_comm;
   if (n > loopback_stats.max_recv_n) loopback_stats.max_recv_n = n;
   if (end == NULL || request == NULL || n != 1 || data == NULL || sizes == NULL) {
@@ -242,13 +257,13 @@ ncclResult_t lb_irecv(void* recv_comm, int n, void** data, int* sizes, int* tags
   return new_request(LB_RECV, end->chan, data[0], sizes[0], tags ? tags[0] : 0, request);
 }
 
-ncclResult_t lb_iflush(void* recv_comm, int n, void** request) {
+static ncclResult_t iflush_unlocked(void* recv_comm, int n, void** request) {
   lb_end* end = recv_comm;
   if (end == NULL || request == NULL || n != 1) return ncclInvalidArgument;
   return new_request(LB_FLUSH, end->chan, NULL, 0, 0, request);
 }
 
-ncclResult_t lb_test(void* request, int* done, int* sizes) {
+static ncclResult_t test_unlocked(void* request, int* done, int* sizes) {
   lb_req* r = request;
   if (r == NULL || done == NULL) return ncclInvalidArgument;
   if (r->kind == LB_RECV) {
@@ -293,10 +308,10 @@ static ncclResult_t close_end(lb_end* end) {
   return ncclSuccess;
 }
 
-ncclResult_t lb_close_send(void* send_comm) { return close_end(send_comm); }
-ncclResult_t lb_close_recv(void* recv_comm) { return close_end(recv_comm); }
+static ncclResult_t close_send_unlocked(void* send_comm) { return close_end(send_comm); }
+static ncclResult_t close_recv_unlocked(void* recv_comm) { return close_end(recv_comm); }
 
-ncclResult_t lb_close_listen(void* listen_comm) {
+static ncclResult_t close_listen_unlocked(void* listen_comm) {
   lb_listener** link = &g_listeners;
   while (*link != NULL && *link != listen_comm) link = &(*link)->next;
   if (*link == NULL) return ncclInvalidArgument;
@@ -306,4 +321,114 @@ ncclResult_t lb_close_listen(void* listen_comm) {
   free(l);
   loopback_stats.open_comms--;
   return ncclSuccess;
+}
+
+/* The exported calls: each runs under the lock. */
+
+ncclResult_t lb_init(ncclDebugLogger_t log) {
+  pthread_mutex_lock(&g_lock);
+  ncclResult_t r = init_unlocked(log);
+  pthread_mutex_unlock(&g_lock);
+  return r;
+}
+
+ncclResult_t lb_fini(void) {
+  pthread_mutex_lock(&g_lock);
+  ncclResult_t r = fini_unlocked();
+  pthread_mutex_unlock(&g_lock);
+  return r;
+}
+
+ncclResult_t lb_listen(int dev, void* handle, int handle_bytes, void** listen_comm) {
+  pthread_mutex_lock(&g_lock);
+  ncclResult_t r = listen_unlocked(dev, handle, handle_bytes, listen_comm);
+  pthread_mutex_unlock(&g_lock);
+  return r;
+}
+
+ncclResult_t lb_connect(int dev, const void* handle, int blocking, void** send_comm) {
+  pthread_mutex_lock(&g_lock);
+  ncclResult_t r = connect_unlocked(dev, handle, blocking, send_comm);
+  pthread_mutex_unlock(&g_lock);
+  return r;
+}
+
+ncclResult_t lb_reg_mr(void* comm, void* data, size_t size, int type, void** mhandle) {
+  pthread_mutex_lock(&g_lock);
+  ncclResult_t r = reg_mr_unlocked(comm, data, size, type, mhandle);
+  pthread_mutex_unlock(&g_lock);
+  return r;
+}
+
+ncclResult_t lb_dereg_mr(void* comm, void* mhandle) {
+  pthread_mutex_lock(&g_lock);
+  ncclResult_t r = dereg_mr_unlocked(comm, mhandle);
+  pthread_mutex_unlock(&g_lock);
+  return r;
+}
+
+ncclResult_t lb_isend(void* send_comm, void* data, int size, int tag, void** request) {
+  pthread_mutex_lock(&g_lock);
+  ncclResult_t r = isend_unlocked(send_comm, data, size, tag, request);
+  pthread_mutex_unlock(&g_lock);
+  return r;
+}
+
+ncclResult_t lb_irecv(void* recv_comm, int n, void** data, int* sizes, int* tags, void** request) {
+  pthread_mutex_lock(&g_lock);
+  ncclResult_t r = irecv_unlocked(recv_comm, n, data, sizes, tags, request);
+  pthread_mutex_unlock(&g_lock);
+  return r;
+}
+
+ncclResult_t lb_iflush(void* recv_comm, int n, void** request) {
+  pthread_mutex_lock(&g_lock);
+  ncclResult_t r = iflush_unlocked(recv_comm, n, request);
+  pthread_mutex_unlock(&g_lock);
+  return r;
+}
+
+ncclResult_t lb_test(void* request, int* done, int* sizes) {
+  pthread_mutex_lock(&g_lock);
+  ncclResult_t r = test_unlocked(request, done, sizes);
+  pthread_mutex_unlock(&g_lock);
+  return r;
+}
+
+ncclResult_t lb_close_send(void* send_comm) {
+  pthread_mutex_lock(&g_lock);
+  ncclResult_t r = close_send_unlocked(send_comm);
+  pthread_mutex_unlock(&g_lock);
+  return r;
+}
+
+ncclResult_t lb_close_recv(void* recv_comm) {
+  pthread_mutex_lock(&g_lock);
+  ncclResult_t r = close_recv_unlocked(recv_comm);
+  pthread_mutex_unlock(&g_lock);
+  return r;
+}
+
+ncclResult_t lb_close_listen(void* listen_comm) {
+  pthread_mutex_lock(&g_lock);
+  ncclResult_t r = close_listen_unlocked(listen_comm);
+  pthread_mutex_unlock(&g_lock);
+  return r;
+}
+
+/* A blocking accept (v4) waits for a connect, at most LB_ACCEPT_WAIT_S. */
+ncclResult_t lb_accept(void* listen_comm, int blocking, void** recv_comm) {
+  pthread_mutex_lock(&g_lock);
+  if (blocking) {
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += LB_ACCEPT_WAIT_S;
+    lb_listener* l = listen_comm;
+    int rc = 0;
+    while (l != NULL && l->npending == 0 && rc != ETIMEDOUT)
+      rc = pthread_cond_timedwait(&g_connected, &g_lock, &until);
+  }
+  ncclResult_t r = accept_unlocked(listen_comm, blocking, recv_comm);
+  pthread_mutex_unlock(&g_lock);
+  return r;
 }
