@@ -236,6 +236,10 @@ NRT_STATUS nrt_emu_proxy_submit(nrt_emu_proxy_t* proxy, const nrt_emu_network_ta
   return NRT_SUCCESS;
 }
 
+int nrt_emu_proxy_help(nrt_emu_proxy_t* proxy) {
+  return proxy != nullptr && proxy->seat->queue->help() ? 1 : 0;
+}
+
 NRT_STATUS nrt_emu_proxy_wait(nrt_emu_proxy_status_t* status, uint32_t timeout_ms) {
   if (status == nullptr) {
     nrt_emu::log::message(Level::Error, "nrt_emu_proxy_wait: status is NULL");

@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <system_error>
 
@@ -66,11 +67,55 @@ void Queue::shutdown() {
 }
 
 void Queue::submit(std::shared_ptr<NetworkTask> task) {
+  bool wake = false;
   {
     std::lock_guard lock(mutex_);
     pending_.push_back(std::move(task));
+    wake = worker_idle_;
   }
-  cv_.notify_all();
+  if (wake) cv_.notify_all();
+}
+
+namespace {
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+// How long after a device loop's last help the worker keeps standing back.
+constexpr int64_t kHelpWindowNs = 200'000;
+}  // namespace
+
+bool Queue::step_all() {
+  bool all_idle = true;
+  for (auto rank = active_.begin(); rank != active_.end();) {
+    auto& tasks = rank->second;
+    for (auto it = tasks.begin(); it != tasks.end();) {
+      const nrt_emu_task_run_state_t state = (*it)->step();
+      if (state == NRT_EMU_TASK_DONE) {
+        it = tasks.erase(it);
+        continue;
+      }
+      if (state != NRT_EMU_TASK_IDLE) all_idle = false;
+      ++it;
+    }
+    rank = tasks.empty() ? active_.erase(rank) : std::next(rank);
+  }
+  return !all_idle;
+}
+
+bool Queue::help() {
+  // Announced first: a worker inside a step stands back after it.
+  last_help_ns_.store(now_ns(), std::memory_order_relaxed);
+  std::unique_lock step(step_mutex_, std::try_to_lock);
+  if (!step.owns_lock()) return false;
+  {
+    std::lock_guard lock(mutex_);
+    if (stop_) return false;
+    take_pending();
+  }
+  if (active_.empty()) return false;
+  return step_all();
 }
 
 void Queue::take_pending() {
@@ -111,32 +156,40 @@ void Queue::run() {
 
   std::unique_lock lock(mutex_);
   for (;;) {
-    take_pending();
     if (stop_) break;
-    if (active_.empty()) {
-      cv_.wait(lock, [this] { return stop_ || !pending_.empty(); });
+    // A device loop stepping the tasks itself: stand back, briefly.
+    if (now_ns() - last_help_ns_.load(std::memory_order_relaxed) < kHelpWindowNs) {
+      cv_.wait_for(lock, std::chrono::nanoseconds(kHelpWindowNs), [this] { return stop_; });
       continue;
     }
     lock.unlock();
-    bool all_idle = true;
-    for (auto rank = active_.begin(); rank != active_.end();) {
-      auto& tasks = rank->second;
-      for (auto it = tasks.begin(); it != tasks.end();) {
-        const nrt_emu_task_run_state_t state = (*it)->step();
-        if (state == NRT_EMU_TASK_DONE) {
-          it = tasks.erase(it);
-          continue;
-        }
-        if (state != NRT_EMU_TASK_IDLE) all_idle = false;
-        ++it;
+    bool moved = false, empty = false;
+    {
+      std::lock_guard step(step_mutex_);
+      {
+        std::lock_guard relock(mutex_);
+        take_pending();
       }
-      rank = tasks.empty() ? active_.erase(rank) : std::next(rank);
+      empty = active_.empty();
+      if (!empty) moved = step_all();
     }
-    if (all_idle) sched_yield();  // IDLE is not terminal: keep ticking, politely
     lock.lock();
+    if (empty) {
+      if (!pending_.empty() || stop_) continue;
+      worker_idle_ = true;
+      cv_.wait(lock, [this] { return stop_ || !pending_.empty(); });
+      worker_idle_ = false;
+      continue;
+    }
+    if (!moved) {
+      lock.unlock();
+      sched_yield();  // IDLE is not terminal: keep ticking, politely
+      lock.lock();
+    }
   }
   // Stopped: whatever is left will never run.
   lock.unlock();
+  std::lock_guard step(step_mutex_);
   const std::string why = "the proxy queue of group " + std::to_string(gid_) +
                           " was destroyed before the task finished";
   for (auto& [rank, tasks] : active_) {

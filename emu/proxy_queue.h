@@ -7,13 +7,21 @@
 // task, calls libnccom's neuronSetAffinity for the comm that created the
 // group. Its loop: move queued tasks into active_tasks[rank]; step each
 // active task once; drop the DONE ones; sleep on the condition variable when
-// nothing is active or queued; sched_yield() when every active task is IDLE.
+// nothing is active or queued; sched_yield() when every active task is IDLE
+// (also right after the last one finished: the device loop that was waiting
+// for it usually submits the next one before the worker would sleep).
+//
+// A device loop of the process that waits on its network task may step the
+// tasks itself (help()): whoever holds the step lock steps, one thread at a
+// time, and the worker stands back (waits on the condition variable) while
+// helps keep coming, so the rank has one polling thread instead of two.
 #pragma once
 
 #include "proxy_task.h"
 
 #include <nccom/util/result.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <list>
@@ -39,12 +47,19 @@ class Queue {
   // finish with NRT_CLOSED. Idempotent.
   void shutdown();
   void submit(std::shared_ptr<NetworkTask> task);
+  // Called by a device loop of this process while it waits: steps the
+  // active tasks once on the caller's thread unless another thread is
+  // stepping them. True when a task moved.
+  bool help();
   int tid() const { return tid_; }
   int gid() const { return gid_; }
 
  private:
   void run();
-  void take_pending();  // holds mutex_
+  void take_pending();  // holds mutex_ and step_mutex_
+  // One pass over the active tasks (holds step_mutex_): false when every
+  // task was IDLE.
+  bool step_all();
 
   const int gid_;
   const NccomProxyFns fns_;
@@ -56,7 +71,13 @@ class Queue {
   bool stop_ = false;
   bool started_ = false;
   int tid_ = 0;
-  // Touched by the worker thread only.
+  // Held by whoever steps the tasks: the worker, or a device loop helping.
+  std::mutex step_mutex_;
+  // When a device loop last helped (steady clock, ns): while one does, the
+  // worker stands back instead of polling beside it.
+  std::atomic<int64_t> last_help_ns_{0};
+  bool worker_idle_ = false;  // the worker sleeps for want of tasks (mutex_)
+  // Touched under step_mutex_ only.
   std::map<int, std::list<std::shared_ptr<NetworkTask>>> active_;
 };
 

@@ -335,6 +335,10 @@ class Ccom {
   // every store to a word the other side's device loop waits on.
   bell::Bell* bell_ = nullptr;
   uint32_t spin_us_ = bell::kDefaultSpinUs;  // NEURON_RT_EMU_SPIN_US
+  // NEURON_RT_EMU_PROXY_HELP: while its network task runs, the device loop
+  // steps the proxy itself (nrt_emu_proxy_help) instead of waiting for the
+  // worker thread.
+  bool proxy_help_ = true;
   std::vector<bell::Bell*> peer_bells_;
   // Peers' device memory (by rank), mapped at the first slice one passes by
   // reference.

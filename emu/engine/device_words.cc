@@ -80,6 +80,7 @@ Status NetTask::submit(nrt_emu_proxy_t* proxy, const std::vector<const NetBlock*
   task.streams_n = static_cast<int>(streams.size());
   task.device_gated = true;
   task.exec_id = exec_id;
+  proxy_ = proxy;
   if (NRT_STATUS s = nrt_emu_proxy_submit(proxy, &task, &status_); s != NRT_SUCCESS)
     return engine_error("the proxy worker refused the network task (status " + std::to_string(s) +
                         "; the runtime log says why)");

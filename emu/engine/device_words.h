@@ -64,6 +64,8 @@ class NetTask {
                 const std::vector<volatile uint32_t*>& sems, uint64_t exec_id);
   bool active() const { return status_ != nullptr; }
   bool done() const;  // no task, or the worker finished it
+  // While the task runs: steps the proxy on this thread (true: it moved).
+  bool help() { return status_ != nullptr && nrt_emu_proxy_help(proxy_) != 0; }
   // Once the task is done: "" when it succeeded, else why it failed (the
   // first call only; later calls answer "").
   Status failure();
@@ -71,6 +73,7 @@ class NetTask {
   Status finish();
 
  private:
+  nrt_emu_proxy_t* proxy_ = nullptr;
   nrt_emu_proxy_status_t* status_ = nullptr;
   bool checked_ = false;
 };

@@ -3,6 +3,7 @@
 #include "ccom.h"
 #include "device_words.h"
 
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -298,6 +299,8 @@ Status Ccom::execute(Plan& p) {
         const std::string gone = peer_gone();
         return gone.empty() ? s : engine_error(s.error().message + "; " + gone);
       }
+    } else if (proxy_help_ && task.help()) {
+      moved = true;
     }
     if (moved) {
       idle.moved();
@@ -307,7 +310,13 @@ Status Ccom::execute(Plan& p) {
             watch.check([&] { return some_peer_gone(); }, [&] { return waiting_for(p, runs); });
         !s)
       return s;
-    idle.wait(seen);
+    // While the network task runs this loop polls it (task.help) in place
+    // of the worker, so it does not sleep.
+    if (proxy_help_ && !task.done()) {
+      sched_yield();
+    } else {
+      idle.wait(seen);
+    }
   }
   if (Status s = task.finish(); !s) return s;
   for (size_t ci = 0; ci < chans.size(); ++ci) {

@@ -13,6 +13,8 @@
 
 #include <nccom/nccl_ptr.h>
 
+#include <sched.h>
+
 #include <algorithm>
 #include <cstring>
 
@@ -356,13 +358,21 @@ Status Ccom::execute_peers(Plan& p) {
         const std::string gone = peer_gone();
         return gone.empty() ? s : engine_error(s.error().message + "; " + gone);
       }
+    } else if (proxy_help_ && task.help()) {
+      moved = true;
     }
     if (moved) {
       idle.moved();
       continue;
     }
     if (Status s = watch.check([&] { return some_peer_gone(); }, waiting_for); !s) return s;
-    idle.wait(seen);
+    // While the network task runs this loop polls it (task.help) in place
+    // of the worker, so it does not sleep.
+    if (proxy_help_ && !task.done()) {
+      sched_yield();
+    } else {
+      idle.wait(seen);
+    }
   }
   if (Status s = task.finish(); !s) return s;
   for (int q = 0; q < n_; ++q) {

@@ -266,6 +266,11 @@ NRT_EMU_PUBLIC NRT_STATUS nrt_emu_proxy_submit(nrt_emu_proxy_t* proxy,
  *   [nec_dev D gid G] Proxy failed to execute task, status = N (network task
  *   exec E): reason */
 NRT_EMU_PUBLIC NRT_STATUS nrt_emu_proxy_wait(nrt_emu_proxy_status_t* status, uint32_t timeout_ms);
+/* For a device loop that waits on its network task: steps the group's
+ * active tasks once on the calling thread, unless another thread is stepping
+ * them (then nothing). 1 when a task moved, else 0. While device loops help,
+ * the group's worker stands back instead of polling beside them. */
+NRT_EMU_PUBLIC int nrt_emu_proxy_help(nrt_emu_proxy_t* proxy);
 NRT_EMU_PUBLIC nrt_emu_task_run_state_t nrt_emu_proxy_run_state(const nrt_emu_proxy_status_t* s);
 /* The last timeout/failure message ("" when none); valid until the next
  * wait or free. One waiter per status at a time (the message is the

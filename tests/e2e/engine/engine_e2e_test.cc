@@ -32,15 +32,20 @@ struct Shape {
   int hosts;
   std::string net;               // "socket" or "ofi"
   std::string platform = "emu";  // NEURON_RT_EMU_PLATFORM (trn2: the sidelink path)
+  // NEURON_RT_EMU_PROXY_HELP=0: only the proxy worker calls libnccom's
+  // progress, as libnrt's does, beside the device loop that publishes.
+  bool worker_only = false;
 };
 
 void PrintTo(const Shape& s, std::ostream* os) {
-  *os << s.ranks << " ranks on " << s.hosts << " hosts, " << s.net << ", " << s.platform;
+  *os << s.ranks << " ranks on " << s.hosts << " hosts, " << s.net << ", " << s.platform
+      << (s.worker_only ? ", proxy worker only" : "");
 }
 
 std::string shape_name(const ::testing::TestParamInfo<Shape>& p) {
   return std::to_string(p.param.ranks) + "ranks_" + std::to_string(p.param.hosts) + "hosts_" +
-         p.param.net + (p.param.platform == "emu" ? "" : "_" + p.param.platform);
+         p.param.net + (p.param.platform == "emu" ? "" : "_" + p.param.platform) +
+         (p.param.worker_only ? "_worker_only" : "");
 }
 
 std::map<std::string, std::string> env_for(const Shape& s, int port) {
@@ -56,6 +61,7 @@ std::map<std::string, std::string> env_for(const Shape& s, int port) {
       // Small slices: many slices, rounds and channels on small buffers.
       {"NEURON_RT_EMU_SLICE_BYTES", "4096"},
       {"NCCOM_TRANSPORT_CONNECT_TIMEOUT_MS", "30000"}};
+  if (s.worker_only) env["NEURON_RT_EMU_PROXY_HELP"] = "0";
   if (s.net == "socket") {
     env["NCCOM_NET_USE_RUNTIME_PLUGIN"] = "false";
   } else {
@@ -114,7 +120,7 @@ TEST_P(EngineE2E, EveryCollectiveTypeAndReductionIsExact) { run_all(GetParam(), 
 #ifndef ENGINE_E2E_LONG
 const Shape kShapes[] = {
     {1, 1, "socket"}, {2, 1, "socket"}, {3, 1, "socket"}, {4, 1, "socket"},
-    {2, 2, "socket"}, {3, 2, "socket"}, {4, 2, "socket"},
+    {2, 2, "socket"}, {3, 2, "socket"}, {4, 2, "socket"}, {4, 2, "socket", "emu", true},
 };
 #else
 // 8 ranks, and libnccom-net over tcp;ofi_rxm (~3 s of connection setup per
@@ -122,7 +128,7 @@ const Shape kShapes[] = {
 // slice is confirmed by the sidelink's 4-byte RMA read.
 const Shape kShapes[] = {
     {8, 1, "socket"}, {8, 2, "socket"}, {2, 2, "ofi"},         {3, 2, "ofi"},
-    {4, 2, "ofi"},    {8, 2, "ofi"},    {2, 2, "ofi", "trn2"},
+    {4, 2, "ofi"},    {8, 2, "ofi"},    {2, 2, "ofi", "trn2"}, {4, 2, "ofi", "emu", true},
 };
 #endif
 INSTANTIATE_TEST_SUITE_P(Shapes, EngineE2E, ::testing::ValuesIn(kShapes), shape_name);
@@ -408,6 +414,7 @@ TEST(EngineKnobs, ABadValueFailsInitNamingIt) {
   } cases[] = {
       {"NEURON_RT_EMU_SPIN_US", "fast",
        "NEURON_RT_EMU_SPIN_US=fast is not an integer in 0..10000000"},
+      {"NEURON_RT_EMU_PROXY_HELP", "2", "NEURON_RT_EMU_PROXY_HELP=2 is not an integer in 0..1"},
       {"NEURON_RT_EMU_ALLGATHER_RD_BYTES", "-1",
        "NEURON_RT_EMU_ALLGATHER_RD_BYTES=-1 is not an integer in 0..16777216"},
       {"NEURON_RT_EMU_ALLREDUCE_RD_BYTES", "99999999999",

@@ -2,6 +2,7 @@
 // device-trigger gate, timeouts and failures with their messages.
 #include "proxy_fixture.h"
 
+#include <chrono>
 #include <string>
 
 namespace emu_proxy_test {
@@ -172,6 +173,47 @@ TEST_F(EmuProxyTask, TimeoutNamesTheTaskAndItsStateAndTheTaskStillFinishes) {
   EXPECT_EQ(nrt_emu_proxy_wait(st, kWaitMs), NRT_SUCCESS);
   EXPECT_STREQ(nrt_emu_proxy_status_message(st), "");
   nrt_emu_proxy_status_free(st);
+}
+
+// A device loop waiting on its network task steps it on its own thread
+// (nrt_emu_proxy_help); once it stops helping, the worker takes the task
+// up again and finishes it.
+TEST_F(EmuProxyTask, AHelperStepsTheTaskOnItsOwnThreadAndTheWorkerTakesItBack) {
+  Fifos f;
+  const nrt_emu_proxy_block_t block = f.block(5);
+  Script::get().set(&comm_a, 0, 5, Behaviour{0, /*idle=*/false});  // progressing, never done
+  const nrt_emu_proxy_stream_t stream{0, &block, 1};
+  nrt_emu_proxy_status_t* st = submit(task_of(&stream, 1, 13));
+  ASSERT_TRUE(reaches(st, NRT_EMU_TASK_PROGRESSING));
+
+  // It answers 0 while the worker is inside a step: called again, bounded.
+  const int me = gettid_now();
+  int moved = 0;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(kWaitMs);
+  while (moved == 0 && std::chrono::steady_clock::now() < until) moved = nrt_emu_proxy_help(proxy_);
+  EXPECT_EQ(moved, 1) << "a progressing task moved under the helper";
+  bool on_my_thread = false;
+  for (const Call& c : Script::get().calls())
+    on_my_thread = on_my_thread || (c.fn == Fn::Progress && c.comm == &comm_a && c.tid == me);
+  EXPECT_TRUE(on_my_thread) << "the helper's own thread called neuronNetworkProxyProgress";
+
+  // An idle task did not move: the helper says so.
+  Script::get().set(&comm_a, 0, 5, Behaviour{0, /*idle=*/true});
+  ASSERT_TRUE(reaches(st, NRT_EMU_TASK_IDLE));
+  EXPECT_EQ(nrt_emu_proxy_help(proxy_), 0);
+
+  // Nobody helps any more: the worker finishes the task.
+  Script::get().set(&comm_a, 0, 5, Behaviour{1});
+  ASSERT_EQ(nrt_emu_proxy_wait(st, kWaitMs), NRT_SUCCESS) << nrt_emu_proxy_status_message(st);
+  const int worker = nrt_emu_proxy_worker_tid(proxy_);
+  const std::vector<Call> calls = Script::get().calls();
+  ASSERT_FALSE(calls.empty());
+  EXPECT_EQ(calls.back().fn, Fn::Stop);
+  EXPECT_EQ(calls.back().tid, worker) << "the worker stopped the finished stream";
+  nrt_emu_proxy_status_free(st);
+
+  EXPECT_EQ(nrt_emu_proxy_help(proxy_), 0) << "no task left to step";
+  EXPECT_EQ(nrt_emu_proxy_help(nullptr), 0);
 }
 
 TEST_F(EmuProxyTask, ProgressFailureIsPropagatedWithItsMessageAndTheStreamStopped) {
