@@ -353,13 +353,14 @@ Status Ccom::execute_peers(Plan& p) {
     }
     const bool done = r.si == p.sends.size() && r.ri == p.recvs.size() && tx_closed && rx_closed;
     if (done && task.done()) break;
+    bool helped = false;  // the network task moved under this loop's help
     if (task.done()) {
       if (Status s = task.failure(); !s) {
         const std::string gone = peer_gone();
         return gone.empty() ? s : engine_error(s.error().message + "; " + gone);
       }
-    } else if (proxy_help_ && task.help()) {
-      moved = true;
+    } else if (proxy_help_) {
+      helped = task.help();
     }
     if (moved) {
       idle.moved();
@@ -367,7 +368,10 @@ Status Ccom::execute_peers(Plan& p) {
     }
     if (Status s = watch.check([&] { return some_peer_gone(); }, waiting_for); !s) return s;
     // While the network task runs this loop polls it (task.help) in place
-    // of the worker, so it does not sleep.
+    // of the worker, so it does not sleep. The deadline above is checked on
+    // every pass in which the device's own words did not move, however busy
+    // the proxy keeps.
+    if (helped) continue;
     if (proxy_help_ && !task.done()) {
       sched_yield();
     } else {
