@@ -273,6 +273,7 @@ class Ccom {
     bool done = false;   // every step ran and every NET side is closed
   };
   Status submit_network(const Plan& p, NetTask& task);
+  void idle_pass(NetTask& task, bool helped, bell::Idle& idle, uint32_t seen);
   Result<Advance> advance(const Plan& p, size_t ci, Run& r, const SliceStamp& stamp);
   std::string waiting_for(const Plan& p, const std::vector<Run>& runs);
   std::string describe_peer(int rank) const;

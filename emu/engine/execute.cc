@@ -273,6 +273,19 @@ Result<Ccom::Advance> Ccom::advance(const Plan& p, size_t ci, Run& r, const Slic
   return Advance{moved, done};
 }
 
+// The end of a pass in which the device's own words did not move (the
+// deadline was checked): while the network task runs and this loop helps
+// it, it polls in place of the worker, so it does not sleep — at once again
+// when the help moved the task; otherwise the doorbell's wait.
+void Ccom::idle_pass(NetTask& task, bool helped, bell::Idle& idle, uint32_t seen) {
+  if (helped) return;
+  if (proxy_help_ && !task.done()) {
+    sched_yield();
+  } else {
+    idle.wait(seen);
+  }
+}
+
 Status Ccom::execute(Plan& p) {
   std::vector<Channel>& chans = lanes_of(p);  // ring channels, or kangaRing lanes (ccom.h)
   std::vector<Run> runs(chans.size());
@@ -311,16 +324,7 @@ Status Ccom::execute(Plan& p) {
             watch.check([&] { return some_peer_gone(); }, [&] { return waiting_for(p, runs); });
         !s)
       return s;
-    // While the network task runs this loop polls it (task.help) in place
-    // of the worker, so it does not sleep. The deadline above is checked on
-    // every pass in which the device's own words did not move, however busy
-    // the proxy keeps.
-    if (helped) continue;
-    if (proxy_help_ && !task.done()) {
-      sched_yield();
-    } else {
-      idle.wait(seen);
-    }
+    idle_pass(task, helped, idle, seen);
   }
   if (Status s = task.finish(); !s) return s;
   for (size_t ci = 0; ci < chans.size(); ++ci) {

@@ -13,8 +13,6 @@
 
 #include <nccom/nccl_ptr.h>
 
-#include <sched.h>
-
 #include <algorithm>
 #include <cstring>
 
@@ -367,16 +365,7 @@ Status Ccom::execute_peers(Plan& p) {
       continue;
     }
     if (Status s = watch.check([&] { return some_peer_gone(); }, waiting_for); !s) return s;
-    // While the network task runs this loop polls it (task.help) in place
-    // of the worker, so it does not sleep. The deadline above is checked on
-    // every pass in which the device's own words did not move, however busy
-    // the proxy keeps.
-    if (helped) continue;
-    if (proxy_help_ && !task.done()) {
-      sched_yield();
-    } else {
-      idle.wait(seen);
-    }
+    idle_pass(task, helped, idle, seen);
   }
   if (Status s = task.finish(); !s) return s;
   for (int q = 0; q < n_; ++q) {

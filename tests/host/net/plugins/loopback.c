@@ -324,97 +324,53 @@ static ncclResult_t close_listen_unlocked(void* listen_comm) {
 }
 
 /* The exported calls: each runs under the lock. */
+#define LB_LOCKED(call)              \
+  do {                               \
+    pthread_mutex_lock(&g_lock);     \
+    ncclResult_t locked_rc = (call); \
+    pthread_mutex_unlock(&g_lock);   \
+    return locked_rc;                \
+  } while (0)
 
-ncclResult_t lb_init(ncclDebugLogger_t log) {
-  pthread_mutex_lock(&g_lock);
-  ncclResult_t r = init_unlocked(log);
-  pthread_mutex_unlock(&g_lock);
-  return r;
-}
+ncclResult_t lb_init(ncclDebugLogger_t log) { LB_LOCKED(init_unlocked(log)); }
 
-ncclResult_t lb_fini(void) {
-  pthread_mutex_lock(&g_lock);
-  ncclResult_t r = fini_unlocked();
-  pthread_mutex_unlock(&g_lock);
-  return r;
-}
+ncclResult_t lb_fini(void) { LB_LOCKED(fini_unlocked()); }
 
 ncclResult_t lb_listen(int dev, void* handle, int handle_bytes, void** listen_comm) {
-  pthread_mutex_lock(&g_lock);
-  ncclResult_t r = listen_unlocked(dev, handle, handle_bytes, listen_comm);
-  pthread_mutex_unlock(&g_lock);
-  return r;
+  LB_LOCKED(listen_unlocked(dev, handle, handle_bytes, listen_comm));
 }
 
 ncclResult_t lb_connect(int dev, const void* handle, int blocking, void** send_comm) {
-  pthread_mutex_lock(&g_lock);
-  ncclResult_t r = connect_unlocked(dev, handle, blocking, send_comm);
-  pthread_mutex_unlock(&g_lock);
-  return r;
+  LB_LOCKED(connect_unlocked(dev, handle, blocking, send_comm));
 }
 
 ncclResult_t lb_reg_mr(void* comm, void* data, size_t size, int type, void** mhandle) {
-  pthread_mutex_lock(&g_lock);
-  ncclResult_t r = reg_mr_unlocked(comm, data, size, type, mhandle);
-  pthread_mutex_unlock(&g_lock);
-  return r;
+  LB_LOCKED(reg_mr_unlocked(comm, data, size, type, mhandle));
 }
 
-ncclResult_t lb_dereg_mr(void* comm, void* mhandle) {
-  pthread_mutex_lock(&g_lock);
-  ncclResult_t r = dereg_mr_unlocked(comm, mhandle);
-  pthread_mutex_unlock(&g_lock);
-  return r;
-}
+ncclResult_t lb_dereg_mr(void* comm, void* mhandle) { LB_LOCKED(dereg_mr_unlocked(comm, mhandle)); }
 
 ncclResult_t lb_isend(void* send_comm, void* data, int size, int tag, void** request) {
-  pthread_mutex_lock(&g_lock);
-  ncclResult_t r = isend_unlocked(send_comm, data, size, tag, request);
-  pthread_mutex_unlock(&g_lock);
-  return r;
+  LB_LOCKED(isend_unlocked(send_comm, data, size, tag, request));
 }
 
 ncclResult_t lb_irecv(void* recv_comm, int n, void** data, int* sizes, int* tags, void** request) {
-  pthread_mutex_lock(&g_lock);
-  ncclResult_t r = irecv_unlocked(recv_comm, n, data, sizes, tags, request);
-  pthread_mutex_unlock(&g_lock);
-  return r;
+  LB_LOCKED(irecv_unlocked(recv_comm, n, data, sizes, tags, request));
 }
 
 ncclResult_t lb_iflush(void* recv_comm, int n, void** request) {
-  pthread_mutex_lock(&g_lock);
-  ncclResult_t r = iflush_unlocked(recv_comm, n, request);
-  pthread_mutex_unlock(&g_lock);
-  return r;
+  LB_LOCKED(iflush_unlocked(recv_comm, n, request));
 }
 
 ncclResult_t lb_test(void* request, int* done, int* sizes) {
-  pthread_mutex_lock(&g_lock);
-  ncclResult_t r = test_unlocked(request, done, sizes);
-  pthread_mutex_unlock(&g_lock);
-  return r;
+  LB_LOCKED(test_unlocked(request, done, sizes));
 }
 
-ncclResult_t lb_close_send(void* send_comm) {
-  pthread_mutex_lock(&g_lock);
-  ncclResult_t r = close_send_unlocked(send_comm);
-  pthread_mutex_unlock(&g_lock);
-  return r;
-}
+ncclResult_t lb_close_send(void* send_comm) { LB_LOCKED(close_send_unlocked(send_comm)); }
 
-ncclResult_t lb_close_recv(void* recv_comm) {
-  pthread_mutex_lock(&g_lock);
-  ncclResult_t r = close_recv_unlocked(recv_comm);
-  pthread_mutex_unlock(&g_lock);
-  return r;
-}
+ncclResult_t lb_close_recv(void* recv_comm) { LB_LOCKED(close_recv_unlocked(recv_comm)); }
 
-ncclResult_t lb_close_listen(void* listen_comm) {
-  pthread_mutex_lock(&g_lock);
-  ncclResult_t r = close_listen_unlocked(listen_comm);
-  pthread_mutex_unlock(&g_lock);
-  return r;
-}
+ncclResult_t lb_close_listen(void* listen_comm) { LB_LOCKED(close_listen_unlocked(listen_comm)); }
 
 /* A blocking accept (v4) waits for a connect, at most LB_ACCEPT_WAIT_S. */
 ncclResult_t lb_accept(void* listen_comm, int blocking, void** recv_comm) {
