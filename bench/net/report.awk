@@ -31,7 +31,7 @@ function chart_data(   f, g, n, j, i, l, s, all) {
   f = charts "/stream.csv"; g = charts "/pingpong.csv"
   print f "|net plugins: stream, one direction, 16 in flight (GB/s = 1000 MB/s)" >> (charts "/manifest")
   print g "|net plugins: ping-pong (GB/s both directions; time = one-way latency)" >> (charts "/manifest")
-  n = split("socket ofi-tcp ofi-shm socket-2x1 socket-1x2 socket-2x2", all, " ")
+  n = split("socket ofi-tcp ofi-shm socket-2x1 socket-4x1 socket-1x2 socket-2x2", all, " ")
   for (j = 1; j <= n; ++j) {
     l = all[j]
     for (i = 1; i <= ns; ++i) {
@@ -72,7 +72,7 @@ END {
   M = 1048576; G = 64 * M
   printf "\nSeveral streams: the socket plugin with S data sockets x T helper threads per comm\n"
   printf "%-12s %12s %12s %14s %12s %8s %8s\n", "S x T", "1 MiB", "64 MiB", "iperf3 -P", "MB/s", "1 MiB", "64 MiB"
-  n = split("socket-2x1:2 socket-1x2:2 socket-2x2:4", multi, " ")
+  n = split("socket-2x1:2 socket-4x1:4 socket-1x2:2 socket-2x2:4", multi, " ")
   for (j = 1; j <= n; ++j) {
     split(multi[j], part, ":")
     l = part[1]; p = part[2] == 1 ? "iperf3" : "iperf3-P" part[2]

@@ -101,6 +101,7 @@ run_streams() {  # socks, threads
   fi
 }
 run_streams 2 1
+run_streams 4 1
 run_streams 1 2
 run_streams 2 2
 

@@ -87,6 +87,14 @@ ncclResult_t Comm::start_workers() {
   // Worker 0 last: once it runs it may queue chunks on any other worker.
   for (size_t t = nthreads; t-- > 0;)
     if (ncclResult_t rc = workers_[t]->start(); rc != ncclSuccess) return rc;
+  const long cpus = usable_cpus();
+  assisted_ = assisted_workers(nthreads, cpus);
+  if (nthreads > 1) {
+    SOCK_INFO(
+        "%s %s: %zu helper threads on %ld usable CPUs; the caller's tests move the "
+        "sockets of %zu of them",
+        sending_ ? "send comm to" : "receive comm from", peer_.c_str(), nthreads, cpus, assisted_);
+  }
   return ncclSuccess;
 }
 
@@ -225,9 +233,10 @@ ncclResult_t Comm::test(Request* req, int* done, int* size) {
     return ncclInvalidArgument;
   }
   caller_progress_ctrl();
-  // The caller moves worker 0's bytes itself while it keeps testing
-  // (socket_worker.h): no hand-off per chunk to a thread it competes with.
-  if (!workers_.empty()) (void)workers_[0]->assist();
+  // The caller moves the bytes of the first assisted_ workers itself while it
+  // keeps testing (socket_worker.h): no hand-off per chunk to a thread it
+  // competes with for a core.
+  for (size_t t = 0; t < assisted_; ++t) (void)workers_[t]->assist();
   if (req->state == Request::State::kEager) {
     if (ctrl_sent_total_ < req->ctrl_end) return ncclSuccess;
     *done = 1;

@@ -169,6 +169,7 @@ class Comm : private ControlHook {
   std::vector<Fd> data_;
   const int nsocks_per_thread_;
   std::vector<std::unique_ptr<DataWorker>> workers_;
+  size_t assisted_ = 0;  // workers_[0, assisted_) are moved by the caller's tests
   uint64_t next_socket_ = 0;
   std::string ctrl_out_;
   size_t ctrl_out_done_ = 0;

@@ -85,10 +85,11 @@ const nccom_knob_t kKnobs[] = {
      "connection. nsocks_per_thread x nthreads is at most 64.",
      1, kMaxNsocksPerThread, nullptr, kEnvNsocks},
     {"nthreads", NCCOM_KNOB_INT, 0, "1",
-     "Number of helper threads the socket network uses for one connection. The first "
-     "thread's sockets are moved by the caller's own tests while it keeps testing; each "
-     "further thread wants a core of its own (on 2 cores, 1 measured fastest; NCCL uses 2 "
-     "threads x 8 sockets on AWS hosts).",
+     "Number of helper threads the socket network uses for one connection. The caller's "
+     "own tests move the first thread's sockets while it keeps testing, and every thread's "
+     "when the process has no more CPUs than helper threads; otherwise the further threads "
+     "move theirs in parallel (NCCL uses 2 threads x 8 sockets on AWS hosts; on 2 cores, 1 "
+     "measured fastest).",
      1, kMaxNthreads, nullptr, kEnvNthreads},
 };
 const nccom_knob_table_t kKnobTable = NCCOM_KNOB_TABLE(kKnobs);

@@ -4,6 +4,7 @@
 #include "socket_log.h"
 
 #include <poll.h>
+#include <sched.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -34,6 +35,13 @@ void fail_chunk(const Chunk& c, ncclResult_t code) {
 }
 
 }  // namespace
+
+long usable_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return 0;
+  return CPU_COUNT(&set);
+}
 
 DataWorker::DataWorker(bool sending, std::vector<int> fds, ControlHook* control)
     : sending_(sending), control_(control), socks_(fds.size()), incoming_(fds.size()) {

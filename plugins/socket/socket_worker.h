@@ -10,6 +10,13 @@
 // a core. While assists keep coming (within kAssistGrace of each other) the
 // worker leaves its data sockets to the caller; once they stop it takes
 // over again within that grace.
+//
+// Which workers the caller assists (assisted_workers): worker 0 while the
+// process has a core for the caller and for each helper thread — then the
+// other helpers move their sockets in parallel with it; every worker when it
+// has not — then a helper that wants a core only takes it from the caller or
+// from the peer's caller on a shared host, and one thread moving every socket
+// in turn, as iperf3 -P does, is faster.
 #pragma once
 
 #include "socket_io.h"
@@ -58,6 +65,17 @@ struct Chunk {
   size_t len = 0;
   Completion* completion = nullptr;
 };
+
+// How many of a comm's `nthreads` workers (the first ones) its caller's tests
+// assist, given the CPUs the process may run on (0 or less: unknown).
+inline size_t assisted_workers(size_t nthreads, long cpus) {
+  if (nthreads == 0) return 0;
+  if (cpus <= 0 || static_cast<size_t>(cpus) > nthreads) return 1;
+  return nthreads;
+}
+
+// The CPUs the calling thread may run on (sched_getaffinity); 0 if unknown.
+long usable_cpus();
 
 class DataWorker {
  public:

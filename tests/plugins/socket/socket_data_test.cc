@@ -1,5 +1,8 @@
 // The data path: sizes, striping, tags, back-pressure (suites NetSocketData*).
 #include "socket_fixture.h"
+#include "socket_worker.h"
+
+#include <sched.h>
 
 #include <algorithm>
 
@@ -214,12 +217,12 @@ TEST_F(NetSocketData, ARendezvousCompletesWhenOnlyOneSideIsTested) {
   close_pair(net, e);
 }
 
-// The caller's test moves its side's bytes itself (its helper steps aside
-// while tests keep coming); a caller that tests a few times and then stops
-// must not strand the rest: the helper takes over within its grace and the
-// other side, tested alone, completes.
-TEST_F(NetSocketData, ACallerThatStopsTestingMidMessageLeavesTheRestToItsHelper) {
-  Endpoints e = connect_pair(net, lo);
+namespace {
+
+// A caller that tests a few times and then stops, on each side in turn: the
+// helpers it stood in for take the rest over within their grace and the other
+// side, tested alone, completes.
+void stop_testing_mid_message(const ncclNet_v6_t* net, Endpoints& e) {
   constexpr int kBytes = 16 << 20;  // many assist turns
   for (bool sender_stops : {true, false}) {
     SCOPED_TRACE(sender_stops ? "the sender stops testing" : "the receiver stops testing");
@@ -243,6 +246,57 @@ TEST_F(NetSocketData, ACallerThatStopsTestingMidMessageLeavesTheRestToItsHelper)
     EXPECT_EQ(got, kBytes);
     EXPECT_EQ(in, out);
   }
+}
+
+}  // namespace
+
+// The caller's test moves its side's bytes itself (its helper steps aside
+// while tests keep coming).
+TEST_F(NetSocketData, ACallerThatStopsTestingMidMessageLeavesTheRestToItsHelper) {
+  Endpoints e = connect_pair(net, lo);
+  stop_testing_mid_message(net, e);
+  close_pair(net, e);
+}
+
+// Which helpers the caller stands in for: the first one while the process
+// has a core for the caller and each helper, all of them once it has not.
+TEST(NetSocketAssist, TheCallerMovesEveryHelpersSocketsOnlyWhenTheyCannotHaveACoreEach) {
+  using nccom::socket::assisted_workers;
+  EXPECT_EQ(assisted_workers(0, 4), 0u);
+  EXPECT_EQ(assisted_workers(1, 1), 1u);
+  EXPECT_EQ(assisted_workers(1, 2), 1u);
+  EXPECT_EQ(assisted_workers(2, 2), 2u);
+  EXPECT_EQ(assisted_workers(2, 3), 1u);
+  EXPECT_EQ(assisted_workers(8, 8), 8u);
+  EXPECT_EQ(assisted_workers(8, 128), 1u);
+  EXPECT_EQ(assisted_workers(4, 0), 1u) << "CPU count unknown: only the first, as before";
+}
+
+// Two helper threads per comm made on a thread pinned to one CPU: the caller
+// stands in for both (and says so), and a caller that stops testing still
+// leaves both helpers' sockets to them.
+TEST_F(NetSocketData, OnOneCpuTheCallerStandsInForEveryHelperAndHandsBackToAll) {
+  cpu_set_t saved;
+  ASSERT_EQ(sched_getaffinity(0, sizeof saved, &saved), 0);
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &saved)) {
+      CPU_SET(cpu, &one);
+      break;
+    }
+  }
+  ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
+  ASSERT_EQ(plugin().configure(1, 2, nullptr), ncclSuccess);
+  const size_t infos = info_count();
+  Endpoints e = connect_pair(net, lo);
+  ASSERT_EQ(sched_setaffinity(0, sizeof saved, &saved), 0);
+  const auto lines = infos_containing(infos, "helper threads on 1 usable CPUs");
+  ASSERT_EQ(lines.size(), 2u) << "one line per comm, send and receive";
+  for (const std::string& line : lines)
+    EXPECT_NE(line.find("sockets of 2 of them"), std::string::npos) << line;
+  stop_testing_mid_message(net, e);
+  transfer(net, e, 8 << 20, 11);
   close_pair(net, e);
 }
 

@@ -69,6 +69,7 @@ inline const SocketPlugin& plugin() {
 struct LogCapture {
   std::mutex mutex;
   std::vector<std::string> warnings;
+  std::vector<std::string> infos;
   int messages = 0;
 };
 inline LogCapture& log_capture() {
@@ -88,6 +89,20 @@ inline void test_logger(ncclDebugLogLevel level, unsigned long, const char*, int
   std::lock_guard<std::mutex> lock(c.mutex);
   ++c.messages;
   if (level == NCCL_LOG_WARN) c.warnings.emplace_back(text);
+  if (level == NCCL_LOG_INFO) c.infos.emplace_back(text);
+}
+// The INFO lines logged since `from` (an earlier infos.size()) that contain `part`.
+inline std::vector<std::string> infos_containing(size_t from, const std::string& part) {
+  std::lock_guard<std::mutex> lock(log_capture().mutex);
+  std::vector<std::string> found;
+  const auto& infos = log_capture().infos;
+  for (size_t i = from; i < infos.size(); ++i)
+    if (infos[i].find(part) != std::string::npos) found.push_back(infos[i]);
+  return found;
+}
+inline size_t info_count() {
+  std::lock_guard<std::mutex> lock(log_capture().mutex);
+  return log_capture().infos.size();
 }
 inline size_t warning_count() {
   std::lock_guard<std::mutex> lock(log_capture().mutex);
