@@ -13,7 +13,9 @@
 #   QUICK=1 bench/compare.sh                # sizes up to 4 MiB, 5 iterations, net --quick
 #   OUT=/tmp/cmp REPEAT=3 bench/compare.sh  # 3 interleaved rounds of the collectives
 #
-# Environment: OUT (default: a new /tmp directory), QUICK, and what
+# Environment: OUT (default: a new /tmp directory), QUICK, NO_BUILD=1 (run
+# what build/ holds as it is, e.g. another revision's nccom-test and
+# libraries copied in, to compare before and after), and what
 # bench/coll/run.sh reads (MIN, MAX, ITERS, WARMUP, REPEAT, CHECK, EIGHT, NET).
 # Installs the peers (Open MPI, Gloo, iperf3, libfabric-bin) when missing, as
 # root; builds what it runs with the default preset. Not a ctest test. Exit
@@ -26,13 +28,15 @@ mkdir -p "$out"
 case "$out" in /*) ;; *) out=$PWD/$out ;; esac
 
 bench/peers.sh
-cmake --preset default >/dev/null
-cmake --build --preset default --target nccom-test nccom_bench_net nccom_bench_chart >/dev/null
-for t in nccom_bench_mpi_coll nccom_bench_gloo_coll; do
-  # Present only when their peer's development package is.
-  cmake --build --preset default --target "$t" >/dev/null 2>&1 ||
-    echo "bench/compare: $t not built; its columns stay empty" >&2
-done
+if [ "${NO_BUILD:-0}" != 1 ]; then
+  cmake --preset default >/dev/null
+  cmake --build --preset default --target nccom-test nccom_bench_net nccom_bench_chart >/dev/null
+  for t in nccom_bench_mpi_coll nccom_bench_gloo_coll; do
+    # Present only when their peer's development package is.
+    cmake --build --preset default --target "$t" >/dev/null 2>&1 ||
+      echo "bench/compare: $t not built; its columns stay empty" >&2
+  done
+fi
 
 net_args=()
 if [ "${QUICK:-0}" = 1 ]; then
@@ -45,7 +49,7 @@ status=0
 echo "bench/compare: collectives (bench/coll/run.sh), raw in $out/coll" >&2
 OUT=$out/coll bench/coll/run.sh >"$out/coll.md" || status=1
 echo "bench/compare: net plugins (bench/net/run.sh), raw in $out/net" >&2
-OUT=$out/net NCCOM_NET_BENCH_BUILD_DIR=build bench/net/run.sh "${net_args[@]}" >"$out/net.md" ||
+OUT=$out/net NCCOM_NET_BENCH_BUILD_DIR=build NO_BUILD=${NO_BUILD:-0} bench/net/run.sh "${net_args[@]}" >"$out/net.md" ||
   status=1
 
 {

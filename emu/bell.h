@@ -44,16 +44,21 @@ void ring_local();
 // How long a device loop yields before it sleeps, by default (the engine's
 // knob NEURON_RT_EMU_SPIN_US).
 inline constexpr uint32_t kDefaultSpinUs = 20;
+// How long each idle pass of a device loop first watches its bell without a
+// system call before it yields, by default (NEURON_RT_EMU_POLL_NS).
+inline constexpr uint32_t kDefaultPollNs = 1000;
 
 // One idle stretch of a device loop: moved() after progress, wait() when
 // nothing moved.
 class Idle {
  public:
-  Idle(Bell* b, uint32_t spin_us) : bell_(b), spin_(spin_us) {}
+  Idle(Bell* b, uint32_t spin_us, uint32_t poll_ns = kDefaultPollNs)
+      : bell_(b), spin_(spin_us), poll_(poll_ns) {}
   uint32_t seen() const { return bell_->rings.load(std::memory_order_seq_cst); }
   void moved() { idle_ = false; }
-  // Nothing moved since `seen` was read: yield while the stretch is young,
-  // then sleep until the bell rings (bounded by kMaxSleep).
+  // Nothing moved since `seen` was read: while the stretch is young, watch
+  // the bell for up to poll_ns (returning as soon as it rings), then yield;
+  // once it is old, sleep until the bell rings (bounded by kMaxSleep).
   void wait(uint32_t seen);
 
   static constexpr std::chrono::milliseconds kMaxSleep{5};
@@ -62,6 +67,7 @@ class Idle {
   using Clock = std::chrono::steady_clock;
   Bell* bell_;
   std::chrono::microseconds spin_;
+  std::chrono::nanoseconds poll_;
   bool idle_ = false;
   Clock::time_point since_{};
 };

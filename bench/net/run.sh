@@ -10,7 +10,8 @@
 # Environment: NCCOM_NET_BENCH_BUILD_DIR (default: build, configured with the
 # default preset when it does not exist yet), NCCOM_NET_BENCH_PORT (first of
 # the 3 TCP ports used, default 47700), OUT (directory for the raw results
-# and charts; default: a new /tmp directory). Installs iperf3 and libfabric-bin
+# and charts; default: a new /tmp directory), NO_BUILD=1 (use what the build
+# tree holds, building nothing). Installs iperf3 and libfabric-bin
 # when missing (as root; idempotent). Not a ctest test.
 set -euo pipefail
 
@@ -40,14 +41,14 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 # --- build (the benchmark and the two plugins only) ------------------------------
-if [ ! -f "$build/CMakeCache.txt" ]; then
+if [ "${NO_BUILD:-0}" != 1 ] && [ ! -f "$build/CMakeCache.txt" ]; then
   if [ "$build" = build ]; then
     cmake --preset default >/dev/null
   else
     cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
   fi
 fi
-cmake --build "$build" --target nccom_bench_net nccom_bench_chart >/dev/null
+[ "${NO_BUILD:-0}" = 1 ] || cmake --build "$build" --target nccom_bench_net nccom_bench_chart >/dev/null
 bench=$build/bin/nccom_bench_net
 socket_plugin=$build/lib/nccom/libnccom-net-socket.so
 ofi_plugin=$build/lib/libnccom-net.so

@@ -142,6 +142,9 @@ Status Ccom::take_config(const nrt_emu_ccom_config_t& cfg) {
   const auto spin = env_u64("NEURON_RT_EMU_SPIN_US", 0, 10000000, bell::kDefaultSpinUs);
   if (!spin) return spin.error();
   spin_us_ = static_cast<uint32_t>(*spin);
+  const auto poll = env_u64("NEURON_RT_EMU_POLL_NS", 0, 1000000, bell::kDefaultPollNs);
+  if (!poll) return poll.error();
+  poll_ns_ = static_cast<uint32_t>(*poll);
   const auto help = env_u64("NEURON_RT_EMU_PROXY_HELP", 0, 1, 1);
   if (!help) return help.error();
   proxy_help_ = *help != 0;

@@ -336,6 +336,7 @@ class Ccom {
   // every store to a word the other side's device loop waits on.
   bell::Bell* bell_ = nullptr;
   uint32_t spin_us_ = bell::kDefaultSpinUs;  // NEURON_RT_EMU_SPIN_US
+  uint32_t poll_ns_ = bell::kDefaultPollNs;  // NEURON_RT_EMU_POLL_NS
   // NEURON_RT_EMU_PROXY_HELP: while its network task runs, the device loop
   // steps the proxy itself (nrt_emu_proxy_help) instead of waiting for the
   // worker thread.

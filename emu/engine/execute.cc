@@ -296,7 +296,7 @@ Status Ccom::execute(Plan& p) {
   if (Status s = submit_network(p, task); !s) return s;
   const SliceStamp stamp = stamp_of(p, executions_);
   IdleWatch watch(timeout_ms_);
-  bell::Idle idle(bell_, spin_us_);
+  bell::Idle idle(bell_, spin_us_, poll_ns_);
   for (;;) {
     const uint32_t seen = idle.seen();  // before any word is looked at
     bool moved = false, done = true;

@@ -325,7 +325,7 @@ Status Ccom::execute_peers(Plan& p) {
   };
   const SliceStamp stamp = stamp_of(p, executions_);
   IdleWatch watch(timeout_ms_);
-  bell::Idle idle(bell_, spin_us_);
+  bell::Idle idle(bell_, spin_us_, poll_ns_);
   for (;;) {
     const uint32_t seen = idle.seen();  // before any word is looked at
     bool moved = false;

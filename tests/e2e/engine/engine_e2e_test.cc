@@ -415,6 +415,7 @@ TEST(EngineKnobs, ABadValueFailsInitNamingIt) {
       {"NEURON_RT_EMU_SPIN_US", "fast",
        "NEURON_RT_EMU_SPIN_US=fast is not an integer in 0..10000000"},
       {"NEURON_RT_EMU_PROXY_HELP", "2", "NEURON_RT_EMU_PROXY_HELP=2 is not an integer in 0..1"},
+      {"NEURON_RT_EMU_POLL_NS", "1e3", "NEURON_RT_EMU_POLL_NS=1e3 is not an integer in 0..1000000"},
       {"NEURON_RT_EMU_ALLGATHER_RD_BYTES", "-1",
        "NEURON_RT_EMU_ALLGATHER_RD_BYTES=-1 is not an integer in 0..16777216"},
       {"NEURON_RT_EMU_ALLREDUCE_RD_BYTES", "99999999999",
