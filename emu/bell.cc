@@ -22,6 +22,16 @@ long futex(std::atomic<uint32_t>* word, int op, uint32_t value, const timespec* 
   return syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), op, value, timeout, nullptr, 0);
 }
 
+// A spin-wait hint: lets the sibling hyper-thread run and eases the exit
+// from the loop.
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ __volatile__("yield");
+#endif
+}
+
 struct Local {
   std::shared_mutex mutex;
   std::vector<Bell*> bells;
@@ -73,7 +83,7 @@ void Idle::wait(uint32_t seen) {
       do {
         for (int i = 0; i < 64; ++i) {
           if (bell_->rings.load(std::memory_order_acquire) != seen) return;
-          __builtin_ia32_pause();
+          cpu_relax();
         }
       } while (Clock::now() < until);
     }
