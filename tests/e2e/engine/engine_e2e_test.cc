@@ -364,13 +364,14 @@ char process_state(int pid) {
 // rank 0 has started. Returns the share of one CPU rank 0 used over a
 // second of waiting for it, then continues rank 1 and checks that both
 // complete the collective.
-double waiting_cpu_share(const std::string& spin_us) {
+double waiting_cpu_share(const std::string& spin_us, const std::string& poll_ns) {
   const nccom_test::LoopbackPort reserved;
   const int port = reserved.port();
   EXPECT_GT(port, 0);
   const Shape s{2, 1, "socket"};
   auto env = env_for(s, port);
   env["NEURON_RT_EMU_SPIN_US"] = spin_us;
+  env["NEURON_RT_EMU_POLL_NS"] = poll_ns;
   std::vector<RunningChild> kids = start(s, {"stop=1", "die_count=65536"}, env);
   double share = -1;
   bool stopped = false;
@@ -437,10 +438,13 @@ TEST(EngineKnobs, ABadValueFailsInitNamingIt) {
 
 // A device loop with nothing to do sleeps on its doorbell after a short
 // spin; with the spin stretched past the window (the control) it burns
-// the CPU, which is what the measurement must be able to see.
+// the CPU, which is what the measurement must be able to see. The control
+// watches its doorbell for 1 ms per pass instead of yielding every
+// microsecond: a loop that yields that often gets 1-3 % of a CPU on a
+// machine loaded by other work, and the control would see nothing.
 TEST(EngineDoorbell, ARankWaitingForAStoppedPeerSleeps) {
-  const double sleeping = waiting_cpu_share("20");
-  const double spinning = waiting_cpu_share("10000000");
+  const double sleeping = waiting_cpu_share("20", "1000");
+  const double spinning = waiting_cpu_share("10000000", "1000000");
   RecordProperty("sleeping_cpu_share", std::to_string(sleeping));
   RecordProperty("spinning_cpu_share", std::to_string(spinning));
   ASSERT_GE(sleeping, 0);
