@@ -52,8 +52,7 @@ inline constexpr uint32_t kDefaultPollNs = 1000;
 // nothing moved.
 class Idle {
  public:
-  Idle(Bell* b, uint32_t spin_us, uint32_t poll_ns = kDefaultPollNs)
-      : bell_(b), spin_(spin_us), poll_(poll_ns) {}
+  Idle(Bell* b, uint32_t spin_us, uint32_t poll_ns) : bell_(b), spin_(spin_us), poll_(poll_ns) {}
   uint32_t seen() const { return bell_->rings.load(std::memory_order_seq_cst); }
   void moved() { idle_ = false; }
   // Nothing moved since `seen` was read: while the stretch is young, watch
