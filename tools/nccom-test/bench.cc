@@ -136,6 +136,10 @@ class RankBench {
       if (std::sscanf(k, "%d:%d", &rank, &ms) != 2 || ms < 0 || ms > 600000)
         die(p_, std::string("NCCOM_TEST_DEBUG_SLOW_RANK=\"") + k + "\" is not RANK:MS");
       if (rank == p_.rank) slow_ms_ = ms;
+      // NCCOM_TEST_DEBUG_SLOW_WHILE=PATH: only while PATH exists, so a test
+      // decides when the slow phase ends instead of racing a fixed length.
+      if (const char* w = std::getenv("NCCOM_TEST_DEBUG_SLOW_WHILE"); w != nullptr && *w)
+        slow_while_ = w;
     }
     std::vector<OpResult> results;
     const std::vector<uint64_t> sizes = size_series(o_);
@@ -296,7 +300,8 @@ class RankBench {
   }
 
   void call(const nrt_emu_coll_args_t& a, Op op, uint64_t bytes, const char* what) {
-    if (slow_ms_ > 0) std::this_thread::sleep_for(std::chrono::milliseconds(slow_ms_));
+    if (slow_ms_ > 0 && (slow_while_.empty() || ::access(slow_while_.c_str(), F_OK) == 0))
+      std::this_thread::sleep_for(std::chrono::milliseconds(slow_ms_));
     if (nrt_emu_ccom_run(c_, &a) != NRT_SUCCESS) {
       die(p_, std::string(op_name(op)) + " of " + std::to_string(bytes) + " B (" + what +
                   ") failed: " + nrt_emu_ccom_error(c_));
@@ -404,7 +409,8 @@ class RankBench {
 
   const Options& o_;
   const Placement& p_;
-  int slow_ms_ = 0;  // NCCOM_TEST_DEBUG_SLOW_RANK
+  int slow_ms_ = 0;         // NCCOM_TEST_DEBUG_SLOW_RANK
+  std::string slow_while_;  // NCCOM_TEST_DEBUG_SLOW_WHILE
   const size_t ts_;
   nrt_emu_ccom_t* c_ = nullptr;
   void* a_ = nullptr;
