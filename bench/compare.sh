@@ -10,7 +10,7 @@
 #                     (coll/charts/*.svg, net/charts/*.svg)
 #
 #   bench/compare.sh                        # the full run (about 25 min on 2 cores)
-#   QUICK=1 bench/compare.sh                # sizes up to 4 MiB, 5 iterations, net --quick
+#   QUICK=1 bench/compare.sh                # sizes up to 4 MiB, 5 iterations (100 up to 4 KiB), net --quick
 #   OUT=/tmp/cmp REPEAT=3 bench/compare.sh  # 3 interleaved rounds of the collectives
 #
 # Environment: OUT (default: a new /tmp directory), QUICK, NO_BUILD=1 (run
@@ -41,6 +41,7 @@ fi
 net_args=()
 if [ "${QUICK:-0}" = 1 ]; then
   export MAX=${MAX:-4M} ITERS=${ITERS:-5} WARMUP=${WARMUP:-1}
+  export SMALL_ITERS=${SMALL_ITERS:-100} SMALL_WARMUP=${SMALL_WARMUP:-10}
   net_args=(--quick)
 fi
 export CHECK=${CHECK:-0}

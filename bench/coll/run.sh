@@ -14,6 +14,10 @@
 #   NCCOM_COLL_BENCH_BUILD_DIR  build tree holding bin/, relative to the repository (default: build)
 #   MIN, MAX                    size range, K/M/G suffixes (default 8, 64M); factor 2
 #   ITERS, WARMUP               timed / warmup iterations per size (default 20, 5)
+#   SMALL_MAX                   sizes up to this one run in a pass of their own with
+#   SMALL_ITERS, SMALL_WARMUP   SMALL_ITERS / SMALL_WARMUP iterations (default 4K, 1000,
+#                               100): a call of 1-500 us timed 20 times measures the
+#                               scheduler more than the library; SMALL_ITERS=0: one pass
 #   NET                         nccom-test --net (socket|ofi); default: nccom's config
 #   CHECK                       1: nccom-test --check (default; most of its run time
 #                               at large sizes), 0: without (the peers always check)
@@ -44,10 +48,35 @@ run_timeout=${RUN_TIMEOUT:-1800}
 repeat=${REPEAT:-1}
 check=()
 [ "${CHECK:-1}" = 0 ] || check=(--check)
-sizes=(-b "$min" -e "$max" -f 2 -n "$iters" -w "$warmup")
+small_max=${SMALL_MAX:-4K}
+small_iters=${SMALL_ITERS:-1000}
+small_warmup=${SMALL_WARMUP:-100}
 for v in repeat run_timeout; do
   [[ ${!v} =~ ^[1-9][0-9]*$ ]] || { echo "bench/coll: ${v^^} must be a positive integer, not '${!v}'" >&2; exit 2; }
 done
+for v in small_iters small_warmup; do
+  [[ ${!v} =~ ^[0-9]+$ ]] || { echo "bench/coll: ${v^^} must be an integer >= 0, not '${!v}'" >&2; exit 2; }
+done
+
+bytes() {  # 8, 4K, 64M, 1G -> bytes
+  local n=${1%[KkMmGg]}
+  [[ $n =~ ^[1-9][0-9]*$ ]] || { echo "bench/coll: '$1' is not a size (digits and K, M or G)" >&2; exit 2; }
+  case ${1: -1} in
+    K | k) echo $((n << 10)) ;; M | m) echo $((n << 20)) ;; G | g) echo $((n << 30)) ;; *) echo "$n" ;;
+  esac
+}
+min_b=$(bytes "$min") max_b=$(bytes "$max") small_b=$(bytes "$small_max")
+# The passes, as the tools' size arguments: the small sizes of the factor-2
+# series from MIN with their own iteration counts, then the rest.
+passes=()
+if [ "$small_iters" -gt 0 ] && [ "$min_b" -le "$small_b" ]; then
+  last=$min_b
+  while [ $((last * 2)) -le "$small_b" ] && [ $((last * 2)) -le "$max_b" ]; do last=$((last * 2)); done
+  passes+=("-b $min_b -e $last -f 2 -n $small_iters -w $small_warmup")
+  [ "$last" -lt "$max_b" ] && passes+=("-b $((last * 2)) -e $max_b -f 2 -n $iters -w $warmup")
+else
+  passes+=("-b $min_b -e $max_b -f 2 -n $iters -w $warmup")
+fi
 
 if [ -n "${OUT:-}" ]; then
   out=$OUT
@@ -118,54 +147,62 @@ nccom_json_to_csv() {  # ranks, hosts, raw file
     }' "$3" >>"$csv"
 }
 
+# Each run_* runs every pass of sizes in turn; $p numbers the raw files.
 run_nccom() {  # ranks, hosts
   [ "$have_nccom" = 1 ] || return 0
-  local raw=$out/$round-nccom-r$1-N$2.json net=()
+  local raw net=() p sizes
   [ -n "${NET:-}" ] && net=(--net "$NET")
-  echo "bench/coll: nccom-test -r $1 -N $2" >&2
-  if ! timeout "$run_timeout" "$nccom_test" -r "$1" -N "$2" "${sizes[@]}" -d fp32 "${check[@]}" --json \
-       "${net[@]}" allr allg >"$raw" 2>"$out/$round-nccom-r$1-N$2.err"; then
-    echo "bench/coll: nccom-test -r $1 -N $2 failed; see $out/$round-nccom-r$1-N$2.err" >&2
-    tail -n 3 "$out/$round-nccom-r$1-N$2.err" >&2 || true
-    status=1
-  fi
-  if [ -s "$raw" ]; then
-    nccom_json_to_csv "$1" "$2" "$raw" || status=1
-  fi
+  for p in "${!passes[@]}"; do
+    read -ra sizes <<<"${passes[$p]}"
+    raw=$out/$round.$p-nccom-r$1-N$2.json
+    echo "bench/coll: nccom-test -r $1 -N $2 ${sizes[*]}" >&2
+    if ! timeout "$run_timeout" "$nccom_test" -r "$1" -N "$2" "${sizes[@]}" -d fp32 "${check[@]}" --json \
+         "${net[@]}" allr allg >"$raw" 2>"$out/$round.$p-nccom-r$1-N$2.err"; then
+      echo "bench/coll: nccom-test -r $1 -N $2 failed; see $out/$round.$p-nccom-r$1-N$2.err" >&2
+      tail -n 3 "$out/$round.$p-nccom-r$1-N$2.err" >&2 || true
+      status=1
+    fi
+    if [ -s "$raw" ]; then
+      nccom_json_to_csv "$1" "$2" "$raw" || status=1
+    fi
+  done
 }
 
 run_mpi() {  # ranks, label (shm|tcp)
   [ "$have_mpi" = 1 ] || return 0
-  local raw=$out/$round-mpi-$2-np$1.txt btl=(--mca btl "self,vader") root=()
+  local raw btl=(--mca btl "self,vader") root=() p sizes
   [ "$2" = tcp ] && btl=(--mca btl "self,tcp" --mca btl_tcp_if_include lo)
   [ "$(id -u)" -eq 0 ] && root=(--allow-run-as-root)
-  echo "bench/coll: mpirun -np $1 ($2)" >&2
-  # pml ob1 so the btl list is what carries the data (not the cm pml's
-  # libfabric MTL); no binding, as nccom's and Gloo's ranks are not bound.
-  if ! timeout "$run_timeout" mpirun "${root[@]}" --oversubscribe --bind-to none -np "$1" \
-       --mca pml ob1 "${btl[@]}" --mca oob_tcp_if_include lo \
-       "$mpi_coll" "${sizes[@]}" allr allg >"$raw" 2>"$out/$round-mpi-$2-np$1.err"; then
-    # Open MPI 4.x may exit 1 after a complete run (bench/README.md, ompi#7833):
-    # the rows it printed are kept; the warning says how many.
-    echo "bench/coll: mpirun -np $1 ($2) exited non-zero after $(grep -c '^ *all' "$raw") rows;" \
-         "see $out/$round-mpi-$2-np$1.err" >&2
-    grep -q 'Wrong elements : 0 OK' "$raw" || status=1
-  fi
-  peer_rows_to_csv "mpi-$2" "$1" "$raw"
+  for p in "${!passes[@]}"; do
+    read -ra sizes <<<"${passes[$p]}"
+    raw=$out/$round.$p-mpi-$2-np$1.txt
+    echo "bench/coll: mpirun -np $1 ($2) ${sizes[*]}" >&2
+    # pml ob1 so the btl list is what carries the data (not the cm pml's
+    # libfabric MTL); no binding, as nccom's and Gloo's ranks are not bound.
+    if ! timeout "$run_timeout" mpirun "${root[@]}" --oversubscribe --bind-to none -np "$1" \
+         --mca pml ob1 "${btl[@]}" --mca oob_tcp_if_include lo \
+         "$mpi_coll" "${sizes[@]}" allr allg >"$raw" 2>"$out/$round.$p-mpi-$2-np$1.err"; then
+      # Open MPI 4.x may exit 1 after a complete run (bench/README.md, ompi#7833):
+      # the rows it printed are kept; the warning says how many.
+      echo "bench/coll: mpirun -np $1 ($2) exited non-zero after $(grep -c '^ *all' "$raw") rows;" \
+           "see $out/$round.$p-mpi-$2-np$1.err" >&2
+      grep -q 'Wrong elements : 0 OK' "$raw" || status=1
+    fi
+    peer_rows_to_csv "mpi-$2" "$1" "$raw"
+  done
 }
 
-run_gloo() {  # ranks
-  [ "$have_gloo" = 1 ] || return 0
-  local raw=$out/$round-gloo-np$1.txt store pids=() r rc failed=0
-  store=$(mktemp -d "$out/$round-gloo-store.XXXXXX")  # a fresh FileStore per run
-  echo "bench/coll: gloo -np $1" >&2
+gloo_pass() {  # ranks; the caller's $p and sizes
+  local raw=$out/$round.$p-gloo-np$1.txt store pids=() r rc failed=0
+  store=$(mktemp -d "$out/$round.$p-gloo-store.XXXXXX")  # a fresh FileStore per run
+  echo "bench/coll: gloo -np $1 ${sizes[*]}" >&2
   for ((r = 0; r < $1; ++r)); do
     if [ "$r" -eq 0 ]; then
       timeout "$run_timeout" "$gloo_coll" --rank 0 --size "$1" --store "$store" "${sizes[@]}" allr allg \
-        >"$raw" 2>"$out/$round-gloo-np$1-rank0.err" &
+        >"$raw" 2>"$out/$round.$p-gloo-np$1-rank0.err" &
     else
       timeout "$run_timeout" "$gloo_coll" --rank "$r" --size "$1" --store "$store" "${sizes[@]}" allr allg \
-        >/dev/null 2>"$out/$round-gloo-np$1-rank$r.err" &
+        >/dev/null 2>"$out/$round.$p-gloo-np$1-rank$r.err" &
     fi
     pids+=($!)
   done
@@ -175,12 +212,21 @@ run_gloo() {  # ranks
     wait -n || rc=$?  # only the ranks run in the background here
     if [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; then
       failed=1
-      echo "bench/coll: a gloo rank exited $rc; stopping the others; see $out/$round-gloo-np$1-rank*.err" >&2
+      echo "bench/coll: a gloo rank exited $rc; stopping the others; see $out/$round.$p-gloo-np$1-rank*.err" >&2
       kill "${pids[@]}" 2>/dev/null || true
     fi
   done
   [ "$failed" -eq 0 ] || status=1
   peer_rows_to_csv gloo-tcp "$1" "$raw"
+}
+
+run_gloo() {  # ranks
+  [ "$have_gloo" = 1 ] || return 0
+  local p sizes
+  for p in "${!passes[@]}"; do
+    read -ra sizes <<<"${passes[$p]}"
+    gloo_pass "$1"
+  done
 }
 
 # Interleaved (by rank count, then by round), so drift in the machine's load
