@@ -55,9 +55,12 @@ std::vector<std::shared_ptr<CommRecord>> Registry::comms() const {
 
 namespace {
 
+bool control(char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; }
+
+// One line of text: a newline would end the record early, and no control
+// character (a tab, an escape sequence) reaches an operator's terminal.
 void keep(std::deque<ErrorRecord>& where, uint64_t comm, int rank, std::string text) {
-  std::replace(text.begin(), text.end(), '\n', ' ');
-  std::replace(text.begin(), text.end(), '\r', ' ');
+  std::replace_if(text.begin(), text.end(), control, ' ');
   if (where.size() == kMaxErrors) where.pop_front();
   where.push_back(ErrorRecord{now_ms(), comm, rank, std::move(text)});
 }
@@ -104,10 +107,11 @@ std::string line(const char* format, ...) {
   return std::string(buf, static_cast<std::size_t>(std::min<int>(n, sizeof buf - 1))) + "\n";
 }
 
-// A word without white space (host names never have any; be safe).
+// A word without white space or control characters (host names never have
+// any; be safe).
 std::string word(std::string text) {
   for (char& c : text) {
-    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') c = '_';
+    if (c == ' ' || control(c)) c = '_';
   }
   return text.empty() ? "?" : text;
 }

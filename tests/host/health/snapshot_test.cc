@@ -63,6 +63,17 @@ TEST_F(RegistryText, SnapshotTextRoundTrips) {
   EXPECT_EQ(snap->warnings[0].text, "no progress for 61000 ms");
 }
 
+// A message with a tab or an escape sequence in it is written as one line of
+// plain text: it reaches nccom-ras's terminal without its control characters.
+TEST_F(RegistryText, ControlCharactersInAnErrorBecomeSpaces) {
+  Registry::instance().record_error(1, 0, "a\tb\x1b[31mred\x7f");
+  auto snap = parse_snapshot(Registry::instance().snapshot_text(1, 2, "h\x1b", {}));
+  ASSERT_TRUE(snap) << snap.error().message;
+  ASSERT_EQ(snap->errors.size(), 1u);
+  EXPECT_EQ(snap->errors[0].text, "a b [31mred ");
+  EXPECT_EQ(snap->host, "h_");
+}
+
 // A long warning (a stall message names the peer, the op and the plugin) is
 // cut to what one snapshot line may carry, and the line still parses.
 TEST_F(RegistryText, ALongWarningIsCutToTheLineBound) {
@@ -129,6 +140,25 @@ TEST(HealthSnapshot, AStreamLineWithoutBlocksParses) {
   ASSERT_EQ(snap->streams.size(), 1u);
   EXPECT_EQ(snap->streams[0].block, -1);
   EXPECT_FALSE(snap->streams[0].began_ago_ms);
+}
+
+// What another process sends is read, but no control character in its
+// texts (host, state words, error text) survives into a report.
+TEST(HealthSnapshot, APeersControlCharactersBecomeQuestionMarks) {
+  auto snap = parse_snapshot(
+      "nccom-health 1\nprocess key=1 pid=2 host=h\x1b]0;x\x07\n"
+      "comm hash=1 rank=0 nranks=1 state=run\x1b[2Jning\n"
+      "link process=3 state=de\x7f\x01"
+      "ad silent_ms=0\n"
+      "error comm=1 rank=0 age_ms=0 text=it \x1b[31mbroke\tbadly\r\nend\n");
+  ASSERT_TRUE(snap) << snap.error().message;
+  EXPECT_EQ(snap->host, "h?]0;x?");
+  ASSERT_EQ(snap->comms.size(), 1u);
+  EXPECT_EQ(snap->comms[0].state, "run?[2Jning");
+  ASSERT_EQ(snap->links.size(), 1u);
+  EXPECT_EQ(snap->links[0].state, "de??ad");
+  ASSERT_EQ(snap->errors.size(), 1u);
+  EXPECT_EQ(snap->errors[0].text, "it ?[31mbroke?badly?");
 }
 
 TEST(HealthSnapshot, SkipsWhatANewerPeerAddsAndBoundsTheText) {
