@@ -1,5 +1,6 @@
 #include "health/snapshot.h"
 
+#include <algorithm>
 #include <charconv>
 #include <map>
 
@@ -42,15 +43,12 @@ bool number(const Fields& f, std::string_view key, T& out, int base = 10) {
   return ec == std::errc() && ptr == last;
 }
 
-// A text field; control characters (a peer's escape sequences, say) become
-// '?', so what a report prints cannot drive an operator's terminal.
+// A text field; control characters (a peer's escape sequences, say) become '?'.
 bool text(const Fields& f, std::string_view key, std::string& out) {
   auto it = f.find(key);
   if (it == f.end()) return false;
   out = std::string(it->second);
-  for (char& c : out) {
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
-  }
+  std::replace_if(out.begin(), out.end(), control_char, '?');
   return true;
 }
 

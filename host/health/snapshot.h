@@ -32,6 +32,10 @@ inline constexpr std::size_t kMaxLineBytes = 1024;
 // An error's or warning's text is cut to this; the rest of its line is keys.
 inline constexpr std::size_t kMaxEventTextBytes = kMaxLineBytes - 120;
 
+// Texts carry no control character: the writer replaces its own, the parser
+// any a peer sent (a report must not drive an operator's terminal).
+inline bool control_char(char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; }
+
 struct CommSnap {
   uint64_t hash = 0;
   int rank = -1;

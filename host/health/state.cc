@@ -55,12 +55,10 @@ std::vector<std::shared_ptr<CommRecord>> Registry::comms() const {
 
 namespace {
 
-bool control(char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; }
-
-// One line of text: a newline would end the record early, and no control
-// character (a tab, an escape sequence) reaches an operator's terminal.
+// One line of text (a newline would end the record early) without control
+// characters.
 void keep(std::deque<ErrorRecord>& where, uint64_t comm, int rank, std::string text) {
-  std::replace_if(text.begin(), text.end(), control, ' ');
+  std::replace_if(text.begin(), text.end(), control_char, ' ');
   if (where.size() == kMaxErrors) where.pop_front();
   where.push_back(ErrorRecord{now_ms(), comm, rank, std::move(text)});
 }
@@ -111,7 +109,7 @@ std::string line(const char* format, ...) {
 // any; be safe).
 std::string word(std::string text) {
   for (char& c : text) {
-    if (c == ' ' || control(c)) c = '_';
+    if (c == ' ' || control_char(c)) c = '_';
   }
   return text.empty() ? "?" : text;
 }
