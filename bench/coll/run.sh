@@ -58,14 +58,17 @@ for v in small_iters small_warmup; do
   [[ ${!v} =~ ^[0-9]+$ ]] || { echo "bench/coll: ${v^^} must be an integer >= 0, not '${!v}'" >&2; exit 2; }
 done
 
-bytes() {  # 8, 4K, 64M, 1G -> bytes
-  local n=${1%[KkMmGg]}
-  [[ $n =~ ^[1-9][0-9]*$ ]] || { echo "bench/coll: '$1' is not a size (digits and K, M or G)" >&2; exit 2; }
-  case ${1: -1} in
-    K | k) echo $((n << 10)) ;; M | m) echo $((n << 20)) ;; G | g) echo $((n << 30)) ;; *) echo "$n" ;;
-  esac
+# Sets the variable named $1 to the bytes of size $3 (8, 4K, 64M, 1G), which
+# the variable $2 gave; not in a $(…) subshell, so a bad size ends the run.
+bytes() {  # result variable, name of the setting, size
+  local n=${3%[KkMmGg]} shift=0
+  [[ $n =~ ^[1-9][0-9]*$ ]] || { echo "bench/coll: $2=$3 is not a size (digits, then K, M or G)" >&2; exit 2; }
+  case ${3: -1} in K | k) shift=10 ;; M | m) shift=20 ;; G | g) shift=30 ;; esac
+  printf -v "$1" '%d' $((n << shift))
 }
-min_b=$(bytes "$min") max_b=$(bytes "$max") small_b=$(bytes "$small_max")
+bytes min_b MIN "$min"
+bytes max_b MAX "$max"
+bytes small_b SMALL_MAX "$small_max"
 # The passes, as the tools' size arguments: the small sizes of the factor-2
 # series from MIN with their own iteration counts, then the rest.
 passes=()
@@ -147,52 +150,59 @@ nccom_json_to_csv() {  # ranks, hosts, raw file
     }' "$3" >>"$csv"
 }
 
-# Each run_* runs every pass of sizes in turn; $p numbers the raw files.
-run_nccom() {  # ranks, hosts
-  [ "$have_nccom" = 1 ] || return 0
-  local raw net=() p sizes
-  [ -n "${NET:-}" ] && net=(--net "$NET")
+# One pass of sizes ($p numbers the raw files, sizes holds the tools'
+# arguments); each_pass runs a *_pass function over every pass in turn.
+each_pass() {  # function, its arguments
+  local p sizes
   for p in "${!passes[@]}"; do
     read -ra sizes <<<"${passes[$p]}"
-    raw=$out/$round.$p-nccom-r$1-N$2.json
-    echo "bench/coll: nccom-test -r $1 -N $2 ${sizes[*]}" >&2
-    if ! timeout "$run_timeout" "$nccom_test" -r "$1" -N "$2" "${sizes[@]}" -d fp32 "${check[@]}" --json \
-         "${net[@]}" allr allg >"$raw" 2>"$out/$round.$p-nccom-r$1-N$2.err"; then
-      echo "bench/coll: nccom-test -r $1 -N $2 failed; see $out/$round.$p-nccom-r$1-N$2.err" >&2
-      tail -n 3 "$out/$round.$p-nccom-r$1-N$2.err" >&2 || true
-      status=1
-    fi
-    if [ -s "$raw" ]; then
-      nccom_json_to_csv "$1" "$2" "$raw" || status=1
-    fi
+    "$@"
   done
 }
 
-run_mpi() {  # ranks, label (shm|tcp)
-  [ "$have_mpi" = 1 ] || return 0
-  local raw btl=(--mca btl "self,vader") root=() p sizes
+nccom_pass() {  # ranks, hosts
+  local raw=$out/$round.$p-nccom-r$1-N$2.json net=()
+  [ -n "${NET:-}" ] && net=(--net "$NET")
+  echo "bench/coll: nccom-test -r $1 -N $2 ${sizes[*]}" >&2
+  if ! timeout "$run_timeout" "$nccom_test" -r "$1" -N "$2" "${sizes[@]}" -d fp32 "${check[@]}" --json \
+       "${net[@]}" allr allg >"$raw" 2>"$out/$round.$p-nccom-r$1-N$2.err"; then
+    echo "bench/coll: nccom-test -r $1 -N $2 failed; see $out/$round.$p-nccom-r$1-N$2.err" >&2
+    tail -n 3 "$out/$round.$p-nccom-r$1-N$2.err" >&2 || true
+    status=1
+  fi
+  if [ -s "$raw" ]; then
+    nccom_json_to_csv "$1" "$2" "$raw" || status=1
+  fi
+}
+run_nccom() {
+  [ "$have_nccom" = 1 ] || return 0
+  each_pass nccom_pass "$@"
+}
+
+mpi_pass() {  # ranks, label (shm|tcp)
+  local raw=$out/$round.$p-mpi-$2-np$1.txt btl=(--mca btl "self,vader") root=()
   [ "$2" = tcp ] && btl=(--mca btl "self,tcp" --mca btl_tcp_if_include lo)
   [ "$(id -u)" -eq 0 ] && root=(--allow-run-as-root)
-  for p in "${!passes[@]}"; do
-    read -ra sizes <<<"${passes[$p]}"
-    raw=$out/$round.$p-mpi-$2-np$1.txt
-    echo "bench/coll: mpirun -np $1 ($2) ${sizes[*]}" >&2
-    # pml ob1 so the btl list is what carries the data (not the cm pml's
-    # libfabric MTL); no binding, as nccom's and Gloo's ranks are not bound.
-    if ! timeout "$run_timeout" mpirun "${root[@]}" --oversubscribe --bind-to none -np "$1" \
-         --mca pml ob1 "${btl[@]}" --mca oob_tcp_if_include lo \
-         "$mpi_coll" "${sizes[@]}" allr allg >"$raw" 2>"$out/$round.$p-mpi-$2-np$1.err"; then
-      # Open MPI 4.x may exit 1 after a complete run (bench/README.md, ompi#7833):
-      # the rows it printed are kept; the warning says how many.
-      echo "bench/coll: mpirun -np $1 ($2) exited non-zero after $(grep -c '^ *all' "$raw") rows;" \
-           "see $out/$round.$p-mpi-$2-np$1.err" >&2
-      grep -q 'Wrong elements : 0 OK' "$raw" || status=1
-    fi
-    peer_rows_to_csv "mpi-$2" "$1" "$raw"
-  done
+  echo "bench/coll: mpirun -np $1 ($2) ${sizes[*]}" >&2
+  # pml ob1 so the btl list is what carries the data (not the cm pml's
+  # libfabric MTL); no binding, as nccom's and Gloo's ranks are not bound.
+  if ! timeout "$run_timeout" mpirun "${root[@]}" --oversubscribe --bind-to none -np "$1" \
+       --mca pml ob1 "${btl[@]}" --mca oob_tcp_if_include lo \
+       "$mpi_coll" "${sizes[@]}" allr allg >"$raw" 2>"$out/$round.$p-mpi-$2-np$1.err"; then
+    # Open MPI 4.x may exit 1 after a complete run (bench/README.md, ompi#7833):
+    # the rows it printed are kept; the warning says how many.
+    echo "bench/coll: mpirun -np $1 ($2) exited non-zero after $(grep -c '^ *all' "$raw") rows;" \
+         "see $out/$round.$p-mpi-$2-np$1.err" >&2
+    grep -q 'Wrong elements : 0 OK' "$raw" || status=1
+  fi
+  peer_rows_to_csv "mpi-$2" "$1" "$raw"
+}
+run_mpi() {
+  [ "$have_mpi" = 1 ] || return 0
+  each_pass mpi_pass "$@"
 }
 
-gloo_pass() {  # ranks; the caller's $p and sizes
+gloo_pass() {  # ranks
   local raw=$out/$round.$p-gloo-np$1.txt store pids=() r rc failed=0
   store=$(mktemp -d "$out/$round.$p-gloo-store.XXXXXX")  # a fresh FileStore per run
   echo "bench/coll: gloo -np $1 ${sizes[*]}" >&2
@@ -220,13 +230,9 @@ gloo_pass() {  # ranks; the caller's $p and sizes
   peer_rows_to_csv gloo-tcp "$1" "$raw"
 }
 
-run_gloo() {  # ranks
+run_gloo() {
   [ "$have_gloo" = 1 ] || return 0
-  local p sizes
-  for p in "${!passes[@]}"; do
-    read -ra sizes <<<"${passes[$p]}"
-    gloo_pass "$1"
-  done
+  each_pass gloo_pass "$@"
 }
 
 # Interleaved (by rank count, then by round), so drift in the machine's load
