@@ -52,10 +52,20 @@ short Comm::control_events(int* fd, int* recheck_ms) {
   return static_cast<short>(POLLIN | (ctrl_out_done_ < ctrl_out_.size() ? POLLOUT : 0));
 }
 
-void Comm::caller_progress_ctrl() {
+void Comm::caller_active() {
   caller_ns_.store(std::chrono::steady_clock::now().time_since_epoch().count(),
                    std::memory_order_relaxed);
+}
+
+void Comm::caller_progress_ctrl() {
+  caller_active();
   progress_ctrl();
+}
+
+void Comm::push_ctrl() {
+  if (ctrl_error_ == ncclSuccess && flush_ctrl() && ctrl_out_done_ < ctrl_out_.size() &&
+      !workers_.empty())
+    workers_[0]->wake();
 }
 
 bool Comm::progress_control() {
@@ -184,39 +194,83 @@ bool Comm::flush_ctrl() {
   return true;
 }
 
-void Comm::progress_ctrl() {
-  if (ctrl_error_ != ncclSuccess || !flush_ctrl()) return;
+bool Comm::parse_ctrl() {
   for (;;) {
-    int err = 0;
-    // The stream alternates records and (after a kMsgEager record) payloads.
-    size_t* done = in_payload_ ? &in_done_ : &ctrl_in_done_;
-    size_t before = *done;
-    IoStatus st = in_payload_ ? recv_some(ctrl_.get(), in_dst_, in_len_, done, &err)
-                              : recv_some(ctrl_.get(), &ctrl_in_, sizeof ctrl_in_, done, &err);
-    ctrl_moved_ |= *done != before || st == IoStatus::kClosed;
-    if (st == IoStatus::kAgain) break;
-    if (st == IoStatus::kClosed) return ctrl_failed(ncclRemoteError, "closed", 0);
-    if (st == IoStatus::kError) {
-      bool peer_gone = err == ECONNRESET;
-      return ctrl_failed(peer_gone ? ncclRemoteError : ncclSystemError, "receive failed", err);
-    }
+    const size_t held = in_end_ - in_begin_;
     if (in_payload_) {
+      const size_t take = std::min(held, in_len_ - in_done_);
+      if (take > 0) memcpy(in_dst_ + in_done_, in_buf_.get() + in_begin_, take);
+      in_begin_ += take;
+      in_done_ += take;
+      if (in_done_ < in_len_) return true;
       in_payload_ = false;
       on_payload();
       continue;
     }
-    ctrl_in_done_ = 0;
-    if (ncclResult_t rc = on_message(ctrl_in_); rc != ncclSuccess) {
+    if (held < sizeof(CtrlMsg)) return true;
+    CtrlMsg msg;
+    memcpy(&msg, in_buf_.get() + in_begin_, sizeof msg);
+    in_begin_ += sizeof msg;
+    if (ncclResult_t rc = on_message(msg); rc != ncclSuccess) {
       // Always worth a warning, pending requests or not: the peer broke the protocol.
       SOCK_WARN("%s sent an unexpected control record (type %u, tag %d, id %lu, value %lu)",
-                peer_.c_str(), ctrl_in_.type, ctrl_in_.tag, static_cast<unsigned long>(ctrl_in_.id),
-                static_cast<unsigned long>(ctrl_in_.value));
-      return ctrl_failed(rc, "sent a malformed control record", 0);
+                peer_.c_str(), msg.type, msg.tag, static_cast<unsigned long>(msg.id),
+                static_cast<unsigned long>(msg.value));
+      ctrl_failed(rc, "sent a malformed control record", 0);
+      return false;
     }
   }
-  // Clear-to-sends queued by on_message; what the socket does not take now,
-  // worker 0 sends when it becomes writable.
-  if (flush_ctrl() && ctrl_out_done_ < ctrl_out_.size() && !workers_.empty()) workers_[0]->wake();
+}
+
+bool Comm::fill_ctrl(bool* drained) {
+  if (!in_buf_) in_buf_ = std::make_unique<char[]>(kCtrlReadAhead);
+  // parse_ctrl() left less than a record, or nothing while inside a payload.
+  if (in_begin_ > 0) {
+    memmove(in_buf_.get(), in_buf_.get() + in_begin_, in_end_ - in_begin_);
+    in_end_ -= in_begin_;
+    in_begin_ = 0;
+  }
+  // The rest of a payload goes straight to its destination, what follows it
+  // into the read-ahead.
+  iovec iov[2];
+  int count = 0;
+  if (in_payload_) iov[count++] = {in_dst_ + in_done_, in_len_ - in_done_};
+  iov[count++] = {in_buf_.get() + in_end_, kCtrlReadAhead - in_end_};
+  size_t want = 0;
+  for (int i = 0; i < count; ++i) want += iov[i].iov_len;
+  size_t got = 0;
+  int err = 0;
+  IoStatus st = recv_once(ctrl_.get(), iov, count, &got, &err);
+  if (st == IoStatus::kAgain) return false;
+  if (st == IoStatus::kClosed) {
+    ctrl_moved_ = true;
+    ctrl_failed(ncclRemoteError, "closed", 0);
+    return false;
+  }
+  if (st == IoStatus::kError) {
+    bool peer_gone = err == ECONNRESET;
+    ctrl_failed(peer_gone ? ncclRemoteError : ncclSystemError, "receive failed", err);
+    return false;
+  }
+  ctrl_moved_ = true;
+  // A short read took all the socket had: reading again now would find it
+  // empty, one system call for nothing.
+  *drained = got < want;
+  if (in_payload_) {
+    const size_t direct = std::min(got, in_len_ - in_done_);
+    in_done_ += direct;
+    got -= direct;
+  }
+  in_end_ += got;
+  return true;
+}
+
+void Comm::progress_ctrl() {
+  if (ctrl_error_ != ncclSuccess || !flush_ctrl()) return;
+  bool drained = false;
+  while (parse_ctrl() && !drained && fill_ctrl(&drained)) {}
+  // Clear-to-sends and credits queued by on_message.
+  push_ctrl();
 }
 
 ncclResult_t Comm::test(Request* req, int* done, int* size) {
@@ -232,11 +286,19 @@ ncclResult_t Comm::test(Request* req, int* done, int* size) {
     SOCK_WARN("test: request %p is not in flight (already completed?)", static_cast<void*>(req));
     return ncclInvalidArgument;
   }
-  caller_progress_ctrl();
-  // The caller moves the bytes of the first assisted_ workers itself while it
-  // keeps testing (socket_worker.h): no hand-off per chunk to a thread it
-  // competes with for a core.
-  for (size_t t = 0; t < assisted_; ++t) (void)workers_[t]->assist();
+  caller_active();
+  // A request already complete costs no system call; otherwise the control
+  // stream moves, and the caller moves the bytes of the first assisted_
+  // workers itself while it keeps testing (socket_worker.h): no hand-off per
+  // chunk to a thread it competes with for a core.
+  const bool complete = req->state == Request::State::kEager
+                            ? ctrl_sent_total_ >= req->ctrl_end
+                            : req->state == Request::State::kActive &&
+                                  req->completion.chunks_left.load(std::memory_order_acquire) == 0;
+  if (!complete) {
+    progress_ctrl();
+    for (size_t t = 0; t < assisted_; ++t) (void)workers_[t]->assist();
+  }
   if (req->state == Request::State::kEager) {
     if (ctrl_sent_total_ < req->ctrl_end) return ncclSuccess;
     *done = 1;

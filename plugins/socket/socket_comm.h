@@ -27,8 +27,13 @@
 // nsockets) dealt round-robin, the socket counter carried over from message
 // to message identically on both ends.
 //
-// The control socket is progressed by the caller's thread inside
-// isend/irecv/test and by the first helper thread (so a send completes and
+// The control socket is progressed by the caller's thread inside test (of a
+// request not complete yet; one complete costs no system call) and inside
+// isend when only the control stream can say whether a credit is left; irecv
+// only posts (a message still in the socket is read by a test, straight into
+// the receive's buffer). Reads take all the socket holds at once into a
+// read-ahead buffer, a record and its eager payload in one system call. Also
+// progressed by the first helper thread (so a send completes and
 // credits come back even while the caller only tests the one side) — by the
 // helper only when the caller has not called in for kCallerGrace, bytes wait
 // to go out, or a rendezvous send waits for its clear-to-send; the
@@ -62,6 +67,10 @@ inline constexpr uint32_t kMemRegionMarker = 0x524d5253;  // "SRMR"
 // leaves that comm's control socket to the caller. Also the longest a record
 // waits once the caller stops calling in (then helper 0 reads it).
 inline constexpr std::chrono::nanoseconds kCallerGrace = std::chrono::milliseconds(5);
+
+// The control stream's read-ahead: room for two of the largest eager
+// messages with their records.
+inline constexpr size_t kCtrlReadAhead = 2 * (kEagerMaxBytes + sizeof(CtrlMsg));
 
 class Comm;
 
@@ -139,6 +148,11 @@ class Comm : private ControlHook {
   // keeps calling in, helper thread 0 leaves the control socket to it
   // instead of waking up for every record (kCallerGrace).
   void caller_progress_ctrl();
+  // Only the caller_progress_ctrl() timestamp, for a call that need not read.
+  void caller_active();
+  // Sends what the control stream holds; what the socket does not take now,
+  // worker 0 sends when it becomes writable.
+  void push_ctrl();
 
   // True while a record from the peer is awaited that the caller may not be
   // quick to read (a send's clear-to-send): helper 0 then keeps reading the
@@ -160,6 +174,11 @@ class Comm : private ControlHook {
   short control_events(int* fd, int* recheck_ms) override;
   bool progress_control() override;
   bool flush_ctrl();
+  // Parses the records and payload bytes held in in_buf_; false once the
+  // peer broke the protocol (the control connection has failed then).
+  bool parse_ctrl();
+  // One read from the control socket; false when it found nothing (or failed).
+  bool fill_ctrl(bool* drained);
   void ctrl_failed(ncclResult_t code, const char* what, int err);
 
   const bool sending_;
@@ -175,9 +194,14 @@ class Comm : private ControlHook {
   size_t ctrl_out_done_ = 0;
   uint64_t ctrl_queued_total_ = 0;
   uint64_t ctrl_sent_total_ = 0;
-  CtrlMsg ctrl_in_{};
-  size_t ctrl_in_done_ = 0;
-  bool in_payload_ = false;  // reading a payload, not a record
+  // Control bytes read ahead and not parsed yet: in_buf_[in_begin_, in_end_).
+  // One read takes a record and its eager payload (and whatever follows)
+  // instead of a read per record, per payload and a last one that finds the
+  // socket empty.
+  std::unique_ptr<char[]> in_buf_;
+  size_t in_begin_ = 0;
+  size_t in_end_ = 0;
+  bool in_payload_ = false;  // the stream's next bytes are a payload, not a record
   char* in_dst_ = nullptr;
   size_t in_len_ = 0;
   size_t in_done_ = 0;

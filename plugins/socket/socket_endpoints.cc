@@ -26,7 +26,13 @@ ncclResult_t SendComm::isend(void* data, int size, int tag, void** request) {
     return ncclInvalidArgument;
   }
   std::lock_guard<std::mutex> lock(mutex_);
-  caller_progress_ctrl();
+  // The grant and the credits come back on the control stream: it is read
+  // first only when they decide the path, i.e. no credit is known to be left.
+  if (static_cast<size_t>(size) <= eager_max_ && credits_ > 0) {
+    caller_active();
+  } else {
+    caller_progress_ctrl();
+  }
   if (ctrl_error_ != ncclSuccess) return ctrl_error_;  // the peer is gone; logged when found
   Request* req = alloc_request();
   *request = req;
@@ -42,7 +48,8 @@ ncclResult_t SendComm::isend(void* data, int size, int tag, void** request) {
   } else {
     queue_ctrl(CtrlMsg{kMsgHeader, tag, req->id, static_cast<uint64_t>(size)});
   }
-  progress_ctrl();
+  // Nothing to read yet: an answer to this message cannot have come back.
+  push_ctrl();
   return ncclSuccess;
 }
 
@@ -145,7 +152,9 @@ ncclResult_t RecvComm::irecv(void* data, int size, int tag, void** request) {
     return ncclInvalidArgument;
   }
   std::lock_guard<std::mutex> lock(mutex_);
-  caller_progress_ctrl();
+  // Not read here: a message still in the socket is matched when a test
+  // reads it, straight into this receive's buffer.
+  caller_active();
   if (ctrl_error_ != ncclSuccess) return ctrl_error_;
   Request* req = alloc_request();
   *request = req;
@@ -165,7 +174,7 @@ ncclResult_t RecvComm::irecv(void* data, int size, int tag, void** request) {
       --unexpected_headers_;
       match(req, arrived.header);
     }
-    progress_ctrl();
+    push_ctrl();  // the clear-to-send or the credit
   } else {
     posted_.push_back(req);
   }

@@ -82,6 +82,24 @@ IoStatus recv_some(int fd, void* buf, size_t len, size_t* done, int* err) {
   return IoStatus::kDone;
 }
 
+IoStatus recv_once(int fd, const iovec* iov, int count, size_t* got, int* err) {
+  msghdr msg{};
+  msg.msg_iov = const_cast<iovec*>(iov);
+  msg.msg_iovlen = static_cast<size_t>(count);
+  for (;;) {
+    ssize_t n = ::recvmsg(fd, &msg, MSG_DONTWAIT);
+    if (n > 0) {
+      *got = static_cast<size_t>(n);
+      return IoStatus::kDone;
+    }
+    if (n == 0) return IoStatus::kClosed;
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return IoStatus::kAgain;
+    *err = errno;
+    return IoStatus::kError;
+  }
+}
+
 Fd open_tcp_socket(int family) {
   Fd fd(::socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
   if (!fd.valid()) return fd;

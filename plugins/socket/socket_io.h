@@ -4,6 +4,7 @@
 
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -47,6 +48,10 @@ enum class IoStatus { kDone, kAgain, kClosed, kError };
 // otherwise with the errno in *err.
 IoStatus send_some(int fd, const void* buf, size_t len, size_t* done, int* err);
 IoStatus recv_some(int fd, void* buf, size_t len, size_t* done, int* err);
+// One non-blocking read into the `count` buffers in order: kDone with the
+// bytes taken in *got (fewer than asked when that was all the socket had),
+// else kAgain, kClosed or kError as above.
+IoStatus recv_once(int fd, const iovec* iov, int count, size_t* got, int* err);
 
 // A non-blocking, close-on-exec TCP socket with TCP_NODELAY; invalid on error
 // (errno set).

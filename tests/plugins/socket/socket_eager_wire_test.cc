@@ -205,6 +205,115 @@ TEST_F(NetSocketEagerWire, AcceptorGrantsAtMostTheOfferAndTakesSplitPayloads) {
   EXPECT_EQ(net->closeListen(listen), ncclSuccess);
 }
 
+// The receiver reads its control stream ahead (one read takes a record, its
+// payload and whatever follows): records and payloads cut at every byte, or
+// several packed into one write, must all arrive intact, in order, and give
+// their credits back.
+TEST_F(NetSocketEagerWire, RecordsCutAtEveryByteOrPackedTogetherArriveIntact) {
+  RawPeer peer;
+  dial_as_raw_peer(net, lo, 4096, 8, &peer);
+  ASSERT_NE(peer.recv_comm, nullptr);
+  void *listen = peer.listen, *recv_comm = peer.recv_comm;
+  RawSocket& ctrl = peer.socks[0];
+  RawSocket& data = peer.socks[1];
+  wire::CtrlMsg grant{};
+  ASSERT_TRUE(ctrl.read_all(&grant, sizeof grant));
+  ASSERT_EQ(grant.type, wire::kMsgEagerGrant);
+  ASSERT_EQ(grant.value, 8u);
+
+  // Messages 0-3 are eager (tags 1-4, the second one empty), 4 a rendezvous
+  // header (tag 5), 5 eager again (tag 1).
+  const int tags[] = {1, 2, 3, 4, 5, 1};
+  const size_t sizes[] = {5, 0, 150, 70, 10, 33};
+  std::vector<std::vector<char>> payloads;
+  std::string stream;
+  for (size_t i = 0; i < 6; ++i) {
+    payloads.emplace_back(sizes[i]);
+    fill_pattern(payloads[i], static_cast<unsigned>(i + 1));
+    const bool eager = i != 4;
+    wire::CtrlMsg rec{eager ? wire::kMsgEager : wire::kMsgHeader, tags[i], i, sizes[i]};
+    stream.append(reinterpret_cast<const char*>(&rec), sizeof rec);
+    if (eager) stream.append(payloads[i].data(), payloads[i].size());
+  }
+  // Receives for tags 1-3 posted first; tag 4, 5 and the second tag 1 only
+  // after everything arrived (held meanwhile).
+  std::vector<std::vector<char>> in(6, std::vector<char>(200, 'x'));
+  std::vector<void*> reqs(6, nullptr);
+  auto post = [&](size_t i) {
+    void* buf = in[i].data();
+    int size = 200, tag = tags[i];
+    ASSERT_EQ(net->irecv(recv_comm, 1, &buf, &size, &tag, nullptr, &reqs[i]), ncclSuccess);
+    ASSERT_NE(reqs[i], nullptr);
+  };
+  for (size_t i = 0; i < 3; ++i) post(i);
+  // The first three messages one byte at a time, tested in between, so that
+  // every record and payload is cut at every offset once.
+  const size_t cut = 3 * sizeof(wire::CtrlMsg) + sizes[0] + sizes[1] + sizes[2];
+  std::vector<int> got(6, -1);
+  int done = 0;
+  for (size_t b = 0; b < cut; ++b) {
+    ASSERT_TRUE(ctrl.write_all(stream.data() + b, 1));
+    ASSERT_EQ(done, 0) << "message 2 complete before its last byte was written";
+    ASSERT_EQ(net->test(reqs[2], &done, &got[2]), ncclSuccess);
+  }
+  // The last byte may still be on its way; once it is in, message 2 is.
+  if (done == 0) {
+    ASSERT_EQ(wait_request(net, reqs[2], &got[2]), ncclSuccess);
+  }
+  // The rest in pieces of 10 bytes, so that a read ends inside a record
+  // after a whole one (the part read ahead moves to the front); tested
+  // through a receive no message matches.
+  std::vector<char> none(8);
+  void* probe = nullptr;
+  {
+    void* buf = none.data();
+    int size = 8, tag = 99;
+    ASSERT_EQ(net->irecv(recv_comm, 1, &buf, &size, &tag, nullptr, &probe), ncclSuccess);
+  }
+  for (size_t b = cut; b < stream.size(); b += 10) {
+    ASSERT_TRUE(ctrl.write_all(stream.data() + b, std::min<size_t>(10, stream.size() - b)));
+    ASSERT_EQ(net->test(probe, &done, nullptr), ncclSuccess);
+    ASSERT_EQ(done, 0);
+  }
+  for (size_t i = 0; i < 3; ++i) {
+    if (i < 2) {
+      ASSERT_EQ(wait_request(net, reqs[i], &got[i]), ncclSuccess) << "message " << i;
+    }
+    EXPECT_EQ(got[i], static_cast<int>(sizes[i]));
+    EXPECT_TRUE(std::equal(payloads[i].begin(), payloads[i].end(), in[i].begin()));
+  }
+  for (size_t i = 3; i < 6; ++i) post(i);
+  wire::CtrlMsg cts{};
+  ASSERT_TRUE(ctrl.read_all(&cts, sizeof cts));
+  // Credits for the first eager messages may come back before the
+  // clear-to-send; they are counted below.
+  int credited = 0;
+  while (cts.type == wire::kMsgCredit) {
+    credited += static_cast<int>(cts.value);
+    ASSERT_TRUE(ctrl.read_all(&cts, sizeof cts));
+  }
+  ASSERT_EQ(cts.type, wire::kMsgClearToSend);
+  EXPECT_EQ(cts.id, 4u);
+  EXPECT_EQ(cts.value, wire::kCtsAccept);
+  ASSERT_TRUE(data.write_all(payloads[4].data(), payloads[4].size()));
+  for (size_t i = 3; i < 6; ++i) {
+    ASSERT_EQ(wait_request(net, reqs[i], &got[i]), ncclSuccess) << "message " << i;
+    EXPECT_EQ(got[i], static_cast<int>(sizes[i]));
+    EXPECT_TRUE(std::equal(payloads[i].begin(), payloads[i].end(), in[i].begin()));
+  }
+  // Five eager messages consumed, credits handed back in batches of 2 (a
+  // quarter of the 8 granted): 4 of them so far.
+  while (credited < 4) {
+    wire::CtrlMsg rec{};
+    ASSERT_TRUE(ctrl.read_all(&rec, sizeof rec));
+    ASSERT_EQ(rec.type, wire::kMsgCredit);
+    credited += static_cast<int>(rec.value);
+  }
+  EXPECT_EQ(credited, 4);
+  EXPECT_EQ(net->closeRecv(recv_comm), ncclSuccess);
+  EXPECT_EQ(net->closeListen(listen), ncclSuccess);
+}
+
 // A raw listener on 127.0.0.1 and a handle pointing at it.
 struct RawListener {
   RawSocket sock;
