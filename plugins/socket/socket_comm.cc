@@ -43,12 +43,15 @@ short Comm::control_events(int* fd, int* recheck_ms) {
   // Bytes waiting to go out are still the helper's to flush.
   const int64_t idle_ns = std::chrono::steady_clock::now().time_since_epoch().count() -
                           caller_ns_.load(std::memory_order_relaxed);
+  *fd = ctrl_.get();
   if (idle_ns >= 0 && idle_ns < kCallerGrace.count() && ctrl_out_done_ == ctrl_out_.size() &&
       !helper_reads_control()) {
     *recheck_ms = static_cast<int>((kCallerGrace.count() - idle_ns) / 1000000 + 1);
-    return 0;
+    // Only the peer's close: the caller's isend does not read the control
+    // socket, so a send to a peer that is gone would otherwise complete into
+    // the kernel's buffer until a test happened to read the end of stream.
+    return POLLRDHUP;
   }
-  *fd = ctrl_.get();
   return static_cast<short>(POLLIN | (ctrl_out_done_ < ctrl_out_.size() ? POLLOUT : 0));
 }
 

@@ -68,9 +68,10 @@ inline constexpr uint32_t kMemRegionMarker = 0x524d5253;  // "SRMR"
 // waits once the caller stops calling in (then helper 0 reads it).
 inline constexpr std::chrono::nanoseconds kCallerGrace = std::chrono::milliseconds(5);
 
-// The control stream's read-ahead: room for two of the largest eager
-// messages with their records.
-inline constexpr size_t kCtrlReadAhead = 2 * (kEagerMaxBytes + sizeof(CtrlMsg));
+// The control stream's read-ahead. A payload longer than what is buffered is
+// read straight into its destination, so this only bounds how many small
+// records and payloads one read takes.
+inline constexpr size_t kCtrlReadAhead = 16 * 1024;
 
 class Comm;
 

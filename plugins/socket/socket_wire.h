@@ -87,8 +87,9 @@ static_assert(sizeof(CtrlMsg) == 24);
 // The eager path as this build offers and accepts it: messages of at most
 // kEagerMaxBytes go on the control socket without a clear-to-send, at most
 // kEagerCredits of them unconsumed at the receiver (so at most
-// kEagerMaxBytes x kEagerCredits = 128 KiB held per receiving comm).
-inline constexpr size_t kEagerMaxBytes = 8 * 1024;
+// kEagerMaxBytes x kEagerCredits = 1 MiB held per receiving comm). The
+// largest size the hello's 16-bit offer can carry.
+inline constexpr size_t kEagerMaxBytes = UINT16_MAX;
 inline constexpr int kEagerCredits = 16;
 static_assert(kEagerMaxBytes <= UINT16_MAX && kEagerCredits <= UINT16_MAX);
 

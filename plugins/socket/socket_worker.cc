@@ -184,9 +184,9 @@ void DataWorker::wait_for_io(std::unique_lock<std::mutex>& io, int assist_rechec
     int fd = -1, recheck_ms = -1;
     if (short events = control_->control_events(&fd, &recheck_ms); events != 0) {
       fds[n++] = {fd, events, 0};
-    } else if (recheck_ms >= 0) {
-      timeout_ms = recheck_ms;  // the caller is progressing it; look again then
     }
+    // The caller is progressing it; look again then.
+    if (recheck_ms >= 0) timeout_ms = std::min(timeout_ms, recheck_ms);
   }
   if (assist_recheck_ms >= 0) {
     // The caller moves the data sockets' bytes; look again when its grace ends.

@@ -48,9 +48,9 @@ struct Completion {
 // caller tests only the other side.
 class ControlHook {
  public:
-  // The control fd and the poll events it waits for; 0 events once it failed,
-  // or while the caller's own calls progress the control socket — then
-  // *recheck_ms (if >= 0) says when to ask again.
+  // The control fd and the poll events it waits for: 0 once it failed; only
+  // POLLRDHUP (the peer's close) while the caller's own calls progress the
+  // control socket, and then *recheck_ms (if >= 0) says when to ask again.
   virtual short control_events(int* fd, int* recheck_ms) = 0;
   // Moves control bytes; true if anything moved.
   virtual bool progress_control() = 0;

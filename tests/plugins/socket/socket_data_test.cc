@@ -1,5 +1,6 @@
 // The data path: sizes, striping, tags, back-pressure (suites NetSocketData*).
 #include "socket_fixture.h"
+#include "socket_wire.h"
 #include "socket_worker.h"
 
 #include <sched.h>
@@ -69,6 +70,10 @@ INSTANTIATE_TEST_SUITE_P(
     });
 
 using NetSocketData = SocketTest;
+
+// A size that always goes rendezvous, whether or not the eager grant has
+// arrived yet.
+constexpr int kAboveEager = static_cast<int>(nccom::socket::kEagerMaxBytes) + 1;
 
 TEST_F(NetSocketData, BackPressureAtMaxRequests) {
   Endpoints e = connect_pair(net, lo);
@@ -155,32 +160,33 @@ TEST_F(NetSocketData, TagsMatchInOrderPerTag) {
 // Above the eager limit (socket_eager_test.cc has the small messages).
 TEST_F(NetSocketData, UnexpectedMessagesWaitForTheirReceive) {
   Endpoints e = connect_pair(net, lo);
-  std::vector<char> a(50000, 'a'), b(70000, 'b');
+  constexpr int kA = kAboveEager + 1000, kB = kAboveEager + 3000;
+  std::vector<char> a(kA, 'a'), b(kB, 'b');
   void *sa = nullptr, *sb = nullptr;
-  ASSERT_EQ(net->isend(e.send, a.data(), 50000, 10, nullptr, &sa), ncclSuccess);
-  ASSERT_EQ(net->isend(e.send, b.data(), 70000, 20, nullptr, &sb), ncclSuccess);
+  ASSERT_EQ(net->isend(e.send, a.data(), kA, 10, nullptr, &sa), ncclSuccess);
+  ASSERT_EQ(net->isend(e.send, b.data(), kB, 20, nullptr, &sb), ncclSuccess);
   int done = 1;
   for (int i = 0; i < 100; ++i) ASSERT_EQ(net->test(sa, &done, nullptr), ncclSuccess);
   EXPECT_EQ(done, 0);  // rendezvous: nothing completes before a receive is posted
-  std::vector<char> rb(80000), ra(80000);
+  std::vector<char> rb(kB + 1000), ra(kB + 1000);
   void *rq_b = nullptr, *rq_a = nullptr;
   void* data = rb.data();
-  int size = 80000, tag = 20;
+  int size = kB + 1000, tag = 20;
   ASSERT_EQ(net->irecv(e.recv, 1, &data, &size, &tag, nullptr, &rq_b), ncclSuccess);
   int got = -1;
   std::thread sender([&] { EXPECT_EQ(wait_request(net, sb), ncclSuccess); });
   ASSERT_EQ(wait_request(net, rq_b, &got), ncclSuccess);
   sender.join();
-  EXPECT_EQ(got, 70000);
-  EXPECT_EQ(rb[69999], 'b');
+  EXPECT_EQ(got, kB);
+  EXPECT_EQ(rb[kB - 1], 'b');
   data = ra.data();
   tag = 10;
   ASSERT_EQ(net->irecv(e.recv, 1, &data, &size, &tag, nullptr, &rq_a), ncclSuccess);
   std::thread sender2([&] { EXPECT_EQ(wait_request(net, sa), ncclSuccess); });
   ASSERT_EQ(wait_request(net, rq_a, &got), ncclSuccess);
   sender2.join();
-  EXPECT_EQ(got, 50000);
-  EXPECT_EQ(ra[49999], 'a');
+  EXPECT_EQ(got, kA);
+  EXPECT_EQ(ra[kA - 1], 'a');
   close_pair(net, e);
 }
 
@@ -304,13 +310,13 @@ TEST_F(NetSocketData, OnOneCpuTheCallerStandsInForEveryHelperAndHandsBackToAll) 
 // receiver sees it (socket_eager_test.cc, TooLargeForTheReceiveFailsTheReceiveOnly).
 TEST_F(NetSocketData, ReceiveSmallerThanMessageFailsBothSidesAndCommSurvives) {
   Endpoints e = connect_pair(net, lo);
-  std::vector<char> out(20000, 'x'), in(10000);
+  std::vector<char> out(kAboveEager, 'x'), in(10000);
   size_t warnings = warning_count();
   void *sreq = nullptr, *rreq = nullptr;
   void* data = in.data();
   int size = 10000, tag = 0;
   ASSERT_EQ(net->irecv(e.recv, 1, &data, &size, &tag, nullptr, &rreq), ncclSuccess);
-  ASSERT_EQ(net->isend(e.send, out.data(), 20000, 0, nullptr, &sreq), ncclSuccess);
+  ASSERT_EQ(net->isend(e.send, out.data(), kAboveEager, 0, nullptr, &sreq), ncclSuccess);
   ncclResult_t send_rc = ncclSuccess;
   std::thread sender([&] { send_rc = wait_request(net, sreq); });
   EXPECT_EQ(wait_request(net, rreq), ncclInternalError);

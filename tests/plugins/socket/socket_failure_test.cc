@@ -1,6 +1,7 @@
 // Teardown and failures: closing with requests in flight, peers that vanish,
 // and no leaked fds or threads (suite NetSocketFailure).
 #include "socket_fixture.h"
+#include "socket_wire.h"
 
 namespace nccom_test {
 namespace {
@@ -54,9 +55,10 @@ TEST_F(NetSocketFailure, SenderGoneFailsPendingReceives) {
 
 TEST_F(NetSocketFailure, ReceiverGoneFailsPendingSends) {
   Endpoints e = connect_pair(net, lo);
-  std::vector<char> buf(20000, 'z');
+  constexpr int kRendezvous = static_cast<int>(nccom::socket::kEagerMaxBytes) + 1;
+  std::vector<char> buf(kRendezvous, 'z');
   void* before = nullptr;  // rendezvous (above the eager limit): waits for a clear-to-send
-  ASSERT_EQ(net->isend(e.send, buf.data(), 20000, 0, nullptr, &before), ncclSuccess);
+  ASSERT_EQ(net->isend(e.send, buf.data(), kRendezvous, 0, nullptr, &before), ncclSuccess);
   ASSERT_EQ(net->closeRecv(e.recv), ncclSuccess);
   e.recv = nullptr;
   EXPECT_EQ(wait_request(net, before), ncclRemoteError);
@@ -114,13 +116,22 @@ TEST_F(NetSocketFailure, ReceiverGoneMidTransferEndsTheSend) {
   ASSERT_EQ(net->closeRecv(e.recv), ncclSuccess);
   e.recv = nullptr;
   // What was left may still fit in the kernel's buffers (then the send
-  // completes, as TCP allows); either way the send ends, and the next fails.
+  // completes, as TCP allows); either way the send ends, and the next fail:
+  // an eager send does not read the control socket, but helper 0 watches it
+  // for the peer's close; at worst one send went into the kernel's buffer
+  // before the close was seen, and the one after it fails on the reset.
   ncclResult_t rc = wait_request(net, sreq);
   EXPECT_TRUE(rc == ncclSuccess || rc == ncclRemoteError || rc == ncclSystemError) << rc;
-  void* next = nullptr;
-  rc = net->isend(e.send, out.data(), 1000, 0, nullptr, &next);
-  if (rc == ncclSuccess && next != nullptr) rc = wait_request(net, next);
+  int completed = 0;
+  for (int i = 0; i < 2; ++i) {
+    void* next = nullptr;
+    rc = net->isend(e.send, out.data(), 1000, 0, nullptr, &next);
+    if (rc == ncclSuccess && next != nullptr) rc = wait_request(net, next);
+    if (rc != ncclSuccess) break;
+    ++completed;
+  }
   EXPECT_TRUE(rc == ncclRemoteError || rc == ncclSystemError) << rc;
+  EXPECT_LE(completed, 1);
   close_pair(net, e);
 }
 
