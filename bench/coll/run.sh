@@ -15,8 +15,8 @@
 #   MIN, MAX                    size range, K/M/G suffixes (default 8, 64M); factor 2
 #   ITERS, WARMUP               timed / warmup iterations per size (default 20, 5)
 #   SMALL_MAX                   sizes up to this one run in a pass of their own with
-#   SMALL_ITERS, SMALL_WARMUP   SMALL_ITERS / SMALL_WARMUP iterations (default 4K, 1000,
-#                               100): a call of 1-500 us timed 20 times measures the
+#   SMALL_ITERS, SMALL_WARMUP   SMALL_ITERS / SMALL_WARMUP iterations (default 64K, 1000,
+#                               100): a call of 1 us-2 ms timed 20 times measures the
 #                               scheduler more than the library; SMALL_ITERS=0: one pass
 #   NET                         nccom-test --net (socket|ofi); default: nccom's config
 #   CHECK                       1: nccom-test --check (default; most of its run time
@@ -48,7 +48,7 @@ run_timeout=${RUN_TIMEOUT:-1800}
 repeat=${REPEAT:-1}
 check=()
 [ "${CHECK:-1}" = 0 ] || check=(--check)
-small_max=${SMALL_MAX:-4K}
+small_max=${SMALL_MAX:-64K}
 small_iters=${SMALL_ITERS:-1000}
 small_warmup=${SMALL_WARMUP:-100}
 for v in repeat run_timeout; do
