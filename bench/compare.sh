@@ -9,8 +9,8 @@
 #   coll/, net/       raw outputs, CSV and an SVG chart per table
 #                     (coll/charts/*.svg, net/charts/*.svg)
 #
-#   bench/compare.sh                        # the full run (about 25 min on 2 cores)
-#   QUICK=1 bench/compare.sh                # sizes up to 4 MiB, 5 iterations (100 up to 4 KiB), net --quick
+#   bench/compare.sh                        # the full run (about 10 min on 2 cores)
+#   QUICK=1 bench/compare.sh                # sizes up to 4 MiB, 5 iterations (100 up to 64 KiB), net --quick
 #   OUT=/tmp/cmp REPEAT=3 bench/compare.sh  # 3 interleaved rounds of the collectives
 #
 # Environment: OUT (default: a new /tmp directory), QUICK, NO_BUILD=1 (run
