@@ -28,7 +28,8 @@ ncclResult_t SendComm::isend(void* data, int size, int tag, void** request) {
   std::lock_guard<std::mutex> lock(mutex_);
   // The grant and the credits come back on the control stream: it is read
   // first only when they decide the path, i.e. no credit is known to be left.
-  if (static_cast<size_t>(size) <= eager_max_ && credits_ > 0) {
+  auto eager = [&] { return static_cast<size_t>(size) <= eager_max_ && credits_ > 0; };
+  if (eager()) {
     caller_active();
   } else {
     caller_progress_ctrl();
@@ -43,7 +44,7 @@ ncclResult_t SendComm::isend(void* data, int size, int tag, void** request) {
   req->bytes = size;
   req->tag = tag;
   req->id = next_id_++;
-  if (static_cast<size_t>(size) <= eager_max_ && credits_ > 0) {
+  if (eager()) {
     send_eager(req);
   } else {
     queue_ctrl(CtrlMsg{kMsgHeader, tag, req->id, static_cast<uint64_t>(size)});

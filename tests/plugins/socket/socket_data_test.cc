@@ -1,6 +1,5 @@
 // The data path: sizes, striping, tags, back-pressure (suites NetSocketData*).
 #include "socket_fixture.h"
-#include "socket_wire.h"
 #include "socket_worker.h"
 
 #include <sched.h>
@@ -70,10 +69,6 @@ INSTANTIATE_TEST_SUITE_P(
     });
 
 using NetSocketData = SocketTest;
-
-// A size that always goes rendezvous, whether or not the eager grant has
-// arrived yet.
-constexpr int kAboveEager = static_cast<int>(nccom::socket::kEagerMaxBytes) + 1;
 
 TEST_F(NetSocketData, BackPressureAtMaxRequests) {
   Endpoints e = connect_pair(net, lo);
@@ -160,7 +155,7 @@ TEST_F(NetSocketData, TagsMatchInOrderPerTag) {
 // Above the eager limit (socket_eager_test.cc has the small messages).
 TEST_F(NetSocketData, UnexpectedMessagesWaitForTheirReceive) {
   Endpoints e = connect_pair(net, lo);
-  constexpr int kA = kAboveEager + 1000, kB = kAboveEager + 3000;
+  constexpr int kA = kRendezvousBytes + 1000, kB = kRendezvousBytes + 3000;
   std::vector<char> a(kA, 'a'), b(kB, 'b');
   void *sa = nullptr, *sb = nullptr;
   ASSERT_EQ(net->isend(e.send, a.data(), kA, 10, nullptr, &sa), ncclSuccess);
@@ -310,13 +305,13 @@ TEST_F(NetSocketData, OnOneCpuTheCallerStandsInForEveryHelperAndHandsBackToAll) 
 // receiver sees it (socket_eager_test.cc, TooLargeForTheReceiveFailsTheReceiveOnly).
 TEST_F(NetSocketData, ReceiveSmallerThanMessageFailsBothSidesAndCommSurvives) {
   Endpoints e = connect_pair(net, lo);
-  std::vector<char> out(kAboveEager, 'x'), in(10000);
+  std::vector<char> out(kRendezvousBytes, 'x'), in(10000);
   size_t warnings = warning_count();
   void *sreq = nullptr, *rreq = nullptr;
   void* data = in.data();
   int size = 10000, tag = 0;
   ASSERT_EQ(net->irecv(e.recv, 1, &data, &size, &tag, nullptr, &rreq), ncclSuccess);
-  ASSERT_EQ(net->isend(e.send, out.data(), kAboveEager, 0, nullptr, &sreq), ncclSuccess);
+  ASSERT_EQ(net->isend(e.send, out.data(), kRendezvousBytes, 0, nullptr, &sreq), ncclSuccess);
   ncclResult_t send_rc = ncclSuccess;
   std::thread sender([&] { send_rc = wait_request(net, sreq); });
   EXPECT_EQ(wait_request(net, rreq), ncclInternalError);

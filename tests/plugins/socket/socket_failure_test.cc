@@ -1,7 +1,6 @@
 // Teardown and failures: closing with requests in flight, peers that vanish,
 // and no leaked fds or threads (suite NetSocketFailure).
 #include "socket_fixture.h"
-#include "socket_wire.h"
 
 namespace nccom_test {
 namespace {
@@ -55,10 +54,9 @@ TEST_F(NetSocketFailure, SenderGoneFailsPendingReceives) {
 
 TEST_F(NetSocketFailure, ReceiverGoneFailsPendingSends) {
   Endpoints e = connect_pair(net, lo);
-  constexpr int kRendezvous = static_cast<int>(nccom::socket::kEagerMaxBytes) + 1;
-  std::vector<char> buf(kRendezvous, 'z');
+  std::vector<char> buf(kRendezvousBytes, 'z');
   void* before = nullptr;  // rendezvous (above the eager limit): waits for a clear-to-send
-  ASSERT_EQ(net->isend(e.send, buf.data(), kRendezvous, 0, nullptr, &before), ncclSuccess);
+  ASSERT_EQ(net->isend(e.send, buf.data(), kRendezvousBytes, 0, nullptr, &before), ncclSuccess);
   ASSERT_EQ(net->closeRecv(e.recv), ncclSuccess);
   e.recv = nullptr;
   EXPECT_EQ(wait_request(net, before), ncclRemoteError);

@@ -5,6 +5,7 @@
 
 #include "child_process.h"
 #include "net_config_call.h"
+#include "socket_wire.h"
 
 #include <nccom/net_v4.h>
 #include <nccom/net_v5.h>
@@ -114,6 +115,9 @@ inline int live_threads() { return nccom_test::thread_count(); }
 
 using Clock = std::chrono::steady_clock;
 inline constexpr auto kWait = std::chrono::seconds(20);
+// A message size that always goes rendezvous, whether or not the eager grant
+// has arrived yet.
+inline constexpr int kRendezvousBytes = static_cast<int>(nccom::socket::kEagerMaxBytes) + 1;
 
 struct Endpoints {
   void* listen = nullptr;
