@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <ctime>
 #include <mutex>
 #include <shared_mutex>
@@ -45,12 +46,13 @@ Local& local() {
 
 void ring(Bell* b) {
   if (b == nullptr) return;
-  // The words the sleeper checks were stored before this increment; a
-  // sleeper that read the old count and checked the old words finds the
-  // new count in the futex word and does not sleep.
+  // The words were stored before this fence. A loop that announced itself
+  // after the fence sees them when it looks again; one that announced
+  // before it is seen here, and its futex word changes before it is woken.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (b->sleepers.load(std::memory_order_relaxed) == 0) return;
   b->rings.fetch_add(1, std::memory_order_seq_cst);
-  if (b->sleepers.load(std::memory_order_seq_cst) != 0)
-    futex(&b->rings, FUTEX_WAKE, INT32_MAX, nullptr);
+  futex(&b->rings, FUTEX_WAKE, INT32_MAX, nullptr);
 }
 
 void register_local(Bell* b) {
@@ -69,35 +71,48 @@ void ring_local() {
   for (Bell* b : local().bells) ring(b);
 }
 
+void Idle::retire() {
+  if (!asleep_) return;
+  asleep_ = false;
+  bell_->sleepers.fetch_sub(1, std::memory_order_seq_cst);
+}
+
 void Idle::wait(uint32_t seen) {
-  const Clock::time_point now = Clock::now();
+  // A spinning pass is a few pauses; the clock is read on every
+  // kClockPasses-th only (it costs about as much as the pauses).
   if (!idle_) {
     idle_ = true;
-    since_ = now;
-  }
-  if (now - since_ < spin_) {
-    // A yield is a system call, dearer than the hand-off it waits for when
-    // the peer runs on another core; a ring within poll_ is seen without it.
-    if (poll_.count() > 0) {
-      const Clock::time_point until = now + poll_;
-      do {
-        for (int i = 0; i < 64; ++i) {
-          if (bell_->rings.load(std::memory_order_acquire) != seen) return;
-          cpu_relax();
-        }
-      } while (Clock::now() < until);
-    }
-    sched_yield();
+    passes_ = 0;
+  } else if (spinning_ && ++passes_ % kClockPasses != 0) {
+    for (int i = 0; i < 4; ++i) cpu_relax();
     return;
   }
-  // Announce the sleep, then sleep only if no ring came since `seen`: a
-  // ringer that missed the announcement incremented the word first.
-  bell_->sleepers.fetch_add(1, std::memory_order_seq_cst);
+  const Clock::time_point now = Clock::now();
+  if (passes_ == 0) since_ = yielded_ = now;
+  spinning_ = now - since_ < spin_;
+  if (spinning_) {
+    // A yield is a system call, dearer than the hand-off it waits for when
+    // the peer runs on another core; the peer's store is seen on the next
+    // pass without one.
+    if (now - yielded_ < poll_) {
+      for (int i = 0; i < 4; ++i) cpu_relax();
+      return;
+    }
+    sched_yield();
+    yielded_ = Clock::now();
+    return;
+  }
+  if (!asleep_) {
+    // Announced before the caller's next look at its words (ring()).
+    bell_->sleepers.fetch_add(1, std::memory_order_seq_cst);
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    asleep_ = true;
+    return;
+  }
   if (bell_->rings.load(std::memory_order_seq_cst) == seen) {
     const timespec bound{0, std::chrono::nanoseconds(kMaxSleep).count()};
-    (void)futex(&bell_->rings, FUTEX_WAIT, seen, &bound);
+    if (futex(&bell_->rings, FUTEX_WAIT, seen, &bound) != 0 && errno == ETIMEDOUT) ++timed_out_;
   }
-  bell_->sleepers.fetch_sub(1, std::memory_order_seq_cst);
 }
 
 }  // namespace nrt_emu::bell

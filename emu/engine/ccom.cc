@@ -322,18 +322,16 @@ Status Ccom::build_channels() {
   for (Channel& c : kanga_) {  // DIRECT only: all ranks are on this host
     c.recv.slots = static_cast<uint8_t*>(
         region->allocate(kSlots * slot_bytes_, 4096, "kangaRing receive slots"));
-    c.recv.tail = static_cast<volatile uint64_t*>(region->allocate(64, 64, "kangaRing tail"));
     c.recv.head = static_cast<volatile uint64_t*>(region->allocate(64, 64, "kangaRing head"));
-    if (c.recv.slots == nullptr || c.recv.tail == nullptr || c.recv.head == nullptr)
+    if (c.recv.slots == nullptr || c.recv.head == nullptr)
       return engine_error("kangaRing lane " + std::to_string(c.id) + ": engine memory is full");
   }
   for (Channel& c : chans_) {
     const std::string at = "channel " + std::to_string(c.id) + ": ";
     c.recv.slots =
         static_cast<uint8_t*>(region->allocate(kSlots * slot_bytes_, 4096, "engine receive slots"));
-    c.recv.tail = static_cast<volatile uint64_t*>(region->allocate(64, 64, "engine tail"));
     c.recv.head = static_cast<volatile uint64_t*>(region->allocate(64, 64, "engine head"));
-    if (c.recv.slots == nullptr || c.recv.tail == nullptr || c.recv.head == nullptr)
+    if (c.recv.slots == nullptr || c.recv.head == nullptr)
       return engine_error(at + "engine memory is full");
     if (n_ == 1) continue;  // no hops: a one-rank ring only copies
     void* rc = nullptr;
@@ -413,14 +411,12 @@ Status Ccom::exchange_and_map() {
   gethostname(me.hostname, sizeof me.hostname - 1);
   for (const Channel& c : chans_) {
     me.recv_slots[c.id] = nrt_emu_devmem_offset(engine_mem_, c.recv.slots);
-    me.tail[c.id] = nrt_emu_devmem_offset(engine_mem_, c.recv.tail);
     me.head[c.id] = nrt_emu_devmem_offset(engine_mem_, c.recv.head);
   }
   me.kanga_lanes = static_cast<int32_t>(kanga_.size());
   me.kanga_sum = kanga_sum_;
   for (const Channel& c : kanga_) {
     me.kanga_recv_slots[c.id] = nrt_emu_devmem_offset(engine_mem_, c.recv.slots);
-    me.kanga_tail[c.id] = nrt_emu_devmem_offset(engine_mem_, c.recv.tail);
     me.kanga_head[c.id] = nrt_emu_devmem_offset(engine_mem_, c.recv.head);
   }
   cards_.assign(static_cast<size_t>(n_), PeerCard{});
@@ -452,14 +448,12 @@ Status Ccom::exchange_and_map() {
   for (Channel& c : chans_) {
     if (c.send.net) continue;
     const PeerCard& p = cards_[static_cast<size_t>(c.next)];
-    if (Status s = map_direct_send(c, p.recv_slots[c.id], p.tail[c.id], p.head[c.id], "channel");
-        !s)
-      return s;
+    if (Status s = map_direct_send(c, p.recv_slots[c.id], p.head[c.id], "channel"); !s) return s;
   }
   for (Channel& c : kanga_) {
     const PeerCard& p = cards_[static_cast<size_t>(c.next)];
-    if (Status s = map_direct_send(c, p.kanga_recv_slots[c.id], p.kanga_tail[c.id],
-                                   p.kanga_head[c.id], "kangaRing lane");
+    if (Status s =
+            map_direct_send(c, p.kanga_recv_slots[c.id], p.kanga_head[c.id], "kangaRing lane");
         !s)
       return s;
   }

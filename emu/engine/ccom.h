@@ -10,8 +10,9 @@
 // advancing the connector's index words and completed through semaphores —
 // the device's side of the send/recv primitives' handshake. Any other hop is a DIRECT
 // link: the sender copies straight into the receiver's slots (the peer's
-// device memory, mapped from its memfd), with two counters in the
-// receiver's memory (tail: slices written, head: slices consumed).
+// device memory, mapped from its memfd); a slice has arrived when its
+// stamp carries its mark (SliceStamp), and a counter in the receiver's
+// memory (head) counts the slices consumed.
 #pragma once
 
 #include "../bell.h"
@@ -52,12 +53,20 @@ inline constexpr int kMaxEngineChannels = 4;  // one proxy stream per channel
 // sender thought the slice had. (Stamping only an execution's first slice
 // gives network entries of unequal sizes, which the proxy path does not
 // carry through: every slice is stamped.)
+//
+// On a DIRECT link the stamp is also the slice's arrival: the sender
+// writes the payload, then the stamp, its `mark` last (the slice's number
+// on the link plus one, mod 2^16; device_words.h), and the receiver waits
+// for that mark in the slot itself, so that the line it polls is the line
+// that holds the stamp and a small payload. The mark is not compared: a
+// network slice carries 0.
 inline constexpr uint32_t kStampMagic = 0x53434e4eu;  // "NNCS"
 struct SliceStamp {
   uint32_t magic;
   uint8_t coll, dtype, op, kanga;
   int32_t root;
-  uint32_t by_reference;  // DIRECT links: a SliceRef follows, not the payload
+  uint16_t by_reference;  // DIRECT links: a SliceRef follows, not the payload
+  uint16_t mark;          // DIRECT links: the slice has arrived (stored last)
   uint64_t count;
   uint64_t execution;
 };
@@ -99,15 +108,13 @@ struct PeerCard {
   int32_t local_n;
   uint64_t pair_area;    // offset of the receive rings for same-host senders
   uint64_t pair_stride;  // one ring per sender's local rank
-  // Per channel: offsets in the region of the receive slots, tail, head.
+  // Per channel: offsets in the region of the receive slots and head.
   uint64_t recv_slots[kMaxEngineChannels];
-  uint64_t tail[kMaxEngineChannels];
   uint64_t head[kMaxEngineChannels];
   // kangaRing lanes (Trn3 Switch-V1, one host): their own receive links.
   int32_t kanga_lanes;
   uint32_t kanga_sum;  // checksum of the lanes' paths: every rank must use the same
   uint64_t kanga_recv_slots[kMaxEngineChannels];
-  uint64_t kanga_tail[kMaxEngineChannels];
   uint64_t kanga_head[kMaxEngineChannels];
   uint64_t bell;  // offset of its doorbell (bell.h)
 };
@@ -115,8 +122,7 @@ struct PeerCard {
 struct RecvLink {
   bool net = false;
   uint8_t* slots = nullptr;  // this rank's memory
-  // DIRECT
-  volatile uint64_t* tail = nullptr;  // written by prev
+  // DIRECT (the slices' arrival is their stamp's mark)
   volatile uint64_t* head = nullptr;  // written here
   uint64_t base = 0;                  // slices received in earlier executions
   // NET
@@ -129,8 +135,8 @@ struct RecvLink {
 struct SendLink {
   bool net = false;
   uint8_t* slots = nullptr;           // DIRECT: the peer's slots (mapped); NET: this rank's
-  volatile uint64_t* tail = nullptr;  // DIRECT, in the peer's memory
   volatile uint64_t* head = nullptr;  // DIRECT, in the peer's memory
+  uint64_t head_seen = 0;             // DIRECT: *head when last read (never above it)
   uint64_t base = 0;
   enc_net_connector_t* conn = nullptr;
   void* mhandle = nullptr;
@@ -160,14 +166,13 @@ struct PeerLink {
   bool net = false;
   // DIRECT send: the ring for this rank in the peer's memory.
   uint8_t* tx_slots = nullptr;
-  volatile uint64_t* tx_tail = nullptr;
   volatile uint64_t* tx_head = nullptr;
-  uint64_t tx_base = 0;
+  uint64_t tx_head_seen = 0;  // *tx_head when last read (never above it)
+  uint64_t tx_count = 0;      // slices sent, across executions
   // DIRECT receive: the ring for the peer in this rank's memory.
   uint8_t* rx_slots = nullptr;
-  volatile uint64_t* rx_tail = nullptr;
   volatile uint64_t* rx_head = nullptr;
-  uint64_t rx_base = 0;
+  uint64_t rx_count = 0;  // slices taken, across executions
   // NET: registrations of the shared slots with this peer's comms.
   void* tx_mhandle = nullptr;
   void* rx_mhandle = nullptr;
@@ -257,8 +262,7 @@ class Ccom {
   Status exchange_and_map();
   Status net_channel(Channel& c);
   Status build_kanga_lanes(const nccl_comm_info_t& info);
-  Status map_direct_send(Channel& c, uint64_t slots, uint64_t tail, uint64_t head,
-                         const std::string& what);
+  Status map_direct_send(Channel& c, uint64_t slots, uint64_t head, const std::string& what);
   // The links a plan runs over: the kangaRing lanes or the ring channels.
   std::vector<Channel>& lanes_of(const Plan& p) { return p.kanga ? kanga_ : chans_; }
   Status validate(const nrt_emu_coll_args_t& a, CollDesc* d) const;

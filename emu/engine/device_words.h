@@ -9,7 +9,9 @@
 #include <nrt_emu.h>
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <string>
 #include <vector>
@@ -21,6 +23,22 @@ inline constexpr uint32_t kIndexLoop = 512;  // net_idx_loop_size of every op
 inline uint32_t load32(const volatile uint32_t* w) { return __atomic_load_n(w, __ATOMIC_ACQUIRE); }
 inline uint64_t load64(const volatile uint64_t* w) { return __atomic_load_n(w, __ATOMIC_ACQUIRE); }
 inline void store64(volatile uint64_t* w, uint64_t v) { __atomic_store_n(w, v, __ATOMIC_RELEASE); }
+
+// DIRECT links: slice number g (cumulative on the link) has arrived in its
+// slot once the slot's stamp carries g's mark. The sender writes the payload
+// (or the SliceRef) first, then seal_slice; a slot's previous mark is that
+// of slice g - kSlots (or 0 in a slot never used), never g's.
+inline uint16_t slice_mark(uint64_t g) { return static_cast<uint16_t>(g + 1); }
+inline bool slice_arrived(const uint8_t* slot, uint64_t g) {
+  const auto* mark = reinterpret_cast<const uint16_t*>(slot + offsetof(SliceStamp, mark));
+  return __atomic_load_n(mark, __ATOMIC_ACQUIRE) == slice_mark(g);
+}
+inline void seal_slice(uint8_t* slot, const SliceStamp& st, uint64_t g) {
+  constexpr size_t kMarkAt = offsetof(SliceStamp, mark), kAfter = kMarkAt + sizeof st.mark;
+  std::memcpy(slot, &st, kMarkAt);
+  std::memcpy(slot + kAfter, reinterpret_cast<const uint8_t*>(&st) + kAfter, sizeof st - kAfter);
+  __atomic_store_n(reinterpret_cast<uint16_t*>(slot + kMarkAt), slice_mark(g), __ATOMIC_RELEASE);
+}
 
 // The index word the device advances for one direction of a connector.
 inline volatile uint32_t* post_word(enc_net_connector_t* c, bool send) {
@@ -78,19 +96,25 @@ class NetTask {
   bool checked_ = false;
 };
 
-// Watches a wait that made no progress: every 50 ms the processes of the
-// ranks on this machine, and the deadline.
+// Watches the passes of an execution that made no progress: every 50 ms
+// the processes of the ranks on this machine, and the deadline, counted
+// from the first such pass. It reads the clock on every kClockPasses-th
+// pass only: a spinning pass takes well under a microsecond, a sleeping one
+// at most bell::Idle::kMaxSleep.
 class IdleWatch {
  public:
-  explicit IdleWatch(uint32_t timeout_ms);
+  explicit IdleWatch(uint32_t timeout_ms) : timeout_ms_(timeout_ms) {}
   // OK to go on waiting, else the failure: a peer's process is gone, or the
   // deadline passed ("timed out after N ms waiting for " + where()).
   Status check(const std::function<std::string()>& peer_gone,
                const std::function<std::string()>& where);
 
+  static constexpr uint32_t kClockPasses = 8;
+
  private:
   using Clock = std::chrono::steady_clock;
   uint32_t timeout_ms_;
+  uint32_t passes_ = 0;
   Clock::time_point deadline_, last_check_;
 };
 

@@ -62,6 +62,7 @@ Status Ccom::check_stamp(const uint8_t* slot, const SliceStamp& mine, const char
   std::memcpy(&got, slot, sizeof got);
   const uint32_t how = got.by_reference;
   got.by_reference = mine.by_reference;
+  got.mark = mine.mark;  // the arrival, not the collective
   if (std::memcmp(&got, &mine, sizeof got) == 0 && how <= 1) return {};
   return engine_error(
       "collective mismatch on " + std::string(link) +
@@ -168,8 +169,8 @@ Result<Ccom::Advance> Ccom::advance(const Plan& p, size_t ci, Run& r, const Slic
         rslot = c.recv.slots + (r.rseq % kSlots) * slot_bytes_;
       } else {
         const uint64_t g = c.recv.base + r.rseq;
-        if (load64(c.recv.tail) <= g) break;
         rslot = c.recv.slots + (g % kSlots) * slot_bytes_;
+        if (!slice_arrived(rslot, g)) break;
       }
     }
     if (sd) {
@@ -178,7 +179,9 @@ Result<Ccom::Advance> Ccom::advance(const Plan& p, size_t ci, Run& r, const Slic
         sslot = c.send.slots + (r.sseq % kSlots) * slot_bytes_;
       } else {
         const uint64_t g = c.send.base + r.sseq;
-        if (g - load64(c.send.head) >= kSlots) break;
+        if (g - c.send.head_seen >= kSlots &&
+            g - (c.send.head_seen = load64(c.send.head)) >= kSlots)
+          break;  // the head is read only when the slots known free run out (peers.cc)
         sslot = c.send.slots + (g % kSlots) * slot_bytes_;
       }
     }
@@ -187,13 +190,10 @@ Result<Ccom::Advance> Ccom::advance(const Plan& p, size_t ci, Run& r, const Slic
     // reference (SliceRef): the receiver copies it from there.
     const bool by_reference =
         sslot != nullptr && by_reference_ && !c.send.net && s.dst >= 0 && bytes > 0;
-    // Every slice starts with its sender's stamp; the payload follows.
-    if (sslot != nullptr) {
-      SliceStamp st = stamp;
-      st.by_reference = by_reference ? 1 : 0;
-      std::memcpy(sslot, &st, sizeof st);
-      sslot += kStampBytes;
-    }
+    // Every slice starts with its sender's stamp, written once the payload
+    // is in place (on a DIRECT link, the stamp is the slice's arrival).
+    uint8_t* const sstart = sslot;
+    if (sslot != nullptr) sslot += kStampBytes;
     if (rv) {
       if (Status st = check_stamp(rslot, stamp, p.kanga ? "kangaRing lane" : "channel",
                                   static_cast<int>(ci), c.prev);
@@ -233,10 +233,13 @@ Result<Ccom::Advance> Ccom::advance(const Plan& p, size_t ci, Run& r, const Slic
       }
     }
     if (sd) {
+      SliceStamp st = stamp;
+      st.by_reference = by_reference ? 1 : 0;
       if (c.send.net) {
+        std::memcpy(sstart, &st, sizeof st);
         publish(post_word(c.send.conn, true));
       } else {
-        store64(c.send.tail, c.send.base + r.sseq + 1);
+        seal_slice(sstart, st, c.send.base + r.sseq);
         bell::ring(peer_bells_[static_cast<size_t>(c.next)]);
       }
       ++r.sseq;

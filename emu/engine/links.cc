@@ -14,10 +14,9 @@
 
 namespace nrt_emu::engine {
 
-// The send side of a DIRECT hop: the receive slots and counters of c.next,
+// The send side of a DIRECT hop: the receive slots and head counter of c.next,
 // at the offsets its card gave, in its mapped memory (same machine only).
-Status Ccom::map_direct_send(Channel& c, uint64_t slots, uint64_t tail, uint64_t head,
-                             const std::string& what) {
+Status Ccom::map_direct_send(Channel& c, uint64_t slots, uint64_t head, const std::string& what) {
   const PeerCard& p = cards_[static_cast<size_t>(c.next)];
   const PeerCard& me = cards_[static_cast<size_t>(rank_)];
   if (std::strncmp(p.hostname, me.hostname, sizeof me.hostname) != 0)
@@ -28,11 +27,10 @@ Status Ccom::map_direct_send(Channel& c, uint64_t slots, uint64_t tail, uint64_t
   if (Status s = map_peer(c.next); !s) return s;
   const Mapping& m = peer_maps_[static_cast<size_t>(c.next)];
   auto* b = static_cast<uint8_t*>(m.base);
-  if (slots + kSlots * slot_bytes_ > m.bytes || tail + 8 > m.bytes || head + 8 > m.bytes)
+  if (slots + kSlots * slot_bytes_ > m.bytes || head + 8 > m.bytes)
     return engine_error("rank " + std::to_string(c.next) +
                         "'s engine card has offsets outside its memory");
   c.send.slots = b + slots;
-  c.send.tail = reinterpret_cast<volatile uint64_t*>(b + tail);
   c.send.head = reinterpret_cast<volatile uint64_t*>(b + head);
   return {};
 }

@@ -61,14 +61,13 @@ Status Ccom::link_peer(int q) {
                           " but libnccom gave no network connection to it");
     if (Status s = map_peer(q); !s) return s;
     auto* b = static_cast<uint8_t*>(peer_maps_[static_cast<size_t>(q)].base);
+    // Each ring: kSlots slots, then the head counter on a line of its own.
     uint8_t* ring = b + p.pair_area + static_cast<uint64_t>(local_) * p.pair_stride;
     l.tx_slots = ring;
-    l.tx_tail = reinterpret_cast<volatile uint64_t*>(ring + kSlots * slot_bytes_);
-    l.tx_head = reinterpret_cast<volatile uint64_t*>(ring + kSlots * slot_bytes_ + 64);
+    l.tx_head = reinterpret_cast<volatile uint64_t*>(ring + kSlots * slot_bytes_);
     uint8_t* mine = pair_area_ + static_cast<uint64_t>(p.local) * pair_stride_;
     l.rx_slots = mine;
-    l.rx_tail = reinterpret_cast<volatile uint64_t*>(mine + kSlots * slot_bytes_);
-    l.rx_head = reinterpret_cast<volatile uint64_t*>(mine + kSlots * slot_bytes_ + 64);
+    l.rx_head = reinterpret_cast<volatile uint64_t*>(mine + kSlots * slot_bytes_);
     l.linked = true;
     return {};
   }
@@ -206,21 +205,27 @@ Status Ccom::build_peer_block(Plan& p) {
 }
 
 // The peer links' progress through one execution.
+// (The DIRECT links' counts are the links' own, cumulative: PeerLink.)
 struct PeerRun {
-  explicit PeerRun(int n) : tx_seq(static_cast<size_t>(n), 0), rx_seq(static_cast<size_t>(n), 0) {}
-  std::vector<uint64_t> tx_seq, rx_seq;  // direct slices sent / consumed, per peer
-  size_t si = 0, ri = 0;                 // the plan's sends / receives done
-  uint64_t ntx = 0, nrx = 0;             // NET entries sent / consumed
-  uint64_t pub_rx = 0;                   // NET receive descriptors released
+  size_t si = 0, ri = 0;      // the plan's sends / receives done
+  uint64_t ntx = 0, nrx = 0;  // NET entries sent / consumed
+  uint64_t pub_rx = 0;        // NET receive descriptors released
 };
 
 namespace {
 
 // Every slice starts with the collective's stamp, as on the rings; the
-// permute's partners are not in it (each rank names its own).
+// permute's partners are not in it (each rank names its own). A network
+// slice is published after this; a DIRECT one (number g on its link) is
+// sealed by its stamp, written after the payload.
 void put_slice(uint8_t* slot, const SliceStamp& stamp, const uint8_t* from, size_t bytes) {
   std::memcpy(slot, &stamp, sizeof stamp);
   std::memcpy(slot + kStampBytes, from, bytes);
+}
+void put_slice(uint8_t* slot, const SliceStamp& stamp, const uint8_t* from, size_t bytes,
+               uint64_t g) {
+  std::memcpy(slot + kStampBytes, from, bytes);
+  seal_slice(slot, stamp, g);
 }
 
 // A received slice's payload into the output: copied, or combined with
@@ -252,12 +257,13 @@ bool Ccom::send_peer_slices(const Plan& p, PeerRun& r, const SliceStamp& stamp) 
       publish(post_word(links_.send_conn, true));
       ++r.ntx;
     } else {
-      const uint64_t g = l.tx_base + r.tx_seq[static_cast<size_t>(it.peer)];
-      if (g - load64(l.tx_head) >= kSlots) break;
-      put_slice(l.tx_slots + (g % kSlots) * slot_bytes_, stamp, in + it.off * es, bytes);
-      store64(l.tx_tail, g + 1);
+      const uint64_t g = l.tx_count;
+      // The head is read only when the slots known free run out: the line
+      // it sits on is the receiver's, written on every slice it takes.
+      if (g - l.tx_head_seen >= kSlots && g - (l.tx_head_seen = load64(l.tx_head)) >= kSlots) break;
+      put_slice(l.tx_slots + (g % kSlots) * slot_bytes_, stamp, in + it.off * es, bytes, g);
       bell::ring(peer_bells_[static_cast<size_t>(it.peer)]);
-      ++r.tx_seq[static_cast<size_t>(it.peer)];
+      ++l.tx_count;
     }
     ++r.si;
     moved = true;
@@ -281,15 +287,15 @@ Result<bool> Ccom::receive_peer_slices(const Plan& p, PeerRun& r, const SliceSta
       take_slice(p, it, n_, out + it.off * es, slot + kStampBytes);
       ++r.nrx;
     } else {
-      const uint64_t g = l.rx_base + r.rx_seq[static_cast<size_t>(it.peer)];
-      if (load64(l.rx_tail) <= g) break;
+      const uint64_t g = l.rx_count;
       const uint8_t* slot = l.rx_slots + (g % kSlots) * slot_bytes_;
+      if (!slice_arrived(slot, g)) break;
       if (Status s = check_stamp(slot, stamp, "the direct peer link", -1, it.peer); !s)
         return s.take_error();
       take_slice(p, it, n_, out + it.off * es, slot + kStampBytes);
       store64(l.rx_head, g + 1);
       bell::ring(peer_bells_[static_cast<size_t>(it.peer)]);
-      ++r.rx_seq[static_cast<size_t>(it.peer)];
+      ++l.rx_count;
     }
     ++r.ri;
     moved = true;
@@ -313,7 +319,7 @@ Status Ccom::execute_peers(Plan& p) {
       return s;
   }
   const uint64_t net_tx = nb ? nb->op.tx_entry_cnt : 0, net_rx = nb ? nb->op.rx_entry_cnt : 0;
-  PeerRun r(n_);
+  PeerRun r;
   bool tx_closed = net_tx == 0, rx_closed = net_rx == 0;
   auto waiting_for = [&] {
     std::string where = r.ri < p.recvs.size() ? "slice " + std::to_string(r.ri) + " of " +
@@ -367,13 +373,7 @@ Status Ccom::execute_peers(Plan& p) {
     if (Status s = watch.check([&] { return some_peer_gone(); }, waiting_for); !s) return s;
     idle_pass(task, helped, idle, seen);
   }
-  if (Status s = task.finish(); !s) return s;
-  for (int q = 0; q < n_; ++q) {
-    PeerLink& l = links_.peers[static_cast<size_t>(q)];
-    l.tx_base += r.tx_seq[static_cast<size_t>(q)];
-    l.rx_base += r.rx_seq[static_cast<size_t>(q)];
-  }
-  return {};
+  return task.finish();
 }
 
 }  // namespace nrt_emu::engine
