@@ -65,9 +65,9 @@ class Connector {
                       static_cast<uint16_t>(i),
                       static_cast<uint16_t>(config.nsocks_per_thread),
                       static_cast<uint16_t>(config.nthreads),
-                      static_cast<uint16_t>(kEagerMaxBytes),
+                      static_cast<uint16_t>(kEagerMaxBytes & 0xffff),
                       static_cast<uint16_t>(kEagerCredits),
-                      0,
+                      static_cast<uint16_t>(kEagerMaxBytes >> 16),
                       handle.magic,
                       conn_id};
       p.fd = open_tcp_socket(c->peer_.family());

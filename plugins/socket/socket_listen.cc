@@ -123,7 +123,7 @@ void ListenComm::file(Incoming& in) {
               peer_name(in.fd.get()).c_str(), h.index);
     return;
   }
-  if (h.index == 0) g.eager = EagerOffer{h.eager_max, h.eager_credits};
+  if (h.index == 0) g.eager = EagerOffer{hello_eager_max(h), h.eager_credits};
   g.fds[h.index] = std::move(in.fd);
   ++g.arrived;
 }

@@ -33,24 +33,28 @@ static_assert(sizeof(WireHandle) <= NCCL_NET_HANDLE_MAXSIZE_V4);
 
 // First bytes on every socket of a connection. index 0 is the control
 // socket, 1..n the data sockets. conn_id groups the sockets of one connect.
-// eager_max / eager_credits: the connecting side's offer to send messages of
-// up to eager_max bytes eagerly, at most eager_credits of them unconsumed at
-// the receiver (both 0: no eager path; a peer built before the eager path
-// sends zeros there). The acceptor takes the offer, or not, with its first
-// control record (kMsgEagerGrant); it reads them from the control socket's
-// hello.
+// eager_max (+ eager_max_high) / eager_credits: the connecting side's offer
+// to send messages of up to that many bytes eagerly, at most eager_credits of
+// them unconsumed at the receiver (all 0: no eager path; a peer built before
+// the eager path sends zeros there, one built while the limit fit 16 bits
+// sends 0 in eager_max_high). The acceptor takes the offer, or not, with its
+// first control record (kMsgEagerGrant); it reads them from the control
+// socket's hello.
 struct Hello {
   uint32_t marker;
   uint16_t index;
   uint16_t nsocks_per_thread;
   uint16_t nthreads;
-  uint16_t eager_max;
+  uint16_t eager_max;  // the offer's size limit, bits 0..15
   uint16_t eager_credits;
-  uint16_t reserved;
+  uint16_t eager_max_high;  // bits 16..31
   uint64_t magic;
   uint64_t conn_id;
 };
 static_assert(sizeof(Hello) == 32);
+inline size_t hello_eager_max(const Hello& h) {
+  return h.eager_max | (static_cast<size_t>(h.eager_max_high) << 16);
+}
 
 // Control socket records, each message numbered by the sender (id, from 0):
 //  sender -> receiver
@@ -87,11 +91,11 @@ static_assert(sizeof(CtrlMsg) == 24);
 // The eager path as this build offers and accepts it: messages of at most
 // kEagerMaxBytes go on the control socket without a clear-to-send, at most
 // kEagerCredits of them unconsumed at the receiver (so at most
-// kEagerMaxBytes x kEagerCredits = 1 MiB held per receiving comm). The
-// largest size the hello's 16-bit offer can carry.
-inline constexpr size_t kEagerMaxBytes = UINT16_MAX;
+// kEagerMaxBytes x kEagerCredits = 2 MiB held per receiving comm). 128 KiB:
+// a 64 KiB message with its user's own header in front still goes eager.
+inline constexpr size_t kEagerMaxBytes = 128 * 1024;
 inline constexpr int kEagerCredits = 16;
-static_assert(kEagerMaxBytes <= UINT16_MAX && kEagerCredits <= UINT16_MAX);
+static_assert(kEagerMaxBytes <= UINT32_MAX && kEagerCredits <= UINT16_MAX);
 
 // Messages larger than this are striped over the data sockets, in chunks of
 // at least this size.

@@ -94,7 +94,7 @@ struct RawPeer {
   std::vector<RawSocket> socks;
 };
 
-void dial_as_raw_peer(const ncclNet_v6_t* net, int dev, uint16_t eager_max, uint16_t eager_credits,
+void dial_as_raw_peer(const ncclNet_v6_t* net, int dev, uint32_t eager_max, uint16_t eager_credits,
                       RawPeer* out) {
   char handle[NCCL_NET_HANDLE_MAXSIZE] = {};
   ASSERT_EQ(net->listen(dev, handle, &out->listen), ncclSuccess);
@@ -106,7 +106,8 @@ void dial_as_raw_peer(const ncclNet_v6_t* net, int dev, uint16_t eager_max, uint
     out->socks.emplace_back(socket(AF_INET, SOCK_STREAM, 0));
     ASSERT_EQ(connect(out->socks[i].fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr), 0);
     wire::Hello hello = legacy_hello(h.magic, i);
-    hello.eager_max = eager_max;
+    hello.eager_max = static_cast<uint16_t>(eager_max & 0xffff);
+    hello.eager_max_high = static_cast<uint16_t>(eager_max >> 16);
     hello.eager_credits = eager_credits;
     ASSERT_TRUE(out->socks[i].write_all(&hello, sizeof hello));
   }
@@ -154,6 +155,34 @@ TEST_F(NetSocketEagerWire, AcceptorGrantsNothingToAPeerThatOffersNothing) {
   EXPECT_GT(warning_count(), warnings);
   EXPECT_EQ(net->closeRecv(recv_comm), ncclSuccess);
   EXPECT_EQ(net->closeListen(listen), ncclSuccess);
+}
+
+TEST_F(NetSocketEagerWire, AcceptorReadsTheOffersSizeFromBothHalvesOfTheHello) {
+  struct Case {
+    const char* what;
+    uint32_t offer_max;
+    uint16_t offer_credits;
+    uint64_t granted_max, granted_credits;
+  };
+  const Case cases[] = {
+      // A build whose limit fit the low half sent 0 in the high one.
+      {"a 16-bit offer", 65535, 16, 65535, 16},
+      {"an offer above this build's limits", 0xfffffffe, 60000, wire::kEagerMaxBytes,
+       static_cast<uint64_t>(wire::kEagerCredits)},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    RawPeer peer;
+    dial_as_raw_peer(net, lo, c.offer_max, c.offer_credits, &peer);
+    ASSERT_NE(peer.recv_comm, nullptr);
+    wire::CtrlMsg grant{};
+    ASSERT_TRUE(peer.socks[0].read_all(&grant, sizeof grant));
+    EXPECT_EQ(grant.type, wire::kMsgEagerGrant);
+    EXPECT_EQ(grant.id, c.granted_max);
+    EXPECT_EQ(grant.value, c.granted_credits);
+    EXPECT_EQ(net->closeRecv(peer.recv_comm), ncclSuccess);
+    EXPECT_EQ(net->closeListen(peer.listen), ncclSuccess);
+  }
 }
 
 TEST_F(NetSocketEagerWire, AcceptorGrantsAtMostTheOfferAndTakesSplitPayloads) {
@@ -358,7 +387,7 @@ TEST_F(NetSocketEagerWire, ConnectorOffersAndFollowsTheGrant) {
       ASSERT_TRUE(s.read_all(&hello, sizeof hello));
       ASSERT_EQ(hello.magic, RawListener::kMagic);
       // The offer: this build's eager limits.
-      EXPECT_EQ(hello.eager_max, wire::kEagerMaxBytes);
+      EXPECT_EQ(wire::hello_eager_max(hello), wire::kEagerMaxBytes);
       EXPECT_EQ(hello.eager_credits, wire::kEagerCredits);
       ASSERT_LT(hello.index, 2);
       socks[hello.index] = std::move(s);
