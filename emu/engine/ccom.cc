@@ -26,9 +26,11 @@ constexpr size_t kDefaultDeviceBytes = 256u << 20;
 constexpr uint64_t kDefaultSlotBytes = 512u << 10;
 // All-reduce up to this size runs recursive doubling (rd.cc), by default
 // (measured in docs/decisions/emu-engine.md): across hosts each ring hop
-// pays the proxy and the network, on one host only a copy.
+// pays the proxy and the network; on one host a hop is a copy, but each is
+// also a hand-off between ranks, and 2(n-1) of them lose to log2(n) swaps
+// up to 32 KiB.
 constexpr uint64_t kRdBytesAcrossHosts = 64u << 10;
-constexpr uint64_t kRdBytesOneHost = 2u << 10;
+constexpr uint64_t kRdBytesOneHost = 32u << 10;
 constexpr uint64_t kRdBytesAuto = UINT64_MAX;  // unset: chosen once the hosts are known
 // All-gather up to this output size, likewise (measured there too): across
 // hosts the ring's forwarding hops were not slower, on one host recursive
