@@ -80,22 +80,27 @@ void Idle::retire() {
 void Idle::wait(uint32_t seen) {
   // A spinning pass is a few pauses; the clock is read on every
   // kClockPasses-th only (it costs about as much as the pauses).
+  auto pause = [] {
+    for (int i = 0; i < 4; ++i) cpu_relax();
+  };
+  Clock::time_point now;
   if (!idle_) {
     idle_ = true;
     passes_ = 0;
+    now = since_ = yielded_ = Clock::now();
   } else if (spinning_ && ++passes_ % kClockPasses != 0) {
-    for (int i = 0; i < 4; ++i) cpu_relax();
+    pause();
     return;
+  } else {
+    now = Clock::now();
   }
-  const Clock::time_point now = Clock::now();
-  if (passes_ == 0) since_ = yielded_ = now;
   spinning_ = now - since_ < spin_;
   if (spinning_) {
     // A yield is a system call, dearer than the hand-off it waits for when
     // the peer runs on another core; the peer's store is seen on the next
     // pass without one.
     if (now - yielded_ < poll_) {
-      for (int i = 0; i < 4; ++i) cpu_relax();
+      pause();
       return;
     }
     sched_yield();

@@ -84,8 +84,8 @@ class Idle {
   std::chrono::microseconds spin_;
   std::chrono::nanoseconds poll_;
   bool idle_ = false;
-  bool spinning_ = true;  // the stretch is younger than spin_ (at the last clock read)
-  bool asleep_ = false;   // counted in bell_->sleepers
+  bool spinning_ = false;  // the stretch is younger than spin_ (at the last clock read)
+  bool asleep_ = false;    // counted in bell_->sleepers
   uint32_t passes_ = 0;
   uint64_t timed_out_ = 0;
   Clock::time_point since_{}, yielded_{};

@@ -40,6 +40,14 @@ inline void seal_slice(uint8_t* slot, const SliceStamp& st, uint64_t g) {
   __atomic_store_n(reinterpret_cast<uint16_t*>(slot + kMarkAt), slice_mark(g), __ATOMIC_RELEASE);
 }
 
+// DIRECT links: whether slice g has a free slot at the receiver. `seen` is
+// the head as last read (never above it); the receiver's line is read again
+// only when the slots known to be free run out, since the receiver writes it
+// on every slice it takes.
+inline bool slot_free(uint64_t g, uint64_t& seen, const volatile uint64_t* head) {
+  return g - seen < kSlots || g - (seen = load64(head)) < kSlots;
+}
+
 // The index word the device advances for one direction of a connector.
 inline volatile uint32_t* post_word(enc_net_connector_t* c, bool send) {
   auto* hm = static_cast<enc_net_host_memory_t*>(c->net_host_mem.va);
@@ -109,7 +117,7 @@ class IdleWatch {
   Status check(const std::function<std::string()>& peer_gone,
                const std::function<std::string()>& where);
 
-  static constexpr uint32_t kClockPasses = 8;
+  static constexpr uint32_t kClockPasses = bell::Idle::kClockPasses;
 
  private:
   using Clock = std::chrono::steady_clock;

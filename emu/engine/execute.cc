@@ -179,9 +179,7 @@ Result<Ccom::Advance> Ccom::advance(const Plan& p, size_t ci, Run& r, const Slic
         sslot = c.send.slots + (r.sseq % kSlots) * slot_bytes_;
       } else {
         const uint64_t g = c.send.base + r.sseq;
-        if (g - c.send.head_seen >= kSlots &&
-            g - (c.send.head_seen = load64(c.send.head)) >= kSlots)
-          break;  // the head is read only when the slots known free run out (peers.cc)
+        if (!slot_free(g, c.send.head_seen, c.send.head)) break;
         sslot = c.send.slots + (g % kSlots) * slot_bytes_;
       }
     }

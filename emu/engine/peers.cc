@@ -258,9 +258,7 @@ bool Ccom::send_peer_slices(const Plan& p, PeerRun& r, const SliceStamp& stamp) 
       ++r.ntx;
     } else {
       const uint64_t g = l.tx_count;
-      // The head is read only when the slots known free run out: the line
-      // it sits on is the receiver's, written on every slice it takes.
-      if (g - l.tx_head_seen >= kSlots && g - (l.tx_head_seen = load64(l.tx_head)) >= kSlots) break;
+      if (!slot_free(g, l.tx_head_seen, l.tx_head)) break;
       put_slice(l.tx_slots + (g % kSlots) * slot_bytes_, stamp, in + it.off * es, bytes, g);
       bell::ring(peer_bells_[static_cast<size_t>(it.peer)]);
       ++l.tx_count;

@@ -65,11 +65,12 @@ class Connector {
                       static_cast<uint16_t>(i),
                       static_cast<uint16_t>(config.nsocks_per_thread),
                       static_cast<uint16_t>(config.nthreads),
-                      static_cast<uint16_t>(kEagerMaxBytes & 0xffff),
+                      0,
                       static_cast<uint16_t>(kEagerCredits),
-                      static_cast<uint16_t>(kEagerMaxBytes >> 16),
+                      0,
                       handle.magic,
                       conn_id};
+      set_hello_eager_max(p.hello, static_cast<uint32_t>(kEagerMaxBytes));
       p.fd = open_tcp_socket(c->peer_.family());
       int rc = p.fd.valid() ? ::connect(p.fd.get(), c->peer_.sa(), c->peer_.len) : -1;
       if (rc != 0 && errno != EINPROGRESS) return c->fail("connect", errno);

@@ -55,6 +55,10 @@ static_assert(sizeof(Hello) == 32);
 inline size_t hello_eager_max(const Hello& h) {
   return h.eager_max | (static_cast<size_t>(h.eager_max_high) << 16);
 }
+inline void set_hello_eager_max(Hello& h, uint32_t bytes) {
+  h.eager_max = static_cast<uint16_t>(bytes & 0xffff);
+  h.eager_max_high = static_cast<uint16_t>(bytes >> 16);
+}
 
 // Control socket records, each message numbered by the sender (id, from 0):
 //  sender -> receiver

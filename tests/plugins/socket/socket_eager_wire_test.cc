@@ -106,8 +106,7 @@ void dial_as_raw_peer(const ncclNet_v6_t* net, int dev, uint32_t eager_max, uint
     out->socks.emplace_back(socket(AF_INET, SOCK_STREAM, 0));
     ASSERT_EQ(connect(out->socks[i].fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr), 0);
     wire::Hello hello = legacy_hello(h.magic, i);
-    hello.eager_max = static_cast<uint16_t>(eager_max & 0xffff);
-    hello.eager_max_high = static_cast<uint16_t>(eager_max >> 16);
+    wire::set_hello_eager_max(hello, eager_max);
     hello.eager_credits = eager_credits;
     ASSERT_TRUE(out->socks[i].write_all(&hello, sizeof hello));
   }
