@@ -240,6 +240,14 @@ int nrt_emu_proxy_help(nrt_emu_proxy_t* proxy) {
   return proxy != nullptr && proxy->seat->queue->help() ? 1 : 0;
 }
 
+void nrt_emu_proxy_stop_helping(nrt_emu_proxy_t* proxy) {
+  if (proxy != nullptr) proxy->seat->queue->stop_helping();
+}
+
+uint64_t nrt_emu_proxy_stand_backs(nrt_emu_proxy_t* proxy) {
+  return proxy != nullptr ? proxy->seat->queue->stand_backs() : 0;
+}
+
 NRT_STATUS nrt_emu_proxy_wait(nrt_emu_proxy_status_t* status, uint32_t timeout_ms) {
   if (status == nullptr) {
     nrt_emu::log::message(Level::Error, "nrt_emu_proxy_wait: status is NULL");

@@ -84,6 +84,11 @@ int64_t now_ns() {
 }
 // How long after a device loop's last help the worker keeps standing back.
 constexpr int64_t kHelpWindowNs = 200'000;
+// How long the worker sleeps at a time while it stands back. Each wake-up is
+// a context switch on a CPU the helping loops need; a loop that leaves with
+// its task unfinished wakes the worker at once (stop_helping()), so this
+// only bounds the hand-back when a helper stalls.
+constexpr int64_t kStandBackNs = 5'000'000;
 }  // namespace
 
 bool Queue::step_all() {
@@ -116,6 +121,19 @@ bool Queue::help() {
   }
   if (active_.empty()) return false;
   return step_all();
+}
+
+void Queue::stop_helping() {
+  {
+    std::lock_guard lock(mutex_);
+    last_help_ns_.store(0, std::memory_order_relaxed);
+  }
+  cv_.notify_all();
+}
+
+uint64_t Queue::stand_backs() {
+  std::lock_guard lock(mutex_);
+  return stand_backs_;
 }
 
 void Queue::take_pending() {
@@ -159,7 +177,9 @@ void Queue::run() {
     if (stop_) break;
     // A device loop stepping the tasks itself: stand back, briefly.
     if (now_ns() - last_help_ns_.load(std::memory_order_relaxed) < kHelpWindowNs) {
-      cv_.wait_for(lock, std::chrono::nanoseconds(kHelpWindowNs), [this] { return stop_; });
+      ++stand_backs_;
+      cv_.wait_for(lock, std::chrono::nanoseconds(kStandBackNs),
+                   [this] { return stop_ || last_help_ns_.load(std::memory_order_relaxed) == 0; });
       continue;
     }
     lock.unlock();

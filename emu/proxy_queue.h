@@ -14,7 +14,9 @@
 // A device loop of the process that waits on its network task may step the
 // tasks itself (help()): whoever holds the step lock steps, one thread at a
 // time, and the worker stands back (waits on the condition variable) while
-// helps keep coming, so the rank has one polling thread instead of two.
+// helps keep coming, so the rank has one polling thread instead of two. It
+// sleeps up to 5 ms at a time while it stands back; a loop that leaves with
+// its task unfinished wakes it at once (stop_helping()).
 #pragma once
 
 #include "proxy_task.h"
@@ -51,6 +53,12 @@ class Queue {
   // active tasks once on the caller's thread unless another thread is
   // stepping them. True when a task moved.
   bool help();
+  // Called by a device loop that stops helping while a task may still run
+  // (it left its loop early): the worker stops standing back at once.
+  void stop_helping();
+  // How many times the worker began to stand back (for tests: a worker that
+  // stands back is woken by its bound, by stop_helping() or by shutdown()).
+  uint64_t stand_backs();
   int tid() const { return tid_; }
   int gid() const { return gid_; }
 
@@ -77,6 +85,7 @@ class Queue {
   // worker stands back instead of polling beside it.
   std::atomic<int64_t> last_help_ns_{0};
   bool worker_idle_ = false;  // the worker sleeps for want of tasks (mutex_)
+  uint64_t stand_backs_ = 0;  // mutex_
   // Touched under step_mutex_ only.
   std::map<int, std::list<std::shared_ptr<NetworkTask>>> active_;
 };

@@ -59,7 +59,10 @@ void close_fifos(NetBlock& b) {
 }
 
 NetTask::~NetTask() {
-  if (status_ != nullptr) nrt_emu_proxy_status_free(status_);
+  if (status_ == nullptr) return;
+  // Left before the task ended (an error): the worker takes it back now.
+  if (!done()) nrt_emu_proxy_stop_helping(proxy_);
+  nrt_emu_proxy_status_free(status_);
 }
 
 Status NetTask::submit(nrt_emu_proxy_t* proxy, const std::vector<const NetBlock*>& blocks,

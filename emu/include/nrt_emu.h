@@ -271,6 +271,12 @@ NRT_EMU_PUBLIC NRT_STATUS nrt_emu_proxy_wait(nrt_emu_proxy_status_t* status, uin
  * them (then nothing). 1 when a task moved, else 0. While device loops help,
  * the group's worker stands back instead of polling beside them. */
 NRT_EMU_PUBLIC int nrt_emu_proxy_help(nrt_emu_proxy_t* proxy);
+/* For a device loop that helped and leaves while its task may still run (an
+ * error ended its wait): the worker stops standing back at once instead of
+ * at the end of its sleep (at most 5 ms). */
+NRT_EMU_PUBLIC void nrt_emu_proxy_stop_helping(nrt_emu_proxy_t* proxy);
+/* How many times the group's worker began to stand back for a helper. */
+NRT_EMU_PUBLIC uint64_t nrt_emu_proxy_stand_backs(nrt_emu_proxy_t* proxy);
 NRT_EMU_PUBLIC nrt_emu_task_run_state_t nrt_emu_proxy_run_state(const nrt_emu_proxy_status_t* s);
 /* The last timeout/failure message ("" when none); valid until the next
  * wait or free. One waiter per status at a time (the message is the

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <string>
+#include <thread>
 
 namespace emu_proxy_test {
 namespace {
@@ -214,6 +215,43 @@ TEST_F(EmuProxyTask, AHelperStepsTheTaskOnItsOwnThreadAndTheWorkerTakesItBack) {
 
   EXPECT_EQ(nrt_emu_proxy_help(proxy_), 0) << "no task left to step";
   EXPECT_EQ(nrt_emu_proxy_help(nullptr), 0);
+}
+
+// A worker standing back sleeps for up to its bound (5 ms) at a time, not
+// once per help window: each wake-up is a context switch on a CPU the
+// helping loops need. A helper that leaves early wakes it at once.
+TEST_F(EmuProxyTask, AWorkerStandingBackWakesRarelyAndTakesTheTaskBackWhenTheHelperLeaves) {
+  Fifos f;
+  const nrt_emu_proxy_block_t block = f.block(6);
+  Script::get().set(&comm_a, 0, 6, Behaviour{0, /*idle=*/true});  // never done
+  const nrt_emu_proxy_stream_t stream{0, &block, 1};
+  nrt_emu_proxy_status_t* st = submit(task_of(&stream, 1, 14));
+  ASSERT_TRUE(reaches(st, NRT_EMU_TASK_IDLE));
+
+  // Help without a break for 100 ms. A worker that woke at the end of every
+  // 200 us window would begin about 500 stand-backs; at its 5 ms bound it
+  // begins at most 21 (plus slack for spurious wake-ups).
+  nrt_emu_proxy_help(proxy_);
+  const uint64_t before = nrt_emu_proxy_stand_backs(proxy_);
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(100);
+  while (std::chrono::steady_clock::now() < until) {
+    nrt_emu_proxy_help(proxy_);
+    std::this_thread::yield();
+  }
+  const uint64_t during = nrt_emu_proxy_stand_backs(proxy_) - before;
+  EXPECT_LE(during, 30u) << "the worker woke " << during << " times in 100 ms of help";
+
+  // The helper leaves with the task unfinished: the worker finishes it.
+  Script::get().set(&comm_a, 0, 6, Behaviour{1});
+  nrt_emu_proxy_stop_helping(proxy_);
+  ASSERT_EQ(nrt_emu_proxy_wait(st, kWaitMs), NRT_SUCCESS) << nrt_emu_proxy_status_message(st);
+  const std::vector<Call> calls = Script::get().calls();
+  ASSERT_FALSE(calls.empty());
+  EXPECT_EQ(calls.back().fn, Fn::Stop);
+  EXPECT_EQ(calls.back().tid, nrt_emu_proxy_worker_tid(proxy_)) << "the worker took the task back";
+  nrt_emu_proxy_status_free(st);
+  nrt_emu_proxy_stop_helping(nullptr);
+  EXPECT_EQ(nrt_emu_proxy_stand_backs(nullptr), 0u);
 }
 
 TEST_F(EmuProxyTask, ProgressFailureIsPropagatedWithItsMessageAndTheStreamStopped) {
