@@ -175,7 +175,8 @@ void Queue::run() {
   std::unique_lock lock(mutex_);
   for (;;) {
     if (stop_) break;
-    // A device loop stepping the tasks itself: stand back, briefly.
+    // A device loop stepping the tasks itself: stand back until the help is
+    // 200 us old, sleeping up to 5 ms at a time (stop_helping() ends it early).
     if (now_ns() - last_help_ns_.load(std::memory_order_relaxed) < kHelpWindowNs) {
       ++stand_backs_;
       cv_.wait_for(lock, std::chrono::nanoseconds(kStandBackNs),

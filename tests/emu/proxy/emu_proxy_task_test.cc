@@ -230,7 +230,8 @@ TEST_F(EmuProxyTask, AWorkerStandingBackWakesRarelyAndTakesTheTaskBackWhenTheHel
 
   // Help without a break for 100 ms. A worker that woke at the end of every
   // 200 us window would begin about 500 stand-backs; at its 5 ms bound it
-  // begins at most 21 (plus slack for spurious wake-ups).
+  // begins at most 21 (a spurious wake-up does not end a stand-back: the
+  // wait re-checks its predicate), and the bound leaves room above that.
   nrt_emu_proxy_help(proxy_);
   const uint64_t before = nrt_emu_proxy_stand_backs(proxy_);
   const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(100);
