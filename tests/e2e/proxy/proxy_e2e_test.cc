@@ -174,27 +174,32 @@ void kill_case(Shape shape, int victim, bool kill_it = true) {
   }
   const auto killed = Clock::now();
   const auto bound = std::chrono::seconds(20);
-  // The victim's ring neighbours report first, while every other survivor
-  // stays up (so their failure can only come from the victim); then each
-  // reported survivor is released (SIGUSR1: it exits and closes its
-  // connections), which is how a rank further away learns of the failure.
-  auto neighbour = [&](int r) {
+  // The survivors report in ring order from the victim's successor, each
+  // released (SIGUSR1: it exits and closes its connections) once it has
+  // reported. The successor receives from the victim and reports while every
+  // other survivor stays up, so its failure can only come from the victim.
+  // A rank further on learns of the failure from its own predecessor leaving:
+  // its sends to the victim may all have completed (eager sends of 64 KiB
+  // finish in the kernel's buffers), so it cannot be asked to see the victim.
+  auto prev_of = [&](int r) {
     const Report rep = nccom_test::parse_report(seen[r]);
-    return (rep.count("prev") && std::stoi(rep.at("prev")) == victim) ||
-           (rep.count("next") && std::stoi(rep.at("next")) == victim);
+    return rep.count("prev") ? std::stoi(rep.at("prev")) : -1;
   };
   std::vector<int> order;
-  for (int pass = 0; pass < 2; ++pass) {
-    for (int r = 0; r < n; ++r) {
-      if (r != victim && neighbour(r) == (pass == 0)) order.push_back(r);
+  std::vector<bool> placed(static_cast<size_t>(n), false);
+  placed[static_cast<size_t>(victim)] = true;
+  for (int from = victim;;) {
+    int succ = -1;
+    for (int r = 0; r < n && succ < 0; ++r) {
+      if (!placed[static_cast<size_t>(r)] && prev_of(r) == from) succ = r;
     }
+    if (succ < 0) break;
+    placed[static_cast<size_t>(succ)] = true;
+    order.push_back(succ);
+    from = succ;
   }
-  std::vector<int> reported;
-  for (size_t i = 0; i < order.size(); ++i) {
-    const int r = order[i];
-    if (i > 0 && neighbour(order[i - 1]) && !neighbour(r)) {
-      for (int q : reported) kill(children[q].pid, SIGUSR1);
-    }
+  ASSERT_EQ(static_cast<int>(order.size()), n - 1) << "the survivors' prev do not form a ring";
+  for (const int r : order) {
     const std::string result = wait_for(children[r], "result=", killed + bound, &seen[r]);
     const double secs = std::chrono::duration<double>(Clock::now() - killed).count();
     const Report rep = nccom_test::parse_report(seen[r]);
@@ -228,12 +233,11 @@ void kill_case(Shape shape, int victim, bool kill_it = true) {
     ::testing::Test::RecordProperty("rank" + std::to_string(r) + "_result", result);
     std::printf("rank %d: task status %s after %.2f s: %s\n  log: %s\n", r, result.c_str(), secs,
                 message.c_str(), log.c_str());
-    reported.push_back(r);
+    kill(children[r].pid, SIGUSR1);
   }
   if (!kill_it) {
     ASSERT_EQ(kill(children[victim].pid, SIGKILL), 0);  // it waits to be killed
   }
-  for (int q : reported) kill(children[q].pid, SIGUSR1);
   for (int r = 0; r < n; ++r) {
     nccom_test::ChildResult res = nccom_test::finish_child(children[r]);
     if (r == victim) {
