@@ -181,24 +181,21 @@ void kill_case(Shape shape, int victim, bool kill_it = true) {
   // A rank further on learns of the failure from its own predecessor leaving:
   // its sends to the victim may all have completed (eager sends of 64 KiB
   // finish in the kernel's buffers), so it cannot be asked to see the victim.
-  auto prev_of = [&](int r) {
+  std::vector<int> succ(static_cast<size_t>(n), -1);  // the rank whose prev is the index
+  for (int r = 0; r < n; ++r) {
     const Report rep = nccom_test::parse_report(seen[r]);
-    return rep.count("prev") ? std::stoi(rep.at("prev")) : -1;
-  };
-  std::vector<int> order;
-  std::vector<bool> placed(static_cast<size_t>(n), false);
-  placed[static_cast<size_t>(victim)] = true;
-  for (int from = victim;;) {
-    int succ = -1;
-    for (int r = 0; r < n && succ < 0; ++r) {
-      if (!placed[static_cast<size_t>(r)] && prev_of(r) == from) succ = r;
-    }
-    if (succ < 0) break;
-    placed[static_cast<size_t>(succ)] = true;
-    order.push_back(succ);
-    from = succ;
+    const int prev = rep.count("prev") ? std::stoi(rep.at("prev")) : -1;
+    if (prev >= 0 && prev < n) succ[static_cast<size_t>(prev)] = r;
   }
-  ASSERT_EQ(static_cast<int>(order.size()), n - 1) << "the survivors' prev do not form a ring";
+  std::vector<int> order;
+  for (int r = succ[static_cast<size_t>(victim)];
+       r >= 0 && r != victim && order.size() + 1 < static_cast<size_t>(n);
+       r = succ[static_cast<size_t>(r)])
+    order.push_back(r);
+  // n - 1 steps that lead back to the victim visit every survivor once.
+  ASSERT_TRUE(static_cast<int>(order.size()) == n - 1 &&
+              succ[static_cast<size_t>(order.back())] == victim)
+      << "the ranks' prev do not form one ring";
   for (const int r : order) {
     const std::string result = wait_for(children[r], "result=", killed + bound, &seen[r]);
     const double secs = std::chrono::duration<double>(Clock::now() - killed).count();
