@@ -433,11 +433,13 @@ struct SetupPartition {
 SetupPartition partition_during_setup(bool heals, int bootstrap_timeout_ms,
                                       const std::string& net = "socket") {
   SetupPartition out;
-  const int port = unused_port();
-  if (port <= 0) {
-    out.failed = "no free port";
-    return out;
-  }
+  // Every rank runs in the namespace rank 1 creates, and ranks 1-3 bind
+  // their own listeners there before rank 0 exists: a root port taken from
+  // the ephemeral range (as unused_port() does) can be one of theirs, and
+  // rank 1 then checks in with itself. A fresh namespace's ephemeral range
+  // is always the kernel default (32768-60999) and nothing else listens in
+  // it, so a port below that range is the root's alone.
+  const int port = 29517;
   const std::map<std::string, std::string> common = {
       {"NCCL_DEBUG", "INFO"},
       {"NCCL_DEBUG_SUBSYS", "BOOTSTRAP"},
