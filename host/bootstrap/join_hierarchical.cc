@@ -135,11 +135,12 @@ Result<std::vector<uint8_t>> gather_and_ask(const JoinOptions& o, Socket& rendez
     const int ready = left > 0 ? ::poll(fds.data(), fds.size(), left) : 0;
     if (ready == 0) {
       return make_error(
-          NRT_TIMEOUT, "bootstrap rank " + std::to_string(o.rank) + " (host leader): the root at " +
-                           o.id.root.to_string() +
-                           " accepted the check-in but gave no verdict within " +
-                           std::to_string((o.handshake_timeout + kRootVerdictGrace).count()) +
-                           " ms (is rank 0's process stopped, or its host unreachable?)");
+          NRT_TIMEOUT,
+          "bootstrap rank " + std::to_string(o.rank) + " (host leader): the root at " +
+              o.id.root.to_string() + " accepted the check-in but gave no verdict within " +
+              std::to_string((o.handshake_timeout + kRootVerdictGrace).count()) +
+              " ms (is rank 0's process stopped, its host unreachable, or another program "
+              "listening at that address?)");
     }
     if (ready < 0) continue;
     if (fds[1].revents != 0) break;  // the root answered (or hung up): read below

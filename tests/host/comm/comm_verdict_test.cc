@@ -243,9 +243,11 @@ TEST_F(CommVerdicts, ARootThatNeverAnswersIsNamedByTheLeaderAndItsMembers) {
   int relayed = 0;
   for (const auto& s : status) {
     ASSERT_FALSE(s);
-    EXPECT_TRUE(has(s.error().message, {"the root at " + id.root.to_string(),
-                                        "accepted the check-in but gave no verdict within 5500 ms",
-                                        "is rank 0's process stopped, or its host unreachable?"}))
+    EXPECT_TRUE(
+        has(s.error().message, {"the root at " + id.root.to_string(),
+                                "accepted the check-in but gave no verdict within 5500 ms",
+                                "is rank 0's process stopped, its host unreachable, or another "
+                                "program listening at that address?"}))
         << s.error().message;
     relayed += s.error().message.find("this host's bootstrap leader failed") != std::string::npos;
   }
