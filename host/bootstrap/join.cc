@@ -97,6 +97,25 @@ Error no_root(const JoinOptions& o, const Error& inner) {
                          "NEURON_RT_ROOT_COMM_ID?)"));
 }
 
+Result<Socket> connect_root(const JoinOptions& o, const Socket& listener, Deadline deadline) {
+  auto sock = Socket::connect(o.id.root, deadline);
+  if (!sock) return no_root(o, sock.error());
+  // The kernel hands listeners their ports from the ephemeral range: a root
+  // port in that range, on rank 0's host, can be given to a rank that
+  // started before rank 0 could bind it.
+  if (sock->peer_address() == listener.local_address()) {
+    return make_error(
+        NRT_INVALID,
+        "bootstrap rank " + std::to_string(o.rank) + "/" + std::to_string(o.nranks) +
+            ": the root address " + o.id.root.to_string() +
+            " is this rank's own bootstrap listener (the kernel gave it that port before rank 0 "
+            "could bind it): rank 0 cannot listen there; choose a root port no program uses, "
+            "below the ephemeral range (net.ipv4.ip_local_port_range), e.g. in "
+            "NEURON_RT_ROOT_COMM_ID");
+  }
+  return sock;
+}
+
 }  // namespace detail
 
 // Flat (the original's bootstrapInitFlat): check in with the root, learn the
@@ -105,8 +124,8 @@ Error no_root(const JoinOptions& o, const Error& inner) {
 Result<Joined> join_flat(const JoinOptions& o, Socket listener) {
   const Deadline deadline = Clock::now() + o.handshake_timeout;
   const std::string root = o.id.root.to_string();
-  auto sock = Socket::connect(o.id.root, deadline);
-  if (!sock) return detail::no_root(o, sock.error());
+  auto sock = detail::connect_root(o, listener, deadline);
+  if (!sock) return sock.take_error();
 
   const auto info = detail::own_info(o, listener).encode();
   Status sent = detail::send_hello(*sock, o, deadline);

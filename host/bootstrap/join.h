@@ -58,6 +58,9 @@ Error context(const JoinOptions& o, const std::string& step, const Error& inner)
 Error refused_or(const Socket& sock, const Error& send_failure);
 // A failed connect to the root, said as such: no root at that address.
 Error no_root(const JoinOptions& o, const Error& inner);
+// The connection to the root, or why not. Refuses a root address that is
+// this rank's own listener: the check-in would wait unread in its backlog.
+Result<Socket> connect_root(const JoinOptions& o, const Socket& listener, Deadline deadline);
 }  // namespace detail
 
 }  // namespace nccom::bootstrap

@@ -115,8 +115,8 @@ InboundConnection::HelloValidator member_validator(const JoinOptions& o) {
 Result<std::vector<uint8_t>> gather_and_ask(const JoinOptions& o, Socket& rendezvous,
                                             const Socket& listener, Deadline deadline,
                                             Members& members) {
-  auto root = Socket::connect(o.id.root, deadline);
-  if (!root) return detail::no_root(o, root.error());
+  auto root = detail::connect_root(o, listener, deadline);
+  if (!root) return root.take_error();
   const ExtInfo own = detail::own_info(o, listener);
   Status sent = detail::send_hello(*root, o, deadline);
   if (sent) sent = send_message(*root, MsgType::kLeaderToRoot, checkin_payload(own), deadline);

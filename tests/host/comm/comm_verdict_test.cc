@@ -217,6 +217,31 @@ TEST_F(CommVerdicts, ASendToAMemberThatIsGoneFailsAtOnce) {
   EXPECT_LT(ms_since(begin), kSlack.count());
 }
 
+// The root's port is this rank's own listener (the kernel gave a rank that
+// started before rank 0 the port rank 0 was to bind): the rank says so at
+// once instead of waiting out the handshake for a check-in nobody reads.
+TEST_F(CommVerdicts, ARootAddressThatIsTheRanksOwnListenerIsNamedAtOnce) {
+  for (const auto protocol :
+       {nccom::bootstrap::Protocol::kFlat, nccom::bootstrap::Protocol::kHierarchical}) {
+    SCOPED_TRACE(protocol == nccom::bootstrap::Protocol::kFlat ? "flat" : "hierarchical");
+    auto listener = Socket::listen(loopback(0));
+    ASSERT_TRUE(listener);
+    JoinOptions o =
+        hierarchical(id_at(listener->local_address(), 0x5e1f), 1, 2, fresh_host_hash(), 10000ms);
+    o.id.protocol = protocol;
+    const auto begin = Clock::now();
+    auto joined = protocol == nccom::bootstrap::Protocol::kFlat
+                      ? nccom::bootstrap::join_flat(o, std::move(listener).value())
+                      : nccom::bootstrap::join_hierarchical(o, std::move(listener).value());
+    ASSERT_FALSE(joined);
+    EXPECT_TRUE(has(joined.error().message,
+                    {"bootstrap rank 1/2: the root address " + o.id.root.to_string(),
+                     "is this rank's own bootstrap listener", "net.ipv4.ip_local_port_range"}))
+        << joined.error().message;
+    EXPECT_LT(ms_since(begin), kSlack.count());
+  }
+}
+
 // The root accepts the leader's check-in and then says nothing (its process
 // is stopped, or its host went away with the connection open): the leader
 // gives up at the handshake timeout plus the root's grace, and its member
