@@ -65,10 +65,12 @@ ExtInfo own_info(const JoinOptions& o, const Socket& listener) {
   return info;
 }
 
+std::string who(const JoinOptions& o) {
+  return "bootstrap rank " + std::to_string(o.rank) + "/" + std::to_string(o.nranks);
+}
+
 Error context(const JoinOptions& o, const std::string& step, const Error& inner) {
-  return make_error(inner.status, "bootstrap rank " + std::to_string(o.rank) + "/" +
-                                      std::to_string(o.nranks) + ", " + step + ": " +
-                                      inner.message);
+  return make_error(inner.status, who(o) + ", " + step + ": " + inner.message);
 }
 
 Error refused_or(const Socket& sock, const Error& send_failure) {
@@ -88,8 +90,7 @@ Error no_root(const JoinOptions& o, const Error& inner) {
   }
   return make_error(
       inner.status,
-      "bootstrap rank " + std::to_string(o.rank) + "/" + std::to_string(o.nranks) +
-          ": no root at " + o.id.root.to_string() + ": " + why +
+      who(o) + ": no root at " + o.id.root.to_string() + ": " + why +
           (unreachable ? " (the network to it did not answer: is it up between this host and rank "
                          "0's, and is this the address rank 0 listens on, e.g. "
                          "NEURON_RT_ROOT_COMM_ID?)"
@@ -106,8 +107,7 @@ Result<Socket> connect_root(const JoinOptions& o, const Socket& listener, Deadli
   if (sock->peer_address() == listener.local_address()) {
     return make_error(
         NRT_INVALID,
-        "bootstrap rank " + std::to_string(o.rank) + "/" + std::to_string(o.nranks) +
-            ": the root address " + o.id.root.to_string() +
+        who(o) + ": the root address " + o.id.root.to_string() +
             " is this rank's own bootstrap listener (the kernel gave it that port before rank 0 "
             "could bind it): rank 0 cannot listen there; choose a root port no program uses, "
             "below the ephemeral range (net.ipv4.ip_local_port_range), e.g. in "

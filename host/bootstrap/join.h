@@ -51,6 +51,8 @@ Result<std::vector<uint8_t>> recv_message(const Socket& sock, MsgType expected,
                                           std::size_t max_size, Deadline deadline);
 
 namespace detail {
+// "bootstrap rank R/N", how every message of a joining rank begins.
+std::string who(const JoinOptions& o);
 Status send_hello(const Socket& sock, const JoinOptions& o, Deadline deadline);
 ExtInfo own_info(const JoinOptions& o, const Socket& listener);
 Error context(const JoinOptions& o, const std::string& step, const Error& inner);

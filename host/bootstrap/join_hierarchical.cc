@@ -239,8 +239,7 @@ Result<Joined> follow(const JoinOptions& o, Socket leader, Socket listener, Dead
     if (payload.error().status == NRT_TIMEOUT) {
       return detail::context(o, "waiting for the host's bootstrap leader", payload.error());
     }
-    return make_error(NRT_FAILURE, "bootstrap rank " + std::to_string(o.rank) + "/" +
-                                       std::to_string(o.nranks) +
+    return make_error(NRT_FAILURE, detail::who(o) +
                                        ": this host's bootstrap leader (the host's first rank to "
                                        "start) hung up without a verdict: its process died before "
                                        "it could relay one, and its output says why");
