@@ -102,14 +102,16 @@ struct Collection {
   std::shared_ptr<CommRecord> comm;
   int stream = 0;
   int peer_rank = -1;
-  bool fail = false;  // the probe is for the failure message
+  bool fail = false;     // the probe is for the failure message
+  bool recheck = false;  // after the WARN: only a lost member is news
 };
 
 struct StallState {
   bool warned = false;
   bool failed = false;
   bool probing = false;
-  uint64_t started = 0;  // the execution the state is for
+  uint64_t recheck_at = 0;  // after the WARN, the next look for a lost member
+  uint64_t started = 0;     // the execution the state is for
 };
 
 class Engine {
@@ -186,7 +188,8 @@ class Engine {
   void check_client_port();
   void move_client_port(const std::vector<int>& local_pids, const std::string& others);
   std::string rank_label(uint64_t process) const;
-  std::string peer_words(const Collection& col) const;
+  std::string peer_words(const Collection& col, const JobView& job) const;
+  std::string lost_member(const Collection& col, const JobView& job) const;
 
   ServiceSettings settings_;
   Socket peer_listener_;

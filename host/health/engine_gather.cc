@@ -144,7 +144,12 @@ void Engine::finish_collection(int cid) {
     return;
   }
   // A stall probe: log (or fail) with what the waited-on process says.
-  const std::string words = peer_words(col);
+  const JobView job = job_view(col);
+  const std::string words = peer_words(col, job);
+  // A member that is dead, or freed its communicators, takes no further
+  // part: no collective of this communicator can complete, so the stall
+  // fails now rather than after stall_fail.
+  const std::string lost = col.fail ? std::string() : lost_member(col, job);
   StreamProgress& sp = col.comm->stream(col.stream);
   // Counted as the watchdog counts it: a time this process was not
   // scheduled is not the peer's stall.
@@ -165,9 +170,16 @@ void Engine::finish_collection(int cid) {
                                ? "waiting on rank " + std::to_string(col.peer_rank) + " " + words
                                : "waiting on a peer the transport does not name";
   auto state = stalls_.find({col.comm.get(), col.stream});
-  if (state != stalls_.end()) state->second.probing = false;
-  const std::string text = head + tail + (what.empty() ? "" : "; " + what);
-  if (col.fail) {
+  if (state != stalls_.end()) {
+    state->second.probing = false;
+    state->second.recheck_at = now + settings_.stall_warn_ms;
+    state->second.failed = state->second.failed || !lost.empty();
+  }
+  if (col.recheck && lost.empty()) return;  // warned already, nothing new
+  const std::string text =
+      head + tail + (what.empty() ? "" : "; " + what) +
+      (lost.empty() ? "" : "; failing now, not after " + settings_.stall_fail_knob + ": " + lost);
+  if (col.fail || !lost.empty()) {
     std::lock_guard lock(sp.mu);
     sp.verdict.set = true;
     sp.verdict.text = text;
@@ -182,8 +194,7 @@ void Engine::finish_collection(int cid) {
 // "(host b, pid 4242): alive, itself waiting on rank 6, channel 0, for 57.0 s";
 // when that peer answers, the communicator's ranks that do not (a stall
 // often passes through a peer that itself waits on its device).
-std::string Engine::peer_words(const Collection& col) const {
-  const JobView job = job_view(col);
+std::string Engine::peer_words(const Collection& col, const JobView& job) const {
   auto member_of = [&job](uint64_t key) -> const Member* {
     for (const Member& m : job.members) {
       if (m.process == key) return &m;
@@ -227,6 +238,24 @@ std::string Engine::peer_words(const Collection& col) const {
   return text;
 }
 
+// "rank 3 (host b, pid 4242) of this communicator is dead, so …" for the
+// lowest rank of the probed communicator whose process is dead or left
+// ("" when every member is alive or merely unresponsive: a stopped process
+// may resume).
+std::string Engine::lost_member(const Collection& col, const JobView& job) const {
+  const auto& procs = col.comm->processes();
+  for (std::size_t r = 0; r < procs.size(); ++r) {
+    for (const Member& m : job.members) {
+      if (m.process != procs[r] || (m.reach != Reach::kDead && m.reach != Reach::kLeft)) continue;
+      return "rank " + std::to_string(r) + " (host " + m.host + ", pid " + std::to_string(m.pid) +
+             ") of this communicator " +
+             (m.reach == Reach::kDead ? "is dead" : "has freed its communicators") +
+             ", so none of its collectives can complete";
+    }
+  }
+  return {};
+}
+
 void Engine::watch_stalls(uint64_t now) {
   std::vector<std::shared_ptr<CommRecord>> comms;
   {
@@ -250,8 +279,12 @@ void Engine::watch_stalls(uint64_t now) {
         if (idle < 1000) st.warned = st.failed = false;
         continue;
       }
-      if ((warn && !st.warned) || (fail && !st.failed)) {
+      // After the WARN, every stall_warn period: has a member died or left
+      // since? (It fails the stall then; see finish_collection.)
+      const bool recheck = st.warned && !st.failed && warn && now >= st.recheck_at;
+      if ((warn && !st.warned) || (fail && !st.failed) || recheck) {
         const bool for_fail = fail && !st.failed;
+        const bool first_warn = warn && !st.warned;
         st.warned = true;
         st.failed = st.failed || for_fail;
         st.probing = true;
@@ -260,6 +293,7 @@ void Engine::watch_stalls(uint64_t now) {
         col.comm = c;
         col.stream = s;
         col.fail = for_fail;
+        col.recheck = !for_fail && !first_warn;
         col.peer_rank = sp.waiting_peer.load();
         std::vector<uint64_t> targets;
         for (uint64_t key : c->processes()) {

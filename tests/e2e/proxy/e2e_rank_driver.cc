@@ -9,6 +9,8 @@
 //     shared_sems=0|1  early_send=0|1  early_recv=0|1  folds=1..8
 //     victim=R     rank R publishes half its slices, prints victim_ready=1 and
 //                  waits to be killed; the others report their task's result
+//     stalled=R    rank R does what a victim does, but the test leaves it
+//                  alive: its device stops, its process answers
 //     malformed=1  calls neuronStartNetworkProxy with two bad FIFOs instead
 //     mesh=1       neuronExpandConnectivity(MESH), then one op per peer over
 //                  the mesh connections (channels = NRANKS-1, one stream)
@@ -159,13 +161,15 @@ int main(int argc, char** argv) {
   plan.folds = num("folds", 1);
   const int execs = num("execs", 1);
   const int victim = num("victim", -1);
+  const int stalled = num("stalled", -1);
+  const bool stops = rank == victim || rank == stalled;
   const bool malformed = num("malformed", 0) != 0;
   plan.mesh = num("mesh", 0) != 0;
   if (plan.mesh) {
     plan.streams = 1;
     plan.channels = nranks - 1;
   }
-  if (rank == victim) plan.publish_limit = static_cast<uint32_t>(plan.sizes.size() / 2);
+  if (stops) plan.publish_limit = static_cast<uint32_t>(plan.sizes.size() / 2);
   // The test releases a survivor with SIGUSR1 once it has read its report;
   // the handler is in place before any report line is printed.
   if (victim >= 0) signal(SIGUSR1, [](int) { _exit(0); });
@@ -227,11 +231,11 @@ int main(int argc, char** argv) {
       bool told = false;
       while (nrt_emu_proxy_run_state(st) != NRT_EMU_TASK_DONE && Clock::now() < deadline) {
         if (std::string e = dev->publish(); !e.empty()) die(e);
-        if (rank == victim && !told &&
+        if (stops && !told &&
             dev->published() >= 2 * plan.publish_limit * plan.streams * plan.channels) {
           say("victim_ready=1");
           told = true;
-          alarm(60);  // bound: nobody killed us
+          alarm(60);  // bound: nobody killed or released us
           for (;;) pause();
         }
         sched_yield();

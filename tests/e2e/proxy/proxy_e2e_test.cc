@@ -255,6 +255,71 @@ TEST(ProxyE2EFault, StalledPeerFailsTheSurvivorWithTheStallWatchdog) {
   kill_case({2, 1}, 1, false);
 }
 
+// A stall no transport sees, in a communicator with a dead member. In the
+// ring s -> S -> T -> D -> s, s's device stops half-way (its process lives
+// and answers) and D is killed: S waits on s and sends to T, so none of its
+// connections fails. Only the health service can tell that the stall will
+// not end: it fails S at health.stall_warn_s (1 s here), naming D, rather
+// than after health.stall_fail_s (30 minutes).
+TEST(ProxyE2EFault, AStallInACommunicatorWithADeadMemberFailsAtTheStallWarning) {
+  // Graph rings of ranks on one host run in rank order: s = 0, S = 1, T = 2,
+  // D = 3 (checked below from the ranks' reports).
+  constexpr int kS = 0, kWaits = 1, kDead = 3;
+  std::vector<nccom_test::RunningChild> children =
+      start_ranks({4, 1},
+                  {"sizes=65536,65536,65536,65536,65536,65536,65536,65536",
+                   "stalled=" + std::to_string(kS), "victim=" + std::to_string(kDead)},
+                  {{"NCCOM_HEALTH_STALL_WARN_S", "1"}, {"NCCOM_HEALTH_QUERY_TIMEOUT_MS", "300"}});
+  if (::testing::Test::HasFailure()) return;
+  std::vector<std::string> seen(4);
+  for (int r = 0; r < 4; ++r) {
+    ASSERT_EQ(wait_for(children[r], "started=", Clock::now() + std::chrono::seconds(60), &seen[r]),
+              "1")
+        << "rank " << r << " did not start its task:\n"
+        << seen[r];
+  }
+  for (int r : {kS, kDead}) {
+    ASSERT_EQ(
+        wait_for(children[r], "victim_ready=", Clock::now() + std::chrono::seconds(30), &seen[r]),
+        "1")
+        << "rank " << r << " did not reach mid-transfer:\n"
+        << seen[r];
+  }
+  for (int r = 0; r < 4; ++r) {
+    ASSERT_EQ(nccom_test::parse_report(seen[r])["prev"], std::to_string((r + 3) % 4))
+        << "rank " << r << ": the ring is not in rank order, which this case assumes:\n"
+        << seen[r];
+  }
+  ASSERT_EQ(kill(children[kDead].pid, SIGKILL), 0);
+  const auto killed = Clock::now();
+  const std::string result =
+      wait_for(children[kWaits], "result=", killed + std::chrono::seconds(20), &seen[kWaits]);
+  const double secs = std::chrono::duration<double>(Clock::now() - killed).count();
+  const std::string log =
+      wait_for(children[kWaits], "log=", Clock::now() + std::chrono::seconds(5), nullptr);
+  std::printf("rank %d: task status %s after %.2f s\n  log: %s\n", kWaits, result.c_str(), secs,
+              log.c_str());
+  ASSERT_FALSE(result.empty()) << "rank " << kWaits << " waits on a stalled rank while rank "
+                               << kDead << " is dead, and reported nothing within 20 s:\n"
+                               << seen[kWaits];
+  EXPECT_NE(result, "0");
+  EXPECT_NE(log.find("(health.stall_warn_s): waiting on rank " + std::to_string(kS) + " (host "),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find("; failing now, not after health.stall_fail_s: rank " + std::to_string(kDead) +
+                     " (host "),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find(std::to_string(children[kDead].pid) +
+                     ") of this communicator is dead, so none of its collectives can complete"),
+            std::string::npos)
+      << log;
+  for (int r = 0; r < 4; ++r) {
+    if (r != kDead) kill(children[r].pid, r == kS ? SIGKILL : SIGUSR1);
+  }
+  for (int r = 0; r < 4; ++r) nccom_test::finish_child(children[r]);
+}
+
 // Rank 0 also holds the bootstrap root: its death must not turn into a hang
 // of the others' proxy either.
 TEST(ProxyE2EFault, KilledRankZeroInARingOfThree) { kill_case({3, 1}, 0); }
