@@ -279,6 +279,13 @@ void Engine::watch_stalls(uint64_t now) {
         if (idle < 1000) st.warned = st.failed = false;
         continue;
       }
+      // The scheduler says what the stream waits on at its first tick after a
+      // second without progress; a first probe waits for that, up to a
+      // second past its bound, or its message could not name the peer (with
+      // health.stall_warn_s = 1 the two clocks meet).
+      if (!st.warned && !sp.waiting_known.load(std::memory_order_acquire) &&
+          idle < std::max<uint64_t>(settings_.stall_warn_ms, 1000) + 1000)
+        continue;
       // After the WARN, every stall_warn period: has a member died or left
       // since? (It fails the stall then; see finish_collection.)
       const bool recheck = st.warned && !st.failed && warn && now >= st.recheck_at;

@@ -50,6 +50,9 @@ struct StreamProgress {
   // stall passed a second; cleared when the stream moves.
   std::atomic<int> waiting_peer{-1};
   std::atomic<int> waiting_channel{-1};
+  // The two above (and `waiting_what`) are published for this stall; the
+  // peer may still be -1 when the transport does not name one.
+  std::atomic<bool> waiting_known{false};
 
   std::atomic<bool> has_verdict{false};  // `verdict` is set
 

@@ -86,6 +86,7 @@ Result<Progress> Scheduler::progress(uint32_t stream, uint32_t basic_block) {
         hp.last_progress_ms.store(s.last_progress_ms, std::memory_order_relaxed);
         hp.began_ms.store(s.last_progress_ms, std::memory_order_relaxed);
         hp.waiting_peer.store(-1, std::memory_order_relaxed);
+        hp.waiting_known.store(false, std::memory_order_relaxed);
         hp.running.store(true, std::memory_order_relaxed);
         hp.block.store(basic_block, std::memory_order_relaxed);
         hp.started.fetch_add(1, std::memory_order_release);
@@ -160,6 +161,7 @@ void Scheduler::publish(Stream& s, uint32_t stream, bool moved, bool finished) {
     if (s.warned) {
       s.warned = false;
       hp.waiting_peer.store(-1, std::memory_order_relaxed);
+      hp.waiting_known.store(false, std::memory_order_relaxed);
     }
     return;
   }
@@ -180,6 +182,7 @@ void Scheduler::publish(Stream& s, uint32_t stream, bool moved, bool finished) {
     }
     hp.waiting_channel.store(target.channel, std::memory_order_relaxed);
     hp.waiting_peer.store(target.peer, std::memory_order_release);
+    hp.waiting_known.store(true, std::memory_order_release);
   }
   if (hp.has_verdict.load(std::memory_order_acquire)) {
     std::lock_guard lock(hp.mu);

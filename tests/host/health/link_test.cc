@@ -443,6 +443,7 @@ TEST(HealthLink, ATimeNotScheduledIsNotCountedAsAStall) {
 
   StreamProgress& sp = stalled->stream(0);
   sp.waiting_peer = 1;
+  sp.waiting_known = true;  // as the scheduler publishes it
   sp.started = 1;
   sp.last_progress_ms = now_ms();
   sp.running = true;
@@ -576,6 +577,7 @@ TEST(HealthLink, AStallInACommunicatorWithALostMemberFailsAtTheWarning) {
   for (auto* c : {with_dead.get(), with_left.get(), whole.get()}) {
     StreamProgress& sp = c->stream(0);
     sp.waiting_peer = 1;
+    sp.waiting_known = true;  // as the scheduler publishes it
     sp.started = 1;
     sp.last_progress_ms = now_ms();
     sp.running = true;
@@ -678,6 +680,7 @@ TEST(HealthLink, AMemberThatDiesAfterTheStallWarningFailsTheStallAtTheNextLook) 
   e.add_comm(record, kSecret, cards);
   StreamProgress& sp = record->stream(0);
   sp.waiting_peer = 1;
+  sp.waiting_known = true;  // as the scheduler publishes it
   sp.started = 1;
   sp.last_progress_ms = now_ms();
   sp.running = true;
@@ -713,6 +716,67 @@ TEST(HealthLink, AMemberThatDiesAfterTheStallWarningFailsTheStallAtTheNextLook) 
   sp.running = false;
   e.remove_comm(record.get());
   Registry::instance().remove_comm(record.get());
+}
+
+// The scheduler publishes what a stalled stream waits on at its first tick
+// after a second without progress; with health.stall_warn_s = 1 the stall
+// watchdog's clock reaches its bound at the same moment. The first WARN
+// waits for the scheduler's word (up to a second past its bound), so it
+// names the peer; a stream whose word never comes warns without one.
+TEST(HealthLink, TheFirstStallWarningWaitsForTheSchedulersWordOnThePeer) {
+  auto loopback = SocketAddress::parse("127.0.0.1:1");
+  ASSERT_TRUE(loopback);
+  loopback->set_port(0);
+  auto listener = Socket::listen(*loopback);
+  ASSERT_TRUE(listener) << listener.error().message;
+  ASSERT_TRUE(engine::set_nonblocking(listener->fd()));
+  constexpr uint64_t kMine = 0x100, kGhost = 0x900;
+  Card mine;
+  mine.service = true;
+  mine.pid = static_cast<uint32_t>(getpid());
+  mine.process = kMine;
+  mine.endpoint = listener->local_address();
+  mine.host = "here";
+  ServiceSettings s;
+  s.client_address.clear();
+  s.keepalive_ms = 10000;
+  s.stall_warn_ms = 1000;
+  s.stall_fail_ms = 0;
+  {
+    std::lock_guard lock(g_gate.mu);
+    g_gate.reset("");
+  }
+  log::set_warn_sink(gate_sink);
+  engine::Engine e(s, std::move(*listener), Socket{}, mine);
+  // The other rank has no health service: the probes ask no one.
+  auto late = Registry::instance().add_comm(0xe1, 0, 2, {kMine, kGhost});
+  e.add_comm(late, kSecret, {mine});
+  auto never = Registry::instance().add_comm(0xe2, 0, 2, {kMine, kGhost});
+  e.add_comm(never, kSecret, {mine});
+  for (auto* c : {late.get(), never.get()}) {
+    StreamProgress& sp = c->stream(0);
+    sp.started = 1;
+    sp.last_progress_ms = now_ms();
+    sp.running = true;
+  }
+  // The scheduler of `late` speaks half a second after the bound.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  late->stream(0).waiting_peer = 1;
+  late->stream(0).waiting_known = true;
+  const auto named = warned("rank 0 of comm 00000000000000e1");
+  const auto unnamed = warned("rank 0 of comm 00000000000000e2");
+  log::set_warn_sink(nullptr);
+  ASSERT_TRUE(named) << "no stall WARN for the stream whose peer came late";
+  EXPECT_NE(named->find("(health.stall_warn_s): waiting on rank 1 "), std::string::npos) << *named;
+  ASSERT_TRUE(unnamed) << "no stall WARN for the stream whose peer never came";
+  EXPECT_NE(unnamed->find("(health.stall_warn_s): waiting on a peer the transport does not name"),
+            std::string::npos)
+      << *unnamed;
+  for (auto* c : {late.get(), never.get()}) c->stream(0).running = false;
+  for (auto& c : {late, never}) {
+    e.remove_comm(c.get());
+    Registry::instance().remove_comm(c.get());
+  }
 }
 
 }  // namespace
