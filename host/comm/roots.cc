@@ -6,7 +6,9 @@
 #include "log/log.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <list>
 #include <mutex>
 #include <random>
@@ -39,9 +41,17 @@ Result<bootstrap::SocketAddress> start_root(const bootstrap::UniqueId& id,
                                             const BootstrapSettings& settings) {
   auto listener = bootstrap::Socket::listen(listen_on);
   if (!listener) {
-    return make_error(listener.error().status, "bootstrap root: cannot listen on " +
-                                                   listen_on.to_string() + ": " +
-                                                   listener.error().message);
+    // Another job's root, or any program, holds the port: say what to do.
+    const std::string taken = std::strerror(EADDRINUSE);
+    const std::string& why = listener.error().message;
+    const bool in_use = why.size() >= taken.size() &&
+                        why.compare(why.size() - taken.size(), taken.size(), taken) == 0;
+    return make_error(listener.error().status,
+                      "bootstrap root: cannot listen on " + listen_on.to_string() + ": " + why +
+                          (in_use ? " (another program or job holds the port; give the root a "
+                                    "port no program uses, below the ephemeral range "
+                                    "net.ipv4.ip_local_port_range, e.g. in NEURON_RT_ROOT_COMM_ID)"
+                                  : ""));
   }
   bootstrap::RootOptions options;
   options.nranks = nranks;

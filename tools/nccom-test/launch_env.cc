@@ -76,7 +76,7 @@ Status pick_root(const EnvMap& env, bool one_machine, const std::string& job_key
     return env_error(
         std::string("the ranks span ") + std::to_string(p.hosts) + " machines and " +
         "NEURON_RT_ROOT_COMM_ID is not set: set it to an address:port of rank 0's machine "
-        "that every machine can reach (e.g. mpirun -x NEURON_RT_ROOT_COMM_ID=10.0.0.1:45000)");
+        "that every machine can reach (e.g. mpirun -x NEURON_RT_ROOT_COMM_ID=10.0.0.1:29500)");
   }
   if (job_key.empty()) {
     return env_error(std::string("no job id (") + job_vars +

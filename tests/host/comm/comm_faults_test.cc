@@ -467,6 +467,30 @@ TEST_F(CommFaults, MixedProtocolsFailEveryRank) {
   }
 }
 
+// 11b. A host:port root whose port another program listens on: rank 0
+// fails at once, naming the address and what to do.
+TEST_F(CommFaults, ARootPortAnotherProgramHoldsFailsRankZeroAtOnceSayingWhatToDo) {
+  auto stranger = Socket::listen(loopback(0));
+  ASSERT_TRUE(stranger.ok()) << stranger.error().message;
+  const std::string root = stranger->local_address().to_string();
+  RankSpec rs;
+  rs.rank = 0;
+  rs.nranks = 2;
+  rs.root_comm_id = root;
+  rs.settings = settings(kHandshake, kHandshake);
+  RankThreads ranks;
+  ranks.start(rs);
+  for (const auto& r : ranks.join()) {
+    ASSERT_FALSE(r.status);
+    EXPECT_TRUE(
+        has(r.message(), {"bootstrap root: cannot listen on " + root, std::strerror(EADDRINUSE),
+                          "another program or job holds the port", "below the ephemeral range",
+                          "NEURON_RT_ROOT_COMM_ID"}))
+        << r.message();
+    EXPECT_LT(r.took, kFast);
+  }
+}
+
 // 12. A peer's communicator is destroyed after bring-up.
 TEST_F(CommFaults, DeadPeerFailsReceivesWithinTheSocketTimeout) {
   auto ranks = nccom_test::bring_up(3, 1, settings(kHandshake, kShort));
