@@ -68,8 +68,8 @@ TEST(HealthStall, AStallInACommunicatorWithALostMemberFailsAtTheWarning) {
   // Ring order by key: the engine (0x100) links out to 0x200 (silent) and
   // 0x300 (dead: refused), and 0x400 (leaves) links in.
   constexpr uint64_t kSilent = 0x200, kDead = 0x300, kLeaves = 0x400;
-  const Card mine = card_at(kMine, static_cast<uint32_t>(getpid()), listener->local_address(),
-                            "here");
+  const Card mine =
+      card_at(kMine, static_cast<uint32_t>(getpid()), listener->local_address(), "here");
   // The silent process accepts nothing: its connections wait in the
   // backlog and no query is answered. The dead one's port is closed.
   auto silent_port = engine_listener();
@@ -148,8 +148,8 @@ TEST(HealthStall, AMemberThatDiesAfterTheStallWarningFailsTheStallAtTheNextLook)
   auto listener = engine_listener();
   ASSERT_TRUE(listener);
   constexpr uint64_t kSilent = 0x200, kDies = 0x300;
-  const Card mine = card_at(kMine, static_cast<uint32_t>(getpid()), listener->local_address(),
-                            "here");
+  const Card mine =
+      card_at(kMine, static_cast<uint32_t>(getpid()), listener->local_address(), "here");
   // Both peers accept nothing: unresponsive, until one's port closes.
   auto silent_port = engine_listener();
   auto dies_port = engine_listener();
@@ -194,8 +194,8 @@ TEST(HealthStall, TheFirstStallWarningWaitsForTheSchedulersWordOnThePeer) {
   auto listener = engine_listener();
   ASSERT_TRUE(listener);
   constexpr uint64_t kGhost = 0x900;
-  const Card mine = card_at(kMine, static_cast<uint32_t>(getpid()), listener->local_address(),
-                            "here");
+  const Card mine =
+      card_at(kMine, static_cast<uint32_t>(getpid()), listener->local_address(), "here");
   catch_warnings();
   engine::Engine e(stall_settings(), std::move(*listener), Socket{}, mine);
   // The other rank has no health service: the probes ask no one.
