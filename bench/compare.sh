@@ -10,7 +10,7 @@
 #                     (coll/charts/*.svg, net/charts/*.svg)
 #
 #   bench/compare.sh                        # the full run (about 10 min on 2 cores)
-#   QUICK=1 bench/compare.sh                # sizes up to 4 MiB, 5 iterations (100 up to 64 KiB), net --quick
+#   QUICK=1 bench/compare.sh                # sizes up to 4 MiB, 5 iterations (100 up to 64 KiB, 10 up to 2 MiB), net --quick
 #   OUT=/tmp/cmp REPEAT=3 bench/compare.sh  # 3 interleaved rounds of the collectives
 #
 # Environment: OUT (default: a new /tmp directory), QUICK, NO_BUILD=1 (run
@@ -42,6 +42,7 @@ net_args=()
 if [ "${QUICK:-0}" = 1 ]; then
   export MAX=${MAX:-4M} ITERS=${ITERS:-5} WARMUP=${WARMUP:-1}
   export SMALL_ITERS=${SMALL_ITERS:-100} SMALL_WARMUP=${SMALL_WARMUP:-10}
+  export MID_ITERS=${MID_ITERS:-10} MID_WARMUP=${MID_WARMUP:-2}
   net_args=(--quick)
 fi
 export CHECK=${CHECK:-0}

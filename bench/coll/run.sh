@@ -17,7 +17,12 @@
 #   SMALL_MAX                   sizes up to this one run in a pass of their own with
 #   SMALL_ITERS, SMALL_WARMUP   SMALL_ITERS / SMALL_WARMUP iterations (default 64K, 1000,
 #                               100): a call of 1 us-2 ms timed 20 times measures the
-#                               scheduler more than the library; SMALL_ITERS=0: one pass
+#                               scheduler more than the library
+#   MID_MAX                     the sizes above SMALL_MAX up to this one likewise, with
+#   MID_ITERS, MID_WARMUP       MID_ITERS / MID_WARMUP iterations (default 2M, 100, 20):
+#                               20 calls of 0.3-5 ms with 8 processes on 2 cores moved
+#                               these rows by up to 2x between runs. SMALL_ITERS=0 or
+#                               MID_ITERS=0: those sizes join the next pass
 #   NET                         nccom-test --net (socket|ofi); default: nccom's config
 #   CHECK                       1: nccom-test --check (default; most of its run time
 #                               at large sizes), 0: without (the peers always check)
@@ -51,10 +56,13 @@ check=()
 small_max=${SMALL_MAX:-64K}
 small_iters=${SMALL_ITERS:-1000}
 small_warmup=${SMALL_WARMUP:-100}
+mid_max=${MID_MAX:-2M}
+mid_iters=${MID_ITERS:-100}
+mid_warmup=${MID_WARMUP:-20}
 for v in repeat run_timeout; do
   [[ ${!v} =~ ^[1-9][0-9]*$ ]] || { echo "bench/coll: ${v^^} must be a positive integer, not '${!v}'" >&2; exit 2; }
 done
-for v in small_iters small_warmup; do
+for v in small_iters small_warmup mid_iters mid_warmup; do
   [[ ${!v} =~ ^[0-9]+$ ]] || { echo "bench/coll: ${v^^} must be an integer >= 0, not '${!v}'" >&2; exit 2; }
 done
 
@@ -69,17 +77,21 @@ bytes() {  # result variable, name of the setting, size
 bytes min_b MIN "$min"
 bytes max_b MAX "$max"
 bytes small_b SMALL_MAX "$small_max"
-# The passes, as the tools' size arguments: the small sizes of the factor-2
-# series from MIN with their own iteration counts, then the rest.
+bytes mid_b MID_MAX "$mid_max"
+# The passes, as the tools' size arguments: the factor-2 series from MIN cut
+# at SMALL_MAX and MID_MAX, each part with its own iteration counts (a part
+# with 0 iterations joins the next one).
 passes=()
-if [ "$small_iters" -gt 0 ] && [ "$min_b" -le "$small_b" ]; then
-  last=$min_b
-  while [ $((last * 2)) -le "$small_b" ] && [ $((last * 2)) -le "$max_b" ]; do last=$((last * 2)); done
-  passes+=("-b $min_b -e $last -f 2 -n $small_iters -w $small_warmup")
-  [ "$last" -lt "$max_b" ] && passes+=("-b $((last * 2)) -e $max_b -f 2 -n $iters -w $warmup")
-else
-  passes+=("-b $min_b -e $max_b -f 2 -n $iters -w $warmup")
-fi
+first=$min_b
+for part in "$small_b $small_iters $small_warmup" "$mid_b $mid_iters $mid_warmup"; do
+  read -r limit n w <<<"$part"
+  if [ "$n" -eq 0 ] || [ "$first" -gt "$limit" ] || [ "$first" -gt "$max_b" ]; then continue; fi
+  last=$first
+  while [ $((last * 2)) -le "$limit" ] && [ $((last * 2)) -le "$max_b" ]; do last=$((last * 2)); done
+  passes+=("-b $first -e $last -f 2 -n $n -w $w")
+  first=$((last * 2))
+done
+[ "$first" -le "$max_b" ] && passes+=("-b $first -e $max_b -f 2 -n $iters -w $warmup")
 
 if [ -n "${OUT:-}" ]; then
   out=$OUT
