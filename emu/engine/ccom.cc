@@ -33,9 +33,11 @@ constexpr uint64_t kRdBytesAcrossHosts = 64u << 10;
 constexpr uint64_t kRdBytesOneHost = 32u << 10;
 constexpr uint64_t kRdBytesAuto = UINT64_MAX;  // unset: chosen once the hosts are known
 // All-gather up to this output size, likewise (measured there too): across
-// hosts the ring's forwarding hops were not slower, on one host recursive
-// doubling wins up to 8 KiB with 2 ranks and 32 KiB with more.
-constexpr uint64_t kRdGatherBytesAcrossHosts = 0;
+// hosts the ring's n-1 forwarding hops each wait for the network, and
+// recursive doubling's log2(n) swaps win up to 64 KiB (past it the last
+// swap's half of the output no longer goes eagerly); on one host it wins up
+// to 8 KiB with 2 ranks and 32 KiB with more.
+constexpr uint64_t kRdGatherBytesAcrossHosts = 64u << 10;
 constexpr uint64_t kRdGatherBytesOneHostPair = 8u << 10;
 constexpr uint64_t kRdGatherBytesOneHost = 32u << 10;
 constexpr uint64_t kRdGatherBytesAuto = UINT64_MAX;
