@@ -183,10 +183,10 @@ TEST(NccomTestLaunch, MpirunAcrossMachinesNeedsTheRootAddress) {
   env["OMPI_MCA_orte_num_nodes"] = "2";
   EXPECT_NE(fails(env, opts({"allr"})).find("NEURON_RT_ROOT_COMM_ID is not set"),
             std::string::npos);
-  env["NEURON_RT_ROOT_COMM_ID"] = "10.1.2.3:45000";
+  env["NEURON_RT_ROOT_COMM_ID"] = "10.1.2.3:29500";
   auto p = detect_placement(env, opts({"allr"}));
   ASSERT_TRUE(p.ok()) << p.error().message;
-  EXPECT_EQ(p->root_comm_id, "10.1.2.3:45000");
+  EXPECT_EQ(p->root_comm_id, "10.1.2.3:29500");
   EXPECT_EQ(p->root_source, "NEURON_RT_ROOT_COMM_ID");
   EXPECT_EQ(p->local_rank, 1);
   EXPECT_EQ(p->local_n, 4);
