@@ -214,4 +214,5 @@ NCCOM_PLUGIN_EXPORT const nccom_plugin_descriptor_t nccom_plugin = {
     "topo_test",
     "1.0",
     NCCOM_CAP_TOPO_SYSTEM | NCCOM_CAP_TOPO_GRAPH,
-    TOPO_OPS_PTR};
+    TOPO_OPS_PTR,
+    NULL /* knobs */};

@@ -48,12 +48,12 @@ static const nccom_knob_t knobs[] = {
 };
 static const nccom_knob_table_t knob_table = NCCOM_KNOB_TABLE(knobs);
 
+#ifndef NETCONF_NO_CONFIGURE
 static void copy_answer(const nccom_host_api_t* host, const char* key, char* out, size_t size) {
   const char* text = host->config_get(host->host_ctx, key);
   snprintf(out, size, "%s", text != NULL ? text : "(null)");
 }
 
-#ifndef NETCONF_NO_CONFIGURE
 static nccom_plugin_status_t configure(const nccom_host_api_t* host, char* why, size_t why_size) {
   ++net_config_stats.configure_calls;
   net_config_stats.init_calls_at_configure = loopback_stats.init_calls;

@@ -169,4 +169,5 @@ NCCOM_PLUGIN_EXPORT const nccom_plugin_descriptor_t nccom_plugin = {
     "xport_test",
     "1.0",
     0,
-    &x_ops.head};
+    &x_ops.head,
+    NULL /* knobs */};
