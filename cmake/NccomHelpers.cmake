@@ -35,9 +35,10 @@ endfunction()
 function(nccom_add_test name)
   cmake_parse_arguments(T "" "TIMEOUT;RESOURCE_LOCK" "SOURCES;LIBS;LABELS" ${ARGN})
   add_executable(${name} ${T_SOURCES})
-  target_link_libraries(${name} PRIVATE GTest::gtest GTest::gtest_main ${T_LIBS})
-  target_compile_definitions(${name} PRIVATE
-    NCCOM_BUILD_DIR="${PROJECT_BINARY_DIR}" NCCOM_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+  target_link_libraries(${name} PRIVATE GTest::gtest GTest::gtest_main nccom_build_paths nccom_test_machine
+                        ${T_LIBS})
+  nccom_path_definitions(${name} NCCOM_BUILD_DIR ${PROJECT_BINARY_DIR}
+                                 NCCOM_SOURCE_DIR ${PROJECT_SOURCE_DIR})
   if(NOT T_TIMEOUT)
     set(T_TIMEOUT 120)
   endif()
@@ -56,4 +57,40 @@ function(nccom_add_test name)
   endif()
   include(GoogleTest)
   gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES ${props})
+endfunction()
+
+# nccom_path_definitions(target NAME path [NAME path ...]): defines each NAME,
+# for the target's sources, as an expression naming `path` at run time
+# (tests/harness/build_paths.h; the sources include it). A path under the
+# build tree, such as $<TARGET_FILE:x>, becomes nccom_test::in_build("rel"),
+# one under the source tree nccom_test::in_source("rel"), any other a string
+# literal. No absolute path of the tree reaches a command line, so the
+# objects are the same in every clone and the compiler cache shares them
+# (cmake/ccache-launch.sh). The target is linked to nccom_build_paths.
+function(nccom_path_definitions target)
+  set(args ${ARGN})
+  list(LENGTH args n)
+  math(EXPR odd "${n} % 2")
+  if(n EQUAL 0 OR odd)
+    message(FATAL_ERROR "nccom_path_definitions(${target}): NAME path pairs expected, got '${ARGN}'")
+  endif()
+  set(defs "")
+  while(args)
+    list(POP_FRONT args name path)
+    cmake_path(IS_PREFIX PROJECT_BINARY_DIR "${path}" NORMALIZE in_build)
+    cmake_path(IS_PREFIX PROJECT_SOURCE_DIR "${path}" NORMALIZE in_source)
+    if(path MATCHES "^\\$<" OR in_build)
+      # Generator expressions name build outputs; RELATIVE_PATH is evaluated
+      # once they are known.
+      list(APPEND defs
+           "${name}=nccom_test::in_build(\"$<PATH:RELATIVE_PATH,${path},${PROJECT_BINARY_DIR}>\")")
+    elseif(in_source)
+      file(RELATIVE_PATH rel ${PROJECT_SOURCE_DIR} ${path})
+      list(APPEND defs "${name}=nccom_test::in_source(\"${rel}\")")
+    else()
+      list(APPEND defs "${name}=\"${path}\"")
+    endif()
+  endwhile()
+  target_compile_definitions(${target} PRIVATE ${defs})
+  target_link_libraries(${target} PRIVATE nccom_build_paths)
 endfunction()

@@ -11,6 +11,7 @@ set -euo pipefail
 packages=(
   # toolchain and build
   build-essential cmake ninja-build pkg-config git binutils file
+  ccache                              # every preset compiles through it (cmake/ccache-launch.sh)
   # libraries the build links or includes
   libboost-dev libtomlplusplus-dev libfabric-dev libibverbs-dev
   libgtest-dev libgmock-dev
@@ -23,6 +24,7 @@ packages=(
   iperf3                              # bench/net
   graphviz                            # nccom-topo --svg/--png (dot)
   iproute2                            # ip netns: the namespace hosts (tests/e2e/hosts)
+  python3                             # scripts/skips.py, scripts/lint-cache.py
   slurm-wlm munge                     # a real Slurm cluster over those hosts (tests/e2e/hosts)
   clang-format-16                     # scripts/style.sh (the style check CI runs)
   clang-tidy-16                       # scripts/lint.sh (the lint CI runs)

@@ -6,6 +6,7 @@
 //                    [--protocols flat,hierarchical] [--no-mpi] [--timeout S]
 //                    [--rank-program P] [--mpi-program P] [--mpirun P]
 #include "bootstrap/allgather.h"
+#include "build_paths.h"
 #include "init_runs.h"
 #include "process_group.h"
 

@@ -1,6 +1,7 @@
 #include "plugins.h"
 
 #include "bench_world.h"
+#include "build_paths.h"
 
 #include <dlfcn.h>
 

@@ -15,6 +15,7 @@
 //        time inside the proxy calls.
 // See README.md for what exactly is timed and how to read the tables.
 #include "bench_world.h"
+#include "build_paths.h"
 #include "report.h"
 #include "zero_net.h"
 

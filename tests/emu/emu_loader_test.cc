@@ -1,6 +1,7 @@
 // The runtime's libnccom loader (libnrt's ncclInit load and its nccl*
 // wrappers), each scenario in a real child process running emu_loader_driver,
 // since the search path for libnccom.so is fixed when a process starts.
+#include "build_paths.h"
 #include "child_process.h"
 
 #include <gtest/gtest.h>

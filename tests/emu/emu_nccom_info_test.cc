@@ -1,4 +1,5 @@
 // nccom-info, run as an operator would: a child process per case.
+#include "build_paths.h"
 #include "child_process.h"
 
 #include <gtest/gtest.h>
@@ -15,7 +16,8 @@ TEST(EmuNccomInfo, ReportsLibraryEntryPointsNetAndPlatform) {
   const auto r = run_child(NCCOM_INFO, {}, {});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_EQ(r.err, "");
-  EXPECT_NE(r.out.find("  file          " NCCOM_LIBRARY_DIR "/libnccom.so -> "), std::string::npos)
+  EXPECT_NE(r.out.find("  file          " + std::string(NCCOM_LIBRARY_DIR) + "/libnccom.so -> "),
+            std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("  version       2.31.24.0\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("  compat id     89 "), std::string::npos) << r.out;
@@ -32,7 +34,7 @@ TEST(EmuNccomInfo, ReportsLibraryEntryPointsNetAndPlatform) {
     std::smatch m;
     if (!std::regex_match(line, m, row)) continue;
     EXPECT_EQ(std::stoi(m[1]), rows) << line;
-    EXPECT_EQ(m[3].str(), NCCOM_LIBRARY_DIR "/libnccom.so") << line;
+    EXPECT_EQ(m[3].str(), std::string(NCCOM_LIBRARY_DIR) + "/libnccom.so") << line;
     ++rows;
   }
   EXPECT_EQ(rows, 37) << r.out;

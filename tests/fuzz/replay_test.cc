@@ -2,6 +2,7 @@
 // seed corpus and 20,000 deterministic mutations of it (fixed seed), so the
 // decoders are exercised by the normal gcc build too. A broken invariant
 // aborts inside the target (fuzz_support.h), which fails the test.
+#include "build_paths.h"
 #include "seeds.h"
 #include "targets.h"
 

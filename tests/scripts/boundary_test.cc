@@ -5,6 +5,7 @@
 // configure step with a message naming it. Each check runs on a throwaway
 // project laid out like this tree, and the source check also on the tree's
 // own plugins/.
+#include "build_paths.h"
 #include "child_process.h"
 
 #include <gtest/gtest.h>
@@ -20,7 +21,7 @@ using nccom_test::ChildResult;
 using nccom_test::run_child;
 using nccom_test::TempDir;
 
-const std::string kModule = NCCOM_SOURCE_DIR "/cmake/NccomBoundary.cmake";
+const std::string kModule = nccom_test::in_source("cmake/NccomBoundary.cmake");
 
 void write(const std::string& path, const std::string& text) {
   std::filesystem::create_directories(std::filesystem::path(path).parent_path());

@@ -1,6 +1,7 @@
 // scripts/check-deps.sh: a build that read a header of a package outside
 // scripts/deps.sh's closure (or of no package) fails, naming it; this build
 // passes. The made-up logs use headers every machine that ran deps.sh has.
+#include "build_paths.h"
 #include "child_process.h"
 
 #include <sys/stat.h>
@@ -18,7 +19,7 @@ using nccom_test::run_child;
 using nccom_test::TempDir;
 
 ChildResult check_deps(const std::vector<std::string>& args) {
-  std::vector<std::string> argv{NCCOM_SOURCE_DIR "/scripts/check-deps.sh"};
+  std::vector<std::string> argv{nccom_test::in_source("scripts/check-deps.sh")};
   argv.insert(argv.end(), args.begin(), args.end());
   return run_child("/bin/bash", argv, {});
 }
@@ -101,8 +102,15 @@ TEST(ScriptsCheckDeps, UnnormalisedSpellingsAreResolved) {
 TEST(ScriptsCheckDeps, AHeaderReachedThroughAnAlternativeSymlinkIsFound) {
   // Debian's Open MPI headers are reached through the mpi alternative
   // (a symlink no package owns); its target belongs to libopenmpi-dev.
-  const std::string via_symlink = "/usr/include/x86_64-linux-gnu/mpi/mpi.h";
-  if (!exists(via_symlink)) GTEST_SKIP() << via_symlink << " is not on this machine (not x86_64?)";
+  // The alternative lives under the multiarch include directory, which
+  // gcc names (x86_64-linux-gnu, aarch64-linux-gnu, ...).
+  const ChildResult triplet = run_child("/bin/sh", {"-c", "gcc -print-multiarch"}, {});
+  ASSERT_EQ(triplet.exit_code, 0) << output(triplet);
+  const std::string arch = triplet.out.substr(0, triplet.out.find('\n'));
+  ASSERT_FALSE(arch.empty()) << "gcc -print-multiarch printed nothing";
+  const std::string via_symlink = "/usr/include/" + arch + "/mpi/mpi.h";
+  ASSERT_TRUE(exists(via_symlink))
+      << via_symlink << " is missing: libopenmpi-dev (scripts/deps.sh) installs it";
   TempDir dir;
   const auto log = write_log(dir, {via_symlink});
   const auto ok = check_deps({"--deps-log", log});

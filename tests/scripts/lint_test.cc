@@ -2,7 +2,10 @@
 // repository's own .clang-tidy files. A name against the rules fails with
 // file:line:col and the rule; a clean source passes; a folder whose
 // .clang-tidy keeps NCCL's camelBack spelling is held to that spelling, not
-// exempted from naming; the C ABI headers' folder has no naming rule.
+// exempted from naming; the C ABI headers' folder has no naming rule. A clean
+// source is not linted again until something that decides its result
+// changes, in this clone or in another one; a finding is never cached.
+#include "build_paths.h"
 #include "child_process.h"
 
 #include <gtest/gtest.h>
@@ -29,9 +32,10 @@ class ScriptsLint : public ::testing::Test {
     root_ = dir_.path();
     for (const char* d : {"scripts", "build", "host/rings", "sdk/include/nccom"})
       fs::create_directories(root_ + "/" + d);
-    for (const char* f : {"scripts/lint.sh", ".clang-tidy", "host/rings/.clang-tidy",
-                          "sdk/include/nccom/.clang-tidy"})
+    for (const char* f : {"scripts/lint.sh", "scripts/lint-cache.py", ".clang-tidy",
+                          "host/rings/.clang-tidy", "sdk/include/nccom/.clang-tidy"})
       fs::copy_file(std::string(NCCOM_SOURCE_DIR) + "/" + f, root_ + "/" + f);
+    cache_ = cache_dir_.path() + "/lint";
   }
 
   void write(const std::string& name, const std::string& text) {
@@ -47,11 +51,13 @@ class ScriptsLint : public ::testing::Test {
             "  \"file\": \"" + file + "\"\n}";
     }
     write("build/compile_commands.json", db + "\n]\n");
-    return run_child("/bin/bash", {root_ + "/scripts/lint.sh"}, {});
+    return run_child("/bin/bash", {root_ + "/scripts/lint.sh"}, {{"NCCOM_LINT_CACHE", cache_}});
   }
 
   TempDir dir_;
+  TempDir cache_dir_;
   std::string root_;
+  std::string cache_;
 };
 
 TEST_F(ScriptsLint, ACleanSourcePasses) {
@@ -102,6 +108,56 @@ TEST_F(ScriptsLint, TheAbiHeadersKeepTheirSpellingAndBugsAreStillFound) {
   EXPECT_EQ(r.out.find("abi.h"), std::string::npos) << output(r);
   EXPECT_NE(r.out.find("host/use.cc:7:"), std::string::npos) << output(r);
   EXPECT_NE(r.out.find("bugprone-use-after-move"), std::string::npos) << output(r);
+}
+
+TEST_F(ScriptsLint, AnUnchangedCleanSourceIsNotLintedAgain) {
+  write("host/ok.cc",
+        "namespace nccom {\nint twice(int n) { return 2 * n; }\n}  // namespace nccom\n");
+  const auto first = lint({"host/ok.cc"});
+  ASSERT_EQ(first.exit_code, 0) << output(first);
+  EXPECT_NE(first.out.find("(0 of them unchanged"), std::string::npos) << output(first);
+  const auto second = lint({"host/ok.cc"});
+  ASSERT_EQ(second.exit_code, 0) << output(second);
+  EXPECT_NE(second.out.find("(1 of them unchanged"), std::string::npos) << output(second);
+}
+
+TEST_F(ScriptsLint, AChangedSourceHeaderOrRuleIsLintedAgain) {
+  write("sdk/include/nccom/limits.h", "#pragma once\nconstexpr int kLimit = 4;\n");
+  write("host/ok.cc",
+        "#include <nccom/limits.h>\nnamespace nccom {\nint cap(int n) { return n < kLimit ? n : "
+        "kLimit; }\n}  // namespace nccom\n");
+  ASSERT_EQ(lint({"host/ok.cc"}).exit_code, 0);
+  // The header the source includes changed: the source is linted again.
+  write("sdk/include/nccom/limits.h", "#pragma once\nconstexpr int kLimit = 5;\n");
+  const auto header = lint({"host/ok.cc"});
+  EXPECT_NE(header.out.find("(0 of them unchanged"), std::string::npos) << output(header);
+  std::ofstream(root_ + "/host/rings/.clang-tidy", std::ios::app) << "\n";
+  const auto rule = lint({"host/ok.cc"});
+  EXPECT_NE(rule.out.find("(0 of them unchanged"), std::string::npos) << output(rule);
+}
+
+TEST_F(ScriptsLint, AFindingIsReportedEveryTime) {
+  write("host/bad.cc", "namespace nccom {\nint ComputeTotal(int n) { return n; }\n}\n");
+  for (int run = 0; run < 2; ++run) {
+    const auto r = lint({"host/bad.cc"});
+    EXPECT_EQ(r.exit_code, 1) << "run " << run << "\n" << output(r);
+    EXPECT_NE(r.out.find("invalid case style for function 'ComputeTotal'"), std::string::npos)
+        << "run " << run << "\n"
+        << output(r);
+  }
+}
+
+TEST_F(ScriptsLint, AnotherCloneOfTheSameTreeSharesTheCache) {
+  write("host/ok.cc",
+        "namespace nccom {\nint twice(int n) { return 2 * n; }\n}  // namespace nccom\n");
+  ASSERT_EQ(lint({"host/ok.cc"}).exit_code, 0);
+  // The same tree in another folder: its paths differ, its results do not.
+  TempDir other;
+  fs::copy(root_, other.path() + "/clone", fs::copy_options::recursive);
+  root_ = other.path() + "/clone";
+  const auto r = lint({"host/ok.cc"});
+  ASSERT_EQ(r.exit_code, 0) << output(r);
+  EXPECT_NE(r.out.find("(1 of them unchanged"), std::string::npos) << output(r);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // scripts/style.sh: the style check CI runs fails on a file clang-format
 // would change, naming it and showing the change; it passes a formatted
 // file, and the fix mode leaves a file the check accepts.
+#include "build_paths.h"
 #include "child_process.h"
 
 #include <gtest/gtest.h>
@@ -17,7 +18,7 @@ using nccom_test::run_child;
 using nccom_test::TempDir;
 
 ChildResult style(const std::vector<std::string>& args) {
-  std::vector<std::string> argv{NCCOM_SOURCE_DIR "/scripts/style.sh"};
+  std::vector<std::string> argv{nccom_test::in_source("scripts/style.sh")};
   argv.insert(argv.end(), args.begin(), args.end());
   return run_child("/bin/bash", argv, {});
 }
@@ -96,7 +97,7 @@ TEST(ScriptsStyle, ANamedFileThatIsNotCOrCppIsRefusedAndNothingChanges) {
 
 // The frozen net ABI headers stay as released even when named.
 TEST(ScriptsStyle, AFrozenHeaderNamedExplicitlyIsLeftAlone) {
-  const std::string header = NCCOM_SOURCE_DIR "/sdk/include/nccom/net_v4.h";
+  const std::string header = nccom_test::in_source("sdk/include/nccom/net_v4.h");
   const std::string before = read(header);
   const auto r = style({"--check", header});
   EXPECT_EQ(r.exit_code, 0) << output(r);

@@ -3,6 +3,7 @@
 // by the host loader, the topology and transport examples by real
 // communicators (nccom-test, 4 ranks on 2 emulated hosts, --check) in place of
 // the in-tree plugins.
+#include "build_paths.h"
 #include "child_process.h"
 #include "nccom_test_table.h"
 #include "plugin/plugin_loader.h"

@@ -1,6 +1,7 @@
 // nccom_bench_chart, run as the benchmark scripts run it: one SVG per data
 // file, every series in the legend and every point drawn in both panels; a
 // malformed line is refused naming the file and line, and nothing is written.
+#include "build_paths.h"
 #include "child_process.h"
 
 #include <sys/stat.h>

@@ -4,8 +4,10 @@
 // (engine_rank_driver, reference.h), over the socket net and libnccom-net
 // (tcp;ofi_rxm). Also: a rank that dies makes the others fail in time with
 // a message naming it.
+#include "build_paths.h"
 #include "child_process.h"
 
+#include <dirent.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -355,16 +357,46 @@ double cpu_seconds(int pid) {
   return static_cast<double>(ticks) / static_cast<double>(::sysconf(_SC_CLK_TCK));
 }
 
+// How long the threads of process `pid` have run and waited for a CPU
+// while runnable, in seconds (/proc/<pid>/task/*/schedstat: the first two
+// fields, in ns); < 0 if it cannot be read. A loop that never sleeps is
+// runnable all the time, however many other processes share the CPUs: run
+// plus wait grows as fast as the clock, while its CPU time alone may not.
+double runnable_seconds(int pid) {
+  const std::string tasks = "/proc/" + std::to_string(pid) + "/task";
+  DIR* dir = ::opendir(tasks.c_str());
+  if (dir == nullptr) return -1;
+  unsigned long long ns = 0;
+  bool read_one = false;
+  while (const dirent* entry = ::readdir(dir)) {
+    if (entry->d_name[0] == '.') continue;
+    std::ifstream f(tasks + "/" + entry->d_name + "/schedstat");
+    unsigned long long ran = 0, waited = 0;
+    if (f >> ran >> waited) {
+      ns += ran + waited;
+      read_one = true;
+    }
+  }
+  ::closedir(dir);
+  return read_one ? static_cast<double>(ns) / 1e9 : -1;
+}
+
 char process_state(int pid) {
   const std::vector<std::string> f = stat_fields(pid);
   return f.empty() || f[0].empty() ? '?' : f[0][0];
 }
 
+// Rank 0's share of one CPU over a second of waiting: the CPU time it used,
+// and the time it was runnable (ran or waited for a CPU).
+struct Waiting {
+  double cpu = -1;
+  double runnable = -1;
+};
+
 // Two ranks on one host; rank 1 stops itself (SIGSTOP) before an all-reduce
-// rank 0 has started. Returns the share of one CPU rank 0 used over a
-// second of waiting for it, then continues rank 1 and checks that both
-// complete the collective.
-double waiting_cpu_share(const std::string& spin_us, const std::string& poll_ns) {
+// rank 0 has started. Measures rank 0 over a second of waiting for it, then
+// continues rank 1 and checks that both complete the collective.
+Waiting waiting_share(const std::string& spin_us, const std::string& poll_ns) {
   const nccom_test::LoopbackPort reserved;
   const int port = reserved.port();
   EXPECT_GT(port, 0);
@@ -373,7 +405,7 @@ double waiting_cpu_share(const std::string& spin_us, const std::string& poll_ns)
   env["NEURON_RT_EMU_SPIN_US"] = spin_us;
   env["NEURON_RT_EMU_POLL_NS"] = poll_ns;
   std::vector<RunningChild> kids = start(s, {"stop=1", "die_count=65536"}, env);
-  double share = -1;
+  Waiting share;
   bool stopped = false;
   const auto bound = Clock::now() + std::chrono::seconds(30);
   while (Clock::now() < bound && !(stopped = process_state(kids[1].pid) == 'T')) {
@@ -387,11 +419,15 @@ double waiting_cpu_share(const std::string& spin_us, const std::string& poll_ns)
     EXPECT_EQ(line, "started=1") << kids[0].out;
     // The window of the measurement, not a synchronisation: rank 0 is in
     // its all-reduce, which cannot finish while rank 1 is stopped.
-    const double before = cpu_seconds(kids[0].pid);
+    const double cpu_before = cpu_seconds(kids[0].pid);
+    const double runnable_before = runnable_seconds(kids[0].pid);
     const auto t0 = Clock::now();
     std::this_thread::sleep_for(std::chrono::seconds(1));
-    const double used = cpu_seconds(kids[0].pid) - before;
-    share = used / std::chrono::duration<double>(Clock::now() - t0).count();
+    const double cpu_used = cpu_seconds(kids[0].pid) - cpu_before;
+    const double runnable = runnable_seconds(kids[0].pid) - runnable_before;
+    const double window = std::chrono::duration<double>(Clock::now() - t0).count();
+    share.cpu = cpu_before < 0 ? -1 : cpu_used / window;
+    share.runnable = runnable_before < 0 ? -1 : runnable / window;
     ::kill(kids[1].pid, SIGCONT);
   }
   for (size_t r = 0; r < kids.size(); ++r) {
@@ -437,20 +473,26 @@ TEST(EngineKnobs, ABadValueFailsInitNamingIt) {
 }
 
 // A device loop with nothing to do sleeps on its doorbell after a short
-// spin; with the spin stretched past the window (the control) it burns
-// the CPU, which is what the measurement must be able to see. The control
-// watches its doorbell for 1 ms per pass instead of yielding every
-// microsecond: a loop that yields that often gets 1-3 % of a CPU on a
-// machine loaded by other work, and the control would see nothing.
+// spin: it uses next to no CPU (other work on the machine can only lower
+// that). With the spin stretched past the window (the control) it never
+// sleeps, which is what the measurement must be able to see: it is runnable
+// for the whole window, whether it gets a CPU or waits for one behind other
+// work. The control watches its doorbell for 1 ms per pass instead of
+// yielding every microsecond.
 TEST(EngineDoorbell, ARankWaitingForAStoppedPeerSleeps) {
-  const double sleeping = waiting_cpu_share("20", "1000");
-  const double spinning = waiting_cpu_share("10000000", "1000000");
-  RecordProperty("sleeping_cpu_share", std::to_string(sleeping));
-  RecordProperty("spinning_cpu_share", std::to_string(spinning));
-  ASSERT_GE(sleeping, 0);
-  EXPECT_LT(sleeping, 0.10) << "rank 0 used " << sleeping * 100 << " % of a CPU while waiting";
-  EXPECT_GT(spinning, 0.15) << "the spinning control used only " << spinning * 100 << " %";
-  EXPECT_GT(spinning, 3 * sleeping) << sleeping << " vs " << spinning;
+  const Waiting sleeping = waiting_share("20", "1000");
+  const Waiting spinning = waiting_share("10000000", "1000000");
+  RecordProperty("sleeping_cpu_share", std::to_string(sleeping.cpu));
+  RecordProperty("sleeping_runnable_share", std::to_string(sleeping.runnable));
+  RecordProperty("spinning_cpu_share", std::to_string(spinning.cpu));
+  RecordProperty("spinning_runnable_share", std::to_string(spinning.runnable));
+  ASSERT_GE(sleeping.cpu, 0);
+  ASSERT_GE(spinning.runnable, 0) << "no /proc/<pid>/task/*/schedstat";
+  EXPECT_LT(sleeping.cpu, 0.10) << "rank 0 used " << sleeping.cpu * 100
+                                << " % of a CPU while waiting";
+  EXPECT_GT(spinning.runnable, 0.5)
+      << "the spinning control was runnable only " << spinning.runnable * 100 << " % of the window";
+  EXPECT_GT(spinning.runnable, 3 * sleeping.cpu) << sleeping.cpu << " vs " << spinning.runnable;
 }
 
 }  // namespace

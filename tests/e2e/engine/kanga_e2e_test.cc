@@ -8,6 +8,7 @@
 // engine's lines) names its lanes at init and, at close, how many
 // executions ran on them — which must be exactly the driver's count of
 // all-reduce/all-gather/reduce-scatter runs.
+#include "build_paths.h"
 #include "child_process.h"
 
 #include <unistd.h>

@@ -1,5 +1,6 @@
 #include "graph_launch.h"
 
+#include "build_paths.h"
 #include "child_process.h"
 
 #include <gtest/gtest.h>

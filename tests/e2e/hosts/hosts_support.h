@@ -1,8 +1,11 @@
-// What the namespace-host suites share: the tool they run, the shipped
-// configuration, and counting a phrase in a job's output.
+// What the namespace-host suites share: what the machine must have for
+// namespace hosts, the tool they run, the shipped configuration, and
+// counting a phrase in a job's output.
 #pragma once
 
+#include "build_paths.h"
 #include "child_process.h"
+#include "machine.h"
 
 #include <gtest/gtest.h>
 
@@ -12,6 +15,18 @@ namespace nccom_test {
 
 inline const std::string kNccomTest = std::string(NCCOM_BUILD_DIR) + "/bin/nccom-test";
 inline const std::string kShippedConfig = std::string(NCCOM_SOURCE_DIR) + "/config/nccom.toml";
+
+// Namespace hosts (netns_hosts.h) need root, network namespaces and
+// iproute2's ip: asked of the machine itself. Skips the test when it lacks
+// one (the caller returns when IsSkipped()); after that, hosts that cannot
+// be made fail the test.
+inline void skip_unless_namespace_hosts() {
+  if (std::string why = machine::root(); !why.empty()) NCCOM_SKIP_MACHINE_LACKS(kRoot) << why;
+  if (std::string why = machine::network_namespaces(); !why.empty())
+    NCCOM_SKIP_MACHINE_LACKS(kNetworkNamespaces) << why;
+  if (std::string why = machine::program("/usr/sbin/ip"); !why.empty())
+    NCCOM_SKIP_MACHINE_LACKS(kProgram) << why << " (iproute2)";
+}
 
 inline int count(const std::string& text, const std::string& what) {
   int n = 0;

@@ -71,7 +71,8 @@ Ranks run(const NetnsHosts& hosts, const std::string& ifname, int root_network) 
 class InterfaceSelection : public testing::Test {
  protected:
   void SetUp() override {
-    if (::geteuid() != 0) GTEST_SKIP() << "network namespaces need root";
+    skip_unless_namespace_hosts();
+    if (IsSkipped()) return;
     std::string why;
     hosts_ = NetnsHosts::create(2, &why);
     ASSERT_TRUE(hosts_) << why;

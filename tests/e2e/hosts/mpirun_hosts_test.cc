@@ -23,8 +23,10 @@ namespace {
 class MpirunHosts : public testing::Test {
  protected:
   void SetUp() override {
-    if (::geteuid() != 0) GTEST_SKIP() << "network namespaces need root";
-    if (::access("/usr/bin/mpirun", X_OK) != 0) GTEST_SKIP() << "no mpirun (openmpi-bin)";
+    skip_unless_namespace_hosts();
+    if (IsSkipped()) return;
+    if (std::string why = machine::program("/usr/bin/mpirun"); !why.empty())
+      NCCOM_SKIP_MACHINE_LACKS(kProgram) << why << " (openmpi-bin)";
     std::string why;
     hosts_ = NetnsHosts::create(2, &why);
     ASSERT_TRUE(hosts_) << why;

@@ -3,7 +3,9 @@
 // addresses, and nothing is left behind.
 #include "netns_hosts.h"
 
+#include "build_paths.h"
 #include "child_process.h"
+#include "hosts_support.h"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -41,7 +43,8 @@ bool listed(const std::string& ns) {
 }
 
 TEST(NetnsHosts, EveryHostReachesTheOthersOnBothNetworks) {
-  if (::geteuid() != 0) GTEST_SKIP() << "network namespaces need root";
+  skip_unless_namespace_hosts();
+  if (IsSkipped()) return;
   auto hosts = make_hosts(3);
   ASSERT_TRUE(hosts);
   for (int net = 0; net < NetnsHosts::kNetworks; ++net) {
@@ -65,7 +68,8 @@ TEST(NetnsHosts, EveryHostReachesTheOthersOnBothNetworks) {
 }
 
 TEST(NetnsHosts, AHostHasLoAndItsTwoInterfacesOnly) {
-  if (::geteuid() != 0) GTEST_SKIP() << "network namespaces need root";
+  skip_unless_namespace_hosts();
+  if (IsSkipped()) return;
   auto hosts = make_hosts(2);
   ASSERT_TRUE(hosts);
   const ChildResult r = run_in(*hosts, 1, {"/usr/sbin/ip", "-o", "-4", "addr", "show"});
@@ -77,7 +81,8 @@ TEST(NetnsHosts, AHostHasLoAndItsTwoInterfacesOnly) {
 }
 
 TEST(NetnsHosts, NothingIsLeftBehindNotEvenAfterAFailingTest) {
-  if (::geteuid() != 0) GTEST_SKIP() << "network namespaces need root";
+  skip_unless_namespace_hosts();
+  if (IsSkipped()) return;
   std::vector<std::string> made;
   {
     auto hosts = make_hosts(2);
@@ -93,7 +98,8 @@ TEST(NetnsHosts, NothingIsLeftBehindNotEvenAfterAFailingTest) {
 // A test killed before its destructors ran leaves its namespaces: the next
 // create() deletes those whose owner process is gone.
 TEST(NetnsHosts, AKilledTestsNamespacesGoWithTheNextHosts) {
-  if (::geteuid() != 0) GTEST_SKIP() << "network namespaces need root";
+  skip_unless_namespace_hosts();
+  if (IsSkipped()) return;
   const pid_t dead = ::fork();
   if (dead == 0) ::_exit(0);
   ASSERT_GT(dead, 0);

@@ -27,11 +27,13 @@ using Clock = std::chrono::steady_clock;
 class SlurmHosts : public testing::Test {
  protected:
   void SetUp() override {
-    if (::geteuid() != 0) GTEST_SKIP() << "network namespaces need root";
+    skip_unless_namespace_hosts();
+    if (IsSkipped()) return;
     for (const char* p :
          {"/usr/sbin/slurmctld", "/usr/sbin/slurmd", "/usr/sbin/munged", "/usr/bin/srun",
           "/usr/bin/nsenter", "/usr/bin/unshare", "/usr/bin/setpriv"}) {
-      ASSERT_EQ(::access(p, X_OK), 0) << p << " missing: bash scripts/deps.sh installs it";
+      if (std::string why = machine::program(p); !why.empty())
+        NCCOM_SKIP_MACHINE_LACKS(kProgram) << why << " (bash scripts/deps.sh installs it)";
     }
     std::string why;
     hosts_ = NetnsHosts::create(2, &why);

@@ -1,6 +1,7 @@
 // NetConformanceBroken: nccom-plugin-check says clearly what is wrong with a
 // plugin that does not conform, with a file that is no plugin, and with a
 // plugin that crashes or hangs — never hanging itself.
+#include "build_paths.h"
 #include "conformance_test.h"
 
 #include <gtest/gtest.h>

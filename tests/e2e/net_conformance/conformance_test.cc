@@ -3,6 +3,8 @@
 // once per provider this host has (FI_PROVIDER is passed to the child).
 #include "conformance_test.h"
 
+#include "build_paths.h"
+
 #include <gtest/gtest.h>
 
 #include <ostream>

@@ -1,6 +1,7 @@
 // Shared by the NetConformance* suites: running nccom-plugin-check.
 #pragma once
 
+#include "build_paths.h"
 #include "child_process.h"
 
 #include <map>

@@ -2,6 +2,7 @@
 // install nccom, build sdk/examples/net_plugin out of tree with
 // find_package(nccom), and check the result with the installed
 // nccom-plugin-check (in process: a loopback does not cross processes).
+#include "build_paths.h"
 #include "conformance_test.h"
 
 #include <gtest/gtest.h>

@@ -34,10 +34,9 @@ std::vector<nccom_test::RunningChild> start_ranks(
 std::string wait_for(nccom_test::RunningChild& child, const std::string& prefix,
                      std::chrono::steady_clock::time_point deadline, std::string* seen);
 
-// Starts the ranks, waits for all and checks each exited 0 with ok=1 (or
-// skip=...: *skipped then says why). Returns the reports.
+// Starts the ranks, waits for all and checks each exited 0 with ok=1.
+// Returns the reports.
 std::vector<Report> run_ranks(Shape shape, const std::vector<std::string>& args,
-                              std::string* skipped,
                               const std::map<std::string, std::string>& extra_env = {});
 
 }  // namespace proxy_e2e_test

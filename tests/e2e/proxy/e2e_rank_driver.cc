@@ -182,10 +182,11 @@ int main(int argc, char** argv) {
   say("channel_n=" + std::to_string(info.channel_n));
   if (plan.mesh)
     check(t->neuronExpandConnectivity(comm, ENC_CONNECTIVITY_MESH), "neuronExpandConnectivity");
+  // Every shape the tests launch gets enough channels from a working graph
+  // search: fewer is the product's failure, not the machine's.
   if (!plan.mesh && info.channel_n < plan.streams * plan.channels) {
-    say("skip=the graph built " + std::to_string(info.channel_n) +
-        " ring channels, the case needs " + std::to_string(plan.streams * plan.channels));
-    _exit(0);
+    die("the graph built " + std::to_string(info.channel_n) + " ring channels, the case needs " +
+        std::to_string(plan.streams * plan.channels));
   }
   std::vector<int> prev, next;
   for (int c = 0; c < info.channel_n; ++c) {

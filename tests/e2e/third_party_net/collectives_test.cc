@@ -4,6 +4,7 @@
 // blocks until the peer accepts. The plugin is chosen the way an operator
 // chooses one (NCCL_NET_PLUGIN, the runtime's plugin off; the NVIDIA layout
 // with NCCOM_NET_PLUGIN_LAYOUT=nvidia) and the log must show it was used.
+#include "build_paths.h"
 #include "child_process.h"
 #include "nccom_test_table.h"
 

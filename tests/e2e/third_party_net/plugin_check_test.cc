@@ -2,6 +2,7 @@
 // NCCOM_NET_PLUGIN_LAYOUT as the host does; it survives and reports what real
 // plugins do (connect/accept that block, test only in posting order) in
 // every layout; the v4 build (blocking connect/accept by contract) conforms.
+#include "build_paths.h"
 #include "child_process.h"
 
 #include <gtest/gtest.h>

@@ -2,6 +2,7 @@
 // third-party v4 plugin, whose connect and accept block: after many
 // connections — collected, or given up on while the accept was still inside
 // the plugin — no helper thread and no descriptor is left.
+#include "build_paths.h"
 #include "child_process.h"
 #include "net/bind.h"
 #include "net/selection.h"

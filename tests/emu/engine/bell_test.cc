@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdint>
 #include <thread>
+#include <vector>
 
 namespace {
 
@@ -71,16 +72,27 @@ TEST(EmuBell, ASleepNobodyRingsEndsAtItsBound) {
 
 // Two threads pass a token back and forth 20000 times through two words,
 // each waiting in stretches that sleep at once (spin 0), so that every
-// hand-off goes through announce, look again, sleep and ring. A ring lost
-// between the waiter's look at its word and its sleep costs a whole bounded
-// sleep (kMaxSleep): counted, they must stay rare. (A peer thread that the
-// scheduler holds off for longer than kMaxSleep also counts one; on an
-// idle machine there are none.)
+// hand-off goes through announce, look again, sleep and ring. A lost ring
+// costs a sleep that runs to its bound (kMaxSleep) although the peer had
+// finished ringing before that bound: counted, there must be none. A sleep
+// that ran to its bound because the scheduler held the peer off (a loaded
+// machine) ends before the peer's ring does, so it is not counted: with a
+// working bell a sleep that times out began more than kMaxSleep before the
+// ring that would have woken it returned (a ring that returned earlier
+// changed the futex word before the sleep began, or woke the sleeper).
 TEST(EmuBell, HandOffsBetweenSleepingThreadsLoseNoRing) {
+  using Clock = std::chrono::steady_clock;
   constexpr uint64_t kRounds = 20000;
   Bell bells[2];
   std::atomic<uint64_t> words[2] = {1, 0};  // thread 0 plays first
   uint64_t timed_out[2] = {0, 0};
+  // Per thread and round: when the last wait that ran to its bound was
+  // called, and when the peer's ring that delivered the round returned.
+  std::vector<Clock::time_point> slept[2], rung[2];
+  for (int t = 0; t < 2; ++t) {
+    slept[t].assign(kRounds + 2, Clock::time_point::min());
+    rung[t].assign(kRounds + 2, Clock::time_point::max());
+  }
   auto play = [&](int me) {
     const int other = 1 - me;
     for (uint64_t k = 1; k <= kRounds; ++k) {
@@ -88,11 +100,16 @@ TEST(EmuBell, HandOffsBetweenSleepingThreadsLoseNoRing) {
       for (;;) {
         const uint32_t seen = idle.seen();
         if (words[me].load(std::memory_order_acquire) >= k) break;
+        const uint64_t before = idle.sleeps_timed_out();
+        const auto called = Clock::now();
         idle.wait(seen);
+        if (idle.sleeps_timed_out() != before) slept[me][k] = called;
       }
       timed_out[me] += idle.sleeps_timed_out();
-      words[other].store(me == 0 ? k : k + 1, std::memory_order_release);
+      const uint64_t delivered = me == 0 ? k : k + 1;
+      words[other].store(delivered, std::memory_order_release);
       ring(&bells[other]);
+      rung[other][delivered] = Clock::now();
     }
   };
   std::thread t1(play, 1);
@@ -100,8 +117,21 @@ TEST(EmuBell, HandOffsBetweenSleepingThreadsLoseNoRing) {
   t1.join();
   EXPECT_EQ(words[0].load(), kRounds + 1);
   EXPECT_EQ(words[1].load(), kRounds);
-  EXPECT_LE(timed_out[0] + timed_out[1], kRounds / 200)
-      << "sleeps that ran to their bound: " << timed_out[0] << " + " << timed_out[1];
+  uint64_t lost = 0;
+  for (int t = 0; t < 2; ++t) {
+    for (uint64_t k = 1; k <= kRounds; ++k) {
+      if (slept[t][k] == Clock::time_point::min()) continue;
+      // Round 1 of thread 0 never waits; every other round was rung.
+      const bool lost_here = rung[t][k] <= slept[t][k] + Idle::kMaxSleep;
+      lost += lost_here;
+      EXPECT_FALSE(lost_here)
+          << "thread " << t << ", round " << k << ": the ring returned "
+          << std::chrono::duration<double, std::micro>(rung[t][k] - slept[t][k]).count()
+          << " us after the sleep was called, yet it ran to its bound";
+      if (lost > 5) break;
+    }
+  }
+  RecordProperty("sleeps_to_the_bound", std::to_string(timed_out[0] + timed_out[1]));
 }
 
 }  // namespace

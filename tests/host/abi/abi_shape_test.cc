@@ -4,6 +4,8 @@
 //   DT_NEEDED libnrt.so.1, VERNEED NRT_2.0.0 only, the 20 imports bound
 //   @NRT_2.0.0, exactly the 37 neuron* functions exported unversioned, no
 //   version definitions; libnrt.so.1 defines the 20 in NRT_2.0.0.
+#include "build_paths.h"
+
 #include <nccom/nrt_abi.h>
 
 #include <sys/wait.h>
@@ -22,7 +24,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::string kLibDir = NCCOM_BUILD_DIR "/lib";
+const std::string kLibDir = nccom_test::in_build("lib");
 const std::string kNccom = kLibDir + "/libnccom.so.2.31.24";
 const std::string kNrt = kLibDir + "/libnrt.so.1";
 

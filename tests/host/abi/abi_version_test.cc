@@ -1,6 +1,7 @@
 // neuronGetVersionInfo through the real, built libnccom (nec_version_info_t):
 // what it writes for each caller size, and that it writes nothing else and does
 // nothing else.
+#include "build_paths.h"
 #include "child_process.h"
 
 #include <nccom/nrt_abi.h>
@@ -32,7 +33,7 @@ class AbiVersionInfo : public testing::Test {
     // is this one and its log shows anything libnccom sends it.
     nrt_emu_log_clear();
     threads_before_load_ = thread_count();
-    handle_ = dlopen(NCCOM_BUILD_DIR "/lib/libnccom.so", RTLD_NOW | RTLD_LOCAL);
+    handle_ = dlopen(nccom_test::in_build("lib/libnccom.so"), RTLD_NOW | RTLD_LOCAL);
     ASSERT_NE(handle_, nullptr) << dlerror();
     get_ =
         reinterpret_cast<decltype(&neuronGetVersionInfo)>(dlsym(handle_, "neuronGetVersionInfo"));

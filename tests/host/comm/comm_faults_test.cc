@@ -22,10 +22,14 @@ using nccom::bootstrap::UniqueId;
 using nccom::comm::BootstrapSettings;
 
 // Bounds for "failed by error, not by timeout" and for "at the timeout".
-constexpr auto kHandshake = 3000ms;  // timeouts of scenarios that must end by error
-constexpr auto kFast = 2000ms;       // ... and end before this
-constexpr auto kShort = 1000ms;      // timeouts of scenarios that end at a timeout
-constexpr auto kSlack = 1500ms;      // scheduling slack (sanitizer builds)
+// A scenario that must end by error has timeouts of kHandshake: ended by
+// one, it would take at least that long, so ending sooner is the proof,
+// however loaded the machine. One that ends at a timeout of kShort takes at
+// least that, and at most kHang more: only a timeout that never fires takes
+// longer, never a slow scheduler.
+constexpr auto kHandshake = 30000ms;  // timeouts of scenarios that must end by error
+constexpr auto kShort = 1000ms;       // timeouts of scenarios that end at a timeout
+constexpr auto kHang = 10000ms;       // how late a timeout may be seen; later is a hang
 
 BootstrapSettings settings(std::chrono::milliseconds handshake, std::chrono::milliseconds socket,
                            const std::string& protocol = "flat") {
@@ -102,10 +106,10 @@ class CommFaults : public ::testing::Test {
   // A failed handshake ends its root by error or at the root's deadline
   // (at most kHandshake in these tests); then nothing may be left.
   void TearDown() override {
-    EXPECT_TRUE(eventually([] { return nccom::comm::reap_roots() == 0; }, kHandshake + kSlack))
+    EXPECT_TRUE(eventually([] { return nccom::comm::reap_roots() == 0; }, kHandshake + kHang))
         << "a bootstrap root is still running";
     // A joined thread leaves /proc/self/task a moment after join() returns.
-    EXPECT_TRUE(eventually([&] { return live_threads() == threads_; }, 2000ms))
+    EXPECT_TRUE(eventually([&] { return live_threads() == threads_; }, kHang))
         << "threads before " << threads_ << ", after " << live_threads();
     EXPECT_EQ(open_fds(), fds_) << "file descriptors leaked";
   }
@@ -128,7 +132,7 @@ TEST_F(CommFaults, RootNeverStartsEveryRankTimesOutNamingTheRoot) {
     EXPECT_TRUE(has(r.message(), {"no root at " + id.root.to_string(),
                                   "connect to " + id.root.to_string(), "is rank 0 running"}));
     EXPECT_GE(r.took, kShort - 100ms);
-    EXPECT_LT(r.took, kShort + kSlack);
+    EXPECT_LT(r.took, kShort + kHang);
   }
 }
 
@@ -147,7 +151,7 @@ TEST_F(CommFaults, MissingRankFailsTheOthersAtTheRootDeadlineNamingIt) {
     EXPECT_TRUE(has(r.message(), {"1 of 4 ranks (3) did not check in", id->root.to_string()}));
   }
   EXPECT_GE(elapsed, kShort.count() - 100);
-  EXPECT_LT(elapsed, (kShort + kSlack).count());
+  EXPECT_LT(elapsed, (kShort + kHang).count());
 }
 
 // 3. "Rank 3" authenticates, sends half its extInfo and dies.
@@ -173,7 +177,7 @@ TEST_F(CommFaults, RankDyingMidHandshakeFailsTheCommunicatorAtOnce) {
     EXPECT_TRUE(has(r.message(),
                     {"refused the communicator", "rank 3", "failed before the handshake finished",
                      "broke in the middle of a message"}));
-    EXPECT_LT(r.took, kFast);
+    EXPECT_LT(r.took, kHandshake);
   }
 }
 
@@ -194,7 +198,7 @@ TEST_F(CommFaults, RankHangingUpAfterItsHelloFailsTheCommunicatorAtOnce) {
   for (const auto& r : ranks.join()) {
     ASSERT_FALSE(r.status) << "rank " << r.rank;
     EXPECT_TRUE(has(r.message(), {"rank 3", "hung up before the handshake finished"}));
-    EXPECT_LT(r.took, kFast);
+    EXPECT_LT(r.took, kHandshake);
   }
 }
 
@@ -316,7 +320,7 @@ TEST_F(CommFaults, OtherBuildTagFailsEveryRankNamingBothTags) {
   for (const auto& r : ranks.join()) {
     ASSERT_FALSE(r.status) << "rank " << r.rank;
     EXPECT_TRUE(has(r.message(), expected));
-    EXPECT_LT(r.took, kFast);
+    EXPECT_LT(r.took, kHandshake);
   }
 }
 
@@ -334,7 +338,7 @@ TEST_F(CommFaults, DuplicateRankFailsEveryone) {
   for (const auto& r : results) {
     ASSERT_FALSE(r.status) << "rank " << r.rank;
     EXPECT_TRUE(has(r.message(), {"rank 1 checked in twice"}));
-    EXPECT_LT(r.took, kFast);
+    EXPECT_LT(r.took, kHandshake);
   }
 }
 
@@ -344,7 +348,7 @@ TEST_F(CommFaults, InvalidRankIsRefusedWithoutTouchingTheNetwork) {
   ASSERT_TRUE(listener);
   const UniqueId id = id_at(listener->local_address(), 0x5eed);
   const ncclUniqueId bytes = id.encode();
-  const auto s = settings(kShort, kShort);
+  const auto s = settings(kHandshake, kHandshake);
   enc_neuron_device_info_t dev{};
   for (auto [rank, nranks] : {std::pair{5, 4}, std::pair{4, 4}, std::pair{-1, 4}}) {
     nccom::comm::InitRequest request;
@@ -358,7 +362,7 @@ TEST_F(CommFaults, InvalidRankIsRefusedWithoutTouchingTheNetwork) {
     EXPECT_EQ(created.error().status, NRT_INVALID);
     EXPECT_EQ(created.error().message,
               "Invalid rank requested : " + std::to_string(rank) + "/" + std::to_string(nranks));
-    EXPECT_LT(ms_since(begin), 100);
+    EXPECT_LT(ms_since(begin), kHandshake.count()) << "the refusal waited for a timeout";
   }
   auto nobody = listener->accept(Clock::now());
   EXPECT_FALSE(nobody) << "a refused rank connected to the root";
@@ -386,7 +390,7 @@ TEST_F(CommFaults, TruncatedCheckInIsReportedByTheRoot) {
   const auto results = ranks.join();
   ASSERT_FALSE(results[0].status);
   EXPECT_TRUE(has(results[0].message(), {"rank 1", "broke in the middle of a message"}));
-  EXPECT_LT(results[0].took, kFast);
+  EXPECT_LT(results[0].took, kHandshake);
   EXPECT_TRUE(
       warns.wait_for({"bootstrap root", "rank 1", "broke in the middle of a message"}, kHandshake));
 }
@@ -417,7 +421,7 @@ TEST_F(CommFaults, TruncatedPeerMessageFailsTheWaitingRecvAtOnce) {
   ASSERT_FALSE(received);
   EXPECT_EQ(received.error().status, NRT_FAILURE);
   EXPECT_TRUE(has(received.error().message, {"rank 2", "broke in the middle of a message"}));
-  EXPECT_LT(elapsed, 1000);
+  EXPECT_LT(elapsed, kHandshake.count()) << "the receive waited for its timeout";
 }
 
 // 10. One rank was told the communicator has 5 ranks.
@@ -434,7 +438,7 @@ TEST_F(CommFaults, RankCountMismatchFailsEveryRank) {
     ASSERT_FALSE(r.status) << "rank " << r.rank;
     EXPECT_TRUE(has(r.message(), {"rank 2", "was started for 5 ranks, the root for 4",
                                   "every rank must be given the same rank count"}));
-    EXPECT_LT(r.took, kFast);
+    EXPECT_LT(r.took, kHandshake);
   }
 }
 
@@ -463,7 +467,7 @@ TEST_F(CommFaults, MixedProtocolsFailEveryRank) {
     EXPECT_TRUE(
         has(r.message(), {"rank 3", "uses the hierarchical bootstrap protocol, others the flat one",
                           "set bootstrap.protocol alike on every rank"}));
-    EXPECT_LT(r.took, kFast);
+    EXPECT_LT(r.took, kHandshake);
   }
 }
 
@@ -487,7 +491,7 @@ TEST_F(CommFaults, ARootPortAnotherProgramHoldsFailsRankZeroAtOnceSayingWhatToDo
                           "another program or job holds the port", "below the ephemeral range",
                           "NEURON_RT_ROOT_COMM_ID"}))
         << r.message();
-    EXPECT_LT(r.took, kFast);
+    EXPECT_LT(r.took, kHandshake);
   }
 }
 
@@ -512,7 +516,7 @@ TEST_F(CommFaults, DeadPeerFailsReceivesWithinTheSocketTimeout) {
   for (int r = 0; r < 2; ++r) {
     ASSERT_FALSE(received[r]) << "rank " << r;
     EXPECT_TRUE(has(received[r].error().message, {"from rank 2"}));
-    EXPECT_LT(took[r], (kShort + kSlack).count());
+    EXPECT_LT(took[r], (kShort + kHang).count());
   }
 }
 
@@ -566,7 +570,7 @@ TEST_F(CommFaults, KilledPeerProcessFailsReceivesWithinTheSocketTimeout) {
   auto results = ranks.join();
   ASSERT_TRUE(results[0].status) << results[0].message();
   uint8_t outcome = 0xff;
-  ASSERT_TRUE(read_exact(report_pipe[0], &outcome, 1, 5000));
+  ASSERT_TRUE(read_exact(report_pipe[0], &outcome, 1, kHang.count()));
   ASSERT_EQ(outcome, 0) << "the child rank did not come up";
 
   ::kill(child.pid, SIGKILL);
@@ -578,7 +582,7 @@ TEST_F(CommFaults, KilledPeerProcessFailsReceivesWithinTheSocketTimeout) {
   auto received = results[0].comm->recv(1, MsgType::kUser, &value, sizeof value);
   ASSERT_FALSE(received);
   EXPECT_TRUE(has(received.error().message, {"from rank 1"}));
-  EXPECT_LT(ms_since(begin), (kShort + kSlack).count());
+  EXPECT_LT(ms_since(begin), (kShort + kHang).count());
 }
 
 // 2, multi-process: rank 0 here, rank 1 in a child, rank 2 never comes.
@@ -608,9 +612,9 @@ TEST_F(CommFaults, MissingRankFailsRanksInTwoProcesses) {
   ASSERT_FALSE(results[0].status);
   EXPECT_TRUE(has(results[0].message(), {expected}));
   uint8_t outcome = 0xff;
-  ASSERT_TRUE(read_exact(report_pipe[0], &outcome, 1, 5000));
+  ASSERT_TRUE(read_exact(report_pipe[0], &outcome, 1, kHang.count()));
   EXPECT_EQ(outcome, 0) << "the child rank did not fail with \"" << expected << "\"";
-  EXPECT_LT(ms_since(begin), (kShort + kSlack).count());
+  EXPECT_LT(ms_since(begin), (kShort + kHang).count());
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // Communicators whose ranks are separate processes, each driving the real
 // libnccom exports through the reference runtime: flat and hierarchical, on
 // 1 to 4 emulated hosts, from a unique id or from a host:port root address.
+#include "build_paths.h"
 #include "child_process.h"
 
 #include <unistd.h>

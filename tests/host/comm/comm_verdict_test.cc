@@ -18,7 +18,12 @@ using nccom::bootstrap::JoinOptions;
 using nccom::bootstrap::UniqueId;
 
 constexpr auto kHandshake = 3000ms;
-constexpr auto kSlack = 1500ms;
+// How late a timeout may be seen on a loaded machine; later is a hang. A
+// wait that must end "at once" is checked against the timeout it would
+// otherwise have waited for: ended by it, it takes at least that long.
+constexpr auto kHang = 10000ms;
+// The socket timeout of three_meshes(), beyond anything a test waits.
+constexpr auto kMeshSocketTimeout = 60000ms;
 
 // Every root a test started has finished and been joined when it ends (a
 // finished root stays joinable until reap_roots, which libnccom calls from
@@ -26,7 +31,7 @@ constexpr auto kSlack = 1500ms;
 class CommVerdicts : public testing::Test {
  protected:
   void TearDown() override {
-    EXPECT_TRUE(eventually([] { return nccom::comm::reap_roots() == 0; }, kHandshake + kSlack))
+    EXPECT_TRUE(eventually([] { return nccom::comm::reap_roots() == 0; }, kHandshake + kHang))
         << "a bootstrap root is still running";
   }
 };
@@ -59,7 +64,7 @@ uint64_t fresh_host_hash() {
 // anything a test waits: a wait that ends did not end by it.
 std::vector<MeshRank> three_meshes() {
   auto s = nccom_test::loopback_settings("flat", kHandshake);
-  s.socket_timeout = 60000ms;
+  s.socket_timeout = kMeshSocketTimeout;
   auto id = nccom::comm::get_unique_id(nullptr, 3, false, s);
   if (!id) {
     std::vector<MeshRank> failed(1);
@@ -139,7 +144,7 @@ TEST_F(CommVerdicts, AHostLeaderThatDiesIsNamedByItsMembersAtOnce) {
   ASSERT_FALSE(member);
   EXPECT_TRUE(has(member.error().message,
                   {"bootstrap rank 1/2", "bootstrap leader", "hung up without a verdict"}));
-  EXPECT_LT(took, 5000) << "the member waited for a timeout";
+  EXPECT_LT(took, 10000) << "the member waited for its handshake timeout";
 }
 
 // During setup a wait is bounded by the handshake timeout, not the (much
@@ -161,7 +166,7 @@ TEST_F(CommVerdicts, SetupWaitsAreBoundedByTheHandshakeTimeout) {
   EXPECT_EQ(got.error().status, NRT_TIMEOUT);
   EXPECT_TRUE(has(got.error().message, {"from rank 1", "timed out after 500 ms"}));
   EXPECT_GE(took, 450);
-  EXPECT_LT(took, (500ms + kSlack).count());
+  EXPECT_LT(took, (500ms + kHang).count()) << "bounded by the socket timeout (60 s) instead?";
 }
 
 // During setup, rank 0 waits for rank 1 while rank 2 leaves: the wait ends
@@ -189,7 +194,7 @@ TEST_F(CommVerdicts, ASetupWaitGivesUpWhenAnotherMemberLeaves) {
   ASSERT_FALSE(waited);
   EXPECT_TRUE(has(waited.error().message, {"recv of 8 bytes (TRANSPORT_INIT) from rank 1 given up",
                                            "rank 2", "closed its connection"}));
-  EXPECT_LT(took, kSlack.count());
+  EXPECT_LT(took, 60000) << "the wait ended at its timeout, not when rank 2 left";
 
   // Outside setup, rank 1's message still arrives although rank 2 is gone.
   ranks[0].mesh->set_setup(false);
@@ -214,7 +219,7 @@ TEST_F(CommVerdicts, ASendToAMemberThatIsGoneFailsAtOnce) {
   auto sent = ranks[0].mesh->send(2, MsgType::kUser, &value, sizeof value);
   ASSERT_FALSE(sent);
   EXPECT_TRUE(has(sent.error().message, {"cannot reach rank 2", "nothing listens there any more"}));
-  EXPECT_LT(ms_since(begin), kSlack.count());
+  EXPECT_LT(ms_since(begin), kMeshSocketTimeout.count()) << "the send retried until its timeout";
 }
 
 // The root's port is this rank's own listener (the kernel gave a rank that
@@ -238,7 +243,7 @@ TEST_F(CommVerdicts, ARootAddressThatIsTheRanksOwnListenerIsNamedAtOnce) {
                     {"bootstrap rank 1/2: the root address " + o.id.root.to_string(),
                      "is this rank's own bootstrap listener", "net.ipv4.ip_local_port_range"}))
         << joined.error().message;
-    EXPECT_LT(ms_since(begin), kSlack.count());
+    EXPECT_LT(ms_since(begin), 10000) << "the rank waited out its handshake timeout";
   }
 }
 
@@ -278,7 +283,7 @@ TEST_F(CommVerdicts, ARootThatNeverAnswersIsNamedByTheLeaderAndItsMembers) {
   }
   EXPECT_EQ(relayed, 1) << status[0].error().message << "\n" << status[1].error().message;
   EXPECT_GE(took, 5500);
-  EXPECT_LT(took, 5500 + kSlack.count() * 2);
+  EXPECT_LT(took, 5500 + kHang.count());
 }
 
 // A rank whose join failed waits a bounded time for the root its process
@@ -296,7 +301,7 @@ TEST_F(CommVerdicts, ARootStillAnsweringIsLeftAfterTheBoundWithAWarning) {
   EXPECT_GE(took, 200);
   EXPECT_LT(took, kHandshake.count());
   // A root that has finished is settled at once, without a word.
-  ASSERT_TRUE(eventually([] { return nccom::comm::reap_roots() == 0; }, kHandshake + kSlack));
+  ASSERT_TRUE(eventually([] { return nccom::comm::reap_roots() == 0; }, kHandshake + kHang));
 }
 
 }  // namespace

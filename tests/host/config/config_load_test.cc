@@ -1,4 +1,5 @@
 // Loading: discovery, defaults, file values and sources, clusters, environment.
+#include "build_paths.h"
 #include "config_test_util.h"
 
 #include <fstream>

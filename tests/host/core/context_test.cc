@@ -3,6 +3,7 @@
 // configuration through the host API.
 #include "core/context.h"
 
+#include "build_paths.h"
 #include "config/plugin_knobs.h"
 #include "core/host_api.h"
 #include "core/runtime.h"

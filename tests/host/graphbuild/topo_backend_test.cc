@@ -3,6 +3,7 @@
 // way a call can fail.
 #include "graphbuild/topo_backend.h"
 
+#include "build_paths.h"
 #include "plugin/plugin_loader.h"
 
 #include <gtest/gtest.h>

@@ -366,8 +366,11 @@ TEST(HealthLink, ATimeNotScheduledIsNotCountedAsAStall) {
     ASSERT_TRUE(g_gate.cv.wait_for(lock, std::chrono::seconds(5), [] { return g_gate.frozen; }))
         << "the engine never called p3 dead";
   }
-  // The engine's thread is away for 2.5 s: the condition under test.
-  constexpr auto kAway = std::chrono::milliseconds(2500);
+  // The engine's thread is away for 4 s: the condition under test. (A
+  // stall counted from the last progress would be WARNed at once, at least
+  // kAway old; counted from the return, it is a bound old when it is, so
+  // a late look on a loaded machine has kAway - stall_warn_ms of room.)
+  constexpr auto kAway = std::chrono::milliseconds(4000);
   std::this_thread::sleep_for(kAway);
   {
     std::lock_guard lock(g_gate.mu);

@@ -4,11 +4,13 @@
 #include "log/log.h"
 #include "peer_test_util.h"
 
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
 
 #include <thread>
+#include <vector>
 
 namespace nccom::health {
 namespace {
@@ -39,12 +41,57 @@ void catch_warnings() {
   log::set_warn_sink(gate_sink);
 }
 
-// Waits up to 5 s for a failure on stream 0 of `comm`.
+// Waits for a failure on stream 0 of `comm` (polled; the 30 s bound only
+// ends a hang).
 std::optional<std::string> await_verdict(CommRecord& comm) {
-  const auto deadline = Clock::now() + std::chrono::seconds(5);
+  const auto deadline = Clock::now() + std::chrono::seconds(30);
   while (!verdict_of(comm) && Clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   return verdict_of(comm);
+}
+
+// Parks the engine's thread at the next WARN line that has `text`.
+void freeze_on(const std::string& text) {
+  {
+    std::lock_guard lock(g_gate.mu);
+    g_gate.reset(text);
+  }
+  log::set_warn_sink(gate_sink);
+}
+
+// Waits until the engine's thread is parked (the bound only ends a hang).
+bool frozen() {
+  std::unique_lock lock(g_gate.mu);
+  return g_gate.cv.wait_for(lock, std::chrono::seconds(30), [] { return g_gate.frozen; });
+}
+
+// Lets the parked thread go; later lines park nothing.
+void thaw() {
+  {
+    std::lock_guard lock(g_gate.mu);
+    g_gate.freeze_on.clear();
+    g_gate.go = true;
+  }
+  g_gate.cv.notify_all();
+}
+
+// Stall probes that reached the process listening on `port` since the last
+// call: every probe opens a query connection to each member, which waits in
+// the backlog (nobody answers) and is counted here by its hello. Links are
+// not probes. The connections taken stay open in `held`, as unanswered as
+// they were in the backlog.
+int probes_at(Socket& port, std::vector<Socket>& held) {
+  int probes = 0;
+  for (;;) {
+    const int fd = ::accept4(port.fd(), nullptr, nullptr, SOCK_CLOEXEC);
+    if (fd < 0) break;  // EAGAIN: the listener is non-blocking
+    held.emplace_back(fd);
+    const auto hello = next_frame_of(fd, FrameType::kHello);
+    if (!hello) continue;
+    const auto h = Hello::decode(hello->data(), hello->size());
+    probes += h && h->purpose == Purpose::kQuery;
+  }
+  return probes;
 }
 
 // How many WARN lines name stream 0 of communicator `hash_text`.
@@ -143,7 +190,9 @@ TEST(HealthStall, AStallInACommunicatorWithALostMemberFailsAtTheWarning) {
 
 // A member that dies after the stall WARN: the stall is looked at again
 // every health.stall_warn_s, silently while every member lives, and fails
-// at the first look that finds the dead one.
+// at the first look that finds the dead one. The looks are counted, as the
+// probes that reach the silent member: the engine's thread is parked at the
+// WARN while the member dies, so the next look is the first after the death.
 TEST(HealthStall, AMemberThatDiesAfterTheStallWarningFailsTheStallAtTheNextLook) {
   auto listener = engine_listener();
   ASSERT_TRUE(listener);
@@ -154,8 +203,9 @@ TEST(HealthStall, AMemberThatDiesAfterTheStallWarningFailsTheStallAtTheNextLook)
   auto silent_port = engine_listener();
   auto dies_port = engine_listener();
   ASSERT_TRUE(silent_port && dies_port);
+  std::vector<Socket> held;
   const ServiceSettings s = stall_settings();
-  catch_warnings();
+  freeze_on("rank 0 of comm 00000000000000d4");
   engine::Engine e(s, std::move(*listener), Socket{}, mine);
   auto record = Registry::instance().add_comm(0xd4, 0, 3, {kMine, kSilent, kDies});
   e.add_comm(record, kSecret,
@@ -163,18 +213,18 @@ TEST(HealthStall, AMemberThatDiesAfterTheStallWarningFailsTheStallAtTheNextLook)
               card_at(kDies, 3, dies_port->local_address(), "there")});
   stall(*record, 1);
 
-  const auto warning = warned("rank 0 of comm 00000000000000d4");
-  ASSERT_TRUE(warning) << "no stall WARN";
+  const bool parked = frozen();
+  if (!parked) log::set_warn_sink(nullptr);
+  ASSERT_TRUE(parked) << "no stall WARN";
   EXPECT_FALSE(verdict_of(*record));
-  const auto died = Clock::now();
+  EXPECT_EQ(probes_at(*silent_port, held), 1) << "the WARN is the first look";
   dies_port->close();
+  thaw();
   const auto failed = await_verdict(*record);
   log::set_warn_sink(nullptr);
   ASSERT_TRUE(failed) << "the stall did not fail after its member died";
-  // At the next look: one stall_warn period after the WARN's probe, plus
-  // the query bound.
-  EXPECT_LE(Clock::now() - died,
-            std::chrono::milliseconds(s.stall_warn_ms + 2 * s.query_timeout_ms + 1000));
+  EXPECT_EQ(probes_at(*silent_port, held), 1)
+      << "the stall failed at the first look after the death";
   EXPECT_NE(failed->find("; failing now, not after health.stall_fail_s: rank 2 (host there, pid "
                          "3) of this communicator is dead"),
             std::string::npos)
@@ -190,28 +240,46 @@ TEST(HealthStall, AMemberThatDiesAfterTheStallWarningFailsTheStallAtTheNextLook)
 // watchdog's clock reaches its bound at the same moment. The first WARN
 // waits for the scheduler's word (up to a second past its bound), so it
 // names the peer; a stream whose word never comes warns without one.
+//
+// A third stream, stalled at the same moment with its peer known, paces
+// the test: its WARN comes at the watchdog's first look past the bound, a
+// look that also found the other two past it without a word. The engine's
+// thread is parked at that WARN while the word of `late` is published, so
+// the word comes after the bound and before the next look, whatever the
+// scheduler does with either thread.
 TEST(HealthStall, TheFirstStallWarningWaitsForTheSchedulersWordOnThePeer) {
   auto listener = engine_listener();
   ASSERT_TRUE(listener);
   constexpr uint64_t kGhost = 0x900;
   const Card mine =
       card_at(kMine, static_cast<uint32_t>(getpid()), listener->local_address(), "here");
-  catch_warnings();
+  freeze_on("rank 0 of comm 00000000000000e3");
   engine::Engine e(stall_settings(), std::move(*listener), Socket{}, mine);
   // The other rank has no health service: the probes ask no one.
   auto late = Registry::instance().add_comm(0xe1, 0, 2, {kMine, kGhost});
   e.add_comm(late, kSecret, {mine});
   auto never = Registry::instance().add_comm(0xe2, 0, 2, {kMine, kGhost});
   e.add_comm(never, kSecret, {mine});
+  auto pacer = Registry::instance().add_comm(0xe3, 0, 2, {kMine, kGhost});
+  e.add_comm(pacer, kSecret, {mine});
   for (auto* c : {late.get(), never.get()}) {
     stall(*c, -1);
     c->stream(0).waiting_known = false;  // the scheduler has not spoken yet
   }
-  // The scheduler of `late` speaks half a second after the bound: the
-  // condition under test, not a wait for something to happen.
-  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  stall(*pacer, 1);
+  // One moment of last progress for all three: the watchdog reaches the
+  // bound for all three at the same look.
+  const uint64_t since = now_ms();
+  for (auto* c : {late.get(), never.get(), pacer.get()}) c->stream(0).last_progress_ms = since;
+
+  const bool parked = frozen();
+  if (!parked) log::set_warn_sink(nullptr);
+  ASSERT_TRUE(parked) << "no stall WARN for the stream whose peer was known";
+  EXPECT_EQ(stall_warnings("00000000000000e1"), 0) << "the WARN did not wait for the word";
+  EXPECT_EQ(stall_warnings("00000000000000e2"), 0) << "the WARN did not wait for the word";
   late->stream(0).waiting_peer = 1;
   late->stream(0).waiting_known = true;
+  thaw();
   const auto named = warned("rank 0 of comm 00000000000000e1");
   const auto unnamed = warned("rank 0 of comm 00000000000000e2");
   log::set_warn_sink(nullptr);
@@ -221,7 +289,7 @@ TEST(HealthStall, TheFirstStallWarningWaitsForTheSchedulersWordOnThePeer) {
   EXPECT_NE(unnamed->find("(health.stall_warn_s): waiting on a peer the transport does not name"),
             std::string::npos)
       << *unnamed;
-  for (auto& c : {late, never}) {
+  for (auto& c : {late, never, pacer}) {
     c->stream(0).running = false;
     e.remove_comm(c.get());
     Registry::instance().remove_comm(c.get());

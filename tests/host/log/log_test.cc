@@ -4,6 +4,8 @@
 // order of tests does not matter.
 #include "log/log.h"
 
+#include "build_paths.h"
+
 #include <sys/syscall.h>
 #include <unistd.h>
 

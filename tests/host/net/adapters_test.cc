@@ -1,6 +1,7 @@
 // Every adapter, through the Net interface only: a send/recv/test exchange of
 // 0, 1 and 4096 bytes, the capabilities it reports, the widened properties,
 // and operations the plugin lacks (unsupported, never a crash).
+#include "build_paths.h"
 #include "net_host_util.h"
 
 #include <climits>

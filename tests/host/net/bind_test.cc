@@ -1,5 +1,6 @@
 // Binding: which table is chosen, and a distinct error for each way a file
 // can fail to be a usable net plugin. Layouts never mix silently.
+#include "build_paths.h"
 #include "net_host_util.h"
 
 #include <fstream>

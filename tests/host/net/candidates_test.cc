@@ -2,6 +2,7 @@
 // handle beats net.plugin, which beats the socket fallback; each choice is
 // logged with why. Configuration comes from a Context built from a fake
 // environment, so no process singleton is involved.
+#include "build_paths.h"
 #include "context_util.h"
 #include "core/context.h"
 #include "core/runtime.h"

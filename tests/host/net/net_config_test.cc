@@ -7,6 +7,7 @@
 // a message naming the plugin and the key.
 #include "net/net_config.h"
 
+#include "build_paths.h"
 #include "config/plugin_knobs.h"
 #include "context_util.h"
 #include "core/context.h"

@@ -18,6 +18,7 @@
 #include <vector>
 
 extern "C" {
+#include "build_paths.h"
 #include "plugins/loopback.h"
 }
 

@@ -1,6 +1,7 @@
 // The host hands the socket knobs to the real socket plugin (plugins/socket)
 // through its nccomNetConfig before init: the plugin's own log line and
 // the sockets and helper threads a connection really opens show what it took.
+#include "build_paths.h"
 #include "child_process.h"
 #include "context_util.h"
 #include "core/context.h"
@@ -18,8 +19,6 @@
 
 namespace nccom::net::testing {
 namespace {
-
-#ifdef NET_HOST_SOCKET_PLUGIN
 
 void* no_runtime_net(int* err, char*, size_t) {
   if (err != nullptr) *err = 0;
@@ -225,10 +224,6 @@ TEST_F(NetHostSocketConfig, PluginWithoutTheEntryPointIsLeftAlone) {
   EXPECT_EQ(chosen->net->symbol(NCCOM_NET_CONFIG_SYMBOL), nullptr);
   EXPECT_FALSE(logged("configured through nccomNetConfig")) << log_text();
 }
-
-#else
-TEST(NetHostSocketConfig, Skipped) { GTEST_SKIP() << "plugins/socket is not part of this build"; }
-#endif
 
 }  // namespace
 }  // namespace nccom::net::testing

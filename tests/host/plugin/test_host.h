@@ -2,6 +2,7 @@
 // plugins asked of it, and the paths of the test plugins.
 #pragma once
 
+#include "build_paths.h"
 #include "plugins/test_plugin_state.h"
 
 #include <nccom/plugin.h>

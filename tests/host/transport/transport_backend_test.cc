@@ -4,6 +4,7 @@
 #include "transport/transport_backend.h"
 
 #include "block_builder.h"
+#include "build_paths.h"
 #include "plugin/plugin_loader.h"
 #include "proxy/scheduler.h"
 

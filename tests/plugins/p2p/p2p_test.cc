@@ -3,6 +3,7 @@
 // connect info (checked field by field against the original's p2pConnectInfo),
 // the handshake in both modes with its channel line, and every refusal of a
 // blob that does not come from the expected peer.
+#include "build_paths.h"
 #include "connect_info.h"
 #include "plugin/plugin_loader.h"
 #include "transport/link_exchange.h"

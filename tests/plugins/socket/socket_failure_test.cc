@@ -1,6 +1,11 @@
 // Teardown and failures: closing with requests in flight, peers that vanish,
 // and no leaked fds or threads (suite NetSocketFailure).
 #include "socket_fixture.h"
+#include "socket_raw_peer.h"
+
+#include <algorithm>
+#include <climits>
+#include <cstdio>
 
 namespace nccom_test {
 namespace {
@@ -67,70 +72,94 @@ TEST_F(NetSocketFailure, ReceiverGoneFailsPendingSends) {
   close_pair(net, e);
 }
 
-// Starts a 64 MiB striped transfer and polls both ends until the payload
-// is moving; false if it finished first.
-bool start_big_transfer(const ncclNet_v6_t* net, Endpoints& e, std::vector<char>& out,
-                        std::vector<char>& in, void** sreq, void** rreq) {
-  *rreq = post_recv(net, e.recv, in);
-  EXPECT_EQ(net->isend(e.send, out.data(), static_cast<int>(out.size()), 0, nullptr, sreq),
-            ncclSuccess);
-  // A few tests get it going (the callers' tests move bytes themselves, a
-  // few MiB at most in five turns); the caller goes away right after.
-  int sdone = 0, rdone = 0;
-  for (int i = 0; i < 5 && !sdone && !rdone; ++i) {
-    EXPECT_EQ(net->test(*rreq, &rdone, nullptr), ncclSuccess);
-    if (!rdone) {
-      EXPECT_EQ(net->test(*sreq, &sdone, nullptr), ncclSuccess);
-    }
-  }
-  return !sdone && !rdone;
+// At most how many payload bytes the kernel can hold in flight on one TCP
+// socket between two processes that stopped moving them: the sender's send
+// buffer plus the receiver's receive buffer at their largest
+// (net.ipv4.tcp_wmem and tcp_rmem, third field; the plugin sets neither).
+size_t kernel_buffer_bound() {
+  auto largest = [](const char* path) -> size_t {
+    std::FILE* f = std::fopen(path, "r");
+    unsigned long min = 0, def = 0, max = 0;
+    const bool ok = f != nullptr && std::fscanf(f, "%lu %lu %lu", &min, &def, &max) == 3;
+    if (f != nullptr) std::fclose(f);
+    EXPECT_TRUE(ok) << "cannot read " << path;
+    return ok ? max : 0;
+  };
+  return largest("/proc/sys/net/ipv4/tcp_wmem") + largest("/proc/sys/net/ipv4/tcp_rmem");
 }
 
+// A rendezvous message the kernel's buffers on one socket can never swallow
+// whole, so a send of it cannot complete while its receiver reads nothing.
+size_t unbufferable_size() {
+  const size_t bytes = std::max<size_t>(64 << 20, 2 * kernel_buffer_bound() + (1 << 20));
+  EXPECT_LE(bytes, static_cast<size_t>(INT_MAX)) << "the kernel's TCP buffers are enormous";
+  return std::min<size_t>(bytes, INT_MAX);
+}
+
+// The sender is a raw peer that announces 64 MiB, gets its clear-to-send,
+// sends 1 MiB and vanishes: the plugin's receive is certainly mid-payload.
 TEST_F(NetSocketFailure, SenderGoneMidTransferFailsTheReceive) {
-  // One socket: the kernel can hold at most its send and receive buffers
-  // (a few MiB) of the 64 MiB in flight, so when the send is not complete
-  // some payload has certainly not left. With 8 sockets the buffers can
-  // swallow the whole message, and the receive may then rightly complete.
-  ASSERT_EQ(plugin().configure(1, 1, nullptr), ncclSuccess);
-  Endpoints e = connect_pair(net, lo);
-  std::vector<char> out(64 << 20, 'm'), in(64 << 20);
-  void *sreq = nullptr, *rreq = nullptr;
-  if (!start_big_transfer(net, e, out, in, &sreq, &rreq))
-    GTEST_SKIP() << "the transfer finished before the peer could vanish";
-  // The send is not complete, so some payload never left: the receive cannot finish.
-  ASSERT_EQ(net->closeSend(e.send), ncclSuccess);
-  e.send = nullptr;
-  EXPECT_EQ(wait_request(net, rreq), ncclRemoteError);
-  close_pair(net, e);
+  RawPeer peer;
+  dial_as_raw_peer(net, lo, 0, 0, &peer);
+  ASSERT_NE(peer.recv_comm, nullptr);
+  std::vector<char> in(64 << 20);
+  void* rreq = post_recv(net, peer.recv_comm, in);
+  const wire::CtrlMsg header{wire::kMsgHeader, 0, 0, in.size()};
+  ASSERT_TRUE(peer.socks[0].write_all(&header, sizeof header));
+  wire::CtrlMsg cts{};
+  ASSERT_TRUE(peer.socks[0].read_all(&cts, sizeof cts));
+  ASSERT_EQ(cts.type, wire::kMsgClearToSend);
+  ASSERT_EQ(cts.value, wire::kCtsAccept);
+  const std::vector<char> part(1 << 20, 'm');
+  ASSERT_TRUE(peer.socks[1].write_all(part.data(), part.size()));
+  peer.socks.clear();  // closes the control and the data socket
+  EXPECT_EQ(wait_request(net, rreq), ncclRemoteError) << "63 MiB of the payload never came";
+  EXPECT_EQ(net->closeRecv(peer.recv_comm), ncclSuccess);
+  EXPECT_EQ(net->closeListen(peer.listen), ncclSuccess);
 }
 
+// The receiver is a raw peer that grants the clear-to-send, reads 1 MiB and
+// vanishes; the message is larger than the kernel can buffer, so the send
+// was certainly not complete.
 TEST_F(NetSocketFailure, ReceiverGoneMidTransferEndsTheSend) {
-  ASSERT_EQ(plugin().configure(4, 2, nullptr), ncclSuccess);
-  Endpoints e = connect_pair(net, lo);
-  std::vector<char> out(64 << 20, 'm'), in(64 << 20);
-  void *sreq = nullptr, *rreq = nullptr;
-  if (!start_big_transfer(net, e, out, in, &sreq, &rreq))
-    GTEST_SKIP() << "the transfer finished before the peer could vanish";
-  ASSERT_EQ(net->closeRecv(e.recv), ncclSuccess);
-  e.recv = nullptr;
-  // What was left may still fit in the kernel's buffers (then the send
-  // completes, as TCP allows); either way the send ends, and the next fail:
-  // an eager send does not read the control socket, but helper 0 watches it
-  // for the peer's close; at worst one send went into the kernel's buffer
-  // before the close was seen, and the one after it fails on the reset.
-  ncclResult_t rc = wait_request(net, sreq);
-  EXPECT_TRUE(rc == ncclSuccess || rc == ncclRemoteError || rc == ncclSystemError) << rc;
-  int completed = 0;
+  ASSERT_EQ(plugin().configure(1, 1, nullptr), ncclSuccess);  // one data socket
+  RawListener listener;
+  ASSERT_TRUE(listener.open());
+  void* send_comm = nullptr;
+  const auto deadline = Clock::now() + kWait;
+  while (send_comm == nullptr && Clock::now() < deadline)
+    ASSERT_EQ(net->connect(lo, listener.handle, &send_comm), ncclSuccess);
+  ASSERT_NE(send_comm, nullptr);
+  std::vector<RawSocket> socks(2);
   for (int i = 0; i < 2; ++i) {
-    void* next = nullptr;
-    rc = net->isend(e.send, out.data(), 1000, 0, nullptr, &next);
-    if (rc == ncclSuccess && next != nullptr) rc = wait_request(net, next);
-    if (rc != ncclSuccess) break;
-    ++completed;
+    RawSocket s(accept(listener.sock.fd, nullptr, nullptr));
+    wire::Hello hello{};
+    ASSERT_TRUE(s.read_all(&hello, sizeof hello));
+    ASSERT_LT(hello.index, 2);
+    socks[hello.index] = std::move(s);
   }
+  // No eager grant: every message is rendezvous.
+  std::vector<char> out(unbufferable_size(), 'm');
+  void* sreq = nullptr;
+  ASSERT_EQ(net->isend(send_comm, out.data(), static_cast<int>(out.size()), 0, nullptr, &sreq),
+            ncclSuccess);
+  wire::CtrlMsg header{};
+  ASSERT_TRUE(socks[0].read_all(&header, sizeof header));
+  ASSERT_EQ(header.type, wire::kMsgHeader);
+  const wire::CtrlMsg cts{wire::kMsgClearToSend, 0, header.id, wire::kCtsAccept};
+  ASSERT_TRUE(socks[0].write_all(&cts, sizeof cts));
+  std::vector<char> part(1 << 20);
+  ASSERT_TRUE(socks[1].read_all(part.data(), part.size()));
+  socks.clear();  // unread payload left: the kernel resets the connection
+  ncclResult_t rc = wait_request(net, sreq);
+  EXPECT_TRUE(rc == ncclRemoteError || rc == ncclSystemError)
+      << rc << ": " << out.size() << " bytes cannot have left with 1 MiB read";
+  // The comm is dead: the next send fails, at once or when tested.
+  void* next = nullptr;
+  rc = net->isend(send_comm, out.data(), 1000, 0, nullptr, &next);
+  if (rc == ncclSuccess && next != nullptr) rc = wait_request(net, next);
   EXPECT_TRUE(rc == ncclRemoteError || rc == ncclSystemError) << rc;
-  EXPECT_LE(completed, 1);
-  close_pair(net, e);
+  EXPECT_EQ(net->closeSend(send_comm), ncclSuccess);
 }
 
 TEST_F(NetSocketFailure, ConnectToAClosedListenerFails) {

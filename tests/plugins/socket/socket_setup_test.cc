@@ -1,4 +1,5 @@
 // Loading, properties, configuration and connection setup (suite NetSocketSetup).
+#include "build_paths.h"
 #include "socket_fixture.h"
 
 #include <elf.h>

@@ -4,7 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <string>
+#include <vector>
 
 namespace topo_nccl_test {
 namespace {
@@ -112,35 +115,56 @@ TEST(TopoNcclIbverbs, NoDevicesIsAReasonNotAnError) {
       << text;
 }
 
-// How many RDMA devices the kernel exposes here, independently of libibverbs.
-std::size_t kernelRdmaDevices() {
+// The RDMA devices the kernel exposes here, independently of libibverbs.
+std::vector<std::string> kernelRdmaDevices() {
   std::error_code ec;
-  std::size_t count = 0;
+  std::vector<std::string> names;
   for (fs::directory_iterator it("/sys/class/infiniband", ec), end; !ec && it != end;
        it.increment(ec))
-    ++count;
-  return count;
+    names.push_back(it->path().filename().string());
+  return names;
 }
 
 TEST(TopoNcclIbverbs, RealLibibverbs) {
   const RdmaListing listing = makeIbverbsNicSource()->list();
-  if (kernelRdmaDevices() == 0) {
+  if (kernelRdmaDevices().empty()) {
     EXPECT_TRUE(listing.devices.empty());
     EXPECT_FALSE(listing.emptyReason.empty());
   }
   for (const RdmaDeviceInfo& d : listing.devices) EXPECT_FALSE(d.name.empty());
 }
 
-TEST(TopoNcclIbverbs, RealHostReportsNoRdmaDevicesWhenThereAreNone) {
-  if (kernelRdmaDevices() != 0) GTEST_SKIP() << "this machine has RDMA devices";
+// Detection on this machine accounts for exactly the devices the kernel
+// lists: none (and says so), or each one as a NIC or in a note saying why
+// not; and no NIC the kernel does not have.
+TEST(TopoNcclIbverbs, RealHostReportsTheKernelsRdmaDevices) {
+  const std::vector<std::string> kernel = kernelRdmaDevices();
   LogCapture log;
   ASSERT_TRUE(log.configured());
   Result<HostDescription> host = detectHost(DetectOptions{});
   ASSERT_TRUE(host.ok()) << host.error().message;
-  EXPECT_TRUE(host->nics.empty());
-  EXPECT_EQ(host->nicReason.rfind("no RDMA devices: ", 0), 0u) << host->nicReason;
   const std::string text = log.text();
-  EXPECT_NE(text.find("INFO TOPO host detection: no RDMA devices: "), std::string::npos) << text;
+  if (kernel.empty()) {
+    EXPECT_TRUE(host->nics.empty());
+    EXPECT_EQ(host->nicReason.rfind("no RDMA devices: ", 0), 0u) << host->nicReason;
+    EXPECT_NE(text.find("INFO TOPO host detection: no RDMA devices: "), std::string::npos) << text;
+    return;
+  }
+  for (const Nic& nic : host->nics)
+    EXPECT_NE(std::find(kernel.begin(), kernel.end(), nic.name), kernel.end())
+        << nic.name << " is not in /sys/class/infiniband";
+  for (const std::string& name : kernel) {
+    const bool listed = std::any_of(host->nics.begin(), host->nics.end(),
+                                    [&](const Nic& nic) { return nic.name == name; });
+    const bool noted = std::any_of(host->notes.begin(), host->notes.end(), [&](const auto& note) {
+      return note.find(name) != std::string::npos;
+    });
+    // No NIC at all: the reason covers every device (libibverbs absent, say).
+    const bool explained = host->nics.empty() && !host->nicReason.empty();
+    EXPECT_TRUE(listed || noted || explained)
+        << "the kernel has RDMA device " << name << "; detection neither lists it nor says why\n"
+        << text;
+  }
 }
 
 }  // namespace

@@ -1,11 +1,13 @@
 // TopoNcclPlugin: libnccom-topo_nccl.so loaded for real (plugin::load_plugin
 // + graphbuild::TopoBackend::bind) with a host API whose config_get answers
 // from a test table, and the host-detection XML writer.
+#include "build_paths.h"
 #include "child_process.h"
 #include "detect_fixture.h"
 #include "fake_sysfs.h"
 #include "graphbuild/topo_backend.h"
 #include "host_xml.h"
+#include "machine.h"
 #include "plugin/plugin_loader.h"
 #include "search_test_util.h"
 
@@ -13,9 +15,11 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -128,13 +132,16 @@ TEST(TopoNcclPlugin, DescriptorSaysTopologyNccl) {
 }
 
 TEST(TopoNcclPlugin, ExportsOnlyTheDescriptor) {
+  if (std::string why = nccom_test::machine::program("nm"); !why.empty())
+    NCCOM_SKIP_MACHINE_LACKS(kProgram) << why << " (binutils)";
   const std::string so = std::string(NCCOM_BUILD_DIR) + "/lib/nccom/libnccom-topo_nccl.so";
-  FILE* nm = ::popen(("nm -D --defined-only '" + so + "' 2>/dev/null").c_str(), "r");
+  ASSERT_TRUE(std::filesystem::exists(so)) << so << " was not built";
+  FILE* nm = ::popen(("nm -D --defined-only '" + so + "' 2>&1").c_str(), "r");
   ASSERT_NE(nm, nullptr);
   std::string out;
   char buf[512];
   while (std::fgets(buf, sizeof buf, nm) != nullptr) out += buf;
-  if (::pclose(nm) != 0 && out.empty()) GTEST_SKIP() << "nm (binutils) is not available";
+  ASSERT_EQ(::pclose(nm), 0) << "nm -D " << so << ":\n" << out;
   // One line: "<address> D nccom_plugin".
   ASSERT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;
   EXPECT_NE(out.find(" D nccom_plugin\n"), std::string::npos) << out;

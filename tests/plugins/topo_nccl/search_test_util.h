@@ -3,6 +3,7 @@
 // recording log lines, and the ring properties every result must have.
 #pragma once
 
+#include "build_paths.h"
 #include "graph_driver.h"
 #include "local_share.h"
 #include "old_search.h"

@@ -4,6 +4,7 @@
 // synthesizer writes today (regenerate with nccom-topo-neuron-examples).
 #include "topo_neuron/examples.h"
 
+#include "build_paths.h"
 #include "topo_neuron/synthesize.h"
 
 #include <nccom/topo/paths.h>

@@ -4,6 +4,7 @@
 // plugin declared them ([topology] disable_verify, default_new_algorithm),
 // from a cluster section and from the environment; the shipped nccom.toml
 // states each one with its default.
+#include "build_paths.h"
 #include "config/config.h"
 #include "config/knob.h"
 #include "config/plugin_knobs.h"

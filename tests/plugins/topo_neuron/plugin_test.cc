@@ -4,6 +4,7 @@
 // topo::graphFromXml against the system, every channel row must be a
 // permutation of the node's ranks, and every hop between consecutive ranks
 // (closing hop included) must stay on one device or follow a platform link.
+#include "build_paths.h"
 #include "graphbuild/topo_backend.h"
 #include "plugin/plugin_loader.h"
 #include "topo_neuron/catalogue.h"

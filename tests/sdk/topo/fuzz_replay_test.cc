@@ -2,6 +2,7 @@
 // libFuzzer: its seeds and 5,000 deterministic mutations of them (fixed
 // seed), so every ctest run exercises it. A broken invariant aborts inside
 // the target, which fails this test.
+#include "build_paths.h"
 #include "topo_test_util.h"
 
 #include <filesystem>

@@ -1,6 +1,8 @@
 // Shared by the topology core tests: loading the hand-written fixtures.
 #pragma once
 
+#include "build_paths.h"
+
 #include <nccom/topo/paths.h>
 #include <nccom/topo/system.h>
 #include <nccom/topo/xml.h>

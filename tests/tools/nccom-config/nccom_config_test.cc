@@ -1,5 +1,6 @@
 // nccom-config as an operator runs it: a real process, real files, real
 // environment.
+#include "build_paths.h"
 #include "child_process.h"
 
 #include <sys/stat.h>

@@ -1,5 +1,5 @@
 // The health service at 32 ranks on 4 emulated hosts (long suite): a
-// stopped rank is named unresponsive within twice the keep-alive timeout,
+// stopped rank is named unresponsive after the keep-alive timeout,
 // the ranks that wait on it name it, and the job completes after SIGCONT.
 // The victim is rank 8, the first rank of the second host: its ring
 // predecessor (rank 7) reaches it through the network proxy, which is what
@@ -13,6 +13,11 @@ namespace {
 
 using namespace ras_test;
 using namespace std::chrono_literals;
+
+// How much later than the keep-alive timeout a stopped rank may be named
+// unresponsive: its peers' engines and nccom-ras's queries may wait for a
+// CPU on a loaded machine. Only a detection that never comes takes longer.
+constexpr int kNamedLateMs = 15000;
 
 TEST(NccomRasScale, ThirtyTwoRanksAStoppedRankIsNamedAndTheJobCompletes) {
   Job job({"-r", "32", "-N", "4", "-b", "8", "-e", "8", "-n", "1500", "-w", "1", "--timeout-ms",
@@ -34,10 +39,10 @@ TEST(NccomRasScale, ThirtyTwoRanksAStoppedRankIsNamedAndTheJobCompletes) {
   std::printf("nccom-ras at 32 ranks: %lld ms\n", static_cast<long long>(answer_ms));
 
   std::string report;
-  const long took = stop_until_unresponsive(job, *victim, report,
-                                            std::chrono::milliseconds(4 * kKeepAliveTimeoutMs));
+  const long took = stop_until_unresponsive(
+      job, *victim, report, std::chrono::milliseconds(kKeepAliveTimeoutMs + kNamedLateMs));
   ASSERT_GE(took, 0) << report;
-  EXPECT_LE(took, 2 * kKeepAliveTimeoutMs) << report;
+  EXPECT_LE(took, kKeepAliveTimeoutMs + kNamedLateMs) << report;
   std::printf("SIGSTOP -> unresponsive at 32 ranks: %ld ms\n", took);
 
   ASSERT_TRUE(eventually(

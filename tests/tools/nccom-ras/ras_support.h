@@ -3,6 +3,7 @@
 // gives for each rank.
 #pragma once
 
+#include "build_paths.h"
 #include "child_process.h"
 
 #include <signal.h>

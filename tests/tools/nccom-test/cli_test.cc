@@ -1,5 +1,6 @@
 // The nccom-test binary's answers that need no engine: help, usage errors
 // (one line, exit 2), shapes a launch cannot serve, a bad plot path.
+#include "build_paths.h"
 #include "child_process.h"
 
 #include <gtest/gtest.h>

@@ -2,7 +2,9 @@
 // the reference runtime's collective engine (1 and 2 emulated hosts, every
 // operation with --check), its JSON and plot, a rank killed during a
 // collective, and 4 processes under a real mpirun.
+#include "build_paths.h"
 #include "child_process.h"
+#include "machine.h"
 #include "nccom_test_table.h"
 
 #include <unistd.h>
@@ -133,18 +135,21 @@ TEST(NccomTestE2e, AKilledRankIsNamedAndTheOthersStopped) {
   EXPECT_LT(s, 60.0);
 }
 
-#ifdef NCCOM_MPIRUN
+// Open MPI's mpirun, where Debian's openmpi-bin puts it.
+constexpr const char* kMpirun = "/usr/bin/mpirun";
+
 TEST(NccomTestE2e, FourProcessesUnderMpirun) {
+  if (std::string why = nccom_test::machine::program(kMpirun); !why.empty())
+    NCCOM_SKIP_MACHINE_LACKS(kProgram) << why << " (openmpi-bin)";
   std::vector<std::string> args;
   if (geteuid() == 0) args = {"--allow-run-as-root", "--oversubscribe"};
   for (const char* a : {"-np", "4", "-x", "NCCOM_CONFIG", "-x", "NCCL_DEBUG"}) args.push_back(a);
   args.push_back(kTool);
   for (const char* a : {"-N", "2", "-b", "8", "-e", "64K", "-n", "3", "-w", "1", "--check", "allr"})
     args.push_back(a);
-  const auto r = nccom_test::run_child(NCCOM_MPIRUN, args, kEnv);
+  const auto r = nccom_test::run_child(kMpirun, args, kEnv);
   expect_clean_table(r, 14);
   EXPECT_NE(r.out.find("4 rank(s) on 2 host(s) (mpirun)"), std::string::npos) << r.out;
 }
-#endif
 
 }  // namespace

@@ -5,7 +5,9 @@
 // wrong secret and a rank that dies during setup must each end every
 // surviving rank with a line that names the cause, within the bounds the
 // user guide gives.
+#include "build_paths.h"
 #include "child_process.h"
+#include "machine.h"
 #include "nccom_test_table.h"
 
 #include <netinet/in.h>
@@ -113,7 +115,20 @@ void expect_every_rank_says(const std::vector<Outcome>& outcomes,
   }
 }
 
-constexpr const char* kNoNamespace = "no private network namespace here: ";
+// netns_run runs a command in a private network namespace, which needs root
+// and a kernel that lets it unshare one: asked of the machine itself before
+// a test starts. Skips the test when the machine lacks either (the caller
+// returns when IsSkipped()); after that, a namespace netns_run cannot make
+// (its exit 77) fails the test.
+void skip_unless_namespaces() {
+  if (std::string why = nccom_test::machine::root(); !why.empty())
+    NCCOM_SKIP_MACHINE_LACKS(kRoot) << why;
+  if (std::string why = nccom_test::machine::network_namespaces(); !why.empty())
+    NCCOM_SKIP_MACHINE_LACKS(kNetworkNamespaces) << why;
+}
+
+constexpr const char* kNoNamespace =
+    "netns_run made no private network namespace, though the machine probe said it could: ";
 
 // Reads the child's output until its first table row (within 60 s): "" then,
 // else why not (the child is reaped).
@@ -210,6 +225,8 @@ TEST(NccomTestFaults, ARankDyingDuringSetupEndsTheOthersAtOnce) {
 // the runtime and the plugin host kept the process's signal dispositions across the load of
 // libfabric (libinfinipath's handlers).
 TEST(NccomTestFaults, APartitionMidRunEndsEveryRankWithATimeoutAndNoCrash) {
+  skip_unless_namespaces();
+  if (IsSkipped()) return;
   const std::string netns_run = NETNS_RUN;
   // Also bounds each setup wait: under a sanitizer and a loaded machine,
   // libnccom-net's setup in one rank took more than 4 s.
@@ -228,10 +245,7 @@ TEST(NccomTestFaults, APartitionMidRunEndsEveryRankWithATimeoutAndNoCrash) {
            {"NCCL_DEBUG", ""},
            {"NEURON_CCOM_SOCK_TIMEOUT", std::to_string(kSocketTimeoutMs)}});
       // Rows appear as the sizes complete; the partition comes after the first.
-      if (const std::string why = wait_for_first_row(child); !why.empty()) {
-        if (why.starts_with(kNoNamespace)) GTEST_SKIP() << why;
-        FAIL() << why;
-      }
+      if (const std::string why = wait_for_first_row(child); !why.empty()) FAIL() << why;
       const auto t0 = Clock::now();
       const auto down =
           nccom_test::run_child(netns_run, {"--lo", "down", std::to_string(child.pid)}, {});
@@ -368,11 +382,13 @@ TEST(NccomTestFaults, MismatchedPeerCollectivesAreNamed) {
 // No network at all when the job starts (a private namespace with its
 // loopback down): every rank fails at once naming the interface problem.
 TEST(NccomTestFaults, NoNetworkAtInitIsNamedAtOnce) {
+  skip_unless_namespaces();
+  if (IsSkipped()) return;
   const auto t0 = Clock::now();
   const auto r = nccom_test::run_child(
       NETNS_RUN, {"--lo-down", "--", kTool, "-r", "4", "-N", "2", "-b", "8", "-e", "8", "allr"},
       {{"NCCOM_CONFIG", kShippedConfig}, {"NCCL_DEBUG", ""}});
-  if (r.exit_code == 77) GTEST_SKIP() << "no private network namespace here: " << r.err;
+  ASSERT_NE(r.exit_code, 77) << kNoNamespace << r.err;
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_EQ(r.signal, 0) << r.err;
   EXPECT_NE(r.err.find("No usable listening interface found"), std::string::npos) << r.err;
@@ -383,15 +399,14 @@ TEST(NccomTestFaults, NoNetworkAtInitIsNamedAtOnce) {
 // A one-second outage mid-run, healed well within the engine's bound: TCP
 // retransmits, the run completes and every result is right.
 TEST(NccomTestFaults, AShortOutageHealedMidRunLosesNothing) {
+  skip_unless_namespaces();
+  if (IsSkipped()) return;
   auto child =
       nccom_test::start_child(NETNS_RUN,
                               {"--", kTool, "-r", "4", "-N", "2", "-b", "8", "-e", "1K", "-n", "50",
                                "-w", "1", "--check", "--timeout-ms", "20000", "allr"},
                               {{"NCCOM_CONFIG", kShippedConfig}, {"NCCL_DEBUG", ""}});
-  if (const std::string why = wait_for_first_row(child); !why.empty()) {
-    if (why.starts_with(kNoNamespace)) GTEST_SKIP() << why;
-    FAIL() << why;
-  }
+  if (const std::string why = wait_for_first_row(child); !why.empty()) FAIL() << why;
   const std::string pid = std::to_string(child.pid);
   ASSERT_EQ(nccom_test::run_child(NETNS_RUN, {"--lo", "down", pid}, {}).exit_code, 0);
   // The outage itself: one second without a network (the fault, not a wait
@@ -426,7 +441,7 @@ std::string wait_for_line(nccom_test::RunningChild& child, const std::string& te
 // cause crosses the ABI with the status). Returns every rank's result in
 // rank order, or why not.
 struct SetupPartition {
-  std::string skipped, failed;
+  std::string failed;
   std::vector<nccom_test::ChildResult> results;
   double took = 0;  // from the network going down to the last rank's end
 };
@@ -476,8 +491,7 @@ SetupPartition partition_during_setup(bool heals, int bootstrap_timeout_ms,
         !why.empty()) {
       children[static_cast<size_t>(r)].pid = -1;  // reaped by wait_for_line
       end_all();
-      (why.starts_with(kNoNamespace) ? out.skipped : out.failed) =
-          "rank " + std::to_string(r) + ": " + why;
+      out.failed = "rank " + std::to_string(r) + ": " + why;
       return out;
     }
   }
@@ -509,10 +523,11 @@ SetupPartition partition_during_setup(bool heals, int bootstrap_timeout_ms,
 // Healed within the bootstrap timeout: setup completes, every result right,
 // over either net plugin (their connections are made after the heal).
 TEST(NccomTestFaults, APartitionDuringSetupThatHealsLosesNothing) {
+  skip_unless_namespaces();
+  if (IsSkipped()) return;
   for (const char* net : {"socket", "ofi"}) {
     SCOPED_TRACE(net);
     const SetupPartition p = partition_during_setup(true, 30000, net);
-    if (!p.skipped.empty()) GTEST_SKIP() << p.skipped;
     ASSERT_EQ(p.failed, "");
     for (size_t r = 0; r < p.results.size(); ++r) {
       EXPECT_EQ(p.results[r].exit_code, 0) << "rank " << r << ":\n"
@@ -529,8 +544,9 @@ TEST(NccomTestFaults, APartitionDuringSetupThatHealsLosesNothing) {
 // could not reach the root say the network did not answer (not that rank 0
 // is not running).
 TEST(NccomTestFaults, APartitionDuringSetupThatLastsEndsEveryRankAtTheTimeout) {
+  skip_unless_namespaces();
+  if (IsSkipped()) return;
   const SetupPartition p = partition_during_setup(false, 3000);
-  if (!p.skipped.empty()) GTEST_SKIP() << p.skipped;
   ASSERT_EQ(p.failed, "");
   int unanswered = 0;
   for (size_t r = 0; r < p.results.size(); ++r) {

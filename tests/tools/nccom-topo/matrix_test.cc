@@ -6,6 +6,7 @@
 // Built twice: MATRIX_NEW_NODES / MATRIX_OLD_NODES select the node counts
 // of the NEW search (topo_neuron) and the OLD one (topo_nccl): the fast
 // cases in the unit target, the rest in the `long` one.
+#include "build_paths.h"
 #include "topo_neuron/platform.h"
 #include "topo_tool.h"
 

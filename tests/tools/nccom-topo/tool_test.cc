@@ -1,6 +1,8 @@
 // nccom-topo as an operator runs it: a real process, the real topology
 // plugins from the build tree, real files and real Graphviz.
+#include "build_paths.h"
 #include "child_process.h"
+#include "machine.h"
 
 #include <nccom/topo/graph_xml.h>
 #include <nccom/topo/system.h>
@@ -190,8 +192,8 @@ TEST_F(ToolsTopo, DotDrawsAtMostFourNodesAndSaysSo) {
 }
 
 TEST_F(ToolsTopo, SvgAndPngAreProducedByDot) {
-  if (system("command -v dot >/dev/null 2>&1") != 0)
-    GTEST_SKIP() << "Graphviz dot is not installed";
+  if (std::string why = nccom_test::machine::program("dot"); !why.empty())
+    NCCOM_SKIP_MACHINE_LACKS(kProgram) << why << " (Graphviz)";
   const ChildResult r =
       run({"--platform", "trn1", "--nodes", "2", "--svg", file("t.svg"), "--png", file("t.png")});
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -14,6 +14,11 @@ namespace {
 using BootstrapNetSocketErrors = FdLeakChecked;
 using Ms = std::chrono::milliseconds;
 
+// How far past its deadline a wait may end before it counts as a hang: a
+// wait that ends at its deadline may be seen that much later on a loaded
+// machine. (That it does not end early is the exact check.)
+constexpr Ms kHang{10000};
+
 Ms since(Clock::time_point start) { return std::chrono::duration_cast<Ms>(Clock::now() - start); }
 
 TEST_F(BootstrapNetSocketErrors, ConnectToSilentPortTimesOutAtTheDeadline) {
@@ -33,7 +38,7 @@ TEST_F(BootstrapNetSocketErrors, ConnectToSilentPortTimesOutAtTheDeadline) {
             std::string::npos)
       << message;
   EXPECT_GE(took, budget);
-  EXPECT_LT(took, 5 * budget) << "the back-off must stay bounded by the deadline";
+  EXPECT_LT(took, budget + kHang) << "the retries must end at the deadline";
 }
 
 TEST_F(BootstrapNetSocketErrors, ConnectToNoAddressIsInvalid) {
@@ -92,7 +97,7 @@ TEST_F(BootstrapNetSocketErrors, AcceptWithoutClientTimesOut) {
       "no connection on " + listener->local_address().to_string() + " within ";
   EXPECT_EQ(result.error().message.rfind(prefix, 0), 0u) << result.error().message;
   EXPECT_GE(took, budget);
-  EXPECT_LT(took, 5 * budget);
+  EXPECT_LT(took, budget + kHang);
 }
 
 TEST_F(BootstrapNetSocketErrors, PeerClosingMidMessageReportsHowFarItGot) {
@@ -125,7 +130,7 @@ TEST_F(BootstrapNetSocketErrors, RecvFromSilentPeerTimesOut) {
   EXPECT_EQ(status.error().message.rfind(prefix, 0), 0u) << status.error().message;
   EXPECT_NE(status.error().message.find(" ms (4 done)"), std::string::npos) << message_of(status);
   EXPECT_GE(took, budget);
-  EXPECT_LT(took, 5 * budget);
+  EXPECT_LT(took, budget + kHang);
 }
 
 TEST_F(BootstrapNetSocketErrors, SendToPeerThatNeverReadsTimesOut) {

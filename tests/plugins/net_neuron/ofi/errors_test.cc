@@ -1,5 +1,6 @@
 // NetOfiProvider: failures stay contained — truncation, garbage input,
 // resources released by close and fini.
+#include "machine_fabric.h"
 #include "net_ofi_fixture.h"
 
 #include <cstring>
@@ -32,10 +33,12 @@ TEST_P(NetOfiProvider, TruncatedReceiveFailsTheRequest) {
 }
 
 TEST_P(NetOfiProvider, TruncatedLargeReceiveFailsTheRequest) {
-  if (GetParam() == "shm") {
-    GTEST_SKIP() << "libfabric 1.17's shm provider spins forever inside fi_cq_read when a "
-                    "message sent through its CMA path (> 4 KiB) is truncated "
-                    "(process_vm_readv of 0 bytes in a loop); a provider bug no caller can avoid";
+  if (GetParam() == "shm" && !nccom_test::machine::libfabric_at_least(1, 18)) {
+    NCCOM_SKIP_MACHINE_LACKS(kLibfabricProvider)
+        << "libfabric " << nccom_test::machine::libfabric_version()
+        << "'s shm provider spins forever inside fi_cq_read when a message sent through its CMA "
+           "path (> 4 KiB) is truncated (process_vm_readv of 0 bytes in a loop), a provider "
+           "defect no caller can avoid; a libfabric from 1.18 on runs this case";
   }
   CommPair pair = connect_pair();
   ASSERT_FALSE(HasFailure());

@@ -2,6 +2,7 @@
 // SIGKILLed while this one waits on it: the pending receive or send fails
 // within the bound, naming the peer (docs/internals/net-ofi.md, "Peer
 // liveness").
+#include "build_paths.h"
 #include "child_process.h"
 #include "handle_hex.h"
 #include "liveness_support.h"

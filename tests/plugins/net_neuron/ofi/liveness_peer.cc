@@ -8,6 +8,7 @@
 //
 // It never outlives a crashed test by long: it exits on its own after 60 s.
 // Exit codes: 0 after the idle period, 2 usage, 3 plugin, 4 connection setup.
+#include "build_paths.h"
 #include "handle_hex.h"
 
 #include <nccom/net_v6.h>

@@ -1,10 +1,15 @@
 #include "net_ofi_fixture.h"
 
+#include "build_paths.h"
 #include "child_process.h"
+#include "machine.h"
+#include "machine_fabric.h"
 #include "net_config_call.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
+
+#include <rdma/fabric.h>
 
 #include <cctype>
 #include <cstdarg>
@@ -15,6 +20,11 @@
 
 namespace net_ofi_test {
 namespace {
+
+// What the plugin asks of a provider (plugins/net_neuron/ofi/provider.cc),
+// and what it needs on top for RMA.
+constexpr uint64_t kPluginCaps = FI_MSG | FI_TAGGED;
+constexpr uint64_t kRmaCaps = FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
 
 std::mutex g_log_mutex;
 std::vector<std::string> g_logs;
@@ -109,22 +119,48 @@ bool wait_all(const ncclNet_v6_t* net, std::vector<Pending*> pending,
   }
 }
 
+namespace {
+
+// The FI_PROVIDER of the first init in this process: libfabric applies the
+// one it reads at its own init for the rest of the process.
+std::string& first_provider() {
+  static std::string first;
+  return first;
+}
+
+}  // namespace
+
 void NetOfiProvider::SetUp() {
   net = plugin().v6;
   ASSERT_NE(net, nullptr);
+  // Asked of libfabric in a process of its own, before the plugin's init.
+  if (std::string lack = nccom_test::machine::libfabric_provider(GetParam(), kPluginCaps);
+      !lack.empty())
+    NCCOM_SKIP_MACHINE_LACKS(kLibfabricProvider) << lack;
   clear_logs();
   setenv("FI_PROVIDER", GetParam().c_str(), 1);
-  ASSERT_EQ(net->init(capture_logger), ncclSuccess) << captured_logs();
+  ASSERT_EQ(net->init(capture_logger), ncclSuccess)
+      << "libfabric offers " << GetParam() << " (FI_EP_RDM, tagged messages)\n"
+      << captured_logs();
   initialized_ = true;
-  if (GetParam() == "tcp" && selected_provider() != "tcp") {
-    GTEST_SKIP() << "libfabric's core tcp provider has no FI_EP_RDM endpoint here "
-                    "(`fi_info -p tcp -t FI_EP_RDM` lists only tcp;ofi_rxm), so FI_PROVIDER=tcp "
-                    "selects "
-                 << selected_provider() << ", which the tcp;ofi_rxm cases cover";
-  }
+  if (first_provider().empty()) first_provider() = GetParam();
+  ASSERT_EQ(selected_provider(), GetParam())
+      << "libfabric offers " << GetParam() << " (FI_EP_RDM, tagged messages), yet the plugin "
+      << "selected another provider"
+      << (first_provider() != GetParam()
+              ? "; libfabric keeps the FI_PROVIDER of its first init in this process (" +
+                    first_provider() +
+                    ", an earlier case): run one provider per process, as ctest does"
+              : std::string())
+      << "\n"
+      << captured_logs();
   ASSERT_EQ(net->devices(&ndev), ncclSuccess);
   ASSERT_GE(ndev, 1);
   ASSERT_EQ(net->getProperties(0, &props), ncclSuccess);
+}
+
+std::string NetOfiProvider::machine_lacks_rma() const {
+  return nccom_test::machine::libfabric_provider(GetParam(), kPluginCaps | kRmaCaps);
 }
 
 void NetOfiProvider::TearDown() {

@@ -7,6 +7,9 @@
 // SetUp before the plugin's init.
 #pragma once
 
+#include "build_paths.h"
+#include "machine.h"
+
 #include <nccom/net_v4.h>
 #include <nccom/net_v5.h>
 #include <nccom/net_v6.h>
@@ -70,6 +73,9 @@ struct CommPair {
 };
 
 // A fixture per provider: init with FI_PROVIDER=GetParam(), fini afterwards.
+// SetUp skips when this machine's libfabric has no such provider (asked of
+// libfabric directly: machine_fabric.h), and fails when it has one and the
+// plugin cannot init over it or selects another.
 class NetOfiProvider : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override;
@@ -82,6 +88,9 @@ class NetOfiProvider : public ::testing::TestWithParam<std::string> {
   // One message: isend + irecv + test both; returns the receive size.
   int send_recv(const CommPair& pair, void* sbuf, int ssize, void* smh, void* rbuf, int rsize,
                 void* rmh, int tag);
+  // "" when libfabric offers this provider with RMA (reads and writes, both
+  // directions; asked of libfabric, not of the plugin), else why not.
+  std::string machine_lacks_rma() const;
 
   const ncclNet_v6_t* net = nullptr;
   int ndev = 0;

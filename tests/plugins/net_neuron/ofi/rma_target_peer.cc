@@ -18,6 +18,7 @@
 //
 // Exit codes: 0 released, 2 usage, 3 plugin, 4 connection setup, 5 data path,
 // 6 not released within 60 s.
+#include "build_paths.h"
 #include "handle_hex.h"
 
 #include <nccom/net_v6.h>

@@ -8,6 +8,7 @@
 // at all, as a rank whose work is done and that waits in a barrier elsewhere.
 // Before test() progressed other comms and before the idle-progress thread,
 // these reads never completed.
+#include "build_paths.h"
 #include "child_process.h"
 #include "handle_hex.h"
 #include "net_ofi_fixture.h"
@@ -152,14 +153,20 @@ void NetOfiRmaTarget::read_from_untested_comm(bool idle) {
 // The peer keeps calling test(), but never on the read's target comm: every
 // test() progresses other comms in turn.
 TEST_P(NetOfiRmaTarget, ReadCompletesWhileTargetPollsAnotherComm) {
-  if (!props.rma_supported) GTEST_SKIP() << GetParam() << " reports rma_supported = 0";
+  if (std::string lack = machine_lacks_rma(); !lack.empty())
+    NCCOM_SKIP_MACHINE_LACKS(kLibfabricProvider) << lack;
+  ASSERT_EQ(props.rma_supported, 1)
+      << GetParam() << " offers RMA (fi_getinfo), the plugin does not";
   read_from_untested_comm(false);
 }
 
 // The peer calls nothing at all (its work done, it waits elsewhere): the
 // plugin's idle-progress thread progresses its comms.
 TEST_P(NetOfiRmaTarget, ReadCompletesWhileTargetProcessCallsNothing) {
-  if (!props.rma_supported) GTEST_SKIP() << GetParam() << " reports rma_supported = 0";
+  if (std::string lack = machine_lacks_rma(); !lack.empty())
+    NCCOM_SKIP_MACHINE_LACKS(kLibfabricProvider) << lack;
+  ASSERT_EQ(props.rma_supported, 1)
+      << GetParam() << " offers RMA (fi_getinfo), the plugin does not";
   read_from_untested_comm(true);
 }
 

@@ -34,7 +34,10 @@ bool progress_until(const ncclNet_v6_t* net, void* recv_comm, Ready ready) {
 }
 
 TEST_P(NetOfiProvider, IreadReadsThePeersRegisteredBuffer) {
-  if (!props.rma_supported) GTEST_SKIP() << GetParam() << " reports rma_supported = 0";
+  if (std::string lack = machine_lacks_rma(); !lack.empty())
+    NCCOM_SKIP_MACHINE_LACKS(kLibfabricProvider) << lack;
+  ASSERT_EQ(props.rma_supported, 1)
+      << GetParam() << " offers RMA (fi_getinfo), the plugin does not";
   CommPair pair = connect_pair();
   ASSERT_FALSE(HasFailure());
   constexpr size_t kSize = 1 << 20;
@@ -94,7 +97,10 @@ TEST_P(NetOfiProvider, IreadReadsThePeersRegisteredBuffer) {
 }
 
 TEST_P(NetOfiProvider, IwriteAndIwriteInlineLandInThePeersBuffer) {
-  if (!props.rma_supported) GTEST_SKIP() << GetParam() << " reports rma_supported = 0";
+  if (std::string lack = machine_lacks_rma(); !lack.empty())
+    NCCOM_SKIP_MACHINE_LACKS(kLibfabricProvider) << lack;
+  ASSERT_EQ(props.rma_supported, 1)
+      << GetParam() << " offers RMA (fi_getinfo), the plugin does not";
   CommPair pair = connect_pair();
   ASSERT_FALSE(HasFailure());
   constexpr size_t kSize = 64 << 10;

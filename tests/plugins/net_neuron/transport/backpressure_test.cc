@@ -10,9 +10,7 @@ class NetNeuronBackpressure : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
     ASSERT_NE(transport(), nullptr);
-    std::string why;
-    net = net_plugin(GetParam(), &why);
-    if (net == nullptr) GTEST_SKIP() << GetParam() << " net plugin unavailable: " << why;
+    require_net(GetParam(), &net);
   }
   const ncclNet_v6_t* net = nullptr;
 };

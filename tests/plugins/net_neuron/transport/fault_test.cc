@@ -12,9 +12,7 @@ class NetNeuronFault : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
     ASSERT_NE(transport(), nullptr);
-    std::string why;
-    net = net_plugin(GetParam(), &why);
-    if (net == nullptr) GTEST_SKIP() << GetParam() << " net plugin unavailable: " << why;
+    require_net(GetParam(), &net);
   }
 
   // Ticks a while (the transfer is under way, not finished), closes one rank,

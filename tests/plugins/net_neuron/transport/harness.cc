@@ -1,5 +1,8 @@
 #include "harness.h"
 
+#include "build_paths.h"
+#include "machine.h"
+
 #include <dlfcn.h>
 
 #include <cstdarg>
@@ -45,10 +48,6 @@ struct Loaded {
 
 Loaded load_net(const char* path, const char* provider) {
   Loaded l;
-  if (path == nullptr) {
-    l.why = "not built";
-    return l;
-  }
   void* lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (lib == nullptr) {
     l.why = std::string("dlopen: ") + dlerror();
@@ -56,7 +55,7 @@ Loaded load_net(const char* path, const char* provider) {
   }
   auto* net = static_cast<const ncclNet_v6_t*>(dlsym(lib, "ncclNetPlugin_v6"));
   if (net == nullptr) {
-    l.why = "no ncclNetPlugin_v6";
+    l.why = std::string(path) + " exports no ncclNetPlugin_v6";
     return l;
   }
   if (provider != nullptr) setenv("FI_PROVIDER", provider, 1);
@@ -65,8 +64,9 @@ Loaded load_net(const char* path, const char* provider) {
     return l;
   }
   int ndev = 0;
-  if (net->devices(&ndev) != ncclSuccess || ndev < 1) {
-    l.why = "no devices";
+  if (const ncclResult_t rc = net->devices(&ndev); rc != ncclSuccess || ndev < 1) {
+    l.why = "devices() returned " + std::to_string(rc) + " with " + std::to_string(ndev) +
+            " devices: " + captured_logs();
     return l;
   }
   l.net = net;
@@ -112,15 +112,21 @@ const ncclNet_v6_t* net_plugin(const std::string& name, std::string* why) {
     if (name == "socket") {
       it = loaded.emplace(name, load_net(NN_SOCKET_PLUGIN, nullptr)).first;
     } else {
-#ifdef NN_OFI_PLUGIN
-      it = loaded.emplace(name, load_net(NN_OFI_PLUGIN, "tcp;ofi_rxm")).first;
-#else
-      it = loaded.emplace(name, load_net(nullptr, nullptr)).first;
-#endif
+      it = loaded.emplace(name, load_net(NN_OFI_PLUGIN, kOfiProvider)).first;
     }
   }
   if (why != nullptr) *why = it->second.why;
   return it->second.net;
+}
+
+void require_net(const std::string& name, const ncclNet_v6_t** net) {
+  std::string why;
+  *net = net_plugin(name, &why);
+  if (*net != nullptr) return;
+  // Only what the machine lacks may skip, asked of the machine itself.
+  if (std::string lack = machine_lacks_for_net(name); !lack.empty())
+    NCCOM_SKIP_MACHINE_LACKS(kLibfabricProvider) << lack << "\n(the plugin said: " << why << ")";
+  FAIL() << "the " << name << " net plugin could not be used: " << why;
 }
 
 namespace {

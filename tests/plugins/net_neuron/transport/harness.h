@@ -19,11 +19,19 @@
 namespace nn_test {
 
 // ---- plugins ---------------------------------------------------------------
-// "socket" or "ofi" (FI_PROVIDER="tcp;ofi_rxm"); initialised once per process.
+// The libfabric provider the "ofi" net runs over.
+constexpr const char* kOfiProvider = "tcp;ofi_rxm";
+// "socket" or "ofi" (FI_PROVIDER=kOfiProvider); initialised once per process.
 // NULL (and *why set) when unavailable.
 const ncclNet_v6_t* net_plugin(const std::string& name, std::string* why);
-// The nets this executable covers (nets_socket.cc / nets_ofi.cc).
+// For a fixture's SetUp: *net is the plugin `name`; when it cannot be loaded,
+// initialised or has no device, the test skips if machine_lacks_for_net says
+// this machine lacks what the net needs, and fails naming the cause if not.
+void require_net(const std::string& name, const ncclNet_v6_t** net);
+// The nets this executable covers, and what the machine lacks for one of
+// them, "" when nothing (nets_socket.cc / nets_ofi.cc).
 std::vector<std::string> net_names();
+std::string machine_lacks_for_net(const std::string& name);
 const nccom_transport_ops_t* transport();
 void* transport_ctx();
 std::string captured_logs();

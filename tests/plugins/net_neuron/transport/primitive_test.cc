@@ -1,5 +1,6 @@
 // NetNeuronPrimitive/*: the send/recv primitives between two ranks of one
 // process, over every built net plugin, driven by the scripted device.
+#include "build_paths.h"
 #include "device.h"
 #include "wrapped_net.h"
 
@@ -10,9 +11,7 @@ class NetNeuronPrimitive : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
     ASSERT_NE(transport(), nullptr) << "could not load " << NN_TRANSPORT_PLUGIN;
-    std::string why;
-    net = net_plugin(GetParam(), &why);
-    if (net == nullptr) GTEST_SKIP() << GetParam() << " net plugin unavailable: " << why;
+    require_net(GetParam(), &net);
   }
   const ncclNet_v6_t* net = nullptr;
 };
