@@ -62,27 +62,42 @@ for f in "${named[@]}"; do
 done
 
 style="--style=file:$root/.clang-format"
-formatted=$(mktemp)
-trap 'rm -f "$formatted"' EXIT
-bad=0
 for f in "${files[@]}"; do
   if [ ! -r "$f" ]; then
     echo "style: cannot read $f" >&2
     exit 2
   fi
-  if [ "$check" = 0 ]; then
-    "$clang_format" "$style" -i "$f"
-    continue
+done
+jobs=$(nproc)
+if [ "$check" = 0 ]; then
+  if [ ${#files[@]} -gt 0 ]; then
+    printf '%s\0' "${files[@]}" | xargs -0 -n 32 -P "$jobs" "$clang_format" "$style" -i
   fi
+  exit 0
+fi
+# Which files clang-format would change, many files a process and one
+# process a core (--dry-run names each place); then the diff of each of those.
+formatted=$(mktemp)
+report=$(mktemp)
+trap 'rm -f "$formatted" "$report"' EXIT
+if [ ${#files[@]} -gt 0 ] &&
+   ! printf '%s\0' "${files[@]}" |
+     xargs -0 -n 32 -P "$jobs" "$clang_format" "$style" --dry-run >"$report" 2>&1; then
+  echo "style: clang-format failed:" >&2
+  grep -v 'code should be clang-formatted' "$report" | head -n 20 >&2
+  exit 2
+fi
+mapfile -t differ < <(sed -n 's/^\(.*\):[0-9]*:[0-9]*: warning: code should be clang-formatted.*/\1/p' \
+                      "$report" | sort -u)
+bad=0
+for f in "${differ[@]}"; do
   if ! "$clang_format" "$style" "$f" >"$formatted"; then
     echo "style: clang-format failed on $f" >&2
     exit 2
   fi
-  if ! cmp -s "$f" "$formatted"; then  # byte for byte, trailing newlines included
-    bad=$((bad + 1))
-    echo "style: ${f#"$root"/} is not formatted:"
-    { diff -u "$f" "$formatted" || true; } | sed -n '3,14p' | sed 's/^/    /'
-  fi
+  bad=$((bad + 1))
+  echo "style: ${f#"$root"/} is not formatted:"
+  { diff -u "$f" "$formatted" || true; } | sed -n '3,14p' | sed 's/^/    /'
 done
 if [ "$check" = 1 ]; then
   if [ "$bad" -gt 0 ]; then
