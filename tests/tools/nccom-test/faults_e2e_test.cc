@@ -214,7 +214,9 @@ TEST(NccomTestFaults, ARankDyingDuringSetupEndsTheOthersAtOnce) {
         line.find("connection closed by") != std::string::npos;
     EXPECT_TRUE(names_a_departure) << "rank " << o.rank << ": " << line;
   }
-  EXPECT_LT(took, 20.0) << "the survivors waited for a timeout instead of noticing the departure";
+  // Half the shipped timeouts (120 s): a survivor that waited one out cannot
+  // come in under it, however loaded the machine.
+  EXPECT_LT(took, 60.0) << "the survivors waited for a timeout instead of noticing the departure";
 }
 
 // The network goes away mid-run: 4 ranks on 2 emulated hosts in a private
