@@ -7,6 +7,8 @@
 #   hash_dir   off: the build directory's own path is not part of the key
 #              (debug info names paths relative to the clone instead, through
 #              the -fdebug-prefix-map the top-level CMakeLists.txt adds).
+# Each compilation's outcome is logged in the build directory's
+# ccache-stats.log (scripts/test.sh prints the hits of each build from it).
 # Without ccache (a machine that skipped scripts/deps.sh) it runs the compiler
 # as is. NCCOM_CCACHE=0 turns the cache off for one build.
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -15,4 +17,5 @@ if [ "${NCCOM_CCACHE:-1}" = 0 ] || ! command -v ccache >/dev/null 2>&1; then
 fi
 export CCACHE_BASEDIR="$root"
 export CCACHE_NOHASHDIR=1
+export CCACHE_STATSLOG="$PWD/ccache-stats.log"  # ninja compiles in the build directory
 exec ccache "$@"

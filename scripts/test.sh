@@ -48,8 +48,15 @@ if [ "$setup" = 1 ]; then
   # First: a tree CI would refuse fails in seconds.
   run_step "style: clang-format check" bash scripts/style.sh --check
 fi
+# The build's compiler-cache hits, from the log cmake/ccache-launch.sh keeps.
+rm -f "$build_dir/ccache-stats.log"
 run_step "$preset: configure and build" \
   sh -c "cmake --preset $preset >/dev/null && cmake --build --preset $preset"
+if [ -s "$build_dir/ccache-stats.log" ] && command -v ccache >/dev/null; then
+  CCACHE_STATSLOG="$build_dir/ccache-stats.log" ccache --show-log-stats |
+    sed -n 's/^ *\(Hits\|Misses\): *\([0-9]*\) *\/ *\([0-9]*\).*/\1 \2 \3/p' |
+    awk '{v[$1] = $2; n = $3} END {printf "== %s: ccache %d of %d compilations hit\n", "'"$preset"'", v["Hits"], n}'
+fi
 run_step "$preset: check-deps" bash scripts/check-deps.sh "$build_dir"
 junit="$PWD/$build_dir/Testing/junit-$test_preset.xml"
 mkdir -p "$(dirname "$junit")"
