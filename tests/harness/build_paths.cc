@@ -1,7 +1,7 @@
 #include "build_paths.h"
 
-#include <deque>
 #include <mutex>
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -13,16 +13,12 @@ namespace nccom_test {
 namespace {
 
 const char* join(const char* root, const char* relative) {
-  // A deque never moves what it holds, so every pointer handed out stays valid.
+  // A set never moves what it holds, so every pointer handed out stays valid.
   static std::mutex mutex;
-  static std::deque<std::string> joined;
+  static std::set<std::string> joined;
   const std::lock_guard<std::mutex> lock(mutex);
   if (relative[0] == '\0' || std::string_view(relative) == ".") return root;
-  std::string path = root;
-  path.append("/").append(relative);
-  for (const std::string& known : joined)
-    if (known == path) return known.c_str();
-  return joined.emplace_back(std::move(path)).c_str();
+  return joined.insert(std::string(root) + "/" + relative).first->c_str();
 }
 
 }  // namespace

@@ -51,3 +51,16 @@ std::string program(const std::string& name);  // `name` is an executable on PAT
 //     NCCOM_SKIP_MACHINE_LACKS(kIpv6Loopback) << why;
 #define NCCOM_SKIP_MACHINE_LACKS(lack) \
   GTEST_SKIP() << ::nccom_test::machine::skip_prefix(::nccom_test::machine::Lack::lack)
+
+namespace nccom_test::machine {
+
+// Skips the calling test when this machine cannot make network namespaces:
+// not root, or unshare(CLONE_NEWNET) refused. The caller returns when
+// IsSkipped(); after that, a namespace that cannot be made fails the test.
+inline void skip_unless_network_namespaces() {
+  if (std::string why = root(); !why.empty()) NCCOM_SKIP_MACHINE_LACKS(kRoot) << why;
+  if (std::string why = network_namespaces(); !why.empty())
+    NCCOM_SKIP_MACHINE_LACKS(kNetworkNamespaces) << why;
+}
+
+}  // namespace nccom_test::machine

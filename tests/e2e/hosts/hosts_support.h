@@ -21,9 +21,8 @@ inline const std::string kShippedConfig = std::string(NCCOM_SOURCE_DIR) + "/conf
 // one (the caller returns when IsSkipped()); after that, hosts that cannot
 // be made fail the test.
 inline void skip_unless_namespace_hosts() {
-  if (std::string why = machine::root(); !why.empty()) NCCOM_SKIP_MACHINE_LACKS(kRoot) << why;
-  if (std::string why = machine::network_namespaces(); !why.empty())
-    NCCOM_SKIP_MACHINE_LACKS(kNetworkNamespaces) << why;
+  machine::skip_unless_network_namespaces();
+  if (::testing::Test::IsSkipped()) return;
   if (std::string why = machine::program("/usr/sbin/ip"); !why.empty())
     NCCOM_SKIP_MACHINE_LACKS(kProgram) << why << " (iproute2)";
 }

@@ -115,18 +115,9 @@ void expect_every_rank_says(const std::vector<Outcome>& outcomes,
   }
 }
 
-// netns_run runs a command in a private network namespace, which needs root
-// and a kernel that lets it unshare one: asked of the machine itself before
-// a test starts. Skips the test when the machine lacks either (the caller
-// returns when IsSkipped()); after that, a namespace netns_run cannot make
-// (its exit 77) fails the test.
-void skip_unless_namespaces() {
-  if (std::string why = nccom_test::machine::root(); !why.empty())
-    NCCOM_SKIP_MACHINE_LACKS(kRoot) << why;
-  if (std::string why = nccom_test::machine::network_namespaces(); !why.empty())
-    NCCOM_SKIP_MACHINE_LACKS(kNetworkNamespaces) << why;
-}
-
+// netns_run runs a command in a private network namespace: the machine is
+// asked first (machine::skip_unless_network_namespaces); after that, a
+// namespace netns_run cannot make (its exit 77) fails the test.
 constexpr const char* kNoNamespace =
     "netns_run made no private network namespace, though the machine probe said it could: ";
 
@@ -227,7 +218,7 @@ TEST(NccomTestFaults, ARankDyingDuringSetupEndsTheOthersAtOnce) {
 // the runtime and the plugin host kept the process's signal dispositions across the load of
 // libfabric (libinfinipath's handlers).
 TEST(NccomTestFaults, APartitionMidRunEndsEveryRankWithATimeoutAndNoCrash) {
-  skip_unless_namespaces();
+  nccom_test::machine::skip_unless_network_namespaces();
   if (IsSkipped()) return;
   const std::string netns_run = NETNS_RUN;
   // Also bounds each setup wait: under a sanitizer and a loaded machine,
@@ -384,7 +375,7 @@ TEST(NccomTestFaults, MismatchedPeerCollectivesAreNamed) {
 // No network at all when the job starts (a private namespace with its
 // loopback down): every rank fails at once naming the interface problem.
 TEST(NccomTestFaults, NoNetworkAtInitIsNamedAtOnce) {
-  skip_unless_namespaces();
+  nccom_test::machine::skip_unless_network_namespaces();
   if (IsSkipped()) return;
   const auto t0 = Clock::now();
   const auto r = nccom_test::run_child(
@@ -401,7 +392,7 @@ TEST(NccomTestFaults, NoNetworkAtInitIsNamedAtOnce) {
 // A one-second outage mid-run, healed well within the engine's bound: TCP
 // retransmits, the run completes and every result is right.
 TEST(NccomTestFaults, AShortOutageHealedMidRunLosesNothing) {
-  skip_unless_namespaces();
+  nccom_test::machine::skip_unless_network_namespaces();
   if (IsSkipped()) return;
   auto child =
       nccom_test::start_child(NETNS_RUN,
@@ -525,7 +516,7 @@ SetupPartition partition_during_setup(bool heals, int bootstrap_timeout_ms,
 // Healed within the bootstrap timeout: setup completes, every result right,
 // over either net plugin (their connections are made after the heal).
 TEST(NccomTestFaults, APartitionDuringSetupThatHealsLosesNothing) {
-  skip_unless_namespaces();
+  nccom_test::machine::skip_unless_network_namespaces();
   if (IsSkipped()) return;
   for (const char* net : {"socket", "ofi"}) {
     SCOPED_TRACE(net);
@@ -546,7 +537,7 @@ TEST(NccomTestFaults, APartitionDuringSetupThatHealsLosesNothing) {
 // could not reach the root say the network did not answer (not that rank 0
 // is not running).
 TEST(NccomTestFaults, APartitionDuringSetupThatLastsEndsEveryRankAtTheTimeout) {
-  skip_unless_namespaces();
+  nccom_test::machine::skip_unless_network_namespaces();
   if (IsSkipped()) return;
   const SetupPartition p = partition_during_setup(false, 3000);
   ASSERT_EQ(p.failed, "");
