@@ -126,12 +126,18 @@ void PeerMesh::read_ready(InboundConnection& in) {
   Status ok = in.read_available(&messages);
   const int sender = in.identified() ? in.hello().rank : -1;
   for (auto& message : messages) {
+    if (message.type == static_cast<uint32_t>(MsgType::kGoodbye) && sender >= 0) {
+      departed_.insert(sender);
+      broken_.erase(sender);
+      continue;
+    }
     queue_[{sender, message.type}].push_back(std::move(message.payload));
   }
   if (ok) {
     // A member only closes its connection when its communicator goes away:
     // whatever it sent is queued; anything more from it would never come.
-    if (in.closed() && sender >= 0) {
+    // After a GOODBYE that is a clean departure, not a break.
+    if (in.closed() && sender >= 0 && departed_.count(sender) == 0) {
       broken_.try_emplace(sender, "rank " + std::to_string(sender) + " (" + in.from() +
                                       ") closed its connection: its communicator was freed or "
                                       "its process exited");
@@ -142,7 +148,7 @@ void PeerMesh::read_ready(InboundConnection& in) {
     ++refused_;
     NCCOM_WARN("bootstrap: rank %d refused a connection from %s: %s", rank_, in.from().c_str(),
                ok.error().message.c_str());
-  } else {
+  } else if (departed_.count(sender) == 0) {
     broken_[sender] = "connection from rank " + std::to_string(sender) + " (" + in.from() +
                       ") failed: " + ok.error().message;
   }
@@ -211,6 +217,11 @@ Status PeerMesh::exchange(int send_to, const void* send_data, std::size_t send_s
 
   std::vector<uint8_t> pending;
   std::size_t written = 0;
+  if (send_to >= 0 && departed_.count(send_to) != 0) {
+    return make_error(NRT_FAILURE, "bootstrap send of " + std::to_string(send_size) + " bytes (" +
+                                       msg_type_name(static_cast<uint32_t>(type)) + ") to rank " +
+                                       std::to_string(send_to) + ": " + departed(send_to));
+  }
   if (send_to >= 0) {
     if (Status ok = ensure_outgoing(send_to, deadline); !ok) return ok;
     pending = frame(type, send_data, send_size);
@@ -229,6 +240,13 @@ Status PeerMesh::exchange(int send_to, const void* send_data, std::size_t send_s
         }
         if (recv_size > 0) std::memcpy(recv_data, message.data(), recv_size);
         received = true;
+      } else if (departed_.count(recv_from) != 0) {
+        return make_error(NRT_FAILURE, "bootstrap recv of " + std::to_string(recv_size) +
+                                           " bytes (" + msg_type_name(static_cast<uint32_t>(type)) +
+                                           ") from rank " + std::to_string(recv_from) + ": " +
+                                           departed(recv_from) +
+                                           " without sending it (do all ranks make the same "
+                                           "calls in the same order?)");
       } else if (auto broken = broken_.find(recv_from); broken != broken_.end()) {
         return make_error(NRT_FAILURE, "bootstrap recv of " + std::to_string(recv_size) +
                                            " bytes (" + msg_type_name(static_cast<uint32_t>(type)) +
@@ -266,6 +284,25 @@ Status PeerMesh::exchange(int send_to, const void* send_data, std::size_t send_s
       return make_error(NRT_TIMEOUT,
                         !sent ? timeout_message("send", send_to, type, send_size, bound)
                               : timeout_message("recv", recv_from, type, recv_size, bound));
+    }
+  }
+}
+
+std::string PeerMesh::departed(int peer) const {
+  return "rank " + std::to_string(peer) + " at " + addresses_[peer].to_string() +
+         " completed its setup and freed its communicator";
+}
+
+void PeerMesh::leave(std::chrono::milliseconds bound) {
+  std::lock_guard lock(mutex_);
+  const auto goodbye = frame(MsgType::kGoodbye, nullptr, 0);
+  for (std::size_t peer = 0; peer < outgoing_.size(); ++peer) {
+    if (!outgoing_[peer]) continue;
+    Status sent =
+        outgoing_[peer]->sock.send_all(goodbye.data(), goodbye.size(), Clock::now() + bound);
+    if (!sent) {
+      NCCOM_INFO(log::kBootstrap, "bootstrap: rank %d could not say goodbye to rank %zu: %s", rank_,
+                 peer, sent.error().message.c_str());
     }
   }
 }

@@ -22,6 +22,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,15 @@ class PeerMesh final : public PeerExchange {
   // fails it as always.)
   void set_setup(bool on, std::chrono::milliseconds bound = {});
 
+  // A clean departure: this member completed its part of the communicator
+  // and frees it. Sends GOODBYE on every connection this rank opened
+  // (after whatever it sent before, so the receiver has all of it), each
+  // write bounded by `bound`. A member that receives it no longer counts
+  // the closing connection as broken: its setup waits are not given up,
+  // and only a wait for something the departed rank never sent fails (at
+  // once, naming it). Best effort: a peer already gone is skipped.
+  void leave(std::chrono::milliseconds bound);
+
   // Connections refused so far (wrong secret, garbage, bad rank): for tests
   // and for the log.
   int refused_connections() const { return refused_; }
@@ -76,6 +86,8 @@ class PeerMesh final : public PeerExchange {
   void read_ready(InboundConnection& in);
   bool take_message(int peer, MsgType type, std::vector<uint8_t>* out);
   Status check_peer(int peer, const char* op) const;
+  std::string departed(int peer) const;  // "rank p at a:b completed its setup and freed ..."
+
   std::string timeout_message(const char* op, int peer, MsgType type, std::size_t size,
                               std::chrono::milliseconds bound) const;
 
@@ -91,6 +103,7 @@ class PeerMesh final : public PeerExchange {
   std::vector<std::unique_ptr<InboundConnection>> incoming_;  // accepted connections
   std::map<std::pair<int, uint32_t>, std::deque<std::vector<uint8_t>>> queue_;
   std::map<int, std::string> broken_;  // peer rank -> why its connection died
+  std::set<int> departed_;             // peers that said GOODBYE
   bool setup_ = false;
   std::chrono::milliseconds setup_bound_{0};
   int refused_ = 0;

@@ -51,6 +51,9 @@ Error invalid(const std::string& message) {
 }  // namespace
 
 Communicator::~Communicator() {
+  // First, before any connection closes: a member that completed its setup
+  // tells the others it leaves cleanly.
+  if (mesh_ && set_up_) mesh_->leave(std::chrono::milliseconds(200));
   transports_.reset();  // the scheduler publishes into health_ until it is gone
   if (health_) {
     health::remove_comm(health_.get());
@@ -294,6 +297,7 @@ int Communicator::node_count() const {
 }
 
 void Communicator::finish_setup() {
+  set_up_ = true;
   if (mesh_) mesh_->set_setup(false);
   // Every rank is past bootstrap now, so a root this process hosts for this
   // communicator has answered them all: join it while the process is alive

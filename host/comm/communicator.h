@@ -57,7 +57,9 @@ class Communicator {
   int node_count() const;        // distinct host hashes
 
   // The communicator is set up (neuronBuildGraphComm connected its rings):
-  // bootstrap waits are bounded by the socket timeout alone from now on.
+  // bootstrap waits are bounded by the socket timeout alone from now on, and
+  // freeing it is a clean departure (the members still setting up are told,
+  // so they do not take the closing connections for a failure).
   void finish_setup();
 
   // The bootstrap services (send/recv, all-gather). With a single rank and no
@@ -107,6 +109,7 @@ class Communicator {
   std::optional<bootstrap::SocketAddress> root_;  // this communicator's bootstrap root
   enc_neuron_device_info_t device_info_{};
   std::unique_ptr<bootstrap::PeerMesh> mesh_;
+  bool set_up_ = false;  // finish_setup ran: freeing is a clean departure
   std::vector<bootstrap::PeerRecord> peers_;
   std::optional<rings::GraphSummary> graph_;
   std::shared_ptr<health::CommRecord> health_;

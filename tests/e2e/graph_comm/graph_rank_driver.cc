@@ -5,7 +5,7 @@
 // neuronExpandConnectivity and the mesh connectors.
 //
 //   graph_rank_driver NRANKS RANK HOST LOCAL_INDEX (--make-id | --id HEX)
-//                     [--expand mesh|rdh|default|N]...
+//                     [--expand mesh|rdh|default|N]... [--free-first]
 //
 // The rank's device is LOCAL_INDEX (one rank per device, as many devices as
 // ranks on its host: NEURON_RT_EMU_DEVICES). Prints "id=<hex>" first (with
@@ -16,6 +16,10 @@
 // every rank p: mesh_send<p>/mesh_recv<p> = net, direct or err<status>, and
 // mesh_reg<p> = ok or err<status> (a host buffer registered on the send
 // connector and deregistered); then ok=1. On failure error=... and exit 1.
+//
+// --free-first: free the communicator at once after neuronGetCommInfo (no
+// fence, no connectors, nothing else), as a runtime may: a rank that is done
+// with its part of setup leaves while the others may still be building.
 #include <nrt_emu.h>
 
 #include <cstdio>
@@ -79,11 +83,19 @@ int main(int argc, char** argv) {
   } else {
     die("unknown mode " + mode);
   }
+  bool free_first = false;
+  for (int i = first_option; i < argc; ++i)
+    free_first = free_first || std::strcmp(argv[i], "--free-first") == 0;
   check(t->neuronInitComm(&comm, nranks, id, rank, &dev, false), "neuronInitComm");
   check(t->neuronBuildGraphComm(comm), "neuronBuildGraphComm");
 
   nccl_comm_info_t info{};
   check(t->neuronGetCommInfo(comm, &info), "neuronGetCommInfo");
+  if (free_first) {
+    check(t->neuronFreeComm(comm), "neuronFreeComm");
+    std::printf("channel_n=%d\nok=1\n", info.channel_n);
+    return 0;
+  }
   std::printf("channel_n=%d\nmla_cycle_n=%d\nkangaring_channel_n=%d\n", info.channel_n,
               info.mla_cycle_n, info.kangaring_channel_n);
   for (int c = 0; c < info.channel_n; ++c) {

@@ -206,6 +206,50 @@ TEST_F(CommVerdicts, ASetupWaitGivesUpWhenAnotherMemberLeaves) {
   EXPECT_EQ(value, sent);
 }
 
+// A member that completed its setup and leaves cleanly (GOODBYE, then
+// close) is not a member that broke: rank 0's setup wait for rank 1 goes
+// on and receives. Only a wait for something the departed rank never sent
+// fails, at once, naming it as departed; a send to it too.
+TEST_F(CommVerdicts, ASetupWaitOutlivesAMemberThatLeftCleanly) {
+  auto ranks = three_meshes();
+  for (const auto& r : ranks) ASSERT_TRUE(r.status) << r.status.error().message;
+  const uint32_t hello = 2;
+  ASSERT_TRUE(ranks[2].mesh->send(0, MsgType::kUser, &hello, sizeof hello));
+  ranks[0].mesh->set_setup(true, 60000ms);
+  ranks[2].mesh->leave(1000ms);
+  ranks[2].mesh.reset();
+
+  nccom::Status waited;
+  uint64_t value = 0;
+  std::thread t(
+      [&] { waited = ranks[0].mesh->recv(1, MsgType::kTransportInit, &value, sizeof value); });
+  // Rank 1 sends only after rank 0 has had the departure to read: it is
+  // queued on rank 0's connection before the wait begins or while it runs.
+  uint32_t got_hello = 0;
+  const uint64_t sent = 0x5e7;
+  ASSERT_TRUE(ranks[1].mesh->send(0, MsgType::kTransportInit, &sent, sizeof sent));
+  t.join();
+  ASSERT_TRUE(waited) << waited.error().message;
+  EXPECT_EQ(value, sent);
+
+  // What rank 2 sent before it left is still there...
+  ASSERT_TRUE(ranks[0].mesh->recv(2, MsgType::kUser, &got_hello, sizeof got_hello));
+  EXPECT_EQ(got_hello, hello);
+  // ...and nothing more will come: the wait fails at once, naming it.
+  const auto begin = Clock::now();
+  auto never = ranks[0].mesh->recv(2, MsgType::kTransportInit, &value, sizeof value);
+  ASSERT_FALSE(never);
+  EXPECT_TRUE(
+      has(never.error().message, {"recv of 8 bytes (TRANSPORT_INIT) from rank 2",
+                                  "completed its setup and freed its communicator", "same calls"}))
+      << never.error().message;
+  EXPECT_LT(ms_since(begin), 60000) << "the wait ended at its timeout, not at once";
+  auto to_gone = ranks[0].mesh->send(2, MsgType::kUser, &hello, sizeof hello);
+  ASSERT_FALSE(to_gone);
+  EXPECT_TRUE(has(to_gone.error().message, {"to rank 2", "freed its communicator"}))
+      << to_gone.error().message;
+}
+
 // A member's listener existed before it checked in: a refused connection to
 // it means its process is gone, and a send to it fails at once.
 TEST_F(CommVerdicts, ASendToAMemberThatIsGoneFailsAtOnce) {

@@ -245,11 +245,12 @@ TEST(BootstrapWireLayout, MessageTypeNames) {
   EXPECT_STREQ(msg_type_name(10), "ROOT_TO_LEADER");
   EXPECT_STREQ(msg_type_name(11), "REFUSED");
   EXPECT_STREQ(msg_type_name(0), "UNKNOWN");
-  EXPECT_STREQ(msg_type_name(12), "UNKNOWN");
+  EXPECT_STREQ(msg_type_name(12), "GOODBYE");
+  EXPECT_STREQ(msg_type_name(13), "UNKNOWN");
   EXPECT_STREQ(msg_type_name(0xffffffffu), "UNKNOWN");
   EXPECT_FALSE(valid_msg_type(0));
-  EXPECT_TRUE(valid_msg_type(11));
-  EXPECT_FALSE(valid_msg_type(12));
+  EXPECT_TRUE(valid_msg_type(12));
+  EXPECT_FALSE(valid_msg_type(13));
 }
 
 }  // namespace
