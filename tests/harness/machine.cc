@@ -5,6 +5,7 @@
 #include <net/if.h>
 #include <netinet/in.h>
 #include <sched.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -17,9 +18,9 @@
 namespace nccom_test::machine {
 namespace {
 
-constexpr std::array<std::string_view, 6> kNames = {
-    "root",           "network-namespaces", "ipv6-loopback",
-    "ipv4-interface", "libfabric-provider", "program",
+constexpr std::array<std::string_view, 7> kNames = {
+    "root",    "network-namespaces", "ipv6-loopback", "ipv4-interface", "libfabric-provider",
+    "program", "mount-namespaces",
 };
 
 std::string errno_text(const char* what) { return std::string(what) + ": " + std::strerror(errno); }
@@ -51,6 +52,25 @@ std::string network_namespaces() {
   const int err = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
   return std::string("unshare(CLONE_NEWNET) is refused here") +
          (err != 0 ? std::string(": ") + std::strerror(err) : std::string());
+}
+
+std::string mount_namespaces() {
+  if (std::string why = root(); !why.empty()) return why;
+  // In a child, so this process keeps its own mounts.
+  const pid_t pid = ::fork();
+  if (pid < 0) return errno_text("fork");
+  if (pid == 0) {
+    if (::unshare(CLONE_NEWNS) != 0) ::_exit(1);
+    if (::mount("none", "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) ::_exit(2);
+    ::_exit(::mount("tmpfs", "/dev/shm", "tmpfs", 0, "size=1m") == 0 ? 0 : 3);
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return "";
+  const int step = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
+  return step == 1   ? "unshare(CLONE_NEWNS) is refused here"
+         : step == 2 ? "making / private in a new mount namespace is refused here"
+                     : "mounting a tmpfs on /dev/shm in a new mount namespace is refused here";
 }
 
 std::string ipv6_loopback() {

@@ -28,6 +28,7 @@ enum class Lack {
   kIpv4Interface,      // no IPv4 interface besides loopback
   kLibfabricProvider,  // this libfabric has no such provider, or it lacks what the test needs
   kProgram,            // a program the test runs is not installed (dot, mpirun, slurmd)
+  kMountNamespaces,    // root, but a private mount namespace with a tmpfs is refused
 };
 
 // The reason's name as printed ("root", "network-namespaces", ...).
@@ -43,6 +44,8 @@ std::string network_namespaces();              // root, and a child may unshare(
 std::string ipv6_loopback();                   // a TCP socket binds [::1]:0
 std::string ipv4_interface();                  // an up IPv4 interface other than loopback
 std::string program(const std::string& name);  // `name` is an executable on PATH (or a path)
+// root, and a child may unshare(CLONE_NEWNS) and mount a tmpfs on /dev/shm there
+std::string mount_namespaces();
 
 }  // namespace nccom_test::machine
 

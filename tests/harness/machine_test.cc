@@ -13,8 +13,9 @@ namespace nccom_test::machine {
 namespace {
 
 // Every enumerator, in the order of the enum; a new reason is added here too.
-constexpr Lack kEvery[] = {Lack::kRoot,          Lack::kNetworkNamespaces, Lack::kIpv6Loopback,
-                           Lack::kIpv4Interface, Lack::kLibfabricProvider, Lack::kProgram};
+constexpr Lack kEvery[] = {Lack::kRoot,           Lack::kNetworkNamespaces, Lack::kIpv6Loopback,
+                           Lack::kIpv4Interface,  Lack::kLibfabricProvider, Lack::kProgram,
+                           Lack::kMountNamespaces};
 
 TEST(MachineLack, EveryReasonHasItsOwnName) {
   std::size_t count = 0;

@@ -5,6 +5,7 @@
 #include "launch_env.h"
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -14,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -26,6 +28,57 @@ namespace nccom::nccomtest {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// SIGTERM, SIGINT or SIGHUP to the launcher: it stops the ranks itself,
+// cleans up after them, then ends by the same signal.
+volatile sig_atomic_t g_stop_signal = 0;
+
+void on_stop_signal(int sig) { g_stop_signal = sig; }
+
+// Installs on_stop_signal for the run; the destructor puts the old
+// handlers back.
+class StopSignals {
+ public:
+  StopSignals() {
+    struct sigaction act {};
+    act.sa_handler = on_stop_signal;
+    sigemptyset(&act.sa_mask);
+    for (size_t i = 0; i < kSignals.size(); ++i) sigaction(kSignals[i], &act, &old_[i]);
+  }
+  ~StopSignals() {
+    for (size_t i = 0; i < kSignals.size(); ++i) sigaction(kSignals[i], &old_[i], nullptr);
+  }
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+
+ private:
+  static constexpr std::array<int, 3> kSignals = {SIGTERM, SIGINT, SIGHUP};
+  std::array<struct sigaction, 3> old_{};
+};
+
+// The regions libnccom-net made for libfabric's shm provider in /dev/shm
+// are named "nc<pid in hex>.<n>"; the provider removes them when it closes
+// its endpoints, which a rank ended by a signal never does. Removes what
+// the ranks of this run left.
+void remove_shm_regions(const std::vector<pid_t>& pids) {
+  DIR* d = opendir("/dev/shm");
+  if (d == nullptr) return;
+  std::vector<std::string> prefixes;
+  for (pid_t pid : pids) {
+    char text[32];
+    std::snprintf(text, sizeof text, "nc%x.", static_cast<unsigned>(pid));
+    prefixes.emplace_back(text);
+  }
+  while (const dirent* e = readdir(d)) {
+    for (const std::string& prefix : prefixes) {
+      if (std::strncmp(e->d_name, prefix.c_str(), prefix.size()) == 0) {
+        (void)unlinkat(dirfd(d), e->d_name, 0);
+        break;
+      }
+    }
+  }
+  closedir(d);
+}
 
 struct Child {
   Placement place;
@@ -209,6 +262,7 @@ struct Outcome {
   bool check_failed = false;      // a rank reported wrong results
   bool timed_out = false;         // the run exceeded its bound; every rank was killed
   bool escalated = false;         // SIGTERM was not enough: SIGKILL was sent
+  int stop_signal = 0;            // the launcher was told to stop by this signal
 };
 
 // Forwards the ranks' stderr and reaps them until none runs. After the
@@ -254,6 +308,13 @@ Outcome supervise(std::vector<Child>& children, bool start_failed, Clock::time_p
     if (Clock::now() >= kill_at) {
       signal_running(children, SIGKILL);
       out.escalated = true;
+    }
+    if (g_stop_signal != 0 && out.stop_signal == 0) {
+      // Told to stop: the ranks get SIGTERM now, SIGKILL 2 s later.
+      out.stop_signal = g_stop_signal;
+      signal_running(children, SIGTERM);
+      term_at = Clock::time_point::max();
+      kill_at = Clock::now() + std::chrono::seconds(2);
     }
     if (!out.timed_out && out.failed == nullptr && !start_failed && Clock::now() >= deadline) {
       out.timed_out = true;
@@ -313,6 +374,7 @@ int run_local(const Options& o, const std::string& argv0, const std::vector<std:
   const bool tty = isatty(STDERR_FILENO) == 1;
   std::fflush(stdout);
   std::fflush(stderr);
+  const StopSignals stop_signals;
   std::vector<Child> children(static_cast<size_t>(o.ranks));
   bool start_failed = false;
   for (int i = 0; i < o.ranks; ++i) {
@@ -327,6 +389,20 @@ int run_local(const Options& o, const std::string& argv0, const std::vector<std:
   const uint64_t bound = run_bound_ms(o);
   const Outcome out =
       supervise(children, start_failed, Clock::now() + std::chrono::milliseconds(bound));
+  std::vector<pid_t> pids;
+  for (const Child& c : children) {
+    if (c.pid > 0) pids.push_back(c.pid);
+  }
+  remove_shm_regions(pids);
+  if (out.stop_signal != 0) {
+    const char* abbrev = sigabbrev_np(out.stop_signal);
+    std::fprintf(stderr, "nccom-test: stopped by SIG%s; stopped every rank\n",
+                 abbrev != nullptr ? abbrev : "?");
+    std::fflush(stderr);
+    // Ends by the signal it was sent, as without the handler.
+    signal(out.stop_signal, SIG_DFL);
+    raise(out.stop_signal);
+  }
   if (start_failed) return 1;
   if (out.timed_out) {
     std::fprintf(stderr,

@@ -3,6 +3,7 @@
 // must be followed by fi_cq_readerr before the next read).
 #include "endpoint.h"
 
+#include "shm_room.h"
 #include "wire.h"
 
 #include <unistd.h>
@@ -95,8 +96,10 @@ Status Endpoint::open(const fi_info& info, const NicCaps& caps, std::unique_ptr<
       !s.ok()) {
     return s;
   }
-  if (info.fabric_attr != nullptr && info.fabric_attr->prov_name != nullptr &&
-      std::strcmp(info.fabric_attr->prov_name, "shm") == 0) {
+  const bool shm = info.fabric_attr != nullptr && info.fabric_attr->prov_name != nullptr &&
+                   std::strcmp(info.fabric_attr->prov_name, "shm") == 0;
+  std::string region;
+  if (shm) {
     // shm names its endpoint "<pid>:<n>:<m>" by default, a file in /dev/shm
     // that a SIGKILLed process leaves behind: a later process that gets the
     // same pid then fails fi_enable with EBUSY. A name of our own, with 64
@@ -107,8 +110,16 @@ Status Endpoint::open(const fi_info& info, const NicCaps& caps, std::unique_ptr<
         !s.ok()) {
       return s;
     }
+    // The region lives in /dev/shm: room first, then reserved whole
+    // (shm_room.h), so that a full /dev/shm is an error, never a SIGBUS.
+    (void)shm_room::sweep_dead();
+    if (Status s = shm_room::check_room(); !s.ok()) return s;
+    region = shm_room::region_file(own);
   }
   if (Status s = check(fi_enable(ep), "fi_enable"); !s.ok()) return s;
+  if (!region.empty()) {
+    if (Status s = shm_room::reserve(region); !s.ok()) return s;
+  }
   uint8_t name[256];
   size_t len = sizeof name;
   if (Status s = check(fi_getname(&ep->fid, name, &len), "fi_getname"); !s.ok()) return s;

@@ -8,9 +8,12 @@
 // nothing and init fails cleanly, so the host falls back to sockets.
 #include "provider.h"
 
+#include "shm_room.h"
+
 #include <rdma/providers/fi_prov.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 namespace nccom::ofi {
@@ -132,10 +135,21 @@ Status discover(int rails, Discovery* out) {
   int rc = query(/*rma=*/true, &filter_known, &filter, &infos);
   if (rc == -FI_ENODATA) rc = query(/*rma=*/false, &filter_known, &filter, &infos);
   if (rc == -FI_ENODATA) {
+    // libfabric's shm provider answers nothing when /dev/shm is short of
+    // room for its queues: say how much there is.
+    const char* env = std::getenv("FI_PROVIDER");
+    const std::string asked = filter.empty() && env != nullptr ? env : filter;
+    const std::string shm_note =
+        asked.find("shm") != std::string::npos
+            ? "; libfabric's shm provider also refuses when /dev/shm lacks room for its queues "
+              "(/dev/shm has " +
+                  shm_room::room_text() + ")"
+            : "";
     OFI_WARN(
         "NET/OFI No eligible providers were found (provider %s, FI_EP_RDM, tagged "
-        "messages): %s",
-        filter.empty() ? "from FI_PROVIDER" : filter.c_str(), fi_error_text(rc).c_str());
+        "messages): %s%s",
+        filter.empty() ? "from FI_PROVIDER" : filter.c_str(), fi_error_text(rc).c_str(),
+        shm_note.c_str());
     return ncclInternalError;
   }
   if (rc != 0) {

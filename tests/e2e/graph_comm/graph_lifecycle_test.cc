@@ -41,14 +41,15 @@ TEST_P(FreeRightAfterBuild, EveryRankSucceeds) {
     l.per_host = per_host;
     l.args = [](int) { return std::vector<std::string>{"--free-first"}; };
     const std::vector<Report> reports = graph_comm_test::run_ranks(l);
-    ASSERT_EQ(static_cast<int>(reports.size()), hosts * per_host) << "run " << i + 1 << " of " << reps;
+    ASSERT_EQ(static_cast<int>(reports.size()), hosts * per_host)
+        << "run " << i + 1 << " of " << reps;
     for (const Report& r : reports) EXPECT_EQ(r.at("channel_n"), reports[0].at("channel_n"));
   }
 }
 
 std::string shape_name(const ::testing::TestParamInfo<Shape>& info) {
-  return std::to_string(std::get<0>(info.param)) + "hosts_" + std::to_string(std::get<1>(info.param)) +
-         "per_host";
+  return std::to_string(std::get<0>(info.param)) + "hosts_" +
+         std::to_string(std::get<1>(info.param)) + "per_host";
 }
 
 #ifndef GRAPH_LIFECYCLE_LONG
