@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <exception>
 #include <system_error>
 
 namespace nrt_emu::proxy {
@@ -172,6 +173,22 @@ void Queue::run() {
                  gid_, static_cast<int>(affinity));
   }
 
+  try {
+    loop();
+  } catch (const std::exception& e) {
+    // No exception may reach the thread's top. The tasks it held stay
+    // unfinished: the device's wait for them ends at its bound, naming them.
+    try {
+      log::message(log::Level::Error,
+                   "proxy worker of group %d stopped: %s; its network tasks will not complete",
+                   gid_, e.what());
+    } catch (...) {
+      // Memory is short: the line is lost, the waits still end.
+    }
+  }
+}
+
+void Queue::loop() {
   std::unique_lock lock(mutex_);
   for (;;) {
     if (stop_) break;

@@ -64,6 +64,7 @@ class Queue {
 
  private:
   void run();
+  void loop();          // run() after the worker is placed: the task loop
   void take_pending();  // holds mutex_ and step_mutex_
   // One pass over the active tasks (holds step_mutex_): false when every
   // task was IDLE.

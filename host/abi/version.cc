@@ -38,21 +38,23 @@ void store_u64(nec_version_info_t* out, size_t n, size_t offset, uint64_t value)
 }  // namespace
 
 NCCOM_API NRT_STATUS neuronGetVersionInfo(nec_version_info_t* out, size_t n) {
-  if (out == nullptr) return NRT_INVALID;
+  return nccom::abi::guard("neuronGetVersionInfo", [&]() -> NRT_STATUS {
+    if (out == nullptr) return NRT_INVALID;
 
-  uint64_t parts[4] = {0, 0, 0, 0};
-  parse_version(nccom_build_version, parts);
-  store_u64(out, n, offsetof(nec_version_info_t, major), parts[0]);
-  store_u64(out, n, offsetof(nec_version_info_t, minor), parts[1]);
-  store_u64(out, n, offsetof(nec_version_info_t, patch), parts[2]);
-  store_u64(out, n, offsetof(nec_version_info_t, maintenance), parts[3]);
+    uint64_t parts[4] = {0, 0, 0, 0};
+    parse_version(nccom_build_version, parts);
+    store_u64(out, n, offsetof(nec_version_info_t, major), parts[0]);
+    store_u64(out, n, offsetof(nec_version_info_t, minor), parts[1]);
+    store_u64(out, n, offsetof(nec_version_info_t, patch), parts[2]);
+    store_u64(out, n, offsetof(nec_version_info_t, maintenance), parts[3]);
 
-  if (n >= offsetof(nec_version_info_t, git_hash) + sizeof out->git_hash) {
-    std::memset(out->git_hash, 0, sizeof out->git_hash);
-    // At most 15 characters: the runtime prints it with %s, and the next
-    // field's low byte (0x59) is not a terminator.
-    std::strncpy(out->git_hash, nccom_build_git_hash, sizeof out->git_hash - 1);
-  }
-  store_u64(out, n, offsetof(nec_version_info_t, compatibility_version), NCCOM_COMPAT_ID_VALUE);
-  return NRT_SUCCESS;
+    if (n >= offsetof(nec_version_info_t, git_hash) + sizeof out->git_hash) {
+      std::memset(out->git_hash, 0, sizeof out->git_hash);
+      // At most 15 characters: the runtime prints it with %s, and the next
+      // field's low byte (0x59) is not a terminator.
+      std::strncpy(out->git_hash, nccom_build_git_hash, sizeof out->git_hash - 1);
+    }
+    store_u64(out, n, offsetof(nec_version_info_t, compatibility_version), NCCOM_COMPAT_ID_VALUE);
+    return NRT_SUCCESS;
+  });
 }

@@ -3,6 +3,7 @@
 #include "bootstrap/inbound.h"
 #include "bootstrap/join.h"
 #include "bootstrap/wire.h"
+#include "log/guarded.h"
 #include "log/log.h"
 
 #include <poll.h>
@@ -125,7 +126,20 @@ Result<std::unique_ptr<Root>> Root::start(Socket listener, const RootOptions& op
                                        " is not positive");
   }
   std::unique_ptr<Root> root(new Root(std::move(listener), options));
-  root->thread_ = std::thread([r = root.get()] { r->serve(); });
+  root->thread_ = std::thread([r = root.get()] {
+    if (log::run_thread_body("bootstrap root", "the communicator's ranks are told nothing",
+                             [r] { r->serve(); })) {
+      return;
+    }
+    r->outcome_ = make_error(NRT_RESOURCE, "bootstrap root " + r->address_.to_string() +
+                                               ": its thread stopped (out of memory?)");
+    r->listener_.close();
+    {
+      std::lock_guard lock(r->done_mutex_);
+      r->done_.store(true, std::memory_order_release);
+    }
+    r->done_cv_.notify_all();
+  });
   return root;
 }
 

@@ -1,6 +1,7 @@
 // The engine: helpers, connections, the loop (engine.h).
 #include "health/engine.h"
 
+#include "log/guarded.h"
 #include "log/log.h"
 
 #include <fcntl.h>
@@ -82,7 +83,13 @@ Engine::Engine(const ServiceSettings& settings, Socket peer_listener, Socket cli
       card_(std::move(card)) {
   if (client_listener_.valid()) client_port_ = client_listener_.local_address().port();
   if (pipe2(wake_fds_, O_CLOEXEC | O_NONBLOCK) != 0) wake_fds_[0] = wake_fds_[1] = -1;
-  thread_ = std::thread([this] { run(); });
+  thread_ = std::thread([this] {
+    (void)log::run_thread_body("health service",
+                               "this process is no longer watched and cannot answer nccom-ras; "
+                               "its communicators go on",
+                               [this] { run(); });
+    cv_.notify_all();  // a farewell waiter need not wait out its bound
+  });
 }
 
 Engine::~Engine() {

@@ -21,6 +21,7 @@
 // after reset()) only WARN/ABORT are printed, to stderr.
 #include "log/log.h"
 
+#include "log/guarded.h"
 #include "log/log_internal.h"
 
 #include <nccom/util/log.h>
@@ -227,5 +228,20 @@ void reset() {
 void set_thread_device(int device) { t_device = device; }
 
 void set_warn_sink(WarnSink sink) { g_warn_sink.store(sink, std::memory_order_release); }
+
+}  // namespace nccom::log
+
+namespace nccom::log {
+
+void thread_stopped(const char* thread, const char* consequence, const std::exception* e,
+                    bool out_of_memory) noexcept {
+  try {
+    NCCOM_WARN("%s thread stopped: %s (%s); %s", thread,
+               out_of_memory ? "out of memory" : "internal error",
+               e != nullptr ? e->what() : "an exception of unknown type", consequence);
+  } catch (...) {
+    // The line could not be written (memory is short).
+  }
+}
 
 }  // namespace nccom::log

@@ -1,5 +1,7 @@
 #include "net/setup_calls.h"
 
+#include "log/guarded.h"
+
 #include <algorithm>
 #include <condition_variable>
 #include <cstring>
@@ -44,8 +46,11 @@ struct SetupCalls::State {
   // Runs on the helper thread.
   static void run(const std::shared_ptr<State>& self, const std::shared_ptr<Call>& call) {
     void* comm = nullptr;
-    const ncclResult_t rc = call->accept ? self->net.accept(call->listen_comm, &comm)
-                                         : self->net.connect(call->dev, call->handle, &comm);
+    ncclResult_t rc = ncclSystemError;
+    (void)log::run_thread_body("net setup helper", "its connect or accept fails", [&] {
+      rc = call->accept ? self->net.accept(call->listen_comm, &comm)
+                        : self->net.connect(call->dev, call->handle, &comm);
+    });
     std::unique_lock lock(self->mutex);
     call->rc = rc;
     call->comm = comm;

@@ -11,6 +11,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <exception>
+#include <new>
 #include <system_error>
 
 namespace nccom::socket {
@@ -64,6 +66,10 @@ ncclResult_t DataWorker::start() {
 }
 
 void DataWorker::enqueue(size_t local, Chunk chunk) {
+  if (lost_.load(std::memory_order_acquire)) {  // nobody would move it
+    fail_chunk(chunk, ncclSystemError);
+    return;
+  }
   pending_.fetch_add(1, std::memory_order_relaxed);  // before a worker can finish it
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -204,6 +210,25 @@ void DataWorker::wait_for_io(std::unique_lock<std::mutex>& io, int assist_rechec
 }
 
 void DataWorker::run() {
+  try {
+    loop();
+  } catch (const std::exception& e) {
+    // An allocation failed (a queue grew): no exception may reach the
+    // thread's top. Every chunk of this worker's sockets fails, and so does
+    // every later one.
+    std::unique_lock<std::mutex> io(io_mutex_);
+    lost_.store(true, std::memory_order_release);
+    SOCK_WARN("a helper thread stopped (%s); its connections fail",
+              dynamic_cast<const std::bad_alloc*>(&e) != nullptr ? "out of memory" : e.what());
+    for (size_t i = 0; i < socks_.size(); ++i) {
+      if (socks_[i].error == ncclSuccess)
+        fail_socket(i, ncclSystemError, "lost its helper thread", ENOMEM);
+    }
+    drain_incoming();  // every socket failed: fails what waits, allocates nothing
+  }
+}
+
+void DataWorker::loop() {
   while (!stop_.load(std::memory_order_acquire)) {
     bool moved = control_ != nullptr && control_->progress_control();
     std::unique_lock<std::mutex> io(io_mutex_);

@@ -107,6 +107,7 @@ class DataWorker {
   };
 
   void run();
+  void loop();
   void take_incoming();
   void drain_incoming();  // under io_mutex_
   bool progress(size_t index, size_t budget);
@@ -126,6 +127,7 @@ class DataWorker {
   std::vector<std::deque<Chunk>> incoming_;  // guarded by mutex_
   Fd wake_;
   std::atomic<bool> stop_{false};
+  std::atomic<bool> lost_{false};  // the thread ended by an exception
   std::thread thread_;
 };
 

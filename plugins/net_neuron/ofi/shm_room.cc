@@ -55,14 +55,14 @@ std::string region_file(const std::string& fi_name, const std::string& dir) {
 }
 
 std::string room_text(const std::string& dir) {
-  struct statvfs fs{};
+  struct statvfs fs {};
   if (::statvfs(dir.c_str(), &fs) != 0) return std::string("unreadable: ") + std::strerror(errno);
   return mib(static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize) + " free of " +
          mib(static_cast<uint64_t>(fs.f_blocks) * fs.f_frsize);
 }
 
 Status check_room(const std::string& dir) {
-  struct statvfs fs{};
+  struct statvfs fs {};
   if (::statvfs(dir.c_str(), &fs) != 0) {
     OFI_WARN("NET/OFI libfabric's shm provider keeps its queues in %s, which cannot be read: %s",
              dir.c_str(), std::strerror(errno));
@@ -89,7 +89,7 @@ Status reserve(const std::string& path) {
              path.c_str(), std::strerror(errno));
     return ncclSuccess;
   }
-  struct stat st{};
+  struct stat st {};
   int rc = ::fstat(fd, &st) == 0 ? 0 : errno;
   if (rc == 0 && st.st_size > 0) rc = ::posix_fallocate(fd, 0, st.st_size);
   ::close(fd);
@@ -116,9 +116,9 @@ int sweep_dead(const std::string& dir) {
       const pid_t pid = pid_of(e->d_name);
       if (pid == 0 || pid == ::getpid()) continue;
       if (::kill(pid, 0) == 0 || errno != ESRCH) continue;  // alive, or not ours to judge
-      struct stat st{};
-      if (::fstatat(::dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
-          !S_ISREG(st.st_mode) || st.st_uid != me) {
+      struct stat st {};
+      if (::fstatat(::dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode) ||
+          st.st_uid != me) {
         continue;
       }
       if (::unlinkat(::dirfd(d), e->d_name, 0) == 0) {

@@ -29,6 +29,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <map>
 #include <string>
 #include <vector>
@@ -220,7 +221,7 @@ std::string run_case(nrt_emu_ccom_t* cc, int rank, int n, const Case& k, int exe
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   if (argc < 6) die("usage: engine_rank_driver RANK NRANKS HOST LOCAL LOCAL_N [key=value...]");
   const int rank = std::atoi(argv[1]);
   const int n = std::atoi(argv[2]);
@@ -348,4 +349,16 @@ int main(int argc, char** argv) {
   for (const std::string& line : engine_log_lines()) say("engine=" + line);
   say("ok=1");
   return 0;
+}
+
+// An exception that reaches here (an allocation of this driver or of the
+// reference runtime failed) is reported like any other failure.
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::printf("error=exception: %s\n", e.what());
+    std::fflush(stdout);
+    _exit(1);
+  }
 }

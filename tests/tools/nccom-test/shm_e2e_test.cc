@@ -81,14 +81,14 @@ TEST_F(DevShm, TooSmallAtStartIsNamedAndTheJobFallsBack) {
 // touched for the first time on a full tmpfs would be); nothing but the
 // filler stays in /dev/shm.
 TEST_F(DevShm, FillingUpMidRunIsAnErrorNamingItNotABusError) {
-  const auto res = in_private_shm("200m", job("50") + " > job.out 2>&1 &\njob=$!\n" +
-                                              kWaitForRegions +
-                                              "fallocate -l 200m /dev/shm/filler 2>/dev/null || "
-                                              "dd if=/dev/zero of=/dev/shm/filler2 bs=1M "
-                                              "2>/dev/null\n"
-                                              "wait $job; echo job_rc=$?\n"
-                                              "echo left=$(ls /dev/shm | grep -c '^nc')\n"
-                                              "cat job.out >&2; rm -f job.out\n");
+  const auto res =
+      in_private_shm("200m", job("50") + " > job.out 2>&1 &\njob=$!\n" + kWaitForRegions +
+                                 "fallocate -l 200m /dev/shm/filler 2>/dev/null || "
+                                 "dd if=/dev/zero of=/dev/shm/filler2 bs=1M "
+                                 "2>/dev/null\n"
+                                 "wait $job; echo job_rc=$?\n"
+                                 "echo left=$(ls /dev/shm | grep -c '^nc')\n"
+                                 "cat job.out >&2; rm -f job.out\n");
   const std::string all = res.out + res.err;
   ASSERT_EQ(res.exit_code, 0) << all;
   ASSERT_NE(res.out.find("regions=8"), std::string::npos) << "the job never made its regions\n"
