@@ -59,8 +59,8 @@ class CheckIns {
            std::to_string(info.nranks) + " ranks, the root for " + std::to_string(n) +
            ": every rank must be given the same rank count");
     } else if (infos_[info.rank]) {
-      fail("rank " + std::to_string(info.rank) + " checked in twice (" + from_[info.rank] +
-           " and " + from + "): every rank needs a distinct rank number");
+      fail("rank " + std::to_string(info.rank) + " checked in twice (first " + from_[info.rank] +
+           "; then " + from + "): every rank needs a distinct rank number");
     } else if (!zero(info.build_tag) && !zero(tag_) && info.build_tag != tag_) {
       fail("rank " + std::to_string(info.rank) + " (" + from + ") runs build " +
            hex(info.build_tag) + " (libnccom|libnrt), rank " + std::to_string(tag_rank_) +
@@ -196,7 +196,14 @@ Status take_message(const InboundConnection::Message& m, int n, Peer& peer, Chec
     ok = make_error(NRT_INVALID, std::string("unexpected message ") + msg_type_name(m.type));
   }
   for (const ExtInfo& info : infos) {
-    checkins.add(info, peer.conn->from(), kind);
+    // Where the rank is: its own listener (distinct per process), and the
+    // connection it came by (a leader's carries all its host's ranks).
+    const std::string from =
+        kind == Kind::kLeader
+            ? "listening at " + info.listen_address.to_string() + ", via the leader at " +
+                  peer.conn->from()
+            : "from " + peer.conn->from() + ", listening at " + info.listen_address.to_string();
+    checkins.add(info, from, kind);
     peer.ranks.push_back(info.rank);
   }
   if (kind != Kind::kUnknown) peer.kind = kind;

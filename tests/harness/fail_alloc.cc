@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <cstdio>
 #include <cstddef>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -24,7 +24,8 @@ unsigned long g_fail_at = 0;  // 0 = never
 bool g_once = false;
 
 __attribute__((constructor)) void read_settings() {
-  if (const char* at = std::getenv("NCCOM_FAIL_ALLOC_AT")) g_fail_at = std::strtoul(at, nullptr, 10);
+  if (const char* at = std::getenv("NCCOM_FAIL_ALLOC_AT"))
+    g_fail_at = std::strtoul(at, nullptr, 10);
   const char* mode = std::getenv("NCCOM_FAIL_ALLOC_MODE");
   g_once = mode != nullptr && std::strcmp(mode, "once") == 0;
 }

@@ -38,8 +38,8 @@ struct PairRun {
   nccom_test::ChildResult rank0, rank1;
 };
 
-const std::vector<std::string> kArgs = {"colls=allr", "dtypes=fp32", "ops=sum",
-                                        "counts=5003", "inplace=0",  "timeout_ms=10000"};
+const std::vector<std::string> kArgs = {"colls=allr",  "dtypes=fp32", "ops=sum",
+                                        "counts=5003", "inplace=0",   "timeout_ms=10000"};
 
 std::map<std::string, std::string> common_env(int port) {
   return {{"CCOM_SOCKET_IFNAME", "lo"},
@@ -57,7 +57,7 @@ std::map<std::string, std::string> common_env(int port) {
 // Rank 0 as it is; rank 1 with `env1` added, run through `wrapper` (a
 // program and its arguments before the driver's) when given.
 PairRun run_pair(const std::map<std::string, std::string>& env1,
-             const std::vector<std::string>& wrapper = {}) {
+                 const std::vector<std::string>& wrapper = {}) {
   const nccom_test::LoopbackPort reserved;
   const auto env = common_env(reserved.port());
   std::vector<std::string> a0 = {"0", "2", "0", "0", "1"};
@@ -108,7 +108,8 @@ TEST(AllocationSweep, EveryFailedAllocationIsACleanErrorOrSurvived) {
   const std::string count_file =
       ::testing::TempDir() + "/alloc-count-" + std::to_string(::getpid());
   const std::string preload = nccom_test::in_build("lib/test/libnccom_fail_alloc.so");
-  const PairRun clean = run_pair({{"LD_PRELOAD", preload}, {"NCCOM_FAIL_ALLOC_COUNT_TO", count_file}});
+  const PairRun clean =
+      run_pair({{"LD_PRELOAD", preload}, {"NCCOM_FAIL_ALLOC_COUNT_TO", count_file}});
   ASSERT_EQ(clean.rank0.exit_code, 0) << clean.rank0.out << clean.rank0.err;
   ASSERT_EQ(clean.rank1.exit_code, 0) << clean.rank1.out << clean.rank1.err;
   long total = 0;
@@ -120,8 +121,8 @@ TEST(AllocationSweep, EveryFailedAllocationIsACleanErrorOrSurvived) {
     // Evenly over the run, never twice the same allocation.
     const long n = 1 + (total - 1) * i / (kSamples - 1);
     const PairRun run = run_pair({{"LD_PRELOAD", preload},
-                              {"NCCOM_FAIL_ALLOC_AT", std::to_string(n)},
-                              {"NCCOM_FAIL_ALLOC_MODE", "once"}});
+                                  {"NCCOM_FAIL_ALLOC_AT", std::to_string(n)},
+                                  {"NCCOM_FAIL_ALLOC_MODE", "once"}});
     expect_clean(run, "allocation " + std::to_string(n) + " of " + std::to_string(total), &tally);
   }
   ::testing::Test::RecordProperty("allocations", std::to_string(total));
@@ -153,8 +154,11 @@ TEST(AddressSpaceSweep, ALimitLoweredOnARunningRankIsACleanErrorOrSurvived) {
   for (const char* how : {"half", "just above"}) {
     const nccom_test::LoopbackPort reserved;
     const auto env = common_env(reserved.port());
-    const std::vector<std::string> args = {"colls=allr,allg,redsct", "dtypes=fp32,int8,fp16",
-                                           "ops=sum", "counts=1,5003,100000", "execs=50",
+    const std::vector<std::string> args = {"colls=allr,allg,redsct",
+                                           "dtypes=fp32,int8,fp16",
+                                           "ops=sum",
+                                           "counts=1,5003,100000",
+                                           "execs=50",
                                            "timeout_ms=10000"};
     std::vector<std::string> a0 = {"0", "2", "0", "0", "1"}, a1 = {"1", "2", "1", "0", "1"};
     a0.insert(a0.end(), args.begin(), args.end());
@@ -175,13 +179,15 @@ TEST(AddressSpaceSweep, ALimitLoweredOnARunningRankIsACleanErrorOrSurvived) {
     if (vm_kib > 0) {
       const long limit = std::string(how) == "half" ? vm_kib * 1024 / 2 : (vm_kib + 1024) * 1024;
       const auto set = nccom_test::run_child(
-          "/usr/bin/prlimit", {"--pid", std::to_string(r1.pid), "--as=" + std::to_string(limit)}, {});
+          "/usr/bin/prlimit", {"--pid", std::to_string(r1.pid), "--as=" + std::to_string(limit)},
+          {});
       EXPECT_EQ(set.exit_code, 0) << set.err;
     }
     PairRun run;
     run.rank1 = nccom_test::finish_child(r1);
     run.rank0 = nccom_test::finish_child(r0);
-    ASSERT_GT(vm_kib, 0) << "rank 1 never came up: " << first << "\n" << run.rank1.out << run.rank1.err;
+    ASSERT_GT(vm_kib, 0) << "rank 1 never came up: " << first << "\n"
+                         << run.rank1.out << run.rank1.err;
     expect_clean(run, std::string("RLIMIT_AS lowered to ") + how + " the mapped size", &tally);
   }
   std::printf("address-space limit lowered on a running rank: outcomes: %s\n",

@@ -18,9 +18,9 @@ TEST(ExportGuard, AFailedAllocationIsNrtResource) {
 }
 
 TEST(ExportGuard, AnyOtherExceptionIsNrtFailure) {
-  EXPECT_EQ(nccom::abi::guard("neuronTest",
-                              []() -> NRT_STATUS { throw std::runtime_error("broken"); }),
-            NRT_FAILURE);
+  EXPECT_EQ(
+      nccom::abi::guard("neuronTest", []() -> NRT_STATUS { throw std::runtime_error("broken"); }),
+      NRT_FAILURE);
   EXPECT_EQ(nccom::abi::guard("neuronTest", []() -> NRT_STATUS { throw 42; }), NRT_FAILURE);
 }
 
