@@ -7,6 +7,9 @@
 #include "machine.h"
 #include "nccom_test_table.h"
 
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -14,6 +17,7 @@
 #include <cctype>
 #include <chrono>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -45,6 +49,49 @@ void expect_clean_table(const nccom_test::ChildResult& r, size_t want_rows, bool
   }
   EXPECT_NE(r.out.find("# Avg bus bandwidth    : "), std::string::npos);
   EXPECT_NE(r.out.find("# Wrong elements       : 0 OK"), std::string::npos);
+}
+
+// Results that reach nobody are a failure, not exit 0: stdout closed from
+// the start, or its reader gone while SIGPIPE is ignored.
+TEST(NccomTestE2e, ResultsNobodyReceivesFailTheRun) {
+  const auto closed = nccom_test::run_child(
+      "/bin/sh", {"-c", "'" + kTool + "' -r 2 -b 8 -e 64 allr >&-; echo rc=$? >&2"}, kEnv);
+  EXPECT_NE(closed.err.find("nccom-test: stdout is closed: the results would go nowhere"),
+            std::string::npos)
+      << closed.err;
+  EXPECT_NE(closed.err.find("rc=1"), std::string::npos) << closed.err;
+  // A pipe whose reader is gone before the run starts: every write fails
+  // with EPIPE (SIGPIPE ignored, as the child inherits it).
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  ::close(fds[0]);
+  const std::string err_file =
+      ::testing::TempDir() + "/nccom-test-epipe-" + std::to_string(::getpid());
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::signal(SIGPIPE, SIG_IGN);
+    ::dup2(fds[1], STDOUT_FILENO);
+    const int err = ::open(err_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ::dup2(err, STDERR_FILENO);
+    ::setenv("NCCOM_CONFIG", "", 1);
+    ::setenv("NCCL_DEBUG", "WARN", 1);
+    ::execl(kTool.c_str(), kTool.c_str(), "-r", "2", "-b", "8", "-e", "64", "allr", nullptr);
+    ::_exit(127);
+  }
+  ::close(fds[1]);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  std::ifstream in(err_file);
+  const std::string err((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ::unlink(err_file.c_str());
+  ASSERT_TRUE(WIFEXITED(status)) << err;
+  EXPECT_EQ(WEXITSTATUS(status), 1) << err;
+  nccom_test::ChildResult gone_status;
+  gone_status.err = err + "rc=" + std::to_string(WEXITSTATUS(status));
+  EXPECT_NE(gone_status.err.find("writing the results to stdout failed"), std::string::npos)
+      << gone_status.err;
+  EXPECT_NE(gone_status.err.find("rc=1"), std::string::npos) << gone_status.err;
 }
 
 TEST(NccomTestE2e, TwoRanksOneHostAllReduceChecked) {
