@@ -332,7 +332,7 @@ void Engine::run() {
     }
     uint64_t wait = std::min(kTickMs, settings_.keepalive_ms);
     for (auto& [id, c] : conns_) {
-      short events = c.connecting ? 0 : POLLIN;
+      short events = c.connecting || c.read_shut ? 0 : POLLIN;
       if (c.connecting || !c.out.empty()) events |= POLLOUT;
       fds.push_back(pollfd{c.sock.fd(), events, 0});
       ids.push_back(id);

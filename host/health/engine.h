@@ -62,9 +62,10 @@ struct Conn {
   uint64_t last_tx = 0;  // a link's last keep-alive queued
   bool connecting = false;
   bool hello_done = false;
-  bool closing = false;  // close once `out` is sent
-  bool goodbye = false;  // the peer said goodbye
-  Hello hello;           // an inbound connection's hello, until admitted
+  bool closing = false;    // close once `out` is sent
+  bool read_shut = false;  // a client that half-closed: its answers still go out
+  bool goodbye = false;    // the peer said goodbye
+  Hello hello;             // an inbound connection's hello, until admitted
   bool has_hello = false;
   // Client sessions.
   bool json = false;

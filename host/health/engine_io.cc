@@ -76,7 +76,22 @@ void Engine::on_readable(int id) {
     if (c.in.size() > kFrameHeaderBytes + kMaxPayload) break;
   }
   consume(id);
-  if (!closed.empty() && conns_.count(id) != 0) close_conn(id, closed);
+  auto still = conns_.find(id);
+  if (closed.empty() || still == conns_.end()) return;
+  if (still->second.kind == Kind::kClient) {
+    // A client that sent its commands and half-closed (nc -N, shutdown
+    // SHUT_WR) still gets its answers; the connection closes once they are
+    // out (a STATUS still gathering closes it when it finishes).
+    Conn& cc = still->second;
+    cc.read_shut = true;
+    bool answering = false;
+    for (const auto& [cid, col] : collections_) {
+      answering = answering || (col.purpose == Collection::Purpose::kStatus && col.client == id);
+    }
+    if (!answering) cc.closing = true;
+    return;
+  }
+  close_conn(id, closed);
 }
 
 void Engine::consume(int id) {

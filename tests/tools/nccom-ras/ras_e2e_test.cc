@@ -339,6 +339,17 @@ TEST(NccomRas, HostileClientsChangeNothing) {
     EXPECT_EQ(answer.rfind("ERROR unknown command", 0), 0u) << answer;
     ::close(fd);
   }
+  // STATUS, then a half-close (as `nc -N` sends it): the report still comes.
+  {
+    const int fd = connect_to(job.port());
+    ASSERT_GE(fd, 0);
+    const char status[] = "STATUS\n";
+    ASSERT_GT(::send(fd, status, sizeof status - 1, MSG_NOSIGNAL), 0);
+    ASSERT_EQ(::shutdown(fd, SHUT_WR), 0);
+    const std::string answer = read_all(fd);
+    EXPECT_NE(answer.find("nccom health: 4 processes"), std::string::npos) << answer;
+    ::close(fd);
+  }
   // Garbage and a wrong secret on a peer port: closed, nothing answered.
   {
     int fd = connect_to(peer_port);
