@@ -417,6 +417,9 @@ Status Ccom::exchange_and_map() {
     me.recv_slots[c.id] = nrt_emu_devmem_offset(engine_mem_, c.recv.slots);
     me.head[c.id] = nrt_emu_devmem_offset(engine_mem_, c.recv.head);
   }
+  me.agreed[0] = rd_max_bytes_;
+  me.agreed[1] = rd_gather_max_bytes_;
+  me.agreed[2] = by_reference_ ? 1 : 0;
   me.kanga_lanes = static_cast<int32_t>(kanga_.size());
   me.kanga_sum = kanga_sum_;
   for (const Channel& c : kanga_) {
@@ -439,6 +442,14 @@ Status Ccom::exchange_and_map() {
           " engine channels of " + std::to_string(p.slot_bytes) + "-byte slices, this rank " +
           std::to_string(me.channels) + " of " + std::to_string(me.slot_bytes) +
           " (NEURON_RT_EMU_ENGINE_CHANNELS / NEURON_RT_EMU_SLICE_BYTES must agree)");
+    for (size_t k = 0; k < std::size(kAgreedSettings); ++k) {
+      if (p.agreed[k] != me.agreed[k])
+        return engine_error("rank " + std::to_string(r) + " runs " + kAgreedSettings[k] + "=" +
+                            std::to_string(p.agreed[k]) + ", this rank (" + std::to_string(rank_) +
+                            ") " + std::to_string(me.agreed[k]) +
+                            ": the setting decides how a collective runs and must be the same "
+                            "on every rank");
+    }
     if (p.kanga_lanes != me.kanga_lanes || p.kanga_sum != me.kanga_sum)
       return engine_error("rank " + std::to_string(r) + " runs " + std::to_string(p.kanga_lanes) +
                           " kangaRing lanes (path checksum " + std::to_string(p.kanga_sum) +

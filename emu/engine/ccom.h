@@ -26,6 +26,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <iterator>
 #include <list>
 #include <memory>
 #include <string>
@@ -117,7 +118,19 @@ struct PeerCard {
   uint64_t kanga_recv_slots[kMaxEngineChannels];
   uint64_t kanga_head[kMaxEngineChannels];
   uint64_t bell;  // offset of its doorbell (bell.h)
+  // The settings that decide how a collective runs, which every rank must
+  // share (kAgreedSettings names them, in this order).
+  uint64_t agreed[3];
 };
+
+// The knobs behind PeerCard::agreed: a rank that differs fails init naming
+// the knob, the rank and both values (a difference would otherwise show up
+// as a timeout: one rank waits for a recursive-doubling slice the other
+// sends on the rings).
+inline constexpr const char* kAgreedSettings[] = {"NEURON_RT_EMU_ALLREDUCE_RD_BYTES",
+                                                  "NEURON_RT_EMU_ALLGATHER_RD_BYTES",
+                                                  "NEURON_RT_EMU_DIRECT_READ"};
+static_assert(std::size(kAgreedSettings) == std::size(PeerCard{}.agreed));
 
 struct RecvLink {
   bool net = false;

@@ -494,6 +494,42 @@ TEST(EngineKnobs, ABadValueFailsInitNamingIt) {
   }
 }
 
+// A setting that decides how a collective runs, different on one rank:
+// init fails on every rank, naming the setting, the rank and both values
+// (instead of a timeout in the first collective that takes another path).
+TEST(EngineKnobs, ASettingThatMustAgreeButDiffersFailsInitOnEveryRank) {
+  const struct {
+    const char* knob;
+    const char* value;  // rank 1's; the others keep the default
+  } cases[] = {{"NEURON_RT_EMU_ALLREDUCE_RD_BYTES", "0"},
+               {"NEURON_RT_EMU_ALLGATHER_RD_BYTES", "0"},
+               {"NEURON_RT_EMU_DIRECT_READ", "0"}};
+  for (const auto& c : cases) {
+    const nccom_test::LoopbackPort reserved;
+    ASSERT_GT(reserved.port(), 0);
+    const Shape s{3, 1, "socket"};
+    std::vector<RunningChild> kids;
+    for (int r = 0; r < 3; ++r) {
+      auto env = env_for(s, reserved.port());
+      if (r == 1) env[c.knob] = c.value;
+      kids.push_back(nccom_test::start_child(
+          ENGINE_RANK_DRIVER,
+          {std::to_string(r), "3", "0", std::to_string(r), "3", "colls=allr", "counts=1"}, env));
+    }
+    for (int r = 0; r < 3; ++r) {
+      nccom_test::ChildResult res = nccom_test::finish_child(kids[static_cast<size_t>(r)]);
+      const std::string error = nccom_test::parse_report(res.out)["error"];
+      EXPECT_EQ(res.exit_code, 1) << c.knob << ", rank " << r << ": " << res.out << res.err;
+      EXPECT_NE(error.find(std::string(c.knob) + "="), std::string::npos)
+          << c.knob << ", rank " << r << ": " << error;
+      EXPECT_NE(error.find("must be the same on every rank"), std::string::npos)
+          << c.knob << ", rank " << r << ": " << error;
+      EXPECT_NE(error.find("rank " + std::string(r == 1 ? "0" : "1")), std::string::npos)
+          << c.knob << ", rank " << r << ": " << error;
+    }
+  }
+}
+
 // A device loop with nothing to do sleeps on its doorbell after a short
 // spin: it uses next to no CPU (other work on the machine can only lower
 // that). With the spin stretched past the window (the control) it never
