@@ -171,7 +171,14 @@ Result<std::vector<uint8_t>> gather_and_ask(const JoinOptions& o, Socket& rendez
       }
     }
   }
-  rendezvous.close();  // no rank can still be arriving: the root had them all, or failed
+  // No rank can still be arriving (the root had them all, or failed): the
+  // ones already in the backlog join the members, to be told the verdict.
+  for (;;) {
+    const int fd = ::accept4(rendezvous.fd(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) break;
+    members.push_back(std::make_unique<InboundConnection>(Socket(fd), member_validator(o)));
+  }
+  rendezvous.close();
   auto payload =
       recv_message(*root, MsgType::kRootToLeader, 64 + 4096 + 28 * o.nranks + 8, verdict_deadline);
   if (!payload)
@@ -199,19 +206,22 @@ Result<Joined> lead(const JoinOptions& o, Socket rendezvous, Socket listener, De
   Members members;
   auto payload = gather_and_ask(o, rendezvous, listener, deadline, members);
   const Deadline relay_deadline = Clock::now() + std::chrono::milliseconds(1000);
+  // Ranks still waiting in the rendezvous backlog (the root failed the
+  // communicator before they were forwarded, or this leader failed) are
+  // told as well; what they sent is taken, so that closing does not reset
+  // them before they read the verdict.
+  if (rendezvous.valid()) {
+    for (;;) {
+      const int fd = ::accept4(rendezvous.fd(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      if (fd < 0) break;
+      members.push_back(std::make_unique<InboundConnection>(Socket(fd), member_validator(o)));
+    }
+  }
+  for (auto& m : members) {
+    std::vector<InboundConnection::Message> ignored;
+    if (!m->closed()) (void)m->read_available(&ignored);
+  }
   if (!payload) {
-    // Ranks still waiting in the rendezvous backlog are told as well.
-    if (rendezvous.valid()) {
-      for (;;) {
-        const int fd = ::accept4(rendezvous.fd(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (fd < 0) break;
-        members.push_back(std::make_unique<InboundConnection>(Socket(fd), member_validator(o)));
-      }
-    }
-    for (auto& m : members) {  // take what they sent, so that closing does not reset them
-      std::vector<InboundConnection::Message> ignored;
-      if (!m->closed()) (void)m->read_available(&ignored);
-    }
     LeaderReply failed;
     failed.status = kLeaderFailed;
     failed.error = payload.error().message.substr(0, 4000);

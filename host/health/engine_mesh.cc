@@ -18,6 +18,20 @@ void Engine::set_state(Peer& p, uint64_t key, Reach state, const std::string& wh
   if (p.refs == 0) return;
   const std::string label =
       rank_label(key) + " (host " + p.card.host + ", pid " + std::to_string(p.card.pid) + ")";
+  if (state == Reach::kDead) {
+    // Every communicator of this process that has the dead process as a
+    // member learns it (for the waits that need every member).
+    std::lock_guard lock(mu_);
+    for (const auto& c : comms_) {
+      const auto& members = c->processes();
+      for (std::size_t r = 0; r < members.size(); ++r) {
+        if (members[r] != key) continue;
+        c->note_lost("rank " + std::to_string(r) + " (host " + p.card.host + ", pid " +
+                     std::to_string(p.card.pid) + ") is dead: " + why);
+        break;
+      }
+    }
+  }
   if (state == Reach::kUnresponsive || state == Reach::kDead) {
     NCCOM_WARN("health: %s is %s: %s", label.c_str(), reach_name(state), why.c_str());
   } else if (state == Reach::kAnswered && before != Reach::kLeft) {

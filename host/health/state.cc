@@ -28,6 +28,16 @@ uint64_t now_ms() {
 CommRecord::CommRecord(uint64_t hash, int rank, int nranks, std::vector<uint64_t> processes)
     : hash_(hash), rank_(rank), nranks_(nranks), processes_(std::move(processes)) {}
 
+void CommRecord::note_lost(const std::string& why) {
+  std::lock_guard lock(lost_mutex_);
+  if (lost_.empty()) lost_ = why;
+}
+
+std::string CommRecord::lost() const {
+  std::lock_guard lock(lost_mutex_);
+  return lost_;
+}
+
 Registry& Registry::instance() {
   static Registry registry;
   return registry;

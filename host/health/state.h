@@ -79,6 +79,13 @@ class CommRecord {
   StreamProgress& stream(int s) { return streams_[static_cast<std::size_t>(s)]; }
   const StreamProgress& stream(int s) const { return streams_[static_cast<std::size_t>(s)]; }
 
+  // The health service found a member's process dead: a wait of this
+  // communicator that needs every member (transport setup) gives up at
+  // once, naming it, instead of at its timeout naming the peer it waits on.
+  // The first one noted is kept; lost() is "" while none is.
+  void note_lost(const std::string& why);
+  std::string lost() const;
+
  private:
   uint64_t hash_;
   int rank_;
@@ -86,6 +93,8 @@ class CommRecord {
   std::vector<uint64_t> processes_;
   std::atomic<int> state_{static_cast<int>(CommState::kInit)};
   std::array<StreamProgress, kStreams> streams_;
+  mutable std::mutex lost_mutex_;
+  std::string lost_;  // guarded by lost_mutex_
 };
 
 struct ErrorRecord {

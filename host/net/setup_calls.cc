@@ -1,12 +1,14 @@
 #include "net/setup_calls.h"
 
 #include "log/guarded.h"
+#include "log/log.h"
 
 #include <algorithm>
 #include <condition_variable>
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <system_error>
 #include <thread>
 
 namespace nccom::net {
@@ -81,7 +83,18 @@ struct SetupCalls::State {
   void start(const std::shared_ptr<State>& self, const std::shared_ptr<Call>& call) {
     call->started = Clock::now();
     ++helpers;
-    call->helper = std::thread(&State::run, self, call);
+    try {
+      call->helper = std::thread(&State::run, self, call);
+    } catch (const std::system_error& e) {
+      // No thread (out of threads or address space): the call is finished,
+      // failed, and nobody may join or detach a helper it never had.
+      --helpers;
+      call->finished = true;
+      call->finished_at = Clock::now();
+      call->rc = ncclSystemError;
+      NCCOM_WARN("net setup: cannot start a helper thread for a %s: %s",
+                 call->accept ? "accept" : "connect", e.what());
+    }
   }
 
   // The comm a finished call made, closed (nobody will use it).
@@ -175,7 +188,7 @@ ncclResult_t SetupCalls::connect(int dev, void* handle, void** send_comm) {
       s.dispose(lock, old);
     } else {
       old->abandoned = true;
-      old->helper.detach();
+      if (old->helper.joinable()) old->helper.detach();
       s.orphans.push_back(old);
     }
   }
@@ -227,7 +240,7 @@ ncclResult_t SetupCalls::close_listen(void* listen_comm) {
     std::shared_ptr<Call> call = it->second;
     if (!call->finished) {
       call->abandoned = true;  // the helper closes it when the plugin returns
-      call->helper.detach();
+      if (call->helper.joinable()) call->helper.detach();
       return ncclSuccess;
     }
     // Finished but never collected: close what it made, then the listener.

@@ -120,6 +120,15 @@ Status exchange_and_connect(comm::Communicator& comm, std::vector<PendingEnd>& p
         --left;
       }
     }
+    if (left > 0 && comm.health()) {
+      if (const std::string lost = comm.health()->lost(); !lost.empty()) {
+        return make_error(NRT_FAILURE, "rank " + std::to_string(comm.rank()) + ": " + what +
+                                           " transport connect given up: the health service "
+                                           "found " +
+                                           lost +
+                                           " (the communicator cannot be completed without it)");
+      }
+    }
     if (left > 0 && std::chrono::steady_clock::now() > deadline) {
       std::string waiting;
       for (size_t k = 0; k < pending.size(); ++k) {

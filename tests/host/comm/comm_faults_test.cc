@@ -338,7 +338,9 @@ TEST_P(CommFaultsDuplicate, DuplicateRankFailsEveryone) {
   // Flat: the second rank 1 comes once the others are in (the root counts
   // connections; a leader's one connection carries all its host's ranks, so
   // there the order is left to chance: either rank 1 is the second).
-  if (std::string(GetParam()) == "flat") ASSERT_TRUE(root_has_checkins(id->root.port(), 3));
+  if (std::string(GetParam()) == "flat") {
+    ASSERT_TRUE(root_has_checkins(id->root.port(), 3));
+  }
   ranks.start(spec(1, 4, *id, s));
   const auto results = ranks.join();
   ASSERT_EQ(results.size(), 4u);
