@@ -46,7 +46,8 @@ nccom_test::ChildResult in_private_shm(const std::string& size, const std::strin
   nccom_test::RunningChild child = nccom_test::start_child(
       "/usr/bin/unshare",
       {"--mount", "--propagation", "private", "sh", "-c",
-       "mount -t tmpfs -o size=" + size + " tmpfs /dev/shm || exit 99\n" + script},
+       "mount -t tmpfs -o size=" + size + " tmpfs /dev/shm || exit 99\n" +
+           "out=$(mktemp) && out2=$(mktemp) || exit 98\n" + script + "rm -f \"$out\" \"$out2\"\n"},
       {});
   return nccom_test::finish_child(child);
 }
@@ -82,13 +83,13 @@ TEST_F(DevShm, TooSmallAtStartIsNamedAndTheJobFallsBack) {
 // filler stays in /dev/shm.
 TEST_F(DevShm, FillingUpMidRunIsAnErrorNamingItNotABusError) {
   const auto res =
-      in_private_shm("200m", job("50") + " > job.out 2>&1 &\njob=$!\n" + kWaitForRegions +
+      in_private_shm("200m", job("50") + " > \"$out\" 2>&1 &\njob=$!\n" + kWaitForRegions +
                                  "fallocate -l 200m /dev/shm/filler 2>/dev/null || "
                                  "dd if=/dev/zero of=/dev/shm/filler2 bs=1M "
                                  "2>/dev/null\n"
                                  "wait $job; echo job_rc=$?\n"
                                  "echo left=$(ls /dev/shm | grep -c '^nc')\n"
-                                 "cat job.out >&2; rm -f job.out\n");
+                                 "cat \"$out\" >&2; rm -f \"$out\"\n");
   const std::string all = res.out + res.err;
   ASSERT_EQ(res.exit_code, 0) << all;
   ASSERT_NE(res.out.find("regions=8"), std::string::npos) << "the job never made its regions\n"
@@ -106,9 +107,9 @@ TEST_F(DevShm, FillingUpMidRunIsAnErrorNamingItNotABusError) {
 // and ends by SIGTERM itself.
 TEST_F(DevShm, SigtermToTheLauncherLeavesNothing) {
   const auto res = in_private_shm(
-      "1g", job("100000") + " > job.out 2>&1 &\njob=$!\n" + kWaitForRegions +
+      "1g", job("100000") + " > \"$out\" 2>&1 &\njob=$!\n" + kWaitForRegions +
                 "kill -TERM $job; wait $job; echo job_rc=$?\n"
-                "echo left=$(ls /dev/shm | grep -c '^nc')\ncat job.out >&2; rm -f job.out\n");
+                "echo left=$(ls /dev/shm | grep -c '^nc')\ncat \"$out\" >&2; rm -f \"$out\"\n");
   const std::string all = res.out + res.err;
   ASSERT_EQ(res.exit_code, 0) << all;
   ASSERT_NE(res.out.find("regions=8"), std::string::npos) << all;
@@ -122,16 +123,16 @@ TEST_F(DevShm, SigtermToTheLauncherLeavesNothing) {
 // provider removes them, and leaves nothing itself.
 TEST_F(DevShm, ALaterJobRemovesWhatAKilledJobLeft) {
   const auto res = in_private_shm(
-      "1g", job("100000") + " > job.out 2>&1 &\njob=$!\n" + kWaitForRegions +
+      "1g", job("100000") + " > \"$out\" 2>&1 &\njob=$!\n" + kWaitForRegions +
                 "ranks=$(pgrep -P $job)\nkill -KILL $job; wait $job; echo killed_rc=$?\n"
                 // Its ranks die by their parent-death signal: wait until
                 // they are gone (bounded) before counting what they left.
                 "for p in $ranks; do i=0; while [ -e /proc/$p ] && [ $i -lt 200 ]; do "
                 "sleep 0.05; i=$((i+1)); done; done\n"
                 "echo after_kill=$(ls /dev/shm | grep -c '^nc')\n" +
-                job("2") + " -e 1M > job2.out 2>&1; echo job2_rc=$?\n" +
-                "echo left=$(ls /dev/shm | grep -c '^nc')\ncat job2.out >&2; rm -f job.out "
-                "job2.out\n");
+                job("2") + " -e 1M > \"$out2\" 2>&1; echo job2_rc=$?\n" +
+                "echo left=$(ls /dev/shm | grep -c '^nc')\ncat \"$out2\" >&2; rm -f \"$out\" "
+                "\"$out2\"\n");
   const std::string all = res.out + res.err;
   ASSERT_EQ(res.exit_code, 0) << all;
   ASSERT_NE(res.out.find("regions=8"), std::string::npos) << all;
