@@ -108,6 +108,10 @@ Status exchange_and_connect(comm::Communicator& comm, std::vector<PendingEnd>& p
     return x.end->peer < y.end->peer;
   });
   const auto deadline = std::chrono::steady_clock::now() + timeout;
+  // The health service's word on dead members is read every 50 ms, not on
+  // every pass of this loop (it takes a lock and copies a string).
+  constexpr auto kHealthEvery = std::chrono::milliseconds(50);
+  auto next_health = std::chrono::steady_clock::now() + kHealthEvery;
   std::vector<bool> done(pending.size(), false);
   for (size_t left = pending.size(); left > 0;) {
     for (size_t k = 0; k < pending.size(); ++k) {
@@ -120,7 +124,8 @@ Status exchange_and_connect(comm::Communicator& comm, std::vector<PendingEnd>& p
         --left;
       }
     }
-    if (left > 0 && comm.health()) {
+    if (left > 0 && comm.health() && std::chrono::steady_clock::now() >= next_health) {
+      next_health = std::chrono::steady_clock::now() + kHealthEvery;
       if (const std::string lost = comm.health()->lost(); !lost.empty()) {
         return make_error(NRT_FAILURE, "rank " + std::to_string(comm.rank()) + ": " + what +
                                            " transport connect given up: the health service "

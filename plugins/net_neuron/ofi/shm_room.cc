@@ -44,6 +44,16 @@ pid_t pid_of(const char* name) {
   return static_cast<pid_t>(pid);
 }
 
+// The free and total bytes of `dir`'s file system; false (errno set) when
+// it cannot be read.
+bool room_of(const std::string& dir, uint64_t* free_bytes, uint64_t* total_bytes) {
+  struct statvfs fs {};
+  if (::statvfs(dir.c_str(), &fs) != 0) return false;
+  *free_bytes = static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize;
+  *total_bytes = static_cast<uint64_t>(fs.f_blocks) * fs.f_frsize;
+  return true;
+}
+
 }  // namespace
 
 std::string region_file(const std::string& fi_name, const std::string& dir) {
@@ -55,20 +65,19 @@ std::string region_file(const std::string& fi_name, const std::string& dir) {
 }
 
 std::string room_text(const std::string& dir) {
-  struct statvfs fs {};
-  if (::statvfs(dir.c_str(), &fs) != 0) return std::string("unreadable: ") + std::strerror(errno);
-  return mib(static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize) + " free of " +
-         mib(static_cast<uint64_t>(fs.f_blocks) * fs.f_frsize);
+  uint64_t free_bytes = 0, total_bytes = 0;
+  if (!room_of(dir, &free_bytes, &total_bytes))
+    return std::string("unreadable: ") + std::strerror(errno);
+  return mib(free_bytes) + " free of " + mib(total_bytes);
 }
 
 Status check_room(const std::string& dir) {
-  struct statvfs fs {};
-  if (::statvfs(dir.c_str(), &fs) != 0) {
+  uint64_t free_bytes = 0, total_bytes = 0;
+  if (!room_of(dir, &free_bytes, &total_bytes)) {
     OFI_WARN("NET/OFI libfabric's shm provider keeps its queues in %s, which cannot be read: %s",
              dir.c_str(), std::strerror(errno));
     return ncclSystemError;
   }
-  const uint64_t free_bytes = static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize;
   const uint64_t wanted = g_region_bytes.load();
   if (free_bytes >= wanted) return ncclSuccess;
   OFI_WARN(
@@ -76,7 +85,7 @@ Status check_room(const std::string& dir) {
       "%s free of %s: free room there (or mount it larger), or choose another provider "
       "(FI_PROVIDER)",
       mib(wanted).c_str(), dir.c_str(), dir.c_str(), mib(free_bytes).c_str(),
-      mib(static_cast<uint64_t>(fs.f_blocks) * fs.f_frsize).c_str());
+      mib(total_bytes).c_str());
   return ncclSystemError;
 }
 
