@@ -206,6 +206,17 @@ inline bool root_has_checkins(uint16_t port, int n, std::chrono::milliseconds li
   return eventually([&] { return accepted_with_bytes(port, kCheckInBytes) >= n; }, limit);
 }
 
+// Under the hierarchical protocol a host's leader forwards each check-in as
+// one message (header, u32 count 1, extInfo) on its one connection.
+inline constexpr uint64_t kLeaderForwardBytes =
+    nccom::bootstrap::kHeaderBytes + sizeof(uint32_t) + nccom::bootstrap::kExtInfoBytes;
+
+// Waits until one leader has forwarded `n` check-ins to the root on `port`.
+inline bool leader_has_forwarded(uint16_t port, int n, std::chrono::milliseconds limit = 5000ms) {
+  const uint64_t bytes = nccom::bootstrap::kHelloBytes + n * kLeaderForwardBytes;
+  return eventually([&] { return accepted_with_bytes(port, bytes) >= 1; }, limit);
+}
+
 // A hand-driven bootstrap client: queues exactly the bytes a test asks for
 // and sends them in one write, so a peer that refuses it after the first
 // bytes cannot make the test's own send fail.
