@@ -138,12 +138,14 @@ NCCOM_API NRT_STATUS neuronBuildGraphComm(void* handle) {
     if (!built) {
       NCCOM_WARN("neuronBuildGraphComm (rank %d of %d): %s", c->rank(), c->nranks(),
                  built.error().message.c_str());
+      c->give_up_setup("neuronBuildGraphComm: " + built.error().message);
       return fail(built.error());
     }
     c->set_graph(std::move(built).value());
     if (nccom::Status t = nccom::transport::build_comm_transports(*c); !t) {
       NCCOM_WARN("neuronBuildGraphComm (rank %d of %d): connecting the rings: %s", c->rank(),
                  c->nranks(), t.error().message.c_str());
+      c->give_up_setup("neuronBuildGraphComm: connecting the rings: " + t.error().message);
       return fail(t.error());
     }
     c->finish_setup();

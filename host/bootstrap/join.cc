@@ -95,7 +95,9 @@ Error no_root(const JoinOptions& o, const Error& inner) {
                          "0's, and is this the address rank 0 listens on, e.g. "
                          "NEURON_RT_ROOT_COMM_ID?)"
                        : " (is rank 0 running, and is this the address it listens on, e.g. "
-                         "NEURON_RT_ROOT_COMM_ID?)"));
+                         "NEURON_RT_ROOT_COMM_ID? A root closes once its communicator has "
+                         "formed: a rank restarted after that cannot rejoin it, restart every "
+                         "rank)"));
 }
 
 Result<Socket> connect_root(const JoinOptions& o, const Socket& listener, Deadline deadline) {

@@ -131,6 +131,14 @@ void PeerMesh::read_ready(InboundConnection& in) {
       broken_.erase(sender);
       continue;
     }
+    if (message.type == static_cast<uint32_t>(MsgType::kGaveUp) && sender >= 0) {
+      const std::size_t n = std::min(message.payload.size(), kGaveUpTextBytes);
+      std::string why(reinterpret_cast<const char*>(message.payload.data()), n);
+      for (char& c : why) c = (c == '\n' || c == '\r' || c == '\0') ? ' ' : c;
+      broken_[sender] =
+          "rank " + std::to_string(sender) + " (" + in.from() + ") gave up its setup: " + why;
+      continue;
+    }
     queue_[{sender, message.type}].push_back(std::move(message.payload));
   }
   if (ok) {
@@ -276,10 +284,11 @@ Status PeerMesh::exchange(int send_to, const void* send_data, std::size_t send_s
       if (progressed.error().status != NRT_TIMEOUT) {
         if (writer == nullptr) return progressed;
         outgoing_[send_to].reset();  // a failed connection is not reused
-        return make_error(progressed.error().status, "bootstrap send to rank " +
-                                                         std::to_string(send_to) + " at " +
-                                                         addresses_[send_to].to_string() +
-                                                         " failed: " + progressed.error().message);
+        return make_error(progressed.error().status,
+                          "bootstrap send of " + std::to_string(send_size) + " bytes (" +
+                              msg_type_name(static_cast<uint32_t>(type)) + ") to rank " +
+                              std::to_string(send_to) + " at " + addresses_[send_to].to_string() +
+                              " failed: " + progressed.error().message);
       }
       return make_error(NRT_TIMEOUT,
                         !sent ? timeout_message("send", send_to, type, send_size, bound)
@@ -303,6 +312,21 @@ void PeerMesh::leave(std::chrono::milliseconds bound) {
     if (!sent) {
       NCCOM_INFO(log::kBootstrap, "bootstrap: rank %d could not say goodbye to rank %zu: %s", rank_,
                  peer, sent.error().message.c_str());
+    }
+  }
+}
+
+void PeerMesh::give_up(const std::string& why, std::chrono::milliseconds bound) {
+  std::lock_guard lock(mutex_);
+  const std::size_t n = std::min(why.size(), kGaveUpTextBytes);
+  const auto gave_up = frame(MsgType::kGaveUp, why.data(), n);
+  for (std::size_t peer = 0; peer < outgoing_.size(); ++peer) {
+    if (!outgoing_[peer]) continue;
+    Status sent =
+        outgoing_[peer]->sock.send_all(gave_up.data(), gave_up.size(), Clock::now() + bound);
+    if (!sent) {
+      NCCOM_INFO(log::kBootstrap, "bootstrap: rank %d could not tell rank %zu why it gave up: %s",
+                 rank_, peer, sent.error().message.c_str());
     }
   }
 }

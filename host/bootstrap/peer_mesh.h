@@ -69,6 +69,15 @@ class PeerMesh final : public PeerExchange {
   // once, naming it). Best effort: a peer already gone is skipped.
   void leave(std::chrono::milliseconds bound);
 
+  // The opposite: this member's setup failed (`why`, at most
+  // kGaveUpTextBytes of it). Sends GAVE_UP with the reason on every
+  // connection this rank opened, each write bounded by `bound`; a member
+  // waiting for this rank then fails with that reason (which names the rank
+  // that started it) instead of "rank N closed its connection" when this
+  // process exits. Best effort, like leave().
+  void give_up(const std::string& why, std::chrono::milliseconds bound);
+  static constexpr std::size_t kGaveUpTextBytes = 4096;
+
   // Connections refused so far (wrong secret, garbage, bad rank): for tests
   // and for the log.
   int refused_connections() const { return refused_; }

@@ -6,9 +6,12 @@
 #include "log/guarded.h"
 #include "log/log.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <ctime>
 #include <optional>
@@ -118,7 +121,9 @@ uint64_t random_u64() {
 }  // namespace
 
 Root::Root(Socket listener, const RootOptions& options)
-    : listener_(std::move(listener)), address_(listener_.local_address()), options_(options) {}
+    : listener_(std::move(listener)), address_(listener_.local_address()), options_(options) {
+  if (::pipe2(stop_fds_, O_CLOEXEC | O_NONBLOCK) != 0) stop_fds_[0] = stop_fds_[1] = -1;
+}
 
 Result<std::unique_ptr<Root>> Root::start(Socket listener, const RootOptions& options) {
   if (options.nranks < 1) {
@@ -129,6 +134,7 @@ Result<std::unique_ptr<Root>> Root::start(Socket listener, const RootOptions& op
   root->thread_ = std::thread([r = root.get()] {
     if (log::run_thread_body("bootstrap root", "the communicator's ranks are told nothing",
                              [r] { r->serve(); })) {
+      r->exited_.store(true, std::memory_order_release);
       return;
     }
     r->outcome_ = make_error(NRT_RESOURCE, "bootstrap root " + r->address_.to_string() +
@@ -139,15 +145,31 @@ Result<std::unique_ptr<Root>> Root::start(Socket listener, const RootOptions& op
       r->done_.store(true, std::memory_order_release);
     }
     r->done_cv_.notify_all();
+    r->exited_.store(true, std::memory_order_release);
   });
   return root;
 }
 
-Root::~Root() { (void)wait(); }
+Root::~Root() {
+  (void)wait();
+  for (int fd : stop_fds_) {
+    if (fd >= 0) ::close(fd);
+  }
+}
 
 Status Root::wait() {
   if (thread_.joinable()) thread_.join();
   return outcome_;
+}
+
+bool Root::stop_if_decided() {
+  if (!decided()) return false;
+  if (stop_fds_[1] >= 0) {
+    const char c = 1;
+    [[maybe_unused]] const ssize_t n = ::write(stop_fds_[1], &c, 1);
+  }
+  (void)wait();
+  return true;
 }
 
 namespace {
@@ -280,6 +302,53 @@ std::vector<uint8_t> reply_for(const Peer& peer, const CheckIns& checkins, int n
   return reply.encode();
 }
 
+// How long a late rank's answer may take to send (it is small; a rank that
+// does not read it is not waited for).
+constexpr std::chrono::milliseconds kLateReplyBound{1000};
+
+// After a failure verdict the root keeps its port until `deadline`: a rank
+// that checks in late (restarted, slow to start, or one a leader brings
+// after the verdict) is answered with the verdict instead of finding nobody
+// and retrying its connect until its own timeout, blaming the root. Ends
+// early once every rank has been told, or when a byte arrives on `stop_fd`.
+void linger(const Socket& listener, int stop_fd, const InboundConnection::HelloValidator& validator,
+            int n, CheckIns& checkins, Deadline deadline, std::vector<bool> told,
+            const std::string& where) {
+  std::vector<Peer> peers;
+  Refusals ignored;
+  auto everyone_told = [&] { return std::find(told.begin(), told.end(), false) == told.end(); };
+  while (!everyone_told()) {
+    std::vector<pollfd> fds{{listener.fd(), POLLIN, 0}, {stop_fd, POLLIN, 0}};
+    for (auto& p : peers) fds.push_back({p.conn->fd(), POLLIN, 0});
+    const int left = remaining_ms(deadline);
+    if (left <= 0) return;
+    const int ready = ::poll(fds.data(), fds.size(), left);
+    if (ready < 0) continue;  // EINTR
+    if (fds[1].revents != 0) return;
+    for (std::size_t i = 0; i < peers.size(); ++i) {
+      if (fds[i + 2].revents == 0) continue;
+      Peer& peer = peers[i];
+      serve_peer(peer, n, checkins, ignored, where);
+      if (peer.ranks.empty() || peer.conn->closed()) continue;
+      MsgType type{};
+      const std::vector<uint8_t> payload = reply_for(peer, checkins, n, 0, 0, &type);
+      Status sent =
+          send_message(peer.conn->socket(), type, payload, Clock::now() + kLateReplyBound);
+      for (int r : peer.ranks) {
+        if (r >= 0 && r < n) told[static_cast<std::size_t>(r)] = true;
+      }
+      std::string ranks;
+      for (int r : peer.ranks) ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
+      const std::string failed = sent ? std::string() : ": " + sent.error().message;
+      NCCOM_INFO(log::kBootstrap, "%s told rank%s %s, checked in after the verdict, the verdict%s",
+                 where.c_str(), peer.ranks.size() == 1 ? "" : "s", ranks.c_str(), failed.c_str());
+      peer.conn->close();
+    }
+    std::erase_if(peers, [](const Peer& p) { return p.conn->closed(); });
+    if (fds[0].revents & POLLIN) accept_peers(listener, validator, peers);
+  }
+}
+
 }  // namespace
 
 void Root::serve() {
@@ -340,17 +409,27 @@ void Root::serve() {
     NCCOM_WARN("%s: %s", where.c_str(), checkins.failure().c_str());
     outcome_ = make_error(NRT_FAILURE, where + ": " + checkins.failure());
   }
-  listener_.close();
+  std::vector<bool> told(static_cast<std::size_t>(n), false);
+  for (const Peer& peer : peers) {
+    for (int r : peer.ranks) {
+      if (r >= 0 && r < n) told[static_cast<std::size_t>(r)] = true;
+    }
+  }
+  peers.clear();
   {
     std::lock_guard lock(done_mutex_);
+    if (success) listener_.close();
     done_.store(true, std::memory_order_release);
   }
   done_cv_.notify_all();
+  if (success) return;
+  linger(listener_, stop_fds_[0], validator, n, checkins, deadline, std::move(told), where);
+  listener_.close();
 }
 
 bool Root::wait_for(std::chrono::milliseconds limit) {
   std::unique_lock lock(done_mutex_);
-  return done_cv_.wait_for(lock, limit, [this] { return finished(); });
+  return done_cv_.wait_for(lock, limit, [this] { return decided(); });
 }
 
 }  // namespace nccom::bootstrap

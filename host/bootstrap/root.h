@@ -37,13 +37,22 @@ class Root {
   Root& operator=(const Root&) = delete;
 
   const SocketAddress& address() const { return address_; }
-  // Blocks until the root thread has answered everybody (or failed); returns
-  // its outcome. Idempotent.
+  // Blocks until the root thread has ended; returns its outcome. Idempotent.
   Status wait();
-  // True once the thread has finished (wait() then returns at once).
-  bool finished() const { return done_.load(std::memory_order_acquire); }
-  // Waits up to `limit` for the thread to finish; true if it did.
+  // True once the root has answered everybody who checked in (or failed).
+  bool decided() const { return done_.load(std::memory_order_acquire); }
+  // True once the thread has ended (wait() then returns at once). A root
+  // that failed the communicator stays up after its verdict, until its
+  // deadline or until every rank has been told: a rank that arrives late
+  // (restarted, slow to start) gets the verdict instead of a refused
+  // connection.
+  bool finished() const { return exited_.load(std::memory_order_acquire); }
+  // Waits up to `limit` for the verdict; true if it came.
   bool wait_for(std::chrono::milliseconds limit);
+  // Ends a root that has decided at once (its listener closes, late ranks
+  // are no longer answered); joins the thread. A root still collecting
+  // check-ins is left alone (false).
+  bool stop_if_decided();
 
  private:
   Root(Socket listener, const RootOptions& options);
@@ -55,6 +64,8 @@ class Root {
   std::thread thread_;
   Status outcome_;
   std::atomic<bool> done_{false};
+  std::atomic<bool> exited_{false};
+  int stop_fds_[2] = {-1, -1};  // a pipe: a byte on it ends the linger
   std::mutex done_mutex_;
   std::condition_variable done_cv_;
 };

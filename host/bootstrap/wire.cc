@@ -143,7 +143,7 @@ const char* msg_type_name(uint32_t type) {
       "UNKNOWN", "RING",           "INFO_TO_ROOT",   "INFO_FROM_ROOT",
       "USER",    "TRANSPORT_INIT", "BARRIER",        "RECURSIVE_DOUBLING",
       "BRUCK",   "LEADER_TO_ROOT", "ROOT_TO_LEADER", "REFUSED",
-      "GOODBYE"};
+      "GOODBYE", "GAVE_UP"};
   static_assert(std::size(kNames) == static_cast<std::size_t>(MsgType::kMaxType) + 1);
   return valid_msg_type(type) ? kNames[type] : kNames[0];
 }

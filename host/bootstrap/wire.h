@@ -33,7 +33,8 @@ enum class MsgType : uint32_t {
   kRootToLeader = 10,  // hierarchical: the root's reply to a leader
   kRefused = 11,       // root -> a connection it refuses: why, as text (<= 4096 bytes)
   kGoodbye = 12,       // peer mesh, empty: the sender completed setup and frees its communicator
-  kMaxType = 12
+  kGaveUp = 13,        // peer mesh: the sender's setup failed; payload: why, as text
+  kMaxType = 13
 };
 bool valid_msg_type(uint32_t type);
 inline constexpr std::size_t kMaxRefusalBytes = 4096;  // a REFUSED message's text

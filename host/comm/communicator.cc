@@ -296,6 +296,10 @@ int Communicator::node_count() const {
   return static_cast<int>(hosts.size());
 }
 
+void Communicator::give_up_setup(const std::string& why) {
+  if (mesh_ && !set_up_) mesh_->give_up(why, std::chrono::milliseconds(200));
+}
+
 void Communicator::finish_setup() {
   set_up_ = true;
   if (mesh_) mesh_->set_setup(false);

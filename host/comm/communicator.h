@@ -61,6 +61,10 @@ class Communicator {
   // freeing it is a clean departure (the members still setting up are told,
   // so they do not take the closing connections for a failure).
   void finish_setup();
+  // Its setup failed (`why`): the members still setting up are told, so a
+  // member waiting for this rank names the cause instead of this rank's
+  // closing connection. Nothing once set up.
+  void give_up_setup(const std::string& why);
 
   // The bootstrap services (send/recv, all-gather). With a single rank and no
   // bootstrap network, all-gather is a local no-op and send/recv are errors.
@@ -143,8 +147,13 @@ Result<bootstrap::SocketAddress> start_root(const bootstrap::UniqueId& id,
                                             const BootstrapSettings& settings);
 
 // Waits for the roots this process started whose handshakes are over and
-// frees them; returns how many are still running.
+// frees them; returns how many are still running (a root that failed its
+// communicator runs on to tell late ranks, until its deadline).
 int reap_roots();
+
+// Ends the roots of this process that have given their verdict and still
+// answer late ranks: those on `port`, or all of them with 0.
+void stop_decided_roots(uint16_t port);
 // Gives every root of this process up to `limit` in all to finish (a root
 // finishes shortly after its last answer), then reaps; returns how many
 // are still running.

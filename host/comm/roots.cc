@@ -39,6 +39,10 @@ uint64_t random_secret() {
 Result<bootstrap::SocketAddress> start_root(const bootstrap::UniqueId& id,
                                             const bootstrap::SocketAddress& listen_on, int nranks,
                                             const BootstrapSettings& settings) {
+  // A root of this process that failed its communicator may still hold the
+  // port to answer late ranks; a new communicator on the same port (a
+  // runtime that retries its init) takes precedence.
+  if (listen_on.port() != 0) stop_decided_roots(listen_on.port());
   auto listener = bootstrap::Socket::listen(listen_on);
   if (!listener) {
     // Another job's root, or any program, holds the port: say what to do.
@@ -67,6 +71,22 @@ Result<bootstrap::SocketAddress> start_root(const bootstrap::UniqueId& id,
   std::lock_guard lock(g_roots_mutex);
   roots().push_back(std::move(root).value());
   return bound;
+}
+
+void stop_decided_roots(uint16_t port) {
+  RootList stopped;
+  {
+    std::lock_guard lock(g_roots_mutex);
+    if (g_roots == nullptr) return;
+    for (auto it = g_roots->begin(); it != g_roots->end();) {
+      if ((port == 0 || (*it)->address().port() == port) && (*it)->decided()) {
+        stopped.splice(stopped.end(), *g_roots, it++);
+      } else {
+        ++it;
+      }
+    }
+  }
+  for (auto& r : stopped) r->stop_if_decided();
 }
 
 int reap_roots() {
@@ -107,6 +127,7 @@ int wait_roots(std::chrono::milliseconds limit) {
 // so no finished thread is left behind; a root still running then is left
 // alone (the list is never destroyed, so nothing terminates).
 __attribute__((destructor)) static void reap_roots_at_unload() {
+  stop_decided_roots(0);  // their code goes away with the library
   if (reap_roots() != 0) return;
   std::lock_guard lock(g_roots_mutex);
   delete g_roots;  // empty: an unloaded libnccom leaves nothing allocated

@@ -113,6 +113,7 @@ void Engine::wake() {
 
 void Engine::add_comm(const std::shared_ptr<CommRecord>& record, uint64_t secret,
                       const std::vector<Card>& cards) {
+  uint64_t ticket = 0;
   {
     std::lock_guard lock(mu_);
     comms_.push_back(record);
@@ -126,8 +127,12 @@ void Engine::add_comm(const std::shared_ptr<CommRecord>& record, uint64_t secret
     }
     dirty_ = true;
     port_check_ = true;
+    ticket = ++port_check_asked_;
   }
   wake();
+  std::unique_lock lock(mu_);
+  cv_.wait_for(lock, std::chrono::milliseconds(kPortCheckWaitMs),
+               [&] { return port_checked_ >= ticket || stop_; });
 }
 
 void Engine::remove_comm(const CommRecord* record) {
@@ -245,6 +250,7 @@ void Engine::run() {
     bool farewell = false;
     bool port_check = false;
     uint64_t ticket = 0;
+    uint64_t port_ticket = 0;
     {
       std::lock_guard lock(mu_);
       if (stop_) farewell_ = true;  // the process exits: goodbye first
@@ -273,6 +279,7 @@ void Engine::run() {
       farewell_ = false;
       port_check = port_check_ && !stop_;
       port_check_ = false;
+      port_ticket = port_check_asked_;
       ticket = farewell_asked_;
     }
     const uint64_t now = now_ms();
@@ -280,7 +287,14 @@ void Engine::run() {
         std::max<uint64_t>(1000, settings_.keepalive_ms * settings_.timeout_factor / 2);
     if (last_loop_ != 0 && now - last_loop_ > absent_limit) discount_absence(now - last_loop_, now);
     last_loop_ = now;
-    if (port_check) check_client_port();
+    if (port_check) {
+      check_client_port();
+      {
+        std::lock_guard lock(mu_);
+        port_checked_ = port_ticket;
+      }
+      cv_.notify_all();
+    }
     if (farewell) {
       // The last communicator is gone: goodbye on every link, sent now.
       std::vector<int> links;

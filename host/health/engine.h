@@ -34,6 +34,10 @@ constexpr uint64_t kClientMs = 10000;    // a client's whole session
 constexpr std::size_t kClientLineBytes = 256;
 constexpr uint64_t kTickMs = 250;  // the longest poll
 constexpr uint64_t kGoodbyeWaitMs = 200;
+// How long add_comm waits for the client-port check of the processes it
+// brought (their cards say which listeners on the port are this job's): when
+// it returns, this process's nccom-ras port is settled.
+constexpr uint64_t kPortCheckWaitMs = 2000;
 constexpr int kMaxUnadmitted = 256;                // inbound connections and clients at once
 constexpr std::size_t kMaxUnadmittedBytes = 4096;  // read from one before its hello is admitted
 constexpr const char* kServerProtocol = "SERVER PROTOCOL 2\n";
@@ -206,11 +210,12 @@ class Engine {
   bool dirty_ = false;       // comms changed (guarded by mu_)
   bool port_check_ = false;  // a communicator came: check the client port (guarded by mu_)
   bool farewell_ = false;    // the last comm left: say goodbye (guarded by mu_)
-  uint64_t farewell_done_ = 0, farewell_asked_ = 0;  // guarded by mu_
-  std::vector<std::shared_ptr<CommRecord>> comms_;   // guarded by mu_
-  std::multimap<uint64_t, uint64_t> secrets_;        // comm hash -> secret, guarded by mu_
-  std::map<uint64_t, Peer> pending_peers_;           // added by add_comm, guarded by mu_
-  std::vector<uint64_t> removed_peers_;              // guarded by mu_
+  uint64_t farewell_done_ = 0, farewell_asked_ = 0;   // guarded by mu_
+  uint64_t port_checked_ = 0, port_check_asked_ = 0;  // guarded by mu_
+  std::vector<std::shared_ptr<CommRecord>> comms_;    // guarded by mu_
+  std::multimap<uint64_t, uint64_t> secrets_;         // comm hash -> secret, guarded by mu_
+  std::map<uint64_t, Peer> pending_peers_;            // added by add_comm, guarded by mu_
+  std::vector<uint64_t> removed_peers_;               // guarded by mu_
 
   std::map<uint64_t, Peer> peers_;
   std::map<int, Conn> conns_;

@@ -98,6 +98,29 @@ Card ensure_service(const ServiceSettings& settings, const bootstrap::SocketAddr
     auto shared = address ? listen_shared(*address) : Result<Socket>(address.take_error());
     if (shared) {
       client = std::move(*shared);
+    } else if (address) {
+      // Another program holds it (not another job: jobs share it and the
+      // engine settles who moves once it knows this job's processes). The
+      // next port of the span that this process can share is taken, as the
+      // engine's move does; every process of the job on this host takes the
+      // same one.
+      std::string moved;
+      for (int port = address->port() + 1;
+           port < address->port() + engine::kClientPortSpan && port <= 65535 && !client.valid();
+           ++port) {
+        SocketAddress to = *address;
+        to.set_port(static_cast<uint16_t>(port));
+        if (auto next = listen_shared(to)) {
+          client = std::move(*next);
+          moved = to.to_string() + " (nccom-ras -p " + std::to_string(port) + ")";
+        }
+      }
+      NCCOM_WARN(
+          "health: nccom-ras port %s: %s%s; set health.client_address (NCCOM_RAS_ADDR) to a "
+          "free port to choose it, or empty for none",
+          settings.client_address.c_str(), shared.error().message.c_str(),
+          moved.empty() ? " and the next ports too: this process answers no nccom-ras"
+                        : ("; this process's nccom-ras port is " + moved).c_str());
     } else {
       NCCOM_WARN(
           "health: no nccom-ras port in this process (%s): %s; set health.client_address "
@@ -110,7 +133,7 @@ Card ensure_service(const ServiceSettings& settings, const bootstrap::SocketAddr
   if (client.valid()) g_card.client_inode = engine::socket_inode(client.fd());
   NCCOM_INFO(log::kInit, "health: service on %s, nccom-ras port %s, keep-alive %llu ms x %d",
              g_card.endpoint.to_string().c_str(),
-             client.valid() ? settings.client_address.c_str() : "none",
+             client.valid() ? client.local_address().to_string().c_str() : "none",
              static_cast<unsigned long long>(settings.keepalive_ms), settings.timeout_factor);
   g_engine = std::make_unique<Engine>(settings, std::move(*listener), std::move(client), g_card);
   return g_card;

@@ -26,15 +26,71 @@ namespace {
 namespace eng = nrt_emu::engine;
 using Clock = std::chrono::steady_clock;
 
+// The ports after the configured one that libnccom's health service moves
+// to when another job holds it (host/health/port_share.h, docs/health.md).
+constexpr int kHealthPortSpan = 16;
+
+// Where this job's health service answers nccom-ras on this host, or why it
+// was not found.
+struct HealthPort {
+  std::string host, port;  // empty port: not found
+  std::string why_not;
+};
+
+// The configured address (NCCOM_RAS_ADDR, NCCL_RAS_ADDR, else nccom-ras's
+// default) is this job's when the service there reports this process; a job
+// whose port another job held has moved to one of the next ports, and the
+// first of those that reports this process is this job's. Asked once per
+// process (the answer is settled when the communicator is up: libnccom
+// checks its port before neuronInitComm returns). Refused ports cost a
+// connect each; a service that answers, one collection (bounded by 1 s).
+const HealthPort& own_health_port() {
+  static const HealthPort found = [] {
+    HealthPort h;
+    ras::Query q;
+    if (!ras::address_from_env(q, h.why_not)) return h;
+    q.json = true;
+    q.attempts = 2;
+    q.handshake_ms = 500;
+    q.connect_ms = 300;
+    q.timeout_ms = 1000;
+    h.host = q.host;
+    const int first = std::atoi(q.port.c_str());
+    const std::string mine = "\"pid\":" + std::to_string(getpid());
+    for (int port = first; port > 0 && port < first + kHealthPortSpan && port <= 65535; ++port) {
+      q.port = std::to_string(port);
+      const ras::Answer a = ras::ask(q);
+      if (!a.ok) continue;
+      for (size_t at = a.report.find(mine); at != std::string::npos;
+           at = a.report.find(mine, at + 1)) {
+        const char next = at + mine.size() < a.report.size() ? a.report[at + mine.size()] : ',';
+        if (next == ',' || next == '}') {
+          h.port = q.port;
+          return h;
+        }
+      }
+    }
+    h.why_not = "no nccom-ras service of this job on " + q.host + " ports " +
+                std::to_string(first) + "-" + std::to_string(first + kHealthPortSpan - 1) +
+                " (another program or job holds them, or the health service is off; "
+                "libnccom's WARN says which)";
+    return h;
+  }();
+  return found;
+}
+
 // A failure ends the rank at once, without teardown: the peers may already
 // be gone, and the engine fails them within their timeout naming this rank.
 // What the job's health service knows (nccom-ras's findings: processes that
 // do not answer, ranks waiting or behind), for a failure message; "" when no
-// service answers or it finds nothing. Bounded by about 3 s.
+// service of this job answers or it finds nothing. Bounded by about 3 s
+// once this job's port is known.
 std::string health_view() {
+  const HealthPort& own = own_health_port();
+  if (own.port.empty()) return "";
   ras::Query q;
-  std::string error;
-  if (!ras::address_from_env(q, error)) return "";
+  q.host = own.host;
+  q.port = own.port;
   q.attempts = 2;
   q.handshake_ms = 800;
   q.connect_ms = 500;
@@ -188,11 +244,12 @@ class RankBench {
     i.warmup = o_.warmup;
     i.check = o_.check;
     i.timeout_ms = o_.timeout_ms;
-    for (const char* var : {"NCCOM_RAS_ADDR", "NCCL_RAS_ADDR"}) {
-      const char* v = std::getenv(var);
-      if (v != nullptr && *v != '\0' && std::strchr(v, ':') != nullptr) {
-        i.health_address = v;
-        break;
+    if (p_.rank == 0 && !o_.json) {  // only rank 0's table says it
+      const HealthPort& own = own_health_port();
+      if (!own.port.empty()) {
+        i.health_address = own.host + ":" + own.port;
+      } else {
+        i.health_note = own.why_not;
       }
     }
     return i;

@@ -123,6 +123,8 @@ std::string table_header(const RunInfo& info, Op op) {
     const std::size_t colon = info.health_address.rfind(':');
     s += "# health: nccom-ras -h " + info.health_address.substr(0, colon) + " -p " +
          info.health_address.substr(colon + 1) + "\n";
+  } else if (!info.health_note.empty()) {
+    s += "# health: " + info.health_note + "\n";
   }
   s += "#\n";
   // Built with the row's own widths so every name sits over its values.

@@ -62,6 +62,7 @@ struct RunInfo {
   bool check = false;
   uint32_t timeout_ms = 0;
   std::string health_address;  // where nccom-ras reaches the job ("" when unknown)
+  std::string health_note;     // why it is unknown ("" when nothing to say)
 };
 
 // nccl-tests' bus bandwidth factors: all-reduce 2(n−1)/n; all-gather,

@@ -73,9 +73,9 @@ std::map<std::string, std::string> env_for(const Shape& s, int port) {
   return env;
 }
 
-std::vector<RunningChild> start(const Shape& s, const std::vector<std::string>& args,
-                                std::map<std::string, std::string> env) {
-  std::vector<RunningChild> kids;
+// Rank r's process of shape `s`.
+RunningChild start_rank(const Shape& s, int r, const std::vector<std::string>& args,
+                        const std::map<std::string, std::string>& env) {
   // Blocks of consecutive ranks, the first ranks % hosts hosts one more
   // (3 on 2: 2 + 1). Each host's device count is its rank count (the
   // engine sets NEURON_RT_EMU_DEVICES from local_n).
@@ -87,14 +87,18 @@ std::vector<RunningChild> start(const Shape& s, const std::vector<std::string>& 
       local_of.push_back(l);
     }
   }
-  for (int r = 0; r < s.ranks; ++r) {
-    const int h = host_of[static_cast<size_t>(r)];
-    std::vector<std::string> a = {std::to_string(r), std::to_string(s.ranks), std::to_string(h),
-                                  std::to_string(local_of[static_cast<size_t>(r)]),
-                                  std::to_string(count[static_cast<size_t>(h)])};
-    a.insert(a.end(), args.begin(), args.end());
-    kids.push_back(nccom_test::start_child(ENGINE_RANK_DRIVER, a, env));
-  }
+  const int h = host_of[static_cast<size_t>(r)];
+  std::vector<std::string> a = {std::to_string(r), std::to_string(s.ranks), std::to_string(h),
+                                std::to_string(local_of[static_cast<size_t>(r)]),
+                                std::to_string(count[static_cast<size_t>(h)])};
+  a.insert(a.end(), args.begin(), args.end());
+  return nccom_test::start_child(ENGINE_RANK_DRIVER, a, env);
+}
+
+std::vector<RunningChild> start(const Shape& s, const std::vector<std::string>& args,
+                                const std::map<std::string, std::string>& env) {
+  std::vector<RunningChild> kids;
+  for (int r = 0; r < s.ranks; ++r) kids.push_back(start_rank(s, r, args, env));
   return kids;
 }
 
@@ -193,6 +197,43 @@ TEST_P(EngineFault, ADeadRankFailsTheOthersInASmallAllReduce) {
   const auto t0 = Clock::now();
   expect_the_dead_rank_named(GetParam(), {"die=1", "die_count=2", "timeout_ms=20000"});
   EXPECT_LT(Clock::now() - t0, std::chrono::seconds(40));
+}
+
+// A rank restarted during a run: rank 1 kills itself before its first
+// collective and a new process starts as rank 1, with the arguments and
+// environment it had. The others fail naming rank 1 within the collective
+// bound; the new process cannot join the communicator that formed without
+// it and fails within its bootstrap bound (5 s here), saying so.
+TEST_P(EngineFault, ARankRestartedDuringARunIsNamedAndCannotRejoin) {
+  const Shape s = GetParam();
+  const nccom_test::LoopbackPort reserved;
+  ASSERT_GT(reserved.port(), 0);
+  const auto env = env_for(s, reserved.port());
+  const std::vector<std::string> args = {"die=1", "timeout_ms=20000"};
+  std::vector<RunningChild> kids = start(s, args, env);
+  nccom_test::ChildResult dead = nccom_test::finish_child(kids[1]);
+  ASSERT_EQ(dead.signal, SIGKILL) << dead.out << dead.err;
+  const auto died = Clock::now();
+  // The same rank, host and device again; this time it is no victim.
+  auto again_env = env;
+  again_env["NCCOM_BOOTSTRAP_TIMEOUT_MS"] = "5000";
+  RunningChild again = start_rank(s, 1, {"timeout_ms=20000"}, again_env);
+  for (size_t r = 0; r < kids.size(); ++r) {
+    if (r == 1) continue;
+    nccom_test::ChildResult res = nccom_test::finish_child(kids[r]);
+    auto rep = nccom_test::parse_report(res.out);
+    EXPECT_EQ(res.exit_code, 0) << "rank " << r << ":\n" << res.out << res.err;
+    EXPECT_NE(rep["result"], "0") << "rank " << r << " finished a collective with a dead peer";
+    EXPECT_NE(rep["message"].find("rank 1"), std::string::npos)
+        << "rank " << r << ": " << rep["message"];
+  }
+  EXPECT_LT(Clock::now() - died, std::chrono::seconds(30));
+  nccom_test::ChildResult res = nccom_test::finish_child(again);
+  EXPECT_EQ(res.exit_code, 1) << res.out << res.err;
+  EXPECT_NE(res.out.find("error=init: "), std::string::npos) << res.out << res.err;
+  EXPECT_NE(res.out.find("a rank restarted after that cannot rejoin it"), std::string::npos)
+      << res.out << res.err;
+  EXPECT_LT(Clock::now() - died, std::chrono::seconds(30));
 }
 
 #ifndef ENGINE_E2E_LONG

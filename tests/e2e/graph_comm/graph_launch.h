@@ -4,6 +4,8 @@
 // the calling test.
 #pragma once
 
+#include "child_process.h"
+
 #include <functional>
 #include <map>
 #include <string>
@@ -22,5 +24,19 @@ struct Launch {
 };
 
 std::vector<Report> run_ranks(const Launch& launch);
+
+// The same in steps, for tests that end or replace a rank's process: every
+// rank started (rank 0 first; its unique id handed to the others).
+struct Started {
+  std::vector<nccom_test::RunningChild> children;  // indexed by rank; empty on failure
+  std::string id_hex;
+  std::map<std::string, std::string> env;
+};
+Started start_ranks(const Launch& launch);
+// Starts another process as `rank` of the communicator `started` runs, with
+// `args` and `env` added.
+nccom_test::RunningChild start_rank(const Launch& launch, const Started& started, int rank,
+                                    const std::vector<std::string>& args,
+                                    const std::map<std::string, std::string>& env = {});
 
 }  // namespace graph_comm_test

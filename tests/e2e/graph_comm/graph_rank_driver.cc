@@ -20,7 +20,11 @@
 // --free-first: free the communicator at once after neuronGetCommInfo (no
 // fence, no connectors, nothing else), as a runtime may: a rank that is done
 // with its part of setup leaves while the others may still be building.
+// --die-after-init: the process kills itself (SIGKILL) right after
+// neuronInitComm returns, while the others build the graph (a crash during
+// setup; a test may then start a new process as the same rank).
 #include <nrt_emu.h>
+#include <signal.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -84,9 +88,13 @@ int main(int argc, char** argv) {
     die("unknown mode " + mode);
   }
   bool free_first = false;
-  for (int i = first_option; i < argc; ++i)
+  bool die_after_init = false;
+  for (int i = first_option; i < argc; ++i) {
     free_first = free_first || std::strcmp(argv[i], "--free-first") == 0;
+    die_after_init = die_after_init || std::strcmp(argv[i], "--die-after-init") == 0;
+  }
   check(t->neuronInitComm(&comm, nranks, id, rank, &dev, false), "neuronInitComm");
+  if (die_after_init) raise(SIGKILL);
   check(t->neuronBuildGraphComm(comm), "neuronBuildGraphComm");
 
   nccl_comm_info_t info{};

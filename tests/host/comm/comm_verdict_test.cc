@@ -27,10 +27,13 @@ constexpr auto kMeshSocketTimeout = 60000ms;
 
 // Every root a test started has finished and been joined when it ends (a
 // finished root stays joinable until reap_roots, which libnccom calls from
-// its own entry points; these tests drive the layers below them).
+// its own entry points; these tests drive the layers below them). A root
+// that failed its communicator would answer late ranks until its deadline:
+// ended here, as when libnccom is unloaded.
 class CommVerdicts : public testing::Test {
  protected:
   void TearDown() override {
+    nccom::comm::stop_decided_roots(0);
     EXPECT_TRUE(eventually([] { return nccom::comm::reap_roots() == 0; }, kHandshake + kHang))
         << "a bootstrap root is still running";
   }
@@ -250,6 +253,30 @@ TEST_F(CommVerdicts, ASetupWaitOutlivesAMemberThatLeftCleanly) {
       << to_gone.error().message;
 }
 
+// A member whose own setup failed tells the others why before its process
+// goes: rank 0, waiting for it, fails with that reason (which names the rank
+// that started the failure) instead of "rank 1 closed its connection".
+TEST_F(CommVerdicts, ASetupWaitForAMemberThatGaveUpNamesItsReason) {
+  auto ranks = three_meshes();
+  for (const auto& r : ranks) ASSERT_TRUE(r.status) << r.status.error().message;
+  const uint32_t hello = 1;
+  ASSERT_TRUE(ranks[1].mesh->send(0, MsgType::kUser, &hello, sizeof hello));
+  ranks[0].mesh->set_setup(true, 60000ms);
+  ranks[1].mesh->give_up("recv from rank 2 failed: rank 2 (127.0.0.1:9) closed its connection",
+                         1000ms);
+  ranks[1].mesh.reset();
+
+  const auto begin = Clock::now();
+  uint64_t value = 0;
+  auto waited = ranks[0].mesh->recv(1, MsgType::kTransportInit, &value, sizeof value);
+  ASSERT_FALSE(waited);
+  EXPECT_TRUE(has(waited.error().message,
+                  {"recv of 8 bytes (TRANSPORT_INIT) from rank 1 failed", "gave up its setup",
+                   "recv from rank 2 failed: rank 2 (127.0.0.1:9) closed its connection"}))
+      << waited.error().message;
+  EXPECT_LT(ms_since(begin), 60000) << "the wait ended at its timeout, not at once";
+}
+
 // A member's listener existed before it checked in: a refused connection to
 // it means its process is gone, and a send to it fails at once.
 TEST_F(CommVerdicts, ASendToAMemberThatIsGoneFailsAtOnce) {
@@ -349,3 +376,100 @@ TEST_F(CommVerdicts, ARootStillAnsweringIsLeftAfterTheBoundWithAWarning) {
 }
 
 }  // namespace
+
+// A rank that checked in and died during the handshake (a process that is
+// then restarted): the ranks already in fail at once naming it. Its
+// replacement and a rank that starts only now arrive after the verdict and
+// are told it too, instead of finding no root and retrying their connect
+// until their own timeout. Once every rank has been told, the root ends
+// without waiting for its deadline.
+TEST_F(CommVerdicts, RanksArrivingAfterAVerdictAreToldIt) {
+  auto s = nccom_test::loopback_settings("flat", 20000ms);
+  const auto begin = Clock::now();
+  auto id = nccom::comm::get_unique_id(nullptr, 4, false, s);
+  ASSERT_TRUE(id) << id.error().message;
+  auto spec = [&](int rank) {
+    RankSpec r;
+    r.rank = rank;
+    r.nranks = 4;
+    r.id = id->encode();
+    r.settings = s;
+    return r;
+  };
+  RankThreads first;
+  first.start(spec(0));
+  first.start(spec(1));
+  ASSERT_TRUE(root_has_checkins(id->root.port(), 2));
+  {
+    nccom::bootstrap::ExtInfo info;
+    info.rank = 2;
+    info.nranks = 4;
+    info.listen_address = loopback(9);
+    const auto bytes = info.encode();
+    RawClient dying(id->root);
+    ASSERT_TRUE(dying.connected());
+    ASSERT_TRUE(dying.hello(id->secret, 2, 4)
+                    .header(MsgType::kInfoToRoot, bytes.size())
+                    .bytes(bytes.data(), bytes.size())
+                    .send());
+    ASSERT_TRUE(root_has_checkins(id->root.port(), 3));
+  }  // the process "dies": its connection closes
+  for (const auto& r : first.join()) {
+    ASSERT_FALSE(r.status) << "rank " << r.rank;
+    EXPECT_TRUE(has(r.message(), {"rank 2 (", "hung up before the handshake finished"}));
+  }
+
+  RankThreads late;
+  late.start(spec(2));  // the replacement
+  late.start(spec(3));
+  for (const auto& r : late.join()) {
+    ASSERT_FALSE(r.status) << "rank " << r.rank;
+    EXPECT_TRUE(has(r.message(), {"refused the communicator", "rank 2 (",
+                                  "hung up before the handshake finished"}));
+    EXPECT_LT(r.took, s.handshake_timeout / 4) << "told by a timeout, not by the root";
+  }
+  EXPECT_TRUE(eventually([] { return nccom::comm::reap_roots() == 0; }, kHang));
+  EXPECT_LT(Clock::now() - begin, s.handshake_timeout) << "the root waited for its deadline";
+}
+
+// A runtime that retries its init on the same root port (a fixed
+// NEURON_RT_ROOT_COMM_ID) while the failed root still answers late ranks:
+// the new root takes the port at once.
+TEST_F(CommVerdicts, ARetryOnTheSameRootPortTakesItFromTheFailedRoot) {
+  auto s = nccom_test::loopback_settings("flat", 20000ms);
+  auto id = nccom::comm::get_unique_id(nullptr, 2, false, s);
+  ASSERT_TRUE(id) << id.error().message;
+  {
+    nccom::bootstrap::ExtInfo info;
+    info.rank = 1;
+    info.nranks = 2;
+    info.listen_address = loopback(9);
+    const auto bytes = info.encode();
+    RawClient dying(id->root);
+    ASSERT_TRUE(dying.connected());
+    ASSERT_TRUE(dying.hello(id->secret, 1, 2)
+                    .header(MsgType::kInfoToRoot, bytes.size())
+                    .bytes(bytes.data(), bytes.size())
+                    .send());
+    ASSERT_TRUE(root_has_checkins(id->root.port(), 1));
+  }
+  RankThreads late;
+  RankSpec r;
+  r.rank = 0;
+  r.nranks = 2;
+  r.id = id->encode();
+  r.settings = s;
+  late.start(r);
+  const auto results = late.join();
+  ASSERT_EQ(results.size(), 1u);
+  ASSERT_FALSE(results[0].status);
+  EXPECT_TRUE(has(results[0].message(), {"rank 1 (", "hung up before the handshake finished"}));
+  ASSERT_EQ(nccom::comm::reap_roots(), 1) << "the failed root no longer answers late ranks";
+
+  auto retry_settings = nccom_test::loopback_settings("flat", 1000ms);
+  UniqueId retry = *id;
+  retry.secret ^= 1;
+  auto bound = nccom::comm::start_root(retry, id->root, 2, retry_settings);
+  ASSERT_TRUE(bound) << bound.error().message;
+  EXPECT_EQ(bound->port(), id->root.port());
+}

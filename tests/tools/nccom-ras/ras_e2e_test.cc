@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -298,10 +299,65 @@ TEST(NccomRas, TwoJobsToldOnePortEachAnswerOnTheirOwn) {
 
   const auto said = second.end();
   const std::string all = said.out + said.err;
+  // Its table header advertises where it answers, not where it was told to.
+  EXPECT_NE(said.out.find("# health: nccom-ras -h 127.0.0.1 -p " + std::to_string(moved) + "\n"),
+            std::string::npos)
+      << said.out;
   EXPECT_EQ(count(all, "is served by another job (pids "), 1) << all;
   EXPECT_NE(all.find("(nccom-ras -p " + std::to_string(moved) + ")"), std::string::npos) << all;
   EXPECT_NE(all.find(std::to_string(*first_pids.begin())), std::string::npos) << all;
   EXPECT_EQ(first.end().out.find("is served by another job"), std::string::npos);
+}
+
+// A job whose nccom-ras port another program holds (listening, not sharing
+// it) answers on the next port it can take, says so once per process, and
+// its table header advertises that port, not the held one.
+TEST(NccomRas, APortAnotherProgramHoldsMovesTheJobAndItsHeaderSaysWhere) {
+  const nccom_test::LoopbackPort reserved;
+  const int held = reserved.port();
+  ASSERT_GT(held, 0);
+  const int holder = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(holder, 0);
+  const int one = 1;
+  setsockopt(holder, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = htons(static_cast<uint16_t>(held));
+  ASSERT_EQ(::bind(holder, reinterpret_cast<sockaddr*>(&a), sizeof a), 0) << std::strerror(errno);
+  ASSERT_EQ(::listen(holder, 4), 0) << std::strerror(errno);
+
+  Job job({"-r", "4", "-N", "2", "-b", "8", "-e", "8", "-n", "1000000", "-w", "1", "allr"},
+          {{"NCCOM_RAS_ADDR", "127.0.0.1:" + std::to_string(held)}});
+  int moved = 0;
+  ASSERT_TRUE(eventually(
+      [&] {
+        for (int port = held + 1; port < held + 16; ++port) {
+          const auto r = ras_at(port, {"--json"});
+          if (r.exit_code == 0 && pid_of(r.out, 0) && pid_of(r.out, 3) &&
+              completed_max(r.out) >= 5) {
+            moved = port;
+            return true;
+          }
+        }
+        return false;
+      },
+      60s))
+      << "the job answers on none of ports " << held + 1 << "-" << held + 15;
+  const auto said = job.end();
+  ::close(holder);
+  const std::string all = said.out + said.err;
+  EXPECT_NE(said.out.find("# health: nccom-ras -h 127.0.0.1 -p " + std::to_string(moved) + "\n"),
+            std::string::npos)
+      << said.out;
+  EXPECT_EQ(said.out.find("-p " + std::to_string(held) + "\n"), std::string::npos) << said.out;
+  EXPECT_NE(all.find("health: nccom-ras port 127.0.0.1:" + std::to_string(held) + ": "),
+            std::string::npos)
+      << all;
+  EXPECT_NE(all.find("this process's nccom-ras port is 127.0.0.1:" + std::to_string(moved) +
+                     " (nccom-ras -p " + std::to_string(moved) + ")"),
+            std::string::npos)
+      << all;
 }
 
 // Garbage, a wrong secret and silent clients on the health ports, and 100

@@ -246,11 +246,13 @@ TEST(BootstrapWireLayout, MessageTypeNames) {
   EXPECT_STREQ(msg_type_name(11), "REFUSED");
   EXPECT_STREQ(msg_type_name(0), "UNKNOWN");
   EXPECT_STREQ(msg_type_name(12), "GOODBYE");
-  EXPECT_STREQ(msg_type_name(13), "UNKNOWN");
+  EXPECT_STREQ(msg_type_name(13), "GAVE_UP");
+  EXPECT_STREQ(msg_type_name(14), "UNKNOWN");
   EXPECT_STREQ(msg_type_name(0xffffffffu), "UNKNOWN");
   EXPECT_FALSE(valid_msg_type(0));
   EXPECT_TRUE(valid_msg_type(12));
-  EXPECT_FALSE(valid_msg_type(13));
+  EXPECT_TRUE(valid_msg_type(13));
+  EXPECT_FALSE(valid_msg_type(14));
 }
 
 }  // namespace
