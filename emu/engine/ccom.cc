@@ -78,6 +78,11 @@ NRT_STATUS Ccom::fail(NRT_STATUS s, std::string why) {
 Result<Ccom*> Ccom::create(const nrt_emu_ccom_config_t& cfg) {
   std::unique_ptr<Ccom> c(new Ccom());
   if (Status s = c->init(cfg); !s) {
+    // No closing fence: the peers may be waiting in one of libnccom's own
+    // all-gathers (its graph build), which would take this rank's fence for
+    // its contribution; they are to see this rank leave instead.
+    c->broken_ = true;
+    c->broken_reason_ = s.error().message;
     // nrt_emu_ccom_init fails with NRT_FAILURE whatever the cause; the message says which.
     Error e = engine_error("rank " + std::to_string(cfg.rank) + " of " +
                            std::to_string(cfg.rank_n) + ": " + s.error().message);

@@ -383,7 +383,7 @@ class Ccom {
   std::list<Plan> plans_;  // most recently used first
   std::string error_;
   uint64_t executions_ = 0;
-  bool broken_ = false;  // a failed execution leaves the links in an unknown state
+  bool broken_ = false;  // a failed init or execution: the links are in an unknown state
   std::string broken_reason_;
 };
 

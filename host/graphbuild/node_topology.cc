@@ -196,7 +196,9 @@ Result<NodeTopology> build_node_topology(std::span<const TopoBackend> backends,
     auto doc = topo::parseXml(out.system_xml, source);
     if (!doc) return doc.take_error();
     if (Status s = topo::writeXmlFile(*doc->root, settings.topo_dump_file); !s) {
-      return s.take_error();
+      return make_error(
+          s.error().status,
+          "NCCL_TOPO_DUMP_FILE (topology.dump_file, written by rank 0): " + s.error().message);
     }
     NCCOM_INFO(log::kGraph, "topology XML written to %s (NCCL_TOPO_DUMP_FILE)",
                settings.topo_dump_file.c_str());

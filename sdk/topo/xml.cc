@@ -2,12 +2,17 @@
 // xml_parser.cc.
 #include <nccom/topo/xml.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
 #include <cerrno>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
+#include <cstring>
 
 namespace nccom::topo {
 namespace {
@@ -248,13 +253,127 @@ std::string writeXml(const XmlNode& root) {
   return out;
 }
 
+namespace {
+
+// What to do about a failed write, by its errno.
+const char* writeHint(int err) {
+  switch (err) {
+    case ENOSPC:
+    case EDQUOT: return "free room on that filesystem, or write the file elsewhere";
+    case EACCES:
+    case EPERM:
+    case EROFS: return "make that directory writable for this process, or write the file elsewhere";
+    case ENOENT:
+    case ENOTDIR: return "create that directory first, or write the file elsewhere";
+    case EISDIR: return "the path names a directory: name a file in it instead";
+    default: return "write the file elsewhere";
+  }
+}
+
+std::string errnoText(int err) {
+  return std::string(std::strerror(err)) + " (" + writeHint(err) + ")";
+}
+
+// write() until all of `text` is out; the bytes written when it stops.
+std::size_t writeAll(int fd, const std::string& text, int* err) {
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      *err = n < 0 ? errno : EIO;
+      return done;
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  *err = 0;
+  return done;
+}
+
+std::string writeFailure(const std::string& path, std::size_t done, std::size_t total, int err) {
+  return "XML: writing '" + path + "' failed after " + std::to_string(done) + " of " +
+         std::to_string(total) + " bytes: " + errnoText(err);
+}
+
+// A path that exists and is not a regular file (a device such as
+// /dev/stdout, a FIFO) is written as it is: there is nothing to rename over.
+Status writeInPlace(const std::string& path, const std::string& text) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) {
+    const int err = errno;
+    return make_error(NRT_FAILURE,
+                      "XML: cannot open '" + path + "' for writing: " + errnoText(err));
+  }
+  int err = 0;
+  const std::size_t done = writeAll(fd, text, &err);
+  ::close(fd);
+  if (err != 0) return make_error(NRT_FAILURE, writeFailure(path, done, text.size(), err));
+  return {};
+}
+
+std::atomic<unsigned> g_tempCounter{0};
+
+}  // namespace
+
 Status writeXmlFile(const XmlNode& root, const std::string& path) {
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  if (!f) return make_error(NRT_FAILURE, "XML: cannot open '" + path + "' for writing");
   const std::string text = writeXml(root);
-  f.write(text.data(), static_cast<std::streamsize>(text.size()));
-  f.close();
-  if (!f) return make_error(NRT_FAILURE, "XML: writing '" + path + "' failed");
+  // Through a symbolic link the file it names is replaced, not the link.
+  std::string target = path;
+  struct stat st {};
+  const bool exists = ::stat(path.c_str(), &st) == 0;
+  if (exists) {
+    if (!S_ISREG(st.st_mode)) {
+      if (S_ISDIR(st.st_mode)) {
+        return make_error(NRT_FAILURE, "XML: cannot write '" + path + "': " + errnoText(EISDIR));
+      }
+      return writeInPlace(path, text);
+    }
+    if (char* real = ::realpath(path.c_str(), nullptr); real != nullptr) {
+      target = real;
+      std::free(real);
+    }
+  }
+  // A temporary beside the target, renamed over it once complete: the path
+  // holds the old file or the whole new one, never a part.
+  std::string temp;
+  int fd = -1;
+  for (int attempt = 0; attempt < 100 && fd < 0; ++attempt) {
+    temp = target + ".tmp." + std::to_string(::getpid()) + "." +
+           std::to_string(g_tempCounter.fetch_add(1, std::memory_order_relaxed));
+    fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOCTTY, 0666);
+    if (fd < 0 && errno != EEXIST) break;
+  }
+  if (fd < 0) {
+    const int err = errno;
+    return make_error(NRT_FAILURE, "XML: writing '" + path + "' failed: cannot create '" + temp +
+                                       "' beside it: " + errnoText(err));
+  }
+  if (exists) (void)::fchmod(fd, st.st_mode & 07777);  // the replaced file's permissions
+  int err = 0;
+  const std::size_t done = writeAll(fd, text, &err);
+  std::string failure;
+  if (err != 0) {
+    failure = writeFailure(path, done, text.size(), err);
+  } else if (::fsync(fd) != 0) {
+    // Filesystems that allocate late (NFS, quotas) report a full disk here.
+    err = errno;
+    failure = "XML: writing '" + path + "' failed when flushing its " + std::to_string(done) +
+              " bytes: " + errnoText(err);
+  }
+  if (::close(fd) != 0 && failure.empty()) {
+    err = errno;
+    failure = "XML: writing '" + path + "' failed when closing it after " + std::to_string(done) +
+              " bytes: " + errnoText(err);
+  }
+  if (failure.empty() && ::rename(temp.c_str(), target.c_str()) != 0) {
+    err = errno;
+    failure = "XML: writing '" + path + "' failed: renaming the complete '" + temp +
+              "' over it: " + errnoText(err);
+  }
+  if (!failure.empty()) {
+    ::unlink(temp.c_str());
+    return make_error(NRT_FAILURE, failure);
+  }
   return {};
 }
 

@@ -106,6 +106,13 @@ std::string health_view() {
                health.empty() ? "" : "; the health service says: ", health.c_str());
   std::fflush(stdout);
   std::fflush(stderr);
+  // Test seam (docs/tools/nccom-test.md): this rank, having said why it
+  // failed, stays until a signal ends it — a rank slow to exit after its
+  // own failure, while the peers it left fail and exit first.
+  if (const char* h = std::getenv("NCCOM_TEST_DEBUG_HOLD_AFTER_FAILURE");
+      h != nullptr && *h != '\0' && std::atoi(h) == p.rank) {
+    for (;;) pause();
+  }
   _exit(1);
 }
 

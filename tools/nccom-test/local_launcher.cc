@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -254,6 +255,52 @@ std::string describe_wait_status(int status) {
 // SIGKILL 2 s later).
 constexpr auto kStopGrace = std::chrono::milliseconds(1000);
 
+int departed_peer(const std::string& reason, int self) {
+  // The health view a rank adds describes every process, not its failure.
+  const std::string text = reason.substr(0, reason.find("; the health service says: "));
+  // "rank N" at `at` (not "ranks"), N != self: N, else -1.
+  auto rank_at = [&text, self](size_t at) {
+    if (at > 0 && std::isalnum(static_cast<unsigned char>(text[at - 1]))) return -1;
+    size_t i = at + 5;
+    if (i >= text.size() || !std::isdigit(static_cast<unsigned char>(text[i]))) return -1;
+    long n = 0;
+    for (; i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])) && n < 1 << 24; ++i)
+      n = n * 10 + (text[i] - '0');
+    return n == self ? -1 : static_cast<int>(n);
+  };
+  // The phrases of a peer's departure, and where its rank is named: before
+  // the phrase (libnccom's bootstrap: a member that closed its connection
+  // or left after its setup, a connection the peer closed, a peer's port
+  // nobody listens on any more; the net plugins' "connection closed by
+  // peer") or after it (the reference runtime's engine: "process gone:
+  // rank N (...)").
+  static constexpr const char* kNamedBefore[] = {
+      "closed its connection", "completed its setup and freed its communicator",
+      "connection closed by", "nothing listens there any more"};
+  size_t first = std::string::npos;
+  int peer = -1;
+  for (const char* phrase : kNamedBefore) {
+    const size_t at = text.find(phrase);
+    if (at == std::string::npos || at >= first) continue;
+    for (size_t r = text.rfind("rank ", at); r != std::string::npos;
+         r = r == 0 ? std::string::npos : text.rfind("rank ", r - 1)) {
+      if (const int n = rank_at(r); n >= 0) {
+        first = at;
+        peer = n;
+        break;
+      }
+    }
+  }
+  const size_t gone = text.find("process gone: ");
+  if (gone != std::string::npos && gone < first) {
+    const size_t r = text.find("rank ", gone);
+    if (r != std::string::npos) {
+      if (const int n = rank_at(r); n >= 0) peer = n;
+    }
+  }
+  return peer;
+}
+
 namespace {
 
 // How the ranks ended.
@@ -324,28 +371,86 @@ Outcome supervise(std::vector<Child>& children, bool start_failed, Clock::time_p
   return out;
 }
 
-// The one line naming the rank whose end stopped the run, and why.
+// Whether the launcher sent the signal that ended a rank: SIGTERM when it
+// stopped the ranks, SIGKILL once that was not enough.
+bool stopped_by_launcher(const Child& c, const Outcome& out) {
+  if (!WIFSIGNALED(c.status)) return false;
+  const int sig = WTERMSIG(c.status);
+  return sig == SIGTERM || (sig == SIGKILL && out.escalated);
+}
+
+// A rank that failed by itself, not one the launcher stopped: it exited
+// non-zero (short of wrong results), a signal the launcher did not send
+// ended it, or it printed its own closing line before it was stopped (a
+// rank slow to exit after its failure).
+bool failed_itself(const Child& c, const Outcome& out) {
+  if (c.running) return false;
+  if (WIFEXITED(c.status))
+    return WEXITSTATUS(c.status) != 0 && WEXITSTATUS(c.status) != kExitCheckFailed;
+  return !stopped_by_launcher(c, out) || !c.cause.empty();
+}
+
+// What a rank said of its own end; short of that, the last thing it
+// printed, unless a signal ended it (then that line is older than its end
+// and may be about something else).
+const std::string& said(const Child& c) {
+  return c.cause.empty() && !WIFSIGNALED(c.status) ? c.last : c.cause;
+}
+
+// "rank R (host H, local rank L)"
+std::string who(const Child& c) {
+  return "rank " + std::to_string(c.place.rank) + " (host " + std::to_string(c.place.host) +
+         ", local rank " + std::to_string(c.place.local_rank) + ")";
+}
+
+// The summary: one line naming the rank whose own failure ended the run,
+// and why; then a line for each other rank that failed by itself, saying
+// when that was because a peer left.
 void report_failure(const std::vector<Child>& children, const Outcome& out) {
   const Child* failed = out.failed;
   // The first rank reaped may only report a peer that died first (its
   // zombie reaped later): a rank ended by a signal this launcher did not
   // send is the cause, and is named instead.
   for (const Child& c : children) {
-    if (&c == failed || !WIFSIGNALED(c.status)) continue;
-    const int sig = WTERMSIG(c.status);
-    if (sig == SIGTERM || (sig == SIGKILL && out.escalated)) continue;
+    if (&c == failed || !WIFSIGNALED(c.status) || stopped_by_launcher(c, out)) continue;
     if (!WIFSIGNALED(failed->status)) failed = &c;
     break;
   }
-  // What the rank said of its own end; short of that, the last thing it
-  // printed, unless a signal ended it (then that line is older than its end
-  // and may be about something else).
-  const std::string& said =
-      failed->cause.empty() && !WIFSIGNALED(failed->status) ? failed->last : failed->cause;
-  std::fprintf(
-      stderr, "nccom-test: rank %d (host %d, local rank %d) %s%s%s; stopped the other ranks\n",
-      failed->place.rank, failed->place.host, failed->place.local_rank,
-      describe_wait_status(failed->status).c_str(), said.empty() ? "" : ": ", said.c_str());
+  // Nor is the first rank to exit the cause when it failed because a peer
+  // left: that peer is, or the one it lost in turn. Each departure came
+  // before the failure that reports it, so before the first rank exited and
+  // before the launcher stopped anyone: a peer the launcher stopped later
+  // had left by itself (it may not have said why yet). A peer that ended
+  // cleanly (status 0, or wrong results only) is no cause.
+  std::vector<bool> seen(children.size(), false);
+  seen[static_cast<size_t>(failed->place.rank)] = true;
+  for (;;) {
+    const int peer = departed_peer(said(*failed), failed->place.rank);
+    if (peer < 0 || static_cast<size_t>(peer) >= children.size() || seen[peer]) break;
+    const Child& left = children[static_cast<size_t>(peer)];
+    if (!failed_itself(left, out) && !stopped_by_launcher(left, out)) break;
+    seen[peer] = true;
+    failed = &left;
+  }
+  const std::string& why = said(*failed);
+  const std::string end = !stopped_by_launcher(*failed, out) ? describe_wait_status(failed->status)
+                          : why.empty() ? "left first and was stopped before it said why"
+                                        : "failed and was still running when it was stopped";
+  std::fprintf(stderr, "nccom-test: %s %s%s%s; stopped the other ranks\n", who(*failed).c_str(),
+               end.c_str(), why.empty() ? "" : ": ", why.c_str());
+  for (const Child& c : children) {
+    if (&c == failed || !failed_itself(c, out)) continue;
+    const std::string c_end = stopped_by_launcher(c, out)
+                                  ? "failed and was still running when it was stopped"
+                                  : describe_wait_status(c.status);
+    if (const int peer = departed_peer(said(c), c.place.rank); peer >= 0) {
+      std::fprintf(stderr, "nccom-test: %s %s because rank %d left\n", who(c).c_str(),
+                   c_end.c_str(), peer);
+    } else {
+      std::fprintf(stderr, "nccom-test: %s also %s%s%s\n", who(c).c_str(), c_end.c_str(),
+                   said(c).empty() ? "" : ": ", said(c).c_str());
+    }
+  }
 }
 
 }  // namespace

@@ -1,8 +1,10 @@
 // The local launch: nccom-test starts -r copies of itself (/proc/self/exe),
 // rank i on emulated host i / (r/N) as local rank i % (r/N), rooted at a
 // loopback port it found free; relays rank 0's output; if a rank fails or
-// dies, stops the ranks it started (only those), names the failed rank and
-// its reason, and exits 1. The whole run is bounded (run_bound_ms).
+// dies, stops the ranks it started (only those), names the rank whose own
+// failure ended the run and its reason (and each rank that failed because
+// a peer left, as such), and exits 1. The whole run is bounded
+// (run_bound_ms).
 #pragma once
 
 #include "options.h"
@@ -44,5 +46,11 @@ uint64_t run_bound_ms(const Options& o);
 
 // "exited with status N" / "was killed by signal N (NAME)" for a wait status.
 std::string describe_wait_status(int status);
+
+// The rank whose departure a failed rank's reason gives as its cause, or
+// -1: the reason says a peer left (its connection closed, nothing listens
+// at its port any more, its process is gone) and names that peer's rank,
+// other than `self`. What a rank adds from the health service is not read.
+int departed_peer(const std::string& reason, int self);
 
 }  // namespace nccom::nccomtest

@@ -10,8 +10,12 @@
 
 #include "shm_room.h"
 
+#include <ifaddrs.h>
+#include <net/if.h>
+
 #include <rdma/providers/fi_prov.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -86,6 +90,57 @@ int query(bool rma, bool* filter_known, std::string* filter, InfoPtr* out) {
   return head != nullptr ? 0 : -FI_ENODATA;
 }
 
+// Whether libfabric's tcp provider is among `providers` ("tcp",
+// "tcp;ofi_rxm", an FI_PROVIDER list such as "shm,tcp;ofi_rxm"; a list
+// that starts with '^' names the providers left out).
+bool names_tcp(const std::string& providers) {
+  if (providers.empty() || providers[0] == '^') return false;
+  size_t start = 0;
+  for (;;) {
+    const size_t end = providers.find_first_of(",;", start);
+    if (providers.compare(start, end - start, "tcp") == 0) return true;
+    if (end == std::string::npos) return false;
+    start = end + 1;
+  }
+}
+
+// The interfaces of this host that are up, by name, in getifaddrs order.
+std::string up_interfaces() {
+  ifaddrs* list = nullptr;
+  if (::getifaddrs(&list) != 0) return std::string("unknown: getifaddrs: ") + std::strerror(errno);
+  std::vector<std::string> names;
+  for (const ifaddrs* ifa = list; ifa != nullptr; ifa = ifa->ifa_next) {
+    if (ifa->ifa_name == nullptr || (ifa->ifa_flags & IFF_UP) == 0) continue;
+    bool seen = false;
+    for (const std::string& n : names) seen = seen || n == ifa->ifa_name;
+    if (!seen) names.emplace_back(ifa->ifa_name);
+  }
+  ::freeifaddrs(list);
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out.empty() ? "none" : out;
+}
+
+// What to say when FI_TCP_IFACE names no interface of this host: libfabric's
+// tcp provider (ofi_get_list_of_addr) then drops the filter — noting it
+// only in its own info log — and offers every up interface with an
+// address, and loopback. A list ("eth0,eth1") is one name to it. "" when
+// FI_TCP_IFACE is unset, empty, or names an interface.
+std::string unknown_tcp_iface() {
+  const char* iface = std::getenv("FI_TCP_IFACE");
+  if (iface == nullptr || iface[0] == '\0' || ::if_nametoindex(iface) != 0) return "";
+  const std::string value = iface;
+  const std::string list_note =
+      value.find_first_of(", ") != std::string::npos
+          ? " (libfabric takes one interface name there, not a list: it reads \"" + value +
+                "\" as one name)"
+          : "";
+  return "FI_TCP_IFACE=\"" + value + "\" names no network interface of this host" + list_note +
+         "; the interfaces up here are " + up_interfaces() +
+         ". libfabric's tcp provider ignores a name it cannot find and uses every interface "
+         "instead";
+}
+
 uint64_t fnv1a64(const std::string& text) {
   uint64_t hash = 1469598103934665603ull;
   for (unsigned char c : text) {
@@ -145,11 +200,16 @@ Status discover(int rails, Discovery* out) {
               "(/dev/shm has " +
                   shm_room::room_text() + ")"
             : "";
+    const std::string iface = names_tcp(asked) ? unknown_tcp_iface() : "";
+    const std::string iface_note =
+        iface.empty()
+            ? ""
+            : "; " + iface + " (set FI_TCP_IFACE to one of those interfaces, or unset it)";
     OFI_WARN(
         "NET/OFI No eligible providers were found (provider %s, FI_EP_RDM, tagged "
-        "messages): %s%s",
+        "messages): %s%s%s",
         filter.empty() ? "from FI_PROVIDER" : filter.c_str(), fi_error_text(rc).c_str(),
-        shm_note.c_str());
+        shm_note.c_str(), iface_note.c_str());
     return ncclInternalError;
   }
   if (rc != 0) {
@@ -173,6 +233,17 @@ Status discover(int rails, Discovery* out) {
   }
   OFI_INFO(NCCL_INIT | NCCL_NET, "NET/OFI Selected provider is %s, fabric is %s (found %d nics)",
            provider.c_str(), infos->fabric_attr->name, static_cast<int>(nics.size()));
+  if (names_tcp(provider)) {
+    if (const std::string iface = unknown_tcp_iface(); !iface.empty()) {
+      std::string used;
+      for (const InfoPtr& nic : nics)
+        used += (used.empty() ? "" : ", ") + std::string(nic->domain_attr->name);
+      OFI_WARN(
+          "NET/OFI %s: this process uses %s. Set FI_TCP_IFACE to one of the interfaces up "
+          "here, or unset it",
+          iface.c_str(), used.c_str());
+    }
+  }
   if (provider == "efa" && fi_version() <= FI_VERSION(1, 21)) {
     OFI_WARN("NET/OFI EFA provider requires at least libfabric version 1.22.0.");
     return ncclInternalError;

@@ -1,13 +1,25 @@
 // TopoXml: the DOM, the parser's limits and error messages, the writer's
-// layout and the read -> write -> read round trip.
+// layout, the read -> write -> read round trip, and writing files (whole or
+// not at all, on a full filesystem too).
+#include "child_process.h"
+#include "machine.h"
 #include "topo_test_util.h"
 
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <random>
+#include <vector>
 
 namespace nccom::topo::test {
 namespace {
@@ -113,6 +125,157 @@ TEST(TopoXml, FileRoundTripAndFileErrorsNameThePath) {
   EXPECT_EQ(errorOf(parseXmlFile(path + ".missing")),
             "cannot read XML file '" + path + ".missing': No such file or directory");
   std::remove(path.c_str());
+}
+
+// The text of a file ("" when it cannot be read).
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// The names in a directory, sorted and joined with spaces.
+std::string listing(const std::string& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : " ") + n;
+  return out;
+}
+
+// A topology of `cpus` elements of about 280 bytes each in writeXml's layout.
+XmlDocument bigTopology(int cpus) {
+  std::string text = "<system version=\"1\">";
+  for (int i = 0; i < cpus; ++i) {
+    text += "<cpu numaid=\"" + std::to_string(i) + "\" a=\"" + std::string(60, 'a') + "\" b=\"" +
+            std::string(60, 'b') + "\" c=\"" + std::string(60, 'c') + "\" d=\"" +
+            std::string(60, 'd') + "\"/>";
+  }
+  return mustParse(text + "</system>");
+}
+
+// The file is replaced whole: the old content until the rename, no
+// temporary left beside it, the old file's permissions kept, a symbolic
+// link kept and the file it names replaced.
+TEST(TopoXml, FileWriteReplacesTheFileWholeAndLeavesNothingBeside) {
+  nccom_test::TempDir dir;
+  const std::string path = dir.path() + "/topo.xml";
+  auto first = mustParse("<system version=\"1\"/>");
+  ASSERT_TRUE(writeXmlFile(*first.root, path));
+  EXPECT_EQ(slurp(path), writeXml(*first.root));
+  ASSERT_EQ(::chmod(path.c_str(), 0640), 0);
+
+  auto second = bigTopology(8);
+  ASSERT_TRUE(writeXmlFile(*second.root, path));
+  EXPECT_EQ(slurp(path), writeXml(*second.root));
+  EXPECT_EQ(listing(dir.path()), "topo.xml");
+  struct stat st {};
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0640u);
+
+  const std::string link = dir.path() + "/link.xml";
+  ASSERT_EQ(::symlink("topo.xml", link.c_str()), 0);
+  ASSERT_TRUE(writeXmlFile(*first.root, link));
+  ASSERT_EQ(::lstat(link.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode)) << "the link was replaced by a file";
+  EXPECT_EQ(slurp(path), writeXml(*first.root));
+  EXPECT_EQ(listing(dir.path()), "link.xml topo.xml");
+}
+
+TEST(TopoXml, FileWriteErrorsNameThePathTheReasonAndWhatToDo) {
+  nccom_test::TempDir dir;
+  auto doc = mustParse("<system version=\"1\"/>");
+  const std::string missing = dir.path() + "/no-such-dir/topo.xml";
+  const std::string e = errorOf(writeXmlFile(*doc.root, missing));
+  EXPECT_TRUE(
+      contains(e, "XML: writing '" + missing + "' failed: cannot create '" + missing + ".tmp."))
+      << e;
+  EXPECT_TRUE(contains(e,
+                       "No such file or directory (create that directory first, or write the "
+                       "file elsewhere)"));
+  EXPECT_EQ(errorOf(writeXmlFile(*doc.root, dir.path())),
+            "XML: cannot write '" + dir.path() +
+                "': Is a directory (the path names a directory: name a file in it instead)");
+  EXPECT_EQ(listing(dir.path()), "");
+}
+
+// NCCL_TOPO_DUMP_FILE on a full filesystem: a tmpfs of 8 KiB in a private
+// mount namespace of a child process (this process keeps its mounts), the
+// old dump taking one of its two pages. Writing a dump larger than the page
+// left fails with the system's reason, the bytes written and what to do;
+// the path keeps the old dump and no temporary is left. A dump that fits in
+// that page then replaces the old one.
+TEST(TopoXml, FileWriteOnAFullFilesystemSaysWhyAndKeepsTheOldFile) {
+  if (std::string why = nccom_test::machine::mount_namespaces(); !why.empty())
+    NCCOM_SKIP_MACHINE_LACKS(kMountNamespaces) << why;
+  nccom_test::TempDir dir;
+  const std::string path = dir.path() + "/topo.xml";
+  auto small = mustParse("<system version=\"1\"/>");
+  auto fits = mustParse("<system version=\"2\"/>");
+  auto big = bigTopology(64);
+  const std::string bigText = writeXml(*big.root);
+  ASSERT_GT(bigText.size(), 16000u);
+
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::close(fds[0]);
+    std::string report;
+    auto say = [&report](const std::string& key, const std::string& value) {
+      report += key + "=" + value + "\n";
+    };
+    if (::unshare(CLONE_NEWNS) != 0 ||
+        ::mount("none", "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 ||
+        ::mount("tmpfs", dir.path().c_str(), "tmpfs", 0, "size=8k") != 0) {
+      say("setup", std::string("failed: ") + std::strerror(errno));
+    } else {
+      auto old = writeXmlFile(*small.root, path);
+      say("old", old ? "ok" : old.error().message);
+      auto full = writeXmlFile(*big.root, path);
+      say("full", full ? "ok" : full.error().message);
+      say("after_full_content", slurp(path) == writeXml(*small.root) ? "old" : "changed");
+      say("after_full_listing", listing(dir.path()));
+      auto fresh = writeXmlFile(*fits.root, path);  // one page, the room left
+      say("fits", fresh ? "ok" : fresh.error().message);
+      say("after_fits_content", slurp(path) == writeXml(*fits.root) ? "new" : "other");
+      say("after_fits_listing", listing(dir.path()));
+    }
+    (void)!::write(fds[1], report.data(), report.size());
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  std::string out;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) != 0;) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) break;
+    out.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(fds[0]);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << out;
+  const auto r = nccom_test::parse_report(out);
+  ASSERT_EQ(r.count("setup"), 0u) << "the machine probe allowed a mount namespace: " << out;
+  EXPECT_EQ(r.at("old"), "ok");
+  // "failed after N of M bytes: No space left on device (...)", N < M.
+  const std::string& full = r.at("full");
+  const std::string head = "XML: writing '" + path + "' failed after ";
+  ASSERT_EQ(full.rfind(head, 0), 0u) << full;
+  const std::size_t done = std::stoul(full.substr(head.size()));
+  EXPECT_LT(done, bigText.size()) << full;
+  EXPECT_EQ(full.substr(head.size() + std::to_string(done).size()),
+            " of " + std::to_string(bigText.size()) +
+                " bytes: No space left on device (free room on that filesystem, or write the "
+                "file elsewhere)");
+  EXPECT_EQ(r.at("after_full_content"), "old") << "a failed write changed the file at the path";
+  EXPECT_EQ(r.at("after_full_listing"), "topo.xml") << "the temporary was left";
+  EXPECT_EQ(r.at("fits"), "ok");
+  EXPECT_EQ(r.at("after_fits_content"), "new");
+  EXPECT_EQ(r.at("after_fits_listing"), "topo.xml");
 }
 
 // Topology and graph files (NCCL_TOPO_FILE, NCCL_GRAPH_FILE, nccom-topo's

@@ -1,5 +1,6 @@
 // The local launcher's pieces that need no ranks: the run bound, how a
-// rank's end is described, the free root port.
+// rank's end is described, which peer's departure a rank's reason names,
+// the free root port.
 #include "local_launcher.h"
 
 #include <arpa/inet.h>
@@ -45,6 +46,51 @@ TEST(NccomTestLauncher, RunBoundCountsEveryCollectiveCall) {
 TEST(NccomTestLauncher, DescribesHowARankEnded) {
   EXPECT_EQ(describe_wait_status(status_of_child(3)), "exited with status 3");
   EXPECT_EQ(describe_wait_status(status_of_child(-SIGKILL)), "was killed by signal 9 (Killed)");
+}
+
+// The departures named in ranks' closing lines, in the words of libnccom's
+// bootstrap, of the net plugins and of the reference runtime's engine: the
+// rank that left, never the rank itself, never a rank the health view names.
+TEST(NccomTestLauncher, FindsThePeerWhoseDepartureARankReports) {
+  EXPECT_EQ(departed_peer("joining the communicator (root 127.0.0.1:1 from the local parent) "
+                          "failed: rank 1 of 2: neuronBuildGraphComm returned status 1: "
+                          "neuronBuildGraphComm (rank 1 of 2): all-gather (ring) round 0 with "
+                          "ranks 0/0: bootstrap recv of 4 bytes (RING) from rank 0 failed: rank 0 "
+                          "(127.0.0.1:57280) closed its connection: its communicator was freed "
+                          "or its process exited",
+                          1),
+            0);
+  EXPECT_EQ(departed_peer("rank 2 of 3: all-gather (ring) round 1 with ranks 0/1: bootstrap send "
+                          "to rank 0 at 127.0.0.1:35549 failed: connection closed by the peer of "
+                          "127.0.0.1:39734",
+                          2),
+            0);
+  EXPECT_EQ(departed_peer("barrier: rank 3 at 127.0.0.1:4 completed its setup and freed its "
+                          "communicator",
+                          1),
+            3);
+  EXPECT_EQ(departed_peer("all-reduce 1024 B: process gone: rank 1 (host 0, pid 77 on vm), rank 2 "
+                          "(host 0, pid 78 on vm)",
+                          0),
+            1);
+  // Its own rank before the phrase, and no other: no peer to name.
+  EXPECT_EQ(departed_peer("rank 2 of 3: connection closed by the peer of 127.0.0.1:39734", 2), -1);
+  // No departure: a failure of its own.
+  EXPECT_EQ(departed_peer("rank 0 of 2: NCCL_TOPO_DUMP_FILE (topology.dump_file, written by rank "
+                          "0): XML: writing '/d/topo.xml' failed after 0 of 1363 bytes: No space "
+                          "left on device (free room on that filesystem, or write the file "
+                          "elsewhere)",
+                          0),
+            -1);
+  EXPECT_EQ(departed_peer("rank 1 of 2: rank 0 reported 0 ring channels; 1 to 32 are possible", 1),
+            -1);
+  // What the health service adds about other processes is not the cause.
+  EXPECT_EQ(departed_peer("all-reduce timed out after 3000 ms waiting for rank 2; the health "
+                          "service says: rank 3 (127.0.0.1:5) closed its connection",
+                          1),
+            -1);
+  // "ranks 0/1" is no rank.
+  EXPECT_EQ(departed_peer("round 0 with ranks 0/1: connection closed by 127.0.0.1:9", 2), -1);
 }
 
 // The reserved port stays taken for plain binds while the reservation

@@ -114,6 +114,15 @@ Result<XmlDocument> parseXmlFile(const std::string& path, const XmlLimits& limit
 // double quotes, `<x .../>` for childless elements, one element per line,
 // no prolog, trailing newline. Deterministic: equal trees give equal text.
 std::string writeXml(const XmlNode& root);
+// Writes writeXml(root) to `path` through a temporary file beside it
+// ("<path>.tmp.<pid>.<n>"), flushed with fsync and renamed over the path
+// once complete: on any failure the path keeps what it held before (or stays
+// absent) and the temporary is removed. Through a symbolic link the file it
+// names is replaced; a path that names a device or a FIFO is written in
+// place. An error names the path, how many of the bytes were written, the
+// system's reason (strerror) and what to do about it, e.g. "XML: writing
+// 'x.xml' failed after 4096 of 9000 bytes: No space left on device (free
+// room on that filesystem, or write the file elsewhere)".
 Status writeXmlFile(const XmlNode& root, const std::string& path);
 
 // Parses a whole string as an integer (strtol base 0, optional sign) /

@@ -1,10 +1,16 @@
 // NetOfiInit: the exported tables, init without an eligible provider (what
 // every host without EFA sees), configuration, and calls outside init/fini.
+// NetOfiTcpIface: FI_TCP_IFACE naming an interface, none, or a list.
+#include "machine_fabric.h"
 #include "net_ofi_fixture.h"
+
+#include <rdma/fabric.h>
 
 #include <cstdlib>
 #include <cstring>
+#include <sstream>
 #include <string>
+#include <vector>
 
 namespace net_ofi_test {
 namespace {
@@ -118,6 +124,98 @@ TEST(NetOfiInit, RailsGroupNicsIntoDevices) {
   EXPECT_EQ(t.v6->closeListen(listen), ncclSuccess);
   ASSERT_EQ(t.v6->fini(), ncclSuccess);
   EXPECT_EQ(t.configure(1), ncclSuccess);
+}
+
+// FI_TCP_IFACE over the tcp provider (ofi_rxm over tcp). libfabric drops
+// a name no interface has and uses every interface instead, which it tells
+// only its own info log: the plugin's init says so in one WARN, naming the
+// variable, its value, the interfaces that are up and the ones it uses.
+class NetOfiTcpIface : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (std::string lack =
+            nccom_test::machine::libfabric_provider("tcp;ofi_rxm", FI_MSG | FI_TAGGED);
+        !lack.empty())
+      NCCOM_SKIP_MACHINE_LACKS(kLibfabricProvider) << lack;
+    setenv("FI_PROVIDER", "tcp;ofi_rxm", 1);
+    clear_logs();
+  }
+  void TearDown() override {
+    if (initialized_) {
+      EXPECT_EQ(plugin().v6->fini(), ncclSuccess);
+    }
+    unsetenv("FI_TCP_IFACE");
+  }
+  // init's result; the WARNs that mention FI_TCP_IFACE land in `warns`.
+  ncclResult_t init(std::vector<std::string>* warns) {
+    const ncclResult_t rc = plugin().v6->init(capture_logger);
+    initialized_ = rc == ncclSuccess;
+    std::istringstream lines(captured_logs());
+    for (std::string line; std::getline(lines, line);) {
+      if (line.rfind("WARN ", 0) == 0 && line.find("FI_TCP_IFACE") != std::string::npos)
+        warns->push_back(line);
+    }
+    return rc;
+  }
+  bool initialized_ = false;
+};
+
+TEST_F(NetOfiTcpIface, ANameNoInterfaceHasIsWarnedWithTheInterfacesThatExist) {
+  setenv("FI_TCP_IFACE", "nccomnoif0", 1);
+  std::vector<std::string> warns;
+  ASSERT_EQ(init(&warns), ncclSuccess) << "libfabric falls back to every interface\n"
+                                       << captured_logs();
+  ASSERT_EQ(warns.size(), 1u) << captured_logs();
+  const std::string& w = warns[0];
+  EXPECT_EQ(w.rfind("WARN NET/OFI FI_TCP_IFACE=\"nccomnoif0\" names no network interface of this "
+                    "host; the interfaces up here are ",
+                    0),
+            0u)
+      << w;
+  // Loopback is up on every machine, and libfabric's tcp provider always
+  // offers it.
+  const size_t up = w.find("the interfaces up here are ");
+  const size_t uses = w.find("this process uses ");
+  ASSERT_NE(uses, std::string::npos) << w;
+  EXPECT_NE(w.substr(up, uses - up).find("lo"), std::string::npos) << w;
+  EXPECT_NE(w.find("libfabric's tcp provider ignores a name it cannot find and uses every "
+                   "interface instead: this process uses "),
+            std::string::npos)
+      << w;
+  EXPECT_NE(w.find("lo", uses), std::string::npos) << w;
+  EXPECT_NE(w.find(". Set FI_TCP_IFACE to one of the interfaces up here, or unset it"),
+            std::string::npos)
+      << w;
+  EXPECT_EQ(w.find("not a list"), std::string::npos) << w;
+}
+
+// libfabric reads no list there: "lo,<name>" is one name it cannot find.
+TEST_F(NetOfiTcpIface, AListIsOneNameToLibfabricAndIsWarnedAsSuch) {
+  setenv("FI_TCP_IFACE", "lo,nccomnoif0", 1);
+  std::vector<std::string> warns;
+  ASSERT_EQ(init(&warns), ncclSuccess) << captured_logs();
+  ASSERT_EQ(warns.size(), 1u) << captured_logs();
+  EXPECT_NE(warns[0].find("FI_TCP_IFACE=\"lo,nccomnoif0\" names no network interface of this host "
+                          "(libfabric takes one interface name there, not a list: it reads "
+                          "\"lo,nccomnoif0\" as one name); the interfaces up here are "),
+            std::string::npos)
+      << warns[0];
+}
+
+// An interface that exists: no word, and libfabric keeps to it.
+TEST_F(NetOfiTcpIface, AnInterfaceThatExistsIsUsedWithoutAWord) {
+  setenv("FI_TCP_IFACE", "lo", 1);
+  std::vector<std::string> warns;
+  ASSERT_EQ(init(&warns), ncclSuccess) << captured_logs();
+  EXPECT_TRUE(warns.empty()) << captured_logs();
+  int ndev = 0;
+  ASSERT_EQ(plugin().v6->devices(&ndev), ncclSuccess);
+  ASSERT_GE(ndev, 1);
+  for (int d = 0; d < ndev; ++d) {
+    ncclNetProperties_v6_t props{};
+    ASSERT_EQ(plugin().v6->getProperties(d, &props), ncclSuccess);
+    EXPECT_STREQ(props.name, "lo") << "device " << d;
+  }
 }
 
 }  // namespace
