@@ -7,6 +7,7 @@
 #include "core/context.h"
 #include "graphbuild/comm_graph.h"
 #include "log/log.h"
+#include "net/selection.h"
 #include "transport/comm_setup.h"
 
 #include <sched.h>
@@ -134,7 +135,15 @@ NCCOM_API NRT_STATUS neuronBuildGraphComm(void* handle) {
   return nccom::abi::guard("neuronBuildGraphComm", [&]() -> NRT_STATUS {
     comm::Communicator* c = lookup(handle, "neuronBuildGraphComm");
     if (c == nullptr) return NRT_INVALID_HANDLE;
-    auto built = nccom::graphbuild::build_comm_graph(*c);
+    // The net plugin every rank will use for its rings (selected once per
+    // process; a rank that has none says why, and the ranks compare that).
+    std::string net_plugin;
+    if (c->nranks() > 1) {
+      auto selected = nccom::net::select();
+      net_plugin = selected ? nccom::net::describe((*selected)->info())
+                            : "none (" + selected.error().message + ")";
+    }
+    auto built = nccom::graphbuild::build_comm_graph(*c, net_plugin);
     if (!built) {
       NCCOM_WARN("neuronBuildGraphComm (rank %d of %d): %s", c->rank(), c->nranks(),
                  built.error().message.c_str());

@@ -2,6 +2,7 @@
 
 #include "core/context.h"
 #include "core/runtime.h"
+#include "graphbuild/agreement.h"
 #include "graphbuild/rank_graph.h"
 #include "log/log.h"
 
@@ -101,9 +102,19 @@ Result<GraphSettings> graph_settings(const config::Config& config, bool is_rank0
   return s;
 }
 
-Result<rings::GraphSummary> build_comm_graph(comm::Communicator& comm) {
+Result<rings::GraphSummary> build_comm_graph(comm::Communicator& comm,
+                                             const std::string& net_plugin) {
   auto ctx = core::Context::get();
   if (!ctx) return ctx.take_error();
+  const AllGather gather = [&comm](void* data, std::size_t per_rank) {
+    return comm.all_gather(data, per_rank);
+  };
+  if (Status agreed =
+          check_agreement(comm.rank(), comm.nranks(),
+                          settings_that_must_agree((*ctx)->config(), net_plugin), gather);
+      !agreed) {
+    return agreed.take_error();
+  }
   const Backends& b = backends(**ctx);
   if (!b.loaded) return b.loaded.error();
 
@@ -133,8 +144,7 @@ Result<rings::GraphSummary> build_comm_graph(comm::Communicator& comm) {
   auto order = node_order(b.list, topology->backend, *machine, layout);
   if (!order) return order.take_error();
   in.node_order = std::move(*order);
-  return build_rank_graph(
-      in, [&comm](void* data, std::size_t per_rank) { return comm.all_gather(data, per_rank); });
+  return build_rank_graph(in, gather);
 }
 
 }  // namespace nccom::graphbuild

@@ -22,6 +22,10 @@ Result<nccom_topo_machine_t> runtime_machine(const enc_neuron_device_info_t& dev
 // The graph settings of a configuration (topology.*, graph.*).
 Result<GraphSettings> graph_settings(const config::Config& config, bool is_rank0);
 
-Result<rings::GraphSummary> build_comm_graph(comm::Communicator& comm);
+// `net_plugin` describes the process's net plugin ("" when there is none):
+// the ranks first check that they agree on it and on the settings
+// agreement.h lists, in one all-gather.
+Result<rings::GraphSummary> build_comm_graph(comm::Communicator& comm,
+                                             const std::string& net_plugin);
 
 }  // namespace nccom::graphbuild

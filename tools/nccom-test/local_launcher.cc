@@ -269,14 +269,14 @@ int departed_peer(const std::string& reason, int self) {
     return n == self ? -1 : static_cast<int>(n);
   };
   // The phrases of a peer's departure, and where its rank is named: before
-  // the phrase (libnccom's bootstrap: a member that closed its connection
-  // or left after its setup, a connection the peer closed, a peer's port
-  // nobody listens on any more; the net plugins' "connection closed by
-  // peer") or after it (the reference runtime's engine: "process gone:
+  // the phrase (libnccom's bootstrap: a member that closed its connection,
+  // left after its setup or gave up its own, a connection the peer closed,
+  // a peer's port nobody listens on any more; the net plugins' "connection
+  // closed by peer") or after it (the reference runtime's engine: "process gone:
   // rank N (...)").
   static constexpr const char* kNamedBefore[] = {
       "closed its connection", "completed its setup and freed its communicator",
-      "connection closed by", "nothing listens there any more"};
+      "gave up its setup", "connection closed by", "nothing listens there any more"};
   size_t first = std::string::npos;
   int peer = -1;
   for (const char* phrase : kNamedBefore) {

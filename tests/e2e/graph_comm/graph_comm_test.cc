@@ -10,6 +10,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
+#include <map>
 #include <set>
 #include <sstream>
 #include <tuple>
@@ -121,6 +123,35 @@ INSTANTIATE_TEST_SUITE_P(Shapes, GraphComm,
                          shape_name);
 
 // NCCL_P2P_DISABLE=1: every hop, on one host or not, goes over the network.
+// A setting every rank must share, set otherwise on one rank (here by its
+// environment): every rank fails neuronBuildGraphComm at once, alike,
+// naming the setting, the rank, both values and where the odd one came from.
+TEST(GraphCommAgreement, ASettingThatDiffersOnOneRankFailsEveryRankNamingIt) {
+  graph_comm_test::Launch l;
+  l.hosts = 2;
+  l.per_host = 2;
+  l.rank_env = [](int r) {
+    return r == 3 ? std::map<std::string, std::string>{{"NCCL_GRAPH_USE_NEW_ALGORITHM", "1"}}
+                  : std::map<std::string, std::string>{};
+  };
+  const auto begin = std::chrono::steady_clock::now();
+  graph_comm_test::Started started = graph_comm_test::start_ranks(l);
+  ASSERT_EQ(started.children.size(), 4u);
+  for (int r = 0; r < 4; ++r) {
+    nccom_test::ChildResult res = nccom_test::finish_child(started.children[r]);
+    EXPECT_EQ(res.exit_code, 1) << "rank " << r << ":\n" << res.out << res.err;
+    EXPECT_NE(res.out.find("error=neuronBuildGraphComm"), std::string::npos) << res.out;
+    EXPECT_NE((res.out + res.err)
+                  .find("graph.use_new_algorithm differs between the ranks: \"1\" on rank 3 "
+                        "(env NCCL_GRAPH_USE_NEW_ALGORITHM); \"-1\" on ranks 0, 1, 2"),
+              std::string::npos)
+        << "rank " << r << ":\n"
+        << res.out << res.err;
+  }
+  // At once: not after a transport or bootstrap timeout (30 s here).
+  EXPECT_LT(std::chrono::steady_clock::now() - begin, std::chrono::seconds(20));
+}
+
 TEST(GraphCommP2pDisabled, EveryHopIsANetworkHop) {
   Launch l;
   l.hosts = 2;

@@ -21,7 +21,11 @@ Started start_ranks(const Launch& launch) {
   auto extra = [&](int r) { return launch.args ? launch.args(r) : std::vector<std::string>{}; };
   std::vector<std::string> args0 = {std::to_string(nranks), "0", "0", "0", "--make-id"};
   for (const std::string& a : extra(0)) args0.push_back(a);
-  started.children.push_back(nccom_test::start_child(GRAPH_RANK_DRIVER, args0, started.env));
+  std::map<std::string, std::string> env0 = started.env;
+  if (launch.rank_env) {
+    for (const auto& [k, v] : launch.rank_env(0)) env0[k] = v;
+  }
+  started.children.push_back(nccom_test::start_child(GRAPH_RANK_DRIVER, args0, env0));
   const std::string first = nccom_test::read_line(started.children[0], std::chrono::seconds(30));
   EXPECT_EQ(first.rfind("id=", 0), 0u) << "rank 0 said: " << first;
   if (first.rfind("id=", 0) != 0) {
@@ -46,6 +50,9 @@ nccom_test::RunningChild start_rank(const Launch& launch, const Started& started
                                 started.id_hex};
   a.insert(a.end(), args.begin(), args.end());
   std::map<std::string, std::string> e = started.env;
+  if (launch.rank_env) {
+    for (const auto& [k, v] : launch.rank_env(rank)) e[k] = v;
+  }
   for (const auto& [k, v] : env) e[k] = v;
   return nccom_test::start_child(GRAPH_RANK_DRIVER, a, e);
 }

@@ -21,6 +21,8 @@ struct Launch {
   std::map<std::string, std::string> env;  // added to the common environment
   // Extra arguments of rank r (e.g. {"--expand", "mesh"}).
   std::function<std::vector<std::string>(int rank)> args;
+  // Extra environment of rank r, over `env`.
+  std::function<std::map<std::string, std::string>(int rank)> rank_env;
 };
 
 std::vector<Report> run_ranks(const Launch& launch);

@@ -52,6 +52,17 @@ TEST(NccomTestLauncher, DescribesHowARankEnded) {
 // bootstrap, of the net plugins and of the reference runtime's engine: the
 // rank that left, never the rank itself, never a rank the health view names.
 TEST(NccomTestLauncher, FindsThePeerWhoseDepartureARankReports) {
+  // A peer that gave up its own setup is the first named; its reason (which
+  // names the rank before it) is that peer's own.
+  EXPECT_EQ(departed_peer("rank 2 of 3: neuronBuildGraphComm (rank 2 of 3): all-gather (ring) "
+                          "round 1 with ranks 0/1: bootstrap recv of 4 bytes (RING) from rank 1 "
+                          "failed: rank 1 (127.0.0.1:34670) gave up its setup: "
+                          "neuronBuildGraphComm: all-gather (ring) round 0 with ranks 2/0: "
+                          "bootstrap recv of 4 bytes (RING) from rank 0 failed: rank 0 "
+                          "(127.0.0.1:40948) gave up its setup: neuronBuildGraphComm: XML: "
+                          "writing '/tmp/x' failed",
+                          2),
+            1);
   EXPECT_EQ(departed_peer("joining the communicator (root 127.0.0.1:1 from the local parent) "
                           "failed: rank 1 of 2: neuronBuildGraphComm returned status 1: "
                           "neuronBuildGraphComm (rank 1 of 2): all-gather (ring) round 0 with "

@@ -115,7 +115,7 @@ TEST(BootstrapWireReject, HelloBadPadding) {
 }
 
 TEST(BootstrapWireReject, HeaderUnknownType) {
-  for (uint32_t type : {0u, 13u, 0xffffffffu}) {
+  for (uint32_t type : {0u, 14u, 0xffffffffu}) {
     const auto b = MessageHeader{type, 0}.encode();
     EXPECT_TRUE(fails_with(MessageHeader::decode(b.data(), b.size()),
                            "message header: unknown message type (" + std::to_string(type) + ")"));
