@@ -146,9 +146,15 @@ INSTANTIATE_TEST_SUITE_P(Shapes, EngineE2E, ::testing::ValuesIn(kShapes), shape_
 // rank goes first, and how far the others are, differs from run to run.
 class EngineLeave : public ::testing::TestWithParam<Shape> {};
 
+#ifndef ENGINE_E2E_LONG
+constexpr int kLeaveRuns = 5;
+#else
+constexpr int kLeaveRuns = 20;
+#endif
+
 TEST_P(EngineLeave, EveryRankCompletesWhenTheFirstExitsAfterItsLastCollective) {
-  for (int run = 0; run < 5; ++run) {
-    SCOPED_TRACE("run " + std::to_string(run + 1) + " of 5");
+  for (int run = 0; run < kLeaveRuns; ++run) {
+    SCOPED_TRACE("run " + std::to_string(run + 1) + " of " + std::to_string(kLeaveRuns));
     run_all(GetParam(), {"colls=allr,allg,redsct", "dtypes=fp32", "ops=sum", "counts=1,5003,300000",
                          "inplace=0", "execs=2", "fence=0"});
   }
@@ -157,7 +163,12 @@ TEST_P(EngineLeave, EveryRankCompletesWhenTheFirstExitsAfterItsLastCollective) {
 #ifndef ENGINE_E2E_LONG
 const Shape kLeaveShapes[] = {{3, 1, "socket"}, {4, 2, "socket"}};
 #else
-const Shape kLeaveShapes[] = {{2, 1, "socket"}, {8, 2, "socket"}, {4, 4, "socket"}, {4, 2, "ofi"}};
+// 1 to 16 ranks over 1 to 4 emulated hosts (the shapes of the lifecycle
+// matrix, graph_lifecycle_test.cc), and libnccom-net over tcp;ofi_rxm.
+const Shape kLeaveShapes[] = {
+    {1, 1, "socket"},  {2, 1, "socket"}, {3, 1, "socket"},  {4, 1, "socket"},  {8, 1, "socket"},
+    {16, 1, "socket"}, {2, 2, "socket"}, {6, 2, "socket"},  {16, 2, "socket"}, {12, 3, "socket"},
+    {4, 4, "socket"},  {8, 4, "socket"}, {16, 4, "socket"}, {4, 2, "ofi"}};
 #endif
 INSTANTIATE_TEST_SUITE_P(Shapes, EngineLeave, ::testing::ValuesIn(kLeaveShapes), shape_name);
 
