@@ -377,6 +377,24 @@ TEST_F(CommVerdicts, ARootStillAnsweringIsLeftAfterTheBoundWithAWarning) {
 
 }  // namespace
 
+// A process that checks in as `rank` (a complete check-in) and dies: its
+// connection closes once the root holds `checked_in` check-ins, this one
+// among them. False when the check-in could not be sent or was not seen.
+bool check_in_and_die(const UniqueId& id, int rank, int nranks, int checked_in) {
+  nccom::bootstrap::ExtInfo info;
+  info.rank = rank;
+  info.nranks = nranks;
+  info.listen_address = loopback(9);
+  const auto bytes = info.encode();
+  RawClient dying(id.root);
+  return dying.connected() &&
+         dying.hello(id.secret, rank, nranks)
+             .header(MsgType::kInfoToRoot, bytes.size())
+             .bytes(bytes.data(), bytes.size())
+             .send() &&
+         root_has_checkins(id.root.port(), checked_in);
+}
+
 // A rank that checked in and died during the handshake (a process that is
 // then restarted): the ranks already in fail at once naming it. Its
 // replacement and a rank that starts only now arrive after the verdict and
@@ -400,20 +418,7 @@ TEST_F(CommVerdicts, RanksArrivingAfterAVerdictAreToldIt) {
   first.start(spec(0));
   first.start(spec(1));
   ASSERT_TRUE(root_has_checkins(id->root.port(), 2));
-  {
-    nccom::bootstrap::ExtInfo info;
-    info.rank = 2;
-    info.nranks = 4;
-    info.listen_address = loopback(9);
-    const auto bytes = info.encode();
-    RawClient dying(id->root);
-    ASSERT_TRUE(dying.connected());
-    ASSERT_TRUE(dying.hello(id->secret, 2, 4)
-                    .header(MsgType::kInfoToRoot, bytes.size())
-                    .bytes(bytes.data(), bytes.size())
-                    .send());
-    ASSERT_TRUE(root_has_checkins(id->root.port(), 3));
-  }  // the process "dies": its connection closes
+  ASSERT_TRUE(check_in_and_die(*id, 2, 4, 3));
   for (const auto& r : first.join()) {
     ASSERT_FALSE(r.status) << "rank " << r.rank;
     EXPECT_TRUE(has(r.message(), {"rank 2 (", "hung up before the handshake finished"}));
@@ -439,20 +444,7 @@ TEST_F(CommVerdicts, ARetryOnTheSameRootPortTakesItFromTheFailedRoot) {
   auto s = nccom_test::loopback_settings("flat", 20000ms);
   auto id = nccom::comm::get_unique_id(nullptr, 2, false, s);
   ASSERT_TRUE(id) << id.error().message;
-  {
-    nccom::bootstrap::ExtInfo info;
-    info.rank = 1;
-    info.nranks = 2;
-    info.listen_address = loopback(9);
-    const auto bytes = info.encode();
-    RawClient dying(id->root);
-    ASSERT_TRUE(dying.connected());
-    ASSERT_TRUE(dying.hello(id->secret, 1, 2)
-                    .header(MsgType::kInfoToRoot, bytes.size())
-                    .bytes(bytes.data(), bytes.size())
-                    .send());
-    ASSERT_TRUE(root_has_checkins(id->root.port(), 1));
-  }
+  ASSERT_TRUE(check_in_and_die(*id, 1, 2, 1));
   RankThreads late;
   RankSpec r;
   r.rank = 0;
