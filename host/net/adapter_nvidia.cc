@@ -5,12 +5,19 @@
 //  - regMr takes an int size: larger registrations are refused;
 //  - 48-byte properties, widened into the Neuron 80-byte struct (no global
 //    registrations, no RMA);
-//  - no fini and no RMA tail; v5 has no regMrDmaBuf either.
+//  - no fini and no RMA tail; v5 has no regMrDmaBuf either;
+//  - at most 8 requests in flight per comm, as NCCL gave them
+//    (request_budget.h): past that a post answers NULL without reaching the
+//    plugin;
+//  - received sizes the plugin leaves unwritten stay unwritten (NCCL read
+//    them only to size a GPU flush): callers prefill them
+//    (NCCOM_NET_SIZE_UNREPORTED) and rely on them only where they must.
 // NVIDIA v4 is served by adapter_v4.cc together with Neuron v4.
 #include "net/adapters.h"
 #include "net/bound_net.h"
 #include "net/nvidia_layouts.h"
 #include "net/plugin_answers.h"
+#include "net/request_budget.h"
 
 #include <climits>
 #include <type_traits>
@@ -86,21 +93,32 @@ class NvidiaNet final : public BoundNet {
   ncclResult_t dereg_mr(void* comm, void* mhandle) override { return t_->deregMr(comm, mhandle); }
   ncclResult_t isend(void* send_comm, void* data, int size, int tag, void* mhandle,
                      void** request) override {
-    return t_->isend(send_comm, data, size, tag, mhandle, request);
+    return budget_.post(send_comm, request,
+                        [&] { return t_->isend(send_comm, data, size, tag, mhandle, request); });
   }
   ncclResult_t irecv(void* recv_comm, int n, void** data, int* sizes, int* tags, void** mhandles,
                      void** request) override {
-    return t_->irecv(recv_comm, n, data, sizes, tags, mhandles, request);
+    return budget_.post(recv_comm, request, [&] {
+      return t_->irecv(recv_comm, n, data, sizes, tags, mhandles, request);
+    });
   }
   ncclResult_t iflush(void* recv_comm, int n, void** data, int* sizes, void** mhandles,
                       void** request) override {
     return call(Op::kIflush, t_->iflush, recv_comm, n, data, sizes, mhandles, request);
   }
   ncclResult_t test(void* request, int* done, int* sizes) override {
-    return t_->test(request, done, sizes);
+    const ncclResult_t r = t_->test(request, done, sizes);
+    if (r != ncclSuccess || (done != nullptr && *done != 0)) budget_.finished(request);
+    return r;
   }
-  ncclResult_t close_send(void* send_comm) override { return t_->closeSend(send_comm); }
-  ncclResult_t close_recv(void* recv_comm) override { return t_->closeRecv(recv_comm); }
+  ncclResult_t close_send(void* send_comm) override {
+    budget_.closed(send_comm);
+    return t_->closeSend(send_comm);
+  }
+  ncclResult_t close_recv(void* recv_comm) override {
+    budget_.closed(recv_comm);
+    return t_->closeRecv(recv_comm);
+  }
   ncclResult_t close_listen(void* listen_comm) override { return t_->closeListen(listen_comm); }
   ncclResult_t get_mr_key(void*, uint64_t*) override { return unsupported(Op::kGetMrKey); }
   ncclResult_t iwrite(void*, void*, size_t, void*, uint64_t, uint64_t, void**) override {
@@ -115,6 +133,7 @@ class NvidiaNet final : public BoundNet {
 
  private:
   const Table* t_;
+  RequestBudget budget_{kNvidiaMaxRequests};
 };
 
 template <class Table>

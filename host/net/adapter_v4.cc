@@ -10,11 +10,14 @@
 //  - no tags: a non-zero tag is ncclInvalidUsage;
 //  - 40-byte properties, widened into the 80-byte v6 struct with maxRecvs 1,
 //    no RMA and no global registrations;
-//  - no fini, regMrDmaBuf, getMrKey, iwrite, iwriteInline, iread.
+//  - no fini, regMrDmaBuf, getMrKey, iwrite, iwriteInline, iread;
+//  - NVIDIA v4 only: at most 8 requests in flight per comm, as NCCL gave them
+//    (request_budget.h; the Neuron v4 header allows 128).
 #include "net/adapters.h"
 #include "net/bound_net.h"
 #include "net/nvidia_layouts.h"
 #include "net/plugin_answers.h"
+#include "net/request_budget.h"
 
 #include <climits>
 #include <cstring>
@@ -92,14 +95,17 @@ class V4Net final : public BoundNet {
   ncclResult_t isend(void* send_comm, void* data, int size, int tag, void* mhandle,
                      void** request) override {
     if (tag != 0) return refuse_tag();
-    return t_->isend(send_comm, data, size, mhandle, request);
+    return counted(send_comm, request,
+                   [&] { return t_->isend(send_comm, data, size, mhandle, request); });
   }
   ncclResult_t irecv(void* recv_comm, int n, void** data, int* sizes, int* tags, void** mhandles,
                      void** request) override {
     if (n != 1) return refuse_multi();
     if (data == nullptr || sizes == nullptr) return ncclInvalidArgument;
     if (tags != nullptr && tags[0] != 0) return refuse_tag();
-    return t_->irecv(recv_comm, data[0], sizes[0], mhandles ? mhandles[0] : nullptr, request);
+    return counted(recv_comm, request, [&] {
+      return t_->irecv(recv_comm, data[0], sizes[0], mhandles ? mhandles[0] : nullptr, request);
+    });
   }
   ncclResult_t iflush(void* recv_comm, int n, void** data, int* sizes, void** mhandles,
                       void** request) override {
@@ -109,10 +115,20 @@ class V4Net final : public BoundNet {
     return t_->iflush(recv_comm, data[0], sizes[0], mhandles ? mhandles[0] : nullptr, request);
   }
   ncclResult_t test(void* request, int* done, int* sizes) override {
-    return t_->test(request, done, sizes);
+    const ncclResult_t r = t_->test(request, done, sizes);
+    if constexpr (kIntSize) {
+      if (r != ncclSuccess || (done != nullptr && *done != 0)) budget_.finished(request);
+    }
+    return r;
   }
-  ncclResult_t close_send(void* send_comm) override { return t_->closeSend(send_comm); }
-  ncclResult_t close_recv(void* recv_comm) override { return t_->closeRecv(recv_comm); }
+  ncclResult_t close_send(void* send_comm) override {
+    if constexpr (kIntSize) budget_.closed(send_comm);
+    return t_->closeSend(send_comm);
+  }
+  ncclResult_t close_recv(void* recv_comm) override {
+    if constexpr (kIntSize) budget_.closed(recv_comm);
+    return t_->closeRecv(recv_comm);
+  }
   ncclResult_t close_listen(void* listen_comm) override { return t_->closeListen(listen_comm); }
   ncclResult_t get_mr_key(void*, uint64_t*) override { return unsupported(Op::kGetMrKey); }
   ncclResult_t iwrite(void*, void*, size_t, void*, uint64_t, uint64_t, void**) override {
@@ -134,7 +150,18 @@ class V4Net final : public BoundNet {
                   "take more than one buffer per irecv/iflush (v4 takes one; n must be 1)");
   }
 
+  // NVIDIA v4 posts go through the budget; Neuron v4 posts straight through.
+  template <class Post>
+  ncclResult_t counted(void* comm, void** request, Post&& post) {
+    if constexpr (kIntSize) {
+      return budget_.post(comm, request, post);
+    } else {
+      return post();
+    }
+  }
+
   const Table* t_;
+  RequestBudget budget_{kNvidiaMaxRequests};
 };
 
 template <class Table>

@@ -119,6 +119,7 @@ class NetOp {
   // reaper.cc (pollPosted)
   Status reap(bool* moved);
   Status test_slot(RequestInfo& r, bool* moved);
+  Status received_size(RequestInfo& r, int size) const;
   void retire(RequestInfo& r);
   // sidelink.cc
   bool sidelink_active(const Connector* c) const;

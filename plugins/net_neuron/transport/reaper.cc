@@ -79,7 +79,7 @@ Status NetOp::test_slot(RequestInfo& r, bool* moved) {
       return {};
     }
     case Stage::Recv: {
-      int size = -1;
+      int size = NCCOM_NET_SIZE_UNREPORTED;
       ncclResult_t rc = net_->test(net_->ctx, r.req, &done, &size);
       if (rc != ncclSuccess) {
         r.state = Stage::Error;
@@ -88,22 +88,15 @@ Status NetOp::test_slot(RequestInfo& r, bool* moved) {
       if (done == 0) return {};
       r.req = nullptr;
       *moved = true;
+      if (Status s = received_size(r, size); !s) {
+        r.state = Stage::Error;
+        return s;
+      }
       if (r.control) {
-        r.size = size;
         if (Status s = sidelink_accept(r); !s) return s;
         r.state = Stage::Done;
         return {};
       }
-      if (size < 0 || size > r.size || (r.expected >= 0 && size != r.expected)) {
-        r.state = Stage::Error;
-        return entry_error(
-            r.fifo_idx, r.conn,
-            "received " + std::to_string(size) + " bytes, the descriptor " +
-                (r.expected >= 0 ? "expects " : "has room for ") + std::to_string(r.size) +
-                " (the sender's program gave this transfer another size: do both ranks "
-                "run the same collective call?)");
-      }
-      r.size = size;
       r.state = Stage::RecvDone;
       [[fallthrough]];
     }
@@ -129,6 +122,47 @@ Status NetOp::test_slot(RequestInfo& r, bool* moved) {
     }
     default: return {};
   }
+}
+
+// What a completed receive says it received. The size is relied on only
+// where nothing else tells it: a plugin may leave it unwritten (NVIDIA's
+// layouts never promised it) and a receive whose length the descriptor fixes
+// then takes that length; a dynamic receive's length only the plugin knows.
+// A size the plugin did write is checked, and a wrong one is named as the
+// plugin's report: which side is wrong, each rank's failure line tells (its
+// collective), not this one.
+Status NetOp::received_size(RequestInfo& r, int size) const {
+  if (r.control) {  // the sidelink announcement: sidelink_accept checks it
+    if (size != NCCOM_NET_SIZE_UNREPORTED) r.size = size;
+    return {};
+  }
+  const std::string plugin = net_plugin_text(comm_);
+  if (size == NCCOM_NET_SIZE_UNREPORTED) {
+    if (r.expected >= 0) {
+      r.size = r.expected;
+      return {};
+    }
+    return entry_error(
+        r.fifo_idx, r.conn,
+        plugin +
+            " completed a receive without reporting its size (test left sizes[0] "
+            "unwritten); this receive's length is dynamic, set by the sender, so only the "
+            "plugin can tell it. A plugin of NVIDIA's layouts need not report sizes, one of "
+            "the Neuron layouts must: use a plugin that writes the received size in test");
+  }
+  if (size < 0 || size > r.size || (r.expected >= 0 && size != r.expected)) {
+    return entry_error(
+        r.fifo_idx, r.conn,
+        plugin + " reported " + std::to_string(size) + " bytes received for a receive that " +
+            (r.expected >= 0 ? "expects " : "has room for ") + std::to_string(r.size) +
+            (size > r.size ? " (more than the buffer holds: the plugin wrote past it, or "
+                             "misreports sizes)"
+                           : "") +
+            ": either the plugin misreports received sizes or the sender posted another size "
+            "(when every rank's failure names the same collective call, it is the plugin)");
+  }
+  r.size = size;
+  return {};
 }
 
 void NetOp::retire(RequestInfo& r) {

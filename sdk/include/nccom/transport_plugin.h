@@ -50,6 +50,15 @@ typedef struct nccom_transport_peer {
   int64_t bus_id; /* PCI bus id of the device, for log lines */
 } nccom_transport_peer_t;
 
+/* A received size no plugin writes: a transport puts it in `sizes` before
+ * calling `test`, and an entry that still holds it when the request is done
+ * was left unwritten. The layouts differ on whether a plugin must write it:
+ * aws-ofi-nccl's Neuron tables always do; plugins built against NVIDIA's
+ * headers need not, since NCCL read a received size only to size a GPU
+ * flush. A transport that needs the size (a receive whose length only the
+ * sender knows) must fail naming the plugin when it is left unwritten. */
+#define NCCOM_NET_SIZE_UNREPORTED INT32_MIN
+
 /* The selected network as a transport should call it: the ncclNet_v6 calls
  * (same arguments, same results, the host's clamps and bounded connect /
  * accept included) with the host's context first. Slots the net does not

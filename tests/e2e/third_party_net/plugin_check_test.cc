@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <map>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -66,6 +67,8 @@ const Build kBuilds[] = {{"NeuronV4", "libtpn-neuron_v4.so", false},
                          {"NeuronV6", "libtpn-neuron_v6.so", false},
                          {"NvidiaV6", "libtpn-nvidia_v6.so", true}};
 
+void PrintTo(const Build& b, std::ostream* os) { *os << b.name; }
+
 class ThirdPartyNetPluginCheckBehaviours : public testing::TestWithParam<Build> {
  protected:
   // nccom-plugin-check ARGS... on this build with TPN_BEHAVIOUR=behaviour.
@@ -120,6 +123,42 @@ TEST_P(ThirdPartyNetPluginCheckBehaviours, ARequestThatNeverCompletesFailsWithin
   EXPECT_NE(r.out.find(" times, never done; "), std::string::npos) << output(r);
   EXPECT_NE(r.out.find("fini "), std::string::npos) << "the teardown ran:\n" << output(r);
   EXPECT_LT(s, 15.0) << "the bound is 2 s per wait";
+}
+
+// Received sizes left unwritten are the right of a plugin built against
+// NVIDIA's headers (NCCL read them only to size a GPU flush), not of one
+// built against the Neuron headers: the same plugin passes or fails the data
+// check by its layout.
+TEST_P(ThirdPartyNetPluginCheckBehaviours, UnwrittenReceivedSizesAreJudgedByTheLayout) {
+  // A failed receive leaves the sender waiting out --timeout: a short one.
+  const auto r =
+      check("sizes_unset", {"--timeout", GetParam().nvidia ? "20" : "3", "--only", "sizes"});
+  if (GetParam().nvidia) {
+    EXPECT_EQ(r.exit_code, 0) << output(r);
+    EXPECT_NE(r.out.find("0 failed"), std::string::npos) << output(r);
+  } else {
+    EXPECT_EQ(r.exit_code, 1) << output(r);
+    EXPECT_NE(r.out.find("left the received size unwritten; a plugin of the Neuron layouts must "
+                         "report it"),
+              std::string::npos)
+        << output(r);
+  }
+}
+
+// A pool of 8 requests whose 9th post fails: what NVIDIA's headers allow
+// (nccom keeps such a plugin within 8 per comm), not what the Neuron headers
+// allow (128, and a NULL request when full).
+TEST_P(ThirdPartyNetPluginCheckBehaviours, APoolOfEightThatFailsWhenFullIsJudgedByTheLayout) {
+  const auto r = check("full_is_error", {"--timeout", "20", "--only", "many-outstanding"});
+  if (GetParam().nvidia) {
+    EXPECT_EQ(r.exit_code, 0) << output(r);
+    EXPECT_NE(r.out.find("0 failed"), std::string::npos) << output(r);
+  } else {
+    EXPECT_EQ(r.exit_code, 1) << output(r);
+    EXPECT_NE(output(r).find("TPN: no free request: 8 requests in flight on this comm"),
+              std::string::npos)
+        << output(r);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Layouts, ThirdPartyNetPluginCheckBehaviours, testing::ValuesIn(kBuilds),

@@ -6,6 +6,7 @@
 
 #include <climits>
 #include <cstring>
+#include <vector>
 
 namespace nccom::net::testing {
 namespace {
@@ -208,6 +209,69 @@ TEST(NetHostNvidia, RegistrationsBeyondAnIntAreRefused) {
     ASSERT_NE(stats, nullptr);
     EXPECT_EQ(stats->open_mrs, 0) << "the plugin was not called";
   }
+}
+
+}  // namespace
+}  // namespace nccom::net::testing
+
+namespace nccom::net::testing {
+namespace {
+
+// How many 0-byte sends on one comm the adapter lets through before it
+// answers a NULL request ("post again later"), out of `tries`.
+int sends_posted(Net& net, Endpoints& e, int tries, std::vector<void*>* requests) {
+  static char byte = 0;
+  for (int i = 0; i < tries; ++i) {
+    void* r = nullptr;
+    EXPECT_EQ(net.isend(e.send, &byte, 0, 0, nullptr, &r), ncclSuccess);
+    if (r == nullptr) break;
+    requests->push_back(r);
+  }
+  return static_cast<int>(requests->size());
+}
+
+// NVIDIA's v4-v6 headers allow 8 requests in flight per comm
+// (NCCL_NET_MAX_REQUESTS), and NCCL never had more: plugins written for them
+// may fail a 9th post. The adapter answers NULL instead, without calling the
+// plugin, until a request of that comm completes. The Neuron layouts allow
+// 128 and pass every post through.
+TEST(NetHostNvidia, AtMostEightRequestsPerCommReachThePlugin) {
+  for (const char* stem : {"nethost-nvidia-v4", "nethost-nvidia-v5", "nethost-nvidia-v6"}) {
+    SCOPED_TRACE(stem);
+    auto bound = open_and_bind(plugin_path(stem), Layout::kNvidia, {}, "test");
+    ASSERT_TRUE(bound) << bound.error().message;
+    Net& net = **bound;
+    ASSERT_EQ(net.init(nullptr), ncclSuccess);
+    Endpoints e;
+    ASSERT_TRUE(connect_endpoints(net, &e));
+    std::vector<void*> sends;
+    EXPECT_EQ(sends_posted(net, e, 12, &sends), 8);
+    // The receiving comm has a budget of its own.
+    char in = 0;
+    void* data[1] = {&in};
+    int sizes[1] = {1};
+    void* recv = nullptr;
+    ASSERT_EQ(net.irecv(e.recv, 1, data, sizes, nullptr, nullptr, &recv), ncclSuccess);
+    ASSERT_NE(recv, nullptr);
+    ASSERT_TRUE(wait_done(net, recv, nullptr));
+    ASSERT_TRUE(wait_done(net, sends[0], nullptr));
+    // The completed send made room for exactly one more.
+    std::vector<void*> more;
+    EXPECT_EQ(sends_posted(net, e, 3, &more), 1);
+    close_endpoints(net, e);
+  }
+}
+
+TEST(NetHostNvidia, NeuronLayoutsPassEveryPostThrough) {
+  auto bound = open_and_bind(plugin_path("nethost-neuron-v6"), Layout::kNeuron, {}, "test");
+  ASSERT_TRUE(bound) << bound.error().message;
+  Net& net = **bound;
+  ASSERT_EQ(net.init(nullptr), ncclSuccess);
+  Endpoints e;
+  ASSERT_TRUE(connect_endpoints(net, &e));
+  std::vector<void*> sends;
+  EXPECT_EQ(sends_posted(net, e, 12, &sends), 12);
+  close_endpoints(net, e);
 }
 
 }  // namespace

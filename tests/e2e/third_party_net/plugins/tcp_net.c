@@ -15,6 +15,11 @@
  *   never_complete  test never reports a request done
  *   hang_connect    connect never returns (a plugin stuck inside a call)
  *   init_fails      init fails with ncclSystemError (no usable hardware)
+ *   sizes_unset     test never writes the received size (NCCL of the NVIDIA
+ *                   layouts read it only to size a GPU flush, so plugins
+ *                   written for it may leave it)
+ *   full_is_error   a post beyond the pool of TPN_MAX_REQUESTS fails with
+ *                   ncclInternalError instead of answering a NULL request
  *
  * A v4 build always blocks in accept and connect (its contract); the other
  * builds are non-blocking unless told. Data: one TCP connection per comm,
@@ -63,6 +68,7 @@
 
 static ncclDebugLogger_t g_log;
 static int g_block_accept, g_block_connect, g_in_order, g_out_of_order, g_never, g_hang_connect;
+static int g_sizes_unset, g_full_is_error;
 
 #define WARN(...)                                                               \
   do {                                                                          \
@@ -131,6 +137,8 @@ static ncclResult_t tpn_init(ncclDebugLogger_t logger) {
   g_out_of_order = env_has(b, "out_of_order");
   g_never = env_has(b, "never_complete");
   g_hang_connect = env_has(b, "hang_connect");
+  g_sizes_unset = env_has(b, "sizes_unset");
+  g_full_is_error = env_has(b, "full_is_error");
   if (env_has(b, "init_fails")) {
     WARN("TPN/" TPN_LAYOUT ": init fails (TPN_BEHAVIOUR=init_fails)");
     return ncclSystemError;
@@ -138,10 +146,11 @@ static ncclResult_t tpn_init(ncclDebugLogger_t logger) {
 #ifdef TPN_V4
   g_block_accept = g_block_connect = 1;
 #endif
-  INFO("TPN/" TPN_LAYOUT ": init (%s%s%s%s%s%s)", g_block_accept ? " block_accept" : "",
+  INFO("TPN/" TPN_LAYOUT ": init (%s%s%s%s%s%s%s%s)", g_block_accept ? " block_accept" : "",
        g_block_connect ? " block_connect" : "", g_in_order ? " in_order_test" : "",
        g_out_of_order ? " out_of_order" : "", g_never ? " never_complete" : "",
-       g_hang_connect ? " hang_connect" : "");
+       g_hang_connect ? " hang_connect" : "", g_sizes_unset ? " sizes_unset" : "",
+       g_full_is_error ? " full_is_error" : "");
   return ncclSuccess;
 }
 
@@ -375,7 +384,11 @@ static ncclResult_t tpn_dereg(void* comm, void* mhandle) {
 static ncclResult_t post(struct comm* c, int kind, void* data, int size, void** request) {
   if (!c || !request || size < 0) return ncclInvalidArgument;
   *request = NULL;
-  if (c->count == TPN_MAX_REQUESTS) return ncclSuccess; /* NULL: call again */
+  if (c->count == TPN_MAX_REQUESTS) {
+    if (!g_full_is_error) return ncclSuccess; /* NULL: call again */
+    WARN("TPN: no free request: %d requests in flight on this comm", TPN_MAX_REQUESTS);
+    return ncclInternalError;
+  }
   struct request* r = &c->reqs[(c->head + c->count) % TPN_MAX_REQUESTS];
   memset(r, 0, sizeof *r);
   r->kind = kind;
@@ -479,7 +492,7 @@ static ncclResult_t tpn_test(void* request, int* done, int* size) {
     if (!next_reported && r->tests_after++ < 3) return ncclSuccess;
   }
   *done = 1;
-  if (size) *size = r->size;
+  if (size && !g_sizes_unset) *size = r->size;
   /* Free it; the ring keeps posting order for what is left. */
   r->kind = REQ_FREE;
   while (c->count > 0 && c->reqs[c->head].kind == REQ_FREE) {

@@ -12,6 +12,7 @@ struct Request {
   bool completed = false;  // the inner plugin reported done (and released it)
   int remaining = 0;
   int size = 0;
+  bool recv = false;
 };
 
 const ncclNet_v6_t* g_inner = nullptr;
@@ -48,6 +49,7 @@ ncclResult_t w_irecv(void* comm, int n, void** data, int* sizes, int* tags, void
   ncclResult_t rc = g_inner->irecv(comm, n, data, sizes, tags, mh, &inner);
   if (rc == ncclSuccess && inner != nullptr) ++g_stats.irecv_posted;
   *req = wrap(inner);
+  if (*req != nullptr) static_cast<Request*>(*req)->recv = true;
   return rc;
 }
 
@@ -84,7 +86,9 @@ ncclResult_t w_test(void* handle, int* done, int* sizes) {
     return ncclSuccess;
   }
   *done = 1;
-  if (sizes != nullptr) *sizes = r->size;
+  if (sizes != nullptr && !(r->recv && g_config.recv_sizes_unwritten)) {
+    *sizes = r->size + (r->recv ? g_config.recv_size_error : 0);
+  }
   delete r;
   return ncclSuccess;
 }
