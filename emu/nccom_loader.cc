@@ -91,8 +91,9 @@ std::string libfabric_hint() {
   } else {
     const uint32_t v = fi_version();
     hint = format(
-        "libfabric %u.%u is present (%s); libnccom-net.so (aws-neuronx-collectives) "
-        "is what is missing for EFA",
+        "libfabric %u.%u is present (%s); libnccom-net.so is what is missing: nccom's own "
+        "is built into the build tree's lib/ and installed beside libnccom.so by cmake "
+        "--install; the Neuron SDK's comes with aws-neuronx-collectives",
         v >> 16, v & 0xffffu, kLibfabricFile);
   }
   dlclose(fabric);
