@@ -30,6 +30,9 @@ constexpr std::string_view kEnvNetPluginLayout[] = {"NCCOM_NET_PLUGIN_LAYOUT"};
 constexpr std::string_view kEnvNetUseRuntime[] = {"NCCOM_NET_USE_RUNTIME_PLUGIN"};
 constexpr std::string_view kEnvEfaForkSafe[] = {"FI_EFA_FORK_SAFE"};
 constexpr std::string_view kNetLayouts[] = {"neuron", "nvidia"};
+constexpr std::string_view kNetProbes[] = {"third-party", "all", "off"};
+constexpr std::string_view kEnvNetProbe[] = {"NCCOM_NET_PROBE"};
+constexpr std::string_view kEnvNetProbeTimeout[] = {"NCCOM_NET_PROBE_TIMEOUT_MS"};
 constexpr std::string_view kEnvPluginPath[] = {"NCCOM_PLUGIN_PATH"};
 constexpr std::string_view kEnvHandshake[] = {"NCCOM_BOOTSTRAP_TIMEOUT_MS"};
 constexpr std::string_view kEnvProtocol[] = {"NCCOM_BOOTSTRAP_PROTOCOL"};
@@ -173,6 +176,25 @@ constexpr Knob kHostKnobs[] = {
      .help = "Use the network plugin the runtime loaded (libnccom-net.so, handed over by "
              "nrt_get_libnccl_net) when it supplies one. false skips it, so net.plugin or "
              "the socket plugin is used even where the runtime has one."},
+    {.key = "net.probe",
+     .env = kEnvNetProbe,
+     .type = Type::Enum,
+     .default_text = "third-party",
+     .help = "Before a net plugin is used, run its discovery calls (init, devices, "
+             "getProperties) once in a short-lived child process, where a crash, an exit or a "
+             "call that does not return skips the plugin with a warning instead of taking the "
+             "process down: third-party probes every plugin but nccom's own (the files beside "
+             "libnccom.so and in its plugin directory), all probes those too, off probes none.",
+     .allowed = kNetProbes,
+     .flags = kCaseInsensitive},
+    {.key = "net.probe_timeout_ms",
+     .env = kEnvNetProbeTimeout,
+     .type = Type::Int,
+     .default_text = "60000",
+     .help = "How long the probe of net.probe may take in milliseconds; a plugin whose "
+             "discovery calls have not returned by then is skipped, naming the call.",
+     .min = 1,
+     .max = kMaxDurationMs},
     {.key = "net.efa_fork_safe",
      .env = kEnvEfaForkSafe,
      .type = Type::String,

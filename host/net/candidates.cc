@@ -1,13 +1,16 @@
 // The process's candidate list (selection.h) and the kernel check.
+#include "core/context.h"
 #include "core/runtime.h"
 #include "log/log.h"
 #include "net/net_config.h"
+#include "net/probe.h"
 #include "net/selection.h"
 
 #include <dlfcn.h>
 #include <link.h>
 #include <strings.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <system_error>
 
@@ -57,6 +60,26 @@ std::vector<Candidate> process_candidates(const config::Config& config,
   std::vector<Candidate> candidates;
   // Whichever candidate wins, a plugin exporting nccomNetConfig gets its knobs.
   const auto prepare = [config](Net& net) -> Status { return configure_net(net, config); };
+  // net.probe: the discovery calls of plugins that are not nccom's own run
+  // first in a child process (probe.h).
+  std::function<Status(const Net&)> probe;
+  const std::string probe_mode = config.get_string("net.probe");
+  if (strcasecmp(probe_mode.c_str(), "off") != 0) {
+    const bool all = strcasecmp(probe_mode.c_str(), "all") == 0;
+    const std::chrono::milliseconds bound(config.get_int("net.probe_timeout_ms"));
+    probe = [all, bound](const Net& net) -> Status {
+      const std::string& file = net.info().file;
+      if (file.empty() || (!all && is_own_plugin(file))) return {};
+      const std::filesystem::path program = probe_program();
+      if (program.empty()) {
+        NCCOM_INFO(log::kNet | log::kInit,
+                   "NET/Plugin: net.probe of %s not run: no nccom-net-probe in %s/nccom",
+                   file.c_str(), core::own_directory().c_str());
+        return {};
+      }
+      return probe_discovery(program, file, net.info().layout, bound);
+    };
+  }
   bool runtime_offered = false;
   const bool use_runtime = config.get_bool("net.use_runtime_plugin");
   if (use_runtime) {
@@ -69,7 +92,8 @@ std::vector<Candidate> process_candidates(const config::Config& config,
       // nccom's own libfabric plugin may report the same table name).
       candidates.push_back(
           {where, "handed over by the runtime (nrt_get_libnccl_net)",
-           [handle, where] { return bind_handle(handle, Layout::kNeuron, where, where); }, prepare,
+           [handle, where] { return bind_handle(handle, Layout::kNeuron, where, where); }, probe,
+           prepare,
            "on machines without EFA, net.use_runtime_plugin = false "
            "(NCCOM_NET_USE_RUNTIME_PLUGIN=0) uses the next plugin without trying this one"});
     }
@@ -91,7 +115,7 @@ std::vector<Candidate> process_candidates(const config::Config& config,
                           [configured, layout, plugin_dirs, origin] {
                             return open_and_bind(configured, layout, plugin_dirs, origin);
                           },
-                          prepare, ""});
+                          probe, prepare, ""});
   }
 
   const auto fallback_file = first_existing(kFallbackName, plugin_dirs);
@@ -112,7 +136,7 @@ std::vector<Candidate> process_candidates(const config::Config& config,
                             return open_and_bind(kFallbackName, Layout::kNeuron, plugin_dirs,
                                                  origin);
                           },
-                          prepare, ""});
+                          probe, prepare, ""});
   }
   return candidates;
 }

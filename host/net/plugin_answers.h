@@ -35,9 +35,24 @@ inline constexpr std::size_t kMaxNetPathBytes = 4096;
 // irecv, at most as many as a comm may have requests in flight.
 inline constexpr int kMaxNetRecvs = NCCL_NET_MAX_REQUESTS;
 
-// The text at `text` up to its NUL or `max_bytes`, whichever comes first
-// (strnlen: nothing past `max_bytes` is read); "" for NULL.
+// The text at `text` up to its NUL or `max_bytes`, whichever comes first;
+// "" for NULL. The pointer is not trusted: each page is checked through the
+// kernel first (readable_text below), so a wild pointer (a plugin that filled its
+// properties with 0xff) gives "" instead of a SIGSEGV.
 std::string bounded_text(const char* text, std::size_t max_bytes);
+
+// What the process can read at `text`, up to its NUL or `max_bytes`:
+// `terminated` says whether a NUL came first, `readable` whether any byte at
+// `text` could be read at all (false for an unmapped or protected address).
+// Each page is first offered to the kernel (one byte written to a pipe), so
+// memory the process cannot read ends the copy with EFAULT instead of a
+// fault; nothing past the NUL is read.
+struct ReadText {
+  std::string text;
+  bool readable = false;
+  bool terminated = false;
+};
+ReadText readable_text(const char* text, std::size_t max_bytes);
 
 // net.devices(), checked: the count when the call succeeds with 1 ..
 // kMaxNetDevices devices. Otherwise NRT_FAILURE with a message naming the

@@ -83,6 +83,13 @@ Result<Selection> select_from(std::vector<Candidate> candidates, ncclDebugLogger
       continue;
     }
     std::unique_ptr<Net> net = std::move(bound).value();
+    if (candidate.probe) {
+      if (Status probed = candidate.probe(*net); !probed) {
+        NCCOM_WARN("NET/Plugin: cannot use %s: %s; trying the next candidate",
+                   candidate.what.c_str(), probed.error().message.c_str());
+        continue;  // nothing of it ran in this process: unload it
+      }
+    }
     if (candidate.prepare) {
       if (Status prepared = candidate.prepare(*net); !prepared) {
         // Settings the operator made for this plugin are wrong: using

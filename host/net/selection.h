@@ -23,6 +23,9 @@ struct Candidate {
   std::string
       reason;  // logged when chosen: "runtime handle", "net.plugin from env NCCL_NET_PLUGIN"
   std::function<BindResult()> bind;
+  // Optional, run after bind and before anything of the plugin runs in this
+  // process (probe.h): an error rejects this candidate with that message.
+  std::function<Status(const Net&)> probe;
   // Optional, run after bind and before init (configure_net): an error
   // rejects this candidate, which is then unloaded (its init never ran). An
   // NRT_INVALID error (the plugin's settings are invalid) ends the selection

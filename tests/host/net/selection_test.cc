@@ -7,6 +7,10 @@
 #include "net/plugin_answers.h"
 #include "net_host_util.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstring>
 #include <tuple>
 
 namespace nccom::net::testing {
@@ -17,6 +21,7 @@ Candidate file_candidate(const std::string& stem, Layout layout = Layout::kNeuro
   return Candidate{.what = stem,
                    .reason = "because the test says so",
                    .bind = [path, layout] { return open_and_bind(path, layout, {}, path); },
+                   .probe = {},
                    .prepare = {},
                    .if_it_fails = {}};
 }
@@ -112,6 +117,7 @@ TEST(NetHostSelect, TruncatedPluginFileIsSkippedWithItsOwnWarning) {
       .what = "the truncated copy",
       .reason = "first",
       .bind = [truncated] { return open_and_bind(truncated, Layout::kNeuron, {}, truncated); },
+      .probe = {},
       .prepare = {},
       .if_it_fails = {}});
   candidates.push_back(file_candidate("nethost-neuron-v5"));
@@ -201,6 +207,52 @@ TEST(NetHostSelect, UnterminatedStringsAndOutOfRangeMaxRecvsAreWarnedAndBounded)
   EXPECT_EQ(bounded_text(props.pciPath, kMaxNetPathBytes), std::string(4096, 'p'));
   EXPECT_EQ(clamp_properties(props), "maxRecvs 0 is outside 1..128; 1 is used");
   EXPECT_EQ(props.maxRecvs, 1);
+}
+
+// A plugin whose getProperties fills the struct with 0xff (wild name and
+// pciPath pointers): selection warns naming the pointer and goes on, and
+// every later read of those strings gives "" instead of a SIGSEGV.
+TEST(NetHostSelect, WildStringPointersAreWarnedAboutAndNeverFollowed) {
+  LogCapture log;
+  std::vector<Candidate> candidates;
+  candidates.push_back(file_candidate("nethost-wild-props"));
+  auto chosen = select_from(std::move(candidates), plugin_logger());
+  ASSERT_TRUE(chosen) << chosen.error().message;
+  const std::string who =
+      "wild-props (Neuron ncclNet_v6) from " + plugin_path("nethost-wild-props");
+  for (const char* field : {"name", "pciPath"}) {
+    EXPECT_TRUE(log.has("CCOM WARN NET/Plugin: " + who + ": getProperties(0) returned a " + field +
+                        " pointer (0xffffffffffffffff) this process cannot read; nccom uses \"\""))
+        << log.text();
+  }
+  EXPECT_TRUE(log.has("getProperties(0): maxRecvs -1 is outside 1..128; 1 is used")) << log.text();
+  ncclNetProperties_v6_t props{};
+  ASSERT_EQ(chosen->net->get_properties(0, &props), ncclSuccess);
+  EXPECT_EQ(bounded_text(props.name, kMaxNetNameBytes), "");
+  EXPECT_EQ(bounded_text(props.pciPath, kMaxNetPathBytes), "");
+}
+
+// readable_text stops at the first byte the process cannot read: a string
+// that runs into an unmapped page is cut there, readable but unterminated.
+TEST(NetHostSelect, ReadableTextStopsWhereTheMappingEnds) {
+  const long page = sysconf(_SC_PAGESIZE);
+  void* two = mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(two, MAP_FAILED);
+  char* base = static_cast<char*>(two);
+  ASSERT_EQ(munmap(base + page, page), 0);
+  std::memset(base, 'x', page);
+  const ReadText tail = readable_text(base + page - 10, 256);
+  EXPECT_TRUE(tail.readable);
+  EXPECT_FALSE(tail.terminated);
+  EXPECT_EQ(tail.text, std::string(10, 'x'));
+  const ReadText gone = readable_text(base + page, 256);
+  EXPECT_FALSE(gone.readable);
+  EXPECT_EQ(gone.text, "");
+  base[page - 3] = '\0';
+  const ReadText ended = readable_text(base + page - 10, 256);
+  EXPECT_TRUE(ended.terminated);
+  EXPECT_EQ(ended.text, std::string(7, 'x'));
+  munmap(base, page);
 }
 
 TEST(NetHostSelect, MaxRecvsAboveTheRequestLimitIsClampedToIt) {

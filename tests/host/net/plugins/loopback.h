@@ -8,6 +8,8 @@
  *   LB_NAME="x"      the table's name field (default "loopback")
  *   LB_NDEV=n        devices() reports n (default 1; 0 for "no devices")
  *   LB_INIT_FAILS    init returns ncclInternalError
+ *   LB_WILD_PROPS    getProperties fills the whole struct with 0xff (wild
+ *                    string pointers, every count -1)
  *   LB_LONG_STRINGS  getProperties' name and pciPath are not NUL-terminated
  *                    (512 and 8192 bytes of letters, then whatever follows)
  *   LB_MAX_RECVS=n   getProperties reports maxRecvs n (default 1)
