@@ -1,6 +1,7 @@
 // The health engine's client port among other jobs of the host
 // (port_share.h has the rule).
 #include "health/engine.h"
+#include "health/job_registry.h"
 #include "health/port_share.h"
 #include "log/log.h"
 
@@ -97,6 +98,7 @@ void Engine::move_client_port(const std::vector<int>& local, const std::string& 
     if (!sock) continue;
     client_listener_ = std::move(*sock);
     client_port_ = static_cast<uint16_t>(port);
+    (void)registry::publish(to.to_string());
     say(speaker, "health: nccom-ras port " + std::to_string(from) +
                      " on this host is served by another job (" + others +
                      "), which started first; this job's nccom-ras port here is " + to.to_string() +
@@ -105,6 +107,7 @@ void Engine::move_client_port(const std::vector<int>& local, const std::string& 
                      "(NCCOM_RAS_ADDR) to choose it");
     return;
   }
+  registry::withdraw();
   const int last = std::min(first + kClientPortSpan - 1, 65535);
   say(speaker, "health: nccom-ras port " + std::to_string(from) +
                    " on this host is served by another job (" + others + "), and ports " +

@@ -1,6 +1,7 @@
 #include "health/service.h"
 
 #include "health/engine.h"
+#include "health/job_registry.h"
 #include "health/port_share.h"
 #include "log/log.h"
 
@@ -135,6 +136,15 @@ Card ensure_service(const ServiceSettings& settings, const bootstrap::SocketAddr
              g_card.endpoint.to_string().c_str(),
              client.valid() ? client.local_address().to_string().c_str() : "none",
              static_cast<unsigned long long>(settings.keepalive_ms), settings.timeout_factor);
+  if (client.valid()) {
+    const std::string address = client.local_address().to_string();
+    if (const std::string why = registry::publish(address); !why.empty()) {
+      NCCOM_INFO(log::kInit,
+                 "health: not in the host's job registry (%s): nccom-ras finds this "
+                 "job only with -p",
+                 why.c_str());
+    }
+  }
   g_engine = std::make_unique<Engine>(settings, std::move(*listener), std::move(client), g_card);
   return g_card;
 }
@@ -168,6 +178,7 @@ void stop_service() {
     g_card = Card{};
   }
   engine.reset();
+  registry::withdraw();
 }
 
 }  // namespace nccom::health
