@@ -27,6 +27,8 @@ std::string g_written;  // the file this process wrote, "" when none
 
 // Field 22 of /proc/<pid>/stat: when the process started, in clock ticks
 // since boot; with the pid it names one process for as long as the host runs.
+// "" for a process that is gone or has exited (a zombie, field 3 "Z", whose
+// parent has not reaped it yet).
 std::string start_time(int pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
   std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -35,6 +37,7 @@ std::string start_time(int pid) {
   std::istringstream rest(stat.substr(close + 2));
   std::string field;
   for (int i = 3; i <= 22 && rest >> field; ++i) {
+    if (i == 3 && (field == "Z" || field == "X")) return {};
     if (i == 22) return field;
   }
   return {};

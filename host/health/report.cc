@@ -134,7 +134,8 @@ Analysis analyse(const JobView& job) {
           s.max_completed = first ? st.completed : std::max(s.max_completed, st.completed);
           first = false;
           if (st.running && st.idle_ms >= job.stuck_ms && st.peer >= 0) {
-            a.waits.push_back(Wait{c.hash, st.id, r, st.peer, st.channel, st.idle_ms, st.block});
+            a.waits.push_back(
+                Wait{c.hash, st.id, r, st.peer, st.channel, st.idle_ms, st.block, st.waiting_in});
           }
         }
       }
@@ -315,7 +316,8 @@ std::string render_text(const JobView& job, bool verbose) {
     out += "  " + who(w.rank, rank_member(a, w.comm, w.rank)) + " of comm " + hex(w.comm) +
            ", stream " + std::to_string(w.stream) + block_words(w.block) + ", waits on " +
            who(w.peer, rank_member(a, w.comm, w.peer)) + " [" + rank_state(a, w.comm, w.peer) +
-           "], channel " + std::to_string(w.channel) + ", for " + seconds(w.idle_ms) + "\n";
+           "], channel " + std::to_string(w.channel) + ", for " + seconds(w.idle_ms) +
+           (w.in.empty() ? "" : "; " + w.in) + "\n";
   }
 
   auto events = [&](const char* title, const std::vector<ErrorSeen>& list) {
@@ -385,7 +387,7 @@ std::string render_json(const JobView& job) {
            ",\"peer_state\":" + json_string(rank_state(a, w.comm, w.peer)) +
            ",\"channel\":" + std::to_string(w.channel) +
            ",\"idle_ms\":" + std::to_string(w.idle_ms) + ",\"block\":" + std::to_string(w.block) +
-           "}";
+           (w.in.empty() ? "" : ",\"in\":" + json_string(w.in)) + "}";
   }
   auto events = [&](const char* key, const std::vector<ErrorSeen>& list) {
     out += std::string("],\"") + key + "\":[";

@@ -80,6 +80,7 @@ struct Wait {
   int channel = -1;
   uint64_t idle_ms = 0;
   int64_t block = -1;  // the basic block it runs (-1: not said)
+  std::string in{};    // where the wait sits ("": not said)
 };
 struct ErrorSeen {
   const Member* member = nullptr;

@@ -112,6 +112,17 @@ Result<ProcessSnapshot> parse_snapshot(std::string_view all) {
         s.began_ago_ms = ago;
       }
       snap.streams.push_back(s);
+    } else if (kind == "waiting") {
+      uint64_t comm = 0;
+      int rank = -1;
+      int id = -1;
+      std::string in;
+      if (!number(f, "comm", comm, 16) || !number(f, "rank", rank) || !number(f, "id", id) ||
+          !text(f, "text", in))
+        return bad(n, "waiting needs comm, rank, id and text");
+      for (StreamSnap& s : snap.streams) {
+        if (s.comm == comm && s.rank == rank && s.id == id) s.waiting_in = in;
+      }
     } else if (kind == "link") {
       LinkSnap l;
       if (!number(f, "process", l.process, 16) || !text(f, "state", l.state) ||

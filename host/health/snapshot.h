@@ -7,6 +7,7 @@
 //   comm hash=<16 hex> rank=<r> nranks=<n> state=<init|running|failed>
 //   stream comm=<hex> rank=<r> id=<s> started=<n> completed=<n> running=<0|1>
 //          idle_ms=<n> peer=<r> channel=<c>                      (one line)
+//   waiting comm=<hex> rank=<r> id=<s> text=<where the stream's wait sits>
 //   link process=<hex> state=<alive|unresponsive|dead|left> silent_ms=<n>
 //   error comm=<hex> rank=<r> age_ms=<n> text=<the rest of the line>
 //   warning comm=<hex> rank=<r> age_ms=<n> text=<the rest of the line>
@@ -59,6 +60,9 @@ struct StreamSnap {
   // last) execution began, by the process's own clock. It lets a reader
   // order the non-simultaneous snapshots of two processes (health/report.cc).
   std::optional<uint64_t> began_ago_ms = std::nullopt;
+  // From a "waiting" line after it (optional): where its wait sits, e.g.
+  // "its oldest request (RECV) is in the net plugin X from FILE".
+  std::string waiting_in{};
 };
 struct LinkSnap {
   uint64_t process = 0;

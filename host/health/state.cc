@@ -148,6 +148,18 @@ std::string Registry::snapshot_text(uint64_t process, int pid, const std::string
                   c->hash(), c->rank(), s, started, p.completed.load(), running ? 1 : 0, idle,
                   running ? p.waiting_peer.load() : -1, running ? p.waiting_channel.load() : -1,
                   p.block.load(), now > began ? now - began : 0);
+      if (running && p.waiting_known.load(std::memory_order_acquire)) {
+        std::string in;
+        {
+          std::lock_guard lock(p.mu);
+          in = p.waiting_in.substr(0, kMaxEventTextBytes);
+        }
+        std::replace_if(in.begin(), in.end(), control_char, ' ');
+        if (!in.empty()) {
+          out += line("waiting comm=%016" PRIx64 " rank=%d id=%d text=%s", c->hash(), c->rank(), s,
+                      in.c_str());
+        }
+      }
     }
   }
   for (const LinkView& l : links) {

@@ -56,8 +56,9 @@ struct StreamProgress {
 
   std::atomic<bool> has_verdict{false};  // `verdict` is set
 
-  mutable std::mutex mu;     // guards the two below
+  mutable std::mutex mu;     // guards the three below
   std::string waiting_what;  // the ops' own descriptions
+  std::string waiting_in;    // where the wait sits (the transport's op_waiting_in)
   StallVerdict verdict;
 };
 

@@ -179,6 +179,7 @@ void Scheduler::publish(Stream& s, uint32_t stream, bool moved, bool finished) {
     {
       std::lock_guard lock(hp.mu);
       hp.waiting_what = std::move(what);
+      hp.waiting_in = std::move(target.in);
     }
     hp.waiting_channel.store(target.channel, std::memory_order_relaxed);
     hp.waiting_peer.store(target.peer, std::memory_order_release);

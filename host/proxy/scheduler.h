@@ -44,6 +44,7 @@ struct Tick {
 struct WaitTarget {
   int peer = -1;
   int channel = -1;
+  std::string in;  // where the wait sits ("its oldest request (RECV) is in the net plugin ...")
 };
 
 // One registered direction of one basic block: the transport's per-op state

@@ -55,6 +55,12 @@ class PluginOp : public proxy::ProxyOp {
       target.peer = peer;
       target.channel = channel;
     }
+    if (ops_.head.struct_size >= offsetof(nccom_transport_ops_t, op_waiting_in) + sizeof(void*) &&
+        ops_.op_waiting_in != nullptr) {
+      ErrBuf in{};
+      ops_.op_waiting_in(op_, in.data(), in.size());
+      target.in = text(in);
+    }
     return target;
   }
 

@@ -117,6 +117,7 @@ const nccom_transport_ops_t kOps = {
     nullptr,  // op_describe
     nullptr,  // op_free
     nullptr,  // op_waiting_on
+    nullptr,  // op_waiting_in
 };
 
 }  // namespace

@@ -215,6 +215,16 @@ std::string NetOp::describe() const {
   return text;
 }
 
+std::string NetOp::waiting_in() const {
+  if (in_flight() == 0) return {};
+  const RequestInfo& head = ring_[done_ % kRingSlots];
+  if (head.state != Stage::Send && head.state != Stage::Recv && head.state != Stage::Flush) {
+    return {};  // done by the plugin; waiting on this transport's own step
+  }
+  return std::string("its oldest request (") + stage_name(head.state) + ") is in " +
+         net_plugin_text(comm_);
+}
+
 bool NetOp::waiting_on(int& peer, int& channel) const {
   const Connector* conn = nullptr;
   if (in_flight() != 0) {

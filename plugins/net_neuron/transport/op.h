@@ -85,6 +85,8 @@ class NetOp {
   // The peer and channel of the oldest request in flight, or else of the
   // next descriptor's connection; false when neither names one.
   bool waiting_on(int& peer, int& channel) const;
+  // Where that wait sits, for the health report ("" when not in the plugin).
+  std::string waiting_in() const;
 
  private:
   enum class Phase { FirstTouch, Steady, Finished };

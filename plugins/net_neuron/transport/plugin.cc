@@ -184,23 +184,33 @@ int nn_op_waiting_on(void* op, int* peer, int* channel) {
   return static_cast<NetOp*>(op)->waiting_on(*peer, *channel) ? 1 : 0;
 }
 
-const nccom_transport_ops_t kOps = {
-    {sizeof(nccom_transport_ops_t), 0, nn_init, nn_fini},
-    NCCOM_TRANSPORT_OPS_VERSION,
-    0,
-    nn_can_connect,
-    nn_setup,
-    nn_connect,
-    nn_free_connector,
-    nn_reg_mr,
-    nn_dereg_mr,
-    nn_create_op,
-    nn_op_progress,
-    nn_op_rearm,
-    nn_op_describe,
-    nn_op_free,
-    nn_op_waiting_on,
-};
+void nn_op_waiting_in(void* op, char* buf, size_t len) {
+  if (buf == nullptr || len == 0) return;
+  buf[0] = '\0';
+  if (op == nullptr) return;
+  try {
+    std::snprintf(buf, len, "%s", static_cast<NetOp*>(op)->waiting_in().c_str());
+  } catch (const std::exception&) {
+    buf[0] = '\0';
+  }
+}
+
+const nccom_transport_ops_t kOps = {{sizeof(nccom_transport_ops_t), 0, nn_init, nn_fini},
+                                    NCCOM_TRANSPORT_OPS_VERSION,
+                                    0,
+                                    nn_can_connect,
+                                    nn_setup,
+                                    nn_connect,
+                                    nn_free_connector,
+                                    nn_reg_mr,
+                                    nn_dereg_mr,
+                                    nn_create_op,
+                                    nn_op_progress,
+                                    nn_op_rearm,
+                                    nn_op_describe,
+                                    nn_op_free,
+                                    nn_op_waiting_on,
+                                    nn_op_waiting_in};
 
 }  // namespace
 

@@ -206,6 +206,13 @@ typedef struct nccom_transport_ops {
    * knows, 0 when it waits on nothing in particular. Called only by the
    * host's stall watchdog, never on the data path. */
   int (*op_waiting_on)(void* op, int* peer_rank, int* channel);
+
+  /* Appended (read only when head.struct_size covers it; NULL: unknown).
+   * Where the wait of op_waiting_on sits, in a few words for the health
+   * report, e.g. "its oldest request (RECV) is in the net plugin X (Neuron
+   * ncclNet_v6) from /opt/x.so"; "" (buf[0] = 0) when it is not inside a
+   * net plugin request. Called only by the host's stall watchdog. */
+  void (*op_waiting_in)(void* op, char* buf, size_t len);
 } nccom_transport_ops_t;
 
 #ifdef __cplusplus

@@ -184,6 +184,38 @@ INSTANTIATE_TEST_SUITE_P(Layouts, ThirdPartyNetNeverCompletes, testing::ValuesIn
                            return std::string(i.param.name);
                          });
 
+// The same plugin with the stall watchdogs at their defaults (60 s): the
+// collective's own bound (3 s here) ends the run first, and the health
+// service's finding on the failure line names the plugin the waiting
+// requests are in.
+TEST(ThirdPartyNetNeverCompletesAtTheCollectiveBound, TheFailureNamesThePlugin) {
+  const Layout& l = kLayouts[2];
+  auto env = plugin_env(l, "never_complete");
+  env["NCCL_DEBUG"] = "WARN";
+  const auto r = nccom_test::run_child(
+      kTool,
+      {"-r", "2", "-N", "2", "-b", "8", "-e", "8", "--timeout-ms", "3000", "--check", "allr"}, env);
+  const std::string all = r.out + r.err;
+  EXPECT_EQ(r.exit_code, 1) << all;
+  EXPECT_EQ(all.find("(proxy.stall_fail_ms)"), std::string::npos) << all;
+  EXPECT_NE(all.find("timed out after 3000 ms waiting for slice 0 of 1 from rank "),
+            std::string::npos)
+      << all;
+  // Whichever of its send and receive the rank's proxy looked at first.
+  const std::string in_plugin = std::string(") is in the net plugin ") + l.described + " from " +
+                                TPN_PLUGIN_DIR + "/" + l.file;
+  const size_t summary = all.find("stopped the other ranks");
+  ASSERT_NE(summary, std::string::npos) << all;
+  const size_t line = all.rfind('\n', summary);
+  const std::string text = all.substr(line == std::string::npos ? 0 : line, summary - line);
+  bool named = false;
+  for (const char* request : {"SEND", "RECV"}) {
+    named = named || text.find(std::string("; its oldest request (") + request + in_plugin) !=
+                         std::string::npos;
+  }
+  EXPECT_TRUE(named) << "the launcher's summary does not name the plugin:\n" << all;
+}
+
 // A plugin stuck inside connect: every rank fails when
 // transport.connect_timeout_ms passes, naming the channels and peers still
 // pending and the plugin call that has not returned, with the plugin's file.

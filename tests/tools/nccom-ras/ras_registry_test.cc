@@ -1,6 +1,6 @@
 // nccom-ras without a port: the host's job registry names where each running
 // job answers. One job is asked without being named; several are listed and
-// none is chosen; a job that ended leaves nothing behind for nccom-ras.
+// none is chosen; a job that ended is not listed.
 #include "json_check.h"
 #include "ras_support.h"
 
@@ -86,11 +86,8 @@ TEST_F(NccomRasRegistry, JobsThatEndedAreNotListed) {
   const auto l = ras({"--list"});
   ASSERT_EQ(l.exit_code, 0) << l.err;
   EXPECT_NE(l.out.find("0 nccom jobs on this host"), std::string::npos) << l.out;
-  const auto r = ras();
-  EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.err.find("No running nccom job is registered in " + registry() + " either."),
-            std::string::npos)
-      << r.err;
+  // (A bare nccom-ras now asks 127.0.0.1:28028, which another test's job
+  // may be serving: not asserted here.)
 }
 
 }  // namespace

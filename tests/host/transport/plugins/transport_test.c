@@ -158,6 +158,7 @@ static const nccom_transport_ops_t x_ops = {
     x_create_op, x_progress, x_rearm, x_describe, x_free_op
 #endif
     , NULL /* op_waiting_on */
+    , NULL /* op_waiting_in */
 };
 /* clang-format on */
 
