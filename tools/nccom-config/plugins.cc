@@ -10,6 +10,7 @@
 
 #include <dlfcn.h>
 
+#include <cstddef>
 #include <filesystem>
 #include <set>
 #include <sstream>
@@ -44,6 +45,7 @@ struct Listing {
   std::string& out;
   bool ok = true;
   std::set<std::string> claimed;  // plugin section names seen
+  std::set<std::string>* env_names = nullptr;
 
   void bound(const config::Config& config, const std::string& name, const std::string& who,
              const nccom_knob_table_t* table) {
@@ -55,6 +57,16 @@ struct Listing {
       return;
     }
     out += "\n" + section->describe(who);
+    if (env_names == nullptr || table == nullptr || table->knobs == nullptr) return;
+    // The table was checked by bind: knob_size covers the fields read here
+    // or the entries are older ones without `env`.
+    const auto* base = reinterpret_cast<const char*>(table->knobs);
+    const std::size_t env_end = offsetof(nccom_knob_t, env) + sizeof(const char* const*);
+    for (uint32_t i = 0; i < table->count && table->knob_size >= env_end; ++i) {
+      const auto* knob = reinterpret_cast<const nccom_knob_t*>(base + i * table->knob_size);
+      for (const char* const* e = knob->env; e != nullptr && *e != nullptr; ++e)
+        env_names->insert(*e);
+    }
   }
 };
 
@@ -110,9 +122,10 @@ std::filesystem::path first_existing(const std::vector<std::filesystem::path>& p
 
 }  // namespace
 
-bool describe_plugins(const config::Config& config, std::string& out) {
+bool describe_plugins(const config::Config& config, std::string& out,
+                      std::set<std::string>* env_names) {
   const auto dirs = plugin_dirs(config);
-  Listing l{out, true, {}};
+  Listing l{out, true, {}, env_names};
   out += "\nplugin knobs ([plugins.<name>]; each plugin opened, not initialised)\n";
   native(config, dirs, NCCOM_PLUGIN_KIND_TOPOLOGY, "topology",
          config.get_string("topology.plugins"), l);

@@ -3,6 +3,7 @@
 
 #include "config/config.h"
 
+#include <set>
 #include <string>
 
 namespace nccom::tools {
@@ -14,6 +15,9 @@ namespace nccom::tools {
 // (or each problem) to `out`; false when a plugin's knob table or a value set
 // for one of its knobs is invalid (what libnccom would refuse). Settings the
 // file makes for plugins none of these declares are listed as unclaimed.
-bool describe_plugins(const config::Config& config, std::string& out);
+// The environment variables those plugins' knobs read go into `env_names`
+// when it is given.
+bool describe_plugins(const config::Config& config, std::string& out,
+                      std::set<std::string>* env_names = nullptr);
 
 }  // namespace nccom::tools

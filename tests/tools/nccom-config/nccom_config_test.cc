@@ -2,6 +2,7 @@
 // environment.
 #include "build_paths.h"
 #include "child_process.h"
+#include "json_check.h"
 
 #include <sys/stat.h>
 
@@ -114,6 +115,76 @@ TEST_F(ToolsNccomConfig, BadArgumentsPrintUsage) {
   const ChildResult r = run({"--bogus"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.out.find("usage: nccom-config"), std::string::npos);
+}
+
+}  // namespace
+
+namespace {
+
+// --changed: only what differs from the built-in defaults, each with where
+// it was set; the shipped file alone changes nothing.
+TEST_F(ToolsNccomConfig, ChangedListsWhatDiffersFromTheDefaultsAndWhere) {
+  const ChildResult shipped = run({"--changed"});
+  ASSERT_EQ(shipped.exit_code, 0) << shipped.out;
+  EXPECT_NE(shipped.out.find("every knob has its built-in default"), std::string::npos)
+      << shipped.out;
+
+  const std::string file = dir_.path() + "/mine.toml";
+  std::ofstream(file) << "[net]\nprobe = \"off\"\n";
+  const ChildResult r =
+      run({"--changed"}, {{"NCCOM_CONFIG", file}, {"NCCOM_BOOTSTRAP_PROTOCOL", "flat"}});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("net.probe = \"off\"  (" + file + ":2, built-in default \"third-party\")"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("bootstrap.protocol = \"flat\"  (env NCCOM_BOOTSTRAP_PROTOCOL, built-in "
+                       "default \"auto\")"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("net.plugin ="), std::string::npos) << r.out;
+}
+
+TEST_F(ToolsNccomConfig, OneKeyIsAnsweredAndAMisspeltOneGetsADidYouMean) {
+  const ChildResult r = run({"net.probe_timeout_ms"});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("net.probe_timeout_ms = 60000  ("), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(", the built-in default too)"), std::string::npos) << r.out;
+  const ChildResult typo = run({"net.pluign"});
+  EXPECT_EQ(typo.exit_code, 2) << typo.out;
+  EXPECT_NE(typo.out.find("no knob named \"net.pluign\"; did you mean \"net.plugin\"?"),
+            std::string::npos)
+      << typo.out;
+}
+
+// A variable that looks like nccom's but that nothing reads is named with
+// the closest one that is read; NCCL's own that nccom ignores are named too;
+// a plugin's variable (the libfabric plugin's NCCOM_OFI_RAILS) is not.
+TEST_F(ToolsNccomConfig, MisspeltAndUnreadVariablesAreNamed) {
+  const ChildResult r = run(
+      {}, {{"NCCOM_BOOTSTRAP_PROTOKOL", "flat"}, {"NCCL_ALGO", "ring"}, {"NCCOM_OFI_RAILS", "2"}});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("NCCOM_BOOTSTRAP_PROTOKOL is not a variable nccom reads; did you mean "
+                       "NCCOM_BOOTSTRAP_PROTOCOL?"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("NCCL_ALGO is an NCCL setting nccom does not read"), std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("NCCOM_OFI_RAILS is not"), std::string::npos) << r.out;
+}
+
+TEST_F(ToolsNccomConfig, JsonIsOneValidDocumentWithTypedValues) {
+  // stdout alone, at the most talkative log level.
+  const ChildResult raw = run_child(
+      kTool, {"--json"}, {{"NCCL_ALGO", "ring"}, {"NCCL_DEBUG", "TRACE"}, {"NCCOM_CONFIG", ""}});
+  ASSERT_EQ(raw.exit_code, 0) << raw.out << raw.err;
+  std::string why;
+  EXPECT_TRUE(json_check::valid(raw.out, &why)) << why << "\n" << raw.out;
+  EXPECT_NE(raw.out.find("{\"key\":\"net.probe_timeout_ms\",\"value\":60000,\"default\":60000,"
+                         "\"changed\":false,"),
+            std::string::npos)
+      << raw.out;
+  EXPECT_NE(raw.out.find("{\"name\":\"NCCL_ALGO\",\"note\":\"nccl-not-read\""), std::string::npos)
+      << raw.out;
 }
 
 }  // namespace
