@@ -53,7 +53,7 @@ Expected<std::string> Channel::read_line(const Deadline* deadline, const std::st
     int wait_ms = -1;
     if (deadline != nullptr) {
       if (deadline->expired()) return timeout(waiting_for);
-      // Short slices, so the watchdog sees this thread is alive.
+      // Short slices, so the supervisor sees this thread is alive.
       wait_ms = static_cast<int>(std::min<long long>(deadline->remaining().count(), 100));
     }
     auto filled = fill(wait_ms, waiting_for);

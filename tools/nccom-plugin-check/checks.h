@@ -1,10 +1,12 @@
 // The conformance checks and what they share.
 //
 // A check is a named step with prerequisites; the suite (suite.cc) runs them
-// in order, skips a check whose prerequisite did not pass, and records an
-// Outcome for each. Checks that need a second endpoint drive the Peer; the
-// two long-lived connections are made by the connection checks and used by
-// the data checks after them.
+// in order, each in a process of its own (isolate.h), skips a check whose
+// prerequisite did not pass, and records an Outcome for each. A check's
+// process first redoes what the check needs (its prerequisites, in order:
+// bind, init, ..., the connections) and then runs the check. Checks that
+// need a second endpoint drive the Peer; the two connections are made by
+// the connection checks and used by the checks that need them.
 #pragma once
 
 #include "guard.h"
@@ -15,6 +17,7 @@
 #include "transfer.h"
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -24,8 +27,8 @@ namespace nccom::plugin_check {
 struct Options {
   std::string plugin;
   net::Layout layout = net::Layout::kNeuron;
-  std::string only;          // run just this check (and what it needs)
-  bool two_process = false;  // the peer is another process
+  std::vector<std::string> only;  // run just these checks (and what they need)
+  bool two_process = false;       // the peer is another process
   bool json = false;
   bool verbose = false;
   std::chrono::milliseconds timeout{30000};  // every wait
@@ -49,6 +52,9 @@ struct Context {
   Link outbound;  // this side sends, the peer receives
   Link inbound;   // the peer sends, this side receives
   int tag = 0;    // a tag every message may carry (0 without tag support)
+  // False while the prerequisites are redone: what only the report would
+  // say (how connect/accept behave) is not looked into then.
+  bool observe = true;
 
   Deadline deadline() const { return Deadline(options.timeout); }
 };
@@ -56,21 +62,33 @@ struct Context {
 struct CheckDef {
   const char* name;
   const char* description;
-  std::vector<const char*> needs;  // checks that must have passed first
+  // Checks that must have passed first; the check's process redoes them.
+  std::vector<const char*> needs;
   Outcome (*run)(Context&);
+  Group group = Group::kCollectives;
 };
 
 // In running order.
-std::vector<CheckDef> setup_checks();  // bind ... connections, registration
-std::vector<CheckDef> data_checks();   // transfers, tags, iflush, iread
-std::vector<CheckDef> error_checks();  // error paths, close, fini
+std::vector<CheckDef> setup_checks();       // bind ... connections, registration
+std::vector<CheckDef> data_checks();        // transfers, tags, iflush, iread
+std::vector<CheckDef> teardown_checks();    // close, fini
+std::vector<CheckDef> robustness_checks();  // error paths
 
-// Every check, in running order.
+// Every check, in running order: first those collectives need, then the
+// robustness checks.
 std::vector<CheckDef> all_checks();
-// Runs every check, or with options.only that check, what it needs, and
-// the teardown (close, fini); a check whose prerequisite did not pass is
-// skipped. Appends to report.checks.
-void run_suite(Context& ctx, Report& report);
+// What `check`'s process runs before it: its prerequisites and theirs, in
+// running order.
+std::vector<CheckDef> setup_of(const CheckDef& check);
+// Runs every check, or with options.only those checks and what they need, each
+// in a process of its own; a check whose prerequisite did not pass is
+// skipped. Appends to report.checks, calling `row` after each.
+void run_suite(const Options& options, Report& report,
+               const std::function<void(const CheckRecord&)>& row);
+// Inside a check's process: redoes `setup`, runs `check`, ends the peer.
+// *milliseconds: how long the check itself took.
+Outcome run_here(Context& ctx, const std::vector<CheckDef>& setup, const CheckDef& check,
+                 long long* milliseconds);
 
 // Opens a fresh connection on device 0: outbound (this side connects first,
 // then the peer accepts) or inbound (this side polls accept first, then the

@@ -1,5 +1,6 @@
-// Error paths — a message larger than the receive buffer, a garbage handle,
-// NULL arguments — and teardown: closing every comm, fini.
+// Teardown — closing every comm, fini — and the robustness checks, error
+// paths: a message larger than the receive buffer, a garbage handle, NULL
+// arguments.
 #include "checks.h"
 #include "net/nccl_result.h"
 #include "net_ops.h"
@@ -187,16 +188,32 @@ Outcome check_fini(Context& ctx) {
 
 }  // namespace
 
-std::vector<CheckDef> error_checks() {
+std::vector<CheckDef> teardown_checks() {
   return {
+      {"close", "close every comm", {"connect-then-accept", "accept-then-connect"}, check_close},
+      {"fini", "fini after every comm is closed", {"close"}, check_fini},
+  };
+}
+
+std::vector<CheckDef> robustness_checks() {
+  // From single calls to a whole transfer.
+  const Group group = Group::kRobustness;
+  return {
+      {"null-args",
+       "NULL and out-of-range arguments are errors",
+       {"devices"},
+       check_null_args,
+       group},
+      {"garbage-handle",
+       "connect with a garbage handle fails",
+       {"devices"},
+       check_garbage_handle,
+       group},
       {"recv-too-small",
        "a message larger than the receive buffer fails or is reported",
        {"peer"},
-       check_recv_too_small},
-      {"garbage-handle", "connect with a garbage handle fails", {"devices"}, check_garbage_handle},
-      {"null-args", "NULL and out-of-range arguments are errors", {"devices"}, check_null_args},
-      {"close", "close every comm", {"init"}, check_close},
-      {"fini", "fini after everything is closed", {"init"}, check_fini},
+       check_recv_too_small,
+       group},
   };
 }
 

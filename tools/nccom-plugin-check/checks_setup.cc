@@ -5,6 +5,7 @@
 #include "net/plugin_answers.h"
 #include "net_ops.h"
 #include "plugin_log.h"
+#include "watched_net.h"
 
 #include <cstdio>
 #include <cstring>
@@ -28,9 +29,14 @@ std::string capability_names(unsigned caps) {
 }
 
 Outcome check_bind(Context& ctx) {
-  auto net = bind_plugin(ctx.options.plugin, ctx.options.layout);
+  guard::step("loading the plugin (dlopen) and binding its table");
+  Expected<std::unique_ptr<net::Net>> net = fail("");
+  {
+    guard::PluginCall call("constructors (dlopen)");
+    net = bind_plugin(ctx.options.plugin, ctx.options.layout);
+  }
   if (!net) return failed(net.error());
-  ctx.net = std::move(net).value();
+  ctx.net = watched(std::move(net).value());
   return passed(net::describe(ctx.net->info()) +
                 "; capabilities: " + capability_names(ctx.net->capabilities()));
 }
@@ -60,6 +66,7 @@ Outcome check_devices(Context& ctx) {
 Outcome check_properties(Context& ctx) {
   std::string problems, note;
   for (int dev = 0; dev < ctx.ndev; ++dev) {
+    guard::step("getProperties(" + std::to_string(dev) + ")");
     ncclNetProperties_v6_t p{};
     auto ok =
         expect_ok(ctx.net->get_properties(dev, &p), "getProperties(" + std::to_string(dev) + ")");

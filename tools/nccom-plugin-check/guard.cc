@@ -1,12 +1,9 @@
 #include "guard.h"
 
-#include <signal.h>
-#include <string.h>
-#include <unistd.h>
+#include <sys/mman.h>
 
-#include <atomic>
 #include <cstdio>
-#include <mutex>
+#include <new>
 #include <thread>
 
 namespace nccom::plugin_check {
@@ -14,62 +11,13 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::atomic<const char*> g_check{nullptr};
-std::atomic<Clock::rep> g_last_beat{0};
+Progress* g_progress = nullptr;
 std::thread::id g_driver;
-// The step text is read by the crash handler, which cannot take a lock; a
-// torn read there only garbles a message the process dies with anyway.
-char g_step[256] = "";
-std::mutex g_step_mutex;
 
-void write_all(int fd, const char* text) {
-  size_t left = strlen(text);
-  while (left > 0) {
-    const ssize_t n = write(fd, text, left);
-    if (n <= 0) return;
-    text += n;
-    left -= static_cast<size_t>(n);
-  }
-}
+bool on_driver() { return g_progress != nullptr && std::this_thread::get_id() == g_driver; }
 
-extern "C" void on_crash(int sig) {
-  // Only async-signal-safe calls from here on.
-  const char* check = g_check.load();
-  write_all(2, "\nnccom-plugin-check: FAIL ");
-  write_all(2, check != nullptr ? check : "(between checks)");
-  write_all(2, ": the process crashed with signal ");
-  const char* name = sigabbrev_np(sig);
-  write_all(2, name != nullptr ? name : "?");
-  if (g_step[0] != '\0') {
-    write_all(2, " during ");
-    write_all(2, g_step);
-  }
-  write_all(2, "\n");
-  raise(sig);  // SA_RESETHAND restored the default action
-}
-
-void watch(std::chrono::milliseconds stall_limit) {
-  for (;;) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    const char* check = g_check.load();
-    if (check == nullptr) continue;
-    const auto idle = Clock::now() - Clock::time_point(Clock::duration(g_last_beat.load()));
-    if (idle < stall_limit) continue;
-    std::string step;
-    {
-      std::lock_guard<std::mutex> lock(g_step_mutex);
-      step = g_step;
-    }
-    std::fprintf(
-        stderr,
-        "\nnccom-plugin-check: FAIL %s: timed out waiting for %s: the call did not "
-        "return in %lld s; aborting\n",
-        check, step.empty() ? "the plugin" : step.c_str(),
-        static_cast<long long>(std::chrono::duration_cast<std::chrono::seconds>(idle).count()));
-    std::fflush(stdout);
-    std::fflush(stderr);
-    _exit(3);
-  }
+void copy_text(char* to, std::size_t size, const char* from) {
+  std::snprintf(to, size, "%s", from != nullptr ? from : "");
 }
 
 }  // namespace
@@ -86,32 +34,70 @@ std::chrono::milliseconds Deadline::remaining() const {
 
 namespace guard {
 
-void install(std::chrono::milliseconds stall_limit) {
-  g_driver = std::this_thread::get_id();
-  struct sigaction action {};
-  action.sa_handler = on_crash;
-  action.sa_flags = SA_RESETHAND;
-  sigemptyset(&action.sa_mask);
-  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) sigaction(sig, &action, nullptr);
-  beat();
-  if (stall_limit.count() > 0) std::thread(watch, stall_limit).detach();
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch())
+      .count();
 }
 
-void running(const char* check) {
-  step("");
+Progress* create_shared() {
+  void* page =
+      mmap(nullptr, sizeof(Progress), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (page == MAP_FAILED) return nullptr;
+  static_assert(std::atomic<int64_t>::is_always_lock_free, "shared between processes");
+  auto* progress = new (page) Progress;
+  reset(progress);
+  return progress;
+}
+
+void reset(Progress* p) {
+  for (std::atomic<int64_t>* t :
+       {&p->started_ns, &p->check_started_ns, &p->beat_ns, &p->call_started_ns}) {
+    t->store(0);
+  }
+  p->running[0] = p->step[0] = p->call[0] = '\0';
+}
+
+void attach(Progress* progress) {
+  g_driver = std::this_thread::get_id();
+  g_progress = progress;
+  const int64_t now = now_ns();
+  progress->started_ns.store(now);
+  progress->beat_ns.store(now);
+}
+
+void running(const char* name) {
+  if (!on_driver()) return;
+  copy_text(g_progress->running, sizeof g_progress->running, name);
+  g_progress->step[0] = '\0';
   beat();
-  g_check.store(check);
+}
+
+void check_started() {
+  if (on_driver()) g_progress->check_started_ns.store(now_ns());
 }
 
 void step(const std::string& what) {
-  std::lock_guard<std::mutex> lock(g_step_mutex);
-  snprintf(g_step, sizeof g_step, "%s", what.c_str());
+  if (on_driver()) copy_text(g_progress->step, sizeof g_progress->step, what.c_str());
 }
 
 void beat() {
-  if (std::this_thread::get_id() == g_driver) {
-    g_last_beat.store(Clock::now().time_since_epoch().count());
-  }
+  if (on_driver()) g_progress->beat_ns.store(now_ns());
+}
+
+PluginCall::PluginCall(const char* name) {
+  if (!on_driver()) return;
+  recorded_ = true;
+  copy_text(g_progress->call, sizeof g_progress->call, name);
+  const int64_t now = now_ns();
+  g_progress->beat_ns.store(now);
+  g_progress->call_started_ns.store(now);
+}
+
+PluginCall::~PluginCall() {
+  if (!recorded_) return;
+  g_progress->call_started_ns.store(0);
+  g_progress->call[0] = '\0';
+  g_progress->beat_ns.store(now_ns());
 }
 
 }  // namespace guard

@@ -1,14 +1,19 @@
-// The tool's last line of defence against the plugin it examines.
+// What a check's process tells its supervisor while it runs.
 //
-// Every wait in the tool has a deadline (Deadline), but a plugin call that
-// never returns cannot be interrupted, and a plugin may crash. The guard
-// knows which check and step are running; a watchdog thread ends the process
-// with "FAIL <check>: timed out waiting for <step>" when the driver thread
-// has made no progress for too long, and a crash handler prints the same
-// line with the signal before the process dies of it.
+// Every check runs in a process of its own (isolate.h). Every wait in the
+// tool has a deadline (Deadline), but a plugin call that never returns
+// cannot be interrupted, and a plugin may crash. So the check's driver
+// thread keeps a Progress record in memory it shares with the supervising
+// process: what runs (the setup step or the check), the step within it,
+// the plugin call it is inside and since when, and when it last showed
+// progress. The supervisor reads it to end a process that made no progress
+// for too long, and to word a crash or a hang; a dead or stuck process can
+// still be described, as the record outlives it.
 #pragma once
 
+#include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <string>
 
 namespace nccom::plugin_check {
@@ -17,7 +22,8 @@ class Deadline {
  public:
   explicit Deadline(std::chrono::milliseconds budget)
       : end_(std::chrono::steady_clock::now() + budget) {}
-  // Also tells the watchdog that the calling thread is still making progress.
+  // Also tells the supervisor that the calling thread is still making
+  // progress (when it is a check's driver thread).
   bool expired() const;
   std::chrono::milliseconds remaining() const;
 
@@ -25,21 +31,52 @@ class Deadline {
   std::chrono::steady_clock::time_point end_;
 };
 
+// In a MAP_SHARED page: written by the check's driver thread only, read by
+// the supervisor. Times are steady_clock (CLOCK_MONOTONIC, one clock for
+// every process of the machine) in nanoseconds; 0 is "not yet". The texts
+// are only read once the writer is dead or stuck, so they need no lock.
+struct Progress {
+  std::atomic<int64_t> started_ns;        // the process began its work
+  std::atomic<int64_t> check_started_ns;  // the check itself began (its setup is done)
+  std::atomic<int64_t> beat_ns;           // the driver thread last showed progress
+  std::atomic<int64_t> call_started_ns;   // the current plugin call began; 0 outside one
+  char running[64];                       // the check, or the setup step, now running
+  char step[256];                         // what the running check is doing
+  char call[64];                          // the plugin call the driver thread is inside
+};
+
 namespace guard {
 
-// Installs the crash handler and starts the watchdog: the driver thread (the
-// caller) must show progress at least every `stall_limit`. The watchdog
-// only acts while a check is running (see running()); a zero limit starts
-// no watchdog (the peer process, which waits for commands without end).
-void install(std::chrono::milliseconds stall_limit);
+// Progress records in memory shared with the processes forked later.
+Progress* create_shared();
+void reset(Progress* progress);
+// A check's process: the calling thread is its driver; its progress goes
+// to `progress`. Without it (the supervisor, the --peer process) every
+// call below does nothing.
+void attach(Progress* progress);
 
-// What is running now, for the messages; `check` must be a string literal
-// or otherwise outlive the run. nullptr check: nothing is running.
-void running(const char* check);
+// What runs now: a setup step, then (check_started) the check itself.
+void running(const char* name);
+void check_started();
 void step(const std::string& what);
 
 // Called by the driver thread's waits (Deadline::expired does it).
 void beat();
+
+// While it lives, the driver thread is inside plugin call `name` (a string
+// literal). Other threads' calls are not recorded.
+class PluginCall {
+ public:
+  explicit PluginCall(const char* name);
+  ~PluginCall();
+  PluginCall(const PluginCall&) = delete;
+  PluginCall& operator=(const PluginCall&) = delete;
+
+ private:
+  bool recorded_ = false;
+};
+
+int64_t now_ns();
 
 }  // namespace guard
 }  // namespace nccom::plugin_check

@@ -49,7 +49,7 @@ Expected<Link> open_outbound(Context& ctx) {
   void* comm = nullptr;
   const ncclResult_t rc = ctx.net->setup_calls().connect(0, handle, &comm);
   if (rc != ncclSuccess) return nccl_failure("connect (called before the peer accepts)", rc);
-  if (comm == nullptr && stays_inside(*ctx.net, handle)) {
+  if (comm == nullptr && ctx.observe && stays_inside(*ctx.net, handle)) {
     link.observed = "connect blocks until the peer accepts" + std::string(kCopes);
   }
   auto accepting = ctx.peer->send("accept " + std::to_string(link.remote_listen));
@@ -86,7 +86,7 @@ Expected<Link> open_inbound(Context& ctx) {
                  "accept (before anyone connected)");
   if (!ok) return ok.take_error();
   if (early != nullptr) return fail("accept handed out a recv comm before anyone connected");
-  if (stays_inside(*ctx.net, link.local_listen))
+  if (ctx.observe && stays_inside(*ctx.net, link.local_listen))
     link.observed = "accept blocks until a peer connects" + std::string(kCopes);
   auto connecting = ctx.peer->send("connect 0 " + to_hex(handle, sizeof handle));
   if (!connecting) return connecting.take_error();

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -60,9 +61,13 @@ Expected<std::unique_ptr<Peer>> Peer::start_process(const std::vector<std::strin
   argv.push_back(nullptr);
 
   const int child_end = fds->second;
+  const pid_t parent = getpid();
   const pid_t pid = fork();
   if (pid < 0) return fail(std::string("fork: ") + strerror(errno));
   if (pid == 0) {  // only async-signal-safe calls until exec
+    // Dies with the check's process, whatever ends it (kept across exec).
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(127);
     if (child_end == kChildFd) {
       fcntl(kChildFd, F_SETFD, 0);
     } else {

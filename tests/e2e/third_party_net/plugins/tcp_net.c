@@ -20,6 +20,10 @@
  *                   written for it may leave it)
  *   full_is_error   a post beyond the pool of TPN_MAX_REQUESTS fails with
  *                   ncclInternalError instead of answering a NULL request
+ *   devices_null_crash  devices(NULL) writes through the NULL pointer (a
+ *                   plugin that never checks its arguments): SIGSEGV
+ *   test_null_hang  test(NULL) never returns (a plugin that waits for a
+ *                   request that cannot complete)
  *
  * A v4 build always blocks in accept and connect (its contract); the other
  * builds are non-blocking unless told. Data: one TCP connection per comm,
@@ -68,7 +72,7 @@
 
 static ncclDebugLogger_t g_log;
 static int g_block_accept, g_block_connect, g_in_order, g_out_of_order, g_never, g_hang_connect;
-static int g_sizes_unset, g_full_is_error;
+static int g_sizes_unset, g_full_is_error, g_devices_null_crash, g_test_null_hang;
 
 #define WARN(...)                                                               \
   do {                                                                          \
@@ -139,6 +143,8 @@ static ncclResult_t tpn_init(ncclDebugLogger_t logger) {
   g_hang_connect = env_has(b, "hang_connect");
   g_sizes_unset = env_has(b, "sizes_unset");
   g_full_is_error = env_has(b, "full_is_error");
+  g_devices_null_crash = env_has(b, "devices_null_crash");
+  g_test_null_hang = env_has(b, "test_null_hang");
   if (env_has(b, "init_fails")) {
     WARN("TPN/" TPN_LAYOUT ": init fails (TPN_BEHAVIOUR=init_fails)");
     return ncclSystemError;
@@ -146,17 +152,22 @@ static ncclResult_t tpn_init(ncclDebugLogger_t logger) {
 #ifdef TPN_V4
   g_block_accept = g_block_connect = 1;
 #endif
-  INFO("TPN/" TPN_LAYOUT ": init (%s%s%s%s%s%s%s%s)", g_block_accept ? " block_accept" : "",
+  INFO("TPN/" TPN_LAYOUT ": init (%s%s%s%s%s%s%s%s%s%s)", g_block_accept ? " block_accept" : "",
        g_block_connect ? " block_connect" : "", g_in_order ? " in_order_test" : "",
        g_out_of_order ? " out_of_order" : "", g_never ? " never_complete" : "",
        g_hang_connect ? " hang_connect" : "", g_sizes_unset ? " sizes_unset" : "",
-       g_full_is_error ? " full_is_error" : "");
+       g_full_is_error ? " full_is_error" : "", g_devices_null_crash ? " devices_null_crash" : "",
+       g_test_null_hang ? " test_null_hang" : "");
   return ncclSuccess;
 }
 
 TPN_UNUSED static ncclResult_t tpn_fini(void) { return ncclSuccess; }
 
 static ncclResult_t tpn_devices(int* ndev) {
+  if (g_devices_null_crash) {
+    *ndev = 1; /* unchecked: devices(NULL) dies of SIGSEGV */
+    return ncclSuccess;
+  }
   if (!ndev) return ncclInvalidArgument;
   *ndev = 1;
   return ncclSuccess;
@@ -455,6 +466,9 @@ static int progress(struct request* r) {
 
 static ncclResult_t tpn_test(void* request, int* done, int* size) {
   struct request* r = request;
+  if (!r && g_test_null_hang) {
+    for (;;) pause(); /* waits for a request that cannot complete */
+  }
   if (!r || !done || r->kind == REQ_FREE) {
     WARN("TPN: test called with invalid request %p", request);
     return ncclInternalError;
