@@ -62,6 +62,11 @@ NRT_EMU_PUBLIC void* nrt_emu_net_handle(void);
 NRT_EMU_PUBLIC const char* nrt_emu_net_error(void);
 NRT_EMU_PUBLIC const char* nrt_emu_net_hint(void);
 
+/* The runtime's environment variables, by index from 0: 1 and the variable's
+ * name, its values and its default (static strings), or 0 past the last. */
+NRT_EMU_PUBLIC int nrt_emu_knob(int index, const char** name, const char** values,
+                                const char** default_text);
+
 /* Which net plugin libnccom selected, as libnccom itself reports it: the
  * table neuronGetOFIHandle hands out (the plugin's own Neuron v6 table, or
  * libnccom's adapter over it, sdk/include/nccom/net_handle.h), named through

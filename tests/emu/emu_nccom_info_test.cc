@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -56,6 +59,36 @@ TEST(EmuNccomInfo, HelpAndBadArguments) {
   const auto bad = run_child(NCCOM_INFO, {"--bogus"}, {});
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("unknown argument '--bogus'"), std::string::npos) << bad.err;
+}
+
+}  // namespace
+
+namespace {
+
+// The runtime's variables: every NEURON_RT_ variable the runtime's sources
+// read is listed, a set one with its value.
+TEST(EmuNccomInfo, ListsEveryVariableTheRuntimeReads) {
+  const auto r = run_child(NCCOM_INFO, {}, {{"NEURON_RT_EMU_SPIN_US", "5"}});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("\nreference runtime variables"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  NEURON_RT_EMU_SPIN_US                5 (set; default 20)\n"),
+            std::string::npos)
+      << r.out;
+  const std::regex read(R"re("(NEURON_RT_[A-Z0-9_]+)")re");
+  int names = 0;
+  for (const auto& entry :
+       std::filesystem::recursive_directory_iterator(std::string(NCCOM_SOURCE_DIR) + "/emu")) {
+    const std::string ext = entry.path().extension().string();
+    if (ext != ".cc" && ext != ".h") continue;
+    std::ifstream in(entry.path());
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    for (std::sregex_iterator m(text.begin(), text.end(), read), end; m != end; ++m) {
+      ++names;
+      EXPECT_NE(r.out.find("  " + (*m)[1].str() + " "), std::string::npos)
+          << (*m)[1] << " (read in " << entry.path() << ") is not listed by nccom-info";
+    }
+  }
+  EXPECT_GE(names, 16);
 }
 
 }  // namespace

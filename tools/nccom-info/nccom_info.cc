@@ -100,6 +100,24 @@ void print_net() {
   if (hint != nullptr) std::printf("  hint          %s\n", hint);
 }
 
+// The reference runtime's variables: set ones with their value, the others
+// with their default.
+void print_runtime_knobs() {
+  std::printf("\nreference runtime variables (docs/internals/emu.md)\n");
+  const char* name = nullptr;
+  const char* values = nullptr;
+  const char* def = nullptr;
+  for (int i = 0; nrt_emu_knob(i, &name, &values, &def) != 0; ++i) {
+    const char* set = std::getenv(name);
+    if (set != nullptr && *set != '\0') {
+      std::printf("  %-36s %s (set; default %s)\n", name, set, def);
+    } else {
+      std::printf("  %-36s default %s\n", name, def);
+    }
+    std::printf("  %-36s   %s\n", "", values);
+  }
+}
+
 void print_platform() {
   std::printf("\nreference runtime (libnrt.so.1)\n");
   std::printf("  file          %s\n",
@@ -169,5 +187,6 @@ int main(int argc, char** argv) {
   print_entry_points(nrt_emu_nccom_table());
   print_net();
   print_platform();
+  print_runtime_knobs();
   return 0;
 }
