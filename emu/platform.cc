@@ -12,7 +12,10 @@ namespace nrt_emu::platform {
 namespace {
 
 // Sizes are the largest instance of each family (trn1.32xlarge,
-// trn2.48xlarge); Trn3's instance size is not known, hence UNKNOWN.
+// trn1n.32xlarge, inf2.48xlarge, trn2.48xlarge, trn2u.48xlarge); Trn3's
+// instance size is not known, hence UNKNOWN. trn2-ultraserver is a Trn2 node
+// of a P2P pod of 4 (the pod type in the device info says so, as on the
+// hardware); the emulated host is the pod's node given by its host index.
 // trn3-switch-v1 is a Trn3 node of a NeuronSwitch pod (neuronIsTrn3SwitchV1Family):
 // libnccom tells it from trn3 only by the pod type in the device info, and
 // it exists with 16 devices and LNC 2 only (docs/decisions/topo-neuron.md, decision 4).
@@ -20,12 +23,16 @@ namespace {
 constexpr Spec kPlatforms[] = {
     {"emu", kFamilyUnknown, kSizeUnknown, "emu", "emu", NEC_POD_TYPE_NONE, 1, 2, 0, 0},
     {"trn1", kFamilyTrn1, kSize32xl, "trn1", "v2", NEC_POD_TYPE_NONE, 1, 2, 0, 0},
+    {"trn1n", kFamilyTrn1n, kSize32xl, "trn1", "v2", NEC_POD_TYPE_NONE, 1, 2, 0, 0},
+    {"inf2", kFamilyInf2, kSize48xl, "inf2", "v2", NEC_POD_TYPE_NONE, 1, 2, 0, 0},
     {"trn2", kFamilyTrn2, kSize48xl, "trn2", "v3", NEC_POD_TYPE_NONE, 1, 8, 0, 0},
+    {"trn2-ultraserver", kFamilyTrn2u, kSize48xl, "trn2", "v3", NEC_POD_TYPE_P2P, 4, 8, 0, 0},
     {"trn3", kFamilyTrn3, kSizeUnknown, "trn3", "v4", NEC_POD_TYPE_NONE, 1, 8, 0, 0},
     {"trn3-switch-v1", kFamilyTrn3, kSizeUnknown, "trn3", "v4", NEC_POD_TYPE_SWITCH, 1, 8, 16, 2},
 };
 
-constexpr const char* kKnown = "emu, trn1, trn2, trn3 or trn3-switch-v1";
+constexpr const char* kKnown =
+    "emu, trn1, trn1n, inf2, trn2, trn2-ultraserver, trn3 or trn3-switch-v1";
 
 template <std::size_t N>
 void copy_text(char (&field)[N], const char* text) {

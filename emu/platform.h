@@ -11,7 +11,15 @@
 namespace nrt_emu::platform {
 
 // Instance family values of the public nrt.h.
-enum Family : uint32_t { kFamilyUnknown = 0, kFamilyTrn1 = 2, kFamilyTrn2 = 5, kFamilyTrn3 = 10 };
+enum Family : uint32_t {
+  kFamilyUnknown = 0,
+  kFamilyTrn1 = 2,
+  kFamilyTrn1n = 3,
+  kFamilyInf2 = 4,
+  kFamilyTrn2 = 5,
+  kFamilyTrn2u = 9,
+  kFamilyTrn3 = 10
+};
 
 // Instance size values of the public nrt.h.
 enum Size : uint32_t { kSize32xl = 6, kSize48xl = 7, kSizeUnknown = 9 };

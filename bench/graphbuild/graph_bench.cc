@@ -47,11 +47,15 @@ std::string measure(const std::string& argv0, int nodes, const std::string& algo
   // Silent: the OLD search's rings trip the MLA-contiguity WARN on every
   // rank, and printing it is not what is measured.
   (void)nccom::log::configure(nccom::log::Settings{});
-  auto backends = tt::Backends::load(tt::plugin_dirs(argv0), "");
+  auto context = tt::load_context(tt::tool_dir(argv0), {});
+  if (!context) return "error " + context.error().message;
+  auto backends = tt::Backends::load(std::move(*context));
   if (!backends) return "error " + backends.error().message;
   auto p = tt::choose_platform(**backends, "trn2", 16, 2);
   if (!p) return "error " + p.error().message;
-  const auto req = tt::cluster_request(*p, nodes, p->node.n_vcores(), algorithm == "new" ? 1 : 0);
+  nccom::graphbuild::GraphSettings settings;
+  settings.new_algorithm = algorithm == "new" ? 1 : 0;
+  const auto req = tt::cluster_request(*p, nodes, p->node.n_vcores(), settings);
   auto t0 = std::chrono::steady_clock::now();
   auto cluster = nccom::graphbuild::simulate_cluster((*backends)->list(), req);
   const double cluster_ms = ms_since(t0);

@@ -205,8 +205,10 @@ Status Ccom::init_communicator(const nrt_emu_ccom_config_t& cfg, int vcores_per_
   dev.routing_id = dev_;
   dev.tpb_idx = local_ % vcores_per_device;
   dev.virtual_server_id = static_cast<uint32_t>(host_);
-  if (platform::current()->pod_type == NEC_POD_TYPE_SWITCH) {
-    dev.pod_type = NEC_POD_TYPE_SWITCH;  // with family Trn3: libnccom builds kangaRing paths
+  if (const nec_pod_type_t pod = platform::current()->pod_type; pod != NEC_POD_TYPE_NONE) {
+    // SWITCH with family Trn3: libnccom builds kangaRing paths; P2P
+    // (trn2-ultraserver): libnccom orders the pod's nodes in its ring.
+    dev.pod_type = pod;
     // One pod; host h is its node h (libnccom orders the nodes of a pod by
     // these ids and refuses two nodes at one position).
     dev.pod_id = 0;

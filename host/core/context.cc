@@ -26,13 +26,14 @@ const char* section_of(nccom_plugin_kind_t kind) {
   return "plugins";
 }
 
-std::vector<std::filesystem::path> plugin_search_dirs(const config::Config& config) {
+std::vector<std::filesystem::path> plugin_search_dirs(
+    const config::Config& config, const std::filesystem::path& installed_plugins) {
   std::vector<std::filesystem::path> dirs;
   std::stringstream list(config.get_string("plugins.search_path"));
   for (std::string dir; std::getline(list, dir, ':');) {
     if (!dir.empty()) dirs.emplace_back(dir);
   }
-  dirs.push_back(own_directory() / "nccom");
+  dirs.push_back(installed_plugins.empty() ? own_directory() / "nccom" : installed_plugins);
   return dirs;
 }
 
@@ -48,21 +49,22 @@ std::filesystem::path own_directory() {
   return ec ? std::filesystem::path(info.dli_fname).parent_path() : path.parent_path();
 }
 
-config::LoadOptions default_load_options() {
+config::LoadOptions default_load_options(const std::filesystem::path& dir) {
   config::LoadOptions options;
   options.default_paths = {
       config::kSystemConfigPath,
-      (own_directory() / ".." / "share" / "nccom" / "nccom.toml").lexically_normal().string()};
+      (dir / ".." / "share" / "nccom" / "nccom.toml").lexically_normal().string()};
   options.tables = {config::host_knobs()};
   return options;
 }
 
-Context::Context(config::Config config)
-    : config_(std::move(config)), plugin_dirs_(plugin_search_dirs(config_)) {}
+Context::Context(config::Config config, const std::filesystem::path& installed_plugins)
+    : config_(std::move(config)), plugin_dirs_(plugin_search_dirs(config_, installed_plugins)) {}
 
 Context::~Context() = default;
 
-Result<std::unique_ptr<Context>> Context::create(const config::LoadOptions& options) {
+Result<std::unique_ptr<Context>> Context::create(const config::LoadOptions& options,
+                                                 const CreateOptions& setup) {
   auto loaded = config::load(options);
   if (!loaded) {
     return make_error(loaded.error().status,
@@ -70,8 +72,9 @@ Result<std::unique_ptr<Context>> Context::create(const config::LoadOptions& opti
                       "file:\n" +
                           loaded.error().message);
   }
-  std::unique_ptr<Context> context(new Context(std::move(loaded).value()));
+  std::unique_ptr<Context> context(new Context(std::move(loaded).value(), setup.installed_plugins));
   const config::Config& config = context->config_;
+  if (!setup.configure_logging) return context;
 
   auto settings =
       log::parse_settings(config.get_string("log.level"), config.get_string("log.subsys"),
@@ -106,7 +109,8 @@ Result<Context*> Context::get() {
 }
 
 Result<std::size_t> Context::load_plugins(nccom_plugin_kind_t kind,
-                                          const std::vector<std::string>& names) {
+                                          const std::vector<std::string>& names,
+                                          std::vector<plugin::LoadError>* skipped) {
   std::lock_guard lock(plugins_mutex_);
   std::optional<Error> refused;  // the first plugin whose settings are invalid
   const auto host_for = [this, kind, &refused](const plugin::LoadedPlugin& plugin)
@@ -123,10 +127,11 @@ Result<std::size_t> Context::load_plugins(nccom_plugin_kind_t kind,
         std::make_unique<PluginHostApi>(config_, section_of(kind), std::move(section).value()));
     return &host_apis_.back()->api();
   };
-  const std::size_t loaded =
-      plugins_.load_all(names, kind, host_for, plugin_dirs_, [](const plugin::LoadError& error) {
+  const std::size_t loaded = plugins_.load_all(
+      names, kind, host_for, plugin_dirs_, [skipped](const plugin::LoadError& error) {
         if (error.kind == plugin::LoadErrorKind::BadConfiguration) return;  // returned below
         NCCOM_WARN("skipping plugin: %s", error.message.c_str());
+        if (skipped != nullptr) skipped->push_back(error);
       });
   if (refused) return *refused;
   return loaded;

@@ -18,6 +18,17 @@ namespace nccom::core {
 
 class PluginHostApi;
 
+// How a context is set up beyond its configuration.
+struct CreateOptions {
+  // Searched after plugins.search_path for plugins given by bare name.
+  // Empty: lib/nccom beside libnccom (own_directory() / "nccom"). A tool
+  // in bin/ passes bin/../lib/nccom, the same directory of an installation.
+  std::filesystem::path installed_plugins;
+  // Configure logging from log.level, log.subsys and log.file (and forward
+  // WARN lines to the runtime). false: the caller configures logging.
+  bool configure_logging = true;
+};
+
 class Context {
  public:
   // The process's context; the first outcome (success or the configuration
@@ -25,8 +36,9 @@ class Context {
   static Result<Context*> get();
 
   // A context from explicit options (tests, tools). Loads the configuration
-  // and configures logging from it.
-  static Result<std::unique_ptr<Context>> create(const config::LoadOptions& options);
+  // and, unless `setup` says otherwise, configures logging from it.
+  static Result<std::unique_ptr<Context>> create(const config::LoadOptions& options,
+                                                 const CreateOptions& setup = {});
 
   ~Context();
   Context(const Context&) = delete;
@@ -43,13 +55,15 @@ class Context {
   // load. Returns the number loaded by this call — or, when a plugin's knob
   // table or a value set for its knobs is invalid, that error (NRT_INVALID):
   // a setting the operator made is never silently dropped with its plugin.
-  Result<std::size_t> load_plugins(nccom_plugin_kind_t kind, const std::vector<std::string>& names);
+  // `skipped`, when given, receives each skipped plugin's error too.
+  Result<std::size_t> load_plugins(nccom_plugin_kind_t kind, const std::vector<std::string>& names,
+                                   std::vector<plugin::LoadError>* skipped = nullptr);
   plugin::LoadedPlugin* find_plugin(nccom_plugin_kind_t kind, const std::string& name) const;
   // Every loaded plugin of `kind`, in load order.
   std::vector<plugin::LoadedPlugin*> plugins(nccom_plugin_kind_t kind) const;
 
  private:
-  explicit Context(config::Config config);
+  Context(config::Config config, const std::filesystem::path& installed_plugins);
 
   config::Config config_;
   std::vector<std::filesystem::path> plugin_dirs_;
@@ -58,12 +72,14 @@ class Context {
   plugin::PluginRegistry plugins_;
 };
 
-// The load options libnccom uses: the process environment, the system file
-// and the installed default next to libnccom, the host's knob tables.
-config::LoadOptions default_load_options();
-
 // The directory holding the object this code is linked into (libnccom.so's
 // directory when running inside the library).
 std::filesystem::path own_directory();
+
+// The load options libnccom uses: the process environment, the system file
+// and the installed default next to libnccom (<dir>/../share/nccom/nccom.toml
+// of `dir`, libnccom's directory unless a tool of the same installation
+// passes its own bin/), the host's knob tables.
+config::LoadOptions default_load_options(const std::filesystem::path& dir = own_directory());
 
 }  // namespace nccom::core

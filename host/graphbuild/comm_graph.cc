@@ -26,23 +26,11 @@ const Backends& backends(core::Context& ctx) {
   static std::once_flag once;
   static Backends b;
   std::call_once(once, [&ctx] {
-    std::vector<std::string> names;
-    std::stringstream text(ctx.config().get_string("topology.plugins"));
-    for (std::string name; std::getline(text, name, ',');) {
-      if (!name.empty()) names.push_back(name);
-    }
-    if (auto n = ctx.load_plugins(NCCOM_PLUGIN_KIND_TOPOLOGY, names); !n) {
-      b.loaded = n.take_error();
-      return;
-    }
-    for (plugin::LoadedPlugin* p : ctx.plugins(NCCOM_PLUGIN_KIND_TOPOLOGY)) {
-      auto bound = TopoBackend::bind(*p);
-      if (bound) {
-        b.list.push_back(*bound);
-      } else {
-        NCCOM_WARN("skipping topology plugin: %s", bound.error().message.c_str());
-      }
-    }
+    auto list = load_topology_backends(ctx);
+    if (list)
+      b.list = std::move(*list);
+    else
+      b.loaded = list.take_error();
   });
   return b;
 }
@@ -53,6 +41,33 @@ std::optional<std::string_view> unless_empty(const std::string& s) {
 }
 
 }  // namespace
+
+Result<std::vector<TopoBackend>> load_topology_backends(core::Context& ctx,
+                                                        std::vector<std::string>* skipped) {
+  std::vector<std::string> names;
+  std::stringstream text(ctx.config().get_string("topology.plugins"));
+  for (std::string name; std::getline(text, name, ',');) {
+    if (!name.empty()) names.push_back(name);
+  }
+  std::vector<plugin::LoadError> not_loaded;
+  if (auto n = ctx.load_plugins(NCCOM_PLUGIN_KIND_TOPOLOGY, names, &not_loaded); !n) {
+    return n.take_error();
+  }
+  if (skipped != nullptr) {
+    for (const plugin::LoadError& e : not_loaded) skipped->push_back(e.message);
+  }
+  std::vector<TopoBackend> list;
+  for (plugin::LoadedPlugin* p : ctx.plugins(NCCOM_PLUGIN_KIND_TOPOLOGY)) {
+    auto bound = TopoBackend::bind(*p);
+    if (bound) {
+      list.push_back(*bound);
+    } else {
+      NCCOM_WARN("skipping topology plugin: %s", bound.error().message.c_str());
+      if (skipped != nullptr) skipped->push_back(bound.error().message);
+    }
+  }
+  return list;
+}
 
 Result<nccom_topo_machine_t> runtime_machine(const enc_neuron_device_info_t& device) {
   const runtime::Api& rt = runtime::api();

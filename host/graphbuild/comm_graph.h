@@ -7,6 +7,7 @@
 
 #include "comm/communicator.h"
 #include "config/config.h"
+#include "core/context.h"
 #include "graphbuild/node_topology.h"
 #include "rings/summary.h"
 
@@ -18,6 +19,16 @@ namespace nccom::graphbuild {
 // The machine from nrt_get_instance_info, nec_get_device_count and
 // nec_get_virtual_core_size, and the pod type of this rank's device info.
 Result<nccom_topo_machine_t> runtime_machine(const enc_neuron_device_info_t& device);
+
+// The topology plugins of topology.plugins, loaded into `ctx` (each with its
+// [plugins.<name>] knobs, as Context::load_plugins hands them) and bound, in
+// the order they are asked. A plugin that does not load or bind is a WARN
+// and skipped, as a communicator goes on without it; `skipped` (when given)
+// receives one line per such plugin, naming it and why. A plugin whose knob
+// settings are invalid is the error. neuronBuildGraphComm does this once per
+// process; nccom-topo once per run.
+Result<std::vector<TopoBackend>> load_topology_backends(
+    core::Context& ctx, std::vector<std::string>* skipped = nullptr);
 
 // The graph settings of a configuration (topology.*, graph.*).
 Result<GraphSettings> graph_settings(const config::Config& config, bool is_rank0);

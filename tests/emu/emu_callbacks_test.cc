@@ -53,15 +53,20 @@ TEST(EmuCallbacks, InstanceInfoFollowsTheEmulatedPlatform) {
   struct Case {
     const char* name;
     uint32_t family;
+    const char* arch;
     const char* revision;
   };
-  for (const Case& c : {Case{"trn1", 2, "v2"}, Case{"trn2", 5, "v3"}, Case{"trn3", 10, "v4"},
-                        Case{"emu", 0, "emu"}}) {
+  // The arch name is the instance family's (trn1n is a trn1, an UltraServer
+  // node a trn2), as topo_neuron lists them.
+  for (const Case& c : {Case{"trn1", 2, "trn1", "v2"}, Case{"trn1n", 3, "trn1", "v2"},
+                        Case{"inf2", 4, "inf2", "v2"}, Case{"trn2", 5, "trn2", "v3"},
+                        Case{"trn2-ultraserver", 9, "trn2", "v3"}, Case{"trn3", 10, "trn3", "v4"},
+                        Case{"emu", 0, "emu", "emu"}}) {
     ScopedEnv platform("NEURON_RT_EMU_PLATFORM", c.name);
     nrt_instance_info_t info{};
     ASSERT_EQ(nrt_get_instance_info(&info, sizeof info), NRT_SUCCESS) << c.name;
     EXPECT_EQ(info.family, c.family) << c.name;
-    EXPECT_STREQ(info.arch_name, c.name);
+    EXPECT_STREQ(info.arch_name, c.arch) << c.name;
     EXPECT_STREQ(info.device_revision, c.revision) << c.name;
   }
   ScopedEnv bad("NEURON_RT_EMU_PLATFORM", "trn9");

@@ -1,9 +1,12 @@
 // nccom-topo: the topology, rings and NIC binding nccom would build for a
 // platform and cluster size, computed through the real topology plugins
-// without the hardware. See README.md next to this file.
+// without the hardware, under the configuration libnccom would read here
+// (options that change a knob stand in for its environment variable). See
+// README.md next to this file.
 //
 // Exit status: 0 success, 1 a request nccom cannot serve (the one line on
 // stderr says why), 2 a usage error.
+#include "config/config.h"
 #include "log/log.h"
 #include "render.h"
 #include "topo_tool.h"
@@ -19,6 +22,8 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <tuple>
+#include <vector>
 
 namespace {
 
@@ -26,14 +31,16 @@ using nccom::topotool::ToolRequest;
 
 constexpr const char* kUsage =
     "usage: nccom-topo --platform P --nodes N [--devices D] [--lnc 1|2] [--ranks-per-node R]\n"
-    "                  [--algorithm auto|new|old] [--topo-file F] [--rank R] [--xml OUT]\n"
-    "                  [--graph-xml OUT] [--dot OUT] [--svg OUT] [--png OUT] [--json]\n"
-    "                  [--plugins LIST]\n";
+    "                  [--config FILE] [--cluster NAME] [--algorithm auto|new|old]\n"
+    "                  [--topo-file F] [--plugins LIST] [--rank R] [--xml OUT]\n"
+    "                  [--graph-xml OUT] [--dot OUT] [--svg OUT] [--png OUT] [--json]\n";
 
 struct Options {
   ToolRequest req;
   std::string xml, graph_xml, dot, svg, png;
-  std::string plugins = "topo_neuron,topo_nccl";
+  // Options that stand in for the configuration's environment variables.
+  std::string config, cluster, algorithm, topo_file, plugins;
+  std::vector<nccom::topotool::OptionOverride> overrides;
   bool json = false;
 };
 
@@ -59,8 +66,10 @@ std::optional<int> to_int(const std::string& s) {
 // Parses argv into `o`; returns a usage error text, or "" when fine.
 std::string parse(int argc, char** argv, Options& o) {
   std::map<std::string, std::string*> text = {{"--platform", &o.req.platform},
-                                              {"--algorithm", &o.req.algorithm},
-                                              {"--topo-file", &o.req.topo_file},
+                                              {"--config", &o.config},
+                                              {"--cluster", &o.cluster},
+                                              {"--algorithm", &o.algorithm},
+                                              {"--topo-file", &o.topo_file},
                                               {"--xml", &o.xml},
                                               {"--graph-xml", &o.graph_xml},
                                               {"--dot", &o.dot},
@@ -85,6 +94,7 @@ std::string parse(int argc, char** argv, Options& o) {
     if (i + 1 >= argc) return a + " needs a value";
     const std::string v = argv[++i];
     if (is_text) {
+      if (v.empty()) return a + " needs a non-empty value";
       *text[a] = v;
       continue;
     }
@@ -96,15 +106,28 @@ std::string parse(int argc, char** argv, Options& o) {
   }
   if (o.req.platform.empty()) return "--platform is required";
   if (!have_nodes) return "--nodes is required";
-  if (o.req.algorithm != "auto" && o.req.algorithm != "new" && o.req.algorithm != "old")
-    return "--algorithm must be auto, new or old, not \"" + o.req.algorithm + "\"";
   if (o.req.lnc != -1 && o.req.lnc != 1 && o.req.lnc != 2) return "--lnc must be 1 or 2";
-  o.req.plugins.clear();
-  std::stringstream list(o.plugins);
-  for (std::string name; std::getline(list, name, ',');) {
-    if (!name.empty()) o.req.plugins.push_back(name);
+  // Each of these stands in for the environment variable the configuration
+  // reads (an option left out leaves the variable to the environment).
+  namespace tt = nccom::topotool;
+  std::string algorithm;
+  if (o.algorithm == "auto") {
+    algorithm = "-1";
+  } else if (o.algorithm == "new") {
+    algorithm = "1";
+  } else if (o.algorithm == "old") {
+    algorithm = "0";
+  } else if (!o.algorithm.empty()) {
+    return "--algorithm must be auto, new or old, not \"" + o.algorithm + "\"";
   }
-  if (o.req.plugins.empty()) return "--plugins names no plugin";
+  for (const auto& [option, value, env, as] :
+       {std::tuple{"--config", o.config, std::string(nccom::config::kConfigFileEnv), o.config},
+        std::tuple{"--cluster", o.cluster, std::string(nccom::config::kClusterEnv), o.cluster},
+        std::tuple{"--algorithm", o.algorithm, tt::knob_env("graph.use_new_algorithm"), algorithm},
+        std::tuple{"--topo-file", o.topo_file, tt::knob_env("topology.file"), o.topo_file},
+        std::tuple{"--plugins", o.plugins, tt::knob_env("topology.plugins"), o.plugins}}) {
+    if (!value.empty()) o.overrides.push_back({std::string(option) + " " + value, env, as});
+  }
   return "";
 }
 
@@ -188,8 +211,12 @@ int main(int argc, char** argv) {
                                             env("NCCL_DEBUG_FILE"));
   if (!logging) return fail(logging.error().message);
   if (auto st = nccom::log::configure(*logging); !st) return fail(st.error().message);
-  // The platforms are the plugins' own: a name is checked once they are loaded.
-  auto backends = tt::Backends::load(tt::plugin_dirs(argv[0]), o.req.topo_file, o.req.plugins);
+  // The configuration libnccom would read here, the options standing in for
+  // their environment variables; the platforms are the plugins' own: a
+  // name is checked once they are loaded.
+  auto context = tt::load_context(tt::tool_dir(argv[0]), o.overrides);
+  if (!context) return fail(context.error().message);
+  auto backends = tt::Backends::load(std::move(*context), o.overrides);
   if (!backends) return fail(backends.error().message);
   auto result = tt::run(o.req, **backends);
   if (!result) return fail(result.error().message);

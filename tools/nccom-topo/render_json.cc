@@ -36,6 +36,19 @@ std::string render_json(const ToolResult& r) {
   const int my_node = c.layout.rank_node[me];
   const graphbuild::NodeTopology& t = c.nodes[my_node];
   std::string o = "{\n";
+  const ConfigSummary& cfg = r.config;
+  o += "  \"config\": {\"file\": " + quoted(cfg.file) + ", \"file_by\": " + quoted(cfg.file_by) +
+       ", \"cluster\": " + quoted(cfg.cluster) + ", \"cluster_by\": " + quoted(cfg.cluster_by) +
+       ", \"search\": " + quoted(c.nodes[my_node].graph_origin) + ",\n    \"plugin_dirs\": [";
+  for (size_t i = 0; i < cfg.plugin_dirs.size(); ++i)
+    o += std::string(i ? ", " : "") + quoted(cfg.plugin_dirs[i]);
+  o += "],\n    \"knobs\": [";
+  for (size_t i = 0; i < cfg.knobs.size(); ++i) {
+    o += std::string(i ? ",\n      " : "\n      ") + "{\"key\": " + quoted(cfg.knobs[i].key) +
+         ", \"value\": " + quoted(cfg.knobs[i].value) +
+         ", \"source\": " + quoted(cfg.knobs[i].source) + "}";
+  }
+  o += "]},\n";
   o += "  \"platform\": {\"name\": " + quoted(s.name) + ", \"codename\": " + quoted(s.codename) +
        ", \"generation\": " + quoted(s.generation) +
        ", \"instance_family\": " + std::to_string(m.instance_family) +
@@ -63,8 +76,7 @@ std::string render_json(const ToolResult& r) {
        ", \"ranks\": " + std::to_string(c.layout.n_ranks) +
        ", \"node_order\": " + array(c.node_order) + "},\n";
   o += "  \"origin\": {\"system_backend\": " + quoted(t.backend) +
-       ", \"topo_file\": " + quoted(r.request.topo_file) +
-       ", \"graph\": " + quoted(t.graph_origin) +
+       ", \"topo_file\": " + quoted(r.topo_file) + ", \"graph\": " + quoted(t.graph_origin) +
        ", \"channels_searched\": " + std::to_string(t.graph.nChannels) +
        ", \"channels_agreed\": " + std::to_string(c.agreed_channels) + "},\n";
   o += "  \"node_rings\": {\"node\": " + std::to_string(my_node) + ", \"channels\": [";
@@ -82,7 +94,10 @@ std::string render_json(const ToolResult& r) {
     const auto& rc = r.summary.rings.channels[ch];
     o += std::string(ch ? ",\n    " : "\n    ") + "{\"prev\": " + std::to_string(rc.prev) +
          ", \"next\": " + std::to_string(rc.next) +
-         ", \"duplicate\": " + (rc.duplicate ? "true" : "false") +
+         ", \"duplicate\": " + (rc.duplicate ? "true" : "false") + ", \"nic\": " +
+         std::to_string(static_cast<size_t>(ch) < r.summary.channelNic.size()
+                            ? r.summary.channelNic[static_cast<size_t>(ch)]
+                            : -1) +
          ", \"ranks\": " + array(rc.userRanks) + "}";
   }
   o += "]},\n  \"kangaring\": [";

@@ -48,6 +48,20 @@ std::string render_text(const ToolResult& r) {
   const int me = r.summary.rank;
   const int my_node = c.layout.rank_node[me];
   std::string o;
+  const ConfigSummary& cfg = r.config;
+  o += "== configuration\n";
+  o += "config file: " +
+       (cfg.file.empty() ? std::string("none (built-in defaults)")
+                         : cfg.file + " (" + cfg.file_by + ")") +
+       (cfg.cluster.empty() ? std::string()
+                            : "; cluster " + cfg.cluster + " (" + cfg.cluster_by + ")") +
+       "\n";
+  o += "search: " + c.nodes[my_node].graph_origin + "\n";
+  std::string dirs;
+  for (const std::string& d : cfg.plugin_dirs) dirs += (dirs.empty() ? "" : ", ") + d;
+  o += "plugin directories: " + dirs + "\n";
+  for (const KnobShown& k : cfg.knobs)
+    o += "  " + k.key + " = \"" + k.value + "\" (" + k.source + ")\n";
   o += "== platform\n";
   o += "platform " + s.name + " (" + s.codename + " " + s.generation + "): instance family " +
        std::to_string(m.instance_family) + ", arch " + m.arch_name + ", pod " +
@@ -77,9 +91,8 @@ std::string render_text(const ToolResult& r) {
   o += "== origin\n";
   const graphbuild::NodeTopology& t = c.nodes[my_node];
   o += "system: from topology plugin " + t.backend +
-       (r.request.topo_file.empty() ? std::string()
-                                    : " (topology file " + r.request.topo_file + ")") +
-       ": " + std::to_string(t.system.count(topo::NodeType::GPU)) + " cores, " +
+       (r.topo_file.empty() ? std::string() : " (topology file " + r.topo_file + ")") + ": " +
+       std::to_string(t.system.count(topo::NodeType::GPU)) + " cores, " +
        std::to_string(t.system.count(topo::NodeType::NET)) + " NICs\n";
   o += "graph: " + t.graph_origin + "; " + std::to_string(t.graph.nChannels) +
        " channels searched, " + std::to_string(c.agreed_channels) + " agreed by all nodes, " +
@@ -92,12 +105,16 @@ std::string render_text(const ToolResult& r) {
     o += head + join(node_channel(r, my_node, ch)) + " | nic " + std::to_string(nic[0]) + " -> " +
          std::to_string(nic[1]) + "\n";
   }
-  o += "== global rings of rank " + std::to_string(me) + "\n";
+  o += "== global rings of rank " + std::to_string(me) + " (channel: ring order | its NIC)\n";
   for (int ch = 0; ch < r.summary.rings.nChannels; ++ch) {
     const auto& rc = r.summary.rings.channels[ch];
     char head[64];
     std::snprintf(head, sizeof head, "Channel %02d/%02d : ", ch, r.summary.rings.nChannels);
-    o += head + join(rc.userRanks) + (rc.duplicate ? " (doubled)" : "") + "\n";
+    const int nic = static_cast<size_t>(ch) < r.summary.channelNic.size()
+                        ? r.summary.channelNic[static_cast<size_t>(ch)]
+                        : -1;
+    o += head + join(rc.userRanks) + (rc.duplicate ? " (doubled)" : "") + " | nic " +
+         std::to_string(nic) + "\n";
   }
   o += "== kangaRing paths: " + std::to_string(r.summary.kangaRing.size()) + "\n";
   for (size_t k = 0; k < r.summary.kangaRing.size(); ++k) {

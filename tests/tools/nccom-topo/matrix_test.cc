@@ -59,7 +59,20 @@ std::string case_name(const ::testing::TestParamInfo<Case>& info) {
 
 const Backends& backends() {
   static const std::unique_ptr<Backends> b = [] {
-    auto loaded = Backends::load({std::string(NCCOM_BUILD_DIR) + "/lib/nccom"}, "");
+    // Built-in defaults, nothing from the environment: each case sets the
+    // search itself.
+    config::LoadOptions options;
+    options.getenv = [](const char*) -> const char* { return nullptr; };
+    options.tables = {config::host_knobs()};
+    core::CreateOptions setup;
+    setup.installed_plugins = std::string(NCCOM_BUILD_DIR) + "/lib/nccom";
+    setup.configure_logging = false;
+    auto context = core::Context::create(options, setup);
+    if (!context) {
+      ADD_FAILURE() << context.error().message;
+      return std::unique_ptr<Backends>();
+    }
+    auto loaded = Backends::load(std::move(*context));
     if (!loaded) ADD_FAILURE() << loaded.error().message;
     return loaded ? std::move(*loaded) : nullptr;
   }();
@@ -98,7 +111,9 @@ TEST_P(ToolsTopoMatrix, RingsUseThePlatformsLinksAndNics) {
   ASSERT_EQ(choice->node.links.size(), d.links.size());
   ASSERT_EQ(choice->node.nics.size(), d.nics.size());
   const int rpn = d.nVcores();
-  const graphbuild::ClusterRequest req = cluster_request(*choice, k.nodes, rpn, k.new_algorithm);
+  graphbuild::GraphSettings settings;
+  settings.new_algorithm = k.new_algorithm;
+  const graphbuild::ClusterRequest req = cluster_request(*choice, k.nodes, rpn, settings);
 
   auto cluster = graphbuild::simulate_cluster(backends().list(), req);
   if (k.nodes > 1 && d.nics.empty()) {

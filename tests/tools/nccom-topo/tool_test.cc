@@ -95,6 +95,83 @@ TEST_F(ToolsTopo, TextHasEverySection) {
   EXPECT_EQ(r.err, "");
 }
 
+// The shipped configuration, found where libnccom finds it (beside the
+// installation: the build's share/nccom/nccom.toml), picks the NEW search:
+// a 2-node Trn2 cluster has 16 searched channels, 32 after doubling, over
+// every one of the node's 16 NICs.
+TEST_F(ToolsTopo, TheShippedFileGivesTheCommunicatorsSearch) {
+  const ChildResult r = run({"--platform", "trn2", "--nodes", "2"}, {{"NCCOM_CONFIG", ""}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string shipped = std::string(NCCOM_BUILD_DIR) + "/share/nccom/nccom.toml";
+  EXPECT_NE(r.out.find("config file: " + shipped + " (default path)\n"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("search: the search of topology plugin neuron\n"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("  plugins.neuron.default_new_algorithm = \"true\" (" + shipped + ":"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("16 channels searched, 16 agreed by all nodes, 32 after doubling"),
+            std::string::npos)
+      << r.out;
+  const std::string rings = section(r.out, "== global rings of rank 0");
+  for (int nic = 0; nic < 16; ++nic) {
+    EXPECT_NE(rings.find(" | nic " + std::to_string(nic) + "\n"), std::string::npos)
+        << "nic " << nic << "\n"
+        << rings;
+  }
+}
+
+// --config and --cluster stand in for NCCOM_CONFIG and NCCOM_CLUSTER, and
+// --algorithm for NCCL_GRAPH_USE_NEW_ALGORITHM: each source is named.
+TEST_F(ToolsTopo, ConfigurationNamesFileClusterAndOverrides) {
+  std::ofstream(file("c.toml")) << "[graph]\nuse_new_algorithm = 1\n\n"
+                                   "[clusters.lab.graph]\nuse_new_algorithm = 0\n";
+  const std::vector<std::string> shape = {"--platform", "emu", "--nodes", "2", "--devices", "4"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = shape;
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run(args,
+               {{"NCCOM_CONFIG", ""}, {"NCCOM_CLUSTER", ""}, {"NCCL_GRAPH_USE_NEW_ALGORITHM", ""}});
+  };
+  const ChildResult top = with({"--config", file("c.toml")});
+  ASSERT_EQ(top.exit_code, 0) << top.err;
+  EXPECT_NE(top.out.find("config file: " + file("c.toml") + " (option --config " + file("c.toml") +
+                         ")\n"),
+            std::string::npos)
+      << top.out;
+  EXPECT_NE(top.out.find("  graph.use_new_algorithm = \"1\" (" + file("c.toml") + ":2)\n"),
+            std::string::npos)
+      << top.out;
+  EXPECT_NE(top.out.find("search: the search of topology plugin neuron\n"), std::string::npos);
+
+  const ChildResult lab = with({"--config", file("c.toml"), "--cluster", "lab"});
+  ASSERT_EQ(lab.exit_code, 0) << lab.err;
+  EXPECT_NE(lab.out.find("; cluster lab (option --cluster lab)\n"), std::string::npos) << lab.out;
+  EXPECT_NE(
+      lab.out.find("  graph.use_new_algorithm = \"0\" (cluster lab " + file("c.toml") + ":5)\n"),
+      std::string::npos)
+      << lab.out;
+  EXPECT_NE(lab.out.find("search: the search of topology plugin nccl\n"), std::string::npos)
+      << lab.out;
+
+  const ChildResult forced =
+      with({"--config", file("c.toml"), "--cluster", "lab", "--algorithm", "new"});
+  ASSERT_EQ(forced.exit_code, 0) << forced.err;
+  EXPECT_NE(forced.out.find("  graph.use_new_algorithm = \"1\" (option --algorithm new (as "
+                            "NCCL_GRAPH_USE_NEW_ALGORITHM))\n"),
+            std::string::npos)
+      << forced.out;
+  EXPECT_NE(forced.out.find("search: the search of topology plugin neuron\n"), std::string::npos);
+
+  // A bad file is the configuration's error, every problem named.
+  std::ofstream(file("bad.toml")) << "[graph]\nuse_new_algorithm = 7\n";
+  const ChildResult bad = with({"--config", file("bad.toml")});
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.err.find("graph.use_new_algorithm"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find(file("bad.toml")), std::string::npos) << bad.err;
+  EXPECT_EQ(bad.out, "");
+}
+
 TEST_F(ToolsTopo, ChosenRanksRingsStartAtIt) {
   const ChildResult r = run({"--platform", "emu", "--nodes", "2", "--devices", "4", "--rank", "5"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -132,8 +209,11 @@ TEST_F(ToolsTopo, JsonCarriesTheSameFacts) {
 }
 
 TEST_F(ToolsTopo, WrittenXmlLoadsBackAndGivesTheSameRings) {
-  const ChildResult r = run({"--platform", "trn2", "--nodes", "1", "--xml", file("sys.xml"),
-                             "--graph-xml", file("graph.xml")});
+  // Both runs with the OLD search: with a topology file the nccl plugin
+  // describes the node and so searches first, as in a communicator; without
+  // one topo_neuron would run the NEW search.
+  const ChildResult r = run({"--platform", "trn2", "--nodes", "1", "--algorithm", "old", "--xml",
+                             file("sys.xml"), "--graph-xml", file("graph.xml")});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto doc = nccom::topo::parseXmlFile(file("sys.xml"));
   ASSERT_TRUE(doc.ok()) << doc.error().message;
@@ -151,8 +231,8 @@ TEST_F(ToolsTopo, WrittenXmlLoadsBackAndGivesTheSameRings) {
   ASSERT_TRUE(loaded.ok()) << loaded.error().message;
   EXPECT_GT(*loaded, 0);
 
-  const ChildResult again =
-      run({"--platform", "trn2", "--nodes", "1", "--topo-file", file("sys.xml")});
+  const ChildResult again = run(
+      {"--platform", "trn2", "--nodes", "1", "--algorithm", "old", "--topo-file", file("sys.xml")});
   ASSERT_EQ(again.exit_code, 0) << again.err;
   EXPECT_NE(again.out.find("system: from topology plugin nccl (topology file " + file("sys.xml")),
             std::string::npos)
@@ -263,7 +343,9 @@ TEST_F(ToolsTopo, MissingPluginIsAnError) {
   const ChildResult r = run({"--platform", "trn2", "--nodes", "1"}, {}, file("bin/nccom-topo"));
   expect_error(
       r, 1,
-      "topology plugin libnccom-topo_neuron.so could not be loaded (searched " +
+      "could not be loaded (a communicator would go on without it; set NCCOM_PLUGIN_PATH or "
+      "plugins.search_path): plugin \"topo_neuron\" not found: tried libnccom-topo_neuron.so and "
+      "topo_neuron in " +
           (std::filesystem::path(dir_.path()) / "lib" / "nccom").lexically_normal().string());
 }
 
