@@ -87,10 +87,10 @@ std::vector<Case> cases() {
     }
   }
   // The other LNC mode of the platforms that have two.
-  for (const std::string& p : {"trn2", "trn2-ultraserver", "trn3"})
+  for (const char* p : {"trn2", "trn2-ultraserver", "trn3"})
     out.push_back({p, 2, Setting::Shipped, 1});
   out.push_back({"emu", 2, Setting::Shipped, 2});
-  for (const std::string& p : {"trn2", "emu"}) out.push_back({p, 2, Setting::OldByCluster});
+  for (const char* p : {"trn2", "emu"}) out.push_back({p, 2, Setting::OldByCluster});
 #else
   out = {{"trn2", 2, Setting::Shipped},
          {"trn1", 2, Setting::Shipped},
