@@ -17,10 +17,12 @@ constexpr std::int64_t kMaxDurationMs = 24LL * 60 * 60 * 1000;
 
 constexpr std::string_view kLogLevels[] = {"NONE", "VERSION", "WARN", "INFO", "ABORT", "TRACE"};
 constexpr std::string_view kSocketFamilies[] = {"", "AF_INET", "AF_INET6"};
+constexpr std::string_view kLogStreams[] = {"stdout", "stderr"};
 
 constexpr std::string_view kEnvDebug[] = {"NCCL_DEBUG"};
 constexpr std::string_view kEnvDebugSubsys[] = {"NCCL_DEBUG_SUBSYS"};
 constexpr std::string_view kEnvDebugFile[] = {"NCCL_DEBUG_FILE"};
+constexpr std::string_view kEnvDebugStream[] = {"NCCOM_DEBUG_STREAM"};
 constexpr std::string_view kEnvSockTimeout[] = {"NEURON_CCOM_SOCK_TIMEOUT"};
 constexpr std::string_view kEnvIfname[] = {"CCOM_SOCKET_IFNAME", "NCCL_SOCKET_IFNAME"};
 constexpr std::string_view kEnvFamily[] = {"CCOM_SOCKET_FAMILY", "NCCL_SOCKET_FAMILY"};
@@ -83,7 +85,16 @@ constexpr Knob kHostKnobs[] = {
      .type = Type::String,
      .default_text = "",
      .help = "File that receives the log lines; %h expands to the host name and %p to "
-             "the process id. Empty means standard output."},
+             "the process id. Empty means the stream of log.stream."},
+    {.key = "log.stream",
+     .env = kEnvDebugStream,
+     .type = Type::Enum,
+     .default_text = "stdout",
+     .help = "Where log lines go when log.file is empty or cannot be opened: stdout (as "
+             "NCCL) or stderr. nccom's tools set stderr, so their own output on stdout "
+             "never mixes with log lines.",
+     .allowed = kLogStreams,
+     .flags = kCaseInsensitive},
     {.key = "bootstrap.socket_timeout_ms",
      .env = kEnvSockTimeout,
      .type = Type::Int,
