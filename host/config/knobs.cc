@@ -18,6 +18,7 @@ constexpr std::int64_t kMaxDurationMs = 24LL * 60 * 60 * 1000;
 constexpr std::string_view kLogLevels[] = {"NONE", "VERSION", "WARN", "INFO", "ABORT", "TRACE"};
 constexpr std::string_view kSocketFamilies[] = {"", "AF_INET", "AF_INET6"};
 constexpr std::string_view kLogStreams[] = {"stdout", "stderr"};
+constexpr std::string_view kEfaPresence[] = {"auto", "yes", "no"};
 
 constexpr std::string_view kEnvDebug[] = {"NCCL_DEBUG"};
 constexpr std::string_view kEnvDebugSubsys[] = {"NCCL_DEBUG_SUBSYS"};
@@ -31,6 +32,7 @@ constexpr std::string_view kEnvNetPlugin[] = {"NCCL_NET_PLUGIN"};
 constexpr std::string_view kEnvNetPluginLayout[] = {"NCCOM_NET_PLUGIN_LAYOUT"};
 constexpr std::string_view kEnvNetUseRuntime[] = {"NCCOM_NET_USE_RUNTIME_PLUGIN"};
 constexpr std::string_view kEnvEfaForkSafe[] = {"FI_EFA_FORK_SAFE"};
+constexpr std::string_view kEnvEfa[] = {"NCCOM_NET_EFA"};
 constexpr std::string_view kNetLayouts[] = {"neuron", "nvidia"};
 constexpr std::string_view kNetProbes[] = {"third-party", "all", "off"};
 constexpr std::string_view kEnvNetProbe[] = {"NCCOM_NET_PROBE"};
@@ -214,6 +216,17 @@ constexpr Knob kHostKnobs[] = {
              "kernels older than 5.14 libnccom warns when it is empty, since EFA then needs "
              "it. libfabric reads the environment variable itself; setting it here alone "
              "only silences the warning."},
+    {.key = "net.efa",
+     .env = kEnvEfa,
+     .type = Type::Enum,
+     .default_text = "auto",
+     .help = "Whether this host has EFA devices, which decides how a failed start of the "
+             "runtime's libfabric plugin (libnccom-net.so) is reported: as a WARN where EFA "
+             "is present (the plugin should have worked), as an INFO where it is not (the "
+             "next plugin is the expected network). auto: present when a device under "
+             "/sys/class/infiniband is bound to the efa driver.",
+     .allowed = kEfaPresence,
+     .flags = kCaseInsensitive},
     {.key = "plugins.search_path",
      .env = kEnvPluginPath,
      .type = Type::String,

@@ -1,9 +1,12 @@
 // nccom-test's output and libnccom's log lines, end to end: the JSON
 // document on stdout parses (with Python's json module) at every log level;
 // log lines carry a timestamp and the device; INFO names where each value
-// came from and the root address once.
+// came from and the root address once; the runtime's EFA plugin failing is
+// a WARN only where EFA is present.
 #include "build_paths.h"
 #include "child_process.h"
+
+#include <nccom/util/efa.h>
 
 #include <gtest/gtest.h>
 
@@ -140,6 +143,49 @@ TEST(NccomTestLog, InfoNamesWhereEachValueCameFrom) {
   const auto n = run({{"NCCL_SOCKET_IFNAME", "lo"}, {"NCCL_DEBUG", "INFO"}});
   ASSERT_EQ(n.exit_code, 0) << n.out << n.err;
   EXPECT_EQ(count(n.err, "CCOM INFO NCCL_SOCKET_IFNAME set by environment to lo"), 2) << n.err;
+}
+
+// loopback-dev is for machines without EFA: the runtime's libfabric plugin
+// finding no EFA provider there is an INFO (its own line and the host's),
+// never a WARN.
+TEST(NccomTestLog, LoopbackDevClusterPrintsNoWarn) {
+  const auto r = run({{"NCCOM_CONFIG", kLoopbackDev}, {"NCCL_DEBUG", "INFO"}});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(r.err.find("WARN"), std::string::npos) << r.err;
+  EXPECT_EQ(count(r.err, "CCOM INFO OFI plugin initNet() failed is EFA enabled? AWS Libfabric"), 2)
+      << r.err;
+  EXPECT_EQ(count(r.err, "; expected here: net.efa is no (cluster loopback-dev " + kLoopbackDev), 2)
+      << r.err;
+  EXPECT_EQ(count(r.err, "CCOM INFO NET/OFI No eligible providers were found (provider efa"), 2)
+      << r.err;
+}
+
+// The fallback from the runtime's plugin: a WARN (its line and the host's)
+// where EFA is present, nothing at the default level where it is absent;
+// auto asks this machine's sysfs.
+TEST(NccomTestLog, EfaFallbackIsAWarnOnlyWhereEfaIsPresent) {
+  const auto present = run({{"NCCOM_NET_EFA", "yes"}});
+  ASSERT_EQ(present.exit_code, 0) << present.out << present.err;
+  EXPECT_EQ(count(present.err, "CCOM WARN OFI plugin initNet() failed is EFA enabled? "), 2)
+      << present.err;
+  EXPECT_EQ(count(present.err, "CCOM WARN NET/OFI No eligible providers were found (provider efa"),
+            2)
+      << present.err;
+
+  const auto absent = run({{"NCCOM_NET_EFA", "no"}});
+  ASSERT_EQ(absent.exit_code, 0) << absent.out << absent.err;
+  EXPECT_EQ(absent.err.find("WARN"), std::string::npos) << absent.err;
+
+  const auto detected = run({});
+  ASSERT_EQ(detected.exit_code, 0) << detected.out << detected.err;
+  if (nccom::efa_device().empty()) {
+    EXPECT_EQ(detected.err.find("WARN"), std::string::npos) << "no EFA device on this machine\n"
+                                                            << detected.err;
+  } else {  // the plugin may work here; if it fails, that is a WARN
+    EXPECT_EQ(detected.err.find("CCOM INFO OFI plugin initNet() failed"), std::string::npos)
+        << "EFA device " << nccom::efa_device() << " on this machine\n"
+        << detected.err;
+  }
 }
 
 }  // namespace
