@@ -96,7 +96,7 @@ void remember(const std::string& line) {
   r.forwarded_n.store(number, std::memory_order_release);
 }
 
-// "host:pid:tid [dev] file:line CCOM WARN text" -> "text".
+// "host:pid:tid [dev] YYYY-MM-DD HH:MM:SS.uuuuuu file:line CCOM WARN text" -> "text".
 std::string message_part(const std::string& line) {
   for (const char* tag : {" CCOM WARN ", " CCOM ABORT ", " NCCL WARN "}) {
     if (const std::size_t at = line.find(tag); at != std::string::npos)

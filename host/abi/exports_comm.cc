@@ -41,6 +41,12 @@ nccom::Result<const comm::BootstrapSettings*> settings_for(const char* root_comm
 NRT_STATUS init(void** comm_out, const comm::InitRequest& request) {
   if (comm_out == nullptr) return invalid("communicator init: comm_out is NULL");
   *comm_out = nullptr;
+  // From here on this thread's lines, and those of threads without a device
+  // of their own, show the communicator's device ("[dev]").
+  if (request.device != nullptr) {
+    nccom::log::set_thread_device(request.device->nec_dev_id);
+    nccom::log::note_process_device(request.device->nec_dev_id);
+  }
   auto settings = settings_for(request.root_comm_id);
   if (!settings) return fail(settings.error());
   auto created = comm::Communicator::create(request, **settings);

@@ -171,8 +171,6 @@ Result<bootstrap::UniqueId> Communicator::resolve_id(const InitRequest& request,
   auto derived = id_from_root_address(request.root_comm_id, nranks_, global_, settings);
   if (!derived) return derived.take_error();
   if (rank_ == 0) {
-    NCCOM_INFO(log::kInit | log::kBootstrap, "Root comm ID set by environment to %s",
-               request.root_comm_id);
     auto bound = start_root(*derived, derived->root, nranks_, settings);
     if (!bound) return bound.take_error();
   }

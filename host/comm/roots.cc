@@ -173,7 +173,8 @@ Result<bootstrap::UniqueId> id_from_root_address(const char* root_comm_id, int n
     return make_error(NRT_INVALID, "invalid root comm id \"" + std::string(root_comm_id) +
                                        "\": " + address.error().message);
   }
-  NCCOM_INFO(log::kInit | log::kBootstrap, "Root comm Id set by environment to %s", root_comm_id);
+  NCCOM_INFO(log::kInit | log::kBootstrap, "Root comm ID %s to %s",
+             root_comm_id_origin(settings, root_comm_id).c_str(), root_comm_id);
   bootstrap::UniqueId id;
   id.root = *address;
   const std::string basis =

@@ -19,6 +19,17 @@ std::string lower(std::string text) {
   return text;
 }
 
+// NCCL's "<VARIABLE> set by environment to <value>", naming where the value
+// really came from (another variable of the knob, a file line, a cluster
+// section). Nothing for an empty value.
+void log_set_by(const config::Config& config, const char* key, const char* variable) {
+  const config::Entry& entry = config.entry(key);
+  const std::string value = entry.text();
+  if (value.empty()) return;
+  NCCOM_INFO(log::kEnv, "%s set by %s to %s", variable, entry.source.set_by(variable).c_str(),
+             value.c_str());
+}
+
 Result<BootstrapSettings> resolve(const bootstrap::SocketAddress& root) {
   auto context = core::Context::get();
   if (!context) return context.take_error();
@@ -34,11 +45,11 @@ Result<BootstrapSettings> resolve(const bootstrap::SocketAddress& root) {
 
   const std::string ifname = config.get_string("bootstrap.socket_ifname");
   const std::string family_text = config.get_string("bootstrap.socket_family");
-  if (!ifname.empty())
-    NCCOM_INFO(log::kEnv, "NCCL_SOCKET_IFNAME set by environment to %s", ifname.c_str());
-  if (!family_text.empty()) {
-    NCCOM_INFO(log::kEnv, "NCCL_SOCKET_FAMILY set by environment to %s", family_text.c_str());
-  }
+  log_set_by(config, "bootstrap.socket_ifname", "NCCL_SOCKET_IFNAME");
+  log_set_by(config, "bootstrap.socket_family", "NCCL_SOCKET_FAMILY");
+  const config::Entry& configured_root = config.entry("bootstrap.root_comm_id");
+  s.configured_root = configured_root.text();
+  s.configured_root_set_by = configured_root.source.set_by("");
   const int family = family_text == "AF_INET"    ? AF_INET
                      : family_text == "AF_INET6" ? AF_INET6
                                                  : AF_UNSPEC;
@@ -71,6 +82,12 @@ Result<const BootstrapSettings*> bootstrap_settings(const bootstrap::SocketAddre
   });
   if (!ok) return failure;
   return &settings;
+}
+
+std::string root_comm_id_origin(const BootstrapSettings& settings, const std::string& address) {
+  if (!settings.configured_root.empty() && settings.configured_root == address)
+    return "set by " + settings.configured_root_set_by;
+  return "passed by the runtime";
 }
 
 Result<health::ServiceSettings> health_settings() {

@@ -21,7 +21,17 @@ struct BootstrapSettings {
   std::string secret;              // for host:port roots
   std::string host_id;             // NCCL_HOSTID
   bootstrap::Interface interface;  // where this process's ranks listen
+  // bootstrap.root_comm_id (NEURON_RT_ROOT_COMM_ID, which the runtime reads
+  // too) and where it was set ("environment NEURON_RT_ROOT_COMM_ID"), so the
+  // INFO about a root address the runtime passes names where it came from.
+  std::string configured_root;
+  std::string configured_root_set_by;
 };
+
+// The INFO line's "<what> to <address>" for a root address the runtime
+// passed: "set by environment NEURON_RT_ROOT_COMM_ID" when that is where
+// the address is configured, else "passed by the runtime".
+std::string root_comm_id_origin(const BootstrapSettings& settings, const std::string& address);
 
 // Resolved once per process (later calls return the first outcome). `root`
 // is the root address when one is known: the interface is chosen to reach it.

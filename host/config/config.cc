@@ -35,6 +35,16 @@ std::string Source::to_string() const {
   return "?";
 }
 
+std::string Source::set_by(std::string_view variable) const {
+  switch (kind) {
+    case Kind::Default: return "default";
+    case Kind::File: return file + ":" + std::to_string(line);
+    case Kind::Cluster: return file + ":" + std::to_string(line) + " (cluster " + cluster + ")";
+    case Kind::Env: return env_var == variable ? "environment" : "environment " + env_var;
+  }
+  return "?";
+}
+
 const char* Config::env(const char* name) const { return getenv_(name); }
 
 std::string Entry::text() const { return detail::value_text(value); }

@@ -50,6 +50,13 @@ struct Source {
   // "default", "/etc/nccom/nccom.toml:12", "cluster trn2 /etc/nccom/nccom.toml:40",
   // "env NCCL_DEBUG".
   std::string to_string() const;
+
+  // What follows "set by" in an INFO line about the value of `variable`
+  // (NCCL's "NCCL_SOCKET_IFNAME set by environment to lo"): "environment"
+  // when `variable` itself set it, "environment CCOM_SOCKET_IFNAME" for
+  // another variable of the knob, "/etc/nccom/nccom.toml:12", "/etc/nccom/
+  // nccom.toml:40 (cluster trn2)", "default".
+  std::string set_by(std::string_view variable) const;
 };
 
 // Returns the value of an environment variable or nullptr.

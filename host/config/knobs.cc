@@ -17,10 +17,13 @@ constexpr std::int64_t kMaxDurationMs = 24LL * 60 * 60 * 1000;
 
 constexpr std::string_view kLogLevels[] = {"NONE", "VERSION", "WARN", "INFO", "ABORT", "TRACE"};
 constexpr std::string_view kSocketFamilies[] = {"", "AF_INET", "AF_INET6"};
+constexpr std::string_view kLogStreams[] = {"stdout", "stderr"};
+constexpr std::string_view kEfaPresence[] = {"auto", "yes", "no"};
 
 constexpr std::string_view kEnvDebug[] = {"NCCL_DEBUG"};
 constexpr std::string_view kEnvDebugSubsys[] = {"NCCL_DEBUG_SUBSYS"};
 constexpr std::string_view kEnvDebugFile[] = {"NCCL_DEBUG_FILE"};
+constexpr std::string_view kEnvDebugStream[] = {"NCCOM_DEBUG_STREAM"};
 constexpr std::string_view kEnvSockTimeout[] = {"NEURON_CCOM_SOCK_TIMEOUT"};
 constexpr std::string_view kEnvIfname[] = {"CCOM_SOCKET_IFNAME", "NCCL_SOCKET_IFNAME"};
 constexpr std::string_view kEnvFamily[] = {"CCOM_SOCKET_FAMILY", "NCCL_SOCKET_FAMILY"};
@@ -29,6 +32,7 @@ constexpr std::string_view kEnvNetPlugin[] = {"NCCL_NET_PLUGIN"};
 constexpr std::string_view kEnvNetPluginLayout[] = {"NCCOM_NET_PLUGIN_LAYOUT"};
 constexpr std::string_view kEnvNetUseRuntime[] = {"NCCOM_NET_USE_RUNTIME_PLUGIN"};
 constexpr std::string_view kEnvEfaForkSafe[] = {"FI_EFA_FORK_SAFE"};
+constexpr std::string_view kEnvEfa[] = {"NCCOM_NET_EFA"};
 constexpr std::string_view kNetLayouts[] = {"neuron", "nvidia"};
 constexpr std::string_view kNetProbes[] = {"third-party", "all", "off"};
 constexpr std::string_view kEnvNetProbe[] = {"NCCOM_NET_PROBE"};
@@ -83,7 +87,16 @@ constexpr Knob kHostKnobs[] = {
      .type = Type::String,
      .default_text = "",
      .help = "File that receives the log lines; %h expands to the host name and %p to "
-             "the process id. Empty means standard output."},
+             "the process id. Empty means the stream of log.stream."},
+    {.key = "log.stream",
+     .env = kEnvDebugStream,
+     .type = Type::Enum,
+     .default_text = "stdout",
+     .help = "Where log lines go when log.file is empty or cannot be opened: stdout (as "
+             "NCCL) or stderr. nccom's tools set stderr, so their own output on stdout "
+             "never mixes with log lines.",
+     .allowed = kLogStreams,
+     .flags = kCaseInsensitive},
     {.key = "bootstrap.socket_timeout_ms",
      .env = kEnvSockTimeout,
      .type = Type::Int,
@@ -203,6 +216,17 @@ constexpr Knob kHostKnobs[] = {
              "kernels older than 5.14 libnccom warns when it is empty, since EFA then needs "
              "it. libfabric reads the environment variable itself; setting it here alone "
              "only silences the warning."},
+    {.key = "net.efa",
+     .env = kEnvEfa,
+     .type = Type::Enum,
+     .default_text = "auto",
+     .help = "Whether this host has EFA devices, which decides how a failed start of the "
+             "runtime's libfabric plugin (libnccom-net.so) is reported: as a WARN where EFA "
+             "is present (the plugin should have worked), as an INFO where it is not (the "
+             "next plugin is the expected network). auto: present when a device under "
+             "/sys/class/infiniband is bound to the efa driver.",
+     .allowed = kEfaPresence,
+     .flags = kCaseInsensitive},
     {.key = "plugins.search_path",
      .env = kEnvPluginPath,
      .type = Type::String,

@@ -78,7 +78,7 @@ Result<std::unique_ptr<Context>> Context::create(const config::LoadOptions& opti
 
   auto settings =
       log::parse_settings(config.get_string("log.level"), config.get_string("log.subsys"),
-                          config.get_string("log.file"));
+                          config.get_string("log.file"), config.get_string("log.stream"));
   if (!settings) return settings.take_error();
   Status configured = log::configure(*settings);
   log::set_warn_sink(&forward_to_runtime);

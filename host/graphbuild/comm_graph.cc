@@ -105,9 +105,10 @@ Result<GraphSettings> graph_settings(const config::Config& config, bool is_rank0
   s.dump = is_rank0;
   s.graph_file = config.get_string("graph.file");
   s.new_algorithm = static_cast<int>(config.get_int("graph.use_new_algorithm"));
-  if (s.new_algorithm != -1 &&
-      config.entry("graph.use_new_algorithm").source.kind == config::Source::Kind::Env) {
-    NCCOM_INFO(log::kGraph | log::kEnv, "NCCL_GRAPH_USE_NEW_ALGORITHM set by environment");
+  if (const config::Entry& knob = config.entry("graph.use_new_algorithm");
+      s.new_algorithm != -1 && knob.source.kind != config::Source::Kind::Default) {
+    NCCOM_INFO(log::kGraph | log::kEnv, "NCCL_GRAPH_USE_NEW_ALGORITHM set by %s to %d",
+               knob.source.set_by("NCCL_GRAPH_USE_NEW_ALGORITHM").c_str(), s.new_algorithm);
   }
   const std::string level = config.get_string("graph.p2p_level");
   const std::string disable = config.get_string("graph.p2p_disable");

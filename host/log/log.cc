@@ -1,17 +1,21 @@
 // The logger: process-wide level/mask/output, line formatting and the WARN
 // sink. parse_settings and the file pattern live in settings.cc.
 //
-// Line formats (libnccom = NCCL's layout with CCOM in place of NCCL):
-//   INFO     <host>:<pid>:<tid> [<dev>] CCOM INFO <msg>
-//   VERSION  <host>:<pid>:<tid> [<dev>] CCOM INFO <msg>
+// Line formats (libnccom = NCCL's layout with CCOM in place of NCCL, and a
+// UTC timestamp after the device, as Neuron's libnccom stamps its lines):
+//   INFO     <host>:<pid>:<tid> [<dev>] <YYYY-MM-DD HH:MM:SS.uuuuuu> CCOM INFO <msg>
+//   VERSION  <host>:<pid>:<tid> [<dev>] <stamp> CCOM INFO <msg>
 //            (NCCL prints its "NCCL version ..." banner as an INFO-style line;
 //            the banner is the only thing logged at Level::Version)
-//   WARN     <host>:<pid>:<tid> [<dev>] <file-basename>:<line> CCOM WARN <msg>
+//   WARN     <host>:<pid>:<tid> [<dev>] <stamp> <file-basename>:<line> CCOM WARN <msg>
 //            (without NCCL's leading blank line)
 //   ABORT    printed exactly like WARN, including the "CCOM WARN" tag, and
 //            filtered like WARN (shown whenever the level is >= WARN)
-//   TRACE    <host>:<pid>:<tid> [<dev>] <ms-since-configure, %f> <file-basename>:<line> CCOM TRACE
-//   <msg>
+//   TRACE    <host>:<pid>:<tid> [<dev>] <stamp> <ms-since-configure, %f> <file-basename>:<line>
+//            CCOM TRACE <msg>
+// <stamp> is the wall clock (CLOCK_REALTIME) in UTC with microseconds. <dev>
+// is the thread's device (set_thread_device), else the process's one device
+// (note_process_device), else -1.
 // Every line ends in exactly one '\n': trailing newlines of the message are
 // collapsed. A message that does not fit kLineMax bytes ends in "...".
 //
@@ -35,21 +39,27 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <mutex>
 
 namespace nccom::log {
 namespace {
 
 constexpr int kUnconfigured = -1;
+constexpr int kNoDevice = -1;
+constexpr int kSeveralDevices = -2;  // g_process_device: devices differ
 // Longest line including its '\n' (the buffer also holds the terminating NUL).
 constexpr std::size_t kLineMax = 4096;
+// A timestamp's buffer: 26 characters for any year of four digits, room for more.
+constexpr std::size_t kStampMax = 64;
 
 // Hot-path state: read with relaxed loads by enabled().
 std::atomic<int> g_level{kUnconfigured};
 std::atomic<unsigned long> g_mask{kInit | kEnv | kBootstrap};
 std::atomic<std::int64_t> g_start_ns{0};
 std::atomic<WarnSink> g_warn_sink{nullptr};
-thread_local int t_device = -1;
+std::atomic<int> g_process_device{kNoDevice};
+thread_local int t_device = kNoDevice;
 
 // Output: guarded by g_out_mutex. nullptr means unconfigured (stderr).
 // std::mutex is constant-initialised, so none of this runs a static constructor.
@@ -61,6 +71,23 @@ std::int64_t steady_now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
+}
+
+int shown_device() {
+  if (t_device >= 0) return t_device;
+  const int process = g_process_device.load(std::memory_order_relaxed);
+  return process >= 0 ? process : kNoDevice;
+}
+
+// "YYYY-MM-DD HH:MM:SS.uuuuuu" of now, UTC, into buf (kStampMax bytes).
+void utc_stamp(char* buf, std::size_t size) {
+  timespec now{};
+  clock_gettime(CLOCK_REALTIME, &now);
+  std::tm utc{};
+  gmtime_r(&now.tv_sec, &utc);
+  std::snprintf(buf, size, "%04d-%02d-%02d %02d:%02d:%02d.%06ld", utc.tm_year + 1900,
+                utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec,
+                static_cast<long>(now.tv_nsec / 1000));
 }
 
 bool is_warn_like(Level level) { return level == Level::Warn || level == Level::Abort; }
@@ -85,19 +112,22 @@ std::size_t format_line(char* buf, Level level, const char* file, int line, cons
   const char* host = detail::short_hostname();
   const int pid = static_cast<int>(getpid());
   const long tid = static_cast<long>(syscall(SYS_gettid));
-  const int dev = t_device;
+  const int dev = shown_device();
+  char stamp[kStampMax];
+  utc_stamp(stamp, sizeof stamp);
 
   int n;
   if (is_warn_like(level)) {
-    n = std::snprintf(buf, kTextMax + 1, "%s:%d:%ld [%d] %s:%d CCOM WARN ", host, pid, tid, dev,
-                      basename_of(file), line);
+    n = std::snprintf(buf, kTextMax + 1, "%s:%d:%ld [%d] %s %s:%d CCOM WARN ", host, pid, tid, dev,
+                      stamp, basename_of(file), line);
   } else if (level == Level::Trace) {
     const double elapsed_ms =
         static_cast<double>(steady_now_ns() - g_start_ns.load(std::memory_order_relaxed)) / 1e6;
-    n = std::snprintf(buf, kTextMax + 1, "%s:%d:%ld [%d] %f %s:%d CCOM TRACE ", host, pid, tid, dev,
-                      elapsed_ms, basename_of(file), line);
+    n = std::snprintf(buf, kTextMax + 1, "%s:%d:%ld [%d] %s %f %s:%d CCOM TRACE ", host, pid, tid,
+                      dev, stamp, elapsed_ms, basename_of(file), line);
   } else {  // Info and Version
-    n = std::snprintf(buf, kTextMax + 1, "%s:%d:%ld [%d] CCOM INFO ", host, pid, tid, dev);
+    n = std::snprintf(buf, kTextMax + 1, "%s:%d:%ld [%d] %s CCOM INFO ", host, pid, tid, dev,
+                      stamp);
   }
   std::size_t len = n < 0 ? 0 : static_cast<std::size_t>(n);
   bool truncated = len > kTextMax;
@@ -181,6 +211,8 @@ namespace {
 }  // namespace
 
 Status configure(const Settings& settings) {
+  std::FILE* const stream = settings.stream == Stream::Stderr ? stderr : stdout;
+  const char* const stream_name = settings.stream == Stream::Stderr ? "stderr" : "stdout";
   std::FILE* file = nullptr;
   Status status;
   if (!settings.file_pattern.empty()) {
@@ -189,7 +221,7 @@ Status configure(const Settings& settings) {
     if (file == nullptr) {
       status = make_error(NRT_INVALID, "NCCL_DEBUG_FILE: cannot open \"" + path +
                                            "\" for appending: " + error_text(errno) +
-                                           "; logging to stdout instead");
+                                           "; logging to " + stream_name + " instead");
     } else {
       std::setvbuf(file, nullptr, _IOLBF, BUFSIZ);
     }
@@ -199,7 +231,7 @@ Status configure(const Settings& settings) {
   {
     std::lock_guard<std::mutex> lock(g_out_mutex);
     if (g_out_owned) previous = g_out;
-    g_out = file ? file : stdout;
+    g_out = file ? file : stream;
     g_out_owned = file != nullptr;
     g_start_ns.store(steady_now_ns(), std::memory_order_relaxed);
     g_mask.store(settings.subsys, std::memory_order_relaxed);
@@ -220,12 +252,22 @@ void reset() {
     g_level.store(kUnconfigured, std::memory_order_relaxed);
     g_mask.store(Settings{}.subsys, std::memory_order_relaxed);
   }
-  // reset() returns the logger to its just-loaded state, sink included.
+  // reset() returns the logger to its just-loaded state, sink and devices included.
+  g_process_device.store(kNoDevice, std::memory_order_relaxed);
   g_warn_sink.store(nullptr, std::memory_order_release);
   if (previous) std::fclose(previous);
 }
 
 void set_thread_device(int device) { t_device = device; }
+
+void note_process_device(int device) {
+  if (device < 0) return;
+  int current = g_process_device.load(std::memory_order_relaxed);
+  while (current != device && current != kSeveralDevices) {
+    const int next = current == kNoDevice ? device : kSeveralDevices;
+    if (g_process_device.compare_exchange_weak(current, next, std::memory_order_relaxed)) return;
+  }
+}
 
 void set_warn_sink(WarnSink sink) { g_warn_sink.store(sink, std::memory_order_release); }
 

@@ -1,5 +1,6 @@
-// nccom logging: libnccom's line format (NCCL's layout with CCOM), NCCL_DEBUG
-// levels, NCCL_DEBUG_SUBSYS masks, NCCL_DEBUG_FILE with %h/%p.
+// nccom logging: libnccom's line format (NCCL's layout with CCOM and a UTC
+// timestamp), NCCL_DEBUG levels, NCCL_DEBUG_SUBSYS masks, NCCL_DEBUG_FILE
+// with %h/%p, and the stream lines go to without a file (log.stream).
 //
 // The logger is configured once by the host context from the configuration
 // (it never reads the environment itself). Until configured it prints only
@@ -38,17 +39,22 @@ enum Subsys : unsigned long {
   kAll = ~0ul
 };
 
+// Where lines go when no debug file is named (or it cannot be opened).
+enum class Stream { Stdout, Stderr };
+
 struct Settings {
   Level level = Level::None;
   unsigned long subsys = kInit | kEnv | kBootstrap;  // NCCL's default mask
-  std::string file_pattern;                          // empty: stdout (as NCCL)
+  std::string file_pattern;                          // empty: `stream`
+  Stream stream = Stream::Stdout;                    // stdout as NCCL; tools choose stderr
 };
 
-// Parses NCCL_DEBUG / NCCL_DEBUG_SUBSYS / NCCL_DEBUG_FILE values. Level names
-// are case-insensitive; an empty level means None. Subsys is a comma list,
-// "^" in front inverts it. Unknown names are errors that list the valid ones.
+// Parses NCCL_DEBUG / NCCL_DEBUG_SUBSYS / NCCL_DEBUG_FILE / log.stream
+// values. Level and stream names are case-insensitive; an empty level means
+// None, an empty stream stdout. Subsys is a comma list, "^" in front inverts
+// it. Unknown names are errors that list the valid ones.
 Result<Settings> parse_settings(std::string_view level, std::string_view subsys,
-                                std::string_view file_pattern);
+                                std::string_view file_pattern, std::string_view stream = "");
 
 // Expands %h (hostname) and %p (pid) in an NCCL_DEBUG_FILE pattern.
 std::string expand_file_pattern(std::string_view pattern);
@@ -61,6 +67,12 @@ void reset();
 
 // Device shown in brackets on this thread's lines ("[%d]"); -1 if none.
 void set_thread_device(int device);
+
+// Records a device this process's communicators use. A thread without a
+// device of its own (proxy, health, plugin threads, calls made before its
+// first communicator) shows the process's device when every device recorded
+// so far is the same one, else -1. reset() forgets them.
+void note_process_device(int device);
 
 // A sink that also receives every WARN line (the host installs the runtime's
 // nec_ndl_printk here). Called without the logger's lock held.

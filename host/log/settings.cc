@@ -1,4 +1,4 @@
-// NCCL_DEBUG / NCCL_DEBUG_SUBSYS / NCCL_DEBUG_FILE parsing and the %h/%p
+// NCCL_DEBUG / NCCL_DEBUG_SUBSYS / NCCL_DEBUG_FILE / log.stream parsing and the %h/%p
 // expansion of the debug-file pattern. Pure functions: no logger state here.
 #include "log/log.h"
 #include "log/log_internal.h"
@@ -45,6 +45,13 @@ constexpr std::array<SubsysName, 15> kSubsysNames{{{"INIT", kInit},
                                                    {"REG", kReg},
                                                    {"ALL", kAll}}};
 
+struct StreamName {
+  std::string_view name;
+  Stream stream;
+};
+constexpr std::array<StreamName, 2> kStreamNames{
+    {{"stdout", Stream::Stdout}, {"stderr", Stream::Stderr}}};
+
 bool iequals(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
   for (std::size_t i = 0; i < a.size(); ++i) {
@@ -79,6 +86,16 @@ Result<Level> parse_level(std::string_view text) {
   }
   return make_error(NRT_INVALID, "NCCL_DEBUG: unknown level \"" + std::string(text) +
                                      "\"; valid: " + valid_names(kLevelNames));
+}
+
+Result<Stream> parse_stream(std::string_view text) {
+  text = trim(text);
+  if (text.empty()) return Stream::Stdout;
+  for (const auto& entry : kStreamNames) {
+    if (iequals(text, entry.name)) return entry.stream;
+  }
+  return make_error(NRT_INVALID, "log.stream: unknown stream \"" + std::string(text) +
+                                     "\"; valid: " + valid_names(kStreamNames));
 }
 
 // As NCCL: "^" starts from every bit and clears the named ones; empty items
@@ -132,12 +149,15 @@ const char* short_hostname() {
 }  // namespace detail
 
 Result<Settings> parse_settings(std::string_view level, std::string_view subsys,
-                                std::string_view file_pattern) {
+                                std::string_view file_pattern, std::string_view stream) {
   Settings settings;
   Result<Level> parsed_level = parse_level(level);
   if (!parsed_level) return parsed_level.take_error();
   Result<unsigned long> mask = parse_subsys(subsys, settings.subsys);
   if (!mask) return mask.take_error();
+  Result<Stream> parsed_stream = parse_stream(stream);
+  if (!parsed_stream) return parsed_stream.take_error();
+  settings.stream = *parsed_stream;
   settings.level = *parsed_level;
   settings.subsys = *mask;
   settings.file_pattern = std::string(file_pattern);

@@ -6,6 +6,8 @@
 #include "net/probe.h"
 #include "net/selection.h"
 
+#include <nccom/util/efa.h>
+
 #include <dlfcn.h>
 #include <link.h>
 #include <strings.h>
@@ -95,7 +97,9 @@ std::vector<Candidate> process_candidates(const config::Config& config,
            [handle, where] { return bind_handle(handle, Layout::kNeuron, where, where); }, probe,
            prepare,
            "on machines without EFA, net.use_runtime_plugin = false "
-           "(NCCOM_NET_USE_RUNTIME_PLUGIN=0) uses the next plugin without trying this one"});
+           "(NCCOM_NET_USE_RUNTIME_PLUGIN=0) uses the next plugin without trying this one",
+           efa_absence(config.get_string("net.efa"), config.entry("net.efa").source.to_string(),
+                       kRdmaClassDir)});
     }
   } else {
     NCCOM_INFO(log::kNet | log::kInit,
@@ -115,7 +119,7 @@ std::vector<Candidate> process_candidates(const config::Config& config,
                           [configured, layout, plugin_dirs, origin] {
                             return open_and_bind(configured, layout, plugin_dirs, origin);
                           },
-                          probe, prepare, ""});
+                          probe, prepare, "", ""});
   }
 
   const auto fallback_file = first_existing(kFallbackName, plugin_dirs);
@@ -136,7 +140,7 @@ std::vector<Candidate> process_candidates(const config::Config& config,
                             return open_and_bind(kFallbackName, Layout::kNeuron, plugin_dirs,
                                                  origin);
                           },
-                          probe, prepare, ""});
+                          probe, prepare, "", ""});
   }
   return candidates;
 }

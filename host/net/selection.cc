@@ -6,6 +6,9 @@
 #include "net/nccl_result.h"
 #include "net/plugin_answers.h"
 
+#include <nccom/util/efa.h>
+
+#include <strings.h>
 #include <sys/utsname.h>
 
 #include <atomic>
@@ -108,8 +111,14 @@ Result<Selection> select_from(std::vector<Candidate> candidates, ncclDebugLogger
     if (!started) {
       const std::string advice =
           candidate.if_it_fails.empty() ? "" : " (" + candidate.if_it_fails + ")";
-      NCCOM_WARN("%s; trying the next candidate%s", started.error().message.c_str(),
-                 advice.c_str());
+      if (candidate.failure_expected.empty()) {
+        NCCOM_WARN("%s; trying the next candidate%s", started.error().message.c_str(),
+                   advice.c_str());
+      } else {
+        NCCOM_INFO(log::kNet | log::kInit, "%s; %s; trying the next candidate%s",
+                   started.error().message.c_str(), candidate.failure_expected.c_str(),
+                   advice.c_str());
+      }
       retire(std::move(net));
       continue;
     }
@@ -124,6 +133,16 @@ Result<Selection> select_from(std::vector<Candidate> candidates, ncclDebugLogger
                                               : " (tried " + tried + "); see the warnings above"));
   NCCOM_WARN("NET/Plugin: %s", failure.message.c_str());
   return failure;
+}
+
+std::string efa_absence(const std::string& mode, const std::string& source,
+                        const std::string& class_dir) {
+  if (strcasecmp(mode.c_str(), "yes") == 0) return "";
+  if (strcasecmp(mode.c_str(), "no") == 0)
+    return "expected here: net.efa is no (" + source + "), this host has no EFA device";
+  if (!efa_device(class_dir).empty()) return "";
+  return "expected here: this host has no EFA device (none under " + class_dir +
+         " is bound to the efa driver; net.efa is auto)";
 }
 
 void retire(std::unique_ptr<Net> net) {

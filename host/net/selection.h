@@ -34,6 +34,10 @@ struct Candidate {
   // Appended to the WARN when this candidate fails its init and the next
   // one is tried: what an operator can do about it ("" for nothing).
   std::string if_it_fails;
+  // Non-empty when a failed init (or no device) of this candidate is what
+  // this host should see: that failure is then an INFO naming this reason
+  // instead of a WARN (the runtime's EFA plugin on a host without EFA).
+  std::string failure_expected;
 };
 
 struct Selection {
@@ -46,8 +50,9 @@ struct Selection {
 // that gets through with at least one device wins and is logged once at INFO
 // (NET|INIT) with its reason. Each failure is one WARN naming the candidate
 // and why (the bind error, or "OFI plugin initNet() failed is EFA enabled?"
-// with init's or devices' answer). A plugin whose init ran and that is then
-// rejected is finalised but never unloaded (it may have started threads).
+// with init's or devices' answer); a failed init or devices() of a candidate
+// with `failure_expected` is an INFO (NET|INIT) with that reason instead. A plugin whose init ran
+// and that is then rejected is finalised but never unloaded (it may have started threads).
 // NRT_FAILURE when no candidate is usable; NRT_INVALID, at once, when a
 // candidate's settings are invalid.
 Result<Selection> select_from(std::vector<Candidate> candidates, ncclDebugLogger_t logger);
@@ -66,6 +71,14 @@ Result<Selection> select_from(std::vector<Candidate> candidates, ncclDebugLogger
 // whichever way that plugin was chosen.
 std::vector<Candidate> process_candidates(const config::Config& config,
                                           const std::vector<std::filesystem::path>& plugin_dirs);
+
+// Why the runtime's EFA plugin is expected not to start on this host, for
+// Candidate::failure_expected; "" when EFA is present, so its failure is a
+// WARN. `mode` is net.efa: "yes" (present), "no" (absent), "auto" (present
+// when a device under `class_dir` is bound to the efa driver,
+// nccom/util/efa.h). `source` says where net.efa was set.
+std::string efa_absence(const std::string& mode, const std::string& source,
+                        const std::string& class_dir);
 
 // The FI_EFA_FORK_SAFE warning for kernel `release` (uname -r) when
 // `fork_safe` (net.efa_fork_safe) is empty and the kernel is older than

@@ -181,7 +181,10 @@ nccom_plugin_status_t neuronGraph(void* ctx, const nccom_topo_machine_t* m,
   if (!defaultNew) return failWith(defaultNew.error(), err, errLen);
   const SearchChoice choice = selectSearch(*variant, knob, *defaultNew);
   if (choice.fromKnob)
-    NCCOM_SDK_INFO(NCCOM_SUBSYS_GRAPH, "NCCL_GRAPH_USE_NEW_ALGORITHM set by environment");
+    NCCOM_SDK_INFO(NCCOM_SUBSYS_GRAPH,
+                   "topo_neuron: NCCL_GRAPH_USE_NEW_ALGORITHM (the host's "
+                   "graph.use_new_algorithm) is %d",
+                   request->new_algorithm);
   NCCOM_SDK_INFO(NCCOM_SUBSYS_GRAPH, "topo_neuron: %s", choice.reason);
   if (choice.algorithm == SearchAlgorithm::Old) {
     copyText(err, errLen, std::string("topo_neuron: ") + choice.reason);

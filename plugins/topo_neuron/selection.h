@@ -12,8 +12,8 @@ enum class SearchAlgorithm { Old, New };
 
 struct SearchChoice {
   SearchAlgorithm algorithm;
-  bool fromKnob;       // the knob decided: the caller logs
-                       // "NCCL_GRAPH_USE_NEW_ALGORITHM set by environment"
+  bool fromKnob;       // the knob decided: the caller logs its value (the
+                       // host has logged where it was set)
   const char* reason;  // one line for the INFO log
 };
 

@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -105,35 +106,50 @@ RunningChild start_child(const std::string& program, const std::vector<std::stri
   return child;
 }
 
-std::string read_line(RunningChild& child, std::chrono::milliseconds timeout) {
+namespace {
+
+// The next line of `fd` past `consumed` in `buffer` (reading into it).
+std::string next_line(int fd, std::string& buffer, std::size_t& consumed,
+                      std::chrono::milliseconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   for (;;) {
-    const auto newline = child.out.find('\n', child.consumed);
+    const auto newline = buffer.find('\n', consumed);
     if (newline != std::string::npos) {
-      std::string line = child.out.substr(child.consumed, newline - child.consumed);
-      child.consumed = newline + 1;
+      std::string line = buffer.substr(consumed, newline - consumed);
+      consumed = newline + 1;
       return line;
     }
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0 || child.out_fd < 0) return "";
-    pollfd fd{child.out_fd, POLLIN, 0};
-    if (poll(&fd, 1, static_cast<int>(left.count())) <= 0) continue;
+    if (left.count() <= 0 || fd < 0) return "";
+    pollfd pfd{fd, POLLIN, 0};
+    if (poll(&pfd, 1, static_cast<int>(left.count())) <= 0) continue;
     char buf[4096];
-    const ssize_t n = read(child.out_fd, buf, sizeof buf);
+    const ssize_t n = read(fd, buf, sizeof buf);
     if (n > 0) {
-      child.out.append(buf, static_cast<size_t>(n));
+      buffer.append(buf, static_cast<size_t>(n));
     } else if (n == 0) {
       return "";
     }
   }
 }
 
+}  // namespace
+
+std::string read_line(RunningChild& child, std::chrono::milliseconds timeout) {
+  return next_line(child.out_fd, child.out, child.consumed, timeout);
+}
+
+std::string read_err_line(RunningChild& child, std::chrono::milliseconds timeout) {
+  return next_line(child.err_fd, child.err, child.err_consumed, timeout);
+}
+
 ChildResult finish_child(RunningChild& child) {
   ChildResult result;
-  std::string rest;
-  drain(child.out_fd, child.err_fd, &rest, &result.err);
+  std::string rest, rest_err;
+  drain(child.out_fd, child.err_fd, &rest, &rest_err);
   result.out = child.out + rest;
+  result.err = child.err + rest_err;
   child.out_fd = child.err_fd = -1;
   int status = 0;
   while (waitpid(child.pid, &status, 0) < 0) {
@@ -148,6 +164,22 @@ ChildResult run_child(const std::string& program, const std::vector<std::string>
                       const std::map<std::string, std::string>& env) {
   RunningChild child = start_child(program, args, env);
   return finish_child(child);
+}
+
+std::string python_json_error(const std::string& text) {
+  TempDir dir;
+  const std::string file = dir.path() + "/document.json";
+  {
+    std::ofstream out(file, std::ios::binary);
+    out << text;
+    if (!out) return "cannot write " + file;
+  }
+  const ChildResult r = run_child(
+      "/usr/bin/env",
+      {"python3", "-c", "import json, sys; json.load(open(sys.argv[1])); print('parsed')", file},
+      {});
+  if (r.exit_code == 0 && r.out == "parsed\n") return "";
+  return "python3 exited with " + std::to_string(r.exit_code) + ": " + r.err;
 }
 
 std::map<std::string, std::string> parse_report(const std::string& out, const std::string& stop) {

@@ -29,13 +29,17 @@ struct RunningChild {
   int pid = -1;
   int out_fd = -1;
   int err_fd = -1;
-  std::string out;           // stdout read so far
-  std::size_t consumed = 0;  // how much of `out` read_line has returned
+  std::string out;               // stdout read so far
+  std::size_t consumed = 0;      // how much of `out` read_line has returned
+  std::string err;               // stderr read so far (by read_err_line)
+  std::size_t err_consumed = 0;  // how much of `err` read_err_line has returned
 };
 RunningChild start_child(const std::string& program, const std::vector<std::string>& args,
                          const std::map<std::string, std::string>& env);
 // The next line of the child's stdout (without '\n'); "" at EOF or timeout.
 std::string read_line(RunningChild& child, std::chrono::milliseconds timeout);
+// The same for its stderr (where nccom's tools send libnccom's log lines).
+std::string read_err_line(RunningChild& child, std::chrono::milliseconds timeout);
 // Reads the rest of both streams and reaps the child.
 ChildResult finish_child(RunningChild& child);
 
@@ -43,6 +47,11 @@ ChildResult finish_child(RunningChild& child);
 // line equal to `stop` are not parsed.
 std::map<std::string, std::string> parse_report(const std::string& out,
                                                 const std::string& stop = "--- log ---");
+
+// What Python's json module (a real JSON parser, run as python3 in a child
+// process) says of `text` as one JSON document: "" when it parses, else its
+// complaint.
+std::string python_json_error(const std::string& text);
 
 // A loopback TCP port for a root address, held (bound with SO_REUSEADDR,
 // never listening) while this object lives: no other process is given it

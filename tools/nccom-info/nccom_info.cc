@@ -175,6 +175,9 @@ int main(int argc, char** argv) {
   // The loader's messages go to the runtime log; this tool prints the one
   // that matters itself, so keep the runtime from echoing WARN lines too.
   setenv("NEURON_RT_LOG_LEVEL", "ERROR", /*overwrite=*/0);
+  // stdout is this report only: libnccom's log lines go to stderr (or
+  // NCCL_DEBUG_FILE), whatever the configuration says (log.stream).
+  setenv("NCCOM_DEBUG_STREAM", "stderr", /*overwrite=*/1);
 
   const NRT_STATUS status = nrt_emu_load_nccom();
   print_library();

@@ -15,6 +15,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,10 @@ bool reopen_closed_standard_fds() {
 int main(int argc, char** argv) {
   using namespace nccom::nccomtest;
   const bool stdout_closed = reopen_closed_standard_fds();
+  // stdout carries the tables or the JSON document only: libnccom's log
+  // lines go to stderr (or NCCL_DEBUG_FILE) in this process and in the
+  // ranks it starts, whatever the configuration says (log.stream).
+  ::setenv("NCCOM_DEBUG_STREAM", "stderr", 1);
   const std::vector<std::string> args(argv + 1, argv + argc);
   auto opts = parse_options(args);
   if (!opts) {

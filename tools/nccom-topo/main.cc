@@ -207,8 +207,9 @@ int main(int argc, char** argv) {
     const char* v = std::getenv(name);
     return std::string(v != nullptr ? v : "");
   };
+  // Log lines go to stderr (or NCCL_DEBUG_FILE): stdout is the report only.
   auto logging = nccom::log::parse_settings(env("NCCL_DEBUG"), env("NCCL_DEBUG_SUBSYS"),
-                                            env("NCCL_DEBUG_FILE"));
+                                            env("NCCL_DEBUG_FILE"), "stderr");
   if (!logging) return fail(logging.error().message);
   if (auto st = nccom::log::configure(*logging); !st) return fail(st.error().message);
   // The configuration libnccom would read here, the options standing in for

@@ -4,6 +4,7 @@
 // for it. Ranges and meaning: docs/internals/net-ofi.md ("Devices and rails",
 // "Peer liveness").
 #include "plugin.h"
+#include "provider.h"
 
 #include <nccom/net_config.h>
 #include <nccom/util/knob_value.h>
@@ -46,6 +47,9 @@ nccom_plugin_status_t configure(const nccom_host_api_t* host, char* why, size_t 
     return NCCOM_PLUGIN_INVALID_ARGUMENT;
   }
   if (host->log != nullptr) nccom::util::set_logger(host->log);
+  // The host's net.efa (a dotted key reads the host's own knobs): how a
+  // missing efa provider is reported (provider.h).
+  set_efa_mode(host->config_get != nullptr ? host->config_get(host->host_ctx, "net.efa") : nullptr);
   int rails = 0;
   bool liveness = true;
   int check_ms = 0;

@@ -10,11 +10,15 @@
 
 #include "shm_room.h"
 
+#include <nccom/util/efa.h>
+
 #include <ifaddrs.h>
 #include <net/if.h>
+#include <strings.h>
 
 #include <rdma/providers/fi_prov.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -29,6 +33,22 @@ constexpr uint64_t kMrModes =
     FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT;
 constexpr const char* kDefaultProvider = "efa";
 constexpr int kDefaultSpeedMbps = 10000;  // when the provider reports no link speed
+
+enum class EfaMode { Auto, Yes, No };
+std::atomic<EfaMode> g_efa_mode{EfaMode::Auto};
+
+// Why finding no efa provider is expected on this host; "" when EFA is
+// present (or said to be), so the failure is a WARN.
+std::string efa_absence() {
+  switch (g_efa_mode.load()) {
+    case EfaMode::Yes: return "";
+    case EfaMode::No: return "expected here: net.efa is no, this host has no EFA device";
+    case EfaMode::Auto: break;
+  }
+  if (!efa_device().empty()) return "";
+  return std::string("expected here: this host has no EFA device (none under ") + kRdmaClassDir +
+         " is bound to the efa driver)";
+}
 
 InfoPtr make_hints(bool rma) {
   InfoPtr hints(fi_allocinfo());
@@ -165,6 +185,13 @@ void describe_rail(const fi_info& info, Device* device) {
 
 }  // namespace
 
+void set_efa_mode(const char* mode) {
+  const auto is = [mode](const char* name) {
+    return mode != nullptr && strcasecmp(mode, name) == 0;
+  };
+  g_efa_mode.store(is("yes") ? EfaMode::Yes : is("no") ? EfaMode::No : EfaMode::Auto);
+}
+
 NicCaps decode_caps(const fi_info& info) {
   NicCaps caps;
   const uint64_t mr_mode = info.domain_attr->mr_mode;
@@ -205,11 +232,21 @@ Status discover(int rails, Discovery* out) {
         iface.empty()
             ? ""
             : "; " + iface + " (set FI_TCP_IFACE to one of those interfaces, or unset it)";
-    OFI_WARN(
-        "NET/OFI No eligible providers were found (provider %s, FI_EP_RDM, tagged "
-        "messages): %s%s%s",
-        filter.empty() ? "from FI_PROVIDER" : filter.c_str(), fi_error_text(rc).c_str(),
-        shm_note.c_str(), iface_note.c_str());
+    // Only the default filter can be expected to find nothing: FI_PROVIDER
+    // names a provider someone asked for.
+    const std::string absence = filter == kDefaultProvider ? efa_absence() : "";
+    if (absence.empty()) {
+      OFI_WARN(
+          "NET/OFI No eligible providers were found (provider %s, FI_EP_RDM, tagged "
+          "messages): %s%s%s",
+          filter.empty() ? "from FI_PROVIDER" : filter.c_str(), fi_error_text(rc).c_str(),
+          shm_note.c_str(), iface_note.c_str());
+    } else {
+      OFI_INFO(NCCL_INIT | NCCL_NET,
+               "NET/OFI No eligible providers were found (provider %s, FI_EP_RDM, tagged "
+               "messages): %s; %s",
+               filter.c_str(), fi_error_text(rc).c_str(), absence.c_str());
+    }
     return ncclInternalError;
   }
   if (rc != 0) {

@@ -40,6 +40,13 @@ struct Discovery {
   std::vector<Device> devices;
 };
 
+// net.efa as the host hands it over (config_get, net_config.cc): "yes",
+// "no" or "auto" (also for anything else, and when the host has no such
+// knob). With the default provider filter "efa" and no EFA device here
+// (nccom/util/efa.h), finding no provider is expected and logged at INFO;
+// otherwise it is a WARN.
+void set_efa_mode(const char* mode);
+
 // fi_getinfo for FI_EP_RDM with tagged messages (+RMA when available), the
 // provider filter (FI_PROVIDER as libfabric reads it, else "efa"), the EFA
 // version gate, dedup by domain name, grouping into `rails`-wide devices.

@@ -83,6 +83,20 @@ TEST_P(NetConformancePlugins, JsonReportSaysItConforms) {
   EXPECT_EQ(r.out.find("\"result\": \"FAIL\""), std::string::npos) << output(r);
 }
 
+#ifdef NET_CONFORMANCE_SOCKET
+// stdout is the JSON report whatever the log settings, even when log lines
+// are asked for on stdout.
+TEST(NetConformanceJson, ParsesAtEveryLogLevel) {
+  for (const char* level : {"VERSION", "WARN", "INFO", "TRACE"}) {
+    const nccom_test::ChildResult r = run_check(
+        {"--json", "--only", "tags", NET_CONFORMANCE_SOCKET},
+        {{"NCCL_DEBUG", level}, {"NCCL_DEBUG_SUBSYS", "ALL"}, {"NCCOM_DEBUG_STREAM", "stdout"}});
+    EXPECT_EQ(r.exit_code, 0) << level << ": " << output(r);
+    EXPECT_EQ(nccom_test::python_json_error(r.out), "") << level << ": " << output(r);
+  }
+}
+#endif
+
 INSTANTIATE_TEST_SUITE_P(, NetConformancePlugins, ::testing::ValuesIn(plugin_runs()),
                          [](const auto& info) { return info.param.name; });
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(NetConformancePlugins);

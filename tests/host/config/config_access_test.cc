@@ -102,6 +102,31 @@ TEST(ConfigAccess, DescribeListsEveryKnobWithValueSourceAndHelp) {
   EXPECT_NE(text.find("env CCOM_SOCKET_IFNAME, then NCCL_SOCKET_IFNAME"), std::string::npos);
 }
 
+// What an INFO line says set a value: the variable NCCL names itself is
+// "environment" (NCCL's words), another variable of the knob is named, a
+// file value is its file and line, a cluster value says which cluster.
+TEST(ConfigAccess, SetByNamesTheRealSource) {
+  TempDir dir;
+  std::string path = dir.write("nccom.toml",
+                               "cluster = \"dev\"\n"
+                               "[bootstrap]\n"
+                               "socket_family = \"AF_INET6\"\n"
+                               "[clusters.dev.bootstrap]\n"
+                               "socket_family = \"AF_INET\"\n"
+                               "[log]\n"
+                               "subsys = \"NET\"\n");
+  FakeEnv env;
+  env.set("NCCOM_CONFIG", path).set("CCOM_SOCKET_IFNAME", "lo").set("NCCL_DEBUG", "INFO");
+  Config cfg = loaded_with_env(env);
+  EXPECT_EQ(cfg.entry("bootstrap.socket_ifname").source.set_by("NCCL_SOCKET_IFNAME"),
+            "environment CCOM_SOCKET_IFNAME");
+  EXPECT_EQ(cfg.entry("log.level").source.set_by("NCCL_DEBUG"), "environment");
+  EXPECT_EQ(cfg.entry("bootstrap.socket_family").source.set_by("NCCL_SOCKET_FAMILY"),
+            path + ":5 (cluster dev)");
+  EXPECT_EQ(cfg.entry("log.subsys").source.set_by("NCCL_DEBUG_SUBSYS"), path + ":7");
+  EXPECT_EQ(cfg.entry("log.file").source.set_by("NCCL_DEBUG_FILE"), "default");
+}
+
 TEST(ConfigAccess, DescribeWithoutFileOrCluster) {
   FakeEnv env;
   std::string text = loaded_with_env(env).describe();

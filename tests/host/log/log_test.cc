@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <latch>
@@ -51,6 +52,44 @@ std::string read_all(const fs::path& path) {
   std::ostringstream out;
   out << in.rdbuf();
   return out.str();
+}
+
+// The line without its timestamp ("YYYY-MM-DD HH:MM:SS.uuuuuu " right after
+// "[dev] "), so lines compare exactly; fails the test when the stamp is not
+// there in that form.
+std::string untime(const std::string& line) {
+  const auto close = line.find("] ");
+  if (close == std::string::npos) {
+    ADD_FAILURE() << "no \"[dev] \" in: " << line;
+    return line;
+  }
+  const std::size_t at = close + 2;
+  const std::string shape = "dddd-dd-dd dd:dd:dd.dddddd ";
+  bool ok = line.size() >= at + shape.size();
+  for (std::size_t i = 0; ok && i < shape.size(); ++i) {
+    const char c = line[at + i];
+    ok = shape[i] == 'd' ? std::isdigit(static_cast<unsigned char>(c)) != 0 : c == shape[i];
+  }
+  if (!ok) {
+    ADD_FAILURE() << "no \"YYYY-MM-DD HH:MM:SS.uuuuuu \" after \"[dev] \" in: " << line;
+    return line;
+  }
+  return line.substr(0, at) + line.substr(at + shape.size());
+}
+
+// untime() applied to every line of text.
+std::string untimed(const std::string& text) {
+  std::string out;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find('\n', start);
+    const bool newline = end != std::string::npos;
+    if (!newline) end = text.size();
+    out += untime(text.substr(start, end - start));
+    if (newline) out += '\n';
+    start = end + 1;
+  }
+  return out;
 }
 
 // Splits text into lines; fails the test if the text does not end in '\n'.
@@ -93,7 +132,8 @@ class LogTest : public ::testing::Test {
     Status status = configure(settings);
     ASSERT_TRUE(status.ok()) << status.error().message;
   }
-  std::vector<std::string> lines() const { return split_lines(read_all(path_)); }
+  // The file's lines, each without its timestamp (checked by untime()).
+  std::vector<std::string> lines() const { return split_lines(untimed(read_all(path_))); }
 
   fs::path dir_;
   fs::path path_;
@@ -198,6 +238,21 @@ TEST_F(LogParse, UnknownSubsysNamesTheTokenAndTheValidOnes) {
   EXPECT_NE(inverted.error().message.find("\"bogus\""), std::string::npos);
 }
 
+TEST_F(LogParse, StreamNamesInAnyCaseEmptyIsStdout) {
+  for (const auto& [name, stream] : {std::pair<const char*, Stream>{"", Stream::Stdout},
+                                     {"stdout", Stream::Stdout},
+                                     {"STDOUT", Stream::Stdout},
+                                     {"stderr", Stream::Stderr},
+                                     {" StdErr ", Stream::Stderr}}) {
+    auto settings = parse_settings("INFO", "", "", name);
+    ASSERT_TRUE(settings.ok()) << name;
+    EXPECT_EQ(settings->stream, stream) << name;
+  }
+  auto bad = parse_settings("INFO", "", "", "syslog");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message, "log.stream: unknown stream \"syslog\"; valid: stdout, stderr");
+}
+
 TEST_F(LogParse, FilePatternIsStoredUnexpanded) {
   auto settings = parse_settings("WARN", "", "/tmp/x.%h.%p");
   ASSERT_TRUE(settings.ok());
@@ -284,7 +339,7 @@ TEST_F(LogFormat, ExactlyOneNewlinePerLine) {
   NCCOM_INFO(kInit, "c\n\n");
   NCCOM_INFO(kInit, "%s", "");
   const std::string p = prefix(-1) + "CCOM INFO ";
-  EXPECT_EQ(read_all(path_), p + "a\n" + p + "b\n" + p + "c\n" + p + "\n");
+  EXPECT_EQ(untimed(read_all(path_)), p + "a\n" + p + "b\n" + p + "c\n" + p + "\n");
 }
 
 TEST_F(LogFormat, OverlongMessageIsTruncatedWithEllipsis) {
@@ -292,8 +347,7 @@ TEST_F(LogFormat, OverlongMessageIsTruncatedWithEllipsis) {
   const std::string big(20000, 'x');
   NCCOM_INFO(kInit, "%s", big.c_str());
   NCCOM_INFO(kInit, "after");
-  const std::string text = read_all(path_);
-  const auto got = split_lines(text);
+  const auto got = lines();
   ASSERT_EQ(got.size(), 2u);
   const std::string head = prefix(-1) + "CCOM INFO ";
   EXPECT_EQ(got[0].compare(0, head.size(), head), 0);
@@ -303,6 +357,84 @@ TEST_F(LogFormat, OverlongMessageIsTruncatedWithEllipsis) {
   EXPECT_EQ(got[0].substr(got[0].size() - 3), "...");
   EXPECT_EQ(got[0].find_first_not_of('x', head.size()), got[0].size() - 3);
   EXPECT_EQ(got[1], head + "after");
+}
+
+// The stamp is the wall clock in UTC, whatever the local time zone: it lies
+// between two readings of that clock taken around the call.
+TEST_F(LogFormat, TimestampIsUtcWithMicroseconds) {
+  const char* tz = std::getenv("TZ");
+  const std::string saved = tz != nullptr ? tz : "";
+  ::setenv("TZ", "XYZ-5:30", 1);  // 5 h 30 min east of UTC
+  ::tzset();
+  configure_file(Level::Info);
+  const auto stamp_of = [](const timespec& t) {
+    std::tm utc{};
+    gmtime_r(&t.tv_sec, &utc);
+    char text[64];
+    std::snprintf(text, sizeof text, "%04d-%02d-%02d %02d:%02d:%02d.%06ld", utc.tm_year + 1900,
+                  utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec,
+                  static_cast<long>(t.tv_nsec / 1000));
+    return std::string(text);
+  };
+  timespec before{}, after{};
+  clock_gettime(CLOCK_REALTIME, &before);
+  NCCOM_INFO(kInit, "stamped");
+  clock_gettime(CLOCK_REALTIME, &after);
+  if (tz != nullptr) {
+    ::setenv("TZ", saved.c_str(), 1);
+  } else {
+    ::unsetenv("TZ");
+  }
+  ::tzset();
+  const auto raw = split_lines(read_all(path_));
+  ASSERT_EQ(raw.size(), 1u);
+  const std::string head = prefix(-1);
+  ASSERT_EQ(raw[0].compare(0, head.size(), head), 0) << raw[0];
+  const std::string stamp = raw[0].substr(head.size(), 26);
+  // Fixed-width fields: text order is time order.
+  EXPECT_LE(stamp_of(before), stamp) << raw[0];
+  EXPECT_GE(stamp_of(after), stamp) << raw[0];
+  EXPECT_EQ(raw[0].substr(head.size() + 26), " CCOM INFO stamped");
+}
+
+TEST_F(LogFormat, EveryLevelCarriesTheTimestamp) {
+  configure_file(Level::Trace);
+  NCCOM_INFO(kAll, "info");
+  NCCOM_WARN("warn");
+  NCCOM_TRACE(kAll, "trace");
+  message(Level::Version, kAll, __FILE__, __LINE__, "banner");
+  message(Level::Abort, kAll, __FILE__, __LINE__, "abort");
+  const auto got = lines();  // untime() fails the test for a line without one
+  ASSERT_EQ(got.size(), 5u);
+}
+
+// A thread that never set a device shows the device of the process's
+// communicators once one is known, and -1 again when they use several.
+TEST_F(LogFormat, ThreadWithoutDeviceShowsTheProcessDevice) {
+  configure_file(Level::Info);
+  const auto from_other_thread = [](const char* text) {
+    std::thread([text] { NCCOM_INFO(kInit, "%s", text); }).join();
+  };
+  from_other_thread("before any device");
+  note_process_device(5);
+  from_other_thread("one device");
+  set_thread_device(2);
+  NCCOM_INFO(kInit, "own device wins");
+  note_process_device(5);
+  from_other_thread("the same device again");
+  note_process_device(6);
+  from_other_thread("two devices");
+  const auto got = lines();
+  ASSERT_EQ(got.size(), 5u);
+  EXPECT_EQ(got[0].substr(got[0].find('[')), "[-1] CCOM INFO before any device");
+  EXPECT_EQ(got[1].substr(got[1].find('[')), "[5] CCOM INFO one device");
+  EXPECT_EQ(got[2], prefix(2) + "CCOM INFO own device wins");
+  EXPECT_EQ(got[3].substr(got[3].find('[')), "[5] CCOM INFO the same device again");
+  EXPECT_EQ(got[4].substr(got[4].find('[')), "[-1] CCOM INFO two devices");
+  reset();  // forgets the process's devices
+  configure_file(Level::Info);
+  from_other_thread("after reset");
+  EXPECT_EQ(lines().back().substr(lines().back().find('[')), "[-1] CCOM INFO after reset");
 }
 
 // ---- filtering and destinations ------------------------------------------
@@ -359,7 +491,7 @@ TEST_F(LogFilter, UnconfiguredWarnGoesToStderr) {
   const int line = __LINE__ - 1;
   NCCOM_INFO(kAll, "info is not printed before configure");
   message(Level::Version, kAll, __FILE__, __LINE__, "nor the banner");
-  const std::string err = testing::internal::GetCapturedStderr();
+  const std::string err = untimed(testing::internal::GetCapturedStderr());
   const std::string out = testing::internal::GetCapturedStdout();
   EXPECT_EQ(err, prefix(-1) + "log_test.cc:" + std::to_string(line) + " CCOM WARN early failure\n");
   EXPECT_EQ(out, "");
@@ -394,7 +526,44 @@ TEST_F(LogFilter, EmptyPatternLogsToStdout) {
   ASSERT_TRUE(configure(settings).ok());
   testing::internal::CaptureStdout();
   NCCOM_INFO(kInit, "to stdout");
-  EXPECT_EQ(testing::internal::GetCapturedStdout(), prefix(-1) + "CCOM INFO to stdout\n");
+  EXPECT_EQ(untimed(testing::internal::GetCapturedStdout()), prefix(-1) + "CCOM INFO to stdout\n");
+}
+
+TEST_F(LogFilter, StderrStreamKeepsStdoutClean) {
+  auto settings = parse_settings("TRACE", "ALL", "", "stderr");
+  ASSERT_TRUE(settings.ok()) << settings.error().message;
+  EXPECT_EQ(settings->stream, Stream::Stderr);
+  ASSERT_TRUE(configure(*settings).ok());
+  testing::internal::CaptureStdout();
+  testing::internal::CaptureStderr();
+  message(Level::Version, kAll, __FILE__, __LINE__, "banner");
+  NCCOM_INFO(kInit, "info");
+  NCCOM_WARN("warn");
+  NCCOM_TRACE(kInit, "trace");
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(testing::internal::GetCapturedStdout(), "");
+  const auto got = split_lines(untimed(err));
+  ASSERT_EQ(got.size(), 4u) << err;
+  EXPECT_NE(got[0].find("CCOM INFO banner"), std::string::npos);
+  EXPECT_NE(got[3].find("CCOM TRACE trace"), std::string::npos);
+}
+
+// A debug file wins over the stream; one that cannot be opened falls back
+// to the stream, and the error says which.
+TEST_F(LogFilter, UnopenableFileFallsBackToTheStderrStream) {
+  auto settings =
+      parse_settings("INFO", "", (dir_ / "no-such-dir" / "debug.log").string(), "STDERR");
+  ASSERT_TRUE(settings.ok()) << settings.error().message;
+  Status status = configure(*settings);
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.error().message.find("logging to stderr instead"), std::string::npos)
+      << status.error().message;
+  testing::internal::CaptureStdout();
+  testing::internal::CaptureStderr();
+  NCCOM_INFO(kInit, "to stderr");
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(testing::internal::GetCapturedStdout(), "");
+  EXPECT_EQ(untimed(err), prefix(-1) + "CCOM INFO to stderr\n");
 }
 
 // ---- the debug file -------------------------------------------------------
@@ -407,7 +576,7 @@ TEST_F(LogFile, PatternIsExpandedWhenOpened) {
   NCCOM_INFO(kInit, "expanded");
   const fs::path expected =
       dir_ / ("dbg." + short_host() + "." + std::to_string(getpid()) + ".log");
-  const auto got = split_lines(read_all(expected));
+  const auto got = split_lines(untimed(read_all(expected)));
   ASSERT_EQ(got.size(), 1u);
   EXPECT_EQ(got[0], prefix(-1) + "CCOM INFO expanded");
 }
@@ -416,7 +585,10 @@ TEST_F(LogFile, AppendsToAnExistingFile) {
   { std::ofstream(path_) << "earlier run\n"; }
   configure_file(Level::Info);
   NCCOM_INFO(kInit, "this run");
-  EXPECT_EQ(lines(), (std::vector<std::string>{"earlier run", prefix(-1) + "CCOM INFO this run"}));
+  const auto got = split_lines(read_all(path_));
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0], "earlier run");
+  EXPECT_EQ(untime(got[1]), prefix(-1) + "CCOM INFO this run");
 }
 
 TEST_F(LogFile, ReconfigureSwitchesFiles) {
@@ -426,7 +598,8 @@ TEST_F(LogFile, ReconfigureSwitchesFiles) {
   path_ = dir_ / "second.log";
   configure_file(Level::Info);
   NCCOM_INFO(kInit, "second");
-  EXPECT_EQ(split_lines(read_all(first)), std::vector<std::string>{prefix(-1) + "CCOM INFO first"});
+  EXPECT_EQ(split_lines(untimed(read_all(first))),
+            std::vector<std::string>{prefix(-1) + "CCOM INFO first"});
   EXPECT_EQ(lines(), std::vector<std::string>{prefix(-1) + "CCOM INFO second"});
 }
 
@@ -444,7 +617,8 @@ TEST_F(LogFile, UnopenablePathIsAnErrorAndFallsBackToStdout) {
 
   testing::internal::CaptureStdout();
   NCCOM_INFO(kInit, "still logging");
-  EXPECT_EQ(testing::internal::GetCapturedStdout(), prefix(-1) + "CCOM INFO still logging\n");
+  EXPECT_EQ(untimed(testing::internal::GetCapturedStdout()),
+            prefix(-1) + "CCOM INFO still logging\n");
 }
 
 // ---- concurrency ----------------------------------------------------------
@@ -517,7 +691,9 @@ TEST_F(LogSink, ReceivesWarnLinesOnlyWithoutNewline) {
   message(Level::Abort, kAll, __FILE__, __LINE__, "abort");
   const auto got = lines();
   ASSERT_EQ(got.size(), 5u);
-  EXPECT_EQ(take_sink_lines(), (std::vector<std::string>{got[3], got[4]}));
+  std::vector<std::string> forwarded;
+  for (const std::string& line : take_sink_lines()) forwarded.push_back(untime(line));
+  EXPECT_EQ(forwarded, (std::vector<std::string>{got[3], got[4]}));
 }
 
 // The runtime reports a failed call with the cause libnccom gave, so WARN

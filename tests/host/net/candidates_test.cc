@@ -10,7 +10,11 @@
 #include "net/selection.h"
 #include "net_host_util.h"
 
+#include <nccom/util/efa.h>
+
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <map>
 
 namespace nccom::net::testing {
@@ -139,18 +143,90 @@ TEST_F(NetHostCandidates, ScriptedRuntimeHandleWithoutTableFallsBack) {
       << log_text();
 }
 
+// Where EFA is present (net.efa = yes), the runtime's plugin failing its
+// init is a WARN.
 TEST_F(NetHostCandidates, ScriptedRuntimeWhosePluginFailsInitFallsBackToToml) {
   runtime_offers("nethost-init-fails");
   env_["NCCL_NET_PLUGIN"] = plugin_path("nethost-neuron-v5");
+  env_["NCCOM_NET_EFA"] = "yes";
   auto chosen = select_now();
   ASSERT_TRUE(chosen) << chosen.error().message;
   EXPECT_EQ(chosen->net->info().version, 5);
   EXPECT_EQ(chosen->reason, "net.plugin from env NCCL_NET_PLUGIN");
   EXPECT_TRUE(
-      logged("OFI plugin initNet() failed is EFA enabled? init-fails (Neuron ncclNet_v6) "
-             "from the runtime's libnccom-net.so (" +
-             plugin_path("nethost-init-fails") + "): init returned 3 (ncclInternalError)"))
+      logged("CCOM WARN OFI plugin initNet() failed is EFA enabled? init-fails (Neuron "
+             "ncclNet_v6) from the runtime's libnccom-net.so (" +
+             plugin_path("nethost-init-fails") +
+             "): init returned 3 (ncclInternalError); trying the next candidate (on machines "
+             "without EFA"))
       << log_text();
+}
+
+// Where EFA is absent, the same failure is expected: an INFO saying so, and
+// no WARN of the host's.
+TEST_F(NetHostCandidates, RuntimePluginFailingWithoutEfaIsAnInfo) {
+  runtime_offers("nethost-init-fails");
+  env_["NCCOM_NET_EFA"] = "no";
+  auto chosen = select_now();
+  ASSERT_TRUE(chosen) << chosen.error().message;
+  EXPECT_EQ(chosen->net->info().name, "fake-socket");
+  EXPECT_TRUE(
+      logged("CCOM INFO OFI plugin initNet() failed is EFA enabled? init-fails (Neuron "
+             "ncclNet_v6) from the runtime's libnccom-net.so (" +
+             plugin_path("nethost-init-fails") +
+             "): init returned 3 (ncclInternalError); expected here: net.efa is no (env "
+             "NCCOM_NET_EFA), this host has no EFA device; trying the next candidate"))
+      << log_text();
+  // (The test plugin's own "init-fails: no network" is its WARN, not the host's.)
+  EXPECT_FALSE(logged("CCOM WARN OFI plugin")) << log_text();
+  EXPECT_FALSE(logged("CCOM WARN NET/Plugin")) << log_text();
+}
+
+// A plugin the operator named that fails is a WARN wherever it runs: only
+// the runtime's EFA plugin is expected to fail where EFA is absent.
+TEST_F(NetHostCandidates, NamedPluginFailingWithoutEfaIsStillAWarn) {
+  env_["NCCOM_NET_EFA"] = "no";
+  env_["NCCL_NET_PLUGIN"] = plugin_path("nethost-init-fails");
+  auto chosen = select_now();
+  ASSERT_TRUE(chosen) << chosen.error().message;
+  EXPECT_EQ(chosen->net->info().name, "fake-socket");
+  EXPECT_TRUE(
+      logged("CCOM WARN OFI plugin initNet() failed is EFA enabled? init-fails (Neuron "
+             "ncclNet_v6) from " +
+             plugin_path("nethost-init-fails") +
+             ": init returned 3 (ncclInternalError); trying the next candidate"))
+      << log_text();
+}
+
+// net.efa = auto asks sysfs: a device whose device/driver link names the
+// efa driver is EFA; other RDMA devices, a missing directory are not.
+TEST(NetHostEfa, AutoLooksForADeviceBoundToTheEfaDriver) {
+  LogCapture scratch;  // a fresh directory
+  const std::filesystem::path root = scratch.dir();
+  const std::filesystem::path cls = root / "class" / "infiniband";
+  const auto device = [&](const std::string& name, const std::string& driver) {
+    std::filesystem::create_directories(root / "drivers" / driver);
+    std::filesystem::create_directories(cls / name / "device");
+    std::filesystem::create_directory_symlink(root / "drivers" / driver,
+                                              cls / name / "device" / "driver");
+  };
+  const std::string missing = (root / "none").string();
+  EXPECT_EQ(efa_device(missing), "");
+  EXPECT_EQ(efa_absence("auto", "default", missing),
+            "expected here: this host has no EFA device (none under " + missing +
+                " is bound to the efa driver; net.efa is auto)");
+  device("mlx5_0", "mlx5_core");
+  EXPECT_EQ(efa_device(cls.string()), "");
+  EXPECT_NE(efa_absence("AUTO", "default", cls.string()), "");
+  device("rdmap16s27", "efa");
+  EXPECT_EQ(efa_device(cls.string()), "rdmap16s27");
+  EXPECT_EQ(efa_absence("auto", "default", cls.string()), "");
+  // yes and no are taken as said, whatever sysfs shows.
+  EXPECT_EQ(efa_absence("yes", "env NCCOM_NET_EFA", missing), "");
+  EXPECT_EQ(efa_absence("no", "cluster dev /x.toml:3", cls.string()),
+            "expected here: net.efa is no (cluster dev /x.toml:3), this host has no EFA device");
+  std::filesystem::remove_all(root / "class");
+  std::filesystem::remove_all(root / "drivers");
 }
 
 TEST_F(NetHostCandidates, RuntimePluginCanBeSwitchedOff) {

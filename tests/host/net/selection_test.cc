@@ -23,7 +23,8 @@ Candidate file_candidate(const std::string& stem, Layout layout = Layout::kNeuro
                    .bind = [path, layout] { return open_and_bind(path, layout, {}, path); },
                    .probe = {},
                    .prepare = {},
-                   .if_it_fails = {}};
+                   .if_it_fails = {},
+                   .failure_expected = {}};
 }
 
 TEST(NetHostSelect, EachBrokenCandidateIsSkippedWithItsOwnWarning) {
@@ -119,7 +120,8 @@ TEST(NetHostSelect, TruncatedPluginFileIsSkippedWithItsOwnWarning) {
       .bind = [truncated] { return open_and_bind(truncated, Layout::kNeuron, {}, truncated); },
       .probe = {},
       .prepare = {},
-      .if_it_fails = {}});
+      .if_it_fails = {},
+      .failure_expected = {}});
   candidates.push_back(file_candidate("nethost-neuron-v5"));
   auto chosen = select_from(std::move(candidates), plugin_logger());
   ASSERT_TRUE(chosen) << chosen.error().message;

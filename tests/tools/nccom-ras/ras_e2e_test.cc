@@ -74,6 +74,15 @@ TEST(NccomRas, DescribesARunningJobAsTextAndJson) {
   std::string why;
   EXPECT_TRUE(json_check::valid(json, &why)) << why << "\n" << json;
   EXPECT_EQ(count(json, "\"state\":\"running\""), 4) << json;
+  // Its stdout is the JSON object whatever the log settings.
+  for (const char* level : {"VERSION", "WARN", "INFO", "TRACE"}) {
+    const auto at_level = job.ras(
+        {"--json"},
+        {{"NCCL_DEBUG", level}, {"NCCL_DEBUG_SUBSYS", "ALL"}, {"NCCOM_DEBUG_STREAM", "stdout"}});
+    ASSERT_EQ(at_level.exit_code, 0) << level << ": " << at_level.err;
+    EXPECT_TRUE(json_check::valid(at_level.out, &why)) << level << ": " << why << "\n"
+                                                       << at_level.out;
+  }
   const auto text = job.ras({"-v"});
   ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_NE(text.out.find("4 processes on 2 hosts"), std::string::npos) << text.out;

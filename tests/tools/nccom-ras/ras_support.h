@@ -35,10 +35,14 @@ inline constexpr int kTimeoutFactor = 5;
 inline constexpr int kKeepAliveTimeoutMs = kKeepAliveMs * kTimeoutFactor;
 
 // nccom-ras against whatever job answers on `port` of 127.0.0.1.
-inline nccom_test::ChildResult ras_at(int port, std::vector<std::string> args = {}) {
+// `env` adds to (or overrides) nccom-ras's environment.
+inline nccom_test::ChildResult ras_at(int port, std::vector<std::string> args = {},
+                                      std::map<std::string, std::string> env = {}) {
   std::vector<std::string> all = {"-p", std::to_string(port)};
   all.insert(all.end(), args.begin(), args.end());
-  return nccom_test::run_child(kRas, all, {{"NCCOM_RAS_ADDR", ""}, {"NCCL_RAS_ADDR", ""}});
+  env.try_emplace("NCCOM_RAS_ADDR", "");
+  env.try_emplace("NCCL_RAS_ADDR", "");
+  return nccom_test::run_child(kRas, all, env);
 }
 
 class Job {
@@ -67,8 +71,9 @@ class Job {
 
   int port() const { return port_.port(); }
   // nccom-ras against this job (text unless args say otherwise).
-  nccom_test::ChildResult ras(std::vector<std::string> args = {}) const {
-    return ras_at(port_.port(), std::move(args));
+  nccom_test::ChildResult ras(std::vector<std::string> args = {},
+                              std::map<std::string, std::string> env = {}) const {
+    return ras_at(port_.port(), std::move(args), std::move(env));
   }
   void stop(int pid) {
     stopped_.push_back(pid);

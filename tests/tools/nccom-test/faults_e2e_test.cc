@@ -412,11 +412,12 @@ TEST(NccomTestFaults, AShortOutageHealedMidRunLosesNothing) {
   EXPECT_EQ(nccom_test::table_rows(r.out).size(), 8u) << r.out;
 }
 
-// Reads the child's stdout until a line holding `text` (within 60 s): "" then,
-// else why not (the child is reaped).
+// Reads the child's stderr, where nccom-test sends libnccom's log lines,
+// until a line holding `text` (within 60 s): "" then, else why not (the
+// child is reaped).
 std::string wait_for_line(nccom_test::RunningChild& child, const std::string& text) {
   for (const auto until = Clock::now() + std::chrono::seconds(60); Clock::now() < until;) {
-    if (nccom_test::read_line(child, std::chrono::seconds(1)).find(text) != std::string::npos)
+    if (nccom_test::read_err_line(child, std::chrono::seconds(1)).find(text) != std::string::npos)
       return "";
   }
   const auto r = nccom_test::finish_child(child);

@@ -208,6 +208,23 @@ TEST_F(ToolsTopo, JsonCarriesTheSameFacts) {
   }
 }
 
+// stdout is the JSON document at every log level, even when log lines are
+// asked for on stdout: they go to stderr.
+TEST_F(ToolsTopo, JsonParsesAtEveryLogLevel) {
+  for (const char* level : {"VERSION", "WARN", "INFO", "TRACE"}) {
+    SCOPED_TRACE(level);
+    const ChildResult r = run(
+        {"--platform", "trn1", "--nodes", "1", "--json"},
+        {{"NCCL_DEBUG", level}, {"NCCL_DEBUG_SUBSYS", "ALL"}, {"NCCOM_DEBUG_STREAM", "stdout"}});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out.find("CCOM"), std::string::npos) << r.out;
+    EXPECT_EQ(nccom_test::python_json_error(r.out), "") << r.out;
+    if (std::string(level) == "INFO" || std::string(level) == "TRACE") {
+      EXPECT_NE(r.err.find("CCOM INFO"), std::string::npos) << r.err;
+    }
+  }
+}
+
 TEST_F(ToolsTopo, WrittenXmlLoadsBackAndGivesTheSameRings) {
   // Both runs with the OLD search: with a topology file the nccl plugin
   // describes the node and so searches first, as in a communicator; without

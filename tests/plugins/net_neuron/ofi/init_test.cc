@@ -2,6 +2,7 @@
 // every host without EFA sees), configuration, and calls outside init/fini.
 // NetOfiTcpIface: FI_TCP_IFACE naming an interface, none, or a list.
 #include "machine_fabric.h"
+#include "net_config_call.h"
 #include "net_ofi_fixture.h"
 
 #include <rdma/fabric.h>
@@ -74,7 +75,51 @@ TEST(NetOfiInit, WithoutFiProviderOnlyEfaIsEligibleAndInitFailsCleanly) {
   EXPECT_TRUE(logs_contain("Setting provider_filter to efa")) << captured_logs();
 }
 
-TEST(NetOfiInit, ExplicitEfaFailsCleanly) { expect_clean_failure("efa"); }
+// Finding no efa provider under the default filter is a WARN where EFA is
+// present (net.efa = yes, as the host hands it over) and an expected INFO
+// where it is absent.
+TEST(NetOfiInit, NoEfaProviderIsAWarnOnlyWhereEfaIsPresent) {
+  unsetenv("FI_PROVIDER");
+  const ncclNet_v6_t* net = plugin().v6;
+  ASSERT_NE(net, nullptr);
+  const nccom_test::NetConfigCall configure(plugin().library);
+  ASSERT_TRUE(configure.valid());
+
+  ASSERT_EQ(configure({{"net.efa", "yes"}}), ncclSuccess) << configure.why();
+  clear_logs();
+  EXPECT_EQ(net->init(capture_logger), ncclInternalError);
+  EXPECT_TRUE(
+      logs_contain("WARN NET/OFI No eligible providers were found (provider efa, "
+                   "FI_EP_RDM, tagged messages): "))
+      << captured_logs();
+
+  ASSERT_EQ(configure({{"net.efa", "no"}}), ncclSuccess) << configure.why();
+  clear_logs();
+  EXPECT_EQ(net->init(capture_logger), ncclInternalError);
+  EXPECT_TRUE(
+      logs_contain("INFO NET/OFI No eligible providers were found (provider efa, "
+                   "FI_EP_RDM, tagged messages): "))
+      << captured_logs();
+  EXPECT_TRUE(logs_contain("; expected here: net.efa is no, this host has no EFA device"))
+      << captured_logs();
+  EXPECT_FALSE(logs_contain("WARN ")) << captured_logs();
+  EXPECT_EQ(net->fini(), ncclSuccess);
+  ASSERT_EQ(configure({}), ncclSuccess);  // back to auto
+}
+
+// FI_PROVIDER names a provider someone asked for: not finding it is a WARN
+// even where EFA is absent.
+TEST(NetOfiInit, ExplicitEfaFailsCleanly) {
+  const nccom_test::NetConfigCall configure(plugin().library);
+  ASSERT_TRUE(configure.valid());
+  ASSERT_EQ(configure({{"net.efa", "no"}}), ncclSuccess) << configure.why();
+  expect_clean_failure("efa");
+  EXPECT_TRUE(
+      logs_contain("WARN NET/OFI No eligible providers were found (provider from "
+                   "FI_PROVIDER"))
+      << captured_logs();
+  ASSERT_EQ(configure({}), ncclSuccess);
+}
 
 TEST(NetOfiInit, CallsBeforeInitAreErrorsNotCrashes) {
   const ncclNet_v6_t* net = plugin().v6;
