@@ -16,6 +16,7 @@
 #include "report.h"
 
 #include <strings.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -211,8 +212,14 @@ int main(int argc, char** argv) {
   }
   if (cmd.peer_fd >= 0) {
     set_verbose(cmd.options.verbose, "peer plugin");
-    return run_peer_process(cmd.options.plugin, cmd.options.layout, cmd.peer_fd,
-                            cmd.options.timeout);
+    const int status =
+        run_peer_process(cmd.options.plugin, cmd.options.layout, cmd.peer_fd, cmd.options.timeout);
+    // A check's process ends its peer when the check is over, whatever the
+    // peer still holds of the plugin (a listening comm of a check that
+    // stopped early): as in the check's own process, the plugin's objects
+    // are not destroyed and no exit-time work runs.
+    std::fflush(nullptr);
+    _exit(status);
   }
   return check_plugin(cmd.options);
 }

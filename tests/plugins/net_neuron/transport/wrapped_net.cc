@@ -1,6 +1,7 @@
 #include "wrapped_net.h"
 
 #include <mutex>
+#include <unordered_set>
 
 namespace nn_test {
 namespace {
@@ -30,7 +31,26 @@ bool refuse() {
   return true;
 }
 
-void* wrap(void* inner) { return inner == nullptr ? nullptr : new Request{inner}; }
+// Every wrapped request still in flight: a test whose op fails leaves some
+// untested, and the next wrap_net releases them (never destroyed itself, so
+// what the last test leaves stays reachable until the process ends).
+std::unordered_set<Request*>& g_live = *new std::unordered_set<Request*>;
+
+void* wrap(void* inner) {
+  if (inner == nullptr) return nullptr;
+  auto* r = new Request{inner};
+  std::lock_guard lock(g_mu);
+  g_live.insert(r);
+  return r;
+}
+
+void release(Request* r) {
+  {
+    std::lock_guard lock(g_mu);
+    g_live.erase(r);
+  }
+  delete r;
+}
 
 ncclResult_t w_isend(void* comm, void* data, int size, int tag, void* mh, void** req) {
   *req = nullptr;
@@ -71,7 +91,7 @@ ncclResult_t w_test(void* handle, int* done, int* sizes) {
     int size = 0;
     ncclResult_t rc = g_inner->test(r->inner, done, &size);
     if (rc != ncclSuccess) {
-      delete r;
+      release(r);
       return rc;
     }
     if (*done == 0) return ncclSuccess;
@@ -89,7 +109,7 @@ ncclResult_t w_test(void* handle, int* done, int* sizes) {
   if (sizes != nullptr && !(r->recv && g_config.recv_sizes_unwritten)) {
     *sizes = r->size + (r->recv ? g_config.recv_size_error : 0);
   }
-  delete r;
+  release(r);
   return ncclSuccess;
 }
 
@@ -97,6 +117,8 @@ ncclResult_t w_test(void* handle, int* done, int* sizes) {
 
 const ncclNet_v6_t* wrap_net(const ncclNet_v6_t* inner, WrapConfig config) {
   std::lock_guard lock(g_mu);
+  for (Request* r : g_live) delete r;
+  g_live.clear();
   g_inner = inner;
   g_config = config;
   g_table = *inner;
