@@ -176,9 +176,10 @@ std::string reap_group(pid_t pgid) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != parent) _exit(1);
   for (int sig : kInterrupts) signal(sig, SIG_DFL);
-  // A crash in the plugin must end this process with its signal, which the
-  // supervisor reports: a sanitizer's handler would turn it into an exit
-  // status after a report of its own.
+  // A crash signal ends this process with that signal, which the
+  // supervisor reports, rather than running a handler inherited from the
+  // tool (a sanitizer's, which exits with status 1 after its report; an
+  // access it catches itself still ends that way).
   for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL}) signal(sig, SIG_DFL);
   // The supervisor's stdout carries the report (the JSON document with
   // --json): what the plugin prints goes to stderr.
