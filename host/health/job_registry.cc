@@ -1,5 +1,7 @@
 #include "health/job_registry.h"
 
+#include "health/port_share.h"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -15,7 +17,6 @@
 #include <fstream>
 #include <map>
 #include <mutex>
-#include <sstream>
 
 namespace nccom::health::registry {
 namespace {
@@ -25,22 +26,18 @@ constexpr std::size_t kMaxCommand = 200;
 std::mutex g_mu;
 std::string g_written;  // the file this process wrote, "" when none
 
-// Field 22 of /proc/<pid>/stat: when the process started, in clock ticks
-// since boot; with the pid it names one process for as long as the host runs.
-// "" for a process that is gone or has exited (a zombie, field 3 "Z", whose
-// parent has not reaped it yet).
+// When `pid` started (engine::start_ticks), which with the pid names one
+// process for as long as the host runs; "" for a process that is gone or has
+// exited (a zombie, state Z, whose parent has not reaped it yet).
 std::string start_time(int pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
   std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   const std::size_t close = stat.rfind(')');  // the command may hold spaces and parentheses
-  if (close == std::string::npos) return {};
-  std::istringstream rest(stat.substr(close + 2));
-  std::string field;
-  for (int i = 3; i <= 22 && rest >> field; ++i) {
-    if (i == 3 && (field == "Z" || field == "X")) return {};
-    if (i == 22) return field;
-  }
-  return {};
+  if (close == std::string::npos || close + 2 >= stat.size()) return {};
+  const char state = stat[close + 2];
+  if (state == 'Z' || state == 'X') return {};
+  const uint64_t ticks = engine::start_ticks(pid);
+  return ticks == 0 ? std::string() : std::to_string(ticks);
 }
 
 std::string own_command() {

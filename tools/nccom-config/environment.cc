@@ -1,5 +1,7 @@
 #include "environment.h"
 
+#include "config/value.h"
+
 #include <algorithm>
 #include <array>
 #include <string_view>
@@ -31,34 +33,11 @@ bool ours(std::string_view name) {
          name.starts_with("NEURON_CCOM_");
 }
 
-std::size_t distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
-
 }  // namespace
 
 std::string closest_name(const std::string& word, const std::vector<std::string>& candidates) {
-  std::string best;
-  std::size_t best_distance = std::max<std::size_t>(3, word.size() / 4) + 1;
-  for (const std::string& c : candidates) {
-    const std::size_t d = distance(word, c);
-    if (d < best_distance) {
-      best_distance = d;
-      best = c;
-    }
-  }
-  return best;
+  return std::string(
+      config::detail::closest(word, candidates, std::max<std::size_t>(3, word.size() / 4)));
 }
 
 std::vector<EnvNote> environment_notes(const std::set<std::string>& known,

@@ -14,6 +14,7 @@
 // the environment that look like nccom's but that nothing reads (a
 // misspelling, with the closest known name), and NCCL's that nccom ignores.
 #include "config/config.h"
+#include "config/value.h"
 #include "core/context.h"
 #include "environment.h"
 #include "plugins.h"
@@ -34,6 +35,7 @@ namespace {
 
 using nccom::config::Entry;
 using nccom::config::Type;
+using nccom::config::Value;
 
 int usage(FILE* out, int code) {
   std::fprintf(out,
@@ -69,49 +71,28 @@ std::string json_text(const std::string& s) {
   return out + "\"";
 }
 
-// The knob's default in the form of its value.
-std::string default_text(const Entry& e) { return std::string(e.knob->default_text); }
+// The knob's built-in default as a value, parsed as the loader parses it.
+Value default_value(const Entry& e) {
+  return *nccom::config::detail::parse_text(*e.knob, e.knob->default_text).value;
+}
 
 bool is_default(const Entry& e) {
-  const std::string value = e.text();
-  const std::string def = default_text(e);
-  switch (e.knob->type) {
-    case Type::Bool: {
-      const bool d = strcasecmp(def.c_str(), "true") == 0 || def == "1" ||
-                     strcasecmp(def.c_str(), "yes") == 0 || strcasecmp(def.c_str(), "on") == 0;
-      return std::get<bool>(e.value) == d;
-    }
-    case Type::Int:
-      return std::get<std::int64_t>(e.value) == std::strtoll(def.c_str(), nullptr, 10);
-    case Type::Enum: return strcasecmp(value.c_str(), def.c_str()) == 0;
-    default: return value == def;
+  const Value def = default_value(e);
+  if (e.knob->type == Type::Enum) {
+    return strcasecmp(std::get<std::string>(e.value).c_str(), std::get<std::string>(def).c_str()) ==
+           0;
   }
+  return e.value == def;
 }
 
-std::string shown(const Entry& e) {
-  return e.knob->type == Type::String || e.knob->type == Type::Enum ? "\"" + e.text() + "\""
-                                                                    : e.text();
+// A value as the table shows it (strings quoted) or as JSON.
+std::string shown(const Value& v) {
+  const std::string text = nccom::config::detail::value_text(v);
+  return std::holds_alternative<std::string>(v) ? "\"" + text + "\"" : text;
 }
-
-std::string json_value(const Entry& e) {
-  switch (e.knob->type) {
-    case Type::Bool:
-    case Type::Int: return e.text();
-    default: return json_text(e.text());
-  }
-}
-
-std::string json_default(const Entry& e) {
-  const std::string def = default_text(e);
-  switch (e.knob->type) {
-    case Type::Bool: {
-      const bool d = strcasecmp(def.c_str(), "true") == 0 || def == "1" ||
-                     strcasecmp(def.c_str(), "yes") == 0 || strcasecmp(def.c_str(), "on") == 0;
-      return d ? "true" : "false";
-    }
-    case Type::Int: return std::to_string(std::strtoll(def.c_str(), nullptr, 10));
-    default: return json_text(def);
-  }
+std::string json_of(const Value& v) {
+  const std::string text = nccom::config::detail::value_text(v);
+  return std::holds_alternative<std::string>(v) ? json_text(text) : text;
 }
 
 std::vector<std::string> environ_names() {
@@ -207,7 +188,7 @@ int main(int argc, char** argv) {
     for (std::size_t i = 0; i < chosen.size(); ++i) {
       const Entry& e = *chosen[i];
       out += (i == 0 ? "" : ",") + std::string("{\"key\":") + json_text(std::string(e.key())) +
-             ",\"value\":" + json_value(e) + ",\"default\":" + json_default(e) +
+             ",\"value\":" + json_of(e.value) + ",\"default\":" + json_of(default_value(e)) +
              ",\"changed\":" + (is_default(e) ? "false" : "true") +
              ",\"source\":" + json_text(e.source.to_string()) + "}";
     }
@@ -228,16 +209,14 @@ int main(int argc, char** argv) {
                   config.file().empty() ? "none" : config.file().c_str());
     }
     for (const Entry* e : chosen) {
-      std::printf("%s = %s  (%s%s)\n", std::string(e->key()).c_str(), shown(*e).c_str(),
-                  e->source.to_string().c_str(),
-                  is_default(*e) ? (e->source.kind == nccom::config::Source::Kind::Default
-                                        ? ""
-                                        : ", the built-in default too")
-                                 : (", built-in default " +
-                                    (e->knob->type == Type::String || e->knob->type == Type::Enum
-                                         ? "\"" + default_text(*e) + "\""
-                                         : default_text(*e)))
-                                       .c_str());
+      std::string note;
+      if (!is_default(*e)) {
+        note = ", built-in default " + shown(default_value(*e));
+      } else if (e->source.kind != nccom::config::Source::Kind::Default) {
+        note = ", the built-in default too";
+      }
+      std::printf("%s = %s  (%s%s)\n", std::string(e->key()).c_str(), shown(e->value).c_str(),
+                  e->source.to_string().c_str(), note.c_str());
     }
     for (const auto& n : notes) std::printf("environment: %s\n", note_text(n).c_str());
     return plugins_ok ? 0 : 1;
