@@ -136,7 +136,6 @@ Status NetOp::received_size(RequestInfo& r, int size) const {
     if (size != NCCOM_NET_SIZE_UNREPORTED) r.size = size;
     return {};
   }
-  const std::string plugin = net_plugin_text(comm_);
   if (size == NCCOM_NET_SIZE_UNREPORTED) {
     if (r.expected >= 0) {
       r.size = r.expected;
@@ -144,7 +143,7 @@ Status NetOp::received_size(RequestInfo& r, int size) const {
     }
     return entry_error(
         r.fifo_idx, r.conn,
-        plugin +
+        net_plugin_text(comm_) +
             " completed a receive without reporting its size (test left sizes[0] "
             "unwritten); this receive's length is dynamic, set by the sender, so only the "
             "plugin can tell it. A plugin of NVIDIA's layouts need not report sizes, one of "
@@ -153,7 +152,8 @@ Status NetOp::received_size(RequestInfo& r, int size) const {
   if (size < 0 || size > r.size || (r.expected >= 0 && size != r.expected)) {
     return entry_error(
         r.fifo_idx, r.conn,
-        plugin + " reported " + std::to_string(size) + " bytes received for a receive that " +
+        net_plugin_text(comm_) + " reported " + std::to_string(size) +
+            " bytes received for a receive that " +
             (r.expected >= 0 ? "expects " : "has room for ") + std::to_string(r.size) +
             (size > r.size ? " (more than the buffer holds: the plugin wrote past it, or "
                              "misreports sizes)"
