@@ -8,6 +8,9 @@
 #
 #   bash scripts/fresh-machine.sh                 both commands
 #   bash scripts/fresh-machine.sh --quickstart    command 1 only
+#   bash scripts/fresh-machine.sh --ci            command 1, then .ci/run (command 2 and what
+#                                                 only CI runs) with every cache empty: the
+#                                                 cold CI figure, step by step
 #   bash scripts/fresh-machine.sh --style         command 2's first steps only: deps.sh, then
 #                                                 style.sh --check (a few minutes)
 #   bash scripts/fresh-machine.sh --keep          leave the root (and print where)
@@ -31,8 +34,9 @@ while [ $# -gt 0 ]; do
     --keep) keep=1 ;;
     --new-root) new_root=1 ;;
     --quickstart) commands=(quickstart) ;;
+    --ci) commands=(quickstart ci) ;;
     --style) commands=(style) ;;
-    -h|--help) sed -n '2,21s/^# \{0,1\}//p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,24s/^# \{0,1\}//p' "$0"; exit 0 ;;
     *) echo "fresh-machine: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -150,6 +154,7 @@ for c in "${commands[@]}"; do
   case "$c" in
     quickstart) line="bash scripts/quickstart.sh" ;;
     test) line="bash scripts/test.sh" ;;
+    ci) line="bash .ci/run" ;;
     style) line="bash scripts/deps.sh && bash scripts/style.sh --check" ;;
   esac
   echo "fresh-machine: running '$line' (log: $log_dir/$c.log)"
@@ -170,12 +175,20 @@ echo "fresh-machine: summary (HEAD $head)"
 echo "  minimal root:          ${took[root]}"
 echo "  unpack + clone:        ${took[unpack]}"
 for c in "${commands[@]}"; do
-  printf '  %-22s %s\n' "bash scripts/$c.sh:" "${took[$c]}"
+  case "$c" in
+    ci) printf '  %-22s %s\n' "bash .ci/run:" "${took[$c]}" ;;
+    *) printf '  %-22s %s\n' "bash scripts/$c.sh:" "${took[$c]}" ;;
+  esac
 done
 if [ -f "$log_dir/quickstart.log" ] && [[ " ${commands[*]} " == *" quickstart "* ]]; then
   grep -E '^# (Avg bus bandwidth|Wrong elements)' "$log_dir/quickstart.log" | tail -n 2 | sed 's/^# */  main job: /' || true
 fi
 if [[ " ${commands[*]} " == *" test "* ]]; then
   grep -E 'tests passed, [0-9]+ tests failed out of' "$log_dir/test.log" | tail -n 1 | sed 's/^/  tests: /' || true
+fi
+if [[ " ${commands[*]} " == *" ci "* ]]; then
+  grep -E 'tests passed, [0-9]+ tests failed out of' "$log_dir/ci.log" | sed 's/^/  tests: /' || true
+  # .ci/run's own list of steps, between its heading and its total
+  sed -n '/^== CI, wall time per step:/,/^== CI: /p' "$log_dir/ci.log" | sed 's/^/  /' || true
 fi
 exit "$status"
