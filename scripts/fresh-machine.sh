@@ -134,6 +134,10 @@ run_in_root() {  # name, command line
   local name=$1 cmd=$2 rc=0
   setsid unshare --mount --propagation private -- bash -euc '
     root=$1; cmd=$2
+    # The root is a mount point of its own, as / is on a real machine:
+    # "ip -n NS ..." remounts / (mount --make-rslave /), which fails on a
+    # plain directory, and the network-namespace tests need it.
+    mount --bind "$root" "$root"
     mount -t proc proc "$root/proc"
     mount -t sysfs sysfs "$root/sys"
     mount --bind /dev "$root/dev"
