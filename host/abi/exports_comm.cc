@@ -5,6 +5,7 @@
 #include "comm/communicator.h"
 #include "comm/settings.h"
 #include "core/context.h"
+#include "core/environment_report.h"
 #include "graphbuild/comm_graph.h"
 #include "log/log.h"
 #include "net/selection.h"
@@ -134,37 +135,53 @@ NCCOM_API NRT_STATUS neuronInitComm(void** comm_out, int rank_n, char* id, int r
   });
 }
 
+namespace {
+
 // The second phase of bring-up (the original's buildGraphTransportsRank):
 // topology, rings, kangaRing paths and MLA cycles, then a connector per ring
 // channel and direction and the proxy scheduler over them.
+NRT_STATUS build_graph_comm(comm::Communicator* c) {
+  // The net plugin every rank will use for its rings (selected once per
+  // process; a rank that has none says why, and the ranks compare that).
+  std::string net_plugin;
+  if (c->nranks() > 1) {
+    auto selected = nccom::net::select();
+    net_plugin = selected ? nccom::net::describe((*selected)->info())
+                          : "none (" + selected.error().message + ")";
+  }
+  auto built = nccom::graphbuild::build_comm_graph(*c, net_plugin);
+  if (!built) {
+    NCCOM_WARN("neuronBuildGraphComm (rank %d of %d): %s", c->rank(), c->nranks(),
+               built.error().message.c_str());
+    c->give_up_setup("neuronBuildGraphComm: " + built.error().message);
+    return fail(built.error());
+  }
+  c->set_graph(std::move(built).value());
+  if (nccom::Status t = nccom::transport::build_comm_transports(*c); !t) {
+    NCCOM_WARN("neuronBuildGraphComm (rank %d of %d): connecting the rings: %s", c->rank(),
+               c->nranks(), t.error().message.c_str());
+    c->give_up_setup("neuronBuildGraphComm: connecting the rings: " + t.error().message);
+    return fail(t.error());
+  }
+  c->finish_setup();
+  return NRT_SUCCESS;
+}
+
+}  // namespace
+
 NCCOM_API NRT_STATUS neuronBuildGraphComm(void* handle) {
   return nccom::abi::guard("neuronBuildGraphComm", [&]() -> NRT_STATUS {
     comm::Communicator* c = lookup(handle, "neuronBuildGraphComm");
     if (c == nullptr) return NRT_INVALID_HANDLE;
-    // The net plugin every rank will use for its rings (selected once per
-    // process; a rank that has none says why, and the ranks compare that).
-    std::string net_plugin;
+    const NRT_STATUS status = build_graph_comm(c);
+    // Every kind of plugin has been loaded for a communicator of more than
+    // one rank (net, topology, transport), so the variables their knobs
+    // read are known: settings nothing uses are named once per process,
+    // whether this bring-up succeeded or not (environment_report.h).
     if (c->nranks() > 1) {
-      auto selected = nccom::net::select();
-      net_plugin = selected ? nccom::net::describe((*selected)->info())
-                            : "none (" + selected.error().message + ")";
+      if (auto context = nccom::core::Context::get()) nccom::core::report_environment_once(**context);
     }
-    auto built = nccom::graphbuild::build_comm_graph(*c, net_plugin);
-    if (!built) {
-      NCCOM_WARN("neuronBuildGraphComm (rank %d of %d): %s", c->rank(), c->nranks(),
-                 built.error().message.c_str());
-      c->give_up_setup("neuronBuildGraphComm: " + built.error().message);
-      return fail(built.error());
-    }
-    c->set_graph(std::move(built).value());
-    if (nccom::Status t = nccom::transport::build_comm_transports(*c); !t) {
-      NCCOM_WARN("neuronBuildGraphComm (rank %d of %d): connecting the rings: %s", c->rank(),
-                 c->nranks(), t.error().message.c_str());
-      c->give_up_setup("neuronBuildGraphComm: connecting the rings: " + t.error().message);
-      return fail(t.error());
-    }
-    c->finish_setup();
-    return NRT_SUCCESS;
+    return status;
   });
 }
 

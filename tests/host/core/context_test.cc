@@ -5,6 +5,7 @@
 
 #include "build_paths.h"
 #include "config/plugin_knobs.h"
+#include "core/environment_report.h"
 #include "core/host_api.h"
 #include "core/runtime.h"
 #include "log/log.h"
@@ -199,6 +200,100 @@ TEST_F(CoreContext, HostApiAnswersAPluginsOwnKnobs) {
   EXPECT_STREQ(api.config_get(api.host_ctx, "net.plugin"), "");
   ASSERT_NE(host.section(), nullptr);
   EXPECT_EQ(host.section()->find("width")->source.to_string(), "env DEMO_WIDTH");
+}
+
+int count(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (std::size_t p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
+  return n;
+}
+
+// NCCL_DEBUG=verbose does not stop anything: NCCL's debug init ignores a
+// level it does not know, and so does libnccom, with one WARN (also handed
+// to the runtime's log) naming what it uses instead.
+TEST_F(CoreContext, BadLoggingVariablesWarnAndFallBack) {
+  env_["NCCL_DEBUG"] = "verbose";
+  env_["NCCL_DEBUG_FILE"] = log_path_;
+  auto context = Context::create(options());
+  ASSERT_TRUE(context) << context.error().message;
+  const std::string log = read_log();
+  EXPECT_EQ(count(log, "CCOM WARN NCCL_DEBUG=\"verbose\" is not valid: expected one of \"NONE\", "
+                       "\"VERSION\", \"WARN\", \"INFO\", \"ABORT\", \"TRACE\" (any letter case); "
+                       "ignored, using \"WARN\" (the default of log.level)\n"),
+            1)
+      << log;
+  std::lock_guard lock(g_printk_mutex);
+  ASSERT_EQ(g_printk_lines.size(), 1u);
+  EXPECT_NE(g_printk_lines[0].first.find("NCCL_DEBUG=\"verbose\" is not valid"), std::string::npos);
+}
+
+// Unknown subsystem names are dropped, the known ones of the list used.
+TEST_F(CoreContext, UnknownSubsystemsAreDroppedAndTheOthersLog) {
+  env_["NCCL_DEBUG"] = "INFO";
+  env_["NCCL_DEBUG_SUBSYS"] = "FOO,env";
+  env_["NCCL_DEBUG_FILE"] = log_path_;
+  auto context = Context::create(options());
+  ASSERT_TRUE(context) << context.error().message;
+  const std::string log = read_log();
+  EXPECT_EQ(count(log, "CCOM WARN NCCL_DEBUG_SUBSYS=\"FOO,env\": \"FOO\" is not a known name: "),
+            1)
+      << log;
+  EXPECT_NE(log.find("; dropped, using \"env\" (the known names of NCCL_DEBUG_SUBSYS)\n"),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find("CCOM INFO configuration: "), std::string::npos) << log;  // ENV
+}
+
+// The log.level and log.subsys knobs list exactly the names the logger
+// parses (the configuration checks them; the logger uses them).
+TEST_F(CoreContext, LogKnobsAllowWhatTheLoggerParses) {
+  auto context = Context::create(options());
+  ASSERT_TRUE(context);
+  const config::Config& config = (*context)->config();
+  for (const char* key : {"log.level", "log.subsys"}) {
+    std::string listed;
+    for (std::string_view name : config.entry(key).knob->allowed)
+      listed += (listed.empty() ? "" : ", ") + std::string(name);
+    const bool level = std::string(key) == "log.level";
+    auto parsed = log::parse_settings(level ? "NOPE" : "", level ? "" : "NOPE", "");
+    ASSERT_FALSE(parsed) << key;
+    const std::string& message = parsed.error().message;
+    EXPECT_EQ(message.substr(message.find("valid: ") + 7), listed) << key;
+  }
+}
+
+// Misspelt and unread variables, and a section for a plugin that is nowhere.
+TEST_F(CoreContext, EnvironmentReportNamesWhatNothingUses) {
+  const std::string file = dir_ + "/plugins.toml";
+  std::ofstream(file) << "[plugins.sockets]\nnthreads = 2\n[plugins.elsewhere]\nwidth = 1\n"
+                         "[plugins.demo]\nwidth = 4\n";
+  env_["NCCOM_CONFIG"] = file;
+  auto context = Context::create(options());
+  ASSERT_TRUE(context) << context.error().message;
+  const std::vector<std::string> set = {"NCCOM_BOOTSTRAP_PROTOKOL", "NCCL_ALGO", "NCCOM_TEST_CHILD",
+                                        "NCCOM_DEMO_WIDTH", "NCCL_DEBUG"};
+  EnvironmentReport before = environment_report(**context, set);
+  EXPECT_EQ(before.warnings.size(), 3u);  // PROTOKOL, DEMO_WIDTH, sockets
+  EXPECT_EQ(before.infos.size(), 3u);     // NCCL_ALGO, elsewhere, demo
+  // A plugin bound against the configuration makes its section and its
+  // variables known.
+  static const char* const env_width[] = {"NCCOM_DEMO_WIDTH", nullptr};
+  static const nccom_knob_t knobs[] = {
+      {"width", NCCOM_KNOB_INT, 0, "8", "Width of the demo.", 1, 64, nullptr, env_width}};
+  static const nccom_knob_table_t table = NCCOM_KNOB_TABLE(knobs);
+  ASSERT_TRUE(config::PluginSection::bind((*context)->config(), "demo", "test plugin", &table));
+  const EnvironmentReport report = environment_report(**context, set);
+  ASSERT_EQ(report.warnings.size(), 2u);
+  EXPECT_EQ(report.warnings[0],
+            "NCCOM_BOOTSTRAP_PROTOKOL is not a variable nccom reads; did you mean "
+            "NCCOM_BOOTSTRAP_PROTOCOL?");
+  EXPECT_NE(report.warnings[1].find("[plugins.sockets] (" + file + ":2) names no plugin"),
+            std::string::npos)
+      << report.warnings[1];
+  EXPECT_NE(report.warnings[1].find("did you mean [plugins.socket]?"), std::string::npos);
+  ASSERT_EQ(report.infos.size(), 2u);
+  EXPECT_EQ(report.infos[0], "NCCL_ALGO is an NCCL setting nccom does not read");
+  EXPECT_NE(report.infos[1].find("[plugins.elsewhere]"), std::string::npos) << report.infos[1];
 }
 
 TEST_F(CoreContext, DefaultOptionsLookNextToTheLibrary) {
