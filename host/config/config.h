@@ -4,7 +4,9 @@
 // Precedence, lowest first: knob default < file top level < active
 // [clusters.<name>] section < environment variable. Every value remembers
 // where it came from. This module never logs (the logger is configured from
-// its result): every problem comes back in the Error, one per line.
+// its result): every problem comes back in the Error, one per line, and what
+// the caller should tell the operator comes back as values
+// (Config::env_fallbacks(), config/environment.h).
 //
 // See docs/decisions/config.md for the decisions (unknown keys, empty
 // environment values, boolean spellings).
@@ -185,8 +187,9 @@ struct LoadOptions {
 
 // Builds the effective configuration. Fails (NRT_INVALID) with every problem
 // found, one per line: unreadable or malformed file, unknown keys, wrong
-// types, values out of range, unknown cluster, bad environment values, and
-// inconsistent knob tables.
+// types, values out of range, unknown cluster, bad environment values (but
+// those of knobs with kEnvFallsBack, which are ignored and listed in
+// Config::env_fallbacks()), and inconsistent knob tables.
 Result<Config> load(const LoadOptions& options);
 
 }  // namespace nccom::config

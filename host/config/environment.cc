@@ -39,6 +39,16 @@ constexpr std::array<std::string_view, 22> kNcclNotRead = {
 constexpr std::array<std::string_view, 6> kShippedPlugins = {"nccl", "neuron", "net_neuron",
                                                              "ofi",  "p2p",    "socket"};
 
+// The variables the knobs of nccom's own plugins read: known whether or not
+// the plugin is loaded in this process (a job on the socket plugin still
+// runs where NCCOM_OFI_RAILS is set for others).
+constexpr std::array<std::string_view, 8> kShippedPluginVariables = {
+    "NCCL_NSOCKS_PERTHREAD",       "NCCL_SOCKET_NTHREADS",        // socket
+    "NCCOM_OFI_RAILS",             "NCCOM_OFI_LIVENESS",          // ofi
+    "NCCOM_OFI_LIVENESS_CHECK_MS", "NCCOM_OFI_LIVENESS_GRACE_MS",  //
+    "CCOM_DBG_DISABLE_VERIFY_TOPOLOGY",                           // neuron
+    "NCCOM_GRAPH_DEFAULT_NEW_ALGORITHM"};
+
 bool looks_like_ours(std::string_view name) {
   return name.starts_with("NCCOM_") || name.starts_with("CCOM_") ||
          name.starts_with("NEURON_CCOM_");
@@ -82,6 +92,7 @@ std::vector<EnvNote> environment_notes(const std::set<std::string>& known,
                                        const std::vector<std::string>& environ_names) {
   std::set<std::string> all = known;
   for (std::string_view k : kReadElsewhere) all.emplace(k);
+  for (std::string_view k : kShippedPluginVariables) all.emplace(k);
   const std::vector<std::string> candidates(all.begin(), all.end());
   std::vector<EnvNote> notes;
   for (const std::string& name : environ_names) {
@@ -116,6 +127,8 @@ std::vector<std::string> environ_names(char** environ) {
 }
 
 std::span<const std::string_view> shipped_plugin_names() { return kShippedPlugins; }
+
+std::span<const std::string_view> shipped_plugin_variables() { return kShippedPluginVariables; }
 
 std::set<std::string> plugin_names_in(const std::vector<std::filesystem::path>& dirs) {
   std::set<std::string> names;

@@ -40,8 +40,9 @@ std::set<std::string> knob_variables(const Config& config);
 
 // The notes for `environ_names` (the names set, non-empty, in the
 // environment), sorted by name: a name that looks like nccom's and is
-// neither in `known` nor read_outside_knobs, with its closest known name;
-// an NCCL setting nccom does not read.
+// neither in `known`, nor read_outside_knobs, nor a variable of nccom's own
+// plugins (shipped_plugin_variables), with its closest known name; an NCCL
+// setting nccom does not read.
 std::vector<EnvNote> environment_notes(const std::set<std::string>& known,
                                        const std::vector<std::string>& environ_names);
 
@@ -49,6 +50,10 @@ std::vector<EnvNote> environment_notes(const std::set<std::string>& known,
 // NCCOM_BOOTSTRAP_PROTOCOL?", "NCCL_ALGO is an NCCL setting nccom does not
 // read".
 std::string note_text(const EnvNote& note);
+
+// The variables the knobs of nccom's own plugins read (socket, ofi,
+// neuron): environment_notes knows them whether or not the plugin is loaded.
+std::span<const std::string_view> shipped_plugin_variables();
 
 // The names of an environ-style array whose value is not empty (an empty
 // value counts as unset, as for every knob).

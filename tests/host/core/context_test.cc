@@ -5,12 +5,19 @@
 
 #include "build_paths.h"
 #include "config/plugin_knobs.h"
+#include "config/environment.h"
 #include "core/environment_report.h"
 #include "core/host_api.h"
 #include "core/runtime.h"
 #include "log/log.h"
+#include "plugin/plugin_loader.h"
 
+#include <nccom/net_config.h>
+
+#include <dlfcn.h>
 #include <gtest/gtest.h>
+
+#include <algorithm>
 
 #include <cstdlib>
 #include <fstream>
@@ -294,6 +301,48 @@ TEST_F(CoreContext, EnvironmentReportNamesWhatNothingUses) {
   ASSERT_EQ(report.infos.size(), 2u);
   EXPECT_EQ(report.infos[0], "NCCL_ALGO is an NCCL setting nccom does not read");
   EXPECT_NE(report.infos[1].find("[plugins.elsewhere]"), std::string::npos) << report.infos[1];
+}
+
+// config/environment.cc knows the section names and variables of nccom's
+// own plugins without loading them; this holds those lists to the plugins.
+TEST_F(CoreContext, ShippedPluginNamesAndVariablesAreKnown) {
+  auto context = Context::create(options());
+  ASSERT_TRUE(context);
+  const config::Config& config = (*context)->config();
+  const std::string dir = std::string(NCCOM_BUILD_DIR) + "/lib/nccom/";
+  const std::pair<const char*, nccom_plugin_kind_t> native[] = {
+      {"libnccom-topo_neuron.so", NCCOM_PLUGIN_KIND_TOPOLOGY},
+      {"libnccom-topo_nccl.so", NCCOM_PLUGIN_KIND_TOPOLOGY},
+      {"libnccom-p2p.so", NCCOM_PLUGIN_KIND_TRANSPORT},
+      {"libnccom-net_neuron.so", NCCOM_PLUGIN_KIND_TRANSPORT}};
+  std::vector<std::unique_ptr<plugin::LoadedPlugin>> opened;
+  for (const auto& [file, kind] : native) {
+    auto p = plugin::open_plugin(dir + file, kind, {});
+    ASSERT_TRUE(p) << file << ": " << p.error().message;
+    ASSERT_TRUE(config::PluginSection::bind(config, (*p)->name(), file, (*p)->knobs())) << file;
+    opened.push_back(std::move(p).value());
+  }
+  std::vector<void*> handles;
+  for (const std::string& path :
+       {dir + "libnccom-net-socket.so", std::string(NCCOM_BUILD_DIR) + "/lib/libnccom-net.so"}) {
+    void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    ASSERT_NE(handle, nullptr) << dlerror();
+    handles.push_back(handle);
+    const auto* decl = static_cast<const nccom_net_config_t*>(dlsym(handle, NCCOM_NET_CONFIG_SYMBOL));
+    ASSERT_NE(decl, nullptr) << path;
+    ASSERT_TRUE(config::PluginSection::bind(config, decl->name, path, decl->knobs)) << path;
+  }
+  const config::PluginClaims claims = config.plugin_claims();
+  const auto names = config::shipped_plugin_names();
+  const auto variables = config::shipped_plugin_variables();
+  EXPECT_EQ(claims.sections.size(), names.size());
+  for (const std::string& name : claims.sections)
+    EXPECT_NE(std::find(names.begin(), names.end(), name), names.end()) << name;
+  EXPECT_EQ(claims.variables.size(), variables.size());
+  for (const std::string& name : claims.variables)
+    EXPECT_NE(std::find(variables.begin(), variables.end(), name), variables.end()) << name;
+  opened.clear();
+  for (void* handle : handles) dlclose(handle);
 }
 
 TEST_F(CoreContext, DefaultOptionsLookNextToTheLibrary) {
