@@ -179,7 +179,8 @@ NCCOM_API NRT_STATUS neuronBuildGraphComm(void* handle) {
     // read are known: settings nothing uses are named once per process,
     // whether this bring-up succeeded or not (environment_report.h).
     if (c->nranks() > 1) {
-      if (auto context = nccom::core::Context::get()) nccom::core::report_environment_once(**context);
+      if (auto context = nccom::core::Context::get())
+        nccom::core::report_environment_once(**context);
     }
     return status;
   });

@@ -14,8 +14,9 @@ namespace {
 // count; the SDK's hello example's knob (nccom-config lists it with or
 // without the plugin).
 constexpr std::array<std::string_view, 7> kReadElsewhere = {
-    kConfigFileEnv, kClusterEnv,  "NCCOM_CCACHE", "NCCOM_LINT_CACHE", "NCCOM_STEP_LOG",
-    "NCCOM_LIFECYCLE_REPETITIONS", "NCCOM_HELLO_GREETING"};
+    kConfigFileEnv,        kClusterEnv,      "NCCOM_CCACHE",
+    "NCCOM_LINT_CACHE",    "NCCOM_STEP_LOG", "NCCOM_LIFECYCLE_REPETITIONS",
+    "NCCOM_HELLO_GREETING"};
 // Prefixes of families read outside the knob tables: nccom-test's launcher
 // and its ranks, nccom-ras and the health service's client port, the test
 // harness's allocation failures, the runtime (libnrt and the reference
@@ -27,11 +28,11 @@ constexpr std::array<std::string_view, 4> kReadElsewherePrefixes = {
 // effect is decided elsewhere here (the runtime, the topology plugins), or
 // does not exist on Neuron.
 constexpr std::array<std::string_view, 22> kNcclNotRead = {
-    "NCCL_ALGO",           "NCCL_PROTO",         "NCCL_BUFFSIZE",       "NCCL_MAX_NCHANNELS",
-    "NCCL_MIN_NCHANNELS",  "NCCL_NTHREADS",      "NCCL_SHM_DISABLE",    "NCCL_NET_GDR_LEVEL",
-    "NCCL_NET_GDR_READ",   "NCCL_IB_HCA",        "NCCL_IB_DISABLE",     "NCCL_IB_TIMEOUT",
-    "NCCL_IB_RETRY_CNT",   "NCCL_CROSS_NIC",     "NCCL_COLLNET_ENABLE", "NCCL_NVLS_ENABLE",
-    "NCCL_LAUNCH_MODE",    "NCCL_CUMEM_ENABLE",  "NCCL_MAX_CTAS",       "NCCL_MIN_CTAS",
+    "NCCL_ALGO",           "NCCL_PROTO",        "NCCL_BUFFSIZE",       "NCCL_MAX_NCHANNELS",
+    "NCCL_MIN_NCHANNELS",  "NCCL_NTHREADS",     "NCCL_SHM_DISABLE",    "NCCL_NET_GDR_LEVEL",
+    "NCCL_NET_GDR_READ",   "NCCL_IB_HCA",       "NCCL_IB_DISABLE",     "NCCL_IB_TIMEOUT",
+    "NCCL_IB_RETRY_CNT",   "NCCL_CROSS_NIC",    "NCCL_COLLNET_ENABLE", "NCCL_NVLS_ENABLE",
+    "NCCL_LAUNCH_MODE",    "NCCL_CUMEM_ENABLE", "NCCL_MAX_CTAS",       "NCCL_MIN_CTAS",
     "NCCL_TREE_THRESHOLD", "NCCL_LL_THRESHOLD"};
 
 // The section names of the plugins nccom ships (their descriptors' and
@@ -42,11 +43,17 @@ constexpr std::array<std::string_view, 6> kShippedPlugins = {"nccl", "neuron", "
 // The variables the knobs of nccom's own plugins read: known whether or not
 // the plugin is loaded in this process (a job on the socket plugin still
 // runs where NCCOM_OFI_RAILS is set for others).
+// socket: NCCL_NSOCKS_PERTHREAD, NCCL_SOCKET_NTHREADS; ofi: NCCOM_OFI_*;
+// neuron (topo_neuron): CCOM_DBG_DISABLE_VERIFY_TOPOLOGY,
+// NCCOM_GRAPH_DEFAULT_NEW_ALGORITHM.
 constexpr std::array<std::string_view, 8> kShippedPluginVariables = {
-    "NCCL_NSOCKS_PERTHREAD",       "NCCL_SOCKET_NTHREADS",        // socket
-    "NCCOM_OFI_RAILS",             "NCCOM_OFI_LIVENESS",          // ofi
-    "NCCOM_OFI_LIVENESS_CHECK_MS", "NCCOM_OFI_LIVENESS_GRACE_MS",  //
-    "CCOM_DBG_DISABLE_VERIFY_TOPOLOGY",                           // neuron
+    "NCCL_NSOCKS_PERTHREAD",
+    "NCCL_SOCKET_NTHREADS",
+    "NCCOM_OFI_RAILS",
+    "NCCOM_OFI_LIVENESS",
+    "NCCOM_OFI_LIVENESS_CHECK_MS",
+    "NCCOM_OFI_LIVENESS_GRACE_MS",
+    "CCOM_DBG_DISABLE_VERIFY_TOPOLOGY",
     "NCCOM_GRAPH_DEFAULT_NEW_ALGORITHM"};
 
 bool looks_like_ours(std::string_view name) {
@@ -61,8 +68,7 @@ constexpr std::string_view kNetPrefix = "net-";
 // Plugin names are short: a third of the name may differ ("sockets" for
 // "socket", "neurn" for "neuron"), so that "abc" is not taken for "p2p".
 std::string closest_plugin(const std::string& name, const std::vector<std::string>& candidates) {
-  return std::string(
-      detail::closest(name, candidates, std::max<std::size_t>(1, name.size() / 3)));
+  return std::string(detail::closest(name, candidates, std::max<std::size_t>(1, name.size() / 3)));
 }
 
 }  // namespace
@@ -84,8 +90,7 @@ std::set<std::string> knob_variables(const Config& config) {
 }
 
 std::string closest_name(const std::string& word, const std::vector<std::string>& candidates) {
-  return std::string(
-      detail::closest(word, candidates, std::max<std::size_t>(3, word.size() / 4)));
+  return std::string(detail::closest(word, candidates, std::max<std::size_t>(3, word.size() / 4)));
 }
 
 std::vector<EnvNote> environment_notes(const std::set<std::string>& known,
@@ -137,8 +142,8 @@ std::set<std::string> plugin_names_in(const std::vector<std::filesystem::path>& 
     std::filesystem::directory_iterator it(dir, ec);
     for (; !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
       const std::string file = it->path().filename().string();
-      if (file.size() <= kFilePrefix.size() + kFileSuffix.size() || !file.starts_with(kFilePrefix) ||
-          !file.ends_with(kFileSuffix))
+      if (file.size() <= kFilePrefix.size() + kFileSuffix.size() ||
+          !file.starts_with(kFilePrefix) || !file.ends_with(kFileSuffix))
         continue;
       std::string_view name(file);
       name.remove_prefix(kFilePrefix.size());
@@ -174,8 +179,8 @@ std::vector<SectionNote> plugin_section_notes(const Config& config,
 }
 
 std::string section_note_text(const SectionNote& note) {
-  std::string text = "[" + note.section + "] (" + note.where + ") names no plugin nccom can find (" +
-                     detail::quote(note.plugin) +
+  std::string text = "[" + note.section + "] (" + note.where +
+                     ") names no plugin nccom can find (" + detail::quote(note.plugin) +
                      " is not loaded, in the plugin directories or shipped with nccom), so its "
                      "settings are not used";
   if (!note.suggestion.empty()) {

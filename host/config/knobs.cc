@@ -18,9 +18,9 @@ constexpr std::int64_t kMaxDurationMs = 24LL * 60 * 60 * 1000;
 constexpr std::string_view kLogLevels[] = {"NONE", "VERSION", "WARN", "INFO", "ABORT", "TRACE"};
 // The subsystem names of NCCL_DEBUG_SUBSYS, as host/log parses them (a test
 // in tests/host/core holds the two lists together).
-constexpr std::string_view kLogSubsystems[] = {"INIT", "COLL",  "P2P",   "SHM",  "NET",
-                                               "GRAPH", "TUNING", "ENV", "ALLOC", "CALL",
-                                               "PROXY", "NVLS", "BOOTSTRAP", "REG", "ALL"};
+constexpr std::string_view kLogSubsystems[] = {"INIT",  "COLL",   "P2P",       "SHM",   "NET",
+                                               "GRAPH", "TUNING", "ENV",       "ALLOC", "CALL",
+                                               "PROXY", "NVLS",   "BOOTSTRAP", "REG",   "ALL"};
 constexpr std::string_view kSocketFamilies[] = {"", "AF_INET", "AF_INET6"};
 constexpr std::string_view kLogStreams[] = {"stdout", "stderr"};
 constexpr std::string_view kEfaPresence[] = {"auto", "yes", "no"};

@@ -98,7 +98,6 @@ std::string json_of(const Value& v) {
   return std::holds_alternative<std::string>(v) ? json_text(text) : text;
 }
 
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -155,7 +154,8 @@ int main(int argc, char** argv) {
   if (check_only && keys.empty() && !changed && !json) {
     // The environment is not the file's: what it sets that is ignored is a
     // note, never the verdict.
-    for (const auto& f : fallbacks) std::fprintf(stderr, "nccom-config: note: %s\n", f.message.c_str());
+    for (const auto& f : fallbacks)
+      std::fprintf(stderr, "nccom-config: note: %s\n", f.message.c_str());
     if (!plugins_ok) {
       std::fprintf(stderr, "nccom-config: %s", plugins.c_str());
       return 1;

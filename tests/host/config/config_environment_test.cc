@@ -51,9 +51,9 @@ TEST(ConfigFallback, TheFileOrTheClusterSectionDecidesInstead) {
   EXPECT_EQ(config.get_string("log.level"), "TRACE");
   EXPECT_EQ(config.get_string("log.stream"), "stderr");
   ASSERT_EQ(config.env_fallbacks().size(), 2u);
-  EXPECT_EQ(config.env_fallbacks()[0].message,
-            "NCCL_DEBUG=\"loud\" is not valid: " + kLevels + "; ignored, using \"TRACE\" (log.level at " +
-                path + ":6, cluster c)");
+  EXPECT_EQ(config.env_fallbacks()[0].message, "NCCL_DEBUG=\"loud\" is not valid: " + kLevels +
+                                                   "; ignored, using \"TRACE\" (log.level at " +
+                                                   path + ":6, cluster c)");
   EXPECT_EQ(config.env_fallbacks()[1].message,
             "NCCOM_DEBUG_STREAM=\"stdrr\" is not valid: expected one of \"stdout\", \"stderr\" "
             "(any letter case); ignored, using \"stderr\" (log.stream at " +
@@ -70,7 +70,8 @@ TEST(ConfigFallback, UnknownSubsystemsAreDroppedKnownOnesKept) {
   ASSERT_EQ(config.env_fallbacks().size(), 1u);
   EXPECT_EQ(config.env_fallbacks()[0].message,
             "NCCL_DEBUG_SUBSYS=\" init, FOO ,net,BAR\": \"FOO\", \"BAR\" are not known names: " +
-                kSubsystems + "; dropped, using \"init,net\" (the known names of NCCL_DEBUG_SUBSYS)");
+                kSubsystems +
+                "; dropped, using \"init,net\" (the known names of NCCL_DEBUG_SUBSYS)");
 }
 
 TEST(ConfigFallback, NoKnownSubsystemLeftMeansTheLowerLayer) {
@@ -94,8 +95,9 @@ TEST(ConfigFallback, NoKnownSubsystemLeftMeansTheLowerLayer) {
 
 TEST(ConfigFallback, GoodValuesAreUsedAsWritten) {
   FakeEnv env;
-  env.set("NCCL_DEBUG", "info").set("NCCL_DEBUG_SUBSYS", "^ init , NET,").set("NCCOM_DEBUG_STREAM",
-                                                                            "STDERR");
+  env.set("NCCL_DEBUG", "info")
+      .set("NCCL_DEBUG_SUBSYS", "^ init , NET,")
+      .set("NCCOM_DEBUG_STREAM", "STDERR");
   const Config config = load_ok(host_options(env));
   EXPECT_TRUE(config.env_fallbacks().empty());
   EXPECT_EQ(config.get_string("log.subsys"), "^ init , NET,");

@@ -4,8 +4,8 @@
 #include "core/context.h"
 
 #include "build_paths.h"
-#include "config/plugin_knobs.h"
 #include "config/environment.h"
+#include "config/plugin_knobs.h"
 #include "core/environment_report.h"
 #include "core/host_api.h"
 #include "core/runtime.h"
@@ -15,10 +15,10 @@
 #include <nccom/net_config.h>
 
 #include <dlfcn.h>
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
-
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -224,9 +224,10 @@ TEST_F(CoreContext, BadLoggingVariablesWarnAndFallBack) {
   auto context = Context::create(options());
   ASSERT_TRUE(context) << context.error().message;
   const std::string log = read_log();
-  EXPECT_EQ(count(log, "CCOM WARN NCCL_DEBUG=\"verbose\" is not valid: expected one of \"NONE\", "
-                       "\"VERSION\", \"WARN\", \"INFO\", \"ABORT\", \"TRACE\" (any letter case); "
-                       "ignored, using \"WARN\" (the default of log.level)\n"),
+  EXPECT_EQ(count(log,
+                  "CCOM WARN NCCL_DEBUG=\"verbose\" is not valid: expected one of \"NONE\", "
+                  "\"VERSION\", \"WARN\", \"INFO\", \"ABORT\", \"TRACE\" (any letter case); "
+                  "ignored, using \"WARN\" (the default of log.level)\n"),
             1)
       << log;
   std::lock_guard lock(g_printk_mutex);
@@ -242,8 +243,7 @@ TEST_F(CoreContext, UnknownSubsystemsAreDroppedAndTheOthersLog) {
   auto context = Context::create(options());
   ASSERT_TRUE(context) << context.error().message;
   const std::string log = read_log();
-  EXPECT_EQ(count(log, "CCOM WARN NCCL_DEBUG_SUBSYS=\"FOO,env\": \"FOO\" is not a known name: "),
-            1)
+  EXPECT_EQ(count(log, "CCOM WARN NCCL_DEBUG_SUBSYS=\"FOO,env\": \"FOO\" is not a known name: "), 1)
       << log;
   EXPECT_NE(log.find("; dropped, using \"env\" (the known names of NCCL_DEBUG_SUBSYS)\n"),
             std::string::npos)
@@ -328,7 +328,8 @@ TEST_F(CoreContext, ShippedPluginNamesAndVariablesAreKnown) {
     void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     ASSERT_NE(handle, nullptr) << dlerror();
     handles.push_back(handle);
-    const auto* decl = static_cast<const nccom_net_config_t*>(dlsym(handle, NCCOM_NET_CONFIG_SYMBOL));
+    const auto* decl =
+        static_cast<const nccom_net_config_t*>(dlsym(handle, NCCOM_NET_CONFIG_SYMBOL));
     ASSERT_NE(decl, nullptr) << path;
     ASSERT_TRUE(config::PluginSection::bind(config, decl->name, path, decl->knobs)) << path;
   }

@@ -161,7 +161,8 @@ TEST(NccomTestLog, SettingsNothingUsesAreNamedOncePerProcess) {
       "CCOM WARN NCCOM_BOOTSTRAP_PROTOKOL is not a variable nccom reads; did you mean "
       "NCCOM_BOOTSTRAP_PROTOCOL?\n";
   const std::string algo_info = "CCOM INFO NCCL_ALGO is an NCCL setting nccom does not read\n";
-  const Env env = {{"NCCOM_BOOTSTRAP_PROTOKOL", "x"}, {"NCCL_ALGO", "ring"}, {"NCCOM_NET_EFA", "no"}};
+  const Env env = {
+      {"NCCOM_BOOTSTRAP_PROTOKOL", "x"}, {"NCCL_ALGO", "ring"}, {"NCCOM_NET_EFA", "no"}};
 
   Env verbose = env;
   verbose["NCCL_DEBUG"] = "verbose";
@@ -185,8 +186,9 @@ TEST(NccomTestLog, SettingsNothingUsesAreNamedOncePerProcess) {
   const auto s = run({{"NCCOM_CONFIG", file}, {"NCCOM_NET_EFA", "no"}});
   std::remove(file.c_str());
   ASSERT_EQ(s.exit_code, 0) << s.out << s.err;
-  EXPECT_EQ(count(s.err, "CCOM WARN [plugins.sockets] (" + file + ":2) names no plugin nccom can "
-                         "find"),
+  EXPECT_EQ(count(s.err, "CCOM WARN [plugins.sockets] (" + file +
+                             ":2) names no plugin nccom can "
+                             "find"),
             2)
       << s.err;
   EXPECT_EQ(count(s.err, "did you mean [plugins.socket]?\n"), 2) << s.err;
