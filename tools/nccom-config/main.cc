@@ -171,6 +171,9 @@ int main(int argc, char** argv) {
     std::printf("%s: OK (%zu knobs)\n", config.file().c_str(), config.entries().size());
     return 0;
   }
+  // With --check, a section naming no plugin fails every form (KEY...,
+  // --changed, --json) as it fails the plain check.
+  const int status = plugins_ok && !(check_only && !listing.unknown_sections.empty()) ? 0 : 1;
   // Plugin claims hold the variables of every plugin describe_plugins bound.
   const auto notes = nccom::config::environment_notes(nccom::config::knob_variables(config),
                                                       nccom::config::environ_names(environ));
@@ -216,7 +219,7 @@ int main(int argc, char** argv) {
     }
     out += "],\"plugins_ok\":" + std::string(plugins_ok ? "true" : "false") + "}\n";
     std::fputs(out.c_str(), stdout);
-    return plugins_ok ? 0 : 1;
+    return status;
   }
 
   if (!keys.empty() || changed) {
@@ -239,7 +242,7 @@ int main(int argc, char** argv) {
       std::printf("environment: %s\n", nccom::config::note_text(n).c_str());
     for (const auto& s : listing.unknown_sections)
       std::printf("file: %s\n", nccom::config::section_note_text(s).c_str());
-    return plugins_ok ? 0 : 1;
+    return status;
   }
 
   std::printf("configuration file: %s\n",
@@ -255,5 +258,5 @@ int main(int argc, char** argv) {
     for (const auto& f : fallbacks) std::printf("  %s\n", f.message.c_str());
     for (const auto& n : notes) std::printf("  %s\n", nccom::config::note_text(n).c_str());
   }
-  return plugins_ok ? 0 : 1;
+  return status;
 }

@@ -265,6 +265,13 @@ TEST_F(ToolsNccomConfig, APluginSectionNamingNoPluginGetsADidYouMean) {
   EXPECT_NE(check.out.find("nccom-config: " + note + "\n"), std::string::npos) << check.out;
   EXPECT_EQ(check.out.find("OK"), std::string::npos) << check.out;
   EXPECT_EQ(check.out.find("[plugins.neuron]"), std::string::npos) << check.out;
+  const ChildResult json = run({"--check", file, "--json"});
+  EXPECT_EQ(json.exit_code, 1) << json.out;
+  EXPECT_NE(json.out.find("\"unknown_plugin_sections\":[{\"section\":\"plugins.sockets\","
+                          "\"plugin\":\"sockets\",\"where\":\"" +
+                          file + ":2\",\"suggestion\":\"socket\"}]"),
+            std::string::npos)
+      << json.out;
 
   const ChildResult listing = run({}, {{"NCCOM_CONFIG", file}});
   EXPECT_EQ(listing.exit_code, 0) << listing.out;
