@@ -137,9 +137,21 @@ NCCOM_API NRT_STATUS neuronInitComm(void** comm_out, int rank_n, char* id, int r
 
 namespace {
 
+// Settings nothing uses are named once per process when a communicator of
+// more than one rank has loaded every kind of plugin (net, topology,
+// transport), so the variables their knobs read are known
+// (environment_report.h).
+void report_environment(const comm::Communicator& c) {
+  if (c.nranks() <= 1) return;
+  if (auto context = nccom::core::Context::get()) nccom::core::report_environment_once(**context);
+}
+
 // The second phase of bring-up (the original's buildGraphTransportsRank):
 // topology, rings, kangaRing paths and MLA cycles, then a connector per ring
-// channel and direction and the proxy scheduler over them.
+// channel and direction and the proxy scheduler over them. The environment
+// report comes before a failure's WARN, whatever the outcome (a misspelt
+// variable may be the cause), so that the failure stays the newest WARN the
+// runtime's log received during the call.
 NRT_STATUS build_graph_comm(comm::Communicator* c) {
   // The net plugin every rank will use for its rings (selected once per
   // process; a rank that has none says why, and the ranks compare that).
@@ -151,13 +163,16 @@ NRT_STATUS build_graph_comm(comm::Communicator* c) {
   }
   auto built = nccom::graphbuild::build_comm_graph(*c, net_plugin);
   if (!built) {
+    report_environment(*c);
     NCCOM_WARN("neuronBuildGraphComm (rank %d of %d): %s", c->rank(), c->nranks(),
                built.error().message.c_str());
     c->give_up_setup("neuronBuildGraphComm: " + built.error().message);
     return fail(built.error());
   }
   c->set_graph(std::move(built).value());
-  if (nccom::Status t = nccom::transport::build_comm_transports(*c); !t) {
+  nccom::Status t = nccom::transport::build_comm_transports(*c);
+  report_environment(*c);
+  if (!t) {
     NCCOM_WARN("neuronBuildGraphComm (rank %d of %d): connecting the rings: %s", c->rank(),
                c->nranks(), t.error().message.c_str());
     c->give_up_setup("neuronBuildGraphComm: connecting the rings: " + t.error().message);
@@ -173,16 +188,7 @@ NCCOM_API NRT_STATUS neuronBuildGraphComm(void* handle) {
   return nccom::abi::guard("neuronBuildGraphComm", [&]() -> NRT_STATUS {
     comm::Communicator* c = lookup(handle, "neuronBuildGraphComm");
     if (c == nullptr) return NRT_INVALID_HANDLE;
-    const NRT_STATUS status = build_graph_comm(c);
-    // Every kind of plugin has been loaded for a communicator of more than
-    // one rank (net, topology, transport), so the variables their knobs
-    // read are known: settings nothing uses are named once per process,
-    // whether this bring-up succeeded or not (environment_report.h).
-    if (c->nranks() > 1) {
-      if (auto context = nccom::core::Context::get())
-        nccom::core::report_environment_once(**context);
-    }
-    return status;
+    return build_graph_comm(c);
   });
 }
 

@@ -195,6 +195,30 @@ TEST(NccomTestLog, SettingsNothingUsesAreNamedOncePerProcess) {
   EXPECT_EQ(count(s.err, " CCOM WARN "), 2) << s.err;
 }
 
+// A bring-up that fails still names the misspelt variable (it may be the
+// cause), before its own WARN: the runtime's error carries the failure,
+// never the note.
+TEST(NccomTestLog, AFailedBringUpStillNamesUnreadVariablesAndReportsItsOwnCause) {
+  const auto r = run({{"NCCOM_BOOTSTRAP_PROTOKOL", "x"},
+                      {"NCCOM_TRANSPORT_PLUGINS", "nope"},
+                      {"NCCOM_NET_EFA", "no"}});
+  ASSERT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_EQ(count(r.err,
+                  "CCOM WARN NCCOM_BOOTSTRAP_PROTOKOL is not a variable nccom reads; did "
+                  "you mean NCCOM_BOOTSTRAP_PROTOCOL?\n"),
+            2)
+      << r.err;
+  for (const char* rank : {"0", "1"}) {
+    EXPECT_EQ(count(r.err, std::string("nrt-emu ERROR: nrt_emu_ccom_init: rank ") + rank +
+                               " of 2: neuronBuildGraphComm returned status 1: "
+                               "neuronBuildGraphComm (rank " +
+                               rank + " of 2): connecting the rings: no transport plugin"),
+              1)
+        << r.err;
+  }
+  EXPECT_EQ(count(r.err, "returned status 1: NCCOM_BOOTSTRAP_PROTOKOL"), 0) << r.err;
+}
+
 // loopback-dev is for machines without EFA: the runtime's libfabric plugin
 // finding no EFA provider there is an INFO (its own line and the host's),
 // never a WARN.
