@@ -5,6 +5,7 @@
 #include "comm/communicator.h"
 #include "comm/settings.h"
 #include "core/context.h"
+#include "core/environment_report.h"
 #include "graphbuild/comm_graph.h"
 #include "log/log.h"
 #include "net/selection.h"
@@ -134,37 +135,60 @@ NCCOM_API NRT_STATUS neuronInitComm(void** comm_out, int rank_n, char* id, int r
   });
 }
 
+namespace {
+
+// Settings nothing uses are named once per process when a communicator of
+// more than one rank has loaded every kind of plugin (net, topology,
+// transport), so the variables their knobs read are known
+// (environment_report.h).
+void report_environment(const comm::Communicator& c) {
+  if (c.nranks() <= 1) return;
+  if (auto context = nccom::core::Context::get()) nccom::core::report_environment_once(**context);
+}
+
 // The second phase of bring-up (the original's buildGraphTransportsRank):
 // topology, rings, kangaRing paths and MLA cycles, then a connector per ring
-// channel and direction and the proxy scheduler over them.
+// channel and direction and the proxy scheduler over them. The environment
+// report comes before a failure's WARN, whatever the outcome (a misspelt
+// variable may be the cause), so that the failure stays the newest WARN the
+// runtime's log received during the call.
+NRT_STATUS build_graph_comm(comm::Communicator* c) {
+  // The net plugin every rank will use for its rings (selected once per
+  // process; a rank that has none says why, and the ranks compare that).
+  std::string net_plugin;
+  if (c->nranks() > 1) {
+    auto selected = nccom::net::select();
+    net_plugin = selected ? nccom::net::describe((*selected)->info())
+                          : "none (" + selected.error().message + ")";
+  }
+  auto built = nccom::graphbuild::build_comm_graph(*c, net_plugin);
+  if (!built) {
+    report_environment(*c);
+    NCCOM_WARN("neuronBuildGraphComm (rank %d of %d): %s", c->rank(), c->nranks(),
+               built.error().message.c_str());
+    c->give_up_setup("neuronBuildGraphComm: " + built.error().message);
+    return fail(built.error());
+  }
+  c->set_graph(std::move(built).value());
+  nccom::Status t = nccom::transport::build_comm_transports(*c);
+  report_environment(*c);
+  if (!t) {
+    NCCOM_WARN("neuronBuildGraphComm (rank %d of %d): connecting the rings: %s", c->rank(),
+               c->nranks(), t.error().message.c_str());
+    c->give_up_setup("neuronBuildGraphComm: connecting the rings: " + t.error().message);
+    return fail(t.error());
+  }
+  c->finish_setup();
+  return NRT_SUCCESS;
+}
+
+}  // namespace
+
 NCCOM_API NRT_STATUS neuronBuildGraphComm(void* handle) {
   return nccom::abi::guard("neuronBuildGraphComm", [&]() -> NRT_STATUS {
     comm::Communicator* c = lookup(handle, "neuronBuildGraphComm");
     if (c == nullptr) return NRT_INVALID_HANDLE;
-    // The net plugin every rank will use for its rings (selected once per
-    // process; a rank that has none says why, and the ranks compare that).
-    std::string net_plugin;
-    if (c->nranks() > 1) {
-      auto selected = nccom::net::select();
-      net_plugin = selected ? nccom::net::describe((*selected)->info())
-                            : "none (" + selected.error().message + ")";
-    }
-    auto built = nccom::graphbuild::build_comm_graph(*c, net_plugin);
-    if (!built) {
-      NCCOM_WARN("neuronBuildGraphComm (rank %d of %d): %s", c->rank(), c->nranks(),
-                 built.error().message.c_str());
-      c->give_up_setup("neuronBuildGraphComm: " + built.error().message);
-      return fail(built.error());
-    }
-    c->set_graph(std::move(built).value());
-    if (nccom::Status t = nccom::transport::build_comm_transports(*c); !t) {
-      NCCOM_WARN("neuronBuildGraphComm (rank %d of %d): connecting the rings: %s", c->rank(),
-                 c->nranks(), t.error().message.c_str());
-      c->give_up_setup("neuronBuildGraphComm: connecting the rings: " + t.error().message);
-      return fail(t.error());
-    }
-    c->finish_setup();
-    return NRT_SUCCESS;
+    return build_graph_comm(c);
   });
 }
 

@@ -3,6 +3,7 @@
 
 #include "config/value.h"
 
+#include <mutex>
 #include <stdexcept>
 
 namespace nccom::config {
@@ -49,21 +50,40 @@ const char* Config::env(const char* name) const { return getenv_(name); }
 
 std::string Entry::text() const { return detail::value_text(value); }
 
+struct Config::Claims {
+  std::mutex mutex;
+  PluginClaims claims;
+};
+
 Config::Config(std::vector<Entry> entries, std::string file, std::string cluster,
                std::string cluster_origin, std::vector<PluginSetting> plugin_settings,
-               EnvLookup getenv)
+               EnvLookup getenv, std::vector<EnvFallback> env_fallbacks)
     : entries_(std::move(entries)),
       file_(std::move(file)),
       cluster_(std::move(cluster)),
       cluster_origin_(std::move(cluster_origin)),
       plugin_settings_(std::move(plugin_settings)),
-      getenv_(std::move(getenv)) {
+      getenv_(std::move(getenv)),
+      env_fallbacks_(std::move(env_fallbacks)),
+      claims_(std::make_shared<Claims>()) {
   if (!getenv_) getenv_ = [](const char* name) -> const char* { return std::getenv(name); };
   for (std::size_t i = 0; i < entries_.size(); ++i) {
     if (!index_.emplace(entries_[i].key(), i).second)
       throw std::logic_error("nccom config: knob " + std::string(entries_[i].key()) +
                              " appears twice");
   }
+}
+
+PluginClaims Config::plugin_claims() const {
+  std::lock_guard lock(claims_->mutex);
+  return claims_->claims;
+}
+
+void Config::claim_plugin(std::string_view section,
+                          const std::vector<std::string>& variables) const {
+  std::lock_guard lock(claims_->mutex);
+  claims_->claims.sections.emplace(section);
+  claims_->claims.variables.insert(variables.begin(), variables.end());
 }
 
 const Entry& Config::entry(std::string_view key) const {

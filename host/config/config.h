@@ -4,7 +4,9 @@
 // Precedence, lowest first: knob default < file top level < active
 // [clusters.<name>] section < environment variable. Every value remembers
 // where it came from. This module never logs (the logger is configured from
-// its result): every problem comes back in the Error, one per line.
+// its result): every problem comes back in the Error, one per line, and what
+// the caller should tell the operator comes back as values
+// (Config::env_fallbacks(), config/environment.h).
 //
 // See docs/decisions/config.md for the decisions (unknown keys, empty
 // environment values, boolean spellings).
@@ -18,7 +20,9 @@
 #include <cstdint>
 #include <cstdlib>
 #include <functional>
+#include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -88,12 +92,32 @@ struct PluginSetting {
   Source source;               // File or Cluster
 };
 
+// An environment value the configuration did not use: a knob with
+// kEnvFallsBack whose variable held a bad value (knob.h). The knob keeps
+// the value of the lower layers or, for a name list, the known names.
+struct EnvFallback {
+  std::string variable;  // "NCCL_DEBUG"
+  std::string value;     // as set: "verbose"
+  // One line for the operator: the variable, the value, what is accepted
+  // and what is used instead, e.g. `NCCL_DEBUG="verbose" is not a log
+  // level: expected one of ...; ignored, log.level is "WARN" (default)`.
+  std::string message;
+};
+
+// What the plugins bound against a configuration declared
+// (PluginSection::bind records it): their section names and the
+// environment variables their knobs read.
+struct PluginClaims {
+  std::set<std::string, std::less<>> sections;   // "socket", "neuron"
+  std::set<std::string, std::less<>> variables;  // "NCCL_SOCKET_NTHREADS", ...
+};
+
 class Config {
  public:
   // Built by load(); entries in registration order, keys unique.
   Config(std::vector<Entry> entries, std::string file, std::string cluster,
          std::string cluster_origin, std::vector<PluginSetting> plugin_settings = {},
-         EnvLookup getenv = nullptr);
+         EnvLookup getenv = nullptr, std::vector<EnvFallback> env_fallbacks = {});
 
   // Typed getters. Asking for an undeclared key or with the wrong type is a
   // programming error: it throws std::logic_error naming the key (no assert,
@@ -127,6 +151,17 @@ class Config {
   // resolved later, against the same one). Never empty.
   const char* env(const char* name) const;
 
+  // Environment values that were ignored (knobs with kEnvFallsBack), in
+  // knob order. Not errors: the caller reports them (libnccom as WARN lines,
+  // nccom-config as notes).
+  const std::vector<EnvFallback>& env_fallbacks() const { return env_fallbacks_; }
+
+  // The plugins bound against this configuration so far, and the variables
+  // their knobs read: a snapshot. Copies of a Config share one record.
+  PluginClaims plugin_claims() const;
+  // Records a bound plugin (PluginSection::bind calls it). Thread-safe.
+  void claim_plugin(std::string_view section, const std::vector<std::string>& variables) const;
+
  private:
   std::vector<Entry> entries_;
   std::unordered_map<std::string_view, std::size_t> index_;
@@ -135,6 +170,9 @@ class Config {
   std::string cluster_origin_;
   std::vector<PluginSetting> plugin_settings_;
   EnvLookup getenv_;
+  std::vector<EnvFallback> env_fallbacks_;
+  struct Claims;
+  std::shared_ptr<Claims> claims_;  // never null
 };
 
 struct LoadOptions {
@@ -149,8 +187,9 @@ struct LoadOptions {
 
 // Builds the effective configuration. Fails (NRT_INVALID) with every problem
 // found, one per line: unreadable or malformed file, unknown keys, wrong
-// types, values out of range, unknown cluster, bad environment values, and
-// inconsistent knob tables.
+// types, values out of range, unknown cluster, bad environment values (but
+// those of knobs with kEnvFallsBack, which are ignored and listed in
+// Config::env_fallbacks()), and inconsistent knob tables.
 Result<Config> load(const LoadOptions& options);
 
 }  // namespace nccom::config

@@ -30,6 +30,17 @@ enum KnobFlag : unsigned {
   // Bool only, environment only: NCCL's "set means on". Any non-empty value
   // other than 0/false/no/off turns the knob on.
   kPresenceMeansTrue = 1u << 1,
+  // String only: a comma-separated list of `allowed` names (blanks around a
+  // name and empty items are ignored), optionally led by '^' (NCCL's "all
+  // but these"). With kCaseInsensitive the names match in any case.
+  kNameList = 1u << 2,
+  // Environment only: a bad value from an environment variable is not an
+  // error. The variable is ignored (the file or the default decides) and the
+  // Config records what was ignored (Config::env_fallbacks()); for a
+  // kNameList knob only the unknown names are dropped. NCCL's debug
+  // variables work this way: a job never dies over how it logs. A bad value
+  // in the file stays an error.
+  kEnvFallsBack = 1u << 3,
 };
 
 using Names = std::span<const std::string_view>;

@@ -16,6 +16,11 @@ namespace {
 constexpr std::int64_t kMaxDurationMs = 24LL * 60 * 60 * 1000;
 
 constexpr std::string_view kLogLevels[] = {"NONE", "VERSION", "WARN", "INFO", "ABORT", "TRACE"};
+// The subsystem names of NCCL_DEBUG_SUBSYS, as host/log parses them (a test
+// in tests/host/core holds the two lists together).
+constexpr std::string_view kLogSubsystems[] = {"INIT",  "COLL",   "P2P",       "SHM",   "NET",
+                                               "GRAPH", "TUNING", "ENV",       "ALLOC", "CALL",
+                                               "PROXY", "NVLS",   "BOOTSTRAP", "REG",   "ALL"};
 constexpr std::string_view kSocketFamilies[] = {"", "AF_INET", "AF_INET6"};
 constexpr std::string_view kLogStreams[] = {"stdout", "stderr"};
 constexpr std::string_view kEfaPresence[] = {"auto", "yes", "no"};
@@ -71,9 +76,10 @@ constexpr Knob kHostKnobs[] = {
      .default_text = "WARN",
      .help = "Verbosity of libnccom's log: NONE, VERSION, WARN, INFO, ABORT or TRACE, in "
              "any letter case. NONE prints nothing; each later level prints more. WARN "
-             "lines also reach the runtime's log, whatever the level.",
+             "lines also reach the runtime's log, whatever the level. A bad NCCL_DEBUG is "
+             "ignored with a WARN (as NCCL ignores it); a bad value in the file is an error.",
      .allowed = kLogLevels,
-     .flags = kCaseInsensitive},
+     .flags = kCaseInsensitive | kEnvFallsBack},
     {.key = "log.subsys",
      .env = kEnvDebugSubsys,
      .type = Type::String,
@@ -81,7 +87,10 @@ constexpr Knob kHostKnobs[] = {
      .help = "Comma-separated subsystems whose INFO and TRACE lines are printed (INIT, "
              "COLL, P2P, SHM, NET, GRAPH, TUNING, ENV, ALLOC, CALL, PROXY, NVLS, "
              "BOOTSTRAP, REG or ALL). A leading ^ prints every subsystem except the "
-             "listed ones."},
+             "listed ones. Unknown names in NCCL_DEBUG_SUBSYS are dropped with a WARN (as "
+             "NCCL drops them); in the file they are an error.",
+     .allowed = kLogSubsystems,
+     .flags = kNameList | kCaseInsensitive | kEnvFallsBack},
     {.key = "log.file",
      .env = kEnvDebugFile,
      .type = Type::String,
@@ -94,9 +103,9 @@ constexpr Knob kHostKnobs[] = {
      .default_text = "stdout",
      .help = "Where log lines go when log.file is empty or cannot be opened: stdout (as "
              "NCCL) or stderr. nccom's tools set stderr, so their own output on stdout "
-             "never mixes with log lines.",
+             "never mixes with log lines. A bad NCCOM_DEBUG_STREAM is ignored with a WARN.",
      .allowed = kLogStreams,
-     .flags = kCaseInsensitive},
+     .flags = kCaseInsensitive | kEnvFallsBack},
     {.key = "bootstrap.socket_timeout_ms",
      .env = kEnvSockTimeout,
      .type = Type::Int,

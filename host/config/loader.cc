@@ -53,22 +53,48 @@ std::string no_file_note(const LoadOptions& options) {
          tried + ")";
 }
 
+// A bad environment value of a knob with kEnvFallsBack, until the merge
+// tells what is used instead.
+struct Ignored {
+  const Knob* knob;
+  std::string variable;
+  std::string value;
+  std::vector<std::string> unknown;  // a name list's unknown names; empty: the whole value
+  bool kept_known = false;           // a name list whose known names are used
+};
+
 // The environment layer. The first variable of a knob that is set wins; a
-// bad value is a problem (and does not fall through to the next variable).
+// bad value is a problem (and does not fall through to the next variable),
+// or, for a knob with kEnvFallsBack, ignored and noted in `ignored`.
 Layer read_env(const LoadOptions& options, const detail::Registry& registry,
-               std::vector<Problem>& problems) {
+               std::vector<Problem>& problems, std::vector<Ignored>& ignored) {
   Layer layer;
   for (const Knob* knob : registry.knobs) {
     for (std::string_view name : knob->env) {
       std::string var(name);
       std::optional<std::string> text = env_value(options, var.c_str());
       if (!text) continue;
+      Source source;
+      source.kind = Source::Kind::Env;
+      source.env_var = var;
       detail::Checked checked = detail::parse_text(*knob, *text);
       if (checked.value) {
-        Source source;
-        source.kind = Source::Kind::Env;
-        source.env_var = var;
         layer[knob] = Assigned{std::move(*checked.value), std::move(source)};
+      } else if (knob->flags & kEnvFallsBack) {
+        Ignored note{knob, var, *text, {}, false};
+        if (knob->flags & kNameList) {
+          // NCCL drops the names it does not know and keeps the others.
+          detail::NameList names = detail::split_names(*knob, *text);
+          note.unknown = names.unknown;
+          if (names.inverted || !names.known.empty()) {
+            std::string kept = names.inverted ? "^" : "";
+            for (std::size_t i = 0; i < names.known.size(); ++i)
+              kept += (i == 0 ? "" : ",") + names.known[i];
+            layer[knob] = Assigned{Value{std::move(kept)}, std::move(source)};
+            note.kept_known = true;
+          }
+        }
+        ignored.push_back(std::move(note));
       } else {
         problems.push_back(Problem{0, 0,
                                    var + "=" + quote(*text) + ": expected " + checked.expected +
@@ -78,6 +104,38 @@ Layer read_env(const LoadOptions& options, const detail::Registry& registry,
     }
   }
   return layer;
+}
+
+// Where the value used instead of an ignored one came from.
+std::string used_from(const Entry& entry) {
+  const std::string key(entry.key());
+  switch (entry.source.kind) {
+    case Source::Kind::Default: return "the default of " + key;
+    case Source::Kind::File:
+      return key + " at " + entry.source.file + ":" + std::to_string(entry.source.line);
+    case Source::Kind::Cluster:
+      return key + " at " + entry.source.file + ":" + std::to_string(entry.source.line) +
+             ", cluster " + entry.source.cluster;
+    case Source::Kind::Env: return "the known names of " + entry.source.env_var;
+  }
+  return key;
+}
+
+EnvFallback fallback_of(const Ignored& ignored, const Entry& entry) {
+  std::string message = ignored.variable + "=" + quote(ignored.value);
+  if (ignored.unknown.empty()) {
+    message += " is not valid";
+  } else {
+    std::string names;
+    for (const std::string& name : ignored.unknown)
+      names += (names.empty() ? "" : ", ") + quote(name);
+    message += ": " + names +
+               (ignored.unknown.size() == 1 ? " is not a known name" : " are not known names");
+  }
+  message += ": expected " + detail::expectation(*ignored.knob) + "; " +
+             (ignored.kept_known ? "dropped" : "ignored") + ", using " + quote(entry.text()) +
+             " (" + used_from(entry) + ")";
+  return EnvFallback{ignored.variable, ignored.value, std::move(message)};
 }
 
 }  // namespace
@@ -132,7 +190,8 @@ Result<Config> load(const LoadOptions& options) {
     }
   }
 
-  Layer env = read_env(options, registry, problems);
+  std::vector<Ignored> ignored;
+  Layer env = read_env(options, registry, problems, ignored);
 
   if (!problems.empty()) {
     // File problems in file order, then the others in the order found.
@@ -164,8 +223,14 @@ Result<Config> load(const LoadOptions& options) {
     }
     entries.push_back(std::move(entry));
   }
+  std::vector<EnvFallback> fallbacks;
+  for (const Ignored& i : ignored) {
+    auto at = std::find_if(entries.begin(), entries.end(),
+                           [&](const Entry& e) { return e.knob == i.knob; });
+    fallbacks.push_back(fallback_of(i, *at));
+  }
   return Config(std::move(entries), std::move(path), std::move(cluster), std::move(origin),
-                std::move(file.plugin_settings), options.getenv);
+                std::move(file.plugin_settings), options.getenv, std::move(fallbacks));
 }
 
 }  // namespace nccom::config

@@ -254,6 +254,12 @@ Result<PluginSection> PluginSection::bind(const Config& config, std::string plug
                              lines));
   }
   const detail::Registry& registry = built.value();
+  // The plugin is known now, with the variables its knobs read, whatever
+  // the values turn out to be (environment_notes, environment.h).
+  std::vector<std::string> variables;
+  for (const Knob* knob : registry.knobs)
+    for (std::string_view name : knob->env) variables.emplace_back(name);
+  config.claim_plugin(plugin, variables);
 
   // 2. The values: default < file < active cluster < environment.
   for (std::size_t i = 0; i < registry.knobs.size(); ++i) {

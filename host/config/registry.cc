@@ -46,14 +46,18 @@ void check_knob(const Knob& knob, std::vector<std::string>& problems) {
   for (std::string_view env : knob.env)
     if (env.empty()) problem("has an empty environment variable name");
   if (knob.type == Type::Int && knob.min > knob.max) problem("min is greater than max");
-  if (knob.type == Type::Enum && knob.allowed.empty()) problem("enum without allowed values");
-  if (knob.type != Type::Enum && !knob.allowed.empty())
-    problem("allowed values are only for enum knobs");
+  if ((knob.flags & kNameList) && knob.type != Type::String)
+    problem("kNameList is only for string knobs");
+  const bool list = (knob.flags & kNameList) && knob.type == Type::String;
+  if ((knob.type == Type::Enum || list) && knob.allowed.empty())
+    problem(list ? "name list without allowed names" : "enum without allowed values");
+  if (knob.type != Type::Enum && !list && !knob.allowed.empty())
+    problem("allowed values are only for enum knobs and name lists");
   if (knob.type != Type::Int && (knob.min != std::numeric_limits<std::int64_t>::min() ||
                                  knob.max != std::numeric_limits<std::int64_t>::max()))
     problem("min and max are only for integer knobs");
-  if ((knob.flags & kCaseInsensitive) && knob.type != Type::Enum)
-    problem("kCaseInsensitive is only for enum knobs");
+  if ((knob.flags & kCaseInsensitive) && knob.type != Type::Enum && !list)
+    problem("kCaseInsensitive is only for enum knobs and name lists");
   if ((knob.flags & kPresenceMeansTrue) && knob.type != Type::Bool)
     problem("kPresenceMeansTrue is only for boolean knobs");
 }

@@ -22,7 +22,36 @@ bool is_one_of(std::string_view text, std::span<const std::string_view> words) {
 
 Checked fail(std::string expected) { return Checked{std::nullopt, std::move(expected)}; }
 
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+bool allowed_name(const Knob& knob, std::string_view name) {
+  return std::any_of(knob.allowed.begin(), knob.allowed.end(), [&](std::string_view a) {
+    return (knob.flags & kCaseInsensitive) ? iequals(a, name) : a == name;
+  });
+}
+
 }  // namespace
+
+NameList split_names(const Knob& knob, std::string_view text) {
+  NameList out;
+  text = trim(text);
+  if (!text.empty() && text.front() == '^') {
+    out.inverted = true;
+    text.remove_prefix(1);
+  }
+  while (!text.empty()) {
+    const std::size_t comma = text.find(',');
+    const std::string_view item = trim(text.substr(0, comma));
+    text = comma == std::string_view::npos ? std::string_view{} : text.substr(comma + 1);
+    if (item.empty()) continue;
+    (allowed_name(knob, item) ? out.known : out.unknown).emplace_back(item);
+  }
+  return out;
+}
 
 bool iequals(std::string_view a, std::string_view b) {
   return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
@@ -52,8 +81,17 @@ std::string expectation(const Knob& knob) {
     case Type::Enum:
       return "one of " + join_quoted(knob.allowed) +
              ((knob.flags & kCaseInsensitive) ? " (any letter case)" : "");
-    case Type::Bool:
-    case Type::String: break;
+    case Type::String:
+      if (knob.flags & kNameList) {
+        std::string names;
+        for (std::string_view name : knob.allowed)
+          names += (names.empty() ? "" : ", ") + std::string(name);
+        return "a comma-separated list of " + names +
+               ((knob.flags & kCaseInsensitive) ? " (any letter case)" : "") +
+               ", a leading ^ meaning all but those";
+      }
+      break;
+    case Type::Bool: break;
   }
   return type_noun(knob);
 }
@@ -85,11 +123,10 @@ Checked check_value(const Knob& knob, Value value) {
     std::int64_t number = std::get<std::int64_t>(value);
     if (number < knob.min || number > knob.max) return fail(expectation(knob));
   } else if (knob.type == Type::Enum) {
-    const std::string& text = std::get<std::string>(value);
-    bool found = std::any_of(knob.allowed.begin(), knob.allowed.end(), [&](std::string_view a) {
-      return (knob.flags & kCaseInsensitive) ? iequals(a, text) : a == text;
-    });
-    if (!found) return fail(expectation(knob));
+    if (!allowed_name(knob, std::get<std::string>(value))) return fail(expectation(knob));
+  } else if (knob.type == Type::String && (knob.flags & kNameList)) {
+    if (!split_names(knob, std::get<std::string>(value)).unknown.empty())
+      return fail(expectation(knob));
   }
   return Checked{std::move(value), {}};
 }

@@ -32,6 +32,15 @@ std::string expectation(const Knob& knob);
 // Integers: optional sign and decimal digits, nothing else.
 Checked parse_text(const Knob& knob, std::string_view text);
 
+// The items of a kNameList knob's text: '^' in front, the allowed names
+// and the others, each trimmed, in the order written; empty items skipped.
+struct NameList {
+  bool inverted = false;
+  std::vector<std::string> known;
+  std::vector<std::string> unknown;
+};
+NameList split_names(const Knob& knob, std::string_view text);
+
 // Range and allowed-value check of a value that already has the right type.
 // Returns the value or the expectation it failed.
 Checked check_value(const Knob& knob, Value value);

@@ -74,7 +74,15 @@ Result<std::unique_ptr<Context>> Context::create(const config::LoadOptions& opti
   }
   std::unique_ptr<Context> context(new Context(std::move(loaded).value(), setup.installed_plugins));
   const config::Config& config = context->config_;
-  if (!setup.configure_logging) return context;
+  // Environment values the configuration ignored (a bad NCCL_DEBUG, unknown
+  // NCCL_DEBUG_SUBSYS names): one WARN each, once the logger is set up.
+  const auto warn_fallbacks = [&config] {
+    for (const config::EnvFallback& f : config.env_fallbacks()) NCCOM_WARN("%s", f.message.c_str());
+  };
+  if (!setup.configure_logging) {
+    warn_fallbacks();
+    return context;
+  }
 
   auto settings =
       log::parse_settings(config.get_string("log.level"), config.get_string("log.subsys"),
@@ -83,6 +91,7 @@ Result<std::unique_ptr<Context>> Context::create(const config::LoadOptions& opti
   Status configured = log::configure(*settings);
   log::set_warn_sink(&forward_to_runtime);
   if (!configured) NCCOM_WARN("%s", configured.error().message.c_str());
+  warn_fallbacks();
 
   NCCOM_INFO(log::kEnv, "configuration: %s%s%s",
              config.file().empty() ? "built-in defaults (no file)" : config.file().c_str(),

@@ -10,13 +10,16 @@
 // It resolves exactly as libnccom does (same knob tables, same discovery,
 // same environment overrides), so what it prints is what the library gets.
 // The plugins the configuration names are opened (never initialised) so
-// their own knobs are listed and checked too. It also names variables of
-// the environment that look like nccom's but that nothing reads (a
-// misspelling, with the closest known name), and NCCL's that nccom ignores.
+// their own knobs are listed and checked too. It also names what libnccom
+// would not use (config/environment.h): variables of the environment that
+// look like nccom's but that nothing reads (a misspelling, with the closest
+// known name), NCCL's that nccom ignores, environment values a knob ignores
+// (a bad NCCL_DEBUG), and [plugins.<name>] sections naming no plugin nccom
+// can find.
 #include "config/config.h"
+#include "config/environment.h"
 #include "config/value.h"
 #include "core/context.h"
-#include "environment.h"
 #include "plugins.h"
 
 #include <strings.h>
@@ -95,21 +98,6 @@ std::string json_of(const Value& v) {
   return std::holds_alternative<std::string>(v) ? json_text(text) : text;
 }
 
-std::vector<std::string> environ_names() {
-  std::vector<std::string> names;
-  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
-    const char* eq = std::strchr(*e, '=');
-    if (eq != nullptr && eq[1] != '\0') names.emplace_back(*e, static_cast<std::size_t>(eq - *e));
-  }
-  return names;
-}
-
-std::string note_text(const nccom::tools::EnvNote& n) {
-  if (n.nccl) return n.name + " is an NCCL setting nccom does not read";
-  return n.name + " is not a variable nccom reads" +
-         (n.suggestion.empty() ? std::string() : "; did you mean " + n.suggestion + "?");
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -154,26 +142,41 @@ int main(int argc, char** argv) {
     if (config.has(key)) continue;
     std::vector<std::string> all;
     for (const Entry& e : config.entries()) all.emplace_back(e.key());
-    const std::string near = nccom::tools::closest_name(key, all);
+    const std::string near = nccom::config::closest_name(key, all);
     std::fprintf(stderr, "nccom-config: no knob named \"%s\"%s\n", key.c_str(),
                  near.empty() ? "" : ("; did you mean \"" + near + "\"?").c_str());
     return 2;
   }
-  std::string plugins;
-  std::set<std::string> env_names;
-  const bool plugins_ok = nccom::tools::describe_plugins(config, plugins, &env_names);
+  const nccom::tools::PluginListing listing = nccom::tools::describe_plugins(config);
+  const std::string& plugins = listing.text;
+  const bool plugins_ok = listing.ok;
+  const auto& fallbacks = config.env_fallbacks();
   if (check_only && keys.empty() && !changed && !json) {
+    // The environment is not the file's: what it sets that is ignored is a
+    // note, never the verdict.
+    for (const auto& f : fallbacks)
+      std::fprintf(stderr, "nccom-config: note: %s\n", f.message.c_str());
     if (!plugins_ok) {
       std::fprintf(stderr, "nccom-config: %s", plugins.c_str());
+      return 1;
+    }
+    // A section for a plugin that cannot be found configures nothing: in a
+    // file being checked that is a mistake (usually the plugin's name
+    // misspelt).
+    if (!listing.unknown_sections.empty()) {
+      for (const auto& note : listing.unknown_sections)
+        std::fprintf(stderr, "nccom-config: %s\n", nccom::config::section_note_text(note).c_str());
       return 1;
     }
     std::printf("%s: OK (%zu knobs)\n", config.file().c_str(), config.entries().size());
     return 0;
   }
-  for (const Entry& e : config.entries()) {
-    for (std::string_view env : e.knob->env) env_names.insert(std::string(env));
-  }
-  const auto notes = nccom::tools::environment_notes(env_names, environ_names());
+  // With --check, a section naming no plugin fails every form (KEY...,
+  // --changed, --json) as it fails the plain check.
+  const int status = plugins_ok && !(check_only && !listing.unknown_sections.empty()) ? 0 : 1;
+  // Plugin claims hold the variables of every plugin describe_plugins bound.
+  const auto notes = nccom::config::environment_notes(nccom::config::knob_variables(config),
+                                                      nccom::config::environ_names(environ));
 
   // The knobs asked for: KEY..., else the changed ones with --changed, else all.
   std::vector<const Entry*> chosen;
@@ -193,14 +196,30 @@ int main(int argc, char** argv) {
              ",\"source\":" + json_text(e.source.to_string()) + "}";
     }
     out += "],\"environment\":[";
-    for (std::size_t i = 0; i < notes.size(); ++i) {
-      out += (i == 0 ? "" : ",") + std::string("{\"name\":") + json_text(notes[i].name) +
-             ",\"note\":" + json_text(notes[i].nccl ? "nccl-not-read" : "unknown") +
-             ",\"suggestion\":" + json_text(notes[i].suggestion) + "}";
+    const char* sep = "";
+    for (const auto& f : fallbacks) {
+      out += sep + std::string("{\"name\":") + json_text(f.variable) +
+             ",\"note\":\"ignored-value\",\"suggestion\":\"\",\"value\":" + json_text(f.value) +
+             ",\"message\":" + json_text(f.message) + "}";
+      sep = ",";
+    }
+    for (const auto& n : notes) {
+      out += sep + std::string("{\"name\":") + json_text(n.name) +
+             ",\"note\":" + json_text(n.nccl ? "nccl-not-read" : "unknown") +
+             ",\"suggestion\":" + json_text(n.suggestion) + "}";
+      sep = ",";
+    }
+    out += "],\"unknown_plugin_sections\":[";
+    sep = "";
+    for (const auto& s : listing.unknown_sections) {
+      out += sep + std::string("{\"section\":") + json_text(s.section) +
+             ",\"plugin\":" + json_text(s.plugin) + ",\"where\":" + json_text(s.where) +
+             ",\"suggestion\":" + json_text(s.suggestion) + "}";
+      sep = ",";
     }
     out += "],\"plugins_ok\":" + std::string(plugins_ok ? "true" : "false") + "}\n";
     std::fputs(out.c_str(), stdout);
-    return plugins_ok ? 0 : 1;
+    return status;
   }
 
   if (!keys.empty() || changed) {
@@ -218,8 +237,12 @@ int main(int argc, char** argv) {
       std::printf("%s = %s  (%s%s)\n", std::string(e->key()).c_str(), shown(e->value).c_str(),
                   e->source.to_string().c_str(), note.c_str());
     }
-    for (const auto& n : notes) std::printf("environment: %s\n", note_text(n).c_str());
-    return plugins_ok ? 0 : 1;
+    for (const auto& f : fallbacks) std::printf("environment: %s\n", f.message.c_str());
+    for (const auto& n : notes)
+      std::printf("environment: %s\n", nccom::config::note_text(n).c_str());
+    for (const auto& s : listing.unknown_sections)
+      std::printf("file: %s\n", nccom::config::section_note_text(s).c_str());
+    return status;
   }
 
   std::printf("configuration file: %s\n",
@@ -230,9 +253,10 @@ int main(int argc, char** argv) {
   }
   std::fputs(config.describe().c_str(), stdout);
   std::fputs(plugins.c_str(), stdout);
-  if (!notes.empty()) {
+  if (!notes.empty() || !fallbacks.empty()) {
     std::printf("\nenvironment\n");
-    for (const auto& n : notes) std::printf("  %s\n", note_text(n).c_str());
+    for (const auto& f : fallbacks) std::printf("  %s\n", f.message.c_str());
+    for (const auto& n : notes) std::printf("  %s\n", nccom::config::note_text(n).c_str());
   }
-  return plugins_ok ? 0 : 1;
+  return status;
 }

@@ -29,10 +29,8 @@ std::vector<std::string> split_list_by(const std::string& text, char separator) 
 
 std::vector<std::string> split_list(const std::string& text) { return split_list_by(text, ','); }
 
-// Where the installed plugins are, seen from this tool in bin/: the
-// context's directories, then lib/nccom.
-// Where the plugins are, seen from this tool in bin/: plugins.search_path,
-// then the installed lib/nccom (libnccom looks in the same places).
+}  // namespace
+
 std::vector<std::filesystem::path> plugin_dirs(const config::Config& config) {
   std::vector<std::filesystem::path> dirs;
   for (const std::string& dir : split_list_by(config.get_string("plugins.search_path"), ':'))
@@ -41,11 +39,12 @@ std::vector<std::filesystem::path> plugin_dirs(const config::Config& config) {
   return dirs;
 }
 
+namespace {
+
 struct Listing {
   std::string& out;
   bool ok = true;
   std::set<std::string> claimed;  // plugin section names seen
-  std::set<std::string>* env_names = nullptr;
 
   void bound(const config::Config& config, const std::string& name, const std::string& who,
              const nccom_knob_table_t* table) {
@@ -57,16 +56,6 @@ struct Listing {
       return;
     }
     out += "\n" + section->describe(who);
-    if (env_names == nullptr || table == nullptr || table->knobs == nullptr) return;
-    // The table was checked by bind: knob_size covers the fields read here
-    // or the entries are older ones without `env`.
-    const auto* base = reinterpret_cast<const char*>(table->knobs);
-    const std::size_t env_end = offsetof(nccom_knob_t, env) + sizeof(const char* const*);
-    for (uint32_t i = 0; i < table->count && table->knob_size >= env_end; ++i) {
-      const auto* knob = reinterpret_cast<const nccom_knob_t*>(base + i * table->knob_size);
-      for (const char* const* e = knob->env; e != nullptr && *e != nullptr; ++e)
-        env_names->insert(*e);
-    }
   }
 };
 
@@ -122,10 +111,11 @@ std::filesystem::path first_existing(const std::vector<std::filesystem::path>& p
 
 }  // namespace
 
-bool describe_plugins(const config::Config& config, std::string& out,
-                      std::set<std::string>* env_names) {
+PluginListing describe_plugins(const config::Config& config) {
   const auto dirs = plugin_dirs(config);
-  Listing l{out, true, {}, env_names};
+  PluginListing listing;
+  std::string& out = listing.text;
+  Listing l{out, true, {}};
   out += "\nplugin knobs ([plugins.<name>]; each plugin opened, not initialised)\n";
   native(config, dirs, NCCOM_PLUGIN_KIND_TOPOLOGY, "topology",
          config.get_string("topology.plugins"), l);
@@ -154,7 +144,17 @@ bool describe_plugins(const config::Config& config, std::string& out,
         "\nset in the file for plugins this configuration does not load (checked only when "
         "such a plugin is loaded):\n" +
         unclaimed;
-  return l.ok;
+
+  std::set<std::string> found = config::plugin_names_in(dirs);
+  found.insert(l.claimed.begin(), l.claimed.end());
+  listing.unknown_sections = config::plugin_section_notes(config, found);
+  if (!listing.unknown_sections.empty()) {
+    out += "\nsections of the file that name no plugin nccom can find:\n";
+    for (const config::SectionNote& note : listing.unknown_sections)
+      out += "  " + config::section_note_text(note) + "\n";
+  }
+  listing.ok = l.ok;
+  return listing;
 }
 
 }  // namespace nccom::tools

@@ -4,13 +4,21 @@
 #include "core/context.h"
 
 #include "build_paths.h"
+#include "config/environment.h"
 #include "config/plugin_knobs.h"
+#include "core/environment_report.h"
 #include "core/host_api.h"
 #include "core/runtime.h"
 #include "log/log.h"
+#include "plugin/plugin_loader.h"
+
+#include <nccom/net_config.h>
+
+#include <dlfcn.h>
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -199,6 +207,143 @@ TEST_F(CoreContext, HostApiAnswersAPluginsOwnKnobs) {
   EXPECT_STREQ(api.config_get(api.host_ctx, "net.plugin"), "");
   ASSERT_NE(host.section(), nullptr);
   EXPECT_EQ(host.section()->find("width")->source.to_string(), "env DEMO_WIDTH");
+}
+
+int count(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (std::size_t p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
+  return n;
+}
+
+// NCCL_DEBUG=verbose does not stop anything: NCCL's debug init ignores a
+// level it does not know, and so does libnccom, with one WARN (also handed
+// to the runtime's log) naming what it uses instead.
+TEST_F(CoreContext, BadLoggingVariablesWarnAndFallBack) {
+  env_["NCCL_DEBUG"] = "verbose";
+  env_["NCCL_DEBUG_FILE"] = log_path_;
+  auto context = Context::create(options());
+  ASSERT_TRUE(context) << context.error().message;
+  const std::string log = read_log();
+  EXPECT_EQ(count(log,
+                  "CCOM WARN NCCL_DEBUG=\"verbose\" is not valid: expected one of \"NONE\", "
+                  "\"VERSION\", \"WARN\", \"INFO\", \"ABORT\", \"TRACE\" (any letter case); "
+                  "ignored, using \"WARN\" (the default of log.level)\n"),
+            1)
+      << log;
+  std::lock_guard lock(g_printk_mutex);
+  ASSERT_EQ(g_printk_lines.size(), 1u);
+  EXPECT_NE(g_printk_lines[0].first.find("NCCL_DEBUG=\"verbose\" is not valid"), std::string::npos);
+}
+
+// Unknown subsystem names are dropped, the known ones of the list used.
+TEST_F(CoreContext, UnknownSubsystemsAreDroppedAndTheOthersLog) {
+  env_["NCCL_DEBUG"] = "INFO";
+  env_["NCCL_DEBUG_SUBSYS"] = "FOO,env";
+  env_["NCCL_DEBUG_FILE"] = log_path_;
+  auto context = Context::create(options());
+  ASSERT_TRUE(context) << context.error().message;
+  const std::string log = read_log();
+  EXPECT_EQ(count(log, "CCOM WARN NCCL_DEBUG_SUBSYS=\"FOO,env\": \"FOO\" is not a known name: "), 1)
+      << log;
+  EXPECT_NE(log.find("; dropped, using \"env\" (the known names of NCCL_DEBUG_SUBSYS)\n"),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find("CCOM INFO configuration: "), std::string::npos) << log;  // ENV
+}
+
+// The log.level and log.subsys knobs list exactly the names the logger
+// parses (the configuration checks them; the logger uses them).
+TEST_F(CoreContext, LogKnobsAllowWhatTheLoggerParses) {
+  auto context = Context::create(options());
+  ASSERT_TRUE(context);
+  const config::Config& config = (*context)->config();
+  for (const char* key : {"log.level", "log.subsys"}) {
+    std::string listed;
+    for (std::string_view name : config.entry(key).knob->allowed)
+      listed += (listed.empty() ? "" : ", ") + std::string(name);
+    const bool level = std::string(key) == "log.level";
+    auto parsed = log::parse_settings(level ? "NOPE" : "", level ? "" : "NOPE", "");
+    ASSERT_FALSE(parsed) << key;
+    const std::string& message = parsed.error().message;
+    EXPECT_EQ(message.substr(message.find("valid: ") + 7), listed) << key;
+  }
+}
+
+// Misspelt and unread variables, and a section for a plugin that is nowhere.
+TEST_F(CoreContext, EnvironmentReportNamesWhatNothingUses) {
+  const std::string file = dir_ + "/plugins.toml";
+  std::ofstream(file) << "[plugins.sockets]\nnthreads = 2\n[plugins.elsewhere]\nwidth = 1\n"
+                         "[plugins.demo]\nwidth = 4\n";
+  env_["NCCOM_CONFIG"] = file;
+  auto context = Context::create(options());
+  ASSERT_TRUE(context) << context.error().message;
+  const std::vector<std::string> set = {"NCCOM_BOOTSTRAP_PROTOKOL", "NCCL_ALGO", "NCCOM_TEST_CHILD",
+                                        "NCCOM_DEMO_WIDTH", "NCCL_DEBUG"};
+  EnvironmentReport before = environment_report(**context, set);
+  EXPECT_EQ(before.warnings.size(), 3u);  // PROTOKOL, DEMO_WIDTH, sockets
+  EXPECT_EQ(before.infos.size(), 3u);     // NCCL_ALGO, elsewhere, demo
+  // A plugin bound against the configuration makes its section and its
+  // variables known.
+  static const char* const env_width[] = {"NCCOM_DEMO_WIDTH", nullptr};
+  static const nccom_knob_t knobs[] = {
+      {"width", NCCOM_KNOB_INT, 0, "8", "Width of the demo.", 1, 64, nullptr, env_width}};
+  static const nccom_knob_table_t table = NCCOM_KNOB_TABLE(knobs);
+  ASSERT_TRUE(config::PluginSection::bind((*context)->config(), "demo", "test plugin", &table));
+  const EnvironmentReport report = environment_report(**context, set);
+  ASSERT_EQ(report.warnings.size(), 2u);
+  EXPECT_EQ(report.warnings[0],
+            "NCCOM_BOOTSTRAP_PROTOKOL is not a variable nccom reads; did you mean "
+            "NCCOM_BOOTSTRAP_PROTOCOL?");
+  EXPECT_NE(report.warnings[1].find("[plugins.sockets] (" + file + ":2) names no plugin"),
+            std::string::npos)
+      << report.warnings[1];
+  EXPECT_NE(report.warnings[1].find("did you mean [plugins.socket]?"), std::string::npos);
+  ASSERT_EQ(report.infos.size(), 2u);
+  EXPECT_EQ(report.infos[0], "NCCL_ALGO is an NCCL setting nccom does not read");
+  EXPECT_NE(report.infos[1].find("[plugins.elsewhere]"), std::string::npos) << report.infos[1];
+}
+
+// config/environment.cc knows the section names and variables of nccom's
+// own plugins without loading them; this holds those lists to the plugins.
+TEST_F(CoreContext, ShippedPluginNamesAndVariablesAreKnown) {
+  auto context = Context::create(options());
+  ASSERT_TRUE(context);
+  const config::Config& config = (*context)->config();
+  const std::string dir = std::string(NCCOM_BUILD_DIR) + "/lib/nccom/";
+  const std::pair<const char*, nccom_plugin_kind_t> native[] = {
+      {"libnccom-topo_neuron.so", NCCOM_PLUGIN_KIND_TOPOLOGY},
+      {"libnccom-topo_nccl.so", NCCOM_PLUGIN_KIND_TOPOLOGY},
+      {"libnccom-p2p.so", NCCOM_PLUGIN_KIND_TRANSPORT},
+      {"libnccom-net_neuron.so", NCCOM_PLUGIN_KIND_TRANSPORT}};
+  std::vector<std::unique_ptr<plugin::LoadedPlugin>> opened;
+  for (const auto& [file, kind] : native) {
+    auto p = plugin::open_plugin(dir + file, kind, {});
+    ASSERT_TRUE(p) << file << ": " << p.error().message;
+    ASSERT_TRUE(config::PluginSection::bind(config, (*p)->name(), file, (*p)->knobs())) << file;
+    opened.push_back(std::move(p).value());
+  }
+  std::vector<void*> handles;
+  for (const std::string& path :
+       {dir + "libnccom-net-socket.so", std::string(NCCOM_BUILD_DIR) + "/lib/libnccom-net.so"}) {
+    void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    ASSERT_NE(handle, nullptr) << dlerror();
+    handles.push_back(handle);
+    const auto* decl =
+        static_cast<const nccom_net_config_t*>(dlsym(handle, NCCOM_NET_CONFIG_SYMBOL));
+    ASSERT_NE(decl, nullptr) << path;
+    ASSERT_TRUE(config::PluginSection::bind(config, decl->name, path, decl->knobs)) << path;
+  }
+  const config::PluginClaims claims = config.plugin_claims();
+  const auto names = config::shipped_plugin_names();
+  const auto variables = config::shipped_plugin_variables();
+  EXPECT_EQ(claims.sections.size(), names.size());
+  for (const std::string& name : claims.sections)
+    EXPECT_NE(std::find(names.begin(), names.end(), name), names.end()) << name;
+  EXPECT_EQ(claims.variables.size(), variables.size());
+  for (const std::string& name : claims.variables)
+    EXPECT_NE(std::find(variables.begin(), variables.end(), name), variables.end()) << name;
+  opened.clear();
+  for (void* handle : handles) dlclose(handle);
 }
 
 TEST_F(CoreContext, DefaultOptionsLookNextToTheLibrary) {

@@ -188,3 +188,103 @@ TEST_F(ToolsNccomConfig, JsonIsOneValidDocumentWithTypedValues) {
 }
 
 }  // namespace
+
+namespace {
+
+// A logging variable with a bad value is what libnccom ignores (with a
+// WARN): here a note, never a failure, in every form.
+TEST_F(ToolsNccomConfig, BadLoggingVariablesAreNotesNotFailures) {
+  const std::map<std::string, std::string> env = {{"NCCL_DEBUG", "verbose"},
+                                                  {"NCCL_DEBUG_SUBSYS", "INIT,FOO"}};
+  const std::string level_note =
+      "NCCL_DEBUG=\"verbose\" is not valid: expected one of \"NONE\", \"VERSION\", \"WARN\", "
+      "\"INFO\", \"ABORT\", \"TRACE\" (any letter case); ignored, using \"WARN\" (log.level at ";
+  const ChildResult r = run({}, env);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const std::size_t section = r.out.find("\nenvironment\n");
+  ASSERT_NE(section, std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  " + level_note, section), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  NCCL_DEBUG_SUBSYS=\"INIT,FOO\": \"FOO\" is not a known name: ", section),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("; dropped, using \"INIT\" (the known names of NCCL_DEBUG_SUBSYS)"),
+            std::string::npos)
+      << r.out;
+
+  const ChildResult changed = run({"--changed"}, env);
+  ASSERT_EQ(changed.exit_code, 0) << changed.out;
+  EXPECT_NE(changed.out.find("log.subsys = \"INIT\"  (env NCCL_DEBUG_SUBSYS, built-in default "),
+            std::string::npos)
+      << changed.out;
+  EXPECT_NE(changed.out.find("environment: " + level_note), std::string::npos) << changed.out;
+
+  const ChildResult check =
+      run({"--check", std::string(NCCOM_SOURCE_DIR) + "/config/clusters/loopback-dev.toml"}, env);
+  EXPECT_EQ(check.exit_code, 0) << check.out;
+  EXPECT_NE(check.out.find("nccom-config: note: NCCL_DEBUG=\"verbose\" is not valid"),
+            std::string::npos)
+      << check.out;
+
+  auto json_env = env;
+  json_env["NCCOM_CONFIG"] = "";
+  const ChildResult json = run_child(kTool, {"--json"}, json_env);
+  ASSERT_EQ(json.exit_code, 0) << json.out << json.err;
+  std::string why;
+  EXPECT_TRUE(json_check::valid(json.out, &why)) << why << "\n" << json.out;
+  EXPECT_NE(json.out.find("{\"name\":\"NCCL_DEBUG\",\"note\":\"ignored-value\",\"suggestion\":\"\","
+                          "\"value\":\"verbose\",\"message\":\"NCCL_DEBUG=\\\"verbose\\\" is not "
+                          "valid"),
+            std::string::npos)
+      << json.out;
+}
+
+// In a file the same value is an error --check reports.
+TEST_F(ToolsNccomConfig, CheckReportsABadLogValueInTheFile) {
+  const std::string file = dir_.path() + "/subsys.toml";
+  std::ofstream(file) << "[log]\nsubsys = \"INIT,FOO\"\n";
+  const ChildResult r = run({"--check", file});
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find(file + ":2:10: log.subsys: expected a comma-separated list of INIT, COLL, "),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find(", got string \"INIT,FOO\""), std::string::npos) << r.out;
+}
+
+// [plugins.sockets] configures nothing (the socket plugin is "socket"):
+// --check fails naming the right section, the listing says so and exits 0.
+TEST_F(ToolsNccomConfig, APluginSectionNamingNoPluginGetsADidYouMean) {
+  const std::string file = dir_.path() + "/sockets.toml";
+  std::ofstream(file) << "[plugins.sockets]\nnthreads = 2\n[plugins.neuron]\ndisable_verify = "
+                         "true\n";
+  const std::string note = "[plugins.sockets] (" + file +
+                           ":2) names no plugin nccom can find (\"sockets\" is not loaded, in "
+                           "the plugin directories or shipped with nccom), so its settings are "
+                           "not used; did you mean [plugins.socket]?";
+  const ChildResult check = run({"--check", file});
+  EXPECT_EQ(check.exit_code, 1) << check.out;
+  EXPECT_NE(check.out.find("nccom-config: " + note + "\n"), std::string::npos) << check.out;
+  EXPECT_EQ(check.out.find("OK"), std::string::npos) << check.out;
+  EXPECT_EQ(check.out.find("[plugins.neuron]"), std::string::npos) << check.out;
+  const ChildResult json = run({"--check", file, "--json"});
+  EXPECT_EQ(json.exit_code, 1) << json.out;
+  EXPECT_NE(json.out.find("\"unknown_plugin_sections\":[{\"section\":\"plugins.sockets\","
+                          "\"plugin\":\"sockets\",\"where\":\"" +
+                          file + ":2\",\"suggestion\":\"socket\"}]"),
+            std::string::npos)
+      << json.out;
+
+  const ChildResult listing = run({}, {{"NCCOM_CONFIG", file}});
+  EXPECT_EQ(listing.exit_code, 0) << listing.out;
+  EXPECT_NE(listing.out.find("sections of the file that name no plugin nccom can find:\n  " + note),
+            std::string::npos)
+      << listing.out;
+
+  // A section of a plugin in plugins.search_path is found by its file name.
+  const std::string plugin_dir = dir_.path() + "/plugins";
+  ASSERT_EQ(::mkdir(plugin_dir.c_str(), 0700), 0);
+  std::ofstream(plugin_dir + "/libnccom-sockets.so") << "";
+  const ChildResult found = run({"--check", file}, {{"NCCOM_PLUGIN_PATH", plugin_dir}});
+  EXPECT_EQ(found.exit_code, 0) << found.out;
+}
+
+}  // namespace

@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <regex>
@@ -143,6 +144,79 @@ TEST(NccomTestLog, InfoNamesWhereEachValueCameFrom) {
   const auto n = run({{"NCCL_SOCKET_IFNAME", "lo"}, {"NCCL_DEBUG", "INFO"}});
   ASSERT_EQ(n.exit_code, 0) << n.out << n.err;
   EXPECT_EQ(count(n.err, "CCOM INFO NCCL_SOCKET_IFNAME set by environment to lo"), 2) << n.err;
+}
+
+// Settings nothing uses, in a real two-rank job: a logging variable with a
+// bad value and a misspelt variable are one WARN each per process (the
+// misspelt one with its did-you-mean) and the job runs; an NCCL setting
+// nccom ignores is an INFO (ENV); a [plugins.<name>] section with a
+// misspelt plugin name is a WARN with the right name. Nothing else warns:
+// what nccom-test and the runtime set is known.
+TEST(NccomTestLog, SettingsNothingUsesAreNamedOncePerProcess) {
+  const std::string level_warn =
+      "CCOM WARN NCCL_DEBUG=\"verbose\" is not valid: expected one of \"NONE\", \"VERSION\", "
+      "\"WARN\", \"INFO\", \"ABORT\", \"TRACE\" (any letter case); ignored, using \"WARN\" "
+      "(log.level at ";
+  const std::string misspelt_warn =
+      "CCOM WARN NCCOM_BOOTSTRAP_PROTOKOL is not a variable nccom reads; did you mean "
+      "NCCOM_BOOTSTRAP_PROTOCOL?\n";
+  const std::string algo_info = "CCOM INFO NCCL_ALGO is an NCCL setting nccom does not read\n";
+  const Env env = {
+      {"NCCOM_BOOTSTRAP_PROTOKOL", "x"}, {"NCCL_ALGO", "ring"}, {"NCCOM_NET_EFA", "no"}};
+
+  Env verbose = env;
+  verbose["NCCL_DEBUG"] = "verbose";
+  const auto r = run(verbose);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(count(r.err, level_warn), 2) << r.err;
+  EXPECT_EQ(count(r.err, misspelt_warn), 2) << r.err;
+  EXPECT_EQ(count(r.err, "NCCL_ALGO"), 0) << "INFO only\n" << r.err;
+  EXPECT_EQ(count(r.err, " CCOM WARN "), 4) << r.err;
+
+  Env info = env;
+  info["NCCL_DEBUG"] = "INFO";
+  const auto i = run(info);
+  ASSERT_EQ(i.exit_code, 0) << i.out << i.err;
+  EXPECT_EQ(count(i.err, algo_info), 2) << i.err;
+  EXPECT_EQ(count(i.err, misspelt_warn), 2) << i.err;
+  EXPECT_EQ(count(i.err, " CCOM WARN "), 2) << i.err;
+
+  const std::string file = ::testing::TempDir() + "nccom-sockets-section.toml";
+  std::ofstream(file) << "[plugins.sockets]\nnthreads = 2\n";
+  const auto s = run({{"NCCOM_CONFIG", file}, {"NCCOM_NET_EFA", "no"}});
+  std::remove(file.c_str());
+  ASSERT_EQ(s.exit_code, 0) << s.out << s.err;
+  EXPECT_EQ(count(s.err, "CCOM WARN [plugins.sockets] (" + file +
+                             ":2) names no plugin nccom can "
+                             "find"),
+            2)
+      << s.err;
+  EXPECT_EQ(count(s.err, "did you mean [plugins.socket]?\n"), 2) << s.err;
+  EXPECT_EQ(count(s.err, " CCOM WARN "), 2) << s.err;
+}
+
+// A bring-up that fails still names the misspelt variable (it may be the
+// cause), before its own WARN: the runtime's error carries the failure,
+// never the note.
+TEST(NccomTestLog, AFailedBringUpStillNamesUnreadVariablesAndReportsItsOwnCause) {
+  const auto r = run({{"NCCOM_BOOTSTRAP_PROTOKOL", "x"},
+                      {"NCCOM_TRANSPORT_PLUGINS", "nope"},
+                      {"NCCOM_NET_EFA", "no"}});
+  ASSERT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_EQ(count(r.err,
+                  "CCOM WARN NCCOM_BOOTSTRAP_PROTOKOL is not a variable nccom reads; did "
+                  "you mean NCCOM_BOOTSTRAP_PROTOCOL?\n"),
+            2)
+      << r.err;
+  for (const char* rank : {"0", "1"}) {
+    EXPECT_EQ(count(r.err, std::string("nrt-emu ERROR: nrt_emu_ccom_init: rank ") + rank +
+                               " of 2: neuronBuildGraphComm returned status 1: "
+                               "neuronBuildGraphComm (rank " +
+                               rank + " of 2): connecting the rings: no transport plugin"),
+              1)
+        << r.err;
+  }
+  EXPECT_EQ(count(r.err, "returned status 1: NCCOM_BOOTSTRAP_PROTOKOL"), 0) << r.err;
 }
 
 // loopback-dev is for machines without EFA: the runtime's libfabric plugin
