@@ -131,8 +131,8 @@ Algorithm Ccom::algorithm_of(const CollDesc& d) const {
   // kangaRing is for the intra-node all-gather and reduce-scatter legs,
   // as in libnrt: all-reduce (reduce-scatter + all-gather), all-gather
   // and reduce-scatter run over the lanes when there are any.
-  if (!kanga_.empty() && (d.coll == Coll::AllReduce || d.coll == Coll::AllGather ||
-                          d.coll == Coll::ReduceScatter))
+  if (!kanga_.empty() &&
+      (d.coll == Coll::AllReduce || d.coll == Coll::AllGather || d.coll == Coll::ReduceScatter))
     return Algorithm::KangaRing;
   return Algorithm::Ring;
 }

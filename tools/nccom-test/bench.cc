@@ -1,15 +1,15 @@
 // One rank of nccom-test (see bench.h and README.md).
 #include "bench.h"
 
+#include "config/config.h"
+#include "core/context.h"
 #include "pattern.h"
 #include "plot_svg.h"
 #include "report.h"
 
-#include "config/config.h"
-#include "core/context.h"
+#include <nccom/nrt_abi.h>
 
 #include <client.h>
-#include <nccom/nrt_abi.h>
 #include <nrt_emu.h>
 #include <signal.h>
 #include <unistd.h>
@@ -167,10 +167,11 @@ std::string field(const char (&text)[N]) {
 
 // The variables nccom-test sets (or may set) for its ranks: main's
 // NCCOM_DEBUG_STREAM, the local launch's, and --net's.
-constexpr const char* kLaunchVars[] = {
-    "NCCOM_DEBUG_STREAM", "NEURON_RT_ROOT_COMM_ID",       "NCCOM_RAS_ADDR",
-    "CCOM_SOCKET_IFNAME", "FI_TCP_IFACE",                 "NEURON_RT_EMU_DEVICES",
-    "NCCL_NET_PLUGIN",    "NCCOM_NET_USE_RUNTIME_PLUGIN", "FI_PROVIDER"};
+constexpr const char* kLaunchVars[] = {"NCCOM_DEBUG_STREAM", "NEURON_RT_ROOT_COMM_ID",
+                                       "NCCOM_RAS_ADDR",     "CCOM_SOCKET_IFNAME",
+                                       "FI_TCP_IFACE",       "NEURON_RT_EMU_DEVICES",
+                                       "NCCL_NET_PLUGIN",    "NCCOM_NET_USE_RUNTIME_PLUGIN",
+                                       "FI_PROVIDER"};
 
 std::string utc_now() {
   const std::time_t now = std::time(nullptr);
@@ -406,8 +407,8 @@ class RankBench {
     // more; half as much again is left for whatever the engine carves.
     const size_t iter_bytes =
         o_.stats ? sizeof(double) * static_cast<size_t>(std::min(o_.iters, kStatsChunk)) : 0;
-    const size_t need = send_max + buf_max + iter_bytes +
-                        sizeof(PlaceRecord) * static_cast<size_t>(p_.size) + 4096;
+    const size_t need =
+        send_max + buf_max + iter_bytes + sizeof(PlaceRecord) * static_cast<size_t>(p_.size) + 4096;
     nrt_emu_ccom_config_t cfg{};
     cfg.struct_size = sizeof cfg;
     cfg.rank = p_.rank;

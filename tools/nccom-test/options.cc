@@ -58,19 +58,20 @@ struct Spelling {
   Key key;
 };
 constexpr Spelling kValued[] = {
-    {"-r", Key::Ranks},      {"--ranks", Key::Ranks},       {"--nworkers", Key::Ranks},
-    {"-N", Key::Nodes},      {"--nodes", Key::Nodes},       {"--nnodes", Key::Nodes},
-    {"-a", Key::Average},    {"--average", Key::Average},
-    {"-b", Key::MinBytes},   {"--minbytes", Key::MinBytes},
-    {"-e", Key::MaxBytes},   {"--maxbytes", Key::MaxBytes},
-    {"-f", Key::StepFactor}, {"--stepfactor", Key::StepFactor},
-    {"-i", Key::StepBytes},  {"--stepbytes", Key::StepBytes},
-    {"-n", Key::Iters},      {"--iters", Key::Iters},
-    {"-w", Key::Warmup},     {"--warmup_iters", Key::Warmup},
-    {"-d", Key::DataType},   {"--datatype", Key::DataType},
-    {"-o", Key::RedOp},      {"--op", Key::RedOp},
-    {"--root", Key::Root},   {"--plot", Key::Plot},
-    {"--net", Key::Net},     {"--timeout-ms", Key::Timeout},
+    {"-r", Key::Ranks},         {"--ranks", Key::Ranks},
+    {"-N", Key::Nodes},         {"--nodes", Key::Nodes},
+    {"-b", Key::MinBytes},      {"--minbytes", Key::MinBytes},
+    {"-e", Key::MaxBytes},      {"--maxbytes", Key::MaxBytes},
+    {"-f", Key::StepFactor},    {"--stepfactor", Key::StepFactor},
+    {"-i", Key::StepBytes},     {"--stepbytes", Key::StepBytes},
+    {"-n", Key::Iters},         {"--iters", Key::Iters},
+    {"-w", Key::Warmup},        {"--warmup_iters", Key::Warmup},
+    {"-d", Key::DataType},      {"--datatype", Key::DataType},
+    {"-o", Key::RedOp},         {"--op", Key::RedOp},
+    {"--root", Key::Root},      {"--plot", Key::Plot},
+    {"--net", Key::Net},        {"--timeout-ms", Key::Timeout},
+    {"-a", Key::Average},       {"--average", Key::Average},
+    {"--nworkers", Key::Ranks}, {"--nnodes", Key::Nodes},  // Neuron nccom-test's spellings
 };
 
 const Spelling* find_valued(std::string_view name) {

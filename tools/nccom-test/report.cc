@@ -219,10 +219,11 @@ std::string run_header(const RunInfo& info) {
   if (!info.config_error.empty()) {
     s += "# configuration: " + info.config_error + "\n";
   } else {
-    s += "# configuration: " +
-         (info.config_file.empty() ? std::string("built-in defaults (no file)") : info.config_file) +
-         (info.config_cluster.empty() ? std::string() : ", cluster " + info.config_cluster) +
-         ", digest " + info.config_digest + "\n";
+    s +=
+        "# configuration: " +
+        (info.config_file.empty() ? std::string("built-in defaults (no file)") : info.config_file) +
+        (info.config_cluster.empty() ? std::string() : ", cluster " + info.config_cluster) +
+        ", digest " + info.config_digest + "\n";
   }
   s += "#\n";
   for (const RankPlace& r : info.placement) {
@@ -286,8 +287,8 @@ std::string table_header(const RunInfo& info, Op op) {
   titles.replace(static_cast<size_t>(second + (width - 8) / 2), 8, "in-place");
   while (titles.back() == ' ') titles.pop_back();
   s += titles + "\n";
-  s += columns("size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong",
-               "algo");
+  s +=
+      columns("size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "algo");
   s += columns("(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "");
   return s;
 }
@@ -338,10 +339,9 @@ std::string stats_table(const RunInfo& info, const OpResult& r) {
       if (!t->ran || t->stats.iters == 0) continue;
       const IterStats& st = t->stats;
       std::snprintf(line, sizeof line, "#%12llu  %12s  %10s  %10s  %10s  %10s  %10s\n",
-                    static_cast<unsigned long long>(row.bytes), name,
-                    time_text(st.min_us).c_str(), time_text(st.p50_us).c_str(),
-                    time_text(st.p90_us).c_str(), time_text(st.p99_us).c_str(),
-                    time_text(st.max_us).c_str());
+                    static_cast<unsigned long long>(row.bytes), name, time_text(st.min_us).c_str(),
+                    time_text(st.p50_us).c_str(), time_text(st.p90_us).c_str(),
+                    time_text(st.p99_us).c_str(), time_text(st.max_us).c_str());
       s += line;
     }
   }
@@ -450,8 +450,8 @@ std::string to_json(const RunInfo& info, const std::vector<OpResult>& results) {
     s += "    {\"op\": " + str(op_name(r.op)) + ", \"redop\": " + str(redop_text(info, r.op)) +
          ", \"root\": " + std::to_string(root_value(info, r.op)) +
          ", \"busbw_factor\": " + num(busbw_factor(r.op, info.ranks)) +
-         ", \"avg_busbw_gbps\": " + num(avg_busbw(r)) + ",\n     \"algorithm_summary\": " +
-         str(algorithm_summary(r)) + ", \"algorithms\": [";
+         ", \"avg_busbw_gbps\": " + num(avg_busbw(r)) +
+         ",\n     \"algorithm_summary\": " + str(algorithm_summary(r)) + ", \"algorithms\": [";
     const std::vector<AlgoRange> ranges = algo_ranges(r);
     for (size_t i = 0; i < ranges.size(); ++i) {
       s += (i ? ", " : "") + std::string("{\"algorithm\": ") + str(ranges[i].algorithm) +

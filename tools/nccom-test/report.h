@@ -34,8 +34,8 @@ double chosen_time(const RankTimes& t, TimeOf of);
 struct Timing {
   double time_us = 0;  // per iteration, as -a chose (default the slowest rank's)
   double time_min_us = 0, time_avg_us = 0, time_max_us = 0;  // over the ranks
-  double algbw = 0;       // GB/s: size / time
-  double busbw = 0;       // GB/s: algbw × busbw_factor
+  double algbw = 0;                                          // GB/s: size / time
+  double busbw = 0;                                          // GB/s: algbw × busbw_factor
   int64_t wrong = -1;     // wrong elements over all ranks; -1 = not checked
   bool ran = true;        // false: the column does not apply (N/A, JSON null)
   std::string algorithm;  // the engine's (nrt_emu_ccom_algorithm); "" = unknown
@@ -89,7 +89,7 @@ struct Versions {
 
 struct RunInfo {
   int ranks = 1;
-  int hosts = 1;  // emulated hosts (or machines, under a launcher across machines)
+  int hosts = 1;         // emulated hosts (or machines, under a launcher across machines)
   std::string launcher;  // launcher_name()
   Net net = Net::Default;
   NetPluginInfo net_plugin;

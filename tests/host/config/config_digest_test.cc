@@ -42,8 +42,8 @@ TEST(ConfigDigest, SameValuesSameDigestWhereverTheyCameFrom) {
 TEST(ConfigDigest, FnvOverKeyEqualsValueLinesInKeyOrder) {
   // Entries given out of key order: the digest sorts them.
   std::vector<Entry> entries;
-  entries.push_back(Entry{&kDemoKnobs[1], Value{std::int64_t{3}}, Source{}});  // nthreads
-  entries.push_back(Entry{&kDemoKnobs[2], Value{true}, Source{}});             // debug
+  entries.push_back(Entry{&kDemoKnobs[1], Value{std::int64_t{3}}, Source{}});   // nthreads
+  entries.push_back(Entry{&kDemoKnobs[2], Value{true}, Source{}});              // debug
   entries.push_back(Entry{&kDemoKnobs[0], Value{std::int64_t{12}}, Source{}});  // nsocks
   const Config c(std::move(entries), "", "", "");
   const std::string d = digest(c);

@@ -86,10 +86,11 @@ TEST(NccomTestContext, TwoRanksPlacementHeaderAlgorithmAndStats) {
                                        kEnv);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   // The header names the parts of this build and the runtime's platform.
-  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(^# nccom-test \d+\.\d+\.\d+\.\d+ \(git \S+\), )"
-                                                  R"(libnccom \d+\.\d+\.\d+\.\d+ \(git \S+\), )"
-                                                  R"(runtime \d+\.\d+\.\d+\.\d+ \(git \S+\), )"
-                                                  R"(platform emu\n)")))
+  EXPECT_TRUE(
+      std::regex_search(r.out, std::regex(R"(^# nccom-test \d+\.\d+\.\d+\.\d+ \(git \S+\), )"
+                                          R"(libnccom \d+\.\d+\.\d+\.\d+ \(git \S+\), )"
+                                          R"(runtime \d+\.\d+\.\d+\.\d+ \(git \S+\), )"
+                                          R"(platform emu\n)")))
       << r.out;
   // One placement line per rank, with the pid its own log line shows.
   const auto pids = pids_from_log(r.err);
@@ -133,11 +134,11 @@ TEST(NccomTestContext, TwoHostsJsonAlgorithmFlipsAndDigestMatchesNccomConfig) {
   // 64 and 128 B by rd, 256 B on the rings.
   env["NEURON_RT_EMU_ALLREDUCE_RD_BYTES"] = "128";
   const std::string before = utc_now();
-  const auto r = nccom_test::run_child(kTool,
-                                       {"-r", "2", "-N", "2", "--net", "socket", "-b", "64", "-e",
-                                        "256", "-n", "4", "-w", "0", "-a", "2", "--stats",
-                                        "--json", "allr"},
-                                       env);
+  const auto r =
+      nccom_test::run_child(kTool,
+                            {"-r", "2", "-N", "2", "--net", "socket", "-b", "64", "-e", "256", "-n",
+                             "4", "-w", "0", "-a", "2", "--stats", "--json", "allr"},
+                            env);
   const std::string after = utc_now();
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const std::string& j = r.out;
@@ -162,8 +163,8 @@ TEST(NccomTestContext, TwoHostsJsonAlgorithmFlipsAndDigestMatchesNccomConfig) {
   ASSERT_EQ(pids.size(), 2u) << r.err;
   const std::string digest = text(j, "digest");
   for (int rank = 0; rank < 2; ++rank) {
-    const std::string want = "{\"rank\": " + std::to_string(rank) + ", \"pid\": " +
-                             pids.at(rank) + ", \"hostname\": \"" + this_host() +
+    const std::string want = "{\"rank\": " + std::to_string(rank) + ", \"pid\": " + pids.at(rank) +
+                             ", \"hostname\": \"" + this_host() +
                              "\", \"host\": " + std::to_string(rank) +
                              ", \"device\": 0, \"config_digest\": \"" + digest + "\"}";
     EXPECT_NE(j.find(want), std::string::npos) << want << "\n" << j;

@@ -353,8 +353,8 @@ TEST(NccomTestReport, JsonDescribesTheRun) {
   i.net_plugin.name = "Socket";
   i.net_plugin.file = "/x/libnccom-net-socket.so";
   Row row = sample_row();
-  row.out_of_place = make_timing(Op::AllReduce, 4, row.bytes, RankTimes{100, 80, 100, 125},
-                                 TimeOf::Avg, 0);
+  row.out_of_place =
+      make_timing(Op::AllReduce, 4, row.bytes, RankTimes{100, 80, 100, 125}, TimeOf::Avg, 0);
   row.out_of_place.algorithm = "ring";
   row.out_of_place.stats = {20, 90.5, 100, 110.25, 150, 160};
   row.in_place.algorithm = "ring";
@@ -366,21 +366,16 @@ TEST(NccomTestReport, JsonDescribesTheRun) {
         "\"version\": {\"nccom_test\": \"2.31.24.0\", \"nccom_test_git\": \"abc123\", "
         "\"libnccom\": \"2.31.24.0\", \"libnccom_git\": \"def456\", \"runtime\": "
         "\"2.31.24.0\", \"runtime_git\": \"0123abcd\"},",
-        "\"started_utc\": \"2030-01-02T03:04:05Z\",",
-        "\"platform\": \"trn2\",",
-        "\"emulated_hosts\": 2,",
-        "\"hosts\": [\"host-a\", \"host-b\"],",
+        "\"started_utc\": \"2030-01-02T03:04:05Z\",", "\"platform\": \"trn2\",",
+        "\"emulated_hosts\": 2,", "\"hosts\": [\"host-a\", \"host-b\"],",
         "{\"rank\": 2, \"pid\": 17, \"hostname\": \"host-b\", \"host\": 1, \"device\": 0, "
         "\"config_digest\": \"fnv1a64:0123456789abcdef\"}",
         "\"config\": {\"file\": \"/etc/nccom/nccom.toml\", \"cluster\": \"trn2\", \"digest\": "
         "\"fnv1a64:0123456789abcdef\", \"same_on_every_rank\": true, \"error\": null, "
         "\"launch_env\": {\"NEURON_RT_ROOT_COMM_ID\": \"127.0.0.1:4000\", "
         "\"CCOM_SOCKET_IFNAME\": \"lo\"}},",
-        "\"net\": \"socket\",",
-        "\"net_requested\": \"default\",",
-        "\"average\": 1,",
-        "\"time_us_is\": \"avg\",",
-        "\"iteration_stats\": true,",
+        "\"net\": \"socket\",", "\"net_requested\": \"default\",", "\"average\": 1,",
+        "\"time_us_is\": \"avg\",", "\"iteration_stats\": true,",
         "\"algorithm_summary\": \"ring\", \"algorithms\": [{\"algorithm\": \"ring\", "
         "\"min_bytes\": 1048576, \"max_bytes\": 1048576}]",
         "\"out_of_place\": {\"time_us\": 100, \"time_min_us\": 80, \"time_avg_us\": 100, "
