@@ -394,8 +394,10 @@ std::vector<uint64_t> size_series(const Options& o) {
 const char* usage_text() {
   return "usage: nccom-test [options] OP [OP...]\n"
          "  OP: allr allg redsct sendrecv alltoall bcast reduce (one table each)\n"
-         "  -r, --ranks N          ranks (local launch; default 2; also --nworkers)\n"
-         "  -N, --nodes N          emulated hosts, ranks in blocks (default 1; also --nnodes)\n"
+         "  -r, --ranks N          ranks (local launch; default 2)\n"
+         "      --nworkers N       the same (Neuron nccom-test's spelling)\n"
+         "  -N, --nodes N          emulated hosts, ranks in blocks (default 1)\n"
+         "      --nnodes N         the same (Neuron nccom-test's spelling)\n"
          "  -b, --minbytes SIZE    smallest message (default 8; K, M, G suffixes)\n"
          "  -e, --maxbytes SIZE    largest message (default 1M)\n"
          "  -f, --stepfactor F     multiply the size by F (default 2)\n"
@@ -407,8 +409,8 @@ const char* usage_text() {
          "  -o, --op OP            sum prod min max avg (default sum)\n"
          "      --root R           root of bcast and reduce (default 0)\n"
          "  -c, --check            check every result against a reference\n"
-         "  -a, --average N        the time column: 0 rank 0's, 1 mean over ranks, 2 fastest\n"
-         "                         rank's, 3 slowest rank's (default 3)\n"
+         "  -a, --average N        time shown: 0 rank 0's, 1 mean, 2 min, 3 max over ranks\n"
+         "                         (default 3: the slowest rank's)\n"
          "      --stats            per-iteration min/p50/p90/p99/max after each table\n"
          "      --show-algorithm   an algo column (the engine's algorithm) per placement\n"
          "      --json             print JSON instead of the tables\n"
@@ -416,8 +418,8 @@ const char* usage_text() {
          "      --net socket|ofi   network: the socket plugin, or libnccom-net over tcp;ofi_rxm\n"
          "      --timeout-ms MS    bound of every wait in a collective (default 60000)\n"
          "  -h, --help             this text\n"
-         "Not supported: alltoallv and allgv (variable counts per rank), permute (a chosen\n"
-         "mapping; sendrecv runs the ring shift r -> r+1).\n"
+         "Not supported: alltoallv and allgv (variable counts per rank), and permute\n"
+         "(a chosen mapping; sendrecv runs the ring shift r -> r+1).\n"
          "Under mpirun or srun: one rank per process (see docs/tools/nccom-test.md).\n";
 }
 
