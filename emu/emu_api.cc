@@ -1,6 +1,7 @@
 // The application API (nrt_emu.h, version node NRT_EMU_1.0).
 #include "device_model.h"
 #include "nccom_loader.h"
+#include "platform.h"
 #include "runtime_log.h"
 
 #include <nrt_emu.h>
@@ -19,6 +20,11 @@ const nccom_export_table_t* nrt_emu_nccom_table(void) { return NccomLoader::inst
 const char* nrt_emu_nccom_path(void) { return NccomLoader::instance().path(); }
 
 const nec_version_info_t* nrt_emu_nccom_version(void) { return NccomLoader::instance().version(); }
+
+const char* nrt_emu_platform_name(void) {
+  const nrt_emu::platform::Spec* p = nrt_emu::platform::current();
+  return p == nullptr ? nullptr : p->name;
+}
 
 const char* nrt_emu_last_error(void) { return NccomLoader::instance().last_error(); }
 

@@ -244,6 +244,13 @@ struct Plan {
   std::vector<NetBlock> peer_block;                     // zero or one
 };
 
+// How the engine runs a call (Ccom::algorithm_of): over the ring channels,
+// over the kangaRing lanes, by recursive doubling, or as direct exchanges
+// with each peer (all-to-all, permute).
+enum class Algorithm { Ring, KangaRing, RecursiveDoubling, Peer };
+// "ring", "kangaring", "rd", "peer" (nrt_emu_ccom_algorithm's answers).
+const char* algorithm_name(Algorithm a);
+
 class Ccom {
  public:
   ~Ccom();
@@ -251,6 +258,10 @@ class Ccom {
   static Result<Ccom*> create(const nrt_emu_ccom_config_t& cfg);
 
   NRT_STATUS run(const nrt_emu_coll_args_t& a);
+  // The algorithm run(a) takes, from a's operation, type and count alone
+  // (buffers are not looked at); NRT_INVALID (error()) for arguments run
+  // refuses before it looks at buffers.
+  NRT_STATUS algorithm(const nrt_emu_coll_args_t& a, Algorithm* out);
   NRT_STATUS barrier();
   NRT_STATUS alloc(size_t bytes, void** out);
   void free(void* p);
@@ -278,7 +289,11 @@ class Ccom {
   Status map_direct_send(Channel& c, uint64_t slots, uint64_t head, const std::string& what);
   // The links a plan runs over: the kangaRing lanes or the ring channels.
   std::vector<Channel>& lanes_of(const Plan& p) { return p.kanga ? kanga_ : chans_; }
+  // The call's description (operation, type, reduction, count checked),
+  // then validate's checks of root, peers and buffers on top.
+  Status describe(const nrt_emu_coll_args_t& a, CollDesc* d) const;
   Status validate(const nrt_emu_coll_args_t& a, CollDesc* d) const;
+  Algorithm algorithm_of(const CollDesc& d) const;
   Result<Plan*> plan_for(const nrt_emu_coll_args_t& a, const CollDesc& d);
   Status build_plan(Plan& p);
   Status execute(Plan& p);

@@ -70,6 +70,16 @@ NRT_STATUS nrt_emu_ccom_run(nrt_emu_ccom_t* c, const nrt_emu_coll_args_t* a) {
   return c->impl->run(*a);
 }
 
+NRT_STATUS nrt_emu_ccom_algorithm(nrt_emu_ccom_t* c, const nrt_emu_coll_args_t* a,
+                                  const char** name) {
+  if (c == nullptr || a == nullptr || name == nullptr) return NRT_INVALID;
+  *name = nullptr;
+  nrt_emu::engine::Algorithm algorithm{};
+  const NRT_STATUS s = c->impl->algorithm(*a, &algorithm);
+  if (s == NRT_SUCCESS) *name = nrt_emu::engine::algorithm_name(algorithm);
+  return s;
+}
+
 NRT_STATUS nrt_emu_ccom_barrier(nrt_emu_ccom_t* c) {
   if (c == nullptr) return NRT_INVALID;
   nrt_emu::engine::begin_call();

@@ -19,7 +19,7 @@ bool overlaps(const void* a, size_t na, const void* b, size_t nb) {
 
 }  // namespace
 
-Status Ccom::validate(const nrt_emu_coll_args_t& a, CollDesc* d) const {
+Status Ccom::describe(const nrt_emu_coll_args_t& a, CollDesc* d) const {
   if (a.coll < NRT_EMU_ALL_REDUCE || a.coll > NRT_EMU_PERMUTE)
     return engine_error("unknown collective " + std::to_string(a.coll));
   if (a.dtype < NRT_EMU_INT8 || a.dtype > NRT_EMU_FP8_E5M2)
@@ -31,11 +31,18 @@ Status Ccom::validate(const nrt_emu_coll_args_t& a, CollDesc* d) const {
   d->op = static_cast<RedOp>(a.op);
   d->count = a.count;
   d->root = a.root;
+  const uint64_t es = dtype_size(d->dtype);
+  if (a.count > (UINT64_MAX / es) / static_cast<uint64_t>(n_))
+    return engine_error(std::string(coll_name(d->coll)) + ": count " + std::to_string(a.count) +
+                        " overflows");
+  return {};
+}
+
+Status Ccom::validate(const nrt_emu_coll_args_t& a, CollDesc* d) const {
+  if (Status s = describe(a, d); !s) return s;
   const std::string what = coll_name(d->coll);
   const uint64_t es = dtype_size(d->dtype);
   const uint64_t n = static_cast<uint64_t>(n_);
-  if (a.count > (UINT64_MAX / es) / n)
-    return engine_error(what + ": count " + std::to_string(a.count) + " overflows");
   uint64_t in = a.count, out = a.count;
   switch (d->coll) {
     case Coll::AllGather: out = a.count * n; break;
@@ -92,12 +99,9 @@ Result<Plan*> Ccom::plan_for(const nrt_emu_coll_args_t& a, const CollDesc& d) {
   p.recv = a.recv;
   p.send_to = a.send_to;
   p.recv_from = a.recv_from;
-  // kangaRing is for the intra-node all-gather and reduce-scatter legs,
-  // as in libnrt: all-reduce (reduce-scatter + all-gather), all-gather
-  // and reduce-scatter run over the lanes when there are any.
-  p.kanga = !kanga_.empty() && (d.coll == Coll::AllReduce || d.coll == Coll::AllGather ||
-                                d.coll == Coll::ReduceScatter);
-  if (runs_recursive_doubling(d)) {
+  const Algorithm algorithm = algorithm_of(d);
+  p.kanga = algorithm == Algorithm::KangaRing;
+  if (algorithm == Algorithm::RecursiveDoubling) {
     if (Status s = build_rd_plan(p); !s) return s.take_error();
   } else if (Status s = build_plan(p); !s) {
     return s.take_error();
@@ -117,6 +121,30 @@ Result<Plan*> Ccom::plan_for(const nrt_emu_coll_args_t& a, const CollDesc& d) {
     }
   }
   return &plans_.front();
+}
+
+// The one place that decides how a call runs: plan_for builds what it
+// says, and nrt_emu_ccom_algorithm reports it.
+Algorithm Ccom::algorithm_of(const CollDesc& d) const {
+  if (runs_recursive_doubling(d)) return Algorithm::RecursiveDoubling;
+  if (d.coll == Coll::AllToAll || d.coll == Coll::Permute) return Algorithm::Peer;
+  // kangaRing is for the intra-node all-gather and reduce-scatter legs,
+  // as in libnrt: all-reduce (reduce-scatter + all-gather), all-gather
+  // and reduce-scatter run over the lanes when there are any.
+  if (!kanga_.empty() &&
+      (d.coll == Coll::AllReduce || d.coll == Coll::AllGather || d.coll == Coll::ReduceScatter))
+    return Algorithm::KangaRing;
+  return Algorithm::Ring;
+}
+
+const char* algorithm_name(Algorithm a) {
+  switch (a) {
+    case Algorithm::Ring: return "ring";
+    case Algorithm::KangaRing: return "kangaring";
+    case Algorithm::RecursiveDoubling: return "rd";
+    case Algorithm::Peer: return "peer";
+  }
+  return "?";
 }
 
 Status Ccom::build_plan(Plan& p) {
@@ -174,6 +202,13 @@ Status Ccom::build_plan(Plan& p) {
   if (p.blocks.size() > NRT_EMU_MAX_STREAMS)
     return engine_error("more network blocks than proxy streams");
   return {};
+}
+
+NRT_STATUS Ccom::algorithm(const nrt_emu_coll_args_t& a, Algorithm* out) {
+  CollDesc d;
+  if (Status s = describe(a, &d); !s) return fail(NRT_INVALID, s.error().message);
+  *out = algorithm_of(d);
+  return NRT_SUCCESS;
 }
 
 NRT_STATUS Ccom::run(const nrt_emu_coll_args_t& a) {

@@ -46,6 +46,12 @@ NRT_EMU_PUBLIC const char* nrt_emu_nccom_path(void);
  * NULL if it was never called. */
 NRT_EMU_PUBLIC const nec_version_info_t* nrt_emu_nccom_version(void);
 
+/* The emulated platform as the runtime resolves NEURON_RT_EMU_PLATFORM
+ * (read at each call; unset or empty: "emu"): a static string such as "emu",
+ * "trn2" or "trn3-switch-v1", or NULL when the variable names no known
+ * platform (one WARN line in the runtime log lists the known ones). */
+NRT_EMU_PUBLIC const char* nrt_emu_platform_name(void);
+
 /* The message a failed load recorded (libnrt's exact text), else NULL. */
 NRT_EMU_PUBLIC const char* nrt_emu_last_error(void);
 
@@ -394,6 +400,22 @@ typedef struct nrt_emu_coll_args {
  * arguments). A peer that fails or dies ends it with an error naming that
  * rank, within cfg.timeout_ms. */
 NRT_EMU_PUBLIC NRT_STATUS nrt_emu_ccom_run(nrt_emu_ccom_t* c, const nrt_emu_coll_args_t* a);
+/* Which algorithm nrt_emu_ccom_run(c, a) runs, as the engine decides it
+ * from a's collective, data type and count on this communicator (the
+ * buffers, root and peers are not looked at; no rank is contacted):
+ *   "rd"        recursive doubling over the RDH peers: all-reduce up to
+ *               NEURON_RT_EMU_ALLREDUCE_RD_BYTES, all-gather whose output is
+ *               up to NEURON_RT_EMU_ALLGATHER_RD_BYTES (both capped to one
+ *               slice; never on one rank or over kangaRing lanes);
+ *   "kangaring" the kangaRing lanes (trn3-switch-v1 on one host: all-reduce,
+ *               all-gather, reduce-scatter);
+ *   "ring"      the ring channels (everything else but the two below);
+ *   "peer"      direct exchanges with each peer (all-to-all, permute).
+ * *name is a static string. NRT_INVALID for a NULL argument or an unknown
+ * collective, type or reduction, or a count that overflows (the reason in
+ * nrt_emu_ccom_error(c); *name NULL). */
+NRT_EMU_PUBLIC NRT_STATUS nrt_emu_ccom_algorithm(nrt_emu_ccom_t* c, const nrt_emu_coll_args_t* a,
+                                                 const char** name);
 /* Every rank waits for every other (through libnccom's bootstrap). */
 NRT_EMU_PUBLIC NRT_STATUS nrt_emu_ccom_barrier(nrt_emu_ccom_t* c);
 

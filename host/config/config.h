@@ -185,6 +185,15 @@ struct LoadOptions {
   std::vector<KnobTable> tables;
 };
 
+// A digest of the resolved configuration: FNV-1a (64 bits) over
+// "key=value\n" of every knob (Entry::text(), keys sorted), as
+// "fnv1a64:" and 16 hex digits. Two configurations with the same digest
+// give every knob the same value, wherever each value came from (default,
+// file, cluster, environment). Plugin settings ([plugins.<name>]) are not
+// in it: they are resolved when the plugin is loaded. `nccom-config --json`
+// and `nccom-test --json` print it (digest.cc).
+std::string digest(const Config& config);
+
 // Builds the effective configuration. Fails (NRT_INVALID) with every problem
 // found, one per line: unreadable or malformed file, unknown keys, wrong
 // types, values out of range, unknown cluster, bad environment values (but

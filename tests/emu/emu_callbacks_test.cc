@@ -77,6 +77,25 @@ TEST(EmuCallbacks, InstanceInfoFollowsTheEmulatedPlatform) {
       std::string::npos);
 }
 
+// nrt_emu_platform_name: what NEURON_RT_EMU_PLATFORM resolves to, as the
+// instance info above is made from it.
+TEST(EmuCallbacks, PlatformNameIsTheResolvedPlatform) {
+  {
+    ScopedEnv unset("NEURON_RT_EMU_PLATFORM", nullptr);
+    EXPECT_STREQ(nrt_emu_platform_name(), "emu");
+  }
+  {
+    ScopedEnv empty("NEURON_RT_EMU_PLATFORM", "");
+    EXPECT_STREQ(nrt_emu_platform_name(), "emu");
+  }
+  for (const char* name : {"trn1", "trn2-ultraserver", "trn3-switch-v1"}) {
+    ScopedEnv platform("NEURON_RT_EMU_PLATFORM", name);
+    EXPECT_STREQ(nrt_emu_platform_name(), name);
+  }
+  ScopedEnv bad("NEURON_RT_EMU_PLATFORM", "trn9");
+  EXPECT_EQ(nrt_emu_platform_name(), nullptr);
+}
+
 TEST(EmuCallbacks, InstanceInfoCopiesOnlyWhatTheCallerAsksFor) {
   ScopedEnv platform("NEURON_RT_EMU_PLATFORM", "trn2");
   for (size_t len : {size_t{0}, size_t{4}, size_t{8}, size_t{20}, size_t{32}, size_t{48}}) {

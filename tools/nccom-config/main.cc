@@ -187,7 +187,8 @@ int main(int argc, char** argv) {
 
   if (json) {
     std::string out = "{\"file\":" + json_text(config.file()) +
-                      ",\"cluster\":" + json_text(config.cluster()) + ",\"knobs\":[";
+                      ",\"cluster\":" + json_text(config.cluster()) +
+                      ",\"digest\":" + json_text(nccom::config::digest(config)) + ",\"knobs\":[";
     for (std::size_t i = 0; i < chosen.size(); ++i) {
       const Entry& e = *chosen[i];
       out += (i == 0 ? "" : ",") + std::string("{\"key\":") + json_text(std::string(e.key())) +

@@ -1,9 +1,13 @@
 // One rank of nccom-test (see bench.h and README.md).
 #include "bench.h"
 
+#include "config/config.h"
+#include "core/context.h"
 #include "pattern.h"
 #include "plot_svg.h"
 #include "report.h"
+
+#include <nccom/nrt_abi.h>
 
 #include <client.h>
 #include <nrt_emu.h>
@@ -12,13 +16,18 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
+
+extern "C" const char nccom_build_git_hash[];  // generated: cmake/WriteBuildId.cmake
+extern "C" const char nccom_build_version[];
 
 namespace nccom::nccomtest {
 namespace {
@@ -141,6 +150,60 @@ nrt_emu_coll_t coll_of(Op op) {
   return NRT_EMU_ALL_REDUCE;
 }
 
+// One rank's placement as the all-gather carries it: fixed size, strings
+// NUL-padded (a longer host name is cut to 63 bytes).
+struct PlaceRecord {
+  int32_t rank, pid, host, device;
+  char hostname[64];
+  char digest[32];
+};
+static_assert(sizeof(PlaceRecord) == 112, "the placement record's size on every rank");
+
+// A fixed-size text field as a string (never past its end).
+template <size_t N>
+std::string field(const char (&text)[N]) {
+  return std::string(text, strnlen(text, N));
+}
+
+// The variables nccom-test sets (or may set) for its ranks: main's
+// NCCOM_DEBUG_STREAM, the local launch's, and --net's.
+constexpr const char* kLaunchVars[] = {"NCCOM_DEBUG_STREAM", "NEURON_RT_ROOT_COMM_ID",
+                                       "NCCOM_RAS_ADDR",     "CCOM_SOCKET_IFNAME",
+                                       "FI_TCP_IFACE",       "NEURON_RT_EMU_DEVICES",
+                                       "NCCL_NET_PLUGIN",    "NCCOM_NET_USE_RUNTIME_PLUGIN",
+                                       "FI_PROVIDER"};
+
+std::string utc_now() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string dotted(uint64_t a, uint64_t b, uint64_t c, uint64_t d) {
+  return std::to_string(a) + "." + std::to_string(b) + "." + std::to_string(c) + "." +
+         std::to_string(d);
+}
+
+// nccom-test's build, libnccom's (as the runtime loaded it) and the runtime's.
+Versions versions() {
+  Versions v;
+  v.tool = nccom_build_version;
+  v.tool_git = nccom_build_git_hash;
+  if (const nec_version_info_t* n = nrt_emu_nccom_version(); n != nullptr) {
+    v.nccom = dotted(n->major, n->minor, n->patch, n->maintenance);
+    v.nccom_git = field(n->git_hash);
+  }
+  nrt_version_t r{};
+  if (nrt_get_version(&r, sizeof r) == NRT_SUCCESS) {
+    v.runtime = dotted(r.rt_major, r.rt_minor, r.rt_patch, r.rt_maintenance);
+    v.runtime_git = field(r.git_hash);
+  }
+  return v;
+}
+
 // rank 0's progress line on stderr: kept on one terminal line when stderr
 // is a terminal; otherwise a line every 5 s once the run passed 3 s.
 class Progress {
@@ -182,6 +245,7 @@ class RankBench {
   RankBench(const Options& o, const Placement& p) : o_(o), p_(p), ts_(eng::dtype_size(o.dtype)) {}
 
   int run() {
+    started_utc_ = utc_now();
     init();
     // Test seam (docs/tools/nccom-test.md): this rank dies as its peers enter the first
     // collective — after a barrier, so that every rank has finished joining
@@ -204,10 +268,12 @@ class RankBench {
       if (const char* w = std::getenv("NCCOM_TEST_DEBUG_SLOW_WHILE"); w != nullptr && *w)
         slow_while_ = w;
     }
+    gather_placement();
     std::vector<OpResult> results;
     const std::vector<uint64_t> sizes = size_series(o_);
     Progress progress(p_.rank == 0, sizes.size() * o_.ops.size());
     const RunInfo info = run_info();
+    if (p_.rank == 0 && !o_.json) print(run_header(info));
     size_t done = 0;
     for (Op op : o_.ops) {
       if (p_.rank == 0 && !o_.json) print(table_header(info, op));
@@ -219,6 +285,7 @@ class RankBench {
         if (p_.rank == 0 && !o_.json) print(table_row(info, op, r.rows.back()));
       }
       if (p_.rank == 0 && !o_.json) print(table_footer(info, r));
+      if (p_.rank == 0 && !o_.json && o_.stats) print(stats_table(info, r));
       results.push_back(std::move(r));
     }
     const int64_t wrong = total_wrong(results);
@@ -226,6 +293,7 @@ class RankBench {
     nrt_emu_ccom_free(c_, a_);
     nrt_emu_ccom_free(c_, b_);
     nrt_emu_ccom_free(c_, stats_);
+    if (iter_buf_ != nullptr) nrt_emu_ccom_free(c_, iter_buf_);
     nrt_emu_ccom_close(c_);
     if (wrong > 0) return p_.launcher == Launcher::LocalChild ? kExitCheckFailed : 1;
     return 0;
@@ -251,6 +319,19 @@ class RankBench {
     i.warmup = o_.warmup;
     i.check = o_.check;
     i.timeout_ms = o_.timeout_ms;
+    i.average = o_.average;
+    i.stats = o_.stats;
+    i.show_algorithm = o_.show_algorithm;
+    const char* platform = nrt_emu_platform_name();
+    i.platform = platform != nullptr ? platform : "";
+    i.versions = versions();
+    i.started_utc = started_utc_;
+    i.placement = placement_;
+    i.config_file = config_file_;
+    i.config_cluster = config_cluster_;
+    i.config_digest = config_digest_;
+    i.config_error = config_error_;
+    i.launch_env = launch_env_;
     if (p_.rank == 0 && !o_.json) {  // only rank 0's table says it
       const HealthPort& own = own_health_port();
       if (!own.port.empty()) {
@@ -262,8 +343,58 @@ class RankBench {
     return i;
   }
 
+  // The configuration this rank resolves as libnccom does (its loader, its
+  // knob tables and search paths), with the environment nccom-test set.
+  void resolve_config() {
+    for (const char* name : kLaunchVars) {
+      if (const char* v = std::getenv(name); v != nullptr) launch_env_.emplace_back(name, v);
+    }
+    auto loaded = nccom::config::load(nccom::core::default_load_options());
+    if (!loaded) {
+      const std::string& why = loaded.error().message;
+      config_error_ = "not resolved: " + why.substr(0, why.find('\n'));
+      return;
+    }
+    config_file_ = loaded->file();
+    config_cluster_ = loaded->cluster();
+    config_digest_ = nccom::config::digest(*loaded);
+  }
+
+  // Every rank's pid, host name, emulated host, device and configuration
+  // digest, gathered through the engine (an in-place all-gather of one
+  // PlaceRecord per rank in device memory).
+  void gather_placement() {
+    void* buf = nullptr;
+    alloc(sizeof(PlaceRecord) * static_cast<size_t>(p_.size), &buf, "placement buffer");
+    auto* all = static_cast<PlaceRecord*>(buf);
+    PlaceRecord& mine = all[p_.rank];
+    std::memset(&mine, 0, sizeof mine);
+    mine.rank = p_.rank;
+    mine.pid = static_cast<int32_t>(getpid());
+    mine.host = p_.host;
+    mine.device = p_.local_rank;
+    if (gethostname(mine.hostname, sizeof mine.hostname - 1) != 0)
+      std::snprintf(mine.hostname, sizeof mine.hostname, "?");
+    std::snprintf(mine.digest, sizeof mine.digest, "%s", config_digest_.c_str());
+    nrt_emu_coll_args_t a{};
+    a.coll = NRT_EMU_ALL_GATHER;
+    a.dtype = NRT_EMU_UINT8;
+    a.count = sizeof(PlaceRecord);
+    a.send = &mine;
+    a.recv = buf;
+    if (nrt_emu_ccom_run(c_, &a) != NRT_SUCCESS)
+      die(p_, std::string("gathering every rank's placement failed: ") + nrt_emu_ccom_error(c_));
+    for (int r = 0; r < p_.size; ++r) {
+      const PlaceRecord& rec = all[r];
+      placement_.push_back(
+          {rec.rank, rec.pid, field(rec.hostname), rec.host, rec.device, field(rec.digest)});
+    }
+    nrt_emu_ccom_free(c_, buf);
+  }
+
   void init() {
     for (const auto& [name, value] : net_env(o_.net)) setenv(name.c_str(), value.c_str(), 1);
+    resolve_config();
     size_t send_max = 0, buf_max = 0;
     for (Op op : o_.ops) {
       for (uint64_t bytes : size_series(o_)) {
@@ -274,7 +405,10 @@ class RankBench {
     }
     // The engine's default device memory (256 MiB) unless the buffers need
     // more; half as much again is left for whatever the engine carves.
-    const size_t need = send_max + buf_max + 4096;
+    const size_t iter_bytes =
+        o_.stats ? sizeof(double) * static_cast<size_t>(std::min(o_.iters, kStatsChunk)) : 0;
+    const size_t need =
+        send_max + buf_max + iter_bytes + sizeof(PlaceRecord) * static_cast<size_t>(p_.size) + 4096;
     nrt_emu_ccom_config_t cfg{};
     cfg.struct_size = sizeof cfg;
     cfg.rank = p_.rank;
@@ -299,6 +433,10 @@ class RankBench {
     alloc(std::max<size_t>(send_max, 64), &a_, "send buffer");
     alloc(std::max<size_t>(buf_max, 64), &b_, "receive buffer");
     alloc(64, &stats_, "statistics buffer");
+    if (o_.stats) {
+      alloc(iter_bytes, &iter_buf_, "per-iteration buffer");
+      iter_us_.reserve(static_cast<size_t>(o_.iters));
+    }
   }
 
   // What libnccom selected, asked of the runtime (neuronGetOFIHandle).
@@ -372,14 +510,58 @@ class RankBench {
     }
   }
 
-  // Mean time of one call over the timed iterations, in microseconds.
-  double timed(const nrt_emu_coll_args_t& a, Op op, uint64_t bytes, const char* what) {
+  // Mean time of one call over the timed iterations, in microseconds. With
+  // --stats each iteration is measured on its own too (iter_us_), and
+  // combined across ranks (MAX) into *stats.
+  double timed(const nrt_emu_coll_args_t& a, Op op, uint64_t bytes, const char* what,
+               IterStats* stats) {
     for (int i = 0; i < o_.warmup; ++i) call(a, op, bytes, what);
     if (nrt_emu_ccom_barrier(c_) != NRT_SUCCESS)
       die(p_, std::string("barrier failed: ") + nrt_emu_ccom_error(c_));
+    iter_us_.clear();
     const auto t0 = Clock::now();
-    for (int i = 0; i < o_.iters; ++i) call(a, op, bytes, what);
-    return std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / o_.iters;
+    auto last = t0;
+    for (int i = 0; i < o_.iters; ++i) {
+      call(a, op, bytes, what);
+      if (!o_.stats) continue;
+      const auto now = Clock::now();
+      iter_us_.push_back(std::chrono::duration<double, std::micro>(now - last).count());
+      last = now;
+    }
+    const double mean =
+        std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / o_.iters;
+    if (o_.stats) {
+      combine_iterations();
+      *stats = iter_stats(iter_us_);
+    }
+    return mean;
+  }
+
+  // Each iteration's slowest rank: an all-reduce MAX of iter_us_ through
+  // the device, kStatsChunk values at a time.
+  void combine_iterations() {
+    auto* d = static_cast<double*>(iter_buf_);
+    for (size_t at = 0; at < iter_us_.size(); at += kStatsChunk) {
+      const size_t n = std::min<size_t>(kStatsChunk, iter_us_.size() - at);
+      std::copy_n(iter_us_.begin() + static_cast<std::ptrdiff_t>(at), n, d);
+      nrt_emu_coll_args_t a{};
+      a.coll = NRT_EMU_ALL_REDUCE;
+      a.dtype = NRT_EMU_FP64;
+      a.op = NRT_EMU_MAX;
+      a.count = n;
+      a.send = a.recv = iter_buf_;
+      if (nrt_emu_ccom_run(c_, &a) != NRT_SUCCESS)
+        die(p_, std::string("combining the per-iteration times failed: ") + nrt_emu_ccom_error(c_));
+      std::copy_n(d, n, iter_us_.begin() + static_cast<std::ptrdiff_t>(at));
+    }
+  }
+
+  // The engine's algorithm for a call (nrt_emu_ccom_algorithm).
+  std::string algorithm(const nrt_emu_coll_args_t& a) {
+    const char* name = nullptr;
+    if (nrt_emu_ccom_algorithm(c_, &a, &name) != NRT_SUCCESS || name == nullptr)
+      die(p_, std::string("asking the engine for its algorithm failed: ") + nrt_emu_ccom_error(c_));
+    return name;
   }
 
   // Fresh input, a poisoned output (so a call that writes nothing cannot
@@ -405,9 +587,13 @@ class RankBench {
     auto* b = static_cast<unsigned char*>(b_);
     double t[2];
     int64_t wrong[2] = {-1, -1};
+    IterStats stats[2];
+    std::string algo[2];
     // Out of place: send from a, receive into b.
     fill_input(op, o_.dtype, o_.redop, p_.rank, p_.size, a, l.send_elems);
-    t[0] = timed(args(op, l, a, b), op, l.bytes, "out-of-place");
+    const nrt_emu_coll_args_t out_of_place = args(op, l, a, b);
+    algo[0] = algorithm(out_of_place);
+    t[0] = timed(out_of_place, op, l.bytes, "out-of-place", &stats[0]);
     if (o_.check) wrong[0] = checked(op, l, false, l.bytes);
     // In place: one buffer, nccl-tests' offsets (where NCCL defines it).
     t[1] = 0;
@@ -415,46 +601,65 @@ class RankBench {
       unsigned char* in = b + inplace_send_offset(op, l, p_.rank) * ts_;
       fill_input(op, o_.dtype, o_.redop, p_.rank, p_.size, in,
                  op == Op::AllGather ? l.count : l.send_elems);
-      t[1] = timed(args(op, l, in, b + inplace_recv_offset(op, l, p_.rank) * ts_), op, l.bytes,
-                   "in-place");
+      const nrt_emu_coll_args_t in_place =
+          args(op, l, in, b + inplace_recv_offset(op, l, p_.rank) * ts_);
+      algo[1] = algorithm(in_place);
+      t[1] = timed(in_place, op, l.bytes, "in-place", &stats[1]);
       if (o_.check) wrong[1] = checked(op, l, true, l.bytes);
     }
-    combine(t, wrong);
+    RankTimes times[2];
+    combine(t, times, wrong);
     Row r;
     r.bytes = l.bytes;
     r.count = l.elems;
-    r.out_of_place = make_timing(op, p_.size, l.bytes, t[0], wrong[0]);
-    r.in_place = make_timing(op, p_.size, l.bytes, t[1], wrong[1]);
+    r.out_of_place = make_timing(op, p_.size, l.bytes, times[0], o_.average, wrong[0]);
+    r.in_place = make_timing(op, p_.size, l.bytes, times[1], o_.average, wrong[1]);
     r.in_place.ran = op_has_in_place(op);
+    for (int k = 0; k < 2; ++k) {
+      Timing& tk = k == 0 ? r.out_of_place : r.in_place;
+      tk.algorithm = algo[k];
+      tk.stats = stats[k];
+    }
     return r;
   }
 
-  // The slowest rank's times and every rank's wrong counts, through the
-  // engine (all-reduce in place in device memory): no side channel.
-  void combine(double t[2], int64_t wrong[2]) {
+  // Every rank's times (minimum, mean, maximum; rank 0's own on rank 0)
+  // and wrong counts, through the engine (fp64 all-reduces in place in
+  // device memory): no side channel. MAX over the times and their
+  // negatives gives the maximum and the minimum in one call; SUM over the
+  // times and the wrong counts (whole numbers far below 2^53: exact) the
+  // mean and the total.
+  void combine(const double t[2], RankTimes out[2], int64_t wrong[2]) {
     auto* d = static_cast<double*>(stats_);
+    auto reduce = [&](int32_t op, const char* what) {
+      nrt_emu_coll_args_t a{};
+      a.coll = NRT_EMU_ALL_REDUCE;
+      a.dtype = NRT_EMU_FP64;
+      a.op = op;
+      a.count = 4;
+      a.send = a.recv = stats_;
+      if (nrt_emu_ccom_run(c_, &a) != NRT_SUCCESS)
+        die(p_, std::string("combining ") + what + " failed: " + nrt_emu_ccom_error(c_));
+    };
     d[0] = t[0];
     d[1] = t[1];
-    nrt_emu_coll_args_t a{};
-    a.coll = NRT_EMU_ALL_REDUCE;
-    a.dtype = NRT_EMU_FP64;
-    a.op = NRT_EMU_MAX;
-    a.count = 2;
-    a.send = a.recv = stats_;
-    if (nrt_emu_ccom_run(c_, &a) != NRT_SUCCESS)
-      die(p_, std::string("combining the times failed: ") + nrt_emu_ccom_error(c_));
-    t[0] = d[0];
-    t[1] = d[1];
-    if (!o_.check) return;
-    auto* w = static_cast<int64_t*>(stats_);
-    w[0] = wrong[0];
-    w[1] = wrong[1];
-    a.dtype = NRT_EMU_INT64;
-    a.op = NRT_EMU_SUM;
-    if (nrt_emu_ccom_run(c_, &a) != NRT_SUCCESS)
-      die(p_, std::string("combining the wrong counts failed: ") + nrt_emu_ccom_error(c_));
-    wrong[0] = w[0];
-    wrong[1] = w[1];
+    d[2] = -t[0];
+    d[3] = -t[1];
+    reduce(NRT_EMU_MAX, "the times (max and min)");
+    for (int k = 0; k < 2; ++k) {
+      out[k].rank0 = t[k];
+      out[k].max = d[k];
+      out[k].min = -d[2 + k];
+    }
+    d[0] = t[0];
+    d[1] = t[1];
+    d[2] = static_cast<double>(wrong[0]);
+    d[3] = static_cast<double>(wrong[1]);
+    reduce(NRT_EMU_SUM, "the times (sum) and wrong counts");
+    for (int k = 0; k < 2; ++k) {
+      out[k].avg = d[k] / p_.size;
+      if (o_.check) wrong[k] = std::llround(d[2 + k]);
+    }
   }
 
   void report(const RunInfo& info, const std::vector<OpResult>& results) {
@@ -480,10 +685,22 @@ class RankBench {
   void* a_ = nullptr;
   void* b_ = nullptr;
   void* stats_ = nullptr;
+  void* iter_buf_ = nullptr;     // --stats: kStatsChunk fp64 in device memory
+  std::vector<double> iter_us_;  // --stats: one placement's per-iteration times
   NetPluginInfo net_plugin_;
+  std::string started_utc_;
+  std::vector<RankPlace> placement_;
+  std::string config_file_, config_cluster_, config_digest_, config_error_;
+  std::vector<std::pair<std::string, std::string>> launch_env_;
 };
 
 }  // namespace
+
+uint64_t combining_calls_per_row(const Options& o) {
+  const uint64_t per_placement =
+      o.stats ? (static_cast<uint64_t>(o.iters) + kStatsChunk - 1) / kStatsChunk : 0;
+  return 2 + 2 * per_placement;
+}
 
 int run_rank(const Options& o, const Placement& p) { return RankBench(o, p).run(); }
 

@@ -235,7 +235,8 @@ PortReservation::~PortReservation() {
 uint64_t run_bound_ms(const Options& o) {
   const uint64_t rows = size_series(o).size() * o.ops.size();
   const uint64_t per_placement = static_cast<uint64_t>(o.warmup) + o.iters + 1 + (o.check ? 1 : 0);
-  const uint64_t calls = rows * (2 * per_placement + 2) + 4;
+  const uint64_t calls =
+      rows * (2 * per_placement + combining_calls_per_row(o)) + kCallsOutsideRows + 4;
   const uint64_t cap = 7ull * 24 * 3600 * 1000;
   return calls > cap / o.timeout_ms ? cap : calls * o.timeout_ms;
 }

@@ -41,7 +41,8 @@ class PortReservation {
 
 // The bound on a local run: --timeout-ms for each collective call the run
 // makes (warmup, timed, checked and combining calls of every row, both
-// placements), plus four for joining and closing. Capped at 7 days.
+// placements, and the placement all-gather), plus four for joining and
+// closing. Capped at 7 days.
 uint64_t run_bound_ms(const Options& o);
 
 // "exited with status N" / "was killed by signal N (NAME)" for a wait status.

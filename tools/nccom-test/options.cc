@@ -50,25 +50,28 @@ enum class Key {
   Root,
   Plot,
   Net,
-  Timeout
+  Timeout,
+  Average
 };
 struct Spelling {
   const char* name;
   Key key;
 };
 constexpr Spelling kValued[] = {
-    {"-r", Key::Ranks},      {"--ranks", Key::Ranks},
-    {"-N", Key::Nodes},      {"--nodes", Key::Nodes},
-    {"-b", Key::MinBytes},   {"--minbytes", Key::MinBytes},
-    {"-e", Key::MaxBytes},   {"--maxbytes", Key::MaxBytes},
-    {"-f", Key::StepFactor}, {"--stepfactor", Key::StepFactor},
-    {"-i", Key::StepBytes},  {"--stepbytes", Key::StepBytes},
-    {"-n", Key::Iters},      {"--iters", Key::Iters},
-    {"-w", Key::Warmup},     {"--warmup_iters", Key::Warmup},
-    {"-d", Key::DataType},   {"--datatype", Key::DataType},
-    {"-o", Key::RedOp},      {"--op", Key::RedOp},
-    {"--root", Key::Root},   {"--plot", Key::Plot},
-    {"--net", Key::Net},     {"--timeout-ms", Key::Timeout},
+    {"-r", Key::Ranks},         {"--ranks", Key::Ranks},
+    {"-N", Key::Nodes},         {"--nodes", Key::Nodes},
+    {"-b", Key::MinBytes},      {"--minbytes", Key::MinBytes},
+    {"-e", Key::MaxBytes},      {"--maxbytes", Key::MaxBytes},
+    {"-f", Key::StepFactor},    {"--stepfactor", Key::StepFactor},
+    {"-i", Key::StepBytes},     {"--stepbytes", Key::StepBytes},
+    {"-n", Key::Iters},         {"--iters", Key::Iters},
+    {"-w", Key::Warmup},        {"--warmup_iters", Key::Warmup},
+    {"-d", Key::DataType},      {"--datatype", Key::DataType},
+    {"-o", Key::RedOp},         {"--op", Key::RedOp},
+    {"--root", Key::Root},      {"--plot", Key::Plot},
+    {"--net", Key::Net},        {"--timeout-ms", Key::Timeout},
+    {"-a", Key::Average},       {"--average", Key::Average},
+    {"--nworkers", Key::Ranks}, {"--nnodes", Key::Nodes},  // Neuron nccom-test's spellings
 };
 
 const Spelling* find_valued(std::string_view name) {
@@ -161,6 +164,16 @@ Status apply(Key key, const std::string& opt, const std::string& v, Options& o,
       }
       return {};
     }
+    case Key::Average: {
+      auto n = parse_int(opt, v, 0, 3);
+      if (!n) {
+        return usage_error(n.error().message +
+                           " (0 = rank 0's time, 1 = the mean over ranks, 2 = the fastest "
+                           "rank's, 3 = the slowest rank's)");
+      }
+      o.average = static_cast<TimeOf>(*n);
+      return {};
+    }
     case Key::Timeout: {
       auto n = parse_int(opt, v, 1, 3600000);
       if (!n) return n.take_error();
@@ -202,7 +215,6 @@ bool parse_op(std::string_view s, Op* out) {
       {"reduce_scatter", Op::ReduceScatter},
       {"reducescatter", Op::ReduceScatter},
       {"sendrecv", Op::SendRecv},
-      {"permute", Op::SendRecv},
       {"alltoall", Op::AllToAll},
       {"all_to_all", Op::AllToAll},
       {"bcast", Op::Broadcast},
@@ -219,11 +231,39 @@ bool parse_op(std::string_view s, Op* out) {
   return false;
 }
 
+std::string refused_op(std::string_view s) {
+  const std::string l = lower(s);
+  if (l == "alltoallv") {
+    return "alltoallv (all-to-all with a different count for each rank) is not supported: the "
+           "engine's all-to-all moves equal blocks; run alltoall";
+  }
+  if (l == "allgv") {
+    return "allgv (all-gather with a different count for each rank) is not supported: the "
+           "engine's all-gather takes equal counts; run allg";
+  }
+  if (l == "permute") {
+    return "permute (a collective permute over a source-to-target mapping you choose) is not "
+           "supported: the one permutation nccom-test runs is the ring shift rank r -> r+1; "
+           "run sendrecv";
+  }
+  return "";
+}
+
 bool op_reduces(Op op) {
   return op == Op::AllReduce || op == Op::ReduceScatter || op == Op::Reduce;
 }
 bool op_has_root(Op op) { return op == Op::Broadcast || op == Op::Reduce; }
 bool op_has_in_place(Op op) { return op != Op::SendRecv && op != Op::AllToAll; }
+
+const char* time_of_name(TimeOf t) {
+  switch (t) {
+    case TimeOf::Rank0: return "rank0";
+    case TimeOf::Avg: return "avg";
+    case TimeOf::Min: return "min";
+    case TimeOf::Max: return "max";
+  }
+  return "?";
+}
 
 const char* net_name(Net n) {
   switch (n) {
@@ -268,6 +308,14 @@ Result<Options> parse_options(const std::vector<std::string>& args) {
       o.json = true;
       continue;
     }
+    if (a == "--stats") {
+      o.stats = true;
+      continue;
+    }
+    if (a == "--show-algorithm") {
+      o.show_algorithm = true;
+      continue;
+    }
     if (a == "-c" || a == "--check") {
       o.check = true;
       // nccl-tests spells it "-c 1"; a following 0/1 is its value.
@@ -298,6 +346,7 @@ Result<Options> parse_options(const std::vector<std::string>& args) {
       continue;
     }
     if (!a.empty() && a[0] == '-') return usage_error("unknown option " + a + " (see --help)");
+    if (const std::string why = refused_op(a); !why.empty()) return usage_error(why);
     Op op;
     if (!parse_op(a, &op)) {
       return usage_error("unknown operation '" + a +
@@ -346,7 +395,9 @@ const char* usage_text() {
   return "usage: nccom-test [options] OP [OP...]\n"
          "  OP: allr allg redsct sendrecv alltoall bcast reduce (one table each)\n"
          "  -r, --ranks N          ranks (local launch; default 2)\n"
+         "      --nworkers N       the same (Neuron nccom-test's spelling)\n"
          "  -N, --nodes N          emulated hosts, ranks in blocks (default 1)\n"
+         "      --nnodes N         the same (Neuron nccom-test's spelling)\n"
          "  -b, --minbytes SIZE    smallest message (default 8; K, M, G suffixes)\n"
          "  -e, --maxbytes SIZE    largest message (default 1M)\n"
          "  -f, --stepfactor F     multiply the size by F (default 2)\n"
@@ -358,11 +409,17 @@ const char* usage_text() {
          "  -o, --op OP            sum prod min max avg (default sum)\n"
          "      --root R           root of bcast and reduce (default 0)\n"
          "  -c, --check            check every result against a reference\n"
+         "  -a, --average N        time shown: 0 rank 0's, 1 mean, 2 min, 3 max over ranks\n"
+         "                         (default 3: the slowest rank's)\n"
+         "      --stats            per-iteration min/p50/p90/p99/max after each table\n"
+         "      --show-algorithm   an algo column (the engine's algorithm) per placement\n"
          "      --json             print JSON instead of the tables\n"
          "      --plot FILE.svg    write a chart of busbw and time against size\n"
          "      --net socket|ofi   network: the socket plugin, or libnccom-net over tcp;ofi_rxm\n"
          "      --timeout-ms MS    bound of every wait in a collective (default 60000)\n"
          "  -h, --help             this text\n"
+         "Not supported: alltoallv and allgv (variable counts per rank), and permute\n"
+         "(a chosen mapping; sendrecv runs the ring shift r -> r+1).\n"
          "Under mpirun or srun: one rank per process (see docs/tools/nccom-test.md).\n";
 }
 

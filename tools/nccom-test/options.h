@@ -24,8 +24,12 @@ enum class Op { AllReduce, AllGather, ReduceScatter, SendRecv, AllToAll, Broadca
 const char* op_name(Op op);
 // Accepts op_name() spellings and the long ones (all_reduce, allreduce,
 // all_gather, allgather, reduce_scatter, reducescatter, all_to_all,
-// broadcast, permute); case-insensitive.
+// broadcast); case-insensitive.
 bool parse_op(std::string_view s, Op* out);
+// Why an operation Neuron's nccom-test knows is refused here (alltoallv,
+// allgv, permute, case-insensitive): what it is and what to run instead;
+// "" for any other name.
+std::string refused_op(std::string_view s);
 // Whether the operation reduces (has a meaningful redop column).
 bool op_reduces(Op op);
 // Whether the operation has a root (bcast, reduce).
@@ -38,11 +42,16 @@ bool op_has_in_place(Op op);
 enum class Net { Default, Socket, Ofi };
 const char* net_name(Net n);  // "default", "socket", "ofi"
 
+// What the time column shows (nccl-tests' -a / --average): rank 0's own
+// time, the mean over the ranks, the fastest or the slowest rank's.
+enum class TimeOf { Rank0 = 0, Avg = 1, Min = 2, Max = 3 };
+const char* time_of_name(TimeOf t);  // "rank0", "avg", "min", "max"
+
 struct Options {
   std::vector<Op> ops;  // positional; at least one
-  int ranks = 2;        // -r; under a launcher 0 = what the launcher started
+  int ranks = 2;        // -r / --nworkers; under a launcher 0 = what the launcher started
   bool ranks_given = false;
-  int nodes = 1;  // -N emulated hosts
+  int nodes = 1;  // -N / --nnodes emulated hosts
   bool nodes_given = false;
   uint64_t min_bytes = 8;        // -b
   uint64_t max_bytes = 1 << 20;  // -e
@@ -55,6 +64,9 @@ struct Options {
   int root = 0;                  // --root
   bool check = false;            // -c / --check
   bool json = false;             // --json
+  TimeOf average = TimeOf::Max;  // -a / --average 0..3
+  bool stats = false;            // --stats: per-iteration percentiles
+  bool show_algorithm = false;   // --show-algorithm: an algo column per placement
   std::string plot;              // --plot FILE.svg ("" = none)
   Net net = Net::Default;        // --net
   uint32_t timeout_ms = 60000;   // --timeout-ms: bound of every wait in a collective

@@ -24,16 +24,42 @@ std::string time_text(double us) {
   return fmt("%.0f", us);
 }
 
-std::string group(const Timing& t) {
+// The algo column's width: the longest name nrt_emu_ccom_algorithm gives.
+constexpr int kAlgoWidth = 9;  // "kangaring"
+
+// The algo column (--show-algorithm), after #wrong in each group.
+std::string algo_cell(const std::string& text) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "  %*s", kAlgoWidth, text.c_str());
+  return buf;
+}
+
+std::string group(const Timing& t, bool algo) {
   char buf[96];
   if (!t.ran) {
     std::snprintf(buf, sizeof buf, "  %8s  %6s  %6s  %6s", "N/A", "N/A", "N/A", "N/A");
-    return buf;
+    return buf + (algo ? algo_cell("N/A") : std::string());
   }
   const std::string wrong = t.wrong < 0 ? "N/A" : std::to_string(t.wrong);
   std::snprintf(buf, sizeof buf, "  %8s  %6.2f  %6.2f  %6s", time_text(t.time_us).c_str(), t.algbw,
                 t.busbw, wrong.c_str());
-  return buf;
+  return buf + (algo ? algo_cell(t.algorithm.empty() ? "?" : t.algorithm) : std::string());
+}
+
+std::string version_text(const std::string& version, const std::string& git) {
+  if (version.empty()) return "unknown";
+  return git.empty() ? version : version + " (git " + git + ")";
+}
+
+// What the time column holds, in words (the table header).
+const char* time_of_text(TimeOf of) {
+  switch (of) {
+    case TimeOf::Rank0: return "rank 0's";
+    case TimeOf::Avg: return "mean over ranks";
+    case TimeOf::Min: return "fastest rank's";
+    case TimeOf::Max: return "slowest rank's";
+  }
+  return "?";
 }
 
 // A JSON number: finite values only (a non-finite one is written as null).
@@ -61,11 +87,40 @@ std::string str(const std::string& s) {
   return out + "\"";
 }
 
+std::string stats_json(const IterStats& st) {
+  if (st.iters == 0) return "null";
+  return "{\"iters\": " + std::to_string(st.iters) + ", \"min_us\": " + num(st.min_us) +
+         ", \"p50_us\": " + num(st.p50_us) + ", \"p90_us\": " + num(st.p90_us) +
+         ", \"p99_us\": " + num(st.p99_us) + ", \"max_us\": " + num(st.max_us) + "}";
+}
+
 std::string timing_json(const Timing& t) {
   if (!t.ran) return "null";
-  return "{\"time_us\": " + num(t.time_us) + ", \"algbw_gbps\": " + num(t.algbw) +
-         ", \"busbw_gbps\": " + num(t.busbw) +
-         ", \"wrong\": " + (t.wrong < 0 ? "null" : std::to_string(t.wrong)) + "}";
+  return "{\"time_us\": " + num(t.time_us) + ", \"time_min_us\": " + num(t.time_min_us) +
+         ", \"time_avg_us\": " + num(t.time_avg_us) + ", \"time_max_us\": " + num(t.time_max_us) +
+         ", \"algbw_gbps\": " + num(t.algbw) + ", \"busbw_gbps\": " + num(t.busbw) +
+         ", \"wrong\": " + (t.wrong < 0 ? "null" : std::to_string(t.wrong)) +
+         ", \"algorithm\": " + (t.algorithm.empty() ? "null" : str(t.algorithm)) +
+         ", \"stats\": " + stats_json(t.stats) + "}";
+}
+
+// Consecutive rows (out of place) with the same algorithm.
+struct AlgoRange {
+  std::string algorithm;
+  uint64_t first = 0, last = 0;  // bytes
+};
+std::vector<AlgoRange> algo_ranges(const OpResult& r) {
+  std::vector<AlgoRange> out;
+  for (const Row& row : r.rows) {
+    const std::string& a = row.out_of_place.algorithm;
+    if (a.empty()) continue;
+    if (!out.empty() && out.back().algorithm == a) {
+      out.back().last = row.bytes;
+    } else {
+      out.push_back({a, row.bytes, row.bytes});
+    }
+  }
+  return out;
 }
 
 const char* redop_text(const RunInfo& info, Op op) {
@@ -91,13 +146,94 @@ double busbw_factor(Op op, int nranks) {
 
 Timing make_timing(Op op, int nranks, uint64_t bytes, double time_us, int64_t wrong) {
   Timing t;
-  t.time_us = time_us;
+  t.time_us = t.time_min_us = t.time_avg_us = t.time_max_us = time_us;
   t.wrong = wrong;
   if (time_us > 0) {
     t.algbw = static_cast<double>(bytes) / 1e9 / (time_us / 1e6);
     t.busbw = t.algbw * busbw_factor(op, nranks);
   }
   return t;
+}
+
+double chosen_time(const RankTimes& t, TimeOf of) {
+  switch (of) {
+    case TimeOf::Rank0: return t.rank0;
+    case TimeOf::Avg: return t.avg;
+    case TimeOf::Min: return t.min;
+    case TimeOf::Max: return t.max;
+  }
+  return t.max;
+}
+
+Timing make_timing(Op op, int nranks, uint64_t bytes, const RankTimes& t, TimeOf of,
+                   int64_t wrong) {
+  Timing out = make_timing(op, nranks, bytes, chosen_time(t, of), wrong);
+  out.time_min_us = t.min;
+  out.time_avg_us = t.avg;
+  out.time_max_us = t.max;
+  return out;
+}
+
+IterStats iter_stats(std::vector<double>& values) {
+  IterStats st;
+  if (values.empty()) return st;
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  // Nearest rank: the smallest value with at least p% of the values at or below it.
+  auto pct = [&](int p) {
+    const size_t rank = (static_cast<size_t>(p) * n + 99) / 100;
+    return values[std::max<size_t>(rank, 1) - 1];
+  };
+  st.iters = static_cast<int>(n);
+  st.min_us = values.front();
+  st.p50_us = pct(50);
+  st.p90_us = pct(90);
+  st.p99_us = pct(99);
+  st.max_us = values.back();
+  return st;
+}
+
+std::string net_used(const NetPluginInfo& p) {
+  if (!p.known) return "unknown";
+  if (p.from_runtime) return "ofi";
+  const size_t slash = p.file.rfind('/');
+  const std::string base = slash == std::string::npos ? p.file : p.file.substr(slash + 1);
+  if (base == "libnccom-net-socket.so") return "socket";
+  return p.name.empty() ? "unknown" : p.name;
+}
+
+std::vector<std::string> job_hostnames(const RunInfo& info) {
+  std::vector<std::string> out;
+  for (const RankPlace& r : info.placement) {
+    if (std::find(out.begin(), out.end(), r.hostname) == out.end()) out.push_back(r.hostname);
+  }
+  return out;
+}
+
+std::string run_header(const RunInfo& info) {
+  const Versions& v = info.versions;
+  std::string s = "# nccom-test " + version_text(v.tool, v.tool_git) + ", libnccom " +
+                  version_text(v.nccom, v.nccom_git) + ", runtime " +
+                  version_text(v.runtime, v.runtime_git) + ", platform " +
+                  (info.platform.empty() ? std::string("unknown") : info.platform) + "\n";
+  if (!info.config_error.empty()) {
+    s += "# configuration: " + info.config_error + "\n";
+  } else {
+    s +=
+        "# configuration: " +
+        (info.config_file.empty() ? std::string("built-in defaults (no file)") : info.config_file) +
+        (info.config_cluster.empty() ? std::string() : ", cluster " + info.config_cluster) +
+        ", digest " + info.config_digest + "\n";
+  }
+  s += "#\n";
+  for (const RankPlace& r : info.placement) {
+    char line[256];
+    std::snprintf(line, sizeof line, "#  Rank %2d Pid %6d on %10s emulated host %d device %2d\n",
+                  r.rank, r.pid, r.hostname.c_str(), r.host, r.device);
+    s += line;
+  }
+  if (!info.placement.empty()) s += "#\n";
+  return s;
 }
 
 std::string describe(const NetPluginInfo& p) {
@@ -113,10 +249,11 @@ std::string table_header(const RunInfo& info, Op op) {
   char line[256];
   std::snprintf(line, sizeof line,
                 "# nccom-test %s: %d rank(s) on %d host(s) (%s), %s, %d iters after %d warmup, "
-                "check %s, net %s\n",
+                "check %s, net %s%s, time %s\n",
                 op_name(op), info.ranks, info.hosts, info.launcher.c_str(),
                 eng::dtype_name(info.dtype), info.iters, info.warmup, info.check ? "on" : "off",
-                net_name(info.net));
+                net_used(info.net_plugin).c_str(), info.net == Net::Default ? " (default)" : "",
+                time_of_text(info.average));
   std::string s = line;
   s += "# net plugin: " + describe(info.net_plugin) + "\n";
   if (!info.health_address.empty()) {
@@ -128,25 +265,31 @@ std::string table_header(const RunInfo& info, Op op) {
   }
   s += "#\n";
   // Built with the row's own widths so every name sits over its values.
-  auto columns = [](const char* a, const char* b, const char* c, const char* d, const char* e,
-                    const char* g1, const char* g2, const char* g3, const char* g4) {
-    char buf[256];
-    std::snprintf(buf, sizeof buf,
-                  "#%12s  %12s  %8s  %6s  %6s  %8s  %6s  %6s  %6s  %8s  %6s  %6s  %6s", a, b, c, d,
-                  e, g1, g2, g3, g4, g1, g2, g3, g4);
-    std::string l = buf;
+  const bool algo = info.show_algorithm;
+  auto columns = [algo](const char* a, const char* b, const char* c, const char* d, const char* e,
+                        const char* g1, const char* g2, const char* g3, const char* g4,
+                        const char* g5) {
+    char head[128], grp[96];
+    std::snprintf(head, sizeof head, "#%12s  %12s  %8s  %6s  %6s", a, b, c, d, e);
+    std::snprintf(grp, sizeof grp, "  %8s  %6s  %6s  %6s", g1, g2, g3, g4);
+    const std::string g = grp + (algo ? algo_cell(g5) : std::string());
+    std::string l = head + g + g;
     while (!l.empty() && l.back() == ' ') l.pop_back();
     return l + "\n";
   };
-  // The group titles centred over their 32-column groups (from column 55 and 89).
-  std::string titles(121, ' ');
+  // The group titles centred over their groups (32 columns, 43 with the
+  // algo column), whose values start at column 55 and 2 after the first ends.
+  const int width = 32 + (algo ? 2 + kAlgoWidth : 0);
+  const int second = 55 + width + 2;
+  std::string titles(static_cast<size_t>(second + width), ' ');
   titles[0] = '#';
-  titles.replace(55 + (32 - 12) / 2, 12, "out-of-place");
-  titles.replace(89 + (32 - 8) / 2, 8, "in-place");
+  titles.replace(static_cast<size_t>(55 + (width - 12) / 2), 12, "out-of-place");
+  titles.replace(static_cast<size_t>(second + (width - 8) / 2), 8, "in-place");
   while (titles.back() == ' ') titles.pop_back();
   s += titles + "\n";
-  s += columns("size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong");
-  s += columns("(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "");
+  s +=
+      columns("size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "algo");
+  s += columns("(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "");
   return s;
 }
 
@@ -156,7 +299,53 @@ std::string table_row(const RunInfo& info, Op op, const Row& row) {
                 static_cast<unsigned long long>(row.bytes),
                 static_cast<unsigned long long>(row.count), eng::dtype_name(info.dtype),
                 redop_text(info, op), root_value(info, op));
-  return head + group(row.out_of_place) + group(row.in_place) + "\n";
+  return head + group(row.out_of_place, info.show_algorithm) +
+         group(row.in_place, info.show_algorithm) + "\n";
+}
+
+std::string algorithm_summary(const OpResult& r) {
+  const std::vector<AlgoRange> ranges = algo_ranges(r);
+  if (ranges.empty()) return "unknown";
+  if (ranges.size() == 1) return ranges[0].algorithm;
+  std::string s;
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    const AlgoRange& a = ranges[i];
+    if (i > 0) s += ", ";
+    if (i == 0) {
+      s += a.algorithm + " up to " + std::to_string(a.last) + " B";
+    } else if (i + 1 == ranges.size()) {
+      s += a.algorithm + " above";
+    } else {
+      s += a.algorithm + " from " + std::to_string(a.first) + " B up to " + std::to_string(a.last) +
+           " B";
+    }
+  }
+  return s;
+}
+
+std::string stats_table(const RunInfo& info, const OpResult& r) {
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "# %s per iteration (us): each iteration's slowest rank, over %d iterations\n",
+                op_name(r.op), info.iters);
+  std::string s = line;
+  std::snprintf(line, sizeof line, "#%12s  %12s  %10s  %10s  %10s  %10s  %10s\n", "size(B)",
+                "placement", "min", "p50", "p90", "p99", "max");
+  s += line;
+  for (const Row& row : r.rows) {
+    const std::pair<const char*, const Timing*> groups[] = {{"out-of-place", &row.out_of_place},
+                                                            {"in-place", &row.in_place}};
+    for (const auto& [name, t] : groups) {
+      if (!t->ran || t->stats.iters == 0) continue;
+      const IterStats& st = t->stats;
+      std::snprintf(line, sizeof line, "#%12llu  %12s  %10s  %10s  %10s  %10s  %10s\n",
+                    static_cast<unsigned long long>(row.bytes), name, time_text(st.min_us).c_str(),
+                    time_text(st.p50_us).c_str(), time_text(st.p90_us).c_str(),
+                    time_text(st.p99_us).c_str(), time_text(st.max_us).c_str());
+      s += line;
+    }
+  }
+  return s + "#\n";
 }
 
 double avg_busbw(const OpResult& r) {
@@ -186,6 +375,7 @@ int64_t total_wrong(const std::vector<OpResult>& results) {
 
 std::string table_footer(const RunInfo& info, const OpResult& r) {
   std::string s = "# Avg bus bandwidth    : " + fmt("%.6g", avg_busbw(r)) + "\n";
+  s += "# Algorithm            : " + algorithm_summary(r) + "\n";
   if (info.check) {
     const int64_t wrong = total_wrong({r});
     s += "# Wrong elements       : " + std::to_string(wrong) + (wrong == 0 ? " OK" : " FAILED") +
@@ -195,11 +385,45 @@ std::string table_footer(const RunInfo& info, const OpResult& r) {
 }
 
 std::string to_json(const RunInfo& info, const std::vector<OpResult>& results) {
+  const Versions& v = info.versions;
+  auto text_or_null = [](const std::string& t) { return t.empty() ? std::string("null") : str(t); };
   std::string s = "{\n";
-  s += "  \"tool\": \"nccom-test\",\n  \"schema\": 1,\n";
+  s += "  \"tool\": \"nccom-test\",\n  \"schema\": 2,\n";
+  s += "  \"version\": {\"nccom_test\": " + text_or_null(v.tool) +
+       ", \"nccom_test_git\": " + text_or_null(v.tool_git) +
+       ", \"libnccom\": " + text_or_null(v.nccom) +
+       ", \"libnccom_git\": " + text_or_null(v.nccom_git) +
+       ", \"runtime\": " + text_or_null(v.runtime) +
+       ", \"runtime_git\": " + text_or_null(v.runtime_git) + "},\n";
+  s += "  \"started_utc\": " + text_or_null(info.started_utc) +
+       ",\n  \"platform\": " + text_or_null(info.platform) + ",\n";
   s += "  \"ranks\": " + std::to_string(info.ranks) +
-       ",\n  \"hosts\": " + std::to_string(info.hosts) + ",\n";
-  s += "  \"launcher\": " + str(info.launcher) + ",\n  \"net\": " + str(net_name(info.net)) + ",\n";
+       ",\n  \"emulated_hosts\": " + std::to_string(info.hosts) + ",\n  \"hosts\": [";
+  const std::vector<std::string> names = job_hostnames(info);
+  for (size_t i = 0; i < names.size(); ++i) s += (i ? ", " : "") + str(names[i]);
+  s += "],\n  \"launcher\": " + str(info.launcher) + ",\n  \"placement\": [";
+  bool same_digest = true;
+  for (size_t i = 0; i < info.placement.size(); ++i) {
+    const RankPlace& r = info.placement[i];
+    same_digest = same_digest && r.config_digest == info.placement[0].config_digest;
+    s += i ? ",\n" : "\n";
+    s += "    {\"rank\": " + std::to_string(r.rank) + ", \"pid\": " + std::to_string(r.pid) +
+         ", \"hostname\": " + str(r.hostname) + ", \"host\": " + std::to_string(r.host) +
+         ", \"device\": " + std::to_string(r.device) +
+         ", \"config_digest\": " + text_or_null(r.config_digest) + "}";
+  }
+  s += info.placement.empty() ? "],\n" : "\n  ],\n";
+  s += "  \"config\": {\"file\": " + str(info.config_file) +
+       ", \"cluster\": " + str(info.config_cluster) +
+       ", \"digest\": " + text_or_null(info.config_digest) +
+       ", \"same_on_every_rank\": " + (same_digest ? "true" : "false") +
+       ", \"error\": " + text_or_null(info.config_error) + ", \"launch_env\": {";
+  for (size_t i = 0; i < info.launch_env.size(); ++i) {
+    s += (i ? ", " : "") + str(info.launch_env[i].first) + ": " + str(info.launch_env[i].second);
+  }
+  s += "}},\n";
+  s += "  \"net\": " + str(net_used(info.net_plugin)) +
+       ",\n  \"net_requested\": " + str(net_name(info.net)) + ",\n";
   const NetPluginInfo& p = info.net_plugin;
   if (p.known) {
     s += "  \"net_plugin\": {\"name\": " + str(p.name) + ", \"layout\": " + str(p.layout) +
@@ -216,6 +440,9 @@ std::string to_json(const RunInfo& info, const std::vector<OpResult>& results) {
        ",\n  \"warmup_iters\": " + std::to_string(info.warmup) + ",\n";
   s += "  \"check\": " + std::string(info.check ? "true" : "false") +
        ",\n  \"timeout_ms\": " + std::to_string(info.timeout_ms) + ",\n";
+  s += "  \"average\": " + std::to_string(static_cast<int>(info.average)) +
+       ",\n  \"time_us_is\": " + str(time_of_name(info.average)) +
+       ",\n  \"iteration_stats\": " + (info.stats ? "true" : "false") + ",\n";
   s += "  \"results\": [";
   for (size_t k = 0; k < results.size(); ++k) {
     const OpResult& r = results[k];
@@ -223,7 +450,15 @@ std::string to_json(const RunInfo& info, const std::vector<OpResult>& results) {
     s += "    {\"op\": " + str(op_name(r.op)) + ", \"redop\": " + str(redop_text(info, r.op)) +
          ", \"root\": " + std::to_string(root_value(info, r.op)) +
          ", \"busbw_factor\": " + num(busbw_factor(r.op, info.ranks)) +
-         ", \"avg_busbw_gbps\": " + num(avg_busbw(r)) + ",\n     \"rows\": [";
+         ", \"avg_busbw_gbps\": " + num(avg_busbw(r)) +
+         ",\n     \"algorithm_summary\": " + str(algorithm_summary(r)) + ", \"algorithms\": [";
+    const std::vector<AlgoRange> ranges = algo_ranges(r);
+    for (size_t i = 0; i < ranges.size(); ++i) {
+      s += (i ? ", " : "") + std::string("{\"algorithm\": ") + str(ranges[i].algorithm) +
+           ", \"min_bytes\": " + std::to_string(ranges[i].first) +
+           ", \"max_bytes\": " + std::to_string(ranges[i].last) + "}";
+    }
+    s += "],\n     \"rows\": [";
     for (size_t i = 0; i < r.rows.size(); ++i) {
       const Row& row = r.rows[i];
       s += i ? ",\n" : "\n";

@@ -32,6 +32,7 @@
 #include <exception>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -251,6 +252,22 @@ int run(int argc, char** argv) {
   if (nrt_emu_ccom_init(&cfg, &cc) != NRT_SUCCESS)
     die(std::string("init: ") + nrt_emu_ccom_error(nullptr));
   say("channels=" + std::to_string(nrt_emu_ccom_channel_n(cc)));
+  // The engine's algorithm for a 4 MiB call of each shape (above every
+  // recursive-doubling threshold): algorithm_<coll>=ring|kangaring|peer.
+  for (const auto& [key, coll] : {std::pair<const char*, int32_t>{"allr", NRT_EMU_ALL_REDUCE},
+                                  {"allg", NRT_EMU_ALL_GATHER},
+                                  {"redsct", NRT_EMU_REDUCE_SCATTER},
+                                  {"bcast", NRT_EMU_BROADCAST},
+                                  {"alltoall", NRT_EMU_ALL_TO_ALL}}) {
+    nrt_emu_coll_args_t q{};
+    q.coll = coll;
+    q.dtype = NRT_EMU_FP32;
+    q.count = size_t{1} << 20;
+    const char* name = nullptr;
+    if (nrt_emu_ccom_algorithm(cc, &q, &name) != NRT_SUCCESS)
+      die(std::string("algorithm: ") + nrt_emu_ccom_error(cc));
+    say(std::string("algorithm_") + key + "=" + name);
+  }
 
   if (victim >= 0) {
     // Everyone is up (and has mapped its neighbours) before the victim goes.

@@ -138,6 +138,12 @@ void expect_kanga_run(const std::vector<RankReport>& reps, int n) {
                                                                          << rep.text;
     EXPECT_EQ(rep.lanes, reps[0].lanes) << "rank " << r << " runs other lanes than rank 0";
     expect_lanes_are_rotations(rep.lanes, n);
+    // The engine says so before running anything (nrt_emu_ccom_algorithm).
+    EXPECT_EQ(rep.kv.at("algorithm_allr"), "kangaring") << "rank " << r;
+    EXPECT_EQ(rep.kv.at("algorithm_allg"), "kangaring") << "rank " << r;
+    EXPECT_EQ(rep.kv.at("algorithm_redsct"), "kangaring") << "rank " << r;
+    EXPECT_EQ(rep.kv.at("algorithm_bcast"), "ring") << "rank " << r;
+    EXPECT_EQ(rep.kv.at("algorithm_alltoall"), "peer") << "rank " << r;
     // Every all-reduce, all-gather and reduce-scatter ran on the lanes; the
     // other collectives did not.
     EXPECT_EQ(rep.executions, std::stoll(rep.kv.at("runs"))) << "rank " << r << ":\n" << rep.text;

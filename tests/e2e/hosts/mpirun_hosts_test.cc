@@ -95,6 +95,15 @@ TEST_F(MpirunHosts, FourRanksOnTwoHostsCheckEveryNetPlugin) {
                                                                        "operation, printed once:\n"
                                                                     << all;
     EXPECT_EQ(count(r.out, "Wrong elements       : 0 OK"), 2) << net << ":\n" << all;
+    // The placement block, gathered from every rank: two ranks on each
+    // machine, by its own host name (the emulated host id is 0 under mpirun).
+    for (const char* host : {"h0", "h1"}) {
+      for (const char* device : {"0", "1"}) {
+        const std::string line =
+            std::string(" on         ") + host + " emulated host 0 device  " + device + "\n";
+        EXPECT_EQ(count(r.out, line), 1) << net << ": " << line << all;
+      }
+    }
   }
 }
 

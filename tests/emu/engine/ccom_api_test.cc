@@ -117,6 +117,46 @@ TEST_F(EngineApi, NullHandlesAreRefusedNotDereferenced) {
   EXPECT_NE(std::string(nrt_emu_ccom_error(cc_)).find("out is NULL"), std::string::npos);
 }
 
+// nrt_emu_ccom_algorithm on one rank: never recursive doubling (nothing to
+// exchange), the rings for the ring collectives, peer exchanges for
+// all-to-all and permute; buffers are not looked at; bad arguments are
+// refused as nrt_emu_ccom_run refuses them. (The recursive-doubling
+// threshold is held by NccomTestContext.AlgorithmColumnFlipsAtTheThreshold.)
+TEST_F(EngineApi, AlgorithmIsTheEnginesDecision) {
+  struct Case {
+    int32_t coll;
+    const char* algorithm;
+  };
+  for (const Case& c : {Case{NRT_EMU_ALL_REDUCE, "ring"}, Case{NRT_EMU_ALL_GATHER, "ring"},
+                        Case{NRT_EMU_REDUCE_SCATTER, "ring"}, Case{NRT_EMU_BROADCAST, "ring"},
+                        Case{NRT_EMU_REDUCE, "ring"}, Case{NRT_EMU_ALL_TO_ALL, "peer"},
+                        Case{NRT_EMU_PERMUTE, "peer"}}) {
+    for (size_t count : {size_t{1}, size_t{1} << 20}) {
+      nrt_emu_coll_args_t a{};
+      a.coll = c.coll;
+      a.dtype = NRT_EMU_FP32;
+      a.count = count;
+      const char* name = nullptr;
+      ASSERT_EQ(nrt_emu_ccom_algorithm(cc_, &a, &name), NRT_SUCCESS) << nrt_emu_ccom_error(cc_);
+      EXPECT_STREQ(name, c.algorithm) << c.coll << " x " << count;
+    }
+  }
+  nrt_emu_coll_args_t a{};
+  const char* name = "unset";
+  a.coll = 99;
+  EXPECT_EQ(nrt_emu_ccom_algorithm(cc_, &a, &name), NRT_INVALID);
+  EXPECT_EQ(name, nullptr);
+  EXPECT_NE(std::string(nrt_emu_ccom_error(cc_)).find("unknown collective 99"), std::string::npos);
+  a.coll = NRT_EMU_ALL_REDUCE;
+  a.dtype = 42;
+  EXPECT_EQ(nrt_emu_ccom_algorithm(cc_, &a, &name), NRT_INVALID);
+  EXPECT_NE(std::string(nrt_emu_ccom_error(cc_)).find("unknown data type 42"), std::string::npos);
+  EXPECT_EQ(nrt_emu_ccom_algorithm(nullptr, &a, &name), NRT_INVALID);
+  EXPECT_EQ(nrt_emu_ccom_algorithm(cc_, nullptr, &name), NRT_INVALID);
+  EXPECT_EQ(nrt_emu_ccom_algorithm(cc_, &a, nullptr), NRT_INVALID);
+  expect_works();
+}
+
 TEST_F(EngineApi, FullDeviceMemoryIsAnErrorThatLosesNothing) {
   void* small = nullptr;
   ASSERT_EQ(nrt_emu_ccom_alloc(cc_, 4096, &small), NRT_SUCCESS);

@@ -187,6 +187,25 @@ TEST_F(ToolsNccomConfig, JsonIsOneValidDocumentWithTypedValues) {
       << raw.out;
 }
 
+// "digest" covers every knob whatever is selected, and follows the values.
+TEST_F(ToolsNccomConfig, JsonDigestFollowsTheResolvedValues) {
+  auto digest_of = [](const ChildResult& r) {
+    const std::string key = "\"digest\":\"";
+    const size_t at = r.out.find(key);
+    return at == std::string::npos ? std::string("(none)") : r.out.substr(at + key.size(), 24);
+  };
+  const std::map<std::string, std::string> base = {{"NCCOM_CONFIG", ""}};
+  auto changed = base;
+  changed["NCCOM_BOOTSTRAP_PROTOCOL"] = "flat";
+  const ChildResult all = run_child(kTool, {"--json"}, base);
+  const ChildResult one = run_child(kTool, {"--json", "net.probe_timeout_ms"}, base);
+  const ChildResult other = run_child(kTool, {"--json"}, changed);
+  ASSERT_EQ(all.exit_code, 0) << all.out << all.err;
+  EXPECT_EQ(digest_of(all).rfind("fnv1a64:", 0), 0u) << all.out;
+  EXPECT_EQ(digest_of(one), digest_of(all));
+  EXPECT_NE(digest_of(other), digest_of(all)) << other.out;
+}
+
 }  // namespace
 
 namespace {

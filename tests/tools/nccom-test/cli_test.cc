@@ -26,6 +26,8 @@ TEST(NccomTestCli, Help) {
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_NE(r.out.find("usage: nccom-test"), std::string::npos);
   EXPECT_NE(r.out.find("--stepfactor"), std::string::npos);
+  for (const char* option : {"--nworkers", "--nnodes", "--average", "--stats", "--show-algorithm"})
+    EXPECT_NE(r.out.find(option), std::string::npos) << option;
 }
 
 TEST(NccomTestCli, UsageErrorsAreOneLineAndExitTwo) {
@@ -41,6 +43,16 @@ TEST(NccomTestCli, UsageErrorsAreOneLineAndExitTwo) {
        "reduce)\n"},
       {{"-r", "2", "-N", "3", "allr"},
        "nccom-test: -N 3 is more than -r 2: every emulated host needs at least one rank\n"},
+      {{"permute"},
+       "nccom-test: permute (a collective permute over a source-to-target mapping you choose) "
+       "is not supported: the one permutation nccom-test runs is the ring shift rank r -> r+1; "
+       "run sendrecv\n"},
+      {{"allr", "alltoallv"},
+       "nccom-test: alltoallv (all-to-all with a different count for each rank) is not "
+       "supported: the engine's all-to-all moves equal blocks; run alltoall\n"},
+      {{"allgv"},
+       "nccom-test: allgv (all-gather with a different count for each rank) is not supported: "
+       "the engine's all-gather takes equal counts; run allg\n"},
       {{"--plot", "/nonexistent-dir/x.svg", "allr"},
        "nccom-test: --plot /nonexistent-dir/x.svg: the directory /nonexistent-dir does not exist "
        "or is not "

@@ -32,11 +32,19 @@ int status_of_child(int how) {
 TEST(NccomTestLauncher, RunBoundCountsEveryCollectiveCall) {
   auto o = parse_options({"-b", "8", "-e", "64", "--timeout-ms", "1000", "--check", "allr"});
   ASSERT_TRUE(o.ok());
-  // 4 sizes × (2 placements × (5 warmup + 20 timed + 1 barrier + 1 check) + 2 combining) + 4.
-  EXPECT_EQ(run_bound_ms(*o), (4u * (2u * 27u + 2u) + 4u) * 1000u);
+  // 4 sizes × (2 placements × (5 warmup + 20 timed + 1 barrier + 1 check) + 2 combining)
+  // + 1 placement all-gather + 4.
+  EXPECT_EQ(run_bound_ms(*o), (4u * (2u * 27u + 2u) + 1u + 4u) * 1000u);
   o->check = false;
   o->ops.push_back(Op::AllGather);
-  EXPECT_EQ(run_bound_ms(*o), (8u * (2u * 26u + 2u) + 4u) * 1000u);
+  EXPECT_EQ(run_bound_ms(*o), (8u * (2u * 26u + 2u) + 1u + 4u) * 1000u);
+  // --stats: per placement one more all-reduce per 65536 iterations.
+  o->stats = true;
+  EXPECT_EQ(run_bound_ms(*o), (8u * (2u * 26u + 2u + 2u) + 1u + 4u) * 1000u);
+  o->iters = 65537;
+  o->timeout_ms = 1;
+  EXPECT_EQ(run_bound_ms(*o), 8u * (2u * 65543u + 2u + 4u) + 1u + 4u);
+  o->timeout_ms = 1000;
   // Capped at a week.
   o->timeout_ms = 3600000;
   o->iters = 1000000;

@@ -79,6 +79,59 @@ TEST(NccomTestOptions, LongFormsValuesAndSeveralOperations) {
   EXPECT_EQ(o.ops, want);
 }
 
+// Neuron's nccom-test spellings: --nworkers is -r, --nnodes is -N.
+TEST(NccomTestOptions, NeuronSpellings) {
+  const Options o = ok({"--nworkers", "4", "--nnodes=2", "--stats", "--show-algorithm", "allr"});
+  EXPECT_EQ(o.ranks, 4);
+  EXPECT_TRUE(o.ranks_given);
+  EXPECT_EQ(o.nodes, 2);
+  EXPECT_TRUE(o.nodes_given);
+  EXPECT_TRUE(o.stats);
+  EXPECT_TRUE(o.show_algorithm);
+  const Options d = ok({"allr"});
+  EXPECT_FALSE(d.stats);
+  EXPECT_FALSE(d.show_algorithm);
+  EXPECT_EQ(bad({"--nworkers", "0", "allr"}), "--nworkers must be in 1..16384, got 0");
+  EXPECT_EQ(bad({"allr", "--nnodes"}), "--nnodes needs a value");
+}
+
+// nccl-tests' -a: what the time column shows; the slowest rank by default.
+TEST(NccomTestOptions, AverageChoosesTheTimeColumn) {
+  EXPECT_EQ(ok({"allr"}).average, TimeOf::Max);
+  EXPECT_EQ(ok({"-a", "0", "allr"}).average, TimeOf::Rank0);
+  EXPECT_EQ(ok({"-a", "1", "allr"}).average, TimeOf::Avg);
+  EXPECT_EQ(ok({"--average", "2", "allr"}).average, TimeOf::Min);
+  EXPECT_EQ(ok({"--average=3", "allr"}).average, TimeOf::Max);
+  EXPECT_EQ(bad({"-a", "4", "allr"}),
+            "-a must be in 0..3, got 4 (0 = rank 0's time, 1 = the mean over ranks, 2 = the "
+            "fastest rank's, 3 = the slowest rank's)");
+  EXPECT_EQ(bad({"--average", "max", "allr"}).rfind("--average needs an integer, got 'max'", 0),
+            0u);
+  EXPECT_STREQ(time_of_name(TimeOf::Rank0), "rank0");
+  EXPECT_STREQ(time_of_name(TimeOf::Avg), "avg");
+  EXPECT_STREQ(time_of_name(TimeOf::Min), "min");
+  EXPECT_STREQ(time_of_name(TimeOf::Max), "max");
+}
+
+// Operations of Neuron's nccom-test that nccom-test does not run: refused
+// in one line saying what they are and what to run instead.
+TEST(NccomTestOptions, VariableCountAndPermuteOperationsAreRefused) {
+  EXPECT_EQ(bad({"alltoallv"}),
+            "alltoallv (all-to-all with a different count for each rank) is not supported: the "
+            "engine's all-to-all moves equal blocks; run alltoall");
+  EXPECT_EQ(bad({"allr", "ALLGV"}),
+            "allgv (all-gather with a different count for each rank) is not supported: the "
+            "engine's all-gather takes equal counts; run allg");
+  EXPECT_EQ(bad({"permute"}),
+            "permute (a collective permute over a source-to-target mapping you choose) is not "
+            "supported: the one permutation nccom-test runs is the ring shift rank r -> r+1; "
+            "run sendrecv");
+  Op op;
+  EXPECT_FALSE(parse_op("permute", &op));
+  EXPECT_EQ(refused_op("sendrecv"), "");
+  EXPECT_EQ(ok({"sendrecv"}).ops, std::vector<Op>{Op::SendRecv});
+}
+
 TEST(NccomTestOptions, CheckTakesAnOptionalZeroOrOne) {
   EXPECT_TRUE(ok({"-c", "allr"}).check);
   EXPECT_TRUE(ok({"-c", "1", "allr"}).check);
