@@ -189,8 +189,11 @@ struct LoadOptions {
 // "key=value\n" of every knob (Entry::text(), keys sorted), as
 // "fnv1a64:" and 16 hex digits. Two configurations with the same digest
 // give every knob the same value, wherever each value came from (default,
-// file, cluster, environment). Plugin settings ([plugins.<name>]) are not
-// in it: they are resolved when the plugin is loaded. `nccom-config --json`
+// file, cluster, environment). Knobs that name the job rather than its
+// behaviour (kJobIdentity: the root address, the health address, the
+// bootstrap secret) are left out, so two runs of one configuration agree and
+// no secret enters a published hash. Plugin settings ([plugins.<name>]) are
+// not in it: they are resolved when the plugin is loaded. `nccom-config --json`
 // and `nccom-test --json` print it (digest.cc).
 std::string digest(const Config& config);
 

@@ -13,7 +13,9 @@ namespace nccom::config {
 std::string digest(const Config& config) {
   std::vector<const Entry*> order;
   order.reserve(config.entries().size());
-  for (const Entry& e : config.entries()) order.push_back(&e);
+  for (const Entry& e : config.entries()) {
+    if ((e.knob->flags & kJobIdentity) == 0) order.push_back(&e);
+  }
   std::sort(order.begin(), order.end(),
             [](const Entry* a, const Entry* b) { return a->key() < b->key(); });
   // FNV-1a, 64 bits, over "key=value\n" per knob in key order.

@@ -41,6 +41,10 @@ enum KnobFlag : unsigned {
   // variables work this way: a job never dies over how it logs. A bad value
   // in the file stays an error.
   kEnvFallsBack = 1u << 3,
+  // The value names this job (where its ranks meet, its secret), not how it
+  // behaves: config::digest leaves it out, so two runs of one configuration
+  // compare equal, and a secret never enters a published hash.
+  kJobIdentity = 1u << 4,
 };
 
 using Names = std::span<const std::string_view>;

@@ -143,6 +143,7 @@ constexpr Knob kHostKnobs[] = {
                 "(NEURON_RT_ROOT_COMM_ID), which cannot carry a random one. Empty derives "
                 "it from the root address, which keeps other jobs out but is not secret; "
                 "set it through the launcher to authenticate.",
+        .flags = kJobIdentity,
     },
     {
         .key = "bootstrap.host_id",
@@ -172,7 +173,8 @@ constexpr Knob kHostKnobs[] = {
      .default_text = "",
      .help = "Address of the world's bootstrap root as host:port. The runtime reads "
              "the same variable and passes the address in; this value is used only "
-             "when the runtime passes none."},
+             "when the runtime passes none.",
+     .flags = kJobIdentity},
     {.key = "net.plugin",
      .env = kEnvNetPlugin,
      .type = Type::String,
@@ -339,7 +341,8 @@ constexpr Knob kHostKnobs[] = {
      .help = "The host:port where nccom-ras (or NCCL's ncclras) reaches the job. Every process "
              "of a host listens on it (SO_REUSEPORT) and any of them answers for the whole "
              "job. Keep it on loopback unless the network is trusted: it answers anyone who "
-             "connects. Give each job on a host its own port. Empty: no client port."},
+             "connects. Give each job on a host its own port. Empty: no client port.",
+     .flags = kJobIdentity},
     {.key = "health.keepalive_ms",
      .env = kEnvHealthKeepAlive,
      .type = Type::Int,

@@ -39,6 +39,19 @@ TEST(ConfigDigest, SameValuesSameDigestWhereverTheyCameFrom) {
   EXPECT_NE(digest(load_ok(host_options(FakeEnv()))), defaults);
 }
 
+TEST(ConfigDigest, KnobsThatNameTheJobAreLeftOut) {
+  // The root address, the health address and the secret change from job to
+  // job (and a secret must not enter a published hash): same digest.
+  const std::string base = digest(load_ok(host_options(FakeEnv())));
+  EXPECT_EQ(digest(load_ok(host_options(FakeEnv()
+                                            .set("NEURON_RT_ROOT_COMM_ID", "127.0.0.1:41000")
+                                            .set("NCCOM_RAS_ADDR", "127.0.0.1:41001")
+                                            .set("NCCOM_BOOTSTRAP_SECRET", "s3cret")))),
+            base);
+  // A knob of the same table that changes behaviour still counts.
+  EXPECT_NE(digest(load_ok(host_options(FakeEnv().set("NCCL_SOCKET_IFNAME", "lo")))), base);
+}
+
 TEST(ConfigDigest, FnvOverKeyEqualsValueLinesInKeyOrder) {
   // Entries given out of key order: the digest sorts them.
   std::vector<Entry> entries;
