@@ -3,6 +3,28 @@
 #include "log/log.h"
 
 namespace nccom::abi {
+namespace {
+thread_local CallScope* t_scope = nullptr;  // the innermost export running on this thread
+}  // namespace
+
+CallScope::CallScope(const char* export_name) noexcept
+    : name_(export_name), warns_at_start_(log::thread_warn_count()), outer_(t_scope) {
+  t_scope = this;
+}
+
+CallScope::~CallScope() { t_scope = outer_; }
+
+NRT_STATUS fail(const Error& error) noexcept {
+  const NRT_STATUS status = error.status == NRT_SUCCESS ? NRT_FAILURE : error.status;
+  const CallScope* scope = t_scope;
+  if (scope != nullptr && log::thread_warn_count() != scope->warns_at_start_) return status;
+  try {
+    NCCOM_WARN("%s: %s", scope != nullptr ? scope->name_ : "libnccom", error.message.c_str());
+  } catch (...) {
+    // The line could not be written (memory is short): the status still says it.
+  }
+  return status;
+}
 
 NRT_STATUS exception_status(const char* export_name, const std::exception* e,
                             bool out_of_memory) noexcept {

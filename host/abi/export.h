@@ -2,7 +2,9 @@
 #pragma once
 
 #include <nccom/nrt_abi.h>
+#include <nccom/util/result.h>
 
+#include <cstdint>
 #include <exception>
 #include <new>
 
@@ -19,10 +21,36 @@ namespace nccom::abi {
 NRT_STATUS exception_status(const char* export_name, const std::exception* e,
                             bool out_of_memory) noexcept;
 
+// The export running on this thread, while guard() runs its body: its name
+// and how many WARN lines the thread had given out when it began. Scopes
+// nest (an export that calls another).
+class CallScope {
+ public:
+  explicit CallScope(const char* export_name) noexcept;
+  ~CallScope();
+  CallScope(const CallScope&) = delete;
+  CallScope& operator=(const CallScope&) = delete;
+
+ private:
+  friend NRT_STATUS fail(const Error& error) noexcept;
+  const char* name_;
+  std::uint64_t warns_at_start_;
+  CallScope* outer_;
+};
+
+// The status of an export that ends with `error` (NRT_FAILURE for an error
+// without one). The runtime reports a failed call with the WARN lines
+// libnccom forwarded to it during the call (nec_ndl_printk), so a call that
+// has not said why on this thread yet says it here, once: "<export>:
+// <message>". An error a lower layer already logged as WARN is not said
+// twice.
+NRT_STATUS fail(const Error& error) noexcept;
+
 // Runs an export's body: no exception crosses the C boundary, where it
 // would end the runtime's process (std::terminate).
 template <class Body>
 NRT_STATUS guard(const char* export_name, Body&& body) noexcept {
+  const CallScope scope(export_name);
   try {
     return body();
   } catch (const std::bad_alloc& e) {

@@ -19,9 +19,7 @@ namespace bootstrap = nccom::bootstrap;
 
 namespace {
 
-NRT_STATUS fail(const nccom::Error& error) {
-  return error.status == NRT_SUCCESS ? NRT_FAILURE : error.status;
-}
+using nccom::abi::fail;
 
 NRT_STATUS invalid(const char* what) {
   NCCOM_WARN("%s", what);

@@ -60,6 +60,7 @@ std::atomic<std::int64_t> g_start_ns{0};
 std::atomic<WarnSink> g_warn_sink{nullptr};
 std::atomic<int> g_process_device{kNoDevice};
 thread_local int t_device = kNoDevice;
+thread_local std::uint64_t t_warns = 0;  // WARN lines this thread gave out (thread_warn_count)
 
 // Output: guarded by g_out_mutex. nullptr means unconfigured (stderr).
 // std::mutex is constant-initialised, so none of this runs a static constructor.
@@ -179,6 +180,7 @@ void vmessage(Level level, unsigned long subsys, const char* file, int line, con
   const bool printed = enabled(level, subsys);
   WarnSink sink = is_warn_like(level) ? g_warn_sink.load(std::memory_order_acquire) : nullptr;
   if (!printed && sink == nullptr) return;
+  if (is_warn_like(level)) ++t_warns;
   char buf[kLineMax];
   const std::size_t length = format_line(buf, level, file, line, fmt, args);
   if (printed) write_line(buf, length);
@@ -259,6 +261,8 @@ void reset() {
 }
 
 void set_thread_device(int device) { t_device = device; }
+
+std::uint64_t thread_warn_count() { return t_warns; }
 
 void note_process_device(int device) {
   if (device < 0) return;

@@ -81,6 +81,11 @@ void set_warn_sink(WarnSink sink);
 
 bool enabled(Level level, unsigned long subsys);
 
+// How many WARN lines this thread has given out (printed, or handed to the
+// WARN sink) since it started: an entry point compares it before and after
+// a call to know whether the call already said why it failed.
+std::uint64_t thread_warn_count();
+
 // printf-style entry point. Same shape as ncclDebugLogger_t so it can be
 // handed to net plugins directly.
 void message(Level level, unsigned long subsys, const char* file, int line, const char* fmt, ...)
