@@ -19,7 +19,7 @@ NRT_STATUS fail(const Error& error) noexcept {
   const CallScope* scope = t_scope;
   if (scope != nullptr && log::thread_warn_count() != scope->warns_at_start_) return status;
   try {
-    NCCOM_WARN("%s: %s", scope != nullptr ? scope->name_ : "libnccom", error.message.c_str());
+    NCCOM_WARN("%s (%s)", error.message.c_str(), scope != nullptr ? scope->name_ : "libnccom");
   } catch (...) {
     // The line could not be written (memory is short): the status still says it.
   }

@@ -41,9 +41,9 @@ class CallScope {
 // The status of an export that ends with `error` (NRT_FAILURE for an error
 // without one). The runtime reports a failed call with the WARN lines
 // libnccom forwarded to it during the call (nec_ndl_printk), so a call that
-// has not said why on this thread yet says it here, once: "<export>:
-// <message>". An error a lower layer already logged as WARN is not said
-// twice.
+// has not said why on this thread yet says it here, once, cause first:
+// "<message> (<export>)". An error a lower layer already logged as WARN is
+// not said twice.
 NRT_STATUS fail(const Error& error) noexcept;
 
 // Runs an export's body: no exception crosses the C boundary, where it

@@ -63,7 +63,7 @@ comm::Communicator* lookup(void* handle, const char* export_name) {
 
 NRT_STATUS report(const nccom::Status& status, const char* export_name) {
   if (status) return NRT_SUCCESS;
-  NCCOM_WARN("%s: %s", export_name, status.error().message.c_str());
+  NCCOM_WARN("%s (%s)", status.error().message.c_str(), export_name);
   return fail(status.error());
 }
 
@@ -149,15 +149,15 @@ NCCOM_API NRT_STATUS neuronBuildGraphComm(void* handle) {
     }
     auto built = nccom::graphbuild::build_comm_graph(*c, net_plugin);
     if (!built) {
-      NCCOM_WARN("neuronBuildGraphComm (rank %d of %d): %s", c->rank(), c->nranks(),
-                 built.error().message.c_str());
+      NCCOM_WARN("%s (neuronBuildGraphComm, rank %d of %d)", built.error().message.c_str(),
+                 c->rank(), c->nranks());
       c->give_up_setup("neuronBuildGraphComm: " + built.error().message);
       return fail(built.error());
     }
     c->set_graph(std::move(built).value());
     if (nccom::Status t = nccom::transport::build_comm_transports(*c); !t) {
-      NCCOM_WARN("neuronBuildGraphComm (rank %d of %d): connecting the rings: %s", c->rank(),
-                 c->nranks(), t.error().message.c_str());
+      NCCOM_WARN("%s (neuronBuildGraphComm, rank %d of %d: connecting the rings)",
+                 t.error().message.c_str(), c->rank(), c->nranks());
       c->give_up_setup("neuronBuildGraphComm: connecting the rings: " + t.error().message);
       return fail(t.error());
     }

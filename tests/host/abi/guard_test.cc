@@ -65,7 +65,8 @@ bool ends_with(const std::string& s, const std::string& end) {
 }
 
 // An error no lower layer logged (a configuration that did not load, say,
-// the second time it is met) is said by the export, naming it.
+// the second time it is met) is said by the export, cause first, naming
+// the export after it.
 TEST_F(FailedExport, AnErrorNobodyLoggedIsForwardedOnce) {
   const NRT_STATUS s = nccom::abi::guard("neuronTest", [] {
     return nccom::abi::fail(nccom::make_error(NRT_INVALID, "f.toml:2:1: unknown key"));
@@ -73,7 +74,7 @@ TEST_F(FailedExport, AnErrorNobodyLoggedIsForwardedOnce) {
   EXPECT_EQ(s, NRT_INVALID);
   const auto lines = sunk();
   ASSERT_EQ(lines.size(), 1u);
-  EXPECT_TRUE(ends_with(lines[0], "CCOM WARN neuronTest: f.toml:2:1: unknown key")) << lines[0];
+  EXPECT_TRUE(ends_with(lines[0], "CCOM WARN f.toml:2:1: unknown key (neuronTest)")) << lines[0];
 }
 
 // An error whose cause the call already logged is not said twice.
@@ -107,9 +108,9 @@ TEST_F(FailedExport, EveryFailedCallSaysWhy) {
   });
   const auto lines = sunk();
   ASSERT_EQ(lines.size(), 4u);
-  EXPECT_TRUE(ends_with(lines[0], "neuronTest: the same cause")) << lines[0];
-  EXPECT_TRUE(ends_with(lines[1], "neuronTest: the same cause")) << lines[1];
-  EXPECT_TRUE(ends_with(lines[3], "neuronOuter: the same cause")) << lines[3];
+  EXPECT_TRUE(ends_with(lines[0], "WARN the same cause (neuronTest)")) << lines[0];
+  EXPECT_TRUE(ends_with(lines[1], "WARN the same cause (neuronTest)")) << lines[1];
+  EXPECT_TRUE(ends_with(lines[3], "WARN the same cause (neuronOuter)")) << lines[3];
 }
 
 TEST(ThreadGuard, AThreadBodyThatThrowsEndsItsThreadNotTheProcess) {
