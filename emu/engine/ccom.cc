@@ -102,7 +102,8 @@ Result<Ccom*> Ccom::create(const nrt_emu_ccom_config_t& cfg, std::string* cause)
     // nrt_emu_ccom_init fails with NRT_FAILURE whatever the cause; the
     // message says which, cause first: "CAUSE (rank R of N: CONTEXT)".
     Why why = split_cause(s.error().message);
-    const std::string rank = "rank " + std::to_string(cfg.rank) + " of " + std::to_string(cfg.rank_n);
+    const std::string rank =
+        "rank " + std::to_string(cfg.rank) + " of " + std::to_string(cfg.rank_n);
     why.context = why.context.empty() ? rank : rank + ": " + why.context;
     nrt_emu::log::message(nrt_emu::log::Level::Error, "%s (nrt_emu_ccom_init, %s)",
                           why.cause.c_str(), why.context.c_str());

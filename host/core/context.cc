@@ -66,8 +66,7 @@ std::string invalid_configuration(const std::string& problems) {
   if (more > 0) {
     const std::string file = problem_file(text);
     text += "and " + std::to_string(more) + (more == 1 ? " more problem: " : " more problems: ") +
-            (file.empty() ? "nccom-config" : "nccom-config --check " + file) +
-            " lists them all; ";
+            (file.empty() ? "nccom-config" : "nccom-config --check " + file) + " lists them all; ";
   }
   return text + "nccom configuration is invalid: fix it, or point NCCOM_CONFIG at a good file)";
 }

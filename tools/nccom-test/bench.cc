@@ -134,8 +134,9 @@ RuntimeReason runtime_reason(const nrt_emu_ccom_t* c) {
   const char* k = nrt_emu_ccom_cause(c);
   const std::string error = e != nullptr ? e : "";
   const std::string cause = k != nullptr ? k : "";
-  if (!cause.empty() && error.size() > cause.size() + 3 && error.compare(0, cause.size(), cause) == 0 &&
-      error.compare(cause.size(), 2, " (") == 0 && error.back() == ')') {
+  if (!cause.empty() && error.size() > cause.size() + 3 &&
+      error.compare(0, cause.size(), cause) == 0 && error.compare(cause.size(), 2, " (") == 0 &&
+      error.back() == ')') {
     return {cause, error.substr(cause.size() + 2, error.size() - cause.size() - 3)};
   }
   return {error, ""};
@@ -317,9 +318,11 @@ class RankBench {
     cfg.timeout_ms = o_.timeout_ms;
     if (nrt_emu_ccom_init(&cfg, &c_) != NRT_SUCCESS || c_ == nullptr) {
       const RuntimeReason r = init_reason();
-      die(p_, r.cause,
-          within("joining the communicator at " + p_.root_comm_id + " (from " + p_.root_source + ")",
-                 r));
+      // Where the root address came from matters under a launcher; a local
+      // rank's is always its parent's.
+      const std::string from =
+          p_.launcher == Launcher::LocalChild ? "" : " (from " + p_.root_source + ")";
+      die(p_, r.cause, within("joining the communicator at " + p_.root_comm_id + from, r));
     }
     if (o_.net == Net::Ofi && nrt_emu_net_handle() == nullptr) {
       const char* why = nrt_emu_net_error();

@@ -433,8 +433,8 @@ std::string summary_line(const std::vector<RankEnd>& ranks, size_t culprit, size
     if (ranks[i].stopped && !ranks[i].failed) stopped.push_back(ranks[i].rank);
     if (counted[i] || !ranks[i].failed) continue;
     const std::string k = cause_key(split_reason(ranks[i].said).cause);
-    auto it = std::find_if(others.begin(), others.end(),
-                           [&k](const auto& o) { return o.first == k; });
+    auto it =
+        std::find_if(others.begin(), others.end(), [&k](const auto& o) { return o.first == k; });
     if (it == others.end()) {
       others.push_back({k, {i}});
     } else {

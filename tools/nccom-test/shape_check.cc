@@ -62,8 +62,7 @@ std::string refusal_text(const ShapeRefusal& r, const std::string& shape) {
   std::string reasons = r.why;
   const std::string heading = "no topology plugin describes this machine (";
   if (reasons.rfind(heading, 0) == 0) {
-    if (const size_t end = reasons.find("): "); end != std::string::npos)
-      reasons.erase(0, end + 3);
+    if (const size_t end = reasons.find("): "); end != std::string::npos) reasons.erase(0, end + 3);
   }
   return shape + " puts " + std::to_string(r.ranks) + (r.ranks == 1 ? " rank" : " ranks") +
          " on emulated host " + std::to_string(r.host) + ": " + reasons +

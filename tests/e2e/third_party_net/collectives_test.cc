@@ -219,6 +219,40 @@ TEST(ThirdPartyNetNeverCompletesAtTheCollectiveBound, TheFailureNamesThePlugin) 
   EXPECT_TRUE(named) << "no rank's closing line names the plugin:\n" << all;
 }
 
+// A plugin whose isend fails (TPN_BEHAVIOUR=isend_fails): each rank's own
+// line gives the failed call in the plugin first and what the rank was
+// doing after it; the launcher prints one short summary line.
+TEST(ThirdPartyNetIsendFails, TheFailedCallIsNamedFirstAndSummarisedOnce) {
+  const Layout& l = kLayouts[2];
+  auto env = plugin_env(l, "isend_fails");
+  env["NCCL_DEBUG"] = "WARN";
+  const auto r = nccom_test::run_child(
+      kTool, {"-r", "2", "-N", "2", "-b", "8", "-e", "8", "--timeout-ms", "20000", "allr"}, env);
+  const std::string all = r.out + r.err;
+  EXPECT_EQ(r.exit_code, 1) << all;
+  EXPECT_NE(all.find("TPN: isend fails: the device went away"), std::string::npos) << all;
+  const std::string failed_call = std::string("isend in the net plugin ") + l.described;
+  int named = 0;
+  std::vector<std::string> summary;
+  std::istringstream lines(r.err);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("[rank 1] ", 0) == 0) line.erase(0, 9);
+    if (line.rfind("nccom-test: rank 0: ", 0) == 0 || line.rfind("nccom-test: rank 1: ", 0) == 0) {
+      const size_t call = line.find(failed_call);
+      const size_t doing = line.find(" (allr of 8 B (out-of-place): ");
+      EXPECT_NE(call, std::string::npos) << line;
+      EXPECT_LT(call, doing) << line;
+      ++named;
+    } else if (line.rfind("nccom-test: ", 0) == 0) {
+      summary.push_back(line);
+    }
+  }
+  EXPECT_GE(named, 1) << all;
+  ASSERT_EQ(summary.size(), 1u) << all;
+  EXPECT_LE(summary[0].size(), 200u) << summary[0];
+  EXPECT_NE(summary[0].find(" (allr of 8 B)"), std::string::npos) << summary[0];
+}
+
 // A plugin stuck inside connect: every rank fails when
 // transport.connect_timeout_ms passes, naming the channels and peers still
 // pending and the plugin call that has not returned, with the plugin's file.

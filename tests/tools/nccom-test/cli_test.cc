@@ -82,8 +82,7 @@ TEST(NccomTestCli, HostsTheTopologyRefusesAreUsageErrors) {
       "16)";
   auto r = run({"-r", "10", "-N", "2", "-b", "8", "-e", "8", "allr"});
   EXPECT_EQ(r.exit_code, 2) << r.err;
-  EXPECT_EQ(r.err.rfind("nccom-test: -r 10 -N 2 puts 5 ranks on emulated host 0: " + reason, 0),
-            0u)
+  EXPECT_EQ(r.err.rfind("nccom-test: -r 10 -N 2 puts 5 ranks on emulated host 0: " + reason, 0), 0u)
       << r.err;
   EXPECT_NE(r.err.find("(no topology plugin describes a host of 5 devices"), std::string::npos)
       << r.err;

@@ -17,8 +17,8 @@
 
 #include <cctype>
 #include <chrono>
-#include <fstream>
 #include <cstdio>
+#include <fstream>
 #include <iterator>
 #include <regex>
 #include <sstream>

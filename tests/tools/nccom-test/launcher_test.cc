@@ -158,8 +158,9 @@ const std::string kConfigCause =
     "(nccom configuration is invalid: fix it, or point NCCOM_CONFIG at a good file)";
 
 std::string joining(int rank) {
-  return kConfigCause + " (joining the communicator at 127.0.0.1:41234 (from the local parent): "
-                        "rank " +
+  return kConfigCause +
+         " (joining the communicator at 127.0.0.1:41234 (from the local parent): "
+         "rank " +
          std::to_string(rank) + " of 2: neuronInitGlobalComm returned status 2)";
 }
 
@@ -241,10 +242,11 @@ TEST(NccomTestLauncher, SummaryKeepsOtherCausesApartAndStaysShort) {
   ranks.push_back(stopped);
   const std::string line = summary_line(ranks, 0);
   EXPECT_LE(line.size(), kSummaryLimit) << line;
-  EXPECT_EQ(line.rfind("nccom-test: rank 0 (host 0) failed: NCCL_TOPO_DUMP_FILE (topology.dump_file, "
-                       "written by rank 0): XML: ",
-                       0),
-            0u)
+  EXPECT_EQ(
+      line.rfind("nccom-test: rank 0 (host 0) failed: NCCL_TOPO_DUMP_FILE (topology.dump_file, "
+                 "written by rank 0): XML: ",
+                 0),
+      0u)
       << line;
   EXPECT_NE(line.find("\u2026 (joining the communicator); rank 1"), std::string::npos) << line;
   EXPECT_NE(line.find("; rank 1 failed because it left"), std::string::npos) << line;
@@ -253,7 +255,8 @@ TEST(NccomTestLauncher, SummaryKeepsOtherCausesApartAndStaysShort) {
       << line;
   // With room, the other cause is given too, and nothing is cut.
   const std::string roomy = summary_line(ranks, 0, 1000);
-  EXPECT_NE(roomy.find("; rank 2 failed too: device memory: 1 bytes do not fit;"), std::string::npos)
+  EXPECT_NE(roomy.find("; rank 2 failed too: device memory: 1 bytes do not fit;"),
+            std::string::npos)
       << roomy;
   EXPECT_EQ(roomy.find("\u2026"), std::string::npos) << roomy;
 }

@@ -121,7 +121,8 @@ TEST_F(NccomTestTopoDump, TheWritingRankIsNamedWhenItsPeerExitsFirst) {
   EXPECT_NE(own_line(r.err, 0).find(kNoSpace), std::string::npos) << all;
   const auto lines = launcher_lines(r.err);
   ASSERT_EQ(lines.size(), 1u) << all;
-  EXPECT_EQ(lines[0].rfind("nccom-test: rank 0 (host 0) failed: " + dump_failure(dir.path()).substr(0, 60), 0),
+  EXPECT_EQ(lines[0].rfind(
+                "nccom-test: rank 0 (host 0) failed: " + dump_failure(dir.path()).substr(0, 60), 0),
             0u)
       << all;
   EXPECT_TRUE(ends_with(lines[0], "(joining the communicator); rank 1 failed because it left"))
