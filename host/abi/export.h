@@ -1,12 +1,15 @@
 // Helpers shared by the files that define the 37 neuron* exports.
 #pragma once
 
+#include "log/log.h"
+
 #include <nccom/nrt_abi.h>
 #include <nccom/util/result.h>
 
-#include <cstdint>
 #include <exception>
 #include <new>
+#include <string>
+#include <string_view>
 
 // Every export is a plain, unversioned C function with default visibility;
 // host/libnccom.map is what finally decides the dynamic symbol table.
@@ -22,9 +25,10 @@ NRT_STATUS exception_status(const char* export_name, const std::exception* e,
                             bool out_of_memory) noexcept;
 
 // The export running on this thread, while guard() runs its body: its name
-// and how many WARN lines the thread had given out when it began. Scopes
-// nest (an export that calls another).
-class CallScope {
+// and the last WARN line the thread gave out during the call. Scopes nest
+// (an export that calls another); an inner call's lines count for the
+// outer one too.
+class CallScope final : private log::WarnObserver {
  public:
   explicit CallScope(const char* export_name) noexcept;
   ~CallScope();
@@ -33,17 +37,19 @@ class CallScope {
 
  private:
   friend NRT_STATUS fail(const Error& error) noexcept;
+  void warned(std::string_view text) noexcept override;
   const char* name_;
-  std::uint64_t warns_at_start_;
-  CallScope* outer_;
+  std::string last_warn_;  // "" when none yet
+  CallScope* outer_scope_;
+  log::WarnObserver* outer_observer_;
 };
 
 // The status of an export that ends with `error` (NRT_FAILURE for an error
 // without one). The runtime reports a failed call with the WARN lines
-// libnccom forwarded to it during the call (nec_ndl_printk), so a call that
-// has not said why on this thread yet says it here, once, cause first:
-// "<message> (<export>)". An error a lower layer already logged as WARN is
-// not said twice.
+// libnccom forwarded to it during the call (nec_ndl_printk), the newest
+// first, so a call whose last WARN line does not already hold the error's
+// message says it here, cause first: "<message> (<export>)". An error a
+// lower layer logged as its last word is not said twice.
 NRT_STATUS fail(const Error& error) noexcept;
 
 // Runs an export's body: no exception crosses the C boundary, where it

@@ -84,18 +84,36 @@ TEST_F(FailedExport, AnErrorAlreadyLoggedIsNotSaidAgain) {
     return nccom::abi::fail(nccom::make_error(NRT_TIMEOUT, "bootstrap: no root at 127.0.0.1:9"));
   });
   EXPECT_EQ(s, NRT_TIMEOUT);
-  const auto lines = sunk();
+  auto lines = sunk();
   ASSERT_EQ(lines.size(), 1u);
   EXPECT_TRUE(ends_with(lines[0], "CCOM WARN bootstrap: no root at 127.0.0.1:9")) << lines[0];
+  // Logged inside a longer line (a prefix, the export's context) counts too.
+  (void)nccom::abi::guard("neuronTest", [] {
+    NCCOM_WARN("NET/Plugin: no plugin (neuronTest, rank 0 of 2)");
+    return nccom::abi::fail(nccom::make_error(NRT_FAILURE, "no plugin"));
+  });
+  EXPECT_EQ(sunk().size(), 2u);
   // An error without a status of its own is NRT_FAILURE.
   EXPECT_EQ(nccom::abi::guard("neuronTest",
                               [] { return nccom::abi::fail(nccom::make_error(NRT_SUCCESS, "x")); }),
             NRT_FAILURE);
 }
 
+// A WARN line about something else, as the call's last word, does not
+// stand for its cause: the runtime would take that line as the cause.
+TEST_F(FailedExport, AnUnrelatedWarnDoesNotStandForTheCause) {
+  (void)nccom::abi::guard("neuronTest", [] {
+    NCCOM_WARN("skipping plugin: libx.so: not found");
+    return nccom::abi::fail(nccom::make_error(NRT_INVALID, "f.toml:2:1: unknown key"));
+  });
+  const auto lines = sunk();
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_TRUE(ends_with(lines[1], "CCOM WARN f.toml:2:1: unknown key (neuronTest)")) << lines[1];
+}
+
 // Each call counts for itself: a WARN of an earlier call, or of another
-// thread, does not stand for this call's cause; an inner export's scope
-// ends with it.
+// thread, does not stand for this call's cause; an inner export's lines
+// count for the outer call too.
 TEST_F(FailedExport, EveryFailedCallSaysWhy) {
   const nccom::Error e = nccom::make_error(NRT_INVALID, "the same cause");
   for (int i = 0; i < 2; ++i)
@@ -106,8 +124,13 @@ TEST_F(FailedExport, EveryFailedCallSaysWhy) {
     (void)nccom::abi::guard("neuronInner", [] { return NRT_SUCCESS; });
     return nccom::abi::fail(e);
   });
+  (void)nccom::abi::guard("neuronOuter", [&e] {
+    (void)nccom::abi::guard("neuronInner", [&e] { return nccom::abi::fail(e); });
+    return nccom::abi::fail(e);  // said by the inner call already
+  });
   const auto lines = sunk();
-  ASSERT_EQ(lines.size(), 4u);
+  ASSERT_EQ(lines.size(), 5u);
+  EXPECT_TRUE(ends_with(lines[4], "WARN the same cause (neuronInner)")) << lines[4];
   EXPECT_TRUE(ends_with(lines[0], "WARN the same cause (neuronTest)")) << lines[0];
   EXPECT_TRUE(ends_with(lines[1], "WARN the same cause (neuronTest)")) << lines[1];
   EXPECT_TRUE(ends_with(lines[3], "WARN the same cause (neuronOuter)")) << lines[3];
