@@ -1,5 +1,6 @@
 // The application API (nrt_emu.h, version node NRT_EMU_1.0).
 #include "device_model.h"
+#include "env.h"
 #include "nccom_loader.h"
 #include "platform.h"
 #include "runtime_log.h"
@@ -40,6 +41,21 @@ const char* nrt_emu_net_error(void) { return NccomLoader::instance().net_error()
 const char* nrt_emu_net_hint(void) { return NccomLoader::instance().net_hint(); }
 
 void nrt_emu_unload_nccom(void) { NccomLoader::instance().unload(); }
+
+int nrt_emu_host_device_count(int local_n) {
+  const nrt_emu::platform::Spec* spec = nrt_emu::platform::current();
+  if (spec == nullptr || local_n < 1) return -1;
+  // What a rank reports once nrt_emu_ccom_init placed it (Ccom::place_on_device):
+  // NEURON_RT_EMU_DEVICES when set, else the platform's own count, else
+  // one device per rank on the host.
+  if (nrt_emu::env::get("NEURON_RT_EMU_DEVICES")) return nrt_emu::devices::count();
+  return spec->devices != 0 ? spec->devices : local_n;
+}
+
+int nrt_emu_platform_pod_type(void) {
+  const nrt_emu::platform::Spec* spec = nrt_emu::platform::current();
+  return spec != nullptr ? static_cast<int>(spec->pod_type) : -1;
+}
 
 int nrt_emu_log_snapshot(char* buf, size_t len) {
   if (buf == nullptr) len = 0;

@@ -69,13 +69,29 @@ std::string st(const char* what, NRT_STATUS s) {
          (cause.empty() ? " (libnccom forwarded no reason to the runtime log)" : ": " + cause);
 }
 
+Why split_cause(const std::string& message) {
+  const std::string cause = log::nccom_cause(t_call_mark);
+  if (!cause.empty() && message != cause) {
+    const size_t at = message.rfind(": " + cause);
+    if (at != std::string::npos)
+      return {cause, message.substr(0, at) + message.substr(at + 2 + cause.size())};
+  }
+  return {message, ""};
+}
+
+std::string cause_first(const Why& why) {
+  return why.context.empty() ? why.cause : why.cause + " (" + why.context + ")";
+}
+
 NRT_STATUS Ccom::fail(NRT_STATUS s, std::string why) {
-  error_ = std::move(why);
+  const Why split = split_cause(why);
+  error_ = cause_first(split);
+  cause_ = split.cause;
   nrt_emu::log::message(nrt_emu::log::Level::Error, "[engine rank %d] %s", rank_, error_.c_str());
   return s;
 }
 
-Result<Ccom*> Ccom::create(const nrt_emu_ccom_config_t& cfg) {
+Result<Ccom*> Ccom::create(const nrt_emu_ccom_config_t& cfg, std::string* cause) {
   std::unique_ptr<Ccom> c(new Ccom());
   if (Status s = c->init(cfg); !s) {
     // No closing fence: the peers may be waiting in one of libnccom's own
@@ -83,11 +99,16 @@ Result<Ccom*> Ccom::create(const nrt_emu_ccom_config_t& cfg) {
     // its contribution; they are to see this rank leave instead.
     c->broken_ = true;
     c->broken_reason_ = s.error().message;
-    // nrt_emu_ccom_init fails with NRT_FAILURE whatever the cause; the message says which.
-    Error e = engine_error("rank " + std::to_string(cfg.rank) + " of " +
-                           std::to_string(cfg.rank_n) + ": " + s.error().message);
-    nrt_emu::log::message(nrt_emu::log::Level::Error, "nrt_emu_ccom_init: %s", e.message.c_str());
-    return e;
+    // nrt_emu_ccom_init fails with NRT_FAILURE whatever the cause; the
+    // message says which, cause first: "CAUSE (rank R of N: CONTEXT)".
+    Why why = split_cause(s.error().message);
+    const std::string rank =
+        "rank " + std::to_string(cfg.rank) + " of " + std::to_string(cfg.rank_n);
+    why.context = why.context.empty() ? rank : rank + ": " + why.context;
+    nrt_emu::log::message(nrt_emu::log::Level::Error, "%s (nrt_emu_ccom_init, %s)",
+                          why.cause.c_str(), why.context.c_str());
+    if (cause != nullptr) *cause = why.cause;
+    return engine_error(cause_first(why));
   }
   return c.release();
 }

@@ -39,8 +39,23 @@ namespace nrt_emu::engine {
 void begin_call();
 // "what returned status N: <the cause libnccom gave>", the way a runtime
 // reports a failed libnccom call; libnccom forwards its WARN lines through
-// nec_ndl_printk, so the text crosses the ABI with the status.
+// nec_ndl_printk, so the text crosses the ABI with the status. This is the
+// inside of an error; what a caller reads is cause-first (cause_first).
 std::string st(const char* what, NRT_STATUS s);
+
+// An error of this call split into its innermost cause and the context the
+// engine wrapped around it: when libnccom forwarded a reason during the call
+// (the newest WARN line since begin_call, preferring this thread's) and the
+// message holds it after ": ", that reason is the cause and the rest of the
+// message its context ("neuronInitGlobalComm returned status 2"); else the
+// whole message is the cause.
+struct Why {
+  std::string cause;
+  std::string context;  // "" when there is none
+};
+Why split_cause(const std::string& message);
+// "CAUSE (CONTEXT)", or CAUSE alone.
+std::string cause_first(const Why& why);
 
 inline constexpr int kMaxEngineChannels = 4;  // one proxy stream per channel
 
@@ -254,8 +269,9 @@ const char* algorithm_name(Algorithm a);
 class Ccom {
  public:
   ~Ccom();
-  // The communicator, or why it could not be made ("rank R of N: ...").
-  static Result<Ccom*> create(const nrt_emu_ccom_config_t& cfg);
+  // The communicator, or why it could not be made: "CAUSE (rank R of N:
+  // CONTEXT)"; *cause (when given) receives CAUSE alone.
+  static Result<Ccom*> create(const nrt_emu_ccom_config_t& cfg, std::string* cause = nullptr);
 
   NRT_STATUS run(const nrt_emu_coll_args_t& a);
   // The algorithm run(a) takes, from a's operation, type and count alone
@@ -270,6 +286,8 @@ class Ccom {
   int rank_n() const { return n_; }
   int channel_n() const { return static_cast<int>(chans_.size()); }
   const std::string& error() const { return error_; }
+  // The innermost cause of the last failure (error() is "CAUSE (CONTEXT)").
+  const std::string& cause() const { return cause_; }
 
  private:
   Ccom() = default;
@@ -397,6 +415,7 @@ class Ccom {
   nrt_emu_proxy_t* proxy_ = nullptr;
   std::list<Plan> plans_;  // most recently used first
   std::string error_;
+  std::string cause_;  // error_'s innermost cause
   uint64_t executions_ = 0;
   bool broken_ = false;  // a failed init or execution: the links are in an unknown state
   std::string broken_reason_;

@@ -11,9 +11,11 @@ struct nrt_emu_ccom {
 };
 
 namespace {
-thread_local std::string
-    init_error;  // why the last nrt_emu_ccom_init failed (no handle to hold it)
-}
+// Why this thread's last nrt_emu_ccom_init failed (no handle to hold it),
+// and that reason's innermost cause.
+thread_local std::string init_error;
+thread_local std::string init_cause;
+}  // namespace
 
 extern "C" {
 
@@ -21,12 +23,13 @@ NRT_STATUS nrt_emu_ccom_init(const nrt_emu_ccom_config_t* cfg, nrt_emu_ccom_t** 
   if (out == nullptr) return NRT_INVALID;
   *out = nullptr;
   if (cfg == nullptr) {
-    init_error = "nrt_emu_ccom_init: cfg is NULL";
+    init_error = init_cause = "nrt_emu_ccom_init: cfg is NULL";
     return NRT_INVALID;
   }
   nrt_emu::engine::begin_call();
   init_error.clear();
-  auto created = nrt_emu::engine::Ccom::create(*cfg);
+  init_cause.clear();
+  auto created = nrt_emu::engine::Ccom::create(*cfg, &init_cause);
   if (!created) {
     init_error = created.error().message;
     return created.error().status;
@@ -35,7 +38,7 @@ NRT_STATUS nrt_emu_ccom_init(const nrt_emu_ccom_config_t* cfg, nrt_emu_ccom_t** 
   *out = new (std::nothrow) nrt_emu_ccom{c};
   if (*out == nullptr) {
     delete c;
-    init_error = "out of memory";
+    init_error = init_cause = "out of memory";
     return NRT_RESOURCE;
   }
   return NRT_SUCCESS;
@@ -49,6 +52,10 @@ void nrt_emu_ccom_close(nrt_emu_ccom_t* c) {
 
 const char* nrt_emu_ccom_error(const nrt_emu_ccom_t* c) {
   return c == nullptr ? init_error.c_str() : c->impl->error().c_str();
+}
+
+const char* nrt_emu_ccom_cause(const nrt_emu_ccom_t* c) {
+  return c == nullptr ? init_cause.c_str() : c->impl->cause().c_str();
 }
 
 int nrt_emu_ccom_rank(const nrt_emu_ccom_t* c) { return c ? c->impl->rank() : -1; }

@@ -68,6 +68,18 @@ NRT_EMU_PUBLIC void* nrt_emu_net_handle(void);
 NRT_EMU_PUBLIC const char* nrt_emu_net_error(void);
 NRT_EMU_PUBLIC const char* nrt_emu_net_hint(void);
 
+/* The pod type (NEC_POD_TYPE_*) nrt_emu_ccom_init gives every rank's device
+ * (enc_neuron_device_info_t.pod_type, which libnccom's topology reads with
+ * nrt_get_instance_info) on the platform NEURON_RT_EMU_PLATFORM names; -1
+ * when it names none. */
+NRT_EMU_PUBLIC int nrt_emu_platform_pod_type(void);
+/* The device count (nec_get_device_count) a rank's runtime reports once
+ * nrt_emu_ccom_init placed it on a host of local_n ranks:
+ * NEURON_RT_EMU_DEVICES when set, else the platform's fixed count, else
+ * local_n. -1 when the platform is unknown or NEURON_RT_EMU_DEVICES is
+ * invalid (logged). */
+NRT_EMU_PUBLIC int nrt_emu_host_device_count(int local_n);
+
 /* The runtime's environment variables, by index from 0: 1 and the variable's
  * name, its values and its default (static strings), or 0 past the last. */
 NRT_EMU_PUBLIC int nrt_emu_knob(int index, const char** name, const char** values,
@@ -361,8 +373,16 @@ NRT_EMU_PUBLIC NRT_STATUS nrt_emu_ccom_init(const nrt_emu_ccom_config_t* cfg, nr
  * until all have closed). NULL is a no-op. */
 NRT_EMU_PUBLIC void nrt_emu_ccom_close(nrt_emu_ccom_t* c);
 /* The reason of the last failure on c ("" when none); with c = NULL, why
- * this thread's last nrt_emu_ccom_init failed. */
+ * this thread's last nrt_emu_ccom_init failed. Cause first: "CAUSE
+ * (CONTEXT)" — the innermost cause (the reason libnccom forwarded to the
+ * runtime's log during the call, when the failure carries it; else the
+ * runtime's own), then, in parentheses, what the runtime was doing
+ * ("rank 0 of 2: neuronInitGlobalComm returned status 2"). */
 NRT_EMU_PUBLIC const char* nrt_emu_ccom_error(const nrt_emu_ccom_t* c);
+/* The innermost cause of that same failure alone: CAUSE of
+ * nrt_emu_ccom_error ("" when none), for a caller that wraps the failure in
+ * context of its own and keeps the cause first. */
+NRT_EMU_PUBLIC const char* nrt_emu_ccom_cause(const nrt_emu_ccom_t* c);
 NRT_EMU_PUBLIC int nrt_emu_ccom_rank(const nrt_emu_ccom_t* c);
 NRT_EMU_PUBLIC int nrt_emu_ccom_rank_n(const nrt_emu_ccom_t* c);
 /* Ring channels the engine spreads an operation across. */

@@ -20,9 +20,7 @@ namespace bootstrap = nccom::bootstrap;
 
 namespace {
 
-NRT_STATUS fail(const nccom::Error& error) {
-  return error.status == NRT_SUCCESS ? NRT_FAILURE : error.status;
-}
+using nccom::abi::fail;
 
 NRT_STATUS invalid(const char* what) {
   NCCOM_WARN("%s", what);
@@ -66,7 +64,7 @@ comm::Communicator* lookup(void* handle, const char* export_name) {
 
 NRT_STATUS report(const nccom::Status& status, const char* export_name) {
   if (status) return NRT_SUCCESS;
-  NCCOM_WARN("%s: %s", export_name, status.error().message.c_str());
+  NCCOM_WARN("%s (%s)", status.error().message.c_str(), export_name);
   return fail(status.error());
 }
 
@@ -164,8 +162,8 @@ NRT_STATUS build_graph_comm(comm::Communicator* c) {
   auto built = nccom::graphbuild::build_comm_graph(*c, net_plugin);
   if (!built) {
     report_environment(*c);
-    NCCOM_WARN("neuronBuildGraphComm (rank %d of %d): %s", c->rank(), c->nranks(),
-               built.error().message.c_str());
+    NCCOM_WARN("%s (neuronBuildGraphComm, rank %d of %d)", built.error().message.c_str(),
+               c->rank(), c->nranks());
     c->give_up_setup("neuronBuildGraphComm: " + built.error().message);
     return fail(built.error());
   }
@@ -173,8 +171,8 @@ NRT_STATUS build_graph_comm(comm::Communicator* c) {
   nccom::Status t = nccom::transport::build_comm_transports(*c);
   report_environment(*c);
   if (!t) {
-    NCCOM_WARN("neuronBuildGraphComm (rank %d of %d): connecting the rings: %s", c->rank(),
-               c->nranks(), t.error().message.c_str());
+    NCCOM_WARN("%s (neuronBuildGraphComm, rank %d of %d: connecting the rings)",
+               t.error().message.c_str(), c->rank(), c->nranks());
     c->give_up_setup("neuronBuildGraphComm: connecting the rings: " + t.error().message);
     return fail(t.error());
   }

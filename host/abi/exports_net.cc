@@ -25,9 +25,7 @@ namespace net = nccom::net;
 
 namespace {
 
-NRT_STATUS fail(const nccom::Error& error) {
-  return error.status == NRT_SUCCESS ? NRT_FAILURE : error.status;
-}
+using nccom::abi::fail;
 
 NRT_STATUS null_argument(const char* export_name, const char* what) {
   NCCOM_WARN("%s: %s is NULL", export_name, what);

@@ -55,8 +55,8 @@ NCCOM_API NRT_STATUS neuronExpandConnectivity(void* comm, uint32_t conn) {
       return NRT_INVALID;
     }
     if (nccom::Status s = (*t)->expand(*c, conn); !s) {
-      NCCOM_WARN("neuronExpandConnectivity (rank %d of %d): %s", c->rank(), c->nranks(),
-                 s.error().message.c_str());
+      NCCOM_WARN("%s (neuronExpandConnectivity, rank %d of %d)", s.error().message.c_str(),
+                 c->rank(), c->nranks());
       return status_of(s.error());
     }
     return NRT_SUCCESS;

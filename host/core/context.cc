@@ -6,6 +6,7 @@
 
 #include <dlfcn.h>
 
+#include <cctype>
 #include <sstream>
 
 namespace nccom::core {
@@ -37,7 +38,38 @@ std::vector<std::filesystem::path> plugin_search_dirs(
   return dirs;
 }
 
+// The path a configuration problem starts with ("FILE:LINE:COL: ..."), or "".
+std::string problem_file(const std::string& problem) {
+  for (std::size_t colon = problem.find(':'); colon != std::string::npos;
+       colon = problem.find(':', colon + 1)) {
+    std::size_t i = colon + 1;
+    const std::size_t line_start = i;
+    while (i < problem.size() && std::isdigit(static_cast<unsigned char>(problem[i]))) ++i;
+    if (i == line_start || i >= problem.size() || problem[i] != ':') continue;
+    const std::size_t column_start = ++i;
+    while (i < problem.size() && std::isdigit(static_cast<unsigned char>(problem[i]))) ++i;
+    if (i > column_start && problem.compare(i, 2, ": ") == 0) return problem.substr(0, colon);
+  }
+  return "";
+}
+
 }  // namespace
+
+std::string invalid_configuration(const std::string& problems) {
+  const std::size_t end = problems.find('\n');
+  std::string text = problems.substr(0, end);
+  std::size_t more = 0;
+  for (std::size_t at = end; at != std::string::npos; at = problems.find('\n', at + 1)) {
+    if (at + 1 < problems.size() && problems[at + 1] != '\n') ++more;
+  }
+  text += " (";
+  if (more > 0) {
+    const std::string file = problem_file(text);
+    text += "and " + std::to_string(more) + (more == 1 ? " more problem: " : " more problems: ") +
+            (file.empty() ? "nccom-config" : "nccom-config --check " + file) + " lists them all; ";
+  }
+  return text + "nccom configuration is invalid: fix it, or point NCCOM_CONFIG at a good file)";
+}
 
 std::filesystem::path own_directory() {
   Dl_info info{};
@@ -65,12 +97,13 @@ Context::~Context() = default;
 
 Result<std::unique_ptr<Context>> Context::create(const config::LoadOptions& options,
                                                  const CreateOptions& setup) {
+  // WARN lines reach the runtime's log from the first one on, a
+  // configuration that does not load included: the runtime reports a
+  // failed call with what libnccom forwarded during it.
+  if (setup.configure_logging) log::set_warn_sink(&forward_to_runtime);
   auto loaded = config::load(options);
   if (!loaded) {
-    return make_error(loaded.error().status,
-                      "nccom configuration is invalid; fix it or point NCCOM_CONFIG at a good "
-                      "file:\n" +
-                          loaded.error().message);
+    return make_error(loaded.error().status, invalid_configuration(loaded.error().message));
   }
   std::unique_ptr<Context> context(new Context(std::move(loaded).value(), setup.installed_plugins));
   const config::Config& config = context->config_;
@@ -89,7 +122,6 @@ Result<std::unique_ptr<Context>> Context::create(const config::LoadOptions& opti
                           config.get_string("log.file"), config.get_string("log.stream"));
   if (!settings) return settings.take_error();
   Status configured = log::configure(*settings);
-  log::set_warn_sink(&forward_to_runtime);
   if (!configured) NCCOM_WARN("%s", configured.error().message.c_str());
   warn_fallbacks();
 
@@ -109,7 +141,9 @@ Result<Context*> Context::get() {
       instance = std::move(created).value();
     } else {
       failure = created.take_error();
-      // The logger is not configured, so this WARN reaches stderr.
+      // The logger is not configured, so this WARN reaches stderr (and the
+      // runtime's log). A later call that fails with it says it again
+      // (abi::fail).
       NCCOM_WARN("%s", failure.message.c_str());
     }
   });

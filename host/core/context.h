@@ -72,6 +72,14 @@ class Context {
   plugin::PluginRegistry plugins_;
 };
 
+// A configuration that does not load, as one line, cause first: the first
+// of config::load's problems (one a line, the file's first), how many more
+// there are and the nccom-config command that lists them all, then what to
+// do: "FILE:LINE:COL: unknown key ...; did you mean ...? (and 2 more
+// problems: nccom-config --check FILE lists them all; nccom configuration
+// is invalid: fix it, or point NCCOM_CONFIG at a good file)".
+std::string invalid_configuration(const std::string& problems);
+
 // The directory holding the object this code is linked into (libnccom.so's
 // directory when running inside the library).
 std::filesystem::path own_directory();

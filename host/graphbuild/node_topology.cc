@@ -16,8 +16,8 @@ std::string join_reasons(const std::vector<std::string>& reasons) {
   return out;
 }
 
-// The backend that describes this node: with NCCL_TOPO_FILE the "nccl"
-// backend, otherwise the first whose probe answers yes.
+}  // namespace
+
 Result<const TopoBackend*> choose_system_backend(std::span<const TopoBackend> backends,
                                                  const nccom_topo_machine_t& machine,
                                                  const GraphSettings& settings) {
@@ -44,6 +44,8 @@ Result<const TopoBackend*> choose_system_backend(std::span<const TopoBackend> ba
                                      std::to_string(machine.instance_family) +
                                      "): " + join_reasons(reasons));
 }
+
+namespace {
 
 // Parses the system, drops the GPUs of ranks that are not on this node (a
 // topology file may describe more cores than the communicator uses; the

@@ -47,6 +47,14 @@ struct NodeTopology {
 // crossNic auto, 1..16 channels).
 topo::TopoGraph ring_template();
 
+// The backend that describes this node: with NCCL_TOPO_FILE the "nccl"
+// backend, otherwise the first whose probe answers yes; else an error
+// naming the machine and every backend's reason ("no topology plugin
+// describes this machine (arch emu, family 0): neuron: ...; nccl: ...").
+Result<const TopoBackend*> choose_system_backend(std::span<const TopoBackend> backends,
+                                                 const nccom_topo_machine_t& machine,
+                                                 const GraphSettings& settings);
+
 Result<NodeTopology> build_node_topology(std::span<const TopoBackend> backends,
                                          const nccom_topo_machine_t& machine,
                                          const nccom_topo_node_t& node,

@@ -60,6 +60,7 @@ std::atomic<std::int64_t> g_start_ns{0};
 std::atomic<WarnSink> g_warn_sink{nullptr};
 std::atomic<int> g_process_device{kNoDevice};
 thread_local int t_device = kNoDevice;
+thread_local WarnObserver* t_observer = nullptr;  // set_thread_warn_observer
 
 // Output: guarded by g_out_mutex. nullptr means unconfigured (stderr).
 // std::mutex is constant-initialised, so none of this runs a static constructor.
@@ -105,9 +106,10 @@ std::string error_text(int err) {
 }
 
 // Builds one whole line in buf (size kLineMax) and returns its length, '\n'
-// included. The text before the '\n' is at most kLineMax - 2 bytes.
+// included. The text before the '\n' is at most kLineMax - 2 bytes; the
+// message (after the prefix) starts at *text_at.
 std::size_t format_line(char* buf, Level level, const char* file, int line, const char* fmt,
-                        va_list args) {
+                        va_list args, std::size_t* text_at) {
   constexpr std::size_t kTextMax = kLineMax - 2;
   const char* host = detail::short_hostname();
   const int pid = static_cast<int>(getpid());
@@ -131,6 +133,7 @@ std::size_t format_line(char* buf, Level level, const char* file, int line, cons
   }
   std::size_t len = n < 0 ? 0 : static_cast<std::size_t>(n);
   bool truncated = len > kTextMax;
+  *text_at = truncated ? kTextMax : len;  // where the message starts (after the prefix)
   if (!truncated) {
     n = std::vsnprintf(buf + len, kTextMax + 1 - len, fmt, args);
     if (n > 0) {
@@ -178,9 +181,12 @@ void vmessage(Level level, unsigned long subsys, const char* file, int line, con
   // runtime reports a failed call with the cause libnccom gave.
   const bool printed = enabled(level, subsys);
   WarnSink sink = is_warn_like(level) ? g_warn_sink.load(std::memory_order_acquire) : nullptr;
-  if (!printed && sink == nullptr) return;
+  WarnObserver* observer = is_warn_like(level) ? t_observer : nullptr;
+  if (!printed && sink == nullptr && observer == nullptr) return;
   char buf[kLineMax];
-  const std::size_t length = format_line(buf, level, file, line, fmt, args);
+  std::size_t text_at = 0;
+  const std::size_t length = format_line(buf, level, file, line, fmt, args, &text_at);
+  if (observer != nullptr) observer->warned(std::string_view(buf + text_at, length - 1 - text_at));
   if (printed) write_line(buf, length);
   if (sink != nullptr) {
     buf[length - 1] = '\0';  // the sink gets the line without its '\n'
@@ -259,6 +265,12 @@ void reset() {
 }
 
 void set_thread_device(int device) { t_device = device; }
+
+WarnObserver* set_thread_warn_observer(WarnObserver* observer) {
+  WarnObserver* previous = t_observer;
+  t_observer = observer;
+  return previous;
+}
 
 void note_process_device(int device) {
   if (device < 0) return;

@@ -81,6 +81,19 @@ void set_warn_sink(WarnSink sink);
 
 bool enabled(Level level, unsigned long subsys);
 
+// Told the text (after "CCOM WARN ") of every WARN line this thread gives
+// out while it is installed: an entry point learns what its call already
+// said, so that it says why it failed once (abi::CallScope).
+class WarnObserver {
+ public:
+  virtual void warned(std::string_view text) noexcept = 0;
+
+ protected:
+  ~WarnObserver() = default;
+};
+// Installs `observer` for this thread (nullptr: none); returns the one it replaces.
+WarnObserver* set_thread_warn_observer(WarnObserver* observer);
+
 // printf-style entry point. Same shape as ncclDebugLogger_t so it can be
 // handed to net plugins directly.
 void message(Level level, unsigned long subsys, const char* file, int line, const char* fmt, ...)

@@ -109,10 +109,14 @@ std::string health_view() {
   return ras::findings(a.report);
 }
 
-[[noreturn]] void die(const Placement& p, const std::string& why) {
+// The rank's closing line, cause first: "nccom-test: rank R: CAUSE
+// (CONTEXT)", then what the health service says. CONTEXT is what the rank
+// was doing, then what the runtime was doing inside it (outer first).
+[[noreturn]] void die(const Placement& p, const std::string& cause, const std::string& context) {
   const std::string health = health_view();
-  std::fprintf(stderr, "nccom-test: rank %d: %s%s%s\n", p.rank, why.c_str(),
-               health.empty() ? "" : "; the health service says: ", health.c_str());
+  std::fprintf(stderr, "nccom-test: rank %d: %s%s%s%s%s\n", p.rank, cause.c_str(),
+               context.empty() ? "" : " (", context.c_str(), context.empty() ? "" : ")",
+               (health.empty() ? "" : ("; the health service says: " + health)).c_str());
   std::fflush(stdout);
   std::fflush(stderr);
   // Test seam (docs/tools/nccom-test.md): this rank, having said why it
@@ -123,6 +127,33 @@ std::string health_view() {
     for (;;) pause();
   }
   _exit(1);
+}
+
+[[noreturn]] void die(const Placement& p, const std::string& why) { die(p, why, ""); }
+
+// A runtime failure split as the runtime words it: nrt_emu_ccom_error is
+// "CAUSE (CONTEXT)" and nrt_emu_ccom_cause is CAUSE.
+struct RuntimeReason {
+  std::string cause;
+  std::string context;  // "" when the runtime gave none
+};
+
+RuntimeReason runtime_reason(const nrt_emu_ccom_t* c) {
+  const char* e = nrt_emu_ccom_error(c);
+  const char* k = nrt_emu_ccom_cause(c);
+  const std::string error = e != nullptr ? e : "";
+  const std::string cause = k != nullptr ? k : "";
+  if (!cause.empty() && error.size() > cause.size() + 3 &&
+      error.compare(0, cause.size(), cause) == 0 && error.compare(cause.size(), 2, " (") == 0 &&
+      error.back() == ')') {
+    return {cause, error.substr(cause.size() + 2, error.size() - cause.size() - 3)};
+  }
+  return {error, ""};
+}
+
+// CONTEXT for die(): what the rank was doing, then the runtime's context.
+std::string within(const std::string& doing, const RuntimeReason& r) {
+  return r.context.empty() ? doing : doing + ": " + r.context;
 }
 
 // The runtime log's last line (the reason when init leaves no handle).
@@ -420,13 +451,17 @@ class RankBench {
     cfg.device_bytes = need <= (192u << 20) ? 0 : need + need / 2 + (64u << 20);
     cfg.timeout_ms = o_.timeout_ms;
     if (nrt_emu_ccom_init(&cfg, &c_) != NRT_SUCCESS || c_ == nullptr) {
-      die(p_, "joining the communicator (root " + p_.root_comm_id + " from " + p_.root_source +
-                  ") failed: " + init_reason());
+      const RuntimeReason r = init_reason();
+      // Where the root address came from matters under a launcher; a local
+      // rank's is always its parent's.
+      const std::string from =
+          p_.launcher == Launcher::LocalChild ? "" : " (from " + p_.root_source + ")";
+      die(p_, r.cause, within("joining the communicator at " + p_.root_comm_id + from, r));
     }
     if (o_.net == Net::Ofi && nrt_emu_net_handle() == nullptr) {
       const char* why = nrt_emu_net_error();
-      die(p_, std::string("--net ofi: libnccom-net.so did not load: ") +
-                  (why ? why : "unknown reason"));
+      die(p_, why != nullptr && *why != '\0' ? why : "unknown reason",
+          "--net ofi: loading libnccom-net.so");
     }
     net_plugin_ = query_net_plugin();
     check_net_selection();
@@ -474,16 +509,21 @@ class RankBench {
                 ", not " + wanted + "; NCCL_DEBUG=INFO shows why it chose it");
   }
 
-  // nrt_emu_ccom_error(NULL) holds why the last init failed; else the log.
-  std::string init_reason() const {
-    const char* e = nrt_emu_ccom_error(c_);
-    return e != nullptr && *e != '\0' ? std::string(e) : last_log_line();
+  // nrt_emu_ccom_error(NULL) holds why the last init failed (cause first,
+  // nrt_emu_ccom_cause(NULL) the cause alone); else the log's last line.
+  RuntimeReason init_reason() const {
+    RuntimeReason r = runtime_reason(c_);
+    if (r.cause.empty()) r = {last_log_line(), ""};
+    return r;
   }
 
   void alloc(size_t bytes, void** out, const char* what) {
     if (nrt_emu_ccom_alloc(c_, bytes, out) != NRT_SUCCESS || *out == nullptr) {
-      die(p_, "allocating the " + std::string(what) + " (" + std::to_string(bytes) +
-                  " B of device memory) failed: " + nrt_emu_ccom_error(c_));
+      const RuntimeReason r = runtime_reason(c_);
+      die(p_, r.cause,
+          within("allocating the " + std::string(what) + " (" + std::to_string(bytes) +
+                     " B of device memory)",
+                 r));
     }
   }
 
@@ -505,8 +545,10 @@ class RankBench {
     if (slow_ms_ > 0 && (slow_while_.empty() || ::access(slow_while_.c_str(), F_OK) == 0))
       std::this_thread::sleep_for(std::chrono::milliseconds(slow_ms_));
     if (nrt_emu_ccom_run(c_, &a) != NRT_SUCCESS) {
-      die(p_, std::string(op_name(op)) + " of " + std::to_string(bytes) + " B (" + what +
-                  ") failed: " + nrt_emu_ccom_error(c_));
+      const RuntimeReason r = runtime_reason(c_);
+      die(p_, r.cause,
+          within(std::string(op_name(op)) + " of " + std::to_string(bytes) + " B (" + what + ")",
+                 r));
     }
   }
 

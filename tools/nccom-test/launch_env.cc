@@ -284,6 +284,31 @@ uint16_t derived_port(const std::string& job_key) {
   return static_cast<uint16_t>(20000 + h % 10000);
 }
 
+std::vector<int> known_host_counts(const EnvMap& env, const Placement& p) {
+  auto split = [&p] {
+    std::vector<int> counts(static_cast<size_t>(p.hosts), p.size / p.hosts);
+    for (int h = 0; h < p.size % p.hosts; ++h) ++counts[static_cast<size_t>(h)];
+    return counts;
+  };
+  switch (p.launcher) {
+    case Launcher::LocalParent: return split();
+    case Launcher::LocalChild: return {};
+    case Launcher::Mpirun: {
+      const std::string* local = find(env, "OMPI_COMM_WORLD_LOCAL_SIZE");
+      const std::string* size = find(env, "OMPI_COMM_WORLD_SIZE");
+      if (local == nullptr || size == nullptr || *local != *size) return {};
+      return split();
+    }
+    case Launcher::Srun: {
+      const std::string* nodes = find(env, "SLURM_STEP_NUM_NODES");
+      if (nodes != nullptr && *nodes == "1") return split();
+      const std::string* tasks = find(env, "SLURM_STEP_TASKS_PER_NODE");
+      return tasks != nullptr ? expand_slurm_tasks(*tasks) : std::vector<int>{};
+    }
+  }
+  return {};
+}
+
 std::vector<int> expand_slurm_tasks(const std::string& text) {
   std::vector<int> out;
   std::istringstream in(text);

@@ -66,6 +66,14 @@ std::string encode_child(const Placement& p);
 // ephemeral range 32768-60999, so no outgoing connection holds it).
 uint16_t derived_port(const std::string& job_key);
 
+// The rank count of every emulated host of the job, when this process can
+// know them all: a local launch or a launcher on one machine (the ranks
+// split over -N as split_hosts does), srun across nodes
+// (SLURM_STEP_TASKS_PER_NODE). Empty otherwise: mpirun across machines
+// (OpenMPI tells a rank its own machine's count only), a rank a local
+// launch started (its launcher asked).
+std::vector<int> known_host_counts(const EnvMap& env, const Placement& p);
+
 // Slurm's compressed per-node task counts ("2(x3),1" = 2,2,2,1); empty on error.
 std::vector<int> expand_slurm_tasks(const std::string& text);
 

@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <chrono>
@@ -245,8 +246,9 @@ std::string describe_wait_status(int status) {
   if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
   if (WIFSIGNALED(status)) {
     const int sig = WTERMSIG(status);
-    const char* name = strsignal(sig);
-    return "was killed by signal " + std::to_string(sig) + " (" + (name ? name : "?") + ")";
+    const char* abbrev = sigabbrev_np(sig);
+    return "was killed by signal " + std::to_string(sig) + " (" +
+           (abbrev != nullptr ? "SIG" + std::string(abbrev) : std::string("?")) + ")";
   }
   return "ended with wait status " + std::to_string(status);
 }
@@ -300,6 +302,195 @@ int departed_peer(const std::string& reason, int self) {
     }
   }
   return peer;
+}
+
+namespace {
+
+constexpr const char* kHealthSays = "; the health service says: ";
+constexpr const char* kEllipsis = "\u2026";  // "…"
+
+// A cause compared with another: its digits dropped, so that causes that
+// differ only in the ranks, ports or counts they name (each rank names its
+// own peers) are one cause.
+std::string cause_key(const std::string& cause) {
+  std::string key;
+  for (char c : cause) {
+    if (std::isdigit(static_cast<unsigned char>(c)) == 0) key += c;
+  }
+  return key;
+}
+
+// "rank 3" / "ranks 0-2, 4-7".
+std::string ranks_text(const std::vector<int>& ranks) {
+  return (ranks.size() == 1 ? "rank " : "ranks ") + rank_ranges(ranks);
+}
+
+}  // namespace
+
+RankReason split_reason(const std::string& said) {
+  std::string text = said.substr(0, said.find(kHealthSays));
+  while (!text.empty() && text.back() == ' ') text.pop_back();
+  if (text.empty() || text.back() != ')') return {text, ""};
+  int depth = 0;
+  for (size_t i = text.size(); i-- > 0;) {
+    if (text[i] == ')') ++depth;
+    if (text[i] == '(' && --depth == 0) {
+      if (i < 2 || text[i - 1] != ' ') return {text, ""};
+      return {text.substr(0, i - 1), text.substr(i + 1, text.size() - i - 2)};
+    }
+  }
+  return {text, ""};  // unbalanced: no context of nccom-test's
+}
+
+std::string phase_of(const std::string& context) {
+  std::string phase = context.substr(0, context.find(": "));
+  if (!phase.empty() && phase.back() == ')') {
+    int depth = 0;
+    for (size_t i = phase.size(); i-- > 0;) {
+      if (phase[i] == ')') ++depth;
+      if (phase[i] == '(' && --depth == 0) {
+        phase.erase(i > 0 && phase[i - 1] == ' ' ? i - 1 : i);
+        break;
+      }
+    }
+  }
+  if (const size_t at = phase.find(" at "); at != std::string::npos) phase.erase(at);
+  return phase;
+}
+
+std::string rank_ranges(std::vector<int> ranks) {
+  std::sort(ranks.begin(), ranks.end());
+  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+  std::string out;
+  for (size_t i = 0; i < ranks.size();) {
+    size_t j = i;
+    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
+    out += (out.empty() ? "" : ", ") + std::to_string(ranks[i]);
+    if (j > i) out += "-" + std::to_string(ranks[j]);
+    i = j + 1;
+  }
+  return out;
+}
+
+std::string ellipsize(const std::string& text, size_t limit) {
+  if (text.size() <= limit) return text;
+  const size_t mark = std::strlen(kEllipsis);
+  if (limit < mark) return "";
+  size_t cut = limit - mark;
+  // Not inside a UTF-8 character: back off its continuation bytes.
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  while (cut > 0 && text[cut - 1] == ' ') --cut;
+  return text.substr(0, cut) + kEllipsis;
+}
+
+std::string summary_line(const std::vector<RankEnd>& ranks, size_t culprit, size_t limit) {
+  const RankEnd& c = ranks[culprit];
+  const RankReason reason = split_reason(c.said);
+  const std::string key = cause_key(reason.cause);
+  // The culprit's group: the ranks that failed with its cause.
+  std::vector<bool> in_group(ranks.size(), false);
+  in_group[culprit] = true;
+  std::vector<int> group = {c.rank};
+  bool exact = true;
+  if (!reason.cause.empty()) {
+    for (size_t i = 0; i < ranks.size(); ++i) {
+      if (i == culprit || !ranks[i].failed || ranks[i].said.empty()) continue;
+      const std::string other = split_reason(ranks[i].said).cause;
+      if (cause_key(other) != key) continue;
+      in_group[i] = true;
+      group.push_back(ranks[i].rank);
+      exact = exact && other == reason.cause;
+    }
+  }
+  // The ranks that failed because the group left, directly or through a
+  // rank that failed because of it.
+  auto index_of = [&ranks](int rank) -> long {
+    for (size_t i = 0; i < ranks.size(); ++i)
+      if (ranks[i].rank == rank) return static_cast<long>(i);
+    return -1;
+  };
+  std::vector<int> followers;
+  std::vector<bool> counted = in_group;
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    if (in_group[i] || !ranks[i].failed) continue;
+    long at = static_cast<long>(i);
+    for (size_t hops = 0; at >= 0 && hops <= ranks.size(); ++hops) {
+      const RankEnd& r = ranks[static_cast<size_t>(at)];
+      if (in_group[static_cast<size_t>(at)]) break;
+      at = r.left_for < 0 ? -1 : index_of(r.left_for);
+      if (at >= 0 && !ranks[static_cast<size_t>(at)].failed && !in_group[static_cast<size_t>(at)])
+        at = -1;
+    }
+    if (at >= 0 && in_group[static_cast<size_t>(at)]) {
+      followers.push_back(ranks[i].rank);
+      counted[i] = true;
+    }
+  }
+  // The other failures, grouped by cause (first seen first), and the ranks
+  // the launcher stopped.
+  std::vector<std::pair<std::string, std::vector<size_t>>> others;
+  std::vector<int> stopped;
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    if (ranks[i].stopped && !ranks[i].failed) stopped.push_back(ranks[i].rank);
+    if (counted[i] || !ranks[i].failed) continue;
+    const std::string k = cause_key(split_reason(ranks[i].said).cause);
+    auto it =
+        std::find_if(others.begin(), others.end(), [&k](const auto& o) { return o.first == k; });
+    if (it == others.end()) {
+      others.push_back({k, {i}});
+    } else {
+      it->second.push_back(i);
+    }
+  }
+
+  // Who ended the run and how; then its cause.
+  std::string head = "nccom-test: ";
+  const bool says = !reason.cause.empty();
+  if (group.size() > 1) {
+    head += ranks_text(group) + " failed" +
+            (exact ? ": " : " alike; rank " + std::to_string(c.rank) + ": ");
+  } else {
+    const bool plain = says && (c.end == "exited with status 1" ||
+                                c.end == "failed and was still running when it was stopped");
+    head += "rank " + std::to_string(c.rank) + " (host " + std::to_string(c.host) + ") " +
+            (plain ? std::string("failed") : c.end) + (says ? ": " : "");
+  }
+  const std::string phase = phase_of(reason.context);
+  std::string tail;
+  if (!followers.empty())
+    tail += "; " + ranks_text(followers) + " failed because " + (group.size() > 1 ? "they" : "it") +
+            " left";
+  // Other causes: each with its own cause when the line has room, else
+  // only which ranks.
+  std::string others_short, others_long;
+  for (const auto& [k, members] : others) {
+    std::vector<int> numbers;
+    for (size_t i : members) numbers.push_back(ranks[i].rank);
+    const RankEnd& first = ranks[members.front()];
+    const RankReason r = split_reason(first.said);
+    const std::string who = ranks_text(numbers);
+    others_short += "; " + who + " failed too";
+    others_long += "; " + who + (r.cause.empty() ? " " + first.end : " failed too: " + r.cause);
+  }
+  const std::string stop = stopped.empty() ? "" : "; stopped " + ranks_text(stopped);
+  // The culprit's cause gets what the line has left; a cause needs room to
+  // be read, so the other ranks' causes come only when it stays whole.
+  constexpr size_t kCauseRoom = 60;
+  const std::string phase_text = phase.empty() ? "" : " (" + phase + ")";
+  auto room_for_cause = [&](const std::string& rest) -> long {
+    return static_cast<long>(limit) - static_cast<long>(head.size() + rest.size());
+  };
+  std::string rest = phase_text + tail + others_long + stop;
+  if (!says || room_for_cause(rest) < static_cast<long>(reason.cause.size()))
+    rest = phase_text + tail + others_short + stop;
+  if (says && room_for_cause(rest) < static_cast<long>(kCauseRoom))
+    rest = tail + others_short + stop;  // what it was doing gives way first
+  std::string line = head;
+  if (says) {
+    const long room = std::max(room_for_cause(rest), static_cast<long>(kCauseRoom));
+    line += ellipsize(reason.cause, static_cast<size_t>(room));
+  }
+  return ellipsize(line + rest, limit);
 }
 
 namespace {
@@ -398,15 +589,8 @@ const std::string& said(const Child& c) {
   return c.cause.empty() && !WIFSIGNALED(c.status) ? c.last : c.cause;
 }
 
-// "rank R (host H, local rank L)"
-std::string who(const Child& c) {
-  return "rank " + std::to_string(c.place.rank) + " (host " + std::to_string(c.place.host) +
-         ", local rank " + std::to_string(c.place.local_rank) + ")";
-}
-
 // The summary: one line naming the rank whose own failure ended the run,
-// and why; then a line for each other rank that failed by itself, saying
-// when that was because a peer left.
+// and why, with the ranks that failed because it left (summary_line).
 void report_failure(const std::vector<Child>& children, const Outcome& out) {
   const Child* failed = out.failed;
   // The first rank reaped may only report a peer that died first (its
@@ -433,25 +617,24 @@ void report_failure(const std::vector<Child>& children, const Outcome& out) {
     seen[peer] = true;
     failed = &left;
   }
-  const std::string& why = said(*failed);
-  const std::string end = !stopped_by_launcher(*failed, out) ? describe_wait_status(failed->status)
-                          : why.empty() ? "left first and was stopped before it said why"
-                                        : "failed and was still running when it was stopped";
-  std::fprintf(stderr, "nccom-test: %s %s%s%s; stopped the other ranks\n", who(*failed).c_str(),
-               end.c_str(), why.empty() ? "" : ": ", why.c_str());
+  std::vector<RankEnd> ends;
   for (const Child& c : children) {
-    if (&c == failed || !failed_itself(c, out)) continue;
-    const std::string c_end = stopped_by_launcher(c, out)
-                                  ? "failed and was still running when it was stopped"
-                                  : describe_wait_status(c.status);
-    if (const int peer = departed_peer(said(c), c.place.rank); peer >= 0) {
-      std::fprintf(stderr, "nccom-test: %s %s because rank %d left\n", who(c).c_str(),
-                   c_end.c_str(), peer);
-    } else {
-      std::fprintf(stderr, "nccom-test: %s also %s%s%s\n", who(c).c_str(), c_end.c_str(),
-                   said(c).empty() ? "" : ": ", said(c).c_str());
-    }
+    RankEnd e;
+    e.rank = c.place.rank;
+    e.host = c.place.host;
+    e.said = said(c);
+    const bool stopped = stopped_by_launcher(c, out);
+    e.end = !stopped         ? describe_wait_status(c.status)
+            : e.said.empty() ? "left first and was stopped before it said why"
+                             : "failed and was still running when it was stopped";
+    e.failed = failed_itself(c, out);
+    e.stopped = stopped && !e.failed;
+    if (&c == failed && !e.failed) e.failed = true;  // it left first, stopped before it said why
+    e.left_for = departed_peer(e.said, c.place.rank);
+    ends.push_back(std::move(e));
   }
+  const std::string line = summary_line(ends, static_cast<size_t>(failed - children.data()));
+  std::fprintf(stderr, "%s\n", line.c_str());
 }
 
 }  // namespace

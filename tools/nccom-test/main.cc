@@ -3,12 +3,15 @@
 // docs/tools/nccom-test.md.
 //
 // Exit status: 0 success; 1 a rank failed, the run exceeded its bound,
-// --check found wrong elements, or stdout took no results; 2 a usage error
-// (one line on stderr).
+// --check found wrong elements, or stdout took no results; 2 a usage error,
+// or ranks placed on an emulated host libnccom's topology does not describe
+// (one line on stderr, before any rank starts).
 #include "bench.h"
 #include "launch_env.h"
 #include "local_launcher.h"
 #include "options.h"
+#include "shape_check.h"
+#include "topo_tool.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -57,10 +60,30 @@ int main(int argc, char** argv) {
     std::fputs(usage_text(), stdout);
     return 0;
   }
-  auto place = detect_placement(current_env(), *opts);
+  const EnvMap env = current_env();
+  auto place = detect_placement(env, *opts);
   if (!place) {
     std::fprintf(stderr, "nccom-test: %s\n", place.error().message.c_str());
     return 2;
+  }
+  // Every emulated host must be one libnccom's topology describes: asked
+  // here, before any rank starts, rather than by every rank of a host once
+  // the communicator is half built.
+  if (const std::vector<int> counts = known_host_counts(env, *place); !counts.empty()) {
+    const bool local = place->launcher == Launcher::LocalParent;
+    const auto refused =
+        refuse_host_shapes(counts, local ? DeviceCount::OnePerRank : DeviceCount::Runtime,
+                           nccom::topotool::tool_dir(argv[0]));
+    if (refused) {
+      const std::string shape =
+          local ? "-r " + std::to_string(opts->ranks) +
+                      (opts->nodes > 1 ? " -N " + std::to_string(opts->nodes) : "")
+                : std::string(launcher_name(place->launcher)) + " with " +
+                      std::to_string(place->size) + " ranks on " + std::to_string(place->hosts) +
+                      (place->hosts == 1 ? " host" : " hosts");
+      std::fprintf(stderr, "nccom-test: %s\n", refusal_text(*refused, shape).c_str());
+      return 2;
+    }
   }
   const bool writes_plot = place->launcher == Launcher::LocalParent || place->rank == 0;
   if (!opts->plot.empty() && writes_plot) {

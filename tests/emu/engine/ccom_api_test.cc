@@ -102,6 +102,38 @@ TEST_F(EngineApi, BadConfigsAreRefusedWithTheRule) {
   EXPECT_EQ(nrt_emu_ccom_init(&cfg, nullptr), NRT_INVALID);
 }
 
+// An error is cause first, "CAUSE (CONTEXT)", and nrt_emu_ccom_cause is
+// CAUSE alone: the runtime's own finding, or the reason libnccom forwarded
+// to the runtime's log during the call.
+TEST_F(EngineApi, ErrorsAreCauseFirstWithTheCauseAlsoAlone) {
+  nrt_emu_ccom_config_t cfg = one_rank();
+  cfg.struct_size = 8;
+  std::string error = init_error_of(cfg);
+  std::string cause = nrt_emu_ccom_cause(nullptr);
+  EXPECT_EQ(cause.rfind("config struct_size 8 is not sizeof(nrt_emu_ccom_config_t)", 0), 0u)
+      << cause;
+  EXPECT_EQ(error, cause + " (rank 0 of 1)");
+
+  cfg = one_rank();
+  cfg.rank = 1;
+  cfg.rank_n = 2;
+  cfg.root_comm_id = "no-such-host.invalid:notaport";
+  error = init_error_of(cfg);
+  cause = nrt_emu_ccom_cause(nullptr);
+  EXPECT_NE(cause, "") << error;
+  EXPECT_EQ(cause.find("returned status"), std::string::npos) << cause;
+  EXPECT_EQ(error.rfind(cause + " (rank 1 of 2: neuronInitGlobalComm returned status ", 0), 0u)
+      << error;
+  EXPECT_EQ(error.find("forwarded no reason"), std::string::npos) << error;
+
+  EXPECT_EQ(nrt_emu_ccom_alloc(cc_, 64, nullptr), NRT_INVALID);
+  EXPECT_STREQ(nrt_emu_ccom_error(cc_), "nrt_emu_ccom_alloc: out is NULL");
+  EXPECT_STREQ(nrt_emu_ccom_cause(cc_), "nrt_emu_ccom_alloc: out is NULL");
+  nrt_emu_ccom_t* none = nullptr;
+  EXPECT_EQ(nrt_emu_ccom_init(nullptr, &none), NRT_INVALID);
+  EXPECT_STREQ(nrt_emu_ccom_cause(nullptr), "nrt_emu_ccom_init: cfg is NULL");
+}
+
 TEST_F(EngineApi, NullHandlesAreRefusedNotDereferenced) {
   void* p = nullptr;
   nrt_emu_coll_args_t a{};

@@ -111,6 +111,55 @@ TEST_F(CoreContext, BadConfigurationIsAClearError) {
       << context.error().message;
 }
 
+// A configuration that does not load is one line, its first problem
+// first, then how many more there are and what to do.
+TEST_F(CoreContext, BadConfigurationIsOneLineCauseFirst) {
+  const std::string file = dir_ + "/typo.toml";
+  std::ofstream(file) << "[bootstrap]\nprotokol = \"tcp\"\n";
+  env_["NCCOM_CONFIG"] = file;
+  auto one = Context::create(options());
+  ASSERT_FALSE(one);
+  EXPECT_EQ(one.error().message,
+            file +
+                ":2:1: unknown key \"bootstrap.protokol\"; did you mean \"bootstrap.protocol\"? "
+                "(nccom configuration is invalid: fix it, or point NCCOM_CONFIG at a good file)");
+
+  std::ofstream(file) << "[bootstrap]\nprotokol = \"tcp\"\n[log]\nlevel = \"LOUD\"\n"
+                         "[net]\npluign = \"x\"\n";
+  auto three = Context::create(options());
+  ASSERT_FALSE(three);
+  const std::string& m = three.error().message;
+  EXPECT_EQ(m.find('\n'), std::string::npos) << m;
+  EXPECT_EQ(m.rfind(file + ":2:1: unknown key \"bootstrap.protokol\"", 0), 0u) << m;
+  EXPECT_NE(m.find(" (and 2 more problems: nccom-config --check " + file +
+                   " lists them all; nccom configuration is invalid: fix it, or point "
+                   "NCCOM_CONFIG at a good file)"),
+            std::string::npos)
+      << m;
+  // Problems of the environment (no file to name): nccom-config lists them.
+  EXPECT_EQ(invalid_configuration("NCCL_DEBUG=\"LOUD\": expected one of ...\nNCCL_X=1: bad"),
+            "NCCL_DEBUG=\"LOUD\": expected one of ... (and 1 more problem: nccom-config lists "
+            "them all; nccom configuration is invalid: fix it, or point NCCOM_CONFIG at a good "
+            "file)");
+}
+
+// The configuration's WARN reaches the runtime's log too: the sink is in
+// place before the configuration is read, so a runtime that reports the
+// failed call has its cause.
+TEST_F(CoreContext, AConfigurationThatDoesNotLoadIsForwardedToTheRuntime) {
+  const std::string file = dir_ + "/typo.toml";
+  std::ofstream(file) << "[bootstrap]\nprotokol = \"tcp\"\n";
+  env_["NCCOM_CONFIG"] = file;
+  auto context = Context::create(options());
+  ASSERT_FALSE(context);
+  NCCOM_WARN("%s", context.error().message.c_str());
+  std::lock_guard lock(g_printk_mutex);
+  ASSERT_EQ(g_printk_lines.size(), 1u);
+  EXPECT_NE(g_printk_lines[0].first.find("CCOM WARN " + file + ":2:1: unknown key"),
+            std::string::npos)
+      << g_printk_lines[0].first;
+}
+
 TEST_F(CoreContext, BadDebugFileStillLogsAndSaysWhy) {
   env_["NCCL_DEBUG"] = "WARN";
   env_["NCCL_DEBUG_FILE"] = dir_ + "/missing-dir/log";

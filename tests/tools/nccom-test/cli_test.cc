@@ -85,4 +85,42 @@ TEST(NccomTestCli, LauncherMismatchesAreUsageErrors) {
             "nccom-test: -r 2 but mpirun started 4 processes (leave -r out under a launcher)\n");
 }
 
+// A shape libnccom's topology does not describe is refused while the
+// arguments are read, in the topology's own words, before any rank starts:
+// one line, exit 2, nothing else printed.
+TEST(NccomTestCli, HostsTheTopologyRefusesAreUsageErrors) {
+  const std::string reason =
+      "neuron: topo_neuron: platform emu has no instance with 5 devices (it has 1, 2, 3, 4, 8, "
+      "16)";
+  auto r = run({"-r", "10", "-N", "2", "-b", "8", "-e", "8", "allr"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(r.err.rfind("nccom-test: -r 10 -N 2 puts 5 ranks on emulated host 0: " + reason, 0), 0u)
+      << r.err;
+  EXPECT_NE(r.err.find("(no topology plugin describes a host of 5 devices"), std::string::npos)
+      << r.err;
+  EXPECT_EQ(lines(r.err), 1u) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+  // Uneven hosts: the one that does not fit is named (9 on 2: 5 and 4).
+  r = run({"-r", "9", "-N", "2", "allr"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(r.err.rfind("nccom-test: -r 9 -N 2 puts 5 ranks on emulated host 0: ", 0), 0u) << r.err;
+}
+
+// Under a launcher on one machine every host's count is known: refused
+// the same way by every rank, before it joins.
+TEST(NccomTestCli, HostsTheTopologyRefusesUnderMpirun) {
+  const auto r = run({"-N", "2", "allr"}, {{"OMPI_COMM_WORLD_RANK", "3"},
+                                           {"OMPI_COMM_WORLD_SIZE", "10"},
+                                           {"OMPI_COMM_WORLD_LOCAL_RANK", "3"},
+                                           {"OMPI_COMM_WORLD_LOCAL_SIZE", "10"},
+                                           {"OMPI_MCA_ess_base_jobid", "77"}});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(r.err.rfind("nccom-test: mpirun with 10 ranks on 2 hosts puts 5 ranks on emulated "
+                        "host 0: neuron: topo_neuron: platform emu has no instance with 5 devices",
+                        0),
+            0u)
+      << r.err;
+  EXPECT_EQ(lines(r.err), 1u) << r.err;
+}
+
 }  // namespace

@@ -1,7 +1,8 @@
 // nccom-test end to end: the built binary starting its own ranks through
 // the reference runtime's collective engine (1 and 2 emulated hosts, every
 // operation with --check), its JSON and plot, a rank killed during a
-// collective, and 4 processes under a real mpirun.
+// collective, a configuration with a typo, and 4 processes under a real
+// mpirun.
 #include "build_paths.h"
 #include "child_process.h"
 #include "machine.h"
@@ -16,8 +17,10 @@
 
 #include <cctype>
 #include <chrono>
+#include <cstdio>
 #include <fstream>
 #include <iterator>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -30,6 +33,19 @@ const std::map<std::string, std::string> kEnv = {{"NCCOM_CONFIG", ""}, {"NCCL_DE
 nccom_test::ChildResult run(const std::vector<std::string>& args,
                             std::map<std::string, std::string> env = kEnv) {
   return nccom_test::run_child(kTool, args, env);
+}
+
+// The launcher's own lines ("nccom-test: ..." but not a rank's own
+// "nccom-test: rank N: ..." line, nor a line relayed with "[rank N]").
+std::vector<std::string> launcher_lines(const std::string& err) {
+  std::vector<std::string> out;
+  std::istringstream in(err);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("nccom-test: ", 0) == 0 &&
+        !std::regex_search(line, std::regex("^nccom-test: rank [0-9]+: ")))
+      out.push_back(line);
+  }
+  return out;
 }
 
 std::vector<std::vector<std::string>> rows(const std::string& out) {
@@ -173,13 +189,56 @@ TEST(NccomTestE2e, AKilledRankIsNamedAndTheOthersStopped) {
   const auto r = run({"-r", "3", "-b", "1K", "-e", "1K", "--timeout-ms", "5000", "allr"}, env);
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   EXPECT_EQ(r.exit_code, 1);
-  // Named by its end alone: what it printed before the signal is not its cause.
-  EXPECT_NE(r.err.find("nccom-test: rank 1 (host 0, local rank 1) was killed by signal 9 (Killed); "
-                       "stopped the other "
-                       "ranks\n"),
-            std::string::npos)
+  // One summary line, the killed rank first, named by its end alone (what
+  // it printed before the signal is not its cause); the others failed
+  // because it left, or were stopped.
+  const std::vector<std::string> summary = launcher_lines(r.err);
+  ASSERT_EQ(summary.size(), 1u) << r.err;
+  EXPECT_EQ(summary[0].rfind("nccom-test: rank 1 (host 0) was killed by signal 9 (SIGKILL)", 0), 0u)
       << r.err;
+  EXPECT_TRUE(summary[0] ==
+                  "nccom-test: rank 1 (host 0) was killed by signal 9 (SIGKILL); ranks 0, 2 "
+                  "failed because it left" ||
+              summary[0].find("; stopped rank") != std::string::npos)
+      << summary[0];
+  EXPECT_LE(summary[0].size(), 200u) << summary[0];
   EXPECT_LT(s, 60.0);
+}
+
+// A configuration with a typo: each rank says the cause first, once, as
+// libnccom forwarded it to the runtime's log (not "no reason"); the
+// launcher says it once for both ranks.
+TEST(NccomTestE2e, ABadConfigurationIsSaidCauseFirstOnce) {
+  char dir[] = "/tmp/nccom-test-config-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  const std::string file = std::string(dir) + "/bad.toml";
+  std::ofstream(file) << "[bootstrap]\nprotokol = \"tcp\"\n";
+  auto env = kEnv;
+  env["NCCOM_CONFIG"] = file;
+  env["NEURON_RT_LOG_LEVEL"] = "INFO";  // the runtime echoes what libnccom forwarded to it
+  const auto r = run({"-r", "2", "-b", "8", "-e", "8", "allr"}, env);
+  std::remove(file.c_str());
+  ::rmdir(dir);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  const std::string cause = file +
+                            ":2:1: unknown key \"bootstrap.protokol\"; did you mean "
+                            "\"bootstrap.protocol\"? (nccom configuration is invalid: fix it, or "
+                            "point NCCOM_CONFIG at a good file)";
+  EXPECT_NE(r.err.find("nrt-emu nccom: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(cause), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("forwarded no reason"), std::string::npos) << r.err;
+  for (const char* rank : {"0", "1"}) {
+    const std::string own = std::string("nccom-test: rank ") + rank + ": ";
+    const size_t at = r.err.find(own);
+    ASSERT_NE(at, std::string::npos) << r.err;
+    EXPECT_EQ(r.err.compare(at + own.size(), cause.size(), cause), 0) << r.err;
+    EXPECT_EQ(r.err.find(own, at + 1), std::string::npos) << "said twice:\n" << r.err;
+  }
+  const std::vector<std::string> summary = launcher_lines(r.err);
+  ASSERT_EQ(summary.size(), 1u) << r.err;
+  EXPECT_EQ(summary[0].rfind("nccom-test: ranks 0-1 failed: " + file + ":2:1: unknown key", 0), 0u)
+      << summary[0];
+  EXPECT_LE(summary[0].size(), 200u) << summary[0];
 }
 
 // Open MPI's mpirun, where Debian's openmpi-bin puts it.

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 namespace nccom::nccomtest {
 namespace {
@@ -215,6 +216,32 @@ TEST(NccomTestLaunch, SrunStepAcrossNodes) {
   env["SLURM_STEP_TASKS_PER_NODE"] = "4(x2)";
   env["SLURM_LOCALID"] = "4";
   EXPECT_EQ(fails(env, opts({"allr"})), "SLURM_LOCALID=4 is not an integer in 0..3");
+}
+
+// Every emulated host's rank count, where this process can know them all.
+TEST(NccomTestLaunch, KnownHostCounts) {
+  auto counts = [](const EnvMap& env, const Options& o) {
+    auto p = detect_placement(env, o);
+    EXPECT_TRUE(p.ok()) << (p.ok() ? "" : p.error().message);
+    return p.ok() ? known_host_counts(env, *p) : std::vector<int>{};
+  };
+  // Local: -r split over -N, the first hosts one more (8 on 3: 3, 3, 2).
+  EXPECT_EQ(counts({}, opts({"-r", "8", "-N", "3", "allr"})), (std::vector<int>{3, 3, 2}));
+  EXPECT_EQ(counts({}, opts({"-r", "10", "-N", "2", "allr"})), (std::vector<int>{5, 5}));
+  // A rank a local launch started: its launcher asked.
+  EXPECT_TRUE(counts({{"NCCOM_TEST_CHILD", "1,2,0,1,2,1"}, {"NEURON_RT_ROOT_COMM_ID", "1.2.3.4:5"}},
+                     opts({"allr"}))
+                  .empty());
+  // mpirun on one machine, split by -N; across machines only its own count is known.
+  EXPECT_EQ(counts(ompi(3, 4, 3, 4), opts({"-N", "3", "allr"})), (std::vector<int>{2, 1, 1}));
+  EXPECT_EQ(counts(ompi(3, 4, 3, 4), opts({"allr"})), (std::vector<int>{4}));
+  EnvMap across = ompi(5, 8, 1, 4);
+  across["NEURON_RT_ROOT_COMM_ID"] = "10.1.2.3:29500";
+  EXPECT_TRUE(counts(across, opts({"allr"})).empty());
+  // srun across nodes: every node's count.
+  EnvMap env = slurm(5, 1, 1);
+  env["NEURON_RT_ROOT_COMM_ID"] = "10.0.0.1:4000";
+  EXPECT_EQ(counts(env, opts({"allr"})), (std::vector<int>{4, 4}));
 }
 
 TEST(NccomTestLaunch, SrunOnOneNodeDerivesALoopbackRoot) {

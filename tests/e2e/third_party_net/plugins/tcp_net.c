@@ -24,6 +24,8 @@
  *                   plugin that never checks its arguments): SIGSEGV
  *   test_null_hang  test(NULL) never returns (a plugin that waits for a
  *                   request that cannot complete)
+ *   isend_fails     every isend fails with ncclSystemError after a WARN (a
+ *                   plugin whose device went away between setup and data)
  *
  * A v4 build always blocks in accept and connect (its contract); the other
  * builds are non-blocking unless told. Data: one TCP connection per comm,
@@ -72,7 +74,7 @@
 
 static ncclDebugLogger_t g_log;
 static int g_block_accept, g_block_connect, g_in_order, g_out_of_order, g_never, g_hang_connect;
-static int g_sizes_unset, g_full_is_error, g_devices_null_crash, g_test_null_hang;
+static int g_sizes_unset, g_full_is_error, g_devices_null_crash, g_test_null_hang, g_isend_fails;
 
 #define WARN(...)                                                               \
   do {                                                                          \
@@ -145,6 +147,7 @@ static ncclResult_t tpn_init(ncclDebugLogger_t logger) {
   g_full_is_error = env_has(b, "full_is_error");
   g_devices_null_crash = env_has(b, "devices_null_crash");
   g_test_null_hang = env_has(b, "test_null_hang");
+  g_isend_fails = env_has(b, "isend_fails");
   if (env_has(b, "init_fails")) {
     WARN("TPN/" TPN_LAYOUT ": init fails (TPN_BEHAVIOUR=init_fails)");
     return ncclSystemError;
@@ -152,12 +155,12 @@ static ncclResult_t tpn_init(ncclDebugLogger_t logger) {
 #ifdef TPN_V4
   g_block_accept = g_block_connect = 1;
 #endif
-  INFO("TPN/" TPN_LAYOUT ": init (%s%s%s%s%s%s%s%s%s%s)", g_block_accept ? " block_accept" : "",
+  INFO("TPN/" TPN_LAYOUT ": init (%s%s%s%s%s%s%s%s%s%s%s)", g_block_accept ? " block_accept" : "",
        g_block_connect ? " block_connect" : "", g_in_order ? " in_order_test" : "",
        g_out_of_order ? " out_of_order" : "", g_never ? " never_complete" : "",
        g_hang_connect ? " hang_connect" : "", g_sizes_unset ? " sizes_unset" : "",
        g_full_is_error ? " full_is_error" : "", g_devices_null_crash ? " devices_null_crash" : "",
-       g_test_null_hang ? " test_null_hang" : "");
+       g_test_null_hang ? " test_null_hang" : "", g_isend_fails ? " isend_fails" : "");
   return ncclSuccess;
 }
 
@@ -413,12 +416,18 @@ static ncclResult_t post(struct comm* c, int kind, void* data, int size, void** 
   return ncclSuccess;
 }
 
+static ncclResult_t send_refused(void) {
+  WARN("TPN: isend fails: the device went away (TPN_BEHAVIOUR=isend_fails)");
+  return ncclSystemError;
+}
 TPN_UNUSED static ncclResult_t tpn_isend4(void* comm, void* data, int size, void* mh,
                                           void** request) {
+  if (g_isend_fails) return send_refused();
   return post(comm, REQ_SEND, data, size, request);
 }
 TPN_UNUSED static ncclResult_t tpn_isend(void* comm, void* data, int size, int tag, void* mh,
                                          void** request) {
+  if (g_isend_fails) return send_refused();
   return post(comm, REQ_SEND, data, size, request);
 }
 TPN_UNUSED static ncclResult_t tpn_irecv4(void* comm, void* data, int size, void* mh,
