@@ -162,8 +162,8 @@ NRT_STATUS build_graph_comm(comm::Communicator* c) {
   auto built = nccom::graphbuild::build_comm_graph(*c, net_plugin);
   if (!built) {
     report_environment(*c);
-    NCCOM_WARN("%s (neuronBuildGraphComm, rank %d of %d)", built.error().message.c_str(),
-               c->rank(), c->nranks());
+    NCCOM_WARN("%s (neuronBuildGraphComm, rank %d of %d)", built.error().message.c_str(), c->rank(),
+               c->nranks());
     c->give_up_setup("neuronBuildGraphComm: " + built.error().message);
     return fail(built.error());
   }
