@@ -299,7 +299,6 @@ class RankBench {
       if (const char* w = std::getenv("NCCOM_TEST_DEBUG_SLOW_WHILE"); w != nullptr && *w)
         slow_while_ = w;
     }
-    gather_placement();
     std::vector<OpResult> results;
     const std::vector<uint64_t> sizes = size_series(o_);
     Progress progress(p_.rank == 0, sizes.size() * o_.ops.size());
@@ -319,8 +318,15 @@ class RankBench {
       if (p_.rank == 0 && !o_.json && o_.stats) print(stats_table(info, r));
       results.push_back(std::move(r));
     }
+    // The placement is gathered after the measured operations, so that the
+    // first collective of a run is the first one measured (a net that fails
+    // or stalls fails that one, and the rings are built before the mesh, as
+    // in a job); the block follows the last table.
+    gather_placement();
+    const RunInfo placed = run_info();
+    if (p_.rank == 0 && !o_.json) print(placement_block(placed.placement));
     const int64_t wrong = total_wrong(results);
-    if (p_.rank == 0) report(info, results);
+    if (p_.rank == 0) report(placed, results);
     nrt_emu_ccom_free(c_, a_);
     nrt_emu_ccom_free(c_, b_);
     nrt_emu_ccom_free(c_, stats_);

@@ -226,13 +226,18 @@ std::string run_header(const RunInfo& info) {
         ", digest " + info.config_digest + "\n";
   }
   s += "#\n";
-  for (const RankPlace& r : info.placement) {
+  return s + placement_block(info.placement);
+}
+
+std::string placement_block(const std::vector<RankPlace>& placement) {
+  std::string s;
+  for (const RankPlace& r : placement) {
     char line[256];
     std::snprintf(line, sizeof line, "#  Rank %2d Pid %6d on %10s emulated host %d device %2d\n",
                   r.rank, r.pid, r.hostname.c_str(), r.host, r.device);
     s += line;
   }
-  if (!info.placement.empty()) s += "#\n";
+  if (!placement.empty()) s += "#\n";
   return s;
 }
 

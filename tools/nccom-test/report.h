@@ -133,9 +133,12 @@ Timing make_timing(Op op, int nranks, uint64_t bytes, double time_us, int64_t wr
 Timing make_timing(Op op, int nranks, uint64_t bytes, const RankTimes& t, TimeOf of, int64_t wrong);
 
 // The lines before the first table (text mode): versions and platform, the
-// configuration, one line per rank ("#  Rank  0 Pid 4242 on host-a emulated
-// host 0 device  0").
+// configuration, and the placement block when info.placement is known.
 std::string run_header(const RunInfo& info);
+// One line per rank ("#  Rank  0 Pid 4242 on host-a emulated host 0 device
+// 0") and a closing "#"; "" for none. nccom-test prints it after the last
+// table: the placement is gathered once the measured operations have run.
+std::string placement_block(const std::vector<RankPlace>& placement);
 // The lines before an operation's rows, one row, and the lines after them.
 std::string table_header(const RunInfo& info, Op op);
 std::string table_row(const RunInfo& info, Op op, const Row& row);

@@ -335,12 +335,11 @@ TEST(NccomTestFaults, MismatchedCollectivesAreNamedInsteadOfComputedWrong) {
     // On the rings each rank's share differs in size (1 fp32, or 1 and 0
     // fp64), so the slices do: each rank names the peer and its own call;
     // the first to fail names the refused receive, its peer may see that
-    // departure first ("process gone: rank R"). Collective #0 is
-    // nccom-test's placement all-gather, the same on both ranks.
+    // departure first ("process gone: rank R").
     expect_every_rank_says({outcomes[0]},
-                           {"rank 1", "this rank runs collective #1: all-reduce of 2 x fp32"});
+                           {"rank 1", "this rank runs collective #0: all-reduce of 2 x fp32"});
     expect_every_rank_says({outcomes[1]},
-                           {"rank 0", "this rank runs collective #1: all-reduce of 1 x fp64"});
+                           {"rank 0", "this rank runs collective #0: all-reduce of 1 x fp64"});
     int refused = 0;
     for (const Outcome& o : outcomes) {
       const std::string line = last_line(o.result);
