@@ -282,8 +282,7 @@ class RankBench {
     // collective — after a barrier, so that every rank has finished joining
     // (and mapping its peers' memory) first.
     if (const char* k = std::getenv("NCCOM_TEST_DEBUG_KILL_RANK"); k != nullptr && *k) {
-      if (nrt_emu_ccom_barrier(c_) != NRT_SUCCESS)
-        die(p_, std::string("barrier before the test kill: ") + nrt_emu_ccom_error(c_));
+      if (nrt_emu_ccom_barrier(c_) != NRT_SUCCESS) fail_in("the barrier before the test kill");
       if (std::atoi(k) == p_.rank) raise(SIGKILL);
     }
     // Test seam: NCCOM_TEST_DEBUG_SLOW_RANK=R:MS makes rank R wait MS ms
@@ -323,7 +322,8 @@ class RankBench {
     // or stalls fails that one, and the rings are built before the mesh, as
     // in a job); the block follows the last table.
     gather_placement();
-    const RunInfo placed = run_info();
+    RunInfo placed = info;
+    placed.placement = placement_;
     if (p_.rank == 0 && !o_.json) print(placement_block(placed.placement));
     const int64_t wrong = total_wrong(results);
     if (p_.rank == 0) report(placed, results);
@@ -419,8 +419,7 @@ class RankBench {
     a.count = sizeof(PlaceRecord);
     a.send = &mine;
     a.recv = buf;
-    if (nrt_emu_ccom_run(c_, &a) != NRT_SUCCESS)
-      die(p_, std::string("gathering every rank's placement failed: ") + nrt_emu_ccom_error(c_));
+    if (nrt_emu_ccom_run(c_, &a) != NRT_SUCCESS) fail_in("gathering every rank's placement");
     for (int r = 0; r < p_.size; ++r) {
       const PlaceRecord& rec = all[r];
       placement_.push_back(
@@ -523,13 +522,18 @@ class RankBench {
     return r;
   }
 
+  // A runtime call on c_ failed while `doing`: the rank ends with the
+  // runtime's innermost cause first, then what it was doing (and the
+  // runtime's own context).
+  [[noreturn]] void fail_in(const std::string& doing) const {
+    const RuntimeReason r = runtime_reason(c_);
+    die(p_, r.cause, within(doing, r));
+  }
+
   void alloc(size_t bytes, void** out, const char* what) {
     if (nrt_emu_ccom_alloc(c_, bytes, out) != NRT_SUCCESS || *out == nullptr) {
-      const RuntimeReason r = runtime_reason(c_);
-      die(p_, r.cause,
-          within("allocating the " + std::string(what) + " (" + std::to_string(bytes) +
-                     " B of device memory)",
-                 r));
+      fail_in("allocating the " + std::string(what) + " (" + std::to_string(bytes) +
+              " B of device memory)");
     }
   }
 
@@ -550,12 +554,8 @@ class RankBench {
   void call(const nrt_emu_coll_args_t& a, Op op, uint64_t bytes, const char* what) {
     if (slow_ms_ > 0 && (slow_while_.empty() || ::access(slow_while_.c_str(), F_OK) == 0))
       std::this_thread::sleep_for(std::chrono::milliseconds(slow_ms_));
-    if (nrt_emu_ccom_run(c_, &a) != NRT_SUCCESS) {
-      const RuntimeReason r = runtime_reason(c_);
-      die(p_, r.cause,
-          within(std::string(op_name(op)) + " of " + std::to_string(bytes) + " B (" + what + ")",
-                 r));
-    }
+    if (nrt_emu_ccom_run(c_, &a) != NRT_SUCCESS)
+      fail_in(std::string(op_name(op)) + " of " + std::to_string(bytes) + " B (" + what + ")");
   }
 
   // Mean time of one call over the timed iterations, in microseconds. With
@@ -564,8 +564,7 @@ class RankBench {
   double timed(const nrt_emu_coll_args_t& a, Op op, uint64_t bytes, const char* what,
                IterStats* stats) {
     for (int i = 0; i < o_.warmup; ++i) call(a, op, bytes, what);
-    if (nrt_emu_ccom_barrier(c_) != NRT_SUCCESS)
-      die(p_, std::string("barrier failed: ") + nrt_emu_ccom_error(c_));
+    if (nrt_emu_ccom_barrier(c_) != NRT_SUCCESS) fail_in("the barrier before the timed iterations");
     iter_us_.clear();
     const auto t0 = Clock::now();
     auto last = t0;
@@ -598,8 +597,7 @@ class RankBench {
       a.op = NRT_EMU_MAX;
       a.count = n;
       a.send = a.recv = iter_buf_;
-      if (nrt_emu_ccom_run(c_, &a) != NRT_SUCCESS)
-        die(p_, std::string("combining the per-iteration times failed: ") + nrt_emu_ccom_error(c_));
+      if (nrt_emu_ccom_run(c_, &a) != NRT_SUCCESS) fail_in("combining the per-iteration times");
       std::copy_n(d, n, iter_us_.begin() + static_cast<std::ptrdiff_t>(at));
     }
   }
@@ -608,7 +606,7 @@ class RankBench {
   std::string algorithm(const nrt_emu_coll_args_t& a) {
     const char* name = nullptr;
     if (nrt_emu_ccom_algorithm(c_, &a, &name) != NRT_SUCCESS || name == nullptr)
-      die(p_, std::string("asking the engine for its algorithm failed: ") + nrt_emu_ccom_error(c_));
+      fail_in("asking the engine for its algorithm");
     return name;
   }
 
@@ -686,8 +684,7 @@ class RankBench {
       a.op = op;
       a.count = 4;
       a.send = a.recv = stats_;
-      if (nrt_emu_ccom_run(c_, &a) != NRT_SUCCESS)
-        die(p_, std::string("combining ") + what + " failed: " + nrt_emu_ccom_error(c_));
+      if (nrt_emu_ccom_run(c_, &a) != NRT_SUCCESS) fail_in(std::string("combining ") + what);
     };
     d[0] = t[0];
     d[1] = t[1];
