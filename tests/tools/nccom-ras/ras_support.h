@@ -181,10 +181,16 @@ inline void expect_stall_failure_naming(const nccom_test::ChildResult& done, int
   const std::string head = all.substr(0, 8000);
   EXPECT_EQ(done.exit_code, 1) << head;
   const std::string who = "pid " + std::to_string(victim) + ")";
+  // The ranks' own lines; the launcher's last line is its summary, whose
+  // cause is shortened to fit its 200 bytes.
+  std::string err = done.err;
+  while (!err.empty() && err.back() == '\n') err.pop_back();
+  const std::string ranks = done.out + err.substr(0, err.rfind('\n') + 1);
+  EXPECT_EQ(err.compare(err.rfind('\n') + 1, 16, "nccom-test: rank"), 0) << head;
   int failures = 0;
-  for (std::size_t at = all.find("(health.stall_fail_s): "); at != std::string::npos;
-       at = all.find("(health.stall_fail_s): ", at + 1)) {
-    const std::string line = all.substr(at, all.find('\n', at) - at);
+  for (std::size_t at = ranks.find("(health.stall_fail_s): "); at != std::string::npos;
+       at = ranks.find("(health.stall_fail_s): ", at + 1)) {
+    const std::string line = ranks.substr(at, ranks.find('\n', at) - at);
     EXPECT_TRUE(line.find(who + ": unresponsive") != std::string::npos ||
                 line.find(who + " is unresponsive") != std::string::npos)
         << line;
