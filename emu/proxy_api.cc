@@ -264,6 +264,10 @@ const char* nrt_emu_proxy_status_message(const nrt_emu_proxy_status_t* s) {
   return s ? s->status->message() : "";
 }
 
+const char* nrt_emu_proxy_status_reason(const nrt_emu_proxy_status_t* s) {
+  return s ? s->status->reason() : "";
+}
+
 void nrt_emu_proxy_status_free(nrt_emu_proxy_status_t* s) { delete s; }
 
 NRT_STATUS nrt_emu_debug_install_table(const nccom_export_table_t* table) {

@@ -44,13 +44,14 @@ const char* run_state_name(nrt_emu_task_run_state_t state) {
 Status::Status(std::string name, int nec_dev, int gid)
     : name_(std::move(name)), nec_dev_(nec_dev), gid_(gid) {}
 
-void Status::finish(NRT_STATUS rc, std::string why) {
+void Status::finish(NRT_STATUS rc, std::string why, std::string cause) {
   {
     std::lock_guard lock(mutex_);
     if (finished_) return;
     finished_ = true;
     rc_ = rc;
     why_ = std::move(why);
+    cause_ = std::move(cause);
     state_.store(NRT_EMU_TASK_DONE);
   }
   cv_.notify_all();
@@ -68,14 +69,20 @@ NRT_STATUS Status::wait(uint32_t timeout_ms) {
         nec_dev_, gid_, kTaskTypeNetwork, name_.c_str(), run_state_name(state_.load()),
         timeout_ms / 1000, timeout_ms % 1000);
     log::message(log::Level::Error, "%s", message_.c_str());
+    reason_ = message_;
     return NRT_TIMEOUT;
   }
   if (rc_ != NRT_SUCCESS) {
-    message_ = format("[nec_dev %d gid %d] Proxy failed to execute task, status = %d (%s): %s",
-                      nec_dev_, gid_, static_cast<int>(rc_), name_.c_str(), why_.c_str());
-    log::message(log::Level::Error, "%s", message_.c_str());
+    const std::string logged =
+        format("[nec_dev %d gid %d] Proxy failed to execute task, status = %d (%s): %s", nec_dev_,
+               gid_, static_cast<int>(rc_), name_.c_str(), why_.c_str());
+    log::message(log::Level::Error, "%s", logged.c_str());
+    const std::string cause = cause_.empty() ? "" : ": " + cause_;
+    message_ = logged + cause;
+    reason_ = name_ + ": " + why_ + cause;
   } else {
     message_.clear();
+    reason_.clear();
   }
   return rc_;
 }
@@ -212,8 +219,7 @@ nrt_emu_task_run_state_t NetworkTask::fail(NRT_STATUS rc, std::string why) {
     }
   }
   state_ = NRT_EMU_TASK_DONE;
-  if (const std::string cause = log::nccom_cause(log_mark_); !cause.empty()) why += ": " + cause;
-  status_->finish(rc, std::move(why));
+  status_->finish(rc, std::move(why), log::nccom_cause(log_mark_));
   return NRT_EMU_TASK_DONE;
 }
 

@@ -46,11 +46,15 @@ class Status {
   Status(std::string name, int nec_dev, int gid);
   void publish_state(nrt_emu_task_run_state_t state) { state_.store(state); }
   nrt_emu_task_run_state_t run_state() const { return state_.load(); }
-  // DONE with `rc`; `why` explains a failure. Only the first call counts.
-  void finish(NRT_STATUS rc, std::string why);
-  // NRT_TIMEOUT or the finished status; sets message() on timeout/failure.
+  // DONE with `rc`; `why` explains a failure and `cause` is libnccom's own
+  // reason for it, when it forwarded one. Only the first call counts.
+  void finish(NRT_STATUS rc, std::string why, std::string cause = "");
+  // NRT_TIMEOUT or the finished status; sets message() and reason() on
+  // timeout/failure. A failure is logged as libnrt logs it, without
+  // libnccom's cause (libnccom logged that itself).
   NRT_STATUS wait(uint32_t timeout_ms);
   const char* message() const { return message_.c_str(); }
+  const char* reason() const { return reason_.c_str(); }
   const std::string& name() const { return name_; }
 
  private:
@@ -63,7 +67,9 @@ class Status {
   bool finished_ = false;
   NRT_STATUS rc_ = NRT_SUCCESS;
   std::string why_;
+  std::string cause_;
   std::string message_;  // the waiter's copy
+  std::string reason_;   // the waiter's copy
 };
 
 class NetworkTask {

@@ -139,7 +139,8 @@ run_in_root() {  # name, command line
     # plain directory, and the network-namespace tests need it.
     mount --bind "$root" "$root"
     mount -t proc proc "$root/proc"
-    mount -t sysfs sysfs "$root/sys"
+    # /sys as the machine has it, cgroup file systems included (slurmd needs them).
+    mount --rbind /sys "$root/sys"
     mount --bind /dev "$root/dev"
     mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs "$root/dev/shm"
     mount --bind /dev/pts "$root/dev/pts"

@@ -87,11 +87,15 @@ NRT_STATUS Ccom::fail(NRT_STATUS s, std::string why) {
   const Why split = split_cause(why);
   error_ = cause_first(split);
   cause_ = split.cause;
-  nrt_emu::log::message(nrt_emu::log::Level::Error, "[engine rank %d] %s", rank_, error_.c_str());
+  context_ = split.context;
+  // A cause libnccom forwarded is in libnccom's own log already: the
+  // runtime's line says what the runtime was doing, as libnrt's lines do.
+  nrt_emu::log::message(nrt_emu::log::Level::Error, "[engine rank %d] %s", rank_,
+                        split.context.empty() ? error_.c_str() : split.context.c_str());
   return s;
 }
 
-Result<Ccom*> Ccom::create(const nrt_emu_ccom_config_t& cfg, std::string* cause) {
+Result<Ccom*> Ccom::create(const nrt_emu_ccom_config_t& cfg, Why* why_out) {
   std::unique_ptr<Ccom> c(new Ccom());
   if (Status s = c->init(cfg); !s) {
     // No closing fence: the peers may be waiting in one of libnccom's own
@@ -102,12 +106,18 @@ Result<Ccom*> Ccom::create(const nrt_emu_ccom_config_t& cfg, std::string* cause)
     // nrt_emu_ccom_init fails with NRT_FAILURE whatever the cause; the
     // message says which, cause first: "CAUSE (rank R of N: CONTEXT)".
     Why why = split_cause(s.error().message);
+    const bool from_nccom = !why.context.empty();  // in libnccom's own log already
     const std::string rank =
         "rank " + std::to_string(cfg.rank) + " of " + std::to_string(cfg.rank_n);
     why.context = why.context.empty() ? rank : rank + ": " + why.context;
-    nrt_emu::log::message(nrt_emu::log::Level::Error, "%s (nrt_emu_ccom_init, %s)",
-                          why.cause.c_str(), why.context.c_str());
-    if (cause != nullptr) *cause = why.cause;
+    if (from_nccom) {
+      nrt_emu::log::message(nrt_emu::log::Level::Error, "nrt_emu_ccom_init failed (%s)",
+                            why.context.c_str());
+    } else {
+      nrt_emu::log::message(nrt_emu::log::Level::Error, "%s (nrt_emu_ccom_init, %s)",
+                            why.cause.c_str(), why.context.c_str());
+    }
+    if (why_out != nullptr) *why_out = why;
     return engine_error(cause_first(why));
   }
   return c.release();

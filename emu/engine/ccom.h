@@ -270,8 +270,8 @@ class Ccom {
  public:
   ~Ccom();
   // The communicator, or why it could not be made: "CAUSE (rank R of N:
-  // CONTEXT)"; *cause (when given) receives CAUSE alone.
-  static Result<Ccom*> create(const nrt_emu_ccom_config_t& cfg, std::string* cause = nullptr);
+  // CONTEXT)"; *why (when given) receives CAUSE and CONTEXT apart.
+  static Result<Ccom*> create(const nrt_emu_ccom_config_t& cfg, Why* why = nullptr);
 
   NRT_STATUS run(const nrt_emu_coll_args_t& a);
   // The algorithm run(a) takes, from a's operation, type and count alone
@@ -286,8 +286,10 @@ class Ccom {
   int rank_n() const { return n_; }
   int channel_n() const { return static_cast<int>(chans_.size()); }
   const std::string& error() const { return error_; }
-  // The innermost cause of the last failure (error() is "CAUSE (CONTEXT)").
+  // The innermost cause of the last failure and what the runtime was doing
+  // (error() is "CAUSE (CONTEXT)", or CAUSE when context() is "").
   const std::string& cause() const { return cause_; }
+  const std::string& context() const { return context_; }
 
  private:
   Ccom() = default;
@@ -415,7 +417,8 @@ class Ccom {
   nrt_emu_proxy_t* proxy_ = nullptr;
   std::list<Plan> plans_;  // most recently used first
   std::string error_;
-  std::string cause_;  // error_'s innermost cause
+  std::string cause_;    // error_'s innermost cause
+  std::string context_;  // and the rest of it
   uint64_t executions_ = 0;
   bool broken_ = false;  // a failed init or execution: the links are in an unknown state
   std::string broken_reason_;

@@ -12,9 +12,9 @@ struct nrt_emu_ccom {
 
 namespace {
 // Why this thread's last nrt_emu_ccom_init failed (no handle to hold it),
-// and that reason's innermost cause.
+// and that reason split into its innermost cause and its context.
 thread_local std::string init_error;
-thread_local std::string init_cause;
+thread_local nrt_emu::engine::Why init_why;
 }  // namespace
 
 extern "C" {
@@ -23,13 +23,14 @@ NRT_STATUS nrt_emu_ccom_init(const nrt_emu_ccom_config_t* cfg, nrt_emu_ccom_t** 
   if (out == nullptr) return NRT_INVALID;
   *out = nullptr;
   if (cfg == nullptr) {
-    init_error = init_cause = "nrt_emu_ccom_init: cfg is NULL";
+    init_error = "nrt_emu_ccom_init: cfg is NULL";
+    init_why = {init_error, ""};
     return NRT_INVALID;
   }
   nrt_emu::engine::begin_call();
   init_error.clear();
-  init_cause.clear();
-  auto created = nrt_emu::engine::Ccom::create(*cfg, &init_cause);
+  init_why = {};
+  auto created = nrt_emu::engine::Ccom::create(*cfg, &init_why);
   if (!created) {
     init_error = created.error().message;
     return created.error().status;
@@ -38,7 +39,8 @@ NRT_STATUS nrt_emu_ccom_init(const nrt_emu_ccom_config_t* cfg, nrt_emu_ccom_t** 
   *out = new (std::nothrow) nrt_emu_ccom{c};
   if (*out == nullptr) {
     delete c;
-    init_error = init_cause = "out of memory";
+    init_error = "out of memory";
+    init_why = {init_error, ""};
     return NRT_RESOURCE;
   }
   return NRT_SUCCESS;
@@ -55,7 +57,11 @@ const char* nrt_emu_ccom_error(const nrt_emu_ccom_t* c) {
 }
 
 const char* nrt_emu_ccom_cause(const nrt_emu_ccom_t* c) {
-  return c == nullptr ? init_cause.c_str() : c->impl->cause().c_str();
+  return c == nullptr ? init_why.cause.c_str() : c->impl->cause().c_str();
+}
+
+const char* nrt_emu_ccom_context(const nrt_emu_ccom_t* c) {
+  return c == nullptr ? init_why.context.c_str() : c->impl->context().c_str();
 }
 
 int nrt_emu_ccom_rank(const nrt_emu_ccom_t* c) { return c ? c->impl->rank() : -1; }

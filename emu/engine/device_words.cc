@@ -100,17 +100,15 @@ Status NetTask::failure() {
   checked_ = true;
   // The proxy may finish first (the device's last steps can be direct
   // hops); only a failure stops the device.
-  if (const NRT_STATUS s = nrt_emu_proxy_wait(status_, 0); s != NRT_SUCCESS)
-    return engine_error("the network proxy failed (status " + std::to_string(s) +
-                        "): " + nrt_emu_proxy_status_message(status_));
+  if (nrt_emu_proxy_wait(status_, 0) != NRT_SUCCESS)
+    return engine_error(nrt_emu_proxy_status_reason(status_));
   return {};
 }
 
 Status NetTask::finish() {
   if (status_ == nullptr) return {};
-  if (const NRT_STATUS s = nrt_emu_proxy_wait(status_, 1000); s != NRT_SUCCESS)
-    return engine_error("the network proxy failed (status " + std::to_string(s) +
-                        "): " + nrt_emu_proxy_status_message(status_));
+  if (nrt_emu_proxy_wait(status_, 1000) != NRT_SUCCESS)
+    return engine_error(nrt_emu_proxy_status_reason(status_));
   return {};
 }
 

@@ -82,11 +82,19 @@ std::string Ccom::describe_peer(int r) const {
 // The ranks on this machine whose processes are gone ("" when none): the
 // first one named is the lowest rank, usually the one that died first —
 // the others may have exited after failing because of it.
+// At most two are described; the rest are counted.
 std::string Ccom::peer_gone() const {
   std::string out;
+  int named = 0, more = 0;
   for (size_t r = 0; r < watches_.size(); ++r) {
-    if (watches_[r].gone()) out += (out.empty() ? "" : ", ") + describe_peer(static_cast<int>(r));
+    if (!watches_[r].gone()) continue;
+    if (named++ < 2) {
+      out += (out.empty() ? "" : ", ") + describe_peer(static_cast<int>(r));
+    } else {
+      ++more;
+    }
   }
+  if (more > 0) out += " and " + std::to_string(more) + " more";
   return out.empty() ? out : "process gone: " + out;
 }
 

@@ -287,7 +287,9 @@ NRT_EMU_PUBLIC NRT_STATUS nrt_emu_proxy_submit(nrt_emu_proxy_t* proxy,
  *   [nec_dev D gid G] Timeout exceeded: Waiting on proxy task type 1 (network
  *   task exec E, run state S): T sec
  *   [nec_dev D gid G] Proxy failed to execute task, status = N (network task
- *   exec E): reason */
+ *   exec E): reason
+ * The logged line leaves out the cause libnccom forwarded (libnccom logged it
+ * itself); the status message ends with it (": cause"). */
 NRT_EMU_PUBLIC NRT_STATUS nrt_emu_proxy_wait(nrt_emu_proxy_status_t* status, uint32_t timeout_ms);
 /* For a device loop that waits on its network task: steps the group's
  * active tasks once on the calling thread, unless another thread is stepping
@@ -305,6 +307,11 @@ NRT_EMU_PUBLIC nrt_emu_task_run_state_t nrt_emu_proxy_run_state(const nrt_emu_pr
  * wait or free. One waiter per status at a time (the message is the
  * status's own buffer); the run state may be read from any thread. */
 NRT_EMU_PUBLIC const char* nrt_emu_proxy_status_message(const nrt_emu_proxy_status_t* s);
+/* The same failure without the log line's words, for a caller that adds
+ * its own context: "network task exec E rank R: neuronNetworkProxyProgress(
+ * stream S, basic block B) returned N: <libnccom's forwarded cause>" ("" when
+ * none; the message itself for a timeout). Valid as long as the message. */
+NRT_EMU_PUBLIC const char* nrt_emu_proxy_status_reason(const nrt_emu_proxy_status_t* s);
 NRT_EMU_PUBLIC void nrt_emu_proxy_status_free(nrt_emu_proxy_status_t* s);
 
 /* ==== Collectives: the reference device engine ============================
@@ -383,6 +390,8 @@ NRT_EMU_PUBLIC const char* nrt_emu_ccom_error(const nrt_emu_ccom_t* c);
  * nrt_emu_ccom_error ("" when none), for a caller that wraps the failure in
  * context of its own and keeps the cause first. */
 NRT_EMU_PUBLIC const char* nrt_emu_ccom_cause(const nrt_emu_ccom_t* c);
+/* CONTEXT of nrt_emu_ccom_error ("" when it has none). */
+NRT_EMU_PUBLIC const char* nrt_emu_ccom_context(const nrt_emu_ccom_t* c);
 NRT_EMU_PUBLIC int nrt_emu_ccom_rank(const nrt_emu_ccom_t* c);
 NRT_EMU_PUBLIC int nrt_emu_ccom_rank_n(const nrt_emu_ccom_t* c);
 /* Ring channels the engine spreads an operation across. */

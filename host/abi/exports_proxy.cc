@@ -55,9 +55,11 @@ NCCOM_API NRT_STATUS neuronExpandConnectivity(void* comm, uint32_t conn) {
       return NRT_INVALID;
     }
     if (nccom::Status s = (*t)->expand(*c, conn); !s) {
-      NCCOM_WARN("%s (neuronExpandConnectivity, rank %d of %d)", s.error().message.c_str(),
-                 c->rank(), c->nranks());
-      return status_of(s.error());
+      const nccom::Error e = nccom::in_context(
+          s.take_error(), "neuronExpandConnectivity, rank " + std::to_string(c->rank()) + " of " +
+                              std::to_string(c->nranks()));
+      NCCOM_WARN("%s", e.message.c_str());
+      return status_of(e);
     }
     return NRT_SUCCESS;
   });

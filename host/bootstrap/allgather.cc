@@ -44,11 +44,10 @@ Status exchange_round(PeerExchange& transport, AllGatherAlgorithm algorithm, int
   Status status = transport.exchange(send_to, send_data, send_size, recv_from, recv_data, recv_size,
                                      algorithm_msg_type(algorithm));
   if (status) return status;
-  Error inner = status.take_error();
-  return make_error(inner.status, std::string("all-gather (") + algorithm_name(algorithm) +
-                                      ") round " + std::to_string(round) + " with ranks " +
-                                      std::to_string(send_to) + "/" + std::to_string(recv_from) +
-                                      ": " + inner.message);
+  return in_context(status.take_error(), std::string("all-gather (") + algorithm_name(algorithm) +
+                                             ") round " + std::to_string(round) + " with ranks " +
+                                             std::to_string(send_to) + "/" +
+                                             std::to_string(recv_from));
 }
 
 // s = 0 .. n-2: pass slice (rank - s) on to the successor, take slice

@@ -70,7 +70,7 @@ std::string who(const JoinOptions& o) {
 }
 
 Error context(const JoinOptions& o, const std::string& step, const Error& inner) {
-  return make_error(inner.status, who(o) + ", " + step + ": " + inner.message);
+  return in_context(inner, who(o) + ", " + step);
 }
 
 Error refused_or(const Socket& sock, const Error& send_failure) {
@@ -88,16 +88,18 @@ Error no_root(const JoinOptions& o, const Error& inner) {
   for (std::string_view hint : {kRefusedHint, kUnreachableHint}) {
     if (why.ends_with(hint)) why.resize(why.size() - hint.size());
   }
-  return make_error(
-      inner.status,
-      who(o) + ": no root at " + o.id.root.to_string() + ": " + why +
-          (unreachable ? " (the network to it did not answer: is it up between this host and rank "
-                         "0's, and is this the address rank 0 listens on, e.g. "
-                         "NEURON_RT_ROOT_COMM_ID?)"
-                       : " (is rank 0 running, and is this the address it listens on, e.g. "
-                         "NEURON_RT_ROOT_COMM_ID? A root closes once its communicator has "
-                         "formed: a rank restarted after that cannot rejoin it, restart every "
-                         "rank)"));
+  return in_context(
+      make_error(
+          inner.status,
+          "no root at " + o.id.root.to_string() + ": " + why +
+              (unreachable ? " (the network to it did not answer: is it up between this host and "
+                             "rank 0's, and is this the address rank 0 listens on, e.g. "
+                             "NEURON_RT_ROOT_COMM_ID?)"
+                           : " (is rank 0 running, and is this the address it listens on, e.g. "
+                             "NEURON_RT_ROOT_COMM_ID? A root closes once its communicator has "
+                             "formed: a rank restarted after that cannot rejoin it, restart "
+                             "every rank)")),
+      who(o));
 }
 
 Result<Socket> connect_root(const JoinOptions& o, const Socket& listener, Deadline deadline) {
@@ -107,13 +109,14 @@ Result<Socket> connect_root(const JoinOptions& o, const Socket& listener, Deadli
   // port in that range, on rank 0's host, can be given to a rank that
   // started before rank 0 could bind it.
   if (sock->peer_address() == listener.local_address()) {
-    return make_error(
-        NRT_INVALID,
-        who(o) + ": the root address " + o.id.root.to_string() +
-            " is this rank's own bootstrap listener (the kernel gave it that port before rank 0 "
-            "could bind it): rank 0 cannot listen there; choose a root port no program uses, "
-            "below the ephemeral range (net.ipv4.ip_local_port_range), e.g. in "
-            "NEURON_RT_ROOT_COMM_ID");
+    return in_context(
+        make_error(NRT_INVALID,
+                   "the root address " + o.id.root.to_string() +
+                       " is this rank's own bootstrap listener (the kernel gave it that port "
+                       "before rank 0 could bind it): rank 0 cannot listen there; choose a root "
+                       "port no program uses, below the ephemeral range "
+                       "(net.ipv4.ip_local_port_range), e.g. in NEURON_RT_ROOT_COMM_ID"),
+        who(o));
   }
   return sock;
 }
@@ -145,8 +148,9 @@ Result<Joined> join_flat(const JoinOptions& o, Socket listener) {
   auto reply = RootReply::decode(payload->data(), payload->size());
   if (!reply) return detail::context(o, "reading the root's answer", reply.error());
   if (reply->status != 0) {
-    return make_error(NRT_FAILURE, "bootstrap rank " + std::to_string(o.rank) + ": the root at " +
-                                       root + " refused the communicator: " + reply->error);
+    return in_context(make_error(NRT_FAILURE, "the root at " + root +
+                                                  " refused the communicator: " + reply->error),
+                      detail::who(o));
   }
   sock->close();
 

@@ -249,10 +249,11 @@ Result<Joined> follow(const JoinOptions& o, Socket leader, Socket listener, Dead
     if (payload.error().status == NRT_TIMEOUT) {
       return detail::context(o, "waiting for the host's bootstrap leader", payload.error());
     }
-    return make_error(NRT_FAILURE, detail::who(o) +
-                                       ": this host's bootstrap leader (the host's first rank to "
-                                       "start) hung up without a verdict: its process died before "
-                                       "it could relay one, and its output says why");
+    return in_context(make_error(NRT_FAILURE,
+                                 "this host's bootstrap leader (the host's first rank to start) "
+                                 "hung up without a verdict: its process died before it could "
+                                 "relay one, and its output says why"),
+                      detail::who(o));
   }
   auto reply = LeaderReply::decode(payload->data(), payload->size(), o.nranks);
   if (!reply) return detail::context(o, "reading the root's answer", reply.error());

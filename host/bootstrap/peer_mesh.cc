@@ -17,6 +17,12 @@ struct PeerMesh::Outgoing {
 
 namespace {
 
+// A receive's context after its cause: "bootstrap recv of 8 bytes (TYPE) from rank 2".
+std::string recv_what(std::size_t size, MsgType type, int from) {
+  return "bootstrap recv of " + std::to_string(size) + " bytes (" +
+         msg_type_name(static_cast<uint32_t>(type)) + ") from rank " + std::to_string(from);
+}
+
 std::vector<uint8_t> frame(MsgType type, const void* data, std::size_t size) {
   MessageHeader header;
   header.type = static_cast<uint32_t>(type);
@@ -249,17 +255,13 @@ Status PeerMesh::exchange(int send_to, const void* send_data, std::size_t send_s
         if (recv_size > 0) std::memcpy(recv_data, message.data(), recv_size);
         received = true;
       } else if (departed_.count(recv_from) != 0) {
-        return make_error(NRT_FAILURE, "bootstrap recv of " + std::to_string(recv_size) +
-                                           " bytes (" + msg_type_name(static_cast<uint32_t>(type)) +
-                                           ") from rank " + std::to_string(recv_from) + ": " +
-                                           departed(recv_from) +
-                                           " without sending it (do all ranks make the same "
-                                           "calls in the same order?)");
+        return in_context(make_error(NRT_FAILURE, departed(recv_from) +
+                                                      " without sending it (do all ranks make the "
+                                                      "same calls in the same order?)"),
+                          recv_what(recv_size, type, recv_from));
       } else if (auto broken = broken_.find(recv_from); broken != broken_.end()) {
-        return make_error(NRT_FAILURE, "bootstrap recv of " + std::to_string(recv_size) +
-                                           " bytes (" + msg_type_name(static_cast<uint32_t>(type)) +
-                                           ") from rank " + std::to_string(recv_from) +
-                                           " failed: " + broken->second);
+        return in_context(make_error(NRT_FAILURE, broken->second),
+                          recv_what(recv_size, type, recv_from));
       }
     }
     const bool sent = written == pending.size();

@@ -238,15 +238,12 @@ Status Communicator::exchange_peer_records(const bootstrap::PeerRecord& own,
     std::memcpy(slot + bootstrap::kPeerRecordBytes, mine_card.data(), mine_card.size());
   }
   if (Status gathered = all_gather(table.data(), kSlot); !gathered) {
-    return make_error(gathered.error().status,
-                      "initTransportRank AllGather1: " + gathered.error().message);
+    return in_context(gathered.take_error(), "initTransportRank AllGather1");
   }
   for (int r = 0; r < nranks_; ++r) {
     const uint8_t* at = table.data() + kSlot * r;
     auto record = bootstrap::PeerRecord::decode(at, bootstrap::kPeerRecordBytes, nranks_);
-    if (!record)
-      return make_error(NRT_INVALID,
-                        "peer record of rank " + std::to_string(r) + ": " + record.error().message);
+    if (!record) return in_context(record.take_error(), "peer record of rank " + std::to_string(r));
     if (record->rank != r) {
       return make_error(NRT_INVALID, "peer record in slot " + std::to_string(r) + " claims rank " +
                                          std::to_string(record->rank));

@@ -20,7 +20,8 @@ std::string join_reasons(const std::vector<std::string>& reasons) {
 
 Result<const TopoBackend*> choose_system_backend(std::span<const TopoBackend> backends,
                                                  const nccom_topo_machine_t& machine,
-                                                 const GraphSettings& settings) {
+                                                 const GraphSettings& settings,
+                                                 std::vector<Declined>* declined) {
   if (backends.empty()) {
     return make_error(NRT_FAILURE,
                       "no topology plugin is loaded (topology.plugins lists none "
@@ -32,6 +33,7 @@ Result<const TopoBackend*> choose_system_backend(std::span<const TopoBackend> ba
     std::string why;
     if (b.probe(machine, &why)) return &b;
     reasons.push_back(b.name() + ": " + why);
+    if (declined != nullptr) declined->push_back({b.name(), why});
   }
   if (settings.topo_file_set && reasons.empty()) {
     return make_error(NRT_FAILURE,

@@ -51,9 +51,16 @@ topo::TopoGraph ring_template();
 // backend, otherwise the first whose probe answers yes; else an error
 // naming the machine and every backend's reason ("no topology plugin
 // describes this machine (arch emu, family 0): neuron: ...; nccl: ...").
+// When no plugin describes it, *declined (when given) receives each
+// plugin's name and own reason, in the order they were asked.
+struct Declined {
+  std::string backend;  // "neuron"
+  std::string why;      // its probe's answer
+};
 Result<const TopoBackend*> choose_system_backend(std::span<const TopoBackend> backends,
                                                  const nccom_topo_machine_t& machine,
-                                                 const GraphSettings& settings);
+                                                 const GraphSettings& settings,
+                                                 std::vector<Declined>* declined = nullptr);
 
 Result<NodeTopology> build_node_topology(std::span<const TopoBackend> backends,
                                          const nccom_topo_machine_t& machine,

@@ -223,6 +223,7 @@ class Engine {
   std::map<int, Collection> collections_;
   int next_collection_ = 1;
   std::map<std::pair<const CommRecord*, int>, StallState> stalls_;
+  uint64_t burst_since_ = 0;  // when the current burst of lost members began (0: none yet)
   uint64_t last_loop_ = 0;    // when the loop last came round
   uint64_t awake_since_ = 0;  // after an absence: stalls count from here
   std::thread thread_;

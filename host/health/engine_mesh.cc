@@ -9,6 +9,10 @@
 
 namespace nccom::health::engine {
 
+namespace {
+constexpr uint64_t kLossBurstMs = 30000;
+}  // namespace
+
 void Engine::set_state(Peer& p, uint64_t key, Reach state, const std::string& why, uint64_t now) {
   if (p.state == state) return;
   const Reach before = p.state;
@@ -33,7 +37,16 @@ void Engine::set_state(Peer& p, uint64_t key, Reach state, const std::string& wh
     }
   }
   if (state == Reach::kUnresponsive || state == Reach::kDead) {
-    NCCOM_WARN("health: %s is %s: %s", label.c_str(), reach_name(state), why.c_str());
+    // The first member lost is the likely cause; the members lost within
+    // kLossBurstMs after it are most often ranks ending on its failure:
+    // INFO, not a WARN each. A loss after that starts a new burst.
+    if (burst_since_ == 0 || now - burst_since_ > kLossBurstMs) {
+      burst_since_ = now;
+      NCCOM_WARN("health: %s is %s: %s", label.c_str(), reach_name(state), why.c_str());
+    } else {
+      NCCOM_INFO(log::kInit, "health: %s is %s too: %s", label.c_str(), reach_name(state),
+                 why.c_str());
+    }
   } else if (state == Reach::kAnswered && before != Reach::kLeft) {
     NCCOM_WARN("health: %s is alive again: %s", label.c_str(), why.c_str());
   }

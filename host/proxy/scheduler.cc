@@ -106,9 +106,8 @@ Result<Progress> Scheduler::progress(uint32_t stream, uint32_t basic_block) {
     if (!p.running) continue;
     auto tick = p.op->progress();
     if (!tick) {
-      Error e = tick.take_error();
-      e.message = where(stream, s.current) + ": " + e.message;
-      NCCOM_WARN("proxy: %s", e.message.c_str());
+      Error e = in_context(tick.take_error(), where(stream, s.current));
+      NCCOM_WARN("%s", e.message.c_str());
       note_failure(e);
       s.failed = e;
       return e;
@@ -118,9 +117,8 @@ Result<Progress> Scheduler::progress(uint32_t stream, uint32_t basic_block) {
     if (tick->execution_done) {
       p.running = false;
       if (Status r = p.op->rearm(); !r) {
-        Error e = r.take_error();
-        e.message = where(stream, s.current) + ": re-arming after the execution: " + e.message;
-        NCCOM_WARN("proxy: %s", e.message.c_str());
+        Error e = in_context(r.take_error(), where(stream, s.current));
+        NCCOM_WARN("%s", e.message.c_str());
         note_failure(e);
         s.failed = e;
         return e;

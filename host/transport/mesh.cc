@@ -16,8 +16,9 @@ Status CommTransports::expand(comm::Communicator& comm, uint32_t conn) {
   std::vector<int32_t> asked(static_cast<size_t>(n), 0);
   asked[static_cast<size_t>(me)] = static_cast<int32_t>(conn);
   if (Status s = comm.all_gather(asked.data(), sizeof(int32_t)); !s) {
-    return make_error(NRT_FAILURE, "neuronExpandConnectivity: agreeing on the connectivity: " +
-                                       s.error().message);
+    Error e = in_context(s.take_error(), "agreeing on the connectivity");
+    e.status = NRT_FAILURE;
+    return e;
   }
   for (int r = 0; r < n; ++r) {
     if (asked[static_cast<size_t>(r)] != static_cast<int32_t>(conn)) {
@@ -47,8 +48,10 @@ Status CommTransports::expand(comm::Communicator& comm, uint32_t conn) {
         End& e = send ? ch->send : ch->recv;
         if (Status s = setup_end(e, **via, services_, send, kMeshChannel, peers_[peer], pending);
             !s) {
-          return make_error(NRT_FAILURE, std::string("mesh transport setup, peer rank ") +
-                                             std::to_string(peer) + ": " + s.error().message);
+          Error e =
+              in_context(s.take_error(), "mesh transport setup, peer rank " + std::to_string(peer));
+          e.status = NRT_FAILURE;
+          return e;
         }
       }
       added[peer] = std::move(ch);

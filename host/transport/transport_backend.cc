@@ -15,8 +15,10 @@ std::string text(const ErrBuf& b) { return plugin::error_text(b); }
 // One op of a transport plugin, as the scheduler sees it.
 class PluginOp : public proxy::ProxyOp {
  public:
-  PluginOp(const nccom_transport_ops_t& ops, void* op, std::string who)
-      : ops_(ops), op_(op), who_(std::move(who)) {}
+  // what: "NAME send op"; where: "stream S, basic block B".
+  PluginOp(const nccom_transport_ops_t& ops, void* op, const std::string& what,
+           const std::string& where)
+      : ops_(ops), op_(op), who_(what + " (" + where + ")"), what_(what) {}
   ~PluginOp() override { ops_.op_free(op_); }
 
   Result<proxy::Tick> progress() override {
@@ -25,8 +27,9 @@ class PluginOp : public proxy::ProxyOp {
     int done = 0;
     const nccom_plugin_status_t s = ops_.op_progress(op_, &idle, &done, err.data(), err.size());
     if (s != NCCOM_PLUGIN_OK) {
-      return make_error(NRT_NETWORK_PROXY_FAILURE,
-                        who_ + ": " + (text(err).empty() ? status_name(s) : text(err)));
+      return in_context(
+          make_error(NRT_NETWORK_PROXY_FAILURE, text(err).empty() ? status_name(s) : text(err)),
+          what_);
     }
     return proxy::Tick{idle != 0, done != 0};
   }
@@ -34,9 +37,9 @@ class PluginOp : public proxy::ProxyOp {
     ErrBuf err{};
     const nccom_plugin_status_t s = ops_.op_rearm(op_, err.data(), err.size());
     if (s == NCCOM_PLUGIN_OK) return {};
-    return make_error(
-        NRT_NETWORK_PROXY_FAILURE,
-        who_ + ": re-arm failed: " + (text(err).empty() ? status_name(s) : text(err)));
+    return in_context(
+        make_error(NRT_NETWORK_PROXY_FAILURE, text(err).empty() ? status_name(s) : text(err)),
+        what_ + ", re-arming it after the execution");
   }
   std::string describe() const override {
     ErrBuf buf{};
@@ -67,7 +70,8 @@ class PluginOp : public proxy::ProxyOp {
  private:
   const nccom_transport_ops_t& ops_;
   void* op_;
-  std::string who_;
+  std::string who_;   // for stall reports: "NAME send op (stream S, basic block B)"
+  std::string what_;  // an error's context (the scheduler adds the stream and block)
 };
 
 class PluginProxyTransport : public proxy::ProxyTransport {
@@ -79,8 +83,10 @@ class PluginProxyTransport : public proxy::ProxyTransport {
   Result<std::unique_ptr<proxy::ProxyOp>> make_op(proxy::Direction dir, const proxy::BlockFifos& f,
                                                   uint32_t stream, uint32_t bb) override {
     const bool send = dir == proxy::Direction::Send;
-    const std::string who = name_ + (send ? " send" : " recv") + " op (stream " +
-                            std::to_string(stream) + ", basic block " + std::to_string(bb) + ")";
+    const std::string what = name_ + (send ? " send" : " recv") + " op";
+    const std::string where =
+        "stream " + std::to_string(stream) + ", basic block " + std::to_string(bb);
+    const std::string who = what + " (" + where + ")";
     ErrBuf err{};
     void* op = nullptr;
     const nccom_plugin_status_t s = ops_.create_op(
@@ -95,7 +101,7 @@ class PluginProxyTransport : public proxy::ProxyTransport {
               (text(err).empty() ? (s == NCCOM_PLUGIN_OK ? "no op returned" : status_name(s))
                                  : text(err)));
     }
-    return std::unique_ptr<proxy::ProxyOp>(std::make_unique<PluginOp>(ops_, op, who));
+    return std::unique_ptr<proxy::ProxyOp>(std::make_unique<PluginOp>(ops_, op, what, where));
   }
 
  private:

@@ -14,13 +14,15 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <string>
 
 namespace nccom_test::machine {
 namespace {
 
-constexpr std::array<std::string_view, 7> kNames = {
+constexpr std::array<std::string_view, 8> kNames = {
     "root",    "network-namespaces", "ipv6-loopback", "ipv4-interface", "libfabric-provider",
-    "program", "mount-namespaces",
+    "program", "mount-namespaces",   "cgroups",
 };
 
 std::string errno_text(const char* what) { return std::string(what) + ": " + std::strerror(errno); }
@@ -71,6 +73,19 @@ std::string mount_namespaces() {
   return step == 1   ? "unshare(CLONE_NEWNS) is refused here"
          : step == 2 ? "making / private in a new mount namespace is refused here"
                      : "mounting a tmpfs on /dev/shm in a new mount namespace is refused here";
+}
+
+std::string cgroups() {
+  std::ifstream mounts("/proc/self/mounts");
+  if (!mounts) return "/proc/self/mounts cannot be read";
+  // "<source> <mount point> <type> ...": a cgroup or cgroup2 file system
+  // mounted at /sys/fs/cgroup or below it.
+  for (std::string source, point, type, rest; mounts >> source >> point >> type;) {
+    std::getline(mounts, rest);
+    if ((type == "cgroup" || type == "cgroup2") && point.rfind("/sys/fs/cgroup", 0) == 0) return "";
+  }
+  return "no cgroup file system is mounted under /sys/fs/cgroup (slurmd will not start without "
+         "one)";
 }
 
 std::string ipv6_loopback() {

@@ -29,6 +29,7 @@ enum class Lack {
   kLibfabricProvider,  // this libfabric has no such provider, or it lacks what the test needs
   kProgram,            // a program the test runs is not installed (dot, mpirun, slurmd)
   kMountNamespaces,    // root, but a private mount namespace with a tmpfs is refused
+  kCgroups,            // no cgroup file system under /sys/fs/cgroup (slurmd needs one)
 };
 
 // The reason's name as printed ("root", "network-namespaces", ...).
@@ -46,6 +47,8 @@ std::string ipv4_interface();                  // an up IPv4 interface other tha
 std::string program(const std::string& name);  // `name` is an executable on PATH (or a path)
 // root, and a child may unshare(CLONE_NEWNS) and mount a tmpfs on /dev/shm there
 std::string mount_namespaces();
+// a cgroup (v1 or v2) file system is mounted at or under /sys/fs/cgroup
+std::string cgroups();
 
 }  // namespace nccom_test::machine
 

@@ -13,9 +13,14 @@ namespace nccom_test::machine {
 namespace {
 
 // Every enumerator, in the order of the enum; a new reason is added here too.
-constexpr Lack kEvery[] = {Lack::kRoot,           Lack::kNetworkNamespaces, Lack::kIpv6Loopback,
-                           Lack::kIpv4Interface,  Lack::kLibfabricProvider, Lack::kProgram,
-                           Lack::kMountNamespaces};
+constexpr Lack kEvery[] = {Lack::kRoot,
+                           Lack::kNetworkNamespaces,
+                           Lack::kIpv6Loopback,
+                           Lack::kIpv4Interface,
+                           Lack::kLibfabricProvider,
+                           Lack::kProgram,
+                           Lack::kMountNamespaces,
+                           Lack::kCgroups};
 
 TEST(MachineLack, EveryReasonHasItsOwnName) {
   std::size_t count = 0;

@@ -211,8 +211,8 @@ Answer ask(const Query& o) {
   return a;
 }
 
-std::string findings(const std::string& text) {
-  std::string out;
+std::vector<std::string> findings(const std::string& text) {
+  std::vector<std::string> out;
   std::string section;
   std::size_t at = 0;
   while (at < text.size()) {
@@ -226,9 +226,25 @@ std::string findings(const std::string& text) {
       section = line.substr(0, line.find(':'));
     } else if (section == "Processes not answering" || section == "Waiting" ||
                section == "Behind") {
-      std::size_t first = line.find_first_not_of(' ');
-      out += (out.empty() ? "" : "; ") + line.substr(first);
+      out.push_back(line.substr(line.find_first_not_of(' ')));
     }
+  }
+  return out;
+}
+
+std::string findings_line(const std::vector<std::string>& found, std::size_t budget,
+                          const std::string& host, const std::string& port) {
+  std::string out;
+  std::size_t taken = 0;
+  // The first entry always (the report's most important); the others while
+  // they fit.
+  while (taken < found.size() && (taken == 0 || out.size() + 2 + found[taken].size() <= budget)) {
+    out += (taken == 0 ? "" : "; ") + found[taken];
+    ++taken;
+  }
+  if (taken < found.size()) {
+    out += "; " + std::to_string(found.size() - taken) + " more (nccom-ras -h " + host + " -p " +
+           port + ")";
   }
   return out;
 }

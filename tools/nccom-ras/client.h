@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace nccom::ras {
 
@@ -31,8 +32,14 @@ bool address_from_env(Query& q, std::string& error);
 
 Answer ask(const Query& q);
 
-// What a text report found wrong, on one line ("" when nothing): the
-// processes not answering, the ranks waiting and the ranks behind.
-std::string findings(const std::string& text_report);
+// What a text report found wrong, one entry per finding, in the report's
+// order (empty when nothing): the processes not answering, the ranks waiting
+// and the ranks behind.
+std::vector<std::string> findings(const std::string& text_report);
+
+// Those findings on one line of at most about `budget` bytes: whole entries
+// joined by "; ", then "; N more (nccom-ras -h HOST -p PORT)" for the rest.
+std::string findings_line(const std::vector<std::string>& found, std::size_t budget,
+                          const std::string& host, const std::string& port);
 
 }  // namespace nccom::ras

@@ -106,7 +106,9 @@ std::string health_view() {
   q.timeout_ms = 1000;
   const ras::Answer a = ras::ask(q);
   if (!a.ok) return "";
-  return ras::findings(a.report);
+  // The most important findings first, within about 240 bytes: the whole
+  // list is nccom-ras's to give.
+  return ras::findings_line(ras::findings(a.report), 240, own.host, own.port);
 }
 
 // The rank's closing line, cause first: "nccom-test: rank R: CAUSE
@@ -131,24 +133,17 @@ std::string health_view() {
 
 [[noreturn]] void die(const Placement& p, const std::string& why) { die(p, why, ""); }
 
-// A runtime failure split as the runtime words it: nrt_emu_ccom_error is
-// "CAUSE (CONTEXT)" and nrt_emu_ccom_cause is CAUSE.
+// A runtime failure as the runtime splits it: the innermost cause
+// (nrt_emu_ccom_cause) and what the runtime was doing (nrt_emu_ccom_context).
 struct RuntimeReason {
   std::string cause;
   std::string context;  // "" when the runtime gave none
 };
 
 RuntimeReason runtime_reason(const nrt_emu_ccom_t* c) {
-  const char* e = nrt_emu_ccom_error(c);
-  const char* k = nrt_emu_ccom_cause(c);
-  const std::string error = e != nullptr ? e : "";
-  const std::string cause = k != nullptr ? k : "";
-  if (!cause.empty() && error.size() > cause.size() + 3 &&
-      error.compare(0, cause.size(), cause) == 0 && error.compare(cause.size(), 2, " (") == 0 &&
-      error.back() == ')') {
-    return {cause, error.substr(cause.size() + 2, error.size() - cause.size() - 3)};
-  }
-  return {error, ""};
+  const char* cause = nrt_emu_ccom_cause(c);
+  const char* context = nrt_emu_ccom_context(c);
+  return {cause != nullptr ? cause : "", context != nullptr ? context : ""};
 }
 
 // CONTEXT for die(): what the rank was doing, then the runtime's context.
@@ -195,14 +190,6 @@ template <size_t N>
 std::string field(const char (&text)[N]) {
   return std::string(text, strnlen(text, N));
 }
-
-// The variables nccom-test sets (or may set) for its ranks: main's
-// NCCOM_DEBUG_STREAM, the local launch's, and --net's.
-constexpr const char* kLaunchVars[] = {"NCCOM_DEBUG_STREAM", "NEURON_RT_ROOT_COMM_ID",
-                                       "NCCOM_RAS_ADDR",     "CCOM_SOCKET_IFNAME",
-                                       "FI_TCP_IFACE",       "NEURON_RT_EMU_DEVICES",
-                                       "NCCL_NET_PLUGIN",    "NCCOM_NET_USE_RUNTIME_PLUGIN",
-                                       "FI_PROVIDER"};
 
 std::string utc_now() {
   const std::time_t now = std::time(nullptr);
@@ -383,8 +370,9 @@ class RankBench {
   // The configuration this rank resolves as libnccom does (its loader, its
   // knob tables and search paths), with the environment nccom-test set.
   void resolve_config() {
-    for (const char* name : kLaunchVars) {
-      if (const char* v = std::getenv(name); v != nullptr) launch_env_.emplace_back(name, v);
+    for (const std::string& name : launch_variables()) {
+      if (const char* v = std::getenv(name.c_str()); v != nullptr)
+        launch_env_.emplace_back(name, v);
     }
     auto loaded = nccom::config::load(nccom::core::default_load_options());
     if (!loaded) {

@@ -2,6 +2,7 @@
 // docs/tools/nccom-test.md, "Launch modes").
 #include "launch_env.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <sstream>
@@ -67,7 +68,7 @@ Status apply_options(const Options& o, bool one_machine, Placement& p) {
 // with a port from the job id when every rank is on this machine.
 Status pick_root(const EnvMap& env, bool one_machine, const std::string& job_key,
                  const char* job_vars, Placement& p) {
-  if (const std::string* id = find(env, "NEURON_RT_ROOT_COMM_ID")) {
+  if (const std::string* id = find(env, kRootCommVar)) {
     p.root_comm_id = *id;
     p.root_source = "NEURON_RT_ROOT_COMM_ID";
     return {};
@@ -102,7 +103,7 @@ Result<Placement> from_child(const EnvMap& env) {
     return env_error(std::string(kChildVar) + "=" + v +
                      " is malformed (rank,size,host,local_rank,local_n,hosts)");
   }
-  const std::string* id = find(env, "NEURON_RT_ROOT_COMM_ID");
+  const std::string* id = find(env, kRootCommVar);
   if (id == nullptr)
     return env_error(std::string(kChildVar) + " is set but NEURON_RT_ROOT_COMM_ID is not");
   p.root_comm_id = *id;
@@ -331,6 +332,17 @@ std::vector<int> expand_slurm_tasks(const std::string& text) {
     out.insert(out.end(), static_cast<size_t>(repeat), static_cast<int>(n));
   }
   return out;
+}
+
+std::vector<std::string> launch_variables() {
+  std::vector<std::string> names = {kDebugStreamVar, kRootCommVar, kHealthAddrVar,
+                                    kSocketIfVar,    kFiIfaceVar,  kEmuDevicesVar};
+  for (Net net : {Net::Socket, Net::Ofi}) {
+    for (const auto& [name, value] : net_env(net)) {
+      if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+    }
+  }
+  return names;
 }
 
 std::vector<std::pair<std::string, std::string>> net_env(Net net) {

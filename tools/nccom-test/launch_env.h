@@ -42,6 +42,18 @@ inline constexpr const char* kChildVar = "NCCOM_TEST_CHILD";
 // Set to 1 by a local parent whose stderr is a terminal (rank 0's progress line).
 inline constexpr const char* kTtyVar = "NCCOM_TEST_STDERR_TTY";
 
+// The variables nccom-test sets for its ranks (each where it is set).
+inline constexpr const char* kRootCommVar = "NEURON_RT_ROOT_COMM_ID";   // local launch
+inline constexpr const char* kEmuDevicesVar = "NEURON_RT_EMU_DEVICES";  // local launch
+inline constexpr const char* kSocketIfVar = "CCOM_SOCKET_IFNAME";       // local launch, unless set
+inline constexpr const char* kFiIfaceVar = "FI_TCP_IFACE";              // local launch, unless set
+inline constexpr const char* kHealthAddrVar = "NCCOM_RAS_ADDR";         // local launch, unless set
+inline constexpr const char* kDebugStreamVar = "NCCOM_DEBUG_STREAM";    // always: logs to stderr
+
+// Every variable nccom-test sets or may set for its ranks: the ones above
+// and --net's (net_env), for the report of what a rank's configuration read.
+std::vector<std::string> launch_variables();
+
 // The process environment as a map.
 EnvMap current_env();
 

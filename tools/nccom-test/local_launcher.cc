@@ -102,20 +102,19 @@ std::vector<std::string> child_env(const Placement& p, bool tty) {
   for (char** e = environ; *e != nullptr; ++e) {
     const std::string kv = *e;
     const std::string name = kv.substr(0, kv.find('='));
-    if (name == kChildVar || name == kTtyVar || name == "NEURON_RT_ROOT_COMM_ID" ||
-        name == "NEURON_RT_EMU_DEVICES") {
+    if (name == kChildVar || name == kTtyVar || name == kRootCommVar || name == kEmuDevicesVar) {
       continue;
     }
-    if (name == "CCOM_SOCKET_IFNAME" || name == "NCCL_SOCKET_IFNAME") have_ifname = true;
-    if (name == "FI_TCP_IFACE") have_fi_iface = true;
+    if (name == kSocketIfVar || name == "NCCL_SOCKET_IFNAME") have_ifname = true;
+    if (name == kFiIfaceVar) have_fi_iface = true;
     env.push_back(kv);
   }
   env.push_back(std::string(kChildVar) + "=" + encode_child(p));
-  env.push_back("NEURON_RT_ROOT_COMM_ID=" + p.root_comm_id);
-  env.push_back("NEURON_RT_EMU_DEVICES=" + std::to_string(p.local_n));
-  if (!have_ifname) env.push_back("CCOM_SOCKET_IFNAME=lo");
+  env.push_back(std::string(kRootCommVar) + "=" + p.root_comm_id);
+  env.push_back(std::string(kEmuDevicesVar) + "=" + std::to_string(p.local_n));
+  if (!have_ifname) env.push_back(std::string(kSocketIfVar) + "=lo");
   // libnccom-net's tcp provider too (it does not read CCOM_SOCKET_IFNAME).
-  if (!have_fi_iface) env.push_back("FI_TCP_IFACE=lo");
+  if (!have_fi_iface) env.push_back(std::string(kFiIfaceVar) + "=lo");
   if (tty) env.push_back(std::string(kTtyVar) + "=1");
   return env;
 }
@@ -419,11 +418,11 @@ int run_local(const Options& o, const std::string& argv0, const std::vector<std:
   // nccom-ras and the ranks' failure messages reach this job and no other
   // job on the host. Held, like the root's, until the run ends.
   const PortReservation health_port;
-  const char* ras_addr = std::getenv("NCCOM_RAS_ADDR");
+  const char* ras_addr = std::getenv(kHealthAddrVar);
   const char* nccl_ras_addr = std::getenv("NCCL_RAS_ADDR");
   if ((ras_addr == nullptr || *ras_addr == '\0') &&
       (nccl_ras_addr == nullptr || *nccl_ras_addr == '\0') && health_port.port() != 0) {
-    setenv("NCCOM_RAS_ADDR", ("127.0.0.1:" + std::to_string(health_port.port())).c_str(), 1);
+    setenv(kHealthAddrVar, ("127.0.0.1:" + std::to_string(health_port.port())).c_str(), 1);
   }
   const bool tty = isatty(STDERR_FILENO) == 1;
   std::fflush(stdout);

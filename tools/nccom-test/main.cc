@@ -49,7 +49,7 @@ int main(int argc, char** argv) {
   // stdout carries the tables or the JSON document only: libnccom's log
   // lines go to stderr (or NCCL_DEBUG_FILE) in this process and in the
   // ranks it starts, whatever the configuration says (log.stream).
-  ::setenv("NCCOM_DEBUG_STREAM", "stderr", 1);
+  ::setenv(kDebugStreamVar, "stderr", 1);
   const std::vector<std::string> args(argv + 1, argv + argc);
   auto opts = parse_options(args);
   if (!opts) {

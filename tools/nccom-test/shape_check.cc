@@ -40,35 +40,38 @@ std::optional<ShapeRefusal> refuse_host_shapes(const std::vector<int>& ranks_per
   auto machine = graphbuild::runtime_machine(device);
   if (!machine) return std::nullopt;
 
-  std::map<int, std::string> answered;  // device count: "" or why not
+  std::map<int, bool> described;  // device count: does a plugin describe it
   for (size_t h = 0; h < ranks_per_host.size(); ++h) {
     const int n = ranks_per_host[h];
     const int devices = count == DeviceCount::OnePerRank ? n : nrt_emu_host_device_count(n);
     if (devices < 1) return std::nullopt;
-    auto [it, fresh] = answered.try_emplace(devices);
-    if (fresh) {
-      nccom_topo_machine_t m = *machine;
-      m.device_count = devices;
-      auto chosen = graphbuild::choose_system_backend(*backends, m, *settings);
-      if (!chosen) it->second = chosen.error().message;
+    if (described.count(devices) != 0) continue;  // asked already, and described
+    nccom_topo_machine_t m = *machine;
+    m.device_count = devices;
+    ShapeRefusal refusal{static_cast<int>(h), n, devices, "", {}};
+    auto chosen = graphbuild::choose_system_backend(*backends, m, *settings, &refusal.declined);
+    if (!chosen) {
+      refusal.why = chosen.error().message;
+      return refusal;
     }
-    if (!it->second.empty()) return ShapeRefusal{static_cast<int>(h), n, devices, it->second};
+    described[devices] = true;
   }
   return std::nullopt;
 }
 
 std::string refusal_text(const ShapeRefusal& r, const std::string& shape) {
-  // The plugins' own reasons first; the communicator's heading after them.
-  std::string reasons = r.why;
-  const std::string heading = "no topology plugin describes this machine (";
-  if (reasons.rfind(heading, 0) == 0) {
-    if (const size_t end = reasons.find("): "); end != std::string::npos) reasons.erase(0, end + 3);
-  }
-  return shape + " puts " + std::to_string(r.ranks) + (r.ranks == 1 ? " rank" : " ranks") +
-         " on emulated host " + std::to_string(r.host) + ": " + reasons +
-         " (no topology plugin describes a host of " + std::to_string(r.devices) +
-         (r.devices == 1 ? " device" : " devices") +
-         ": choose -r and -N so that every host has a device count one describes)";
+  const std::string head = shape + " puts " + std::to_string(r.ranks) +
+                           (r.ranks == 1 ? " rank" : " ranks") + " on emulated host " +
+                           std::to_string(r.host) + ": ";
+  const std::string fix = ": choose other -r and -N";
+  if (r.declined.empty()) return head + r.why + fix;
+  // The first plugin's own reason (the one asked first, the platform's);
+  // the others only by name: their reasons are nccom-topo's to show.
+  std::string others;
+  for (size_t i = 1; i < r.declined.size(); ++i)
+    others += (others.empty() ? "" : ", ") + r.declined[i].backend;
+  return head + r.declined[0].backend + ": " + r.declined[0].why +
+         (others.empty() ? "" : "; topology plugin " + others + " declines too") + fix;
 }
 
 }  // namespace nccom::nccomtest

@@ -2,6 +2,8 @@
 // asked before any rank starts (docs/tools/nccom-test.md, "Launch modes").
 #pragma once
 
+#include "graphbuild/node_topology.h"
+
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -11,10 +13,11 @@ namespace nccom::nccomtest {
 
 // The first emulated host libnccom's topology refuses.
 struct ShapeRefusal {
-  int host = 0;     // its index
-  int ranks = 0;    // the ranks on it
-  int devices = 0;  // the device count its ranks' runtime reports
-  std::string why;  // what neuronBuildGraphComm would say
+  int host = 0;                                // its index
+  int ranks = 0;                               // the ranks on it
+  int devices = 0;                             // the device count its ranks' runtime reports
+  std::string why;                             // what neuronBuildGraphComm would say
+  std::vector<graphbuild::Declined> declined;  // each topology plugin's name and reason
 };
 
 // How the ranks' runtime will count a host's devices.

@@ -208,8 +208,18 @@ int main(int argc, char** argv) {
     return std::string(v != nullptr ? v : "");
   };
   // Log lines go to stderr (or NCCL_DEBUG_FILE): stdout is the report only.
-  auto logging = nccom::log::parse_settings(env("NCCL_DEBUG"), env("NCCL_DEBUG_SUBSYS"),
-                                            env("NCCL_DEBUG_FILE"), "stderr");
+  // A value that names no level or subsystem is ignored with a warning, as
+  // libnccom (and NCCL) do: frameworks set these variables freely.
+  const std::string file = env("NCCL_DEBUG_FILE");
+  const auto checked = [&file](std::string value, bool is_level) {
+    auto alone = is_level ? nccom::log::parse_settings(value, "", file, "stderr")
+                          : nccom::log::parse_settings("", value, file, "stderr");
+    if (alone) return value;
+    std::fprintf(stderr, "nccom-topo: warning: %s; ignored\n", alone.error().message.c_str());
+    return std::string();
+  };
+  auto logging = nccom::log::parse_settings(
+      checked(env("NCCL_DEBUG"), true), checked(env("NCCL_DEBUG_SUBSYS"), false), file, "stderr");
   if (!logging) return fail(logging.error().message);
   if (auto st = nccom::log::configure(*logging); !st) return fail(st.error().message);
   // The configuration libnccom would read here, the options standing in for

@@ -65,9 +65,10 @@ Connector* ConnectorRegistry::find(const nccom_transport_comm_t* comm,
 namespace {
 
 Error net_error(const Connector& c, const char* verb, ncclResult_t rc) {
-  return make_error(NRT_FAILURE, "NET_NEURON " + c.describe() + ": " + verb + " in " +
-                                     net_plugin_text(c.comm) + " returned " + net_result_name(rc) +
-                                     " (" + std::to_string(static_cast<int>(rc)) + ")");
+  return in_context(make_error(NRT_FAILURE, std::string(verb) + " in " + net_plugin_text(c.comm) +
+                                                " returned " + net_result_name(rc) + " (" +
+                                                std::to_string(static_cast<int>(rc)) + ")"),
+                    "NET_NEURON " + c.describe());
 }
 
 int64_t bus_id_of(const nccom_transport_comm_t* comm, int rank) {

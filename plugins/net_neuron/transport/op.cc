@@ -157,13 +157,12 @@ Error NetOp::entry_error(uint64_t i, const Connector* c, const std::string& what
   const net_ops_info_t& info = ops_[e.op];
   std::string who =
       c != nullptr ? c->describe() : std::string("rank ") + std::to_string(comm_->rank);
-  return make_error(NRT_FAILURE, std::string("NET_NEURON ") + (is_send() ? "send" : "receive") +
-                                     " op, " + who + ": " + what + " at " +
-                                     (is_send() ? "src" : "dest") + " descriptor " +
-                                     std::to_string(i) + " of " + std::to_string(fifo_n_) +
-                                     " (op " + std::to_string(e.op) +
-                                     ", func_rel_op:" + std::to_string(info.func_rel_op_idx) +
-                                     ", execution " + std::to_string(executions_) + ")");
+  return in_context(make_error(NRT_FAILURE, what),
+                    std::string("NET_NEURON ") + (is_send() ? "send" : "receive") + " op, " + who +
+                        ", " + (is_send() ? "src" : "dest") + " descriptor " + std::to_string(i) +
+                        " of " + std::to_string(fifo_n_) + ", op " + std::to_string(e.op) +
+                        ", func_rel_op:" + std::to_string(info.func_rel_op_idx) + ", execution " +
+                        std::to_string(executions_));
 }
 
 Status NetOp::verb_error(const RequestInfo& r, const char* verb, ncclResult_t rc) const {

@@ -35,6 +35,8 @@ class SlurmHosts : public testing::Test {
       if (std::string why = machine::program(p); !why.empty())
         NCCOM_SKIP_MACHINE_LACKS(kProgram) << why << " (bash scripts/deps.sh installs it)";
     }
+    if (std::string why = machine::cgroups(); !why.empty())
+      NCCOM_SKIP_MACHINE_LACKS(kCgroups) << why;
     std::string why;
     hosts_ = NetnsHosts::create(2, &why);
     ASSERT_TRUE(hosts_) << why;

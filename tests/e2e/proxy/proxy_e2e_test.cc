@@ -207,8 +207,8 @@ void kill_case(Shape shape, int victim, bool kill_it = true) {
       EXPECT_NE(message.find("1206"), std::string::npos) << message;
       // The plugin's reason names a connection to the dead rank (whichever
       // of the rank's two ops failed first: the failure is sticky).
-      const std::string from = "receive from rank " + std::to_string(victim) + ":";
-      const std::string to = "send to rank " + std::to_string(victim) + ":";
+      const std::string from = "receive from rank " + std::to_string(victim) + ",";
+      const std::string to = "send to rank " + std::to_string(victim) + ",";
       if (kill_it) {
         EXPECT_TRUE(log.find(from) != std::string::npos || log.find(to) != std::string::npos)
             << "rank " << r << " log names neither '" << from << "' nor '" << to << "': " << log;

@@ -10,6 +10,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <sstream>
 #include <string>
 
 namespace {
@@ -37,6 +38,20 @@ std::string init_error_of(const nrt_emu_ccom_config_t& cfg) {
   }
   EXPECT_EQ(c, nullptr);
   return nrt_emu_ccom_error(nullptr);
+}
+
+// The runtime's own lines in its log ("[nrt] LEVEL: ..."), without the
+// lines libnccom forwarded to it.
+std::string runtime_lines() {
+  const int n = nrt_emu_log_snapshot(nullptr, 0);
+  std::string all(static_cast<size_t>(n > 0 ? n : 0) + 1, '\0');
+  nrt_emu_log_snapshot(all.data(), all.size());
+  std::string own;
+  std::istringstream lines(all);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("[nrt] ", 0) == 0) own += line + "\n";
+  }
+  return own;
 }
 
 class EngineApi : public ::testing::Test {
@@ -113,6 +128,7 @@ TEST_F(EngineApi, ErrorsAreCauseFirstWithTheCauseAlsoAlone) {
   EXPECT_EQ(cause.rfind("config struct_size 8 is not sizeof(nrt_emu_ccom_config_t)", 0), 0u)
       << cause;
   EXPECT_EQ(error, cause + " (rank 0 of 1)");
+  EXPECT_STREQ(nrt_emu_ccom_context(nullptr), "rank 0 of 1");
 
   cfg = one_rank();
   cfg.rank = 1;
@@ -125,10 +141,20 @@ TEST_F(EngineApi, ErrorsAreCauseFirstWithTheCauseAlsoAlone) {
   EXPECT_EQ(error.rfind(cause + " (rank 1 of 2: neuronInitGlobalComm returned status ", 0), 0u)
       << error;
   EXPECT_EQ(error.find("forwarded no reason"), std::string::npos) << error;
+  EXPECT_EQ(error, cause + " (" + nrt_emu_ccom_context(nullptr) + ")");
+  // libnccom logged that cause itself: the runtime's own line gives only
+  // what the runtime was doing.
+  const std::string log = runtime_lines();
+  EXPECT_NE(
+      log.find("nrt_emu_ccom_init failed (rank 1 of 2: neuronInitGlobalComm returned status "),
+      std::string::npos)
+      << log;
+  EXPECT_EQ(log.find(cause), std::string::npos) << log;
 
   EXPECT_EQ(nrt_emu_ccom_alloc(cc_, 64, nullptr), NRT_INVALID);
   EXPECT_STREQ(nrt_emu_ccom_error(cc_), "nrt_emu_ccom_alloc: out is NULL");
   EXPECT_STREQ(nrt_emu_ccom_cause(cc_), "nrt_emu_ccom_alloc: out is NULL");
+  EXPECT_STREQ(nrt_emu_ccom_context(cc_), "");
   nrt_emu_ccom_t* none = nullptr;
   EXPECT_EQ(nrt_emu_ccom_init(nullptr, &none), NRT_INVALID);
   EXPECT_STREQ(nrt_emu_ccom_cause(nullptr), "nrt_emu_ccom_init: cfg is NULL");

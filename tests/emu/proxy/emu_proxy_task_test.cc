@@ -277,6 +277,10 @@ TEST_F(EmuProxyTask, ProgressFailureIsPropagatedWithItsMessageAndTheStreamStoppe
   EXPECT_STREQ(nrt_emu_proxy_status_message(st),
                "[nec_dev 2 gid 0] Proxy failed to execute task, status = 1206 (network task exec "
                "42 rank 0): neuronNetworkProxyProgress(stream 1, basic block 7) returned 1206");
+  // The same failure without the log line's words, for a caller's context.
+  EXPECT_STREQ(nrt_emu_proxy_status_reason(st),
+               "network task exec 42 rank 0: neuronNetworkProxyProgress(stream 1, basic block 7) "
+               "returned 1206");
   nrt_emu_proxy_status_free(st);
   EXPECT_NE(runtime_log().find("[nec_dev 2] ncclNetworkProxyProgress returns 1206"),
             std::string::npos);

@@ -271,7 +271,7 @@ TEST_F(CommVerdicts, ASetupWaitForAMemberThatGaveUpNamesItsReason) {
   auto waited = ranks[0].mesh->recv(1, MsgType::kTransportInit, &value, sizeof value);
   ASSERT_FALSE(waited);
   EXPECT_TRUE(has(waited.error().message,
-                  {"recv of 8 bytes (TRANSPORT_INIT) from rank 1 failed", "gave up its setup",
+                  {"(bootstrap recv of 8 bytes (TRANSPORT_INIT) from rank 1)", "gave up its setup",
                    "recv from rank 2 failed: rank 2 (127.0.0.1:9) closed its connection"}))
       << waited.error().message;
   EXPECT_LT(ms_since(begin), 60000) << "the wait ended at its timeout, not at once";
@@ -311,7 +311,7 @@ TEST_F(CommVerdicts, ARootAddressThatIsTheRanksOwnListenerIsNamedAtOnce) {
                       : nccom::bootstrap::join_hierarchical(o, std::move(listener).value());
     ASSERT_FALSE(joined);
     EXPECT_TRUE(has(joined.error().message,
-                    {"bootstrap rank 1/2: the root address " + o.id.root.to_string(),
+                    {"the root address " + o.id.root.to_string(), "(bootstrap rank 1/2)",
                      "is this rank's own bootstrap listener", "net.ipv4.ip_local_port_range"}))
         << joined.error().message;
     EXPECT_LT(ms_since(begin), 10000) << "the rank waited out its handshake timeout";

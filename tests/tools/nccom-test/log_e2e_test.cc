@@ -211,12 +211,17 @@ TEST(NccomTestLog, AFailedBringUpStillNamesUnreadVariablesAndReportsItsOwnCause)
             2)
       << r.err;
   for (const char* rank : {"0", "1"}) {
-    // The runtime's error starts with the failure's own cause, not the note.
-    EXPECT_EQ(count(r.err, std::string("nrt-emu ERROR: no transport plugin is loaded "
-                                       "(transport.plugins = \"nope\"; see the WARN lines "
-                                       "above) (neuronBuildGraphComm, rank ") +
-                               rank + " of 2: connecting the rings) (nrt_emu_ccom_init, rank " +
-                               rank + " of 2: neuronBuildGraphComm returned status 1)"),
+    // The rank's line starts with the failure's own cause, not the note; the
+    // runtime's line says what the runtime was doing (libnccom logged the
+    // cause itself).
+    EXPECT_EQ(count(r.err, std::string("nccom-test: rank ") + rank +
+                               ": no transport plugin is loaded (transport.plugins = \"nope\"; "
+                               "see the WARN lines above) (neuronBuildGraphComm, rank " +
+                               rank + " of 2: connecting the rings) (joining the communicator"),
+              1)
+        << r.err;
+    EXPECT_EQ(count(r.err, std::string("nrt-emu ERROR: nrt_emu_ccom_init failed (rank ") + rank +
+                               " of 2: neuronBuildGraphComm returned status 1)\n"),
               1)
         << r.err;
   }

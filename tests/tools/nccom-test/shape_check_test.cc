@@ -31,6 +31,13 @@ TEST(NccomTestShapes, TheFirstHostItDoesNotDescribeIsNamed) {
                               "8, 16)"),
             std::string::npos)
       << refused->why;
+  // Each plugin's name and reason, apart, in the order the plugins were asked.
+  ASSERT_EQ(refused->declined.size(), 2u);
+  EXPECT_EQ(refused->declined[0].backend, "neuron");
+  EXPECT_EQ(refused->declined[1].backend, "nccl");
+  for (const auto& d : refused->declined) {
+    EXPECT_NE(refused->why.find(d.backend + ": " + d.why), std::string::npos) << d.why;
+  }
   const std::string line = refusal_text(*refused, "-r 19 -N 4");
   EXPECT_EQ(line.rfind("-r 19 -N 4 puts 5 ranks on emulated host 2: neuron: topo_neuron: platform "
                        "emu has no instance with 5 devices",
@@ -38,6 +45,10 @@ TEST(NccomTestShapes, TheFirstHostItDoesNotDescribeIsNamed) {
             0u)
       << line;
   EXPECT_EQ(line.find('\n'), std::string::npos);
+  // The other plugin by its name only; one line of about 200 bytes.
+  EXPECT_TRUE(line.ends_with("; topology plugin nccl declines too: choose other -r and -N"))
+      << line;
+  EXPECT_LE(line.size(), 200u) << line;
 }
 
 // Under a launcher the device count is the runtime's: NEURON_RT_EMU_DEVICES

@@ -225,6 +225,18 @@ TEST_F(ToolsTopo, JsonParsesAtEveryLogLevel) {
   }
 }
 
+// A logging variable that names no level or subsystem is ignored with one
+// warning each, as libnccom does; the report is unaffected.
+TEST_F(ToolsTopo, BadLoggingVariablesWarnAndAreIgnored) {
+  const ChildResult r = run({"--platform", "trn1", "--nodes", "1", "--json"},
+                            {{"NCCL_DEBUG", "verbose"}, {"NCCL_DEBUG_SUBSYS", "FOO"}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(nccom_test::python_json_error(r.out), "") << r.out;
+  EXPECT_EQ(count(r.err, "nccom-topo: warning: "), 2) << r.err;
+  EXPECT_NE(r.err.find("\"verbose\""), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("NCCL_DEBUG_SUBSYS: unknown subsystem \"FOO\""), std::string::npos) << r.err;
+}
+
 TEST_F(ToolsTopo, WrittenXmlLoadsBackAndGivesTheSameRings) {
   // Both runs with the OLD search: with a topology file the nccl plugin
   // describes the node and so searches first, as in a communicator; without

@@ -10,6 +10,7 @@
 #include <nccom/nrt_abi.h>
 
 #include <cassert>
+#include <cstddef>
 #include <string>
 #include <utility>
 #include <variant>
@@ -19,10 +20,32 @@ namespace nccom {
 struct Error {
   NRT_STATUS status = NRT_FAILURE;
   std::string message;
+  // Set by in_context: message is the cause's first cause_size bytes, then
+  // " (CONTEXT)". 0 while nothing was added.
+  std::size_t cause_size = 0;
 };
 
 inline Error make_error(NRT_STATUS status, std::string message) {
   return Error{status, std::move(message)};
+}
+
+// Adds where an error happened after its cause, so the cause stays first:
+// "CAUSE (CONTEXT)". Each further call appends inside the same parentheses,
+// innermost first: "CAUSE (INNER; OUTER)".
+inline Error in_context(Error e, const std::string& context) {
+  if (context.empty()) return e;
+  if (e.cause_size == 0 || e.cause_size + 3 > e.message.size()) {
+    e.cause_size = e.message.size();
+    e.message += " (" + context + ")";
+  } else {
+    e.message.insert(e.message.size() - 1, "; " + context);
+  }
+  return e;
+}
+
+// The cause alone: message without what in_context added.
+inline std::string cause_of(const Error& e) {
+  return e.cause_size == 0 ? e.message : e.message.substr(0, e.cause_size);
 }
 
 template <class T, class E = Error>
