@@ -135,7 +135,7 @@ peer_rows_to_csv() {  # impl, ranks, raw file
     printf "%s,%s,%s,1,%s,%s,%s,%s,%s,%s,%s\n", round, impl, n, $1, $2, $3, $5, $6, $7, $8 }' "$3" >>"$csv"
 }
 
-# nccom-test --json (schema 1) as CSV, out-of-place figures. Splitting on "{"
+# nccom-test --json (schema 2) as CSV, out-of-place figures. Splitting on "{"
 # leaves one piece per object, whatever the line breaks: an operation's piece
 # holds "op", a row's "size_bytes", and the piece after a row is its
 # out-of-place timing (or the row says "out_of_place": null: not run).
@@ -147,7 +147,7 @@ nccom_json_to_csv() {  # ranks, hosts, raw file
     }
     { doc = doc " " $0 }
     END {
-      if (doc !~ /"schema": *1[,} ]/) { print "bench/coll: nccom-test JSON is not schema 1" > "/dev/stderr"; exit 1 }
+      if (doc !~ /"schema": *2[,} ]/) { print "bench/coll: nccom-test JSON is not schema 2" > "/dev/stderr"; exit 1 }
       k = split(doc, pieces, "{")
       for (i = 1; i <= k; ++i) {
         p = pieces[i]
