@@ -1,12 +1,7 @@
 // Environment knobs of the reference runtime, read at call time (never at
-// load time), so a test can change them between calls.
-//
-//   NEURON_RT_EMU_PLATFORM        emu | trn1 | trn1n | inf2 | trn2 | trn2-ultraserver | trn3 |
-//                                 trn3-switch-v1 (default emu)
-//   NEURON_RT_EMU_DEVICES         emulated devices, 1..16        (default 2; trn3-switch-v1: 16
-//   only) NEURON_RT_EMU_TOTAL_VNC_COUNT nrt_get_total_vnc_count answer (default 0)
-//   NEURON_RT_VIRTUAL_CORE_SIZE   vNC size, 1 or 2               (default 1; trn3-switch-v1: 2
-//   only) NEURON_RT_LOG_LEVEL           ERROR|WARN|INFO|DEBUG|TRACE    (default WARN)
+// load time), so a test can change them between calls. Every variable the
+// runtime reads, with its values and default, is listed in knobs.cc (nccom-info
+// prints that list).
 #pragma once
 
 #include <optional>

@@ -15,7 +15,8 @@ struct Knob {
 };
 
 constexpr Knob kKnobs[] = {
-    {"NEURON_RT_EMU_PLATFORM", "emu, trn1, trn2, trn3, trn3-switch-v1", "emu"},
+    {"NEURON_RT_EMU_PLATFORM",
+     "emu, trn1, trn1n, inf2, trn2, trn2-ultraserver, trn3, trn3-switch-v1", "emu"},
     {"NEURON_RT_EMU_DEVICES", "1..16 (trn3-switch-v1: 16)", "2 (trn3-switch-v1: 16)"},
     {"NEURON_RT_EMU_TOTAL_VNC_COUNT", "0..4294967295 (0: libnccom's distributed bootstrap)", "0"},
     {"NEURON_RT_VIRTUAL_CORE_SIZE", "1, 2 (trn3-switch-v1: 2)", "1 (trn3-switch-v1: 2)"},
@@ -23,7 +24,7 @@ constexpr Knob kKnobs[] = {
     {"NEURON_RT_RANKS_PER_NETWORK_PROXY", "1..4096 ranks per proxy worker", "1"},
     {"NEURON_RT_ROOT_COMM_ID", "host:port where rank 0 listens", "(none)"},
     {"NEURON_RT_EMU_ALLREDUCE_RD_BYTES", "0..16 MiB: all-reduces up to it by recursive doubling",
-     "65536 across hosts, 2048 on one host"},
+     "65536 across hosts, 32768 on one host"},
     {"NEURON_RT_EMU_ALLGATHER_RD_BYTES",
      "0..16 MiB of output: all-gathers up to it by recursive doubling",
      "65536 across hosts; one host: 8192 for 2 ranks, 32768 for more"},
