@@ -11,6 +11,10 @@ namespace {
 using ErrBuf = plugin::ErrorBuffer;
 using plugin::status_name;
 std::string text(const ErrBuf& b) { return plugin::error_text(b); }
+// What a failed plugin call said, or its status's name when it said nothing.
+std::string reason(const ErrBuf& b, nccom_plugin_status_t s) {
+  return text(b).empty() ? status_name(s) : text(b);
+}
 
 // One op of a transport plugin, as the scheduler sees it.
 class PluginOp : public proxy::ProxyOp {
@@ -27,9 +31,7 @@ class PluginOp : public proxy::ProxyOp {
     int done = 0;
     const nccom_plugin_status_t s = ops_.op_progress(op_, &idle, &done, err.data(), err.size());
     if (s != NCCOM_PLUGIN_OK) {
-      return in_context(
-          make_error(NRT_NETWORK_PROXY_FAILURE, text(err).empty() ? status_name(s) : text(err)),
-          what_);
+      return in_context(make_error(NRT_NETWORK_PROXY_FAILURE, reason(err, s)), what_);
     }
     return proxy::Tick{idle != 0, done != 0};
   }
@@ -37,9 +39,8 @@ class PluginOp : public proxy::ProxyOp {
     ErrBuf err{};
     const nccom_plugin_status_t s = ops_.op_rearm(op_, err.data(), err.size());
     if (s == NCCOM_PLUGIN_OK) return {};
-    return in_context(
-        make_error(NRT_NETWORK_PROXY_FAILURE, text(err).empty() ? status_name(s) : text(err)),
-        what_ + ", re-arming it after the execution");
+    return in_context(make_error(NRT_NETWORK_PROXY_FAILURE, reason(err, s)),
+                      what_ + ", re-arming it after the execution");
   }
   std::string describe() const override {
     ErrBuf buf{};
