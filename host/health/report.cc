@@ -103,6 +103,12 @@ Analysis analyse(const JobView& job) {
     }
   }
   a.hosts = static_cast<int>(hosts.size());
+  // A process that does not answer now (stopped, swapping, wedged) is the
+  // one an operator can still act on and most often what the others wait
+  // for; the dead follow (a job's failing ranks exit and join them), then
+  // those that left cleanly. Within a kind, the members' order.
+  std::stable_sort(a.not_answering.begin(), a.not_answering.end(),
+                   [](const Member* x, const Member* y) { return x->reach < y->reach; });
 
   // Communicators: the answering process's tables name every rank's process.
   for (const CommMembers& c : job.comms) {

@@ -13,6 +13,7 @@
 
 namespace nccom::health {
 
+// In the order a report lists the processes that do not answer.
 enum class Reach {
   kAnswered,      // its snapshot came back
   kUnresponsive,  // connected (or connecting) but no answer in time

@@ -125,7 +125,8 @@ Answer ask(const Query& o) {
   const std::string where = o.host + ":" + o.port;
   // A stopped process also listens on the shared port and its kernel accepts
   // for it: a handshake that goes unanswered is retried on a new connection,
-  // which the kernel may hand to another process of the host.
+  // which the kernel may hand to another process of the host; so is a
+  // connection closed before the report (its process was exiting).
   for (int attempt = 1; attempt <= o.attempts; ++attempt) {
     std::string error;
     const int fd = connect_to(o, error, o.connect_ms);
@@ -150,11 +151,17 @@ Answer ask(const Query& o) {
           std::to_string(attempt) + " of " + std::to_string(o.attempts) + ")\n";
       continue;
     }
-    if (r != Read::kOk || line.rfind("SERVER PROTOCOL ", 0) != 0) {
+    if (r != Read::kOk) {
+      // A process that is exiting (a job's failing ranks do) closes the
+      // connections its kernel had queued for it: another may take the next.
+      ::close(fd);
+      a.notes += "the process that took the connection closed it (exiting?); trying again (" +
+                 std::to_string(attempt) + " of " + std::to_string(o.attempts) + ")\n";
+      continue;
+    }
+    if (line.rfind("SERVER PROTOCOL ", 0) != 0) {
       a.error =
-          where + " did not answer as an nccom health service (" +
-          (r == Read::kOk ? "\"" + line.substr(0, 80) + "\"" : std::string("connection closed")) +
-          ")";
+          where + " did not answer as an nccom health service (\"" + line.substr(0, 80) + "\")";
       ::close(fd);
       return a;
     }
@@ -199,8 +206,11 @@ Answer ask(const Query& o) {
     }
     ::close(fd);
     if (report.empty()) {
-      a.error = "the connection closed without a report";
-      return a;
+      a.notes +=
+          "the process that took the connection closed it without a report (exiting?); "
+          "trying again (" +
+          std::to_string(attempt) + " of " + std::to_string(o.attempts) + ")\n";
+      continue;
     }
     a.ok = true;
     a.report = std::move(report);

@@ -76,6 +76,31 @@ TEST_F(Report, NamesTheStoppedAndTheDeadWithTheirRanks) {
       << json;
 }
 
+// A job's failing ranks exit (dead) while the process they waited for is
+// stopped: the stopped one is listed first, whatever the members' order,
+// and those that left cleanly last.
+TEST_F(Report, TheUnresponsiveAreListedBeforeTheDeadAndTheDeadBeforeThoseThatLeft) {
+  silence(0, Reach::kLeft, "it said goodbye");
+  silence(1, Reach::kDead, "connection refused: its process is gone");
+  silence(2, Reach::kUnresponsive, "no answer within 1000 ms");
+  silence(3, Reach::kDead, "connection reset: its process is gone");
+  const Analysis a = analyse(job_);
+  ASSERT_EQ(a.not_answering.size(), 4u);
+  EXPECT_EQ(a.not_answering[0]->pid, 1002);
+  EXPECT_EQ(a.not_answering[1]->pid, 1001);
+  EXPECT_EQ(a.not_answering[2]->pid, 1003);
+  EXPECT_EQ(a.not_answering[3]->pid, 1000);
+  const std::string text = render_text(job_, false);
+  const auto stopped = text.find("UNRESPONSIVE: pid 1002");
+  const auto dead = text.find("DEAD: pid 1001");
+  const auto left = text.find("LEFT: pid 1000");
+  ASSERT_NE(stopped, std::string::npos) << text;
+  ASSERT_NE(dead, std::string::npos) << text;
+  ASSERT_NE(left, std::string::npos) << text;
+  EXPECT_LT(stopped, dead) << text;
+  EXPECT_LT(dead, left) << text;
+}
+
 TEST_F(Report, ARankThatBeganFewerExecutionsIsBehind) {
   stream(2).started = 41;
   stream(2).running = false;
