@@ -52,24 +52,6 @@ std::optional<Value> typed_value(const Knob& knob, const toml::node& node) {
   return std::nullopt;
 }
 
-// The key a value set under an old host name now has in a plugin's section
-// (moved_keys(), knob.h), or nullptr.
-const MovedKey* moved_key(std::string_view rel) {
-  for (const MovedKey& moved : moved_keys())
-    if (moved.old_key == rel) return &moved;
-  return nullptr;
-}
-
-// Whether `rel` is a table that held old keys ("net.socket").
-bool moved_table(std::string_view rel) {
-  for (const MovedKey& moved : moved_keys()) {
-    std::string_view old = moved.old_key;
-    if (old.size() > rel.size() && old.substr(0, rel.size()) == rel && old[rel.size()] == '.')
-      return true;
-  }
-  return false;
-}
-
 constexpr std::string_view kPluginsTable = "plugins";
 
 // "plugins.<name>" with a single valid segment after "plugins."; else empty.
@@ -117,11 +99,9 @@ class Walker {
     std::string shown = shown_prefix + rel;
     if (const Knob* knob = registry_.find(rel)) {
       assign(*knob, node, shown, layer, cluster);
-    } else if (const MovedKey* moved = moved_key(rel)) {
-      plugin_value(std::string(moved->plugin), std::string(moved->key), node, shown, cluster);
     } else if (std::string_view plugin = plugin_section_name(rel); !plugin.empty()) {
       plugin_section(std::string(plugin), node, shown, cluster);
-    } else if (!registry_.is_table(rel) && rel != kPluginsTable && !moved_table(rel)) {
+    } else if (!registry_.is_table(rel) && rel != kPluginsTable) {
       unknown(key.source(), rel, shown_prefix);
     } else if (const toml::table* sub = node.as_table()) {
       walk(*sub, rel, shown_prefix, layer, cluster);

@@ -66,14 +66,4 @@ using KnobTable = std::span<const Knob>;
 // The host's own knobs (log, bootstrap, net, plugins, topology); knobs.cc.
 KnobTable host_knobs();
 
-// A setting that used to be a host knob and now belongs to a plugin: in a
-// file, `old_key` still works and means plugins.<plugin>.<key>. (Environment
-// names need no such table: the plugin's knob declares them.)
-struct MovedKey {
-  std::string_view old_key;  // "net.socket.nthreads"
-  std::string_view plugin;   // "socket"
-  std::string_view key;      // "nthreads"
-};
-std::span<const MovedKey> moved_keys();
-
 }  // namespace nccom::config

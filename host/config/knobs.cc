@@ -389,23 +389,8 @@ constexpr Knob kHostKnobs[] = {
      .max = kMaxDurationS},
 };
 
-// The settings of the two network plugins that were host knobs once: a file
-// that still spells them the old way configures the plugin's knob.
-constexpr MovedKey kMovedKeys[] = {
-    {"net.socket.nsocks_per_thread", "socket", "nsocks_per_thread"},
-    {"net.socket.nthreads", "socket", "nthreads"},
-    {"net.ofi_rails", "ofi", "rails"},
-    {"net.ofi_liveness", "ofi", "liveness"},
-    {"net.ofi_liveness_check_ms", "ofi", "liveness_check_ms"},
-    {"net.ofi_liveness_grace_ms", "ofi", "liveness_grace_ms"},
-    {"topology.disable_verify", "neuron", "disable_verify"},
-    {"topology.default_new_algorithm", "neuron", "default_new_algorithm"},
-};
-
 }  // namespace
 
 KnobTable host_knobs() { return kHostKnobs; }
-
-std::span<const MovedKey> moved_keys() { return kMovedKeys; }
 
 }  // namespace nccom::config

@@ -170,25 +170,20 @@ TEST(PluginKnobs, ThePluginsSearchPathIsStillAHostKey) {
   EXPECT_FALSE(valid_plugin_section_name("search_path"));
 }
 
-TEST(PluginKnobs, OldHostKeysLandInThePluginsSection) {
+// A plugin's knob is set in its own section only: the same key under a host
+// table is an unknown key, not a setting that lands somewhere else.
+TEST(PluginKnobs, APluginsKeyUnderAHostTableIsUnknown) {
   TempDir dir;
-  const std::string path =
-      dir.write("nccom.toml", "[net]\nofi_rails = 2\n[net.socket]\nnthreads = 3\n");
   FakeEnv env;
-  env.set("NCCOM_CONFIG", path);
+  env.set("NCCOM_CONFIG", dir.write("nccom.toml", "[net.socket]\nnthreads = 3\n"));
+  const std::string refused = load_error(host_options(env));
+  EXPECT_NE(refused.find("unknown key \"net.socket\""), std::string::npos) << refused;
+  env.set("NCCOM_CONFIG", dir.write("good.toml", "[plugins.socket]\nnthreads = 3\n"));
   const Config cfg = loaded(env);
-  ASSERT_EQ(cfg.plugin_settings().size(), 2u);
-  EXPECT_EQ(cfg.plugin_settings()[0].plugin, "ofi");
-  EXPECT_EQ(cfg.plugin_settings()[0].key, "rails");
-  EXPECT_EQ(cfg.plugin_settings()[0].shown, "net.ofi_rails");
-  EXPECT_EQ(cfg.plugin_settings()[1].plugin, "socket");
-  EXPECT_EQ(cfg.plugin_settings()[1].key, "nthreads");
-  EXPECT_EQ(cfg.plugin_settings()[1].shown, "net.socket.nthreads");
-  // Still a typo under an old table is an unknown key.
-  const std::string bad = dir.write("bad.toml", "[net.socket]\nthreads = 3\n");
-  env.set("NCCOM_CONFIG", bad);
-  EXPECT_NE(load_error(host_options(env)).find("unknown key \"net.socket.threads\""),
-            std::string::npos);
+  ASSERT_EQ(cfg.plugin_settings().size(), 1u);
+  EXPECT_EQ(cfg.plugin_settings()[0].plugin, "socket");
+  EXPECT_EQ(cfg.plugin_settings()[0].key, "nthreads");
+  EXPECT_EQ(cfg.plugin_settings()[0].shown, "plugins.socket.nthreads");
 }
 
 TEST(PluginKnobs, BrokenTablesAreThePluginsFault) {

@@ -171,8 +171,8 @@ TEST_F(NetHostNetConfig, FileClusterSectionAndEnvironmentAreLayered) {
       "[plugins.ofi]\n"
       "rails = 2\n"
       "liveness_check_ms = 300\n"
-      "[net]\n"
-      "ofi_liveness_grace_ms = 7\n"  // the old spelling of plugins.ofi.liveness_grace_ms
+      "\n"
+      "liveness_grace_ms = 7\n"
       "[clusters.big.plugins.ofi]\n"
       "rails = 3\n"
       "[clusters.small.plugins.ofi]\n"
@@ -183,7 +183,7 @@ TEST_F(NetHostNetConfig, FileClusterSectionAndEnvironmentAreLayered) {
   ASSERT_TRUE(chosen) << chosen.error().message;
   EXPECT_STREQ(stats_->rails, "3") << "the active cluster's section beats the top level";
   EXPECT_STREQ(stats_->check_ms, "400") << "the environment beats the file";
-  EXPECT_STREQ(stats_->grace_ms, "7") << "the old key still configures the plugin";
+  EXPECT_STREQ(stats_->grace_ms, "7");
   EXPECT_TRUE(logged("plugins.ofi.rails = 3 (from cluster big " + config_path_ + ":8)"))
       << log_text();
   EXPECT_TRUE(logged("plugins.ofi.liveness_grace_ms = 7 (from " + config_path_ + ":6)"))

@@ -198,12 +198,12 @@ TEST_F(NetHostSocketConfig, OutOfRangeCountIsRefusedWithTheKnobName) {
   EXPECT_FALSE(logged("NET/Socket : init:")) << "the plugin's init must not run";
 }
 
-TEST_F(NetHostSocketConfig, TheOldFileKeysStillConfigureThePlugin) {
-  const std::string file = log_.dir() + "/old.toml";
+TEST_F(NetHostSocketConfig, TheFilesPluginSectionConfiguresThePlugin) {
+  const std::string file = log_.dir() + "/socket.toml";
   {
     std::FILE* f = std::fopen(file.c_str(), "w");
     ASSERT_NE(f, nullptr);
-    std::fputs("[net.socket]\nnsocks_per_thread = 2\nnthreads = 2\n", f);
+    std::fputs("[plugins.socket]\nnsocks_per_thread = 2\nnthreads = 2\n", f);
     std::fclose(f);
   }
   env_["NCCOM_CONFIG"] = file;

@@ -75,10 +75,10 @@ TEST_F(NeuronPluginKnobs, DefaultsAreTheDocumentedOnes) {
   EXPECT_EQ(section->find("default_new_algorithm")->text(), "true");
 }
 
-TEST_F(NeuronPluginKnobs, OldNamesClusterSectionsAndTheEnvironmentStillReachThePlugin) {
+TEST_F(NeuronPluginKnobs, TheFileItsClusterSectionsAndTheEnvironmentReachThePlugin) {
   const std::string path = write(
       "cluster = \"a\"\n"
-      "[topology]\n"
+      "[plugins.neuron]\n"
       "disable_verify = true\n"
       "default_new_algorithm = false\n"
       "[clusters.a.plugins.neuron]\n"

@@ -54,11 +54,11 @@ TEST_F(ToolsNccomConfig, EnvironmentOverrideIsShownAsSuch) {
 
 TEST_F(ToolsNccomConfig, CheckReportsFileLineColumnAndExitsOne) {
   const std::string file = dir_.path() + "/bad.toml";
-  std::ofstream(file) << "[net.socket]\nnthreads = \"four\"\n";
+  std::ofstream(file) << "[bootstrap]\nsocket_timeout_ms = \"four\"\n";
   const ChildResult r = run({"--check", file});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.out.find(file + ":2:"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("net.socket.nthreads"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("bootstrap.socket_timeout_ms"), std::string::npos) << r.out;
 }
 
 // A path that is not a regular file is refused at once, naming the path and

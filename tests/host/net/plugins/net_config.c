@@ -1,7 +1,7 @@
 /* A loopback net plugin that configures itself the way a third-party ncclNet
  * plugin would: it exports nccomNetConfig (nccom/net_config.h) with knobs
  * under the name "ofi" (so the settings libnccom-net.so takes — the
- * NCCOM_OFI_* variables and the old net.ofi_* file keys — are exercised),
+ * NCCOM_OFI_* variables and the [plugins.ofi] file keys — are exercised),
  * and records what the host handed its configure() and whether the plugin's
  * init had already run.
  *
