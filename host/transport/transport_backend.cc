@@ -96,11 +96,11 @@ class PluginProxyTransport : public proxy::ProxyTransport {
         send ? f.src_n : f.dst_n, &op, err.data(), err.size());
     if (s != NCCOM_PLUGIN_OK || op == nullptr) {
       if (op != nullptr) ops_.op_free(op);
-      return make_error(
-          s == NCCOM_PLUGIN_INVALID_ARGUMENT ? NRT_INVALID : NRT_FAILURE,
-          who + ": create_op failed: " +
-              (text(err).empty() ? (s == NCCOM_PLUGIN_OK ? "no op returned" : status_name(s))
-                                 : text(err)));
+      const std::string cause =
+          s == NCCOM_PLUGIN_OK && text(err).empty() ? "no op returned" : reason(err, s);
+      return in_context(make_error(s == NCCOM_PLUGIN_INVALID_ARGUMENT ? NRT_INVALID : NRT_FAILURE,
+                                   "create_op failed: " + cause),
+                        what + "; " + where);
     }
     return std::unique_ptr<proxy::ProxyOp>(std::make_unique<PluginOp>(ops_, op, what, where));
   }

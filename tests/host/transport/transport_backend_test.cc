@@ -177,5 +177,28 @@ TEST(TransportHost, AnOpFailureBecomesAProxyFailureNamingTheOp) {
       << r.error().message;
 }
 
+// A refused op fails the block's start with the plugin's reason first, the
+// op after it, and frees the op already built (all or nothing).
+TEST(TransportHost, ARefusedOpFailsTheStartNamingTheOp) {
+  auto p = load("fail_create");
+  ASSERT_NE(p, nullptr);
+  auto b = TransportBackend::bind(*p);
+  ASSERT_TRUE(b.ok());
+  TwoRanks world;
+  auto xport = b->proxy_transport(world.comm);
+  proxy::testing::BlockBuilder block;
+  block.op(1, 1).end();
+  proxy::Scheduler sched(*xport, proxy::SchedulerSettings{});
+  const Status s = sched.start(2, 5, block.fifos());
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().status, NRT_INVALID);
+  EXPECT_EQ(s.error().message.rfind("create_op failed: a fifo of ", 0), 0u) << s.error().message;
+  EXPECT_NE(s.error().message.find(" entries holds no receive slot (xport_test recv op; stream 2, "
+                                   "basic block 5)"),
+            std::string::npos)
+      << s.error().message;
+  EXPECT_EQ(counter(*p, "xport_test_live_ops"), 0);
+}
+
 }  // namespace
 }  // namespace nccom::transport

@@ -2,6 +2,7 @@
  *   default        connects after two connect calls; its ops finish an
  *                  execution after `ticks_per_execution` ticks;
  *   XPORT_FAIL_OP  op_progress fails on the second tick;
+ *   XPORT_FAIL_CREATE create_op refuses every receive op, with a reason;
  *   XPORT_NO_PROXY all five op slots NULL (a proxy-free transport);
  *   XPORT_HALF_OPS only some op slots set;
  *   XPORT_NULL_CONNECT the mandatory connect slot is NULL. */
@@ -89,8 +90,15 @@ static MAYBE_UNUSED nccom_plugin_status_t x_create_op(void* ctx, const nccom_tra
   (void)ops;
   (void)ops_n;
   (void)fifo;
+#if defined(XPORT_FAIL_CREATE)
+  if (dir == NCCOM_TRANSPORT_RECV) {
+    snprintf(err, err_len, "a fifo of %d entries holds no receive slot", fifo_n);
+    return NCCOM_PLUGIN_INVALID_ARGUMENT;
+  }
+#else
   (void)err;
   (void)err_len;
+#endif
   op_t* op = calloc(1, sizeof *op);
   op->dir = dir;
   op->fifo_n = fifo_n;
