@@ -120,6 +120,88 @@ bool address_from_env(Query& q, std::string& error) {
   return true;
 }
 
+namespace {
+
+// One connection's outcome: the report, a reason to try a new connection
+// (the process that took it was stopped or exiting), or a final error.
+enum class Attempt { kReport, kRetry, kFail };
+
+// Reads what the service sends until it closes the connection, within
+// `wait_ms`; false (and `error`) past that.
+bool read_to_close(int fd, std::string& report, long wait_ms, std::string& error) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          deadline - std::chrono::steady_clock::now())
+                          .count();
+    if (left <= 0) {
+      error = "the report did not arrive within " + std::to_string(wait_ms) + " ms";
+      return false;
+    }
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(left)) <= 0) continue;
+    char buf[16384];
+    const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return true;
+    report.append(buf, static_cast<std::size_t>(n));
+  }
+}
+
+// The handshake, the options and the request on a connected `fd`, then the
+// report into `a.report`.
+Attempt ask_once(int fd, const Query& o, const std::string& where, Answer& a) {
+  std::string buffer;
+  std::string line;
+  if (!send_text(fd, "CLIENT PROTOCOL 2\n")) {
+    a.notes += "the connection closed before the handshake";
+    return Attempt::kRetry;
+  }
+  const Read r = read_line(fd, buffer, line, o.handshake_ms);
+  if (r == Read::kTimeout) {
+    a.notes += "the process that took the connection does not answer (stopped?)";
+    return Attempt::kRetry;
+  }
+  if (r != Read::kOk) {
+    // A process that is exiting (a job's failing ranks do) closes the
+    // connections its kernel had queued for it: another may take the next.
+    a.notes += "the process that took the connection closed it (exiting?)";
+    return Attempt::kRetry;
+  }
+  if (line.rfind("SERVER PROTOCOL ", 0) != 0) {
+    a.error = where + " did not answer as an nccom health service (\"" + line.substr(0, 80) + "\")";
+    return Attempt::kFail;
+  }
+  auto command = [&](const std::string& text) {
+    if (!send_text(fd, text)) return false;
+    const Read got = read_line(fd, buffer, line, 5000);
+    if (got == Read::kOk && line == "OK") return true;
+    a.error = "\"" + text.substr(0, text.size() - 1) +
+              "\" was refused: " + (got == Read::kOk ? line : std::string("no answer"));
+    return false;
+  };
+  if ((o.timeout_ms > 0 && !command("TIMEOUT_MS " + std::to_string(o.timeout_ms) + "\n")) ||
+      (o.json && !command("SET FORMAT json\n"))) {
+    return Attempt::kFail;
+  }
+  if (!send_text(fd, o.verbose ? "VERBOSE STATUS\n" : "STATUS\n")) {
+    a.error = "the connection to " + where + " closed";
+    return Attempt::kFail;
+  }
+  std::string report = buffer;
+  if (!read_to_close(fd, report, (o.timeout_ms > 0 ? o.timeout_ms : 1000) + 10000, a.error)) {
+    return Attempt::kFail;
+  }
+  if (report.empty()) {
+    a.notes += "the process that took the connection closed it without a report (exiting?)";
+    return Attempt::kRetry;
+  }
+  a.report = std::move(report);
+  return Attempt::kReport;
+}
+
+}  // namespace
+
 Answer ask(const Query& o) {
   Answer a;
   const std::string where = o.host + ":" + o.port;
@@ -136,85 +218,15 @@ Answer ask(const Query& o) {
                 "and does its health.client_address match?";
       return a;
     }
-    std::string buffer;
-    std::string line;
-    if (!send_text(fd, "CLIENT PROTOCOL 2\n")) {
-      ::close(fd);
-      continue;
-    }
-    const Read r = read_line(fd, buffer, line, o.handshake_ms);
-    if (r == Read::kTimeout) {
-      ::close(fd);
-      a.notes +=
-          "the process that took the connection does not answer (stopped?); trying "
-          "again (" +
-          std::to_string(attempt) + " of " + std::to_string(o.attempts) + ")\n";
-      continue;
-    }
-    if (r != Read::kOk) {
-      // A process that is exiting (a job's failing ranks do) closes the
-      // connections its kernel had queued for it: another may take the next.
-      ::close(fd);
-      a.notes += "the process that took the connection closed it (exiting?); trying again (" +
-                 std::to_string(attempt) + " of " + std::to_string(o.attempts) + ")\n";
-      continue;
-    }
-    if (line.rfind("SERVER PROTOCOL ", 0) != 0) {
-      a.error =
-          where + " did not answer as an nccom health service (\"" + line.substr(0, 80) + "\")";
-      ::close(fd);
-      return a;
-    }
-    auto command = [&](const std::string& text) {
-      if (!send_text(fd, text)) return false;
-      const Read got = read_line(fd, buffer, line, 5000);
-      if (got == Read::kOk && line == "OK") return true;
-      a.error = "\"" + text.substr(0, text.size() - 1) +
-                "\" was refused: " + (got == Read::kOk ? line : std::string("no answer"));
-      return false;
-    };
-    if ((o.timeout_ms > 0 && !command("TIMEOUT_MS " + std::to_string(o.timeout_ms) + "\n")) ||
-        (o.json && !command("SET FORMAT json\n"))) {
-      ::close(fd);
-      return a;
-    }
-    if (!send_text(fd, o.verbose ? "VERBOSE STATUS\n" : "STATUS\n")) {
-      ::close(fd);
-      a.error = "the connection to " + where + " closed";
-      return a;
-    }
-    // The report, until the service closes the connection.
-    std::string report = buffer;
-    const long wait = (o.timeout_ms > 0 ? o.timeout_ms : 1000) + 10000;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait);
-    for (;;) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                            deadline - std::chrono::steady_clock::now())
-                            .count();
-      if (left <= 0) {
-        ::close(fd);
-        a.error = "the report did not arrive within " + std::to_string(wait) + " ms";
-        return a;
-      }
-      pollfd p{fd, POLLIN, 0};
-      if (::poll(&p, 1, static_cast<int>(left)) <= 0) continue;
-      char buf[16384];
-      const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;
-      report.append(buf, static_cast<std::size_t>(n));
-    }
+    const Attempt outcome = ask_once(fd, o, where, a);
     ::close(fd);
-    if (report.empty()) {
-      a.notes +=
-          "the process that took the connection closed it without a report (exiting?); "
-          "trying again (" +
-          std::to_string(attempt) + " of " + std::to_string(o.attempts) + ")\n";
-      continue;
+    if (outcome == Attempt::kReport) {
+      a.ok = true;
+      return a;
     }
-    a.ok = true;
-    a.report = std::move(report);
-    return a;
+    if (outcome == Attempt::kFail) return a;
+    a.notes +=
+        "; trying again (" + std::to_string(attempt) + " of " + std::to_string(o.attempts) + ")\n";
   }
   a.error = "no process of the job answered at " + where + " after " + std::to_string(o.attempts) +
             " attempts";
