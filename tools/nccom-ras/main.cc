@@ -165,24 +165,35 @@ int ask_once(const Options& o) {
   return 0;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  Options o;
-  {
-    nccom::ras::Query q;
-    std::string error;
-    if (!nccom::ras::address_from_env(q, error)) {
-      std::fprintf(stderr, "nccom-ras: %s\n", error.c_str());
-      return 2;
-    }
-    o.host = q.host;
-    o.port = q.port;
-    for (const char* var : {"NCCOM_RAS_ADDR", "NCCL_RAS_ADDR"}) {
-      const char* v = std::getenv(var);
-      if (v != nullptr && *v != '\0') o.addressed = true;
-    }
+// The address from NCCOM_RAS_ADDR / NCCL_RAS_ADDR; false on a bad one.
+bool from_environment(Options& o) {
+  nccom::ras::Query q;
+  std::string error;
+  if (!nccom::ras::address_from_env(q, error)) {
+    std::fprintf(stderr, "nccom-ras: %s\n", error.c_str());
+    return false;
   }
+  o.host = q.host;
+  o.port = q.port;
+  for (const char* var : {"NCCOM_RAS_ADDR", "NCCL_RAS_ADDR"}) {
+    const char* v = std::getenv(var);
+    if (v != nullptr && *v != '\0') o.addressed = true;
+  }
+  return true;
+}
+
+// A number option's value within [lo, hi]; exits 2 naming it otherwise.
+long bounded(const char* text, long lo, long hi, const char* what, const char* unit) {
+  auto v = number(text, lo, hi);
+  if (!v) {
+    std::fprintf(stderr, "nccom-ras: %s \"%s\" is not %ld..%ld%s\n", what, text, lo, hi, unit);
+    std::exit(2);
+  }
+  return *v;
+}
+
+// -1: go on; otherwise the exit status (help printed, or a usage error).
+int parse(int argc, char** argv, Options& o) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto value = [&](const char* what) -> const char* {
@@ -196,45 +207,22 @@ int main(int argc, char** argv) {
       o.host = value("a host");
       o.addressed = true;
     } else if (a == "-p" || a == "--port") {
-      const char* p = value("a port");
-      if (!number(p, 1, 65535)) {
-        std::fprintf(stderr, "nccom-ras: port \"%s\" is not 1..65535\n", p);
-        return 2;
-      }
-      o.port = p;
+      o.port = std::to_string(bounded(value("a port"), 1, 65535, "port", ""));
       o.addressed = true;
     } else if (a == "--list") {
       o.list = true;
     } else if (a == "-t" || a == "--timeout") {
-      const char* t = value("seconds");
-      auto v = number(t, 1, 600);
-      if (!v) {
-        std::fprintf(stderr, "nccom-ras: timeout \"%s\" is not 1..600 seconds\n", t);
-        return 2;
-      }
-      o.timeout_ms = *v * 1000;
+      o.timeout_ms = bounded(value("seconds"), 1, 600, "timeout", " seconds") * 1000;
     } else if (a == "--timeout-ms") {
-      const char* t = value("milliseconds");
-      auto v = number(t, 1, 600000);
-      if (!v) {
-        std::fprintf(stderr, "nccom-ras: timeout \"%s\" is not 1..600000 ms\n", t);
-        return 2;
-      }
-      o.timeout_ms = *v;
+      o.timeout_ms = bounded(value("milliseconds"), 1, 600000, "timeout", " ms");
     } else if (a == "--json") {
       o.json = true;
     } else if (a == "-v" || a == "--verbose") {
       o.verbose = true;
     } else if (a == "--watch") {
       o.watch_s = 2;
-      if (i + 1 < argc && argv[i + 1][0] != '-') {
-        auto v = number(argv[++i], 1, 3600);
-        if (!v) {
-          std::fprintf(stderr, "nccom-ras: --watch \"%s\" is not 1..3600 seconds\n", argv[i]);
-          return 2;
-        }
-        o.watch_s = *v;
-      }
+      if (i + 1 < argc && argv[i + 1][0] != '-')
+        o.watch_s = bounded(argv[++i], 1, 3600, "--watch", " seconds");
     } else if (a == "--help") {
       usage(stdout);
       return 0;
@@ -244,33 +232,40 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  if (o.list || !o.addressed) {
-    std::string why;
-    const std::string dir = registry::directory(&why);
-    const std::vector<RegisteredJob> jobs =
-        dir.empty() ? std::vector<RegisteredJob>() : registered_jobs(dir);
-    if (o.list) {
-      if (dir.empty()) {
-        std::fprintf(stderr, "nccom-ras: no job registry: %s\n", why.c_str());
-        return 1;
-      }
-      print_jobs(jobs, dir, o.json, stdout);
-      return 0;
-    }
-    if (jobs.size() == 1) {
-      aim(o, jobs[0].address);
-    } else if (jobs.size() > 1) {
-      print_jobs(jobs, dir, o.json, stdout);
-      std::fprintf(stderr, "nccom-ras: %zu jobs run on this host; ask one with -p PORT\n",
-                   jobs.size());
+  return -1;
+}
+
+// --list, or no address given: the host's registry names the job (or lists
+// them). -1: go on with `o` aimed; otherwise the exit status.
+int from_registry(Options& o) {
+  std::string why;
+  const std::string dir = registry::directory(&why);
+  const std::vector<RegisteredJob> jobs =
+      dir.empty() ? std::vector<RegisteredJob>() : registered_jobs(dir);
+  if (o.list) {
+    if (dir.empty()) {
+      std::fprintf(stderr, "nccom-ras: no job registry: %s\n", why.c_str());
       return 1;
-    } else {
-      o.unregistered_note = dir.empty()
-                                ? " There is no job registry either (" + why + ")."
-                                : " No running nccom job is registered in " + dir + " either.";
     }
+    print_jobs(jobs, dir, o.json, stdout);
+    return 0;
   }
-  if (o.watch_s == 0) return ask_once(o);
+  if (jobs.size() == 1) {
+    aim(o, jobs[0].address);
+  } else if (jobs.size() > 1) {
+    print_jobs(jobs, dir, o.json, stdout);
+    std::fprintf(stderr, "nccom-ras: %zu jobs run on this host; ask one with -p PORT\n",
+                 jobs.size());
+    return 1;
+  } else {
+    o.unregistered_note = dir.empty()
+                              ? " There is no job registry either (" + why + ")."
+                              : " No running nccom job is registered in " + dir + " either.";
+  }
+  return -1;
+}
+
+[[noreturn]] void watch(const Options& o) {
   for (;;) {
     const std::time_t now = std::time(nullptr);
     char stamp[64];
@@ -279,4 +274,17 @@ int main(int argc, char** argv) {
     ask_once(o);
     std::this_thread::sleep_for(std::chrono::seconds(o.watch_s));
   }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  if (!from_environment(o)) return 2;
+  if (const int code = parse(argc, argv, o); code >= 0) return code;
+  if (o.list || !o.addressed) {
+    if (const int code = from_registry(o); code >= 0) return code;
+  }
+  if (o.watch_s == 0) return ask_once(o);
+  watch(o);
 }
