@@ -91,8 +91,10 @@ std::string who(int rank, const Member* member) {
   return text;
 }
 
-Analysis analyse(const JobView& job) {
-  Analysis a;
+namespace {
+
+// Hosts, the processes that do not answer, and every error and warning.
+void members(const JobView& job, Analysis& a) {
   std::set<std::string> hosts;
   for (const Member& m : job.members) {
     hosts.insert(m.host);
@@ -109,74 +111,89 @@ Analysis analyse(const JobView& job) {
   // those that left cleanly. Within a kind, the members' order.
   std::stable_sort(a.not_answering.begin(), a.not_answering.end(),
                    [](const Member* x, const Member* y) { return x->reach < y->reach; });
+}
 
-  // Communicators: the answering process's tables name every rank's process.
-  for (const CommMembers& c : job.comms) {
-    CommSummary s;
-    s.hash = c.hash;
-    s.nranks = static_cast<int>(c.processes.size());
-    bool first = true;
-    // stream id -> one per answered rank, with the process that said it
-    std::map<int, std::vector<std::pair<StreamSnap, const Member*>>> streams;
-    for (int r = 0; r < s.nranks; ++r) {
-      RankStatus rs;
-      rs.comm = c.hash;
-      rs.rank = r;
-      rs.member = find_member(job, c.processes[static_cast<std::size_t>(r)]);
-      if (rs.member == nullptr) {
-        rs.state = "unknown";
-      } else if (rs.member->reach != Reach::kAnswered) {
-        rs.state = member_state(*rs.member);
-      } else if (const CommSnap* line = comm_line(*rs.member, c.hash, r)) {
-        rs.state = line->state;
-      } else {
-        rs.state = "freed";  // the process answered but no longer has this rank
-      }
-      if (rs.member != nullptr && rs.member->snapshot) {
-        for (const StreamSnap& st : rs.member->snapshot->streams) {
-          if (st.comm != c.hash || st.rank != r) continue;
-          streams[st.id].emplace_back(st, rs.member);
-          s.min_completed = first ? st.completed : std::min(s.min_completed, st.completed);
-          s.max_completed = first ? st.completed : std::max(s.max_completed, st.completed);
-          first = false;
-          if (st.running && st.idle_ms >= job.stuck_ms && st.peer >= 0) {
-            a.waits.push_back(
-                Wait{c.hash, st.id, r, st.peer, st.channel, st.idle_ms, st.block, st.waiting_in});
-          }
-        }
-      }
-      s.ranks.push_back(rs);
-    }
-    for (const auto& [id, list] : streams) {
-      for (const auto& [st, member] : list) {
-        uint64_t most = 0;
-        for (const auto& [peer, peer_member] : list) {
-          if (peer.started > st.started && began_before_seen(peer, *peer_member, *member))
-            most = std::max(most, peer.started);
-        }
-        if (most > st.started) {
-          a.behind.push_back(
-              Behind{c.hash, id, st.rank, st.started, st.completed, most, st.running, st.block});
-        }
-      }
-    }
-    a.comms.push_back(std::move(s));
+// Rank `r` of a communicator the answering process has a table for.
+RankStatus rank_of(const JobView& job, const CommMembers& c, int r) {
+  RankStatus rs;
+  rs.comm = c.hash;
+  rs.rank = r;
+  rs.member = find_member(job, c.processes[static_cast<std::size_t>(r)]);
+  if (rs.member == nullptr) {
+    rs.state = "unknown";
+  } else if (rs.member->reach != Reach::kAnswered) {
+    rs.state = member_state(*rs.member);
+  } else if (const CommSnap* line = comm_line(*rs.member, c.hash, r)) {
+    rs.state = line->state;
+  } else {
+    rs.state = "freed";  // the process answered but no longer has this rank
   }
+  return rs;
+}
 
-  // Communicators the answering process has no table for: still in init
-  // somewhere (a rank lists itself before it knows the others). Their ranks
-  // are the ones that say so; a rank nobody reports is missing: it has not
-  // called init, or its process is not in the mesh.
-  std::map<uint64_t, std::vector<std::pair<const Member*, const CommSnap*>>> untabled;
+// Per stream id, one entry per answered rank, with the process that said it.
+using StreamsById = std::map<int, std::vector<std::pair<StreamSnap, const Member*>>>;
+
+// The ranks of one stream that began fewer executions than a peer did
+// before they were asked.
+void behind_in(uint64_t comm, int id, const StreamsById::mapped_type& list, Analysis& a) {
+  for (const auto& [st, member] : list) {
+    uint64_t most = 0;
+    for (const auto& [peer, peer_member] : list) {
+      if (peer.started > st.started && began_before_seen(peer, *peer_member, *member))
+        most = std::max(most, peer.started);
+    }
+    if (most > st.started) {
+      a.behind.push_back(
+          Behind{comm, id, st.rank, st.started, st.completed, most, st.running, st.block});
+    }
+  }
+}
+
+// A communicator the answering process has a table for: every rank's
+// state, its streams' progress, who waits and who is behind.
+CommSummary tabled(const JobView& job, const CommMembers& c, Analysis& a) {
+  CommSummary s;
+  s.hash = c.hash;
+  s.nranks = static_cast<int>(c.processes.size());
+  bool first = true;
+  StreamsById streams;
+  for (int r = 0; r < s.nranks; ++r) {
+    const RankStatus rs = rank_of(job, c, r);
+    if (rs.member != nullptr && rs.member->snapshot) {
+      for (const StreamSnap& st : rs.member->snapshot->streams) {
+        if (st.comm != c.hash || st.rank != r) continue;
+        streams[st.id].emplace_back(st, rs.member);
+        s.min_completed = first ? st.completed : std::min(s.min_completed, st.completed);
+        s.max_completed = first ? st.completed : std::max(s.max_completed, st.completed);
+        first = false;
+        if (st.running && st.idle_ms >= job.stuck_ms && st.peer >= 0) {
+          a.waits.push_back(
+              Wait{c.hash, st.id, r, st.peer, st.channel, st.idle_ms, st.block, st.waiting_in});
+        }
+      }
+    }
+    s.ranks.push_back(rs);
+  }
+  for (const auto& [id, list] : streams) behind_in(c.hash, id, list, a);
+  return s;
+}
+
+// Communicators the answering process has no table for: still in init
+// somewhere (a rank lists itself before it knows the others). Their ranks
+// are the ones that say so; a rank nobody reports is missing: it has not
+// called init, or its process is not in the mesh.
+void untabled(const JobView& job, Analysis& a) {
+  std::map<uint64_t, std::vector<std::pair<const Member*, const CommSnap*>>> lines_of;
   for (const Member& m : job.members) {
     if (!m.snapshot) continue;
     for (const CommSnap& c : m.snapshot->comms) {
-      bool tabled = false;
-      for (const CommMembers& known : job.comms) tabled = tabled || known.hash == c.hash;
-      if (!tabled) untabled[c.hash].push_back({&m, &c});
+      bool known = false;
+      for (const CommMembers& table : job.comms) known = known || table.hash == c.hash;
+      if (!known) lines_of[c.hash].push_back({&m, &c});
     }
   }
-  for (const auto& [hash, lines] : untabled) {
+  for (const auto& [hash, lines] : lines_of) {
     CommSummary s;
     s.hash = hash;
     s.nranks = lines.front().second->nranks;
@@ -199,6 +216,16 @@ Analysis analyse(const JobView& job) {
     count_gap(next, s.nranks);
     a.comms.push_back(std::move(s));
   }
+}
+
+}  // namespace
+
+Analysis analyse(const JobView& job) {
+  Analysis a;
+  members(job, a);
+  // Communicators: the answering process's tables name every rank's process.
+  for (const CommMembers& c : job.comms) a.comms.push_back(tabled(job, c, a));
+  untabled(job, a);
   return a;
 }
 
@@ -243,15 +270,21 @@ std::string ranks_of(const JobView& job, const Member& m) {
 
 }  // namespace
 
-std::string render_text(const JobView& job, bool verbose) {
-  const Analysis a = analyse(job);
-  std::string out;
-  const Member* me = find_member(job, job.answered_by);
-  out += "nccom health: " + std::to_string(job.members.size()) + " processes on " +
-         std::to_string(a.hosts) + " host" + (a.hosts == 1 ? "" : "s") + ", answered by " +
-         (me != nullptr ? "pid " + std::to_string(me->pid) + " on host " + me->host : "?") +
-         " in " + std::to_string(job.elapsed_ms) + " ms\n";
+namespace {
 
+// A section's title line: "\nTitle: N" ("none" for 0).
+std::string title(const char* name, std::size_t n) {
+  return std::string("\n") + name + ": " + (n == 0 ? std::string("none") : std::to_string(n)) +
+         "\n";
+}
+
+std::string text_hosts(const JobView& job, const Analysis& a) {
+  const Member* me = find_member(job, job.answered_by);
+  std::string out =
+      "nccom health: " + std::to_string(job.members.size()) + " processes on " +
+      std::to_string(a.hosts) + " host" + (a.hosts == 1 ? "" : "s") + ", answered by " +
+      (me != nullptr ? "pid " + std::to_string(me->pid) + " on host " + me->host : "?") + " in " +
+      std::to_string(job.elapsed_ms) + " ms\n";
   std::map<std::string, std::vector<const Member*>> by_host;
   for (const Member& m : job.members) by_host[m.host].push_back(&m);
   out += "\nHosts\n";
@@ -265,59 +298,58 @@ std::string render_text(const JobView& job, bool verbose) {
     out += "  " + host + ": " + std::to_string(list.size()) + " process" +
            (list.size() == 1 ? "" : "es") + ", pids " + pids + "\n";
   }
+  return out;
+}
 
-  out += "\nProcesses not answering: " +
-         (a.not_answering.empty() ? std::string("none") : std::to_string(a.not_answering.size())) +
-         "\n";
+std::string text_not_answering(const JobView& job, const Analysis& a) {
+  std::string out = title("Processes not answering", a.not_answering.size());
   for (const Member* m : a.not_answering) {
     std::string upper = reach_name(m->reach);
     for (char& ch : upper) ch = static_cast<char>(ch - ('a' - 'A'));
     out += "  " + upper + ": pid " + std::to_string(m->pid) + " on host " + m->host + " (" +
            ranks_of(job, *m) + "): " + m->why + "\n";
   }
+  return out;
+}
 
-  out += "\nCommunicators: " + std::to_string(a.comms.size()) + "\n";
-  for (const CommSummary& c : a.comms) {
-    std::map<std::string, int> counts;
-    for (const RankStatus& r : c.ranks) ++counts[r.state];
-    if (c.missing != 0) counts["missing"] = c.missing;
-    std::string states;
-    for (const auto& [state, n] : counts) {
-      states += states.empty() ? "" : ", ";
-      states += std::to_string(n) + " " + state;
-    }
-    out += "  comm " + hex(c.hash) + ": " + std::to_string(c.nranks) + " ranks: " + states +
-           "; proxy executions completed " + std::to_string(c.min_completed) +
-           (c.min_completed == c.max_completed ? "" : ".." + std::to_string(c.max_completed)) +
-           "\n";
-    if (verbose) {
-      for (const RankStatus& r : c.ranks) {
-        out += "    " + who(r.rank, r.member) + ": " + r.state + "\n";
-      }
-    }
-    if (c.missing != 0) {
-      std::string listed;
-      for (const int r : c.missing_listed)
-        listed += (listed.empty() ? "" : ", ") + std::to_string(r);
-      const auto more = static_cast<std::size_t>(c.missing) - c.missing_listed.size();
-      if (more != 0) listed += " and " + std::to_string(more) + " more";
-      out += "    missing: rank" + std::string(c.missing == 1 ? " " : "s ") + listed +
-             " (no process that answered holds them: they have not called init, or their "
-             "process is not in the job's mesh)\n";
-    }
+std::string text_comm(const CommSummary& c, bool verbose) {
+  std::map<std::string, int> counts;
+  for (const RankStatus& r : c.ranks) ++counts[r.state];
+  if (c.missing != 0) counts["missing"] = c.missing;
+  std::string states;
+  for (const auto& [state, n] : counts) {
+    states += states.empty() ? "" : ", ";
+    states += std::to_string(n) + " " + state;
   }
+  std::string out =
+      "  comm " + hex(c.hash) + ": " + std::to_string(c.nranks) + " ranks: " + states +
+      "; proxy executions completed " + std::to_string(c.min_completed) +
+      (c.min_completed == c.max_completed ? "" : ".." + std::to_string(c.max_completed)) + "\n";
+  if (verbose) {
+    for (const RankStatus& r : c.ranks)
+      out += "    " + who(r.rank, r.member) + ": " + r.state + "\n";
+  }
+  if (c.missing != 0) {
+    std::string listed;
+    for (const int r : c.missing_listed) listed += (listed.empty() ? "" : ", ") + std::to_string(r);
+    const auto more = static_cast<std::size_t>(c.missing) - c.missing_listed.size();
+    if (more != 0) listed += " and " + std::to_string(more) + " more";
+    out += "    missing: rank" + std::string(c.missing == 1 ? " " : "s ") + listed +
+           " (no process that answered holds them: they have not called init, or their "
+           "process is not in the job's mesh)\n";
+  }
+  return out;
+}
 
-  out += "\nBehind: " + (a.behind.empty() ? std::string("none") : std::to_string(a.behind.size())) +
-         "\n";
+std::string text_progress(const Analysis& a) {
+  std::string out = title("Behind", a.behind.size());
   for (const Behind& b : a.behind) {
     out += "  " + who(b.rank, rank_member(a, b.comm, b.rank)) + " of comm " + hex(b.comm) +
            ", stream " + std::to_string(b.stream) + block_words(b.block) + ": began " +
            std::to_string(b.started) + " executions, its peers up to " +
            std::to_string(b.peers_started) + (b.running ? "" : " (not running one now)") + "\n";
   }
-
-  out += "\nWaiting: " + (a.waits.empty() ? std::string("none") : std::to_string(a.waits.size())) +
-         "\n";
+  out += title("Waiting", a.waits.size());
   for (const Wait& w : a.waits) {
     out += "  " + who(w.rank, rank_member(a, w.comm, w.rank)) + " of comm " + hex(w.comm) +
            ", stream " + std::to_string(w.stream) + block_words(w.block) + ", waits on " +
@@ -325,18 +357,27 @@ std::string render_text(const JobView& job, bool verbose) {
            "], channel " + std::to_string(w.channel) + ", for " + seconds(w.idle_ms) +
            (w.in.empty() ? "" : "; " + w.in) + "\n";
   }
-
-  auto events = [&](const char* title, const std::vector<ErrorSeen>& list) {
-    out += std::string("\n") + title + ": " +
-           (list.empty() ? std::string("none") : std::to_string(list.size())) + "\n";
-    for (const ErrorSeen& e : list) {
-      out += "  " + who(e.error.rank, e.member) + ", " + seconds(e.error.age_ms) +
-             " ago: " + e.error.text + "\n";
-    }
-  };
-  events("Stall warnings", a.warnings);
-  events("Errors", a.errors);
   return out;
+}
+
+std::string text_events(const char* name, const std::vector<ErrorSeen>& list) {
+  std::string out = title(name, list.size());
+  for (const ErrorSeen& e : list) {
+    out += "  " + who(e.error.rank, e.member) + ", " + seconds(e.error.age_ms) +
+           " ago: " + e.error.text + "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string render_text(const JobView& job, bool verbose) {
+  const Analysis a = analyse(job);
+  std::string out = text_hosts(job, a) + text_not_answering(job, a);
+  out += "\nCommunicators: " + std::to_string(a.comms.size()) + "\n";
+  for (const CommSummary& c : a.comms) out += text_comm(c, verbose);
+  return out + text_progress(a) + text_events("Stall warnings", a.warnings) +
+         text_events("Errors", a.errors);
 }
 
 std::string render_json(const JobView& job) {
