@@ -134,95 +134,127 @@ std::string ellipsize(const std::string& text, size_t limit) {
   return text.substr(0, cut) + kEllipsis;
 }
 
-std::string summary_line(const std::vector<RankEnd>& ranks, size_t culprit, size_t limit) {
-  const RankEnd& c = ranks[culprit];
-  const RankReason reason = split_reason(c.said);
-  const std::string key = cause_key(reason.cause);
-  // The culprit's group: the ranks that failed with its cause.
-  std::vector<bool> in_group(ranks.size(), false);
-  in_group[culprit] = true;
-  std::vector<int> group = {c.rank};
+namespace {
+
+// The culprit's group: the ranks that failed with its cause (`exact`: in
+// the same words, not only the same kind).
+struct Group {
+  std::vector<bool> in;  // by index into the ranks
+  std::vector<int> ranks;
   bool exact = true;
-  if (!reason.cause.empty()) {
-    for (size_t i = 0; i < ranks.size(); ++i) {
-      if (i == culprit || !ranks[i].failed || ranks[i].said.empty()) continue;
-      const std::string other = split_reason(ranks[i].said).cause;
-      if (cause_key(other) != key) continue;
-      in_group[i] = true;
-      group.push_back(ranks[i].rank);
-      exact = exact && other == reason.cause;
-    }
+};
+
+Group group_of(const std::vector<RankEnd>& ranks, size_t culprit, const std::string& cause) {
+  Group g;
+  g.in.assign(ranks.size(), false);
+  g.in[culprit] = true;
+  g.ranks = {ranks[culprit].rank};
+  if (cause.empty()) return g;
+  const std::string key = cause_key(cause);
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    if (i == culprit || !ranks[i].failed || ranks[i].said.empty()) continue;
+    const std::string other = split_reason(ranks[i].said).cause;
+    if (cause_key(other) != key) continue;
+    g.in[i] = true;
+    g.ranks.push_back(ranks[i].rank);
+    g.exact = g.exact && other == cause;
   }
-  // The ranks that failed because the group left, directly or through a
-  // rank that failed because of it.
+  return g;
+}
+
+// The ranks that failed because the group left, directly or through a rank
+// that failed because of it; marks them in `counted`.
+std::vector<int> followers_of(const std::vector<RankEnd>& ranks, const Group& g,
+                              std::vector<bool>& counted) {
   auto index_of = [&ranks](int rank) -> long {
     for (size_t i = 0; i < ranks.size(); ++i)
       if (ranks[i].rank == rank) return static_cast<long>(i);
     return -1;
   };
   std::vector<int> followers;
-  std::vector<bool> counted = in_group;
   for (size_t i = 0; i < ranks.size(); ++i) {
-    if (in_group[i] || !ranks[i].failed) continue;
+    if (g.in[i] || !ranks[i].failed) continue;
     long at = static_cast<long>(i);
     for (size_t hops = 0; at >= 0 && hops <= ranks.size(); ++hops) {
       const RankEnd& r = ranks[static_cast<size_t>(at)];
-      if (in_group[static_cast<size_t>(at)]) break;
+      if (g.in[static_cast<size_t>(at)]) break;
       at = r.left_for < 0 ? -1 : index_of(r.left_for);
-      if (at >= 0 && !ranks[static_cast<size_t>(at)].failed && !in_group[static_cast<size_t>(at)])
+      if (at >= 0 && !ranks[static_cast<size_t>(at)].failed && !g.in[static_cast<size_t>(at)])
         at = -1;
     }
-    if (at >= 0 && in_group[static_cast<size_t>(at)]) {
+    if (at >= 0 && g.in[static_cast<size_t>(at)]) {
       followers.push_back(ranks[i].rank);
       counted[i] = true;
     }
   }
-  // The other failures, grouped by cause (first seen first), and the ranks
-  // the launcher stopped.
-  std::vector<std::pair<std::string, std::vector<size_t>>> others;
-  std::vector<int> stopped;
+  return followers;
+}
+
+// The other failures, grouped by cause (first seen first): "; R failed
+// too" each, and the same with each group's cause.
+struct Others {
+  std::string short_text, long_text;
+};
+
+Others others_of(const std::vector<RankEnd>& ranks, const std::vector<bool>& counted) {
+  std::vector<std::pair<std::string, std::vector<size_t>>> groups;
   for (size_t i = 0; i < ranks.size(); ++i) {
-    if (ranks[i].stopped && !ranks[i].failed) stopped.push_back(ranks[i].rank);
     if (counted[i] || !ranks[i].failed) continue;
     const std::string k = cause_key(split_reason(ranks[i].said).cause);
     auto it =
-        std::find_if(others.begin(), others.end(), [&k](const auto& o) { return o.first == k; });
-    if (it == others.end()) {
-      others.push_back({k, {i}});
+        std::find_if(groups.begin(), groups.end(), [&k](const auto& o) { return o.first == k; });
+    if (it == groups.end()) {
+      groups.push_back({k, {i}});
     } else {
       it->second.push_back(i);
     }
   }
-
-  // Who ended the run and how; then its cause.
-  std::string head = "nccom-test: ";
-  const bool says = !reason.cause.empty();
-  if (group.size() > 1) {
-    head += ranks_text(group) + " failed" +
-            (exact ? ": " : " alike; rank " + std::to_string(c.rank) + ": ");
-  } else {
-    const bool plain = says && (c.end == "exited with status 1" ||
-                                c.end == "failed and was still running when it was stopped");
-    head += "rank " + std::to_string(c.rank) + " (host " + std::to_string(c.host) + ") " +
-            (plain ? std::string("failed") : c.end) + (says ? ": " : "");
-  }
-  const std::string phase = phase_of(reason.context);
-  std::string tail;
-  if (!followers.empty())
-    tail += "; " + ranks_text(followers) + " failed because " + (group.size() > 1 ? "they" : "it") +
-            " left";
-  // Other causes: each with its own cause when the line has room, else
-  // only which ranks.
-  std::string others_short, others_long;
-  for (const auto& [k, members] : others) {
+  Others o;
+  for (const auto& [k, members] : groups) {
     std::vector<int> numbers;
     for (size_t i : members) numbers.push_back(ranks[i].rank);
     const RankEnd& first = ranks[members.front()];
     const RankReason r = split_reason(first.said);
     const std::string who = ranks_text(numbers);
-    others_short += "; " + who + " failed too";
-    others_long += "; " + who + (r.cause.empty() ? " " + first.end : " failed too: " + r.cause);
+    o.short_text += "; " + who + " failed too";
+    o.long_text += "; " + who + (r.cause.empty() ? " " + first.end : " failed too: " + r.cause);
   }
+  return o;
+}
+
+// Who ended the run and how, up to where its cause goes.
+std::string head_of(const RankEnd& c, const Group& g, bool says) {
+  std::string head = "nccom-test: ";
+  if (g.ranks.size() > 1) {
+    return head + ranks_text(g.ranks) + " failed" +
+           (g.exact ? ": " : " alike; rank " + std::to_string(c.rank) + ": ");
+  }
+  const bool plain = says && (c.end == "exited with status 1" ||
+                              c.end == "failed and was still running when it was stopped");
+  return head + "rank " + std::to_string(c.rank) + " (host " + std::to_string(c.host) + ") " +
+         (plain ? std::string("failed") : c.end) + (says ? ": " : "");
+}
+
+}  // namespace
+
+std::string summary_line(const std::vector<RankEnd>& ranks, size_t culprit, size_t limit) {
+  const RankEnd& c = ranks[culprit];
+  const RankReason reason = split_reason(c.said);
+  const Group group = group_of(ranks, culprit, reason.cause);
+  std::vector<bool> counted = group.in;
+  const std::vector<int> followers = followers_of(ranks, group, counted);
+  const Others others = others_of(ranks, counted);
+  std::vector<int> stopped;
+  for (const RankEnd& r : ranks)
+    if (r.stopped && !r.failed) stopped.push_back(r.rank);
+
+  const bool says = !reason.cause.empty();
+  const std::string head = head_of(c, group, says);
+  const std::string phase = phase_of(reason.context);
+  std::string tail;
+  if (!followers.empty())
+    tail += "; " + ranks_text(followers) + " failed because " +
+            (group.ranks.size() > 1 ? "they" : "it") + " left";
   const std::string stop = stopped.empty() ? "" : "; stopped " + ranks_text(stopped);
   // The culprit's cause gets what the line has left; a cause needs room to
   // be read, so the other ranks' causes come only when it stays whole.
@@ -231,11 +263,11 @@ std::string summary_line(const std::vector<RankEnd>& ranks, size_t culprit, size
   auto room_for_cause = [&](const std::string& rest) -> long {
     return static_cast<long>(limit) - static_cast<long>(head.size() + rest.size());
   };
-  std::string rest = phase_text + tail + others_long + stop;
+  std::string rest = phase_text + tail + others.long_text + stop;
   if (!says || room_for_cause(rest) < static_cast<long>(reason.cause.size()))
-    rest = phase_text + tail + others_short + stop;
+    rest = phase_text + tail + others.short_text + stop;
   if (says && room_for_cause(rest) < static_cast<long>(kCauseRoom))
-    rest = tail + others_short + stop;  // what it was doing gives way first
+    rest = tail + others.short_text + stop;  // what it was doing gives way first
   std::string line = head;
   if (says) {
     const long room = std::max(room_for_cause(rest), static_cast<long>(kCauseRoom));
