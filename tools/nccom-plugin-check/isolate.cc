@@ -218,6 +218,129 @@ Isolation::Isolation(const Options& options) : options_(options) {
   for (int sig : kInterrupts) sigaction(sig, &action, nullptr);
 }
 
+namespace {
+
+// What the supervisor saw of a check's process while it ran.
+struct Watched {
+  std::string received;  // what it wrote to the result pipe
+  std::string hung;      // why the supervisor ended it, if it did
+  int interrupted = 0;   // the signal this program got meanwhile
+  long long ran_ms = 0;  // with `hung`: how long the check ran
+};
+
+// Reads the pipe until the process is dead, stalls past the stall bound,
+// outlives the cap, or this program is interrupted.
+Watched watch(pid_t pid, int fd, const Progress& progress, int64_t started, milliseconds timeout) {
+  const milliseconds stall = stall_bound(timeout);
+  const milliseconds cap = process_bound(timeout);
+  Watched w;
+  bool eof = false;
+  for (;;) {
+    if (wait_dead(pid, milliseconds(0))) break;
+    const int64_t now = guard::now_ns();
+    const int64_t beat = std::max(progress.beat_ns.load(), started);
+    if (g_interrupted != 0) {
+      w.interrupted = g_interrupted;
+      break;
+    }
+    if (ms_between(beat, now) > stall.count()) {
+      const Whereabouts at = whereabouts(progress, now);
+      w.hung = hang_text(at, stall);
+      w.ran_ms = at.ran_ms;
+      break;
+    }
+    if (ms_between(started, now) > cap.count()) {
+      const Whereabouts at = whereabouts(progress, now);
+      w.hung = "hung: its process was still running after " + std::to_string(cap.count() / 1000) +
+               " s (the bound for one check: 16 x (--timeout + 10 s))" +
+               (at.call.empty() ? "" : ", inside " + at.call) +
+               (at.context.empty() ? "" : ", " + at.context) + "; killed " + at.ran;
+      w.ran_ms = at.ran_ms;
+      break;
+    }
+    pollfd p{fd, POLLIN, 0};
+    if (!eof && poll(&p, 1, 100) > 0) {
+      char chunk[4096];
+      const ssize_t n = read(fd, chunk, sizeof chunk);
+      if (n > 0) w.received.append(chunk, static_cast<std::size_t>(n));
+      if (n == 0) eof = true;
+    } else if (eof) {
+      // The child closed its end as it exited: it is about to be dead.
+      std::this_thread::sleep_for(milliseconds(2));
+    }
+  }
+  return w;
+}
+
+// How the check's process group ended.
+struct Ended {
+  int status = 0;
+  bool reaped = false;
+  std::string leftovers;  // "; ..." when processes of its group outlived it
+};
+
+// The leader is dead, or is to be (`kill_now`): every process of its group
+// goes. False (with `e.leftovers`) when the leader outlived SIGKILL.
+bool stop_group(pid_t pid, bool kill_now, Ended& e) {
+  if (kill_now) kill(-pid, SIGKILL);
+  if (wait_dead(pid, kDeathBound)) return true;
+  kill(-pid, SIGKILL);
+  if (wait_dead(pid, kDeathBound)) return true;
+  e.leftovers = "; its process " + std::to_string(pid) + " did not end within " +
+                std::to_string(2 * kDeathBound.count() / 1000) + " s of SIGKILL";
+  return false;
+}
+
+// Reaps the dead leader and what is left of its group.
+void reap(pid_t pid, Ended& e) {
+  kill(-pid, SIGKILL);  // the leader is a zombie: its group id is still its own
+  e.reaped = waitpid(pid, &e.status, 0) == pid;
+  e.leftovers = reap_group(pid);
+}
+
+// What the child wrote before it ended and is still in the pipe.
+void drain(int fd, std::string& received) {
+  for (;;) {
+    char chunk[4096];
+    pollfd p{fd, POLLIN, 0};
+    if (poll(&p, 1, 0) <= 0) break;
+    const ssize_t n = read(fd, chunk, sizeof chunk);
+    if (n <= 0) break;
+    received.append(chunk, static_cast<std::size_t>(n));
+  }
+}
+
+// The row's outcome from what was watched and how the process ended.
+void settle(CheckRecord& record, const Watched& w, const Ended& e, const Whereabouts& at_death) {
+  Outcome outcome;
+  long long ms = 0;
+  if (!w.hung.empty()) {
+    record.ending = Ending::kHung;
+    record.milliseconds = w.ran_ms;
+    record.outcome = failed(w.hung + e.leftovers);
+  } else if (decode_result(w.received, &outcome, &ms)) {
+    record.outcome = outcome;
+    record.milliseconds = ms;
+    if (e.reaped && WIFSIGNALED(e.status)) {
+      record.outcome.detail += "; then its process died of " + signal_text(WTERMSIG(e.status));
+    }
+    record.outcome.detail += e.leftovers;
+  } else {
+    record.ending = Ending::kCrashed;
+    record.milliseconds = at_death.ran_ms;
+    std::string how = "crashed: its process ended without a result";
+    if (e.reaped && WIFSIGNALED(e.status)) {
+      how = "crashed: " + signal_text(WTERMSIG(e.status));
+    } else if (e.reaped && WIFEXITED(e.status)) {
+      how = "crashed: its process exited with status " + std::to_string(WEXITSTATUS(e.status)) +
+            " before the check ended (the plugin ended it)";
+    }
+    record.outcome = failed(crash_text(how, at_death) + e.leftovers);
+  }
+}
+
+}  // namespace
+
 CheckRecord Isolation::run(const CheckDef& check, const std::vector<CheckDef>& setup) {
   CheckRecord record{check.name, check.description, {}, 0, check.group, Ending::kReturned};
   if (g_interrupted != 0) {
@@ -250,105 +373,20 @@ CheckRecord Isolation::run(const CheckDef& check, const std::vector<CheckDef>& s
   }
   setpgid(pid, pid);  // as the child does: no kill(-pid) can miss it
 
-  const milliseconds stall = stall_bound(options_.timeout);
-  const milliseconds cap = process_bound(options_.timeout);
-  std::string received;
-  bool eof = false;
-  std::string hung;  // why the supervisor ended it, if it did
-  int interrupted = 0;
-  for (;;) {
-    if (wait_dead(pid, milliseconds(0))) break;
-    const int64_t now = guard::now_ns();
-    const int64_t beat = std::max(progress_->beat_ns.load(), started);
-    if (g_interrupted != 0) {
-      interrupted = g_interrupted;
-      break;
-    }
-    if (ms_between(beat, now) > stall.count()) {
-      const Whereabouts w = whereabouts(*progress_, now);
-      hung = hang_text(w, stall);
-      record.milliseconds = w.ran_ms;
-      break;
-    }
-    if (ms_between(started, now) > cap.count()) {
-      const Whereabouts w = whereabouts(*progress_, now);
-      hung = "hung: its process was still running after " + std::to_string(cap.count() / 1000) +
-             " s (the bound for one check: 16 x (--timeout + 10 s))" +
-             (w.call.empty() ? "" : ", inside " + w.call) +
-             (w.context.empty() ? "" : ", " + w.context) + "; killed " + w.ran;
-      record.milliseconds = w.ran_ms;
-      break;
-    }
-    pollfd p{fds[0], POLLIN, 0};
-    if (!eof && poll(&p, 1, 100) > 0) {
-      char chunk[4096];
-      const ssize_t n = read(fds[0], chunk, sizeof chunk);
-      if (n > 0) received.append(chunk, static_cast<std::size_t>(n));
-      if (n == 0) eof = true;
-    } else if (eof) {
-      // The child closed its end as it exited: it is about to be dead.
-      std::this_thread::sleep_for(milliseconds(2));
-    }
-  }
-
-  // The leader is dead, or is to be: then every process of its group goes.
-  std::string leftovers;
-  if (!hung.empty() || interrupted != 0) kill(-pid, SIGKILL);
-  if (!wait_dead(pid, kDeathBound)) {
-    kill(-pid, SIGKILL);
-    if (!wait_dead(pid, kDeathBound)) {
-      leftovers = "; its process " + std::to_string(pid) + " did not end within " +
-                  std::to_string(2 * kDeathBound.count() / 1000) + " s of SIGKILL";
-    }
-  }
+  Watched w = watch(pid, fds[0], *progress_, started, options_.timeout);
+  Ended ended;
+  const bool dead = stop_group(pid, !w.hung.empty() || w.interrupted != 0, ended);
   const Whereabouts at_death = whereabouts(*progress_, guard::now_ns());
-  int status = 0;
-  bool reaped = false;
-  if (leftovers.empty()) {
-    kill(-pid, SIGKILL);  // the leader is a zombie: its group id is still its own
-    reaped = waitpid(pid, &status, 0) == pid;
-    leftovers = reap_group(pid);
-  }
-  for (;;) {  // what the child wrote before it ended
-    char chunk[4096];
-    pollfd p{fds[0], POLLIN, 0};
-    if (poll(&p, 1, 0) <= 0) break;
-    const ssize_t n = read(fds[0], chunk, sizeof chunk);
-    if (n <= 0) break;
-    received.append(chunk, static_cast<std::size_t>(n));
-  }
+  if (dead) reap(pid, ended);
+  drain(fds[0], w.received);
   close(fds[0]);
-
-  if (interrupted != 0) {
+  if (w.interrupted != 0) {
     // The check's processes are gone: now this one dies of the signal too.
-    signal(interrupted, SIG_DFL);
-    raise(interrupted);
-    _exit(128 + interrupted);
+    signal(w.interrupted, SIG_DFL);
+    raise(w.interrupted);
+    _exit(128 + w.interrupted);
   }
-  Outcome outcome;
-  long long ms = 0;
-  if (!hung.empty()) {
-    record.ending = Ending::kHung;
-    record.outcome = failed(hung + leftovers);
-  } else if (decode_result(received, &outcome, &ms)) {
-    record.outcome = outcome;
-    record.milliseconds = ms;
-    if (reaped && WIFSIGNALED(status)) {
-      record.outcome.detail += "; then its process died of " + signal_text(WTERMSIG(status));
-    }
-    record.outcome.detail += leftovers;
-  } else {
-    record.ending = Ending::kCrashed;
-    record.milliseconds = at_death.ran_ms;
-    std::string how = "crashed: its process ended without a result";
-    if (reaped && WIFSIGNALED(status)) {
-      how = "crashed: " + signal_text(WTERMSIG(status));
-    } else if (reaped && WIFEXITED(status)) {
-      how = "crashed: its process exited with status " + std::to_string(WEXITSTATUS(status)) +
-            " before the check ended (the plugin ended it)";
-    }
-    record.outcome = failed(crash_text(how, at_death) + leftovers);
-  }
+  settle(record, w, ended, at_death);
   return record;
 }
 
