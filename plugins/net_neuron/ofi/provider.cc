@@ -210,91 +210,80 @@ NicCaps decode_caps(const fi_info& info) {
   return caps;
 }
 
-Status discover(int rails, Discovery* out) {
-  bool filter_known = false;
-  std::string filter;
-  InfoPtr infos;
-  int rc = query(/*rma=*/true, &filter_known, &filter, &infos);
-  if (rc == -FI_ENODATA) rc = query(/*rma=*/false, &filter_known, &filter, &infos);
-  if (rc == -FI_ENODATA) {
-    // libfabric's shm provider answers nothing when /dev/shm is short of
-    // room for its queues: say how much there is.
-    const char* env = std::getenv("FI_PROVIDER");
-    const std::string asked = filter.empty() && env != nullptr ? env : filter;
-    const std::string shm_note =
-        asked.find("shm") != std::string::npos
-            ? "; libfabric's shm provider also refuses when /dev/shm lacks room for its queues "
-              "(/dev/shm has " +
-                  shm_room::room_text() + ")"
-            : "";
-    const std::string iface = names_tcp(asked) ? unknown_tcp_iface() : "";
-    const std::string iface_note =
-        iface.empty()
-            ? ""
-            : "; " + iface + " (set FI_TCP_IFACE to one of those interfaces, or unset it)";
-    // Only the default filter can be expected to find nothing: FI_PROVIDER
-    // names a provider someone asked for.
-    const std::string absence = filter == kDefaultProvider ? efa_absence() : "";
-    if (absence.empty()) {
-      OFI_WARN(
-          "NET/OFI No eligible providers were found (provider %s, FI_EP_RDM, tagged "
-          "messages): %s%s%s",
-          filter.empty() ? "from FI_PROVIDER" : filter.c_str(), fi_error_text(rc).c_str(),
-          shm_note.c_str(), iface_note.c_str());
-    } else {
-      OFI_INFO(NCCL_INIT | NCCL_NET,
-               "NET/OFI No eligible providers were found (provider %s, FI_EP_RDM, tagged "
-               "messages): %s; %s",
-               filter.c_str(), fi_error_text(rc).c_str(), absence.c_str());
-    }
-    return ncclInternalError;
-  }
-  if (rc != 0) {
-    OFI_WARN("NET/OFI fi_getinfo failed: %s", fi_error_text(rc).c_str());
-    return ncclInternalError;
-  }
+namespace {
 
-  // The first answer decides the provider; NICs are its distinct domains.
-  const std::string provider = infos->fabric_attr->prov_name;
-  std::vector<InfoPtr> nics;
-  for (fi_info* info = infos.get(); info != nullptr; info = info->next) {
+// fi_getinfo found no provider: says why as far as it can tell (a short
+// /dev/shm for shm, an FI_TCP_IFACE naming nothing, no EFA on this host).
+void report_none_found(int rc, const std::string& filter) {
+  // libfabric's shm provider answers nothing when /dev/shm is short of
+  // room for its queues: say how much there is.
+  const char* env = std::getenv("FI_PROVIDER");
+  const std::string asked = filter.empty() && env != nullptr ? env : filter;
+  const std::string shm_note =
+      asked.find("shm") != std::string::npos
+          ? "; libfabric's shm provider also refuses when /dev/shm lacks room for its queues "
+            "(/dev/shm has " +
+                shm_room::room_text() + ")"
+          : "";
+  const std::string iface = names_tcp(asked) ? unknown_tcp_iface() : "";
+  const std::string iface_note =
+      iface.empty() ? ""
+                    : "; " + iface + " (set FI_TCP_IFACE to one of those interfaces, or unset it)";
+  // Only the default filter can be expected to find nothing: FI_PROVIDER
+  // names a provider someone asked for.
+  const std::string absence = filter == kDefaultProvider ? efa_absence() : "";
+  if (absence.empty()) {
+    OFI_WARN(
+        "NET/OFI No eligible providers were found (provider %s, FI_EP_RDM, tagged "
+        "messages): %s%s%s",
+        filter.empty() ? "from FI_PROVIDER" : filter.c_str(), fi_error_text(rc).c_str(),
+        shm_note.c_str(), iface_note.c_str());
+  } else {
+    OFI_INFO(NCCL_INIT | NCCL_NET,
+             "NET/OFI No eligible providers were found (provider %s, FI_EP_RDM, tagged "
+             "messages): %s; %s",
+             filter.c_str(), fi_error_text(rc).c_str(), absence.c_str());
+  }
+}
+
+// The first answer decides the provider; its NICs are its distinct domains.
+Status distinct_nics(const fi_info* infos, const std::string& provider,
+                     std::vector<InfoPtr>* nics) {
+  for (const fi_info* info = infos; info != nullptr; info = info->next) {
     if (provider != info->fabric_attr->prov_name) continue;
     bool seen = false;
-    for (const InfoPtr& nic : nics) {
+    for (const InfoPtr& nic : *nics) {
       seen = seen || std::strcmp(nic->domain_attr->name, info->domain_attr->name) == 0;
     }
     if (seen) continue;
     InfoPtr copy(fi_dupinfo(info));
     if (!copy) return ncclSystemError;
-    nics.push_back(std::move(copy));
+    nics->push_back(std::move(copy));
   }
-  OFI_INFO(NCCL_INIT | NCCL_NET, "NET/OFI Selected provider is %s, fabric is %s (found %d nics)",
-           provider.c_str(), infos->fabric_attr->name, static_cast<int>(nics.size()));
-  if (names_tcp(provider)) {
-    if (const std::string iface = unknown_tcp_iface(); !iface.empty()) {
-      std::string used;
-      for (const InfoPtr& nic : nics)
-        used += (used.empty() ? "" : ", ") + std::string(nic->domain_attr->name);
-      OFI_WARN(
-          "NET/OFI %s: this process uses %s. Set FI_TCP_IFACE to one of the interfaces up "
-          "here, or unset it",
-          iface.c_str(), used.c_str());
-    }
-  }
-  if (provider == "efa" && fi_version() <= FI_VERSION(1, 21)) {
-    OFI_WARN("NET/OFI EFA provider requires at least libfabric version 1.22.0.");
-    return ncclInternalError;
-  }
+  return ncclSuccess;
+}
 
-  Discovery found;
-  found.provider = provider;
-  found.fabric = infos->fabric_attr->name;
-  found.nics = static_cast<int>(nics.size());
+// A tcp provider whose FI_TCP_IFACE names nothing uses every interface:
+// the WARN names those this process took.
+void warn_unknown_tcp_iface(const std::vector<InfoPtr>& nics) {
+  const std::string iface = unknown_tcp_iface();
+  if (iface.empty()) return;
+  std::string used;
+  for (const InfoPtr& nic : nics)
+    used += (used.empty() ? "" : ", ") + std::string(nic->domain_attr->name);
+  OFI_WARN(
+      "NET/OFI %s: this process uses %s. Set FI_TCP_IFACE to one of the interfaces up "
+      "here, or unset it",
+      iface.c_str(), used.c_str());
+}
+
+// One device per `rails` consecutive NICs.
+void group_rails(std::vector<InfoPtr> nics, int rails, Discovery& found) {
   for (size_t first = 0; first < nics.size(); first += static_cast<size_t>(rails)) {
     Device device;
     device.name = nics[first]->domain_attr->name;
     device.caps = decode_caps(*nics[first]);
-    device.guid = fnv1a64(provider + "/" + device.name);
+    device.guid = fnv1a64(found.provider + "/" + device.name);
     for (size_t i = first; i < nics.size() && i < first + static_cast<size_t>(rails); ++i) {
       describe_rail(*nics[i], &device);
       device.rails.push_back(std::move(nics[i]));
@@ -307,6 +296,39 @@ Status discover(int rails, Discovery* out) {
              device.caps.manual_progress ? "manual" : "auto");
     found.devices.push_back(std::move(device));
   }
+}
+
+}  // namespace
+
+Status discover(int rails, Discovery* out) {
+  bool filter_known = false;
+  std::string filter;
+  InfoPtr infos;
+  int rc = query(/*rma=*/true, &filter_known, &filter, &infos);
+  if (rc == -FI_ENODATA) rc = query(/*rma=*/false, &filter_known, &filter, &infos);
+  if (rc == -FI_ENODATA) {
+    report_none_found(rc, filter);
+    return ncclInternalError;
+  }
+  if (rc != 0) {
+    OFI_WARN("NET/OFI fi_getinfo failed: %s", fi_error_text(rc).c_str());
+    return ncclInternalError;
+  }
+  const std::string provider = infos->fabric_attr->prov_name;
+  std::vector<InfoPtr> nics;
+  if (const Status s = distinct_nics(infos.get(), provider, &nics); !s.ok()) return s;
+  OFI_INFO(NCCL_INIT | NCCL_NET, "NET/OFI Selected provider is %s, fabric is %s (found %d nics)",
+           provider.c_str(), infos->fabric_attr->name, static_cast<int>(nics.size()));
+  if (names_tcp(provider)) warn_unknown_tcp_iface(nics);
+  if (provider == "efa" && fi_version() <= FI_VERSION(1, 21)) {
+    OFI_WARN("NET/OFI EFA provider requires at least libfabric version 1.22.0.");
+    return ncclInternalError;
+  }
+  Discovery found;
+  found.provider = provider;
+  found.fabric = infos->fabric_attr->name;
+  found.nics = static_cast<int>(nics.size());
+  group_rails(std::move(nics), rails, found);
   *out = std::move(found);
   return ncclSuccess;
 }
