@@ -2,6 +2,7 @@
 #include "config/plugin_knobs.h"
 
 #include "config/registry.h"
+#include "config/resolve.h"
 #include "config/value.h"
 
 #include <nccom/nrt_abi.h>
@@ -61,6 +62,8 @@ struct PluginSection::Storage {
   std::vector<Knob> knobs;
 
   std::string_view keep(std::string text) { return strings.emplace_back(std::move(text)); }
+  // The plugin's C table into `knobs`, keys under `prefix`; the problems.
+  std::vector<std::string> read(const nccom_knob_table_t& table, const std::string& prefix);
 };
 
 namespace {
@@ -170,6 +173,112 @@ const Entry* PluginSection::find(std::string_view key) const {
   return it == index_.end() ? nullptr : &entries_[it->second];
 }
 
+// The table's shape, then every knob, copied: the section may be described
+// after the plugin is gone.
+std::vector<std::string> PluginSection::Storage::read(const nccom_knob_table_t& table,
+                                                      const std::string& prefix) {
+  constexpr std::size_t kTableHead = offsetof(nccom_knob_table_t, knobs) + sizeof(void*);
+  if (table.struct_size < kTableHead)
+    return {"struct_size " + std::to_string(table.struct_size) + " is smaller than a knob table (" +
+            std::to_string(kTableHead) + ")"};
+  if (table.knob_size < sizeof(nccom_knob_t) || table.knob_size % alignof(nccom_knob_t) != 0)
+    return {"knob_size " + std::to_string(table.knob_size) +
+            " is not a size of nccom_knob_t (at least " + std::to_string(sizeof(nccom_knob_t)) +
+            ", a multiple of " + std::to_string(alignof(nccom_knob_t)) + ")"};
+  if (table.count > NCCOM_KNOB_MAX_COUNT)
+    return {"count " + std::to_string(table.count) + " is more than " +
+            std::to_string(NCCOM_KNOB_MAX_COUNT) + " knobs"};
+  if (table.count > 0 && table.knobs == nullptr)
+    return {"count is " + std::to_string(table.count) + " but knobs is NULL"};
+  std::vector<std::string> problems;
+  knobs.resize(table.count);
+  const auto* base = reinterpret_cast<const unsigned char*>(table.knobs);
+  for (std::uint32_t i = 0; i < table.count; ++i) {
+    nccom_knob_t c;
+    std::memcpy(&c, base + std::size_t{i} * table.knob_size, sizeof c);
+    auto& env = lists.emplace_back();
+    auto& allowed = lists.emplace_back();
+    std::vector<std::string> found = convert(c, i, knobs[i], env, allowed);
+    problems.insert(problems.end(), found.begin(), found.end());
+    if (!found.empty()) continue;
+    Knob& knob = knobs[i];
+    knob.key = keep(prefix + std::string(knob.key));
+    knob.default_text = keep(std::string(knob.default_text));
+    knob.help = keep(std::string(knob.help));
+    for (auto* list : {&env, &allowed})
+      for (std::string_view& item : *list) item = keep(std::string(item));
+    knob.env = env;
+    knob.allowed = allowed;
+  }
+  return problems;
+}
+
+namespace {
+
+// "unknown key" for a setting of `plugin`'s section its table lacks,
+// naming what it declares and the closest one.
+std::string unknown_setting(const PluginSetting& s, const std::string& who,
+                            const std::vector<std::string>& declared) {
+  std::string text = position(s.source) + "unknown key " + quote(s.shown) + " (";
+  if (declared.empty()) return text + who + " declares no knobs)";
+  text += who + " declares:";
+  const char* sep = " ";
+  for (const std::string& key : declared) text += sep + key, sep = ", ";
+  text += ")";
+  std::string_view near = detail::closest(s.key, declared);
+  if (!near.empty()) {
+    std::string suggestion = s.shown.substr(0, s.shown.size() - s.key.size()) + std::string(near);
+    text += "; did you mean " + quote(suggestion) + "?";
+  }
+  return text;
+}
+
+// The file's settings of the section as layers: its top level and the
+// active cluster's section. Every setting is checked (those of other
+// clusters too); the problems are in file order.
+struct SettingLayers {
+  detail::Layer top, cluster;
+  std::vector<std::string> problems;
+};
+
+SettingLayers setting_layers(const Config& config, const std::string& plugin,
+                             const std::string& who, const detail::Registry& registry,
+                             const std::string& prefix) {
+  SettingLayers out;
+  std::vector<std::string> declared;
+  for (const Knob* knob : registry.knobs) declared.emplace_back(knob->key.substr(prefix.size()));
+  std::sort(declared.begin(), declared.end());
+  for (const PluginSetting& s : config.plugin_settings()) {
+    if (s.plugin != plugin) continue;
+    const Knob* knob = registry.find(prefix + s.key);
+    if (knob == nullptr) {
+      out.problems.push_back(unknown_setting(s, who, declared));
+      continue;
+    }
+    if (!s.value || !same_type(*knob, *s.value)) {
+      out.problems.push_back(position(s.source) + s.shown + ": expected " +
+                             detail::type_noun(*knob) + ", got " + s.described);
+      continue;
+    }
+    detail::Checked checked = detail::check_value(*knob, *s.value);
+    if (!checked.value) {
+      out.problems.push_back(position(s.source) + s.shown + ": expected " + checked.expected +
+                             ", got " + s.described);
+      continue;
+    }
+    detail::Layer* layer = s.source.kind == Source::Kind::File    ? &out.top
+                           : s.source.cluster == config.cluster() ? &out.cluster
+                                                                  : nullptr;
+    if (layer != nullptr) (*layer)[knob] = detail::Assigned{std::move(*checked.value), s.source};
+  }
+  return out;
+}
+
+const char* const kBrokenTable =
+    ": its knob table (nccom_knob_table_t) is invalid; the plugin must be fixed:";
+
+}  // namespace
+
 Result<PluginSection> PluginSection::bind(const Config& config, std::string plugin,
                                           const std::string& who, const nccom_knob_table_t* table) {
   const bool declares = table != nullptr && table->struct_size > 0 && table->count > 0;
@@ -191,68 +300,12 @@ Result<PluginSection> PluginSection::bind(const Config& config, std::string plug
   section.plugin_ = plugin;
   Storage& store = *section.storage_;
   const std::string prefix = std::string(kPluginsPrefix) + plugin + ".";
-
-  // 1. The table.
-  std::vector<std::string> problems;
   if (table != nullptr) {
-    constexpr std::size_t kTableHead = offsetof(nccom_knob_table_t, knobs) + sizeof(void*);
-    if (table->struct_size < kTableHead) {
-      problems.push_back("struct_size " + std::to_string(table->struct_size) +
-                         " is smaller than a knob table (" + std::to_string(kTableHead) + ")");
-    } else if (table->knob_size < sizeof(nccom_knob_t) ||
-               table->knob_size % alignof(nccom_knob_t) != 0) {
-      problems.push_back("knob_size " + std::to_string(table->knob_size) +
-                         " is not a size of nccom_knob_t (at least " +
-                         std::to_string(sizeof(nccom_knob_t)) + ", a multiple of " +
-                         std::to_string(alignof(nccom_knob_t)) + ")");
-    } else if (table->count > NCCOM_KNOB_MAX_COUNT) {
-      problems.push_back("count " + std::to_string(table->count) + " is more than " +
-                         std::to_string(NCCOM_KNOB_MAX_COUNT) + " knobs");
-    } else if (table->count > 0 && table->knobs == nullptr) {
-      problems.push_back("count is " + std::to_string(table->count) + " but knobs is NULL");
-    } else {
-      store.knobs.resize(table->count);
-      const auto* base = reinterpret_cast<const unsigned char*>(table->knobs);
-      for (std::uint32_t i = 0; i < table->count; ++i) {
-        nccom_knob_t c;
-        std::memcpy(&c, base + std::size_t{i} * table->knob_size, sizeof c);
-        auto& env = store.lists.emplace_back();
-        auto& allowed = store.lists.emplace_back();
-        std::vector<std::string> found = convert(c, i, store.knobs[i], env, allowed);
-        problems.insert(problems.end(), found.begin(), found.end());
-        if (!found.empty()) continue;
-        // Copies: the section may be described after the plugin is gone.
-        Knob& knob = store.knobs[i];
-        knob.key = store.keep(prefix + std::string(knob.key));
-        knob.default_text = store.keep(std::string(knob.default_text));
-        knob.help = store.keep(std::string(knob.help));
-        for (auto* list : {&env, &allowed})
-          for (std::string_view& item : *list) item = store.keep(std::string(item));
-        knob.env = env;
-        knob.allowed = allowed;
-      }
-    }
+    const std::vector<std::string> problems = store.read(*table, prefix);
+    if (!problems.empty()) return make_error(NRT_INVALID, joined(who + kBrokenTable, problems));
   }
-  if (!problems.empty())
-    return make_error(NRT_INVALID,
-                      joined(who + ": its knob table (nccom_knob_table_t) is invalid; the plugin "
-                                   "must be fixed:",
-                             problems));
-  Result<detail::Registry> built = detail::build_registry({KnobTable(store.knobs)});
-  if (!built) {
-    std::vector<std::string> lines;
-    const std::string& text = built.error().message;
-    for (std::size_t start = 0; start <= text.size();) {
-      std::size_t end = text.find('\n', start);
-      if (end == std::string::npos) end = text.size();
-      lines.push_back(text.substr(start, end - start));
-      start = end + 1;
-    }
-    return make_error(NRT_INVALID,
-                      joined(who + ": its knob table (nccom_knob_table_t) is invalid; the plugin "
-                                   "must be fixed:",
-                             lines));
-  }
+  auto built = detail::build_registry({KnobTable(store.knobs)});
+  if (!built) return make_error(NRT_INVALID, joined(who + kBrokenTable, built.error()));
   const detail::Registry& registry = built.value();
   // The plugin is known now, with the variables its knobs read, whatever
   // the values turn out to be (environment_notes, environment.h).
@@ -261,82 +314,20 @@ Result<PluginSection> PluginSection::bind(const Config& config, std::string plug
     for (std::string_view name : knob->env) variables.emplace_back(name);
   config.claim_plugin(plugin, variables);
 
-  // 2. The values: default < file < active cluster < environment.
-  for (std::size_t i = 0; i < registry.knobs.size(); ++i) {
-    section.index_.emplace(std::string(registry.knobs[i]->key.substr(prefix.size())), i);
-    section.entries_.push_back(Entry{registry.knobs[i], registry.defaults[i], Source{}});
-  }
-  std::vector<std::string> declared;
-  for (const auto& [key, index] : section.index_) declared.push_back(key);
-  std::vector<std::string> file_problems;  // in file order already
-  for (const PluginSetting& s : config.plugin_settings()) {
-    if (s.plugin != plugin) continue;
-    const Entry* entry = section.find(s.key);
-    if (entry == nullptr) {
-      std::string text = position(s.source) + "unknown key " + quote(s.shown) + " (";
-      if (declared.empty()) {
-        text += who + " declares no knobs)";
-      } else {
-        text += who + " declares:";
-        const char* sep = " ";
-        for (const std::string& key : declared) text += sep + key, sep = ", ";
-        text += ")";
-        std::string_view near = detail::closest(s.key, declared);
-        if (!near.empty()) {
-          std::string suggestion =
-              s.shown.substr(0, s.shown.size() - s.key.size()) + std::string(near);
-          text += "; did you mean " + quote(suggestion) + "?";
-        }
-      }
-      file_problems.push_back(std::move(text));
-      continue;
-    }
-    const Knob& knob = *entry->knob;
-    if (!s.value || !same_type(knob, *s.value)) {
-      file_problems.push_back(position(s.source) + s.shown + ": expected " +
-                              detail::type_noun(knob) + ", got " + s.described);
-      continue;
-    }
-    detail::Checked checked = detail::check_value(knob, *s.value);
-    if (!checked.value) {
-      file_problems.push_back(position(s.source) + s.shown + ": expected " + checked.expected +
-                              ", got " + s.described);
-      continue;
-    }
-    const bool applies =
-        s.source.kind == Source::Kind::File ||
-        (s.source.kind == Source::Kind::Cluster && s.source.cluster == config.cluster());
-    if (!applies) continue;
-    Entry& target = section.entries_[section.index_.find(s.key)->second];
-    // A cluster value beats the top level whatever their order in the file.
-    if (target.source.kind == Source::Kind::Cluster && s.source.kind == Source::Kind::File)
-      continue;
-    target.value = std::move(*checked.value);
-    target.source = s.source;
-  }
-  std::vector<std::string> env_problems;
-  for (Entry& entry : section.entries_) {
-    for (std::string_view name : entry.knob->env) {
-      const std::string var(name);
-      const char* text = config.env(var.c_str());
-      if (text == nullptr || *text == '\0') continue;
-      detail::Checked checked = detail::parse_text(*entry.knob, text);
-      if (checked.value) {
-        entry.value = std::move(*checked.value);
-        entry.source = Source{};
-        entry.source.kind = Source::Kind::Env;
-        entry.source.env_var = var;
-      } else {
-        env_problems.push_back(var + "=" + quote(text) + ": expected " + checked.expected +
-                               " (for " + std::string(entry.key()) + ")");
-      }
-      break;
-    }
-  }
-  file_problems.insert(file_problems.end(), env_problems.begin(), env_problems.end());
-  if (!file_problems.empty())
+  // The values, resolved as the host's are: default < file < active
+  // cluster < environment.
+  SettingLayers file = setting_layers(config, plugin, who, registry, prefix);
+  std::vector<detail::Problem> env_problems;
+  std::vector<detail::Ignored> ignored;  // plugin knobs never fall back
+  const detail::Layer env = detail::read_env(
+      registry, [&config](const char* name) { return config.env(name); }, env_problems, ignored);
+  for (detail::Problem& p : env_problems) file.problems.push_back(std::move(p.text));
+  if (!file.problems.empty())
     return make_error(NRT_INVALID,
-                      joined(who + " is not used: its settings have problems:", file_problems));
+                      joined(who + " is not used: its settings have problems:", file.problems));
+  section.entries_ = detail::resolve(registry, {&file.top, &file.cluster, &env});
+  for (std::size_t i = 0; i < section.entries_.size(); ++i)
+    section.index_.emplace(std::string(section.entries_[i].key().substr(prefix.size())), i);
   return section;
 }
 

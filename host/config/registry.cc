@@ -64,7 +64,13 @@ void check_knob(const Knob& knob, std::vector<std::string>& problems) {
 
 }  // namespace
 
-Result<Registry> build_registry(const std::vector<KnobTable>& tables) {
+Error registry_error(const RegistryProblems& problems) {
+  std::string message;
+  for (const std::string& p : problems) message += (message.empty() ? "" : "\n") + p;
+  return make_error(NRT_INVALID, std::move(message));
+}
+
+Result<Registry, RegistryProblems> build_registry(const std::vector<KnobTable>& tables) {
   Registry reg;
   std::vector<std::string> problems;
   for (KnobTable table : tables) {
@@ -95,11 +101,7 @@ Result<Registry> build_registry(const std::vector<KnobTable>& tables) {
     if (reg.is_table(knob->key))
       problems.push_back("knob table: " + quote(knob->key) +
                          ": is both a key and the table of other keys");
-  if (!problems.empty()) {
-    std::string message;
-    for (const std::string& p : problems) message += (message.empty() ? "" : "\n") + p;
-    return make_error(NRT_INVALID, std::move(message));
-  }
+  if (!problems.empty()) return problems;
   for (const Knob* knob : reg.knobs) reg.known_paths.emplace_back(knob->key);
   reg.known_paths.insert(reg.known_paths.end(), reg.tables.begin(), reg.tables.end());
   return reg;

@@ -30,7 +30,12 @@ struct Registry {
 
 // Checks every table (key syntax, duplicates, a key that is also a table,
 // help present, type-specific fields, defaults that parse) and indexes them.
-// Problems here are programming errors of a component; all are reported.
-Result<Registry> build_registry(const std::vector<KnobTable>& tables);
+// Problems here are programming errors of a component; all are reported,
+// one line each.
+using RegistryProblems = std::vector<std::string>;
+Result<Registry, RegistryProblems> build_registry(const std::vector<KnobTable>& tables);
+
+// Those problems as one NRT_INVALID error, a line each.
+Error registry_error(const RegistryProblems& problems);
 
 }  // namespace nccom::config::detail
