@@ -22,8 +22,7 @@ void keep_known_names(const Knob& knob, const std::string& text, Source source, 
   note.unknown = names.unknown;
   if (!names.inverted && names.known.empty()) return;
   std::string kept = names.inverted ? "^" : "";
-  for (std::size_t i = 0; i < names.known.size(); ++i)
-    kept += (i == 0 ? "" : ",") + names.known[i];
+  for (std::size_t i = 0; i < names.known.size(); ++i) kept += (i == 0 ? "" : ",") + names.known[i];
   layer[&knob] = Assigned{Value{std::move(kept)}, std::move(source)};
   note.kept_known = true;
 }

@@ -52,6 +52,78 @@ bool text(const Fields& f, std::string_view key, std::string& out) {
   return true;
 }
 
+// The lines after "process", one function per kind: each adds to `snap`
+// and returns "" or what is wrong with the line.
+std::string comm_line(const Fields& f, ProcessSnapshot& snap) {
+  CommSnap c;
+  if (!number(f, "hash", c.hash, 16) || !number(f, "rank", c.rank) ||
+      !number(f, "nranks", c.nranks) || !text(f, "state", c.state) || c.nranks <= 0 || c.rank < 0 ||
+      c.rank >= c.nranks)
+    return "comm needs hash, rank < nranks and state";
+  snap.comms.push_back(c);
+  return "";
+}
+
+std::string stream_line(const Fields& f, ProcessSnapshot& snap) {
+  StreamSnap s;
+  int running = 0;
+  if (!number(f, "comm", s.comm, 16) || !number(f, "rank", s.rank) || !number(f, "id", s.id) ||
+      !number(f, "started", s.started) || !number(f, "completed", s.completed) ||
+      !number(f, "running", running) || !number(f, "idle_ms", s.idle_ms) ||
+      !number(f, "peer", s.peer) || !number(f, "channel", s.channel))
+    return "stream needs comm, rank, id, started, completed, running, idle_ms, peer and channel";
+  s.running = running != 0;
+  if (f.count("block") != 0 && !number(f, "block", s.block)) return "a bad block";
+  if (f.count("began_ago_ms") != 0) {
+    uint64_t ago = 0;
+    if (!number(f, "began_ago_ms", ago)) return "a bad began_ago_ms";
+    s.began_ago_ms = ago;
+  }
+  snap.streams.push_back(s);
+  return "";
+}
+
+std::string waiting_line(const Fields& f, ProcessSnapshot& snap) {
+  uint64_t comm = 0;
+  int rank = -1;
+  int id = -1;
+  std::string in;
+  if (!number(f, "comm", comm, 16) || !number(f, "rank", rank) || !number(f, "id", id) ||
+      !text(f, "text", in))
+    return "waiting needs comm, rank, id and text";
+  for (StreamSnap& s : snap.streams) {
+    if (s.comm == comm && s.rank == rank && s.id == id) s.waiting_in = in;
+  }
+  return "";
+}
+
+std::string link_line(const Fields& f, ProcessSnapshot& snap) {
+  LinkSnap l;
+  if (!number(f, "process", l.process, 16) || !text(f, "state", l.state) ||
+      !number(f, "silent_ms", l.silent_ms))
+    return "link needs process, state and silent_ms";
+  snap.links.push_back(l);
+  return "";
+}
+
+std::string event_line(std::string_view kind, const Fields& f, ProcessSnapshot& snap) {
+  ErrorSnap e;
+  if (!number(f, "comm", e.comm, 16) || !number(f, "rank", e.rank) ||
+      !number(f, "age_ms", e.age_ms) || !text(f, "text", e.text))
+    return std::string(kind) + " needs comm, rank, age_ms and text";
+  (kind == "error" ? snap.errors : snap.warnings).push_back(e);
+  return "";
+}
+
+std::string body_line(std::string_view kind, const Fields& f, ProcessSnapshot& snap) {
+  if (kind == "comm") return comm_line(f, snap);
+  if (kind == "stream") return stream_line(f, snap);
+  if (kind == "waiting") return waiting_line(f, snap);
+  if (kind == "link") return link_line(f, snap);
+  if (kind == "error" || kind == "warning") return event_line(kind, f, snap);
+  return "";  // another kind: a newer peer's addition, skipped
+}
+
 }  // namespace
 
 Result<ProcessSnapshot> parse_snapshot(std::string_view all) {
@@ -87,56 +159,9 @@ Result<ProcessSnapshot> parse_snapshot(std::string_view all) {
       process = true;
     } else if (!process) {
       return bad(n, "\"" + std::string(kind) + "\" before the \"process\" line");
-    } else if (kind == "comm") {
-      CommSnap c;
-      if (!number(f, "hash", c.hash, 16) || !number(f, "rank", c.rank) ||
-          !number(f, "nranks", c.nranks) || !text(f, "state", c.state) || c.nranks <= 0 ||
-          c.rank < 0 || c.rank >= c.nranks)
-        return bad(n, "comm needs hash, rank < nranks and state");
-      snap.comms.push_back(c);
-    } else if (kind == "stream") {
-      StreamSnap s;
-      int running = 0;
-      if (!number(f, "comm", s.comm, 16) || !number(f, "rank", s.rank) || !number(f, "id", s.id) ||
-          !number(f, "started", s.started) || !number(f, "completed", s.completed) ||
-          !number(f, "running", running) || !number(f, "idle_ms", s.idle_ms) ||
-          !number(f, "peer", s.peer) || !number(f, "channel", s.channel))
-        return bad(n,
-                   "stream needs comm, rank, id, started, completed, running, idle_ms, "
-                   "peer and channel");
-      s.running = running != 0;
-      if (f.count("block") != 0 && !number(f, "block", s.block)) return bad(n, "a bad block");
-      if (f.count("began_ago_ms") != 0) {
-        uint64_t ago = 0;
-        if (!number(f, "began_ago_ms", ago)) return bad(n, "a bad began_ago_ms");
-        s.began_ago_ms = ago;
-      }
-      snap.streams.push_back(s);
-    } else if (kind == "waiting") {
-      uint64_t comm = 0;
-      int rank = -1;
-      int id = -1;
-      std::string in;
-      if (!number(f, "comm", comm, 16) || !number(f, "rank", rank) || !number(f, "id", id) ||
-          !text(f, "text", in))
-        return bad(n, "waiting needs comm, rank, id and text");
-      for (StreamSnap& s : snap.streams) {
-        if (s.comm == comm && s.rank == rank && s.id == id) s.waiting_in = in;
-      }
-    } else if (kind == "link") {
-      LinkSnap l;
-      if (!number(f, "process", l.process, 16) || !text(f, "state", l.state) ||
-          !number(f, "silent_ms", l.silent_ms))
-        return bad(n, "link needs process, state and silent_ms");
-      snap.links.push_back(l);
-    } else if (kind == "error" || kind == "warning") {
-      ErrorSnap e;
-      if (!number(f, "comm", e.comm, 16) || !number(f, "rank", e.rank) ||
-          !number(f, "age_ms", e.age_ms) || !text(f, "text", e.text))
-        return bad(n, std::string(kind) + " needs comm, rank, age_ms and text");
-      (kind == "error" ? snap.errors : snap.warnings).push_back(e);
+    } else if (std::string wrong = body_line(kind, f, snap); !wrong.empty()) {
+      return bad(n, wrong);
     }
-    // Other kinds: a newer peer's additions, skipped.
   }
   if (!header) return bad(0, "empty");
   if (!process) return bad(n, "no \"process\" line");

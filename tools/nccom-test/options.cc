@@ -295,6 +295,69 @@ Result<uint64_t> parse_bytes(std::string_view text) {
   return n * mult;
 }
 
+namespace {
+
+// A flag without a value: true when `a` is one (and `o` holds it).
+bool take_flag(const std::vector<std::string>& args, size_t& i, Options& o) {
+  const std::string& a = args[i];
+  if (a == "--json") {
+    o.json = true;
+  } else if (a == "--stats") {
+    o.stats = true;
+  } else if (a == "--show-algorithm") {
+    o.show_algorithm = true;
+  } else if (a == "-c" || a == "--check") {
+    o.check = true;
+    // nccl-tests spells it "-c 1"; a following 0/1 is its value.
+    if (i + 1 < args.size() && (args[i + 1] == "0" || args[i + 1] == "1"))
+      o.check = args[++i] == "1";
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// An operation named on the command line, once.
+Status take_op(const std::string& a, Options& o) {
+  if (const std::string why = refused_op(a); !why.empty()) return usage_error(why);
+  Op op;
+  if (!parse_op(a, &op)) {
+    return usage_error("unknown operation '" + a +
+                       "' (allr allg redsct sendrecv alltoall bcast reduce)");
+  }
+  if (std::find(o.ops.begin(), o.ops.end(), op) != o.ops.end()) {
+    return usage_error("operation " + std::string(op_name(op)) + " is listed twice");
+  }
+  o.ops.push_back(op);
+  return {};
+}
+
+// What the options mean together.
+Status check_together(Options& o, bool factor_given, bool step_given) {
+  if (o.ops.empty())
+    return usage_error(
+        "name at least one operation (allr allg redsct sendrecv alltoall bcast reduce)");
+  if (factor_given && step_given) return usage_error("-f and -i exclude each other: give one step");
+  if (step_given) o.step_factor = 0;
+  if (o.min_bytes > o.max_bytes) {
+    return usage_error("-b (" + std::to_string(o.min_bytes) + ") is larger than -e (" +
+                       std::to_string(o.max_bytes) + ")");
+  }
+  if (o.step_factor != 0 && o.min_bytes == 0)
+    return usage_error("-b must be at least 1 with -f (0 never grows)");
+  if (size_series(o).size() > kMaxSizes) {
+    return usage_error("the size series has more than " + std::to_string(kMaxSizes) +
+                       " sizes: raise -i or -f");
+  }
+  if (o.ranks_given && o.root >= o.ranks) {
+    return usage_error("--root " + std::to_string(o.root) + " is not a rank of -r " +
+                       std::to_string(o.ranks));
+  }
+  return {};
+}
+
+}  // namespace
+
 Result<Options> parse_options(const std::vector<std::string>& args) {
   Options o;
   bool factor_given = false, step_given = false;
@@ -304,25 +367,7 @@ Result<Options> parse_options(const std::vector<std::string>& args) {
       o.help = true;
       return o;
     }
-    if (a == "--json") {
-      o.json = true;
-      continue;
-    }
-    if (a == "--stats") {
-      o.stats = true;
-      continue;
-    }
-    if (a == "--show-algorithm") {
-      o.show_algorithm = true;
-      continue;
-    }
-    if (a == "-c" || a == "--check") {
-      o.check = true;
-      // nccl-tests spells it "-c 1"; a following 0/1 is its value.
-      if (i + 1 < args.size() && (args[i + 1] == "0" || args[i + 1] == "1"))
-        o.check = args[++i] == "1";
-      continue;
-    }
+    if (take_flag(args, i, o)) continue;
     if (a.rfind("--check=", 0) == 0) {
       const std::string v = a.substr(8);
       if (v != "0" && v != "1") return usage_error("--check takes 0 or 1, got '" + v + "'");
@@ -346,36 +391,9 @@ Result<Options> parse_options(const std::vector<std::string>& args) {
       continue;
     }
     if (!a.empty() && a[0] == '-') return usage_error("unknown option " + a + " (see --help)");
-    if (const std::string why = refused_op(a); !why.empty()) return usage_error(why);
-    Op op;
-    if (!parse_op(a, &op)) {
-      return usage_error("unknown operation '" + a +
-                         "' (allr allg redsct sendrecv alltoall bcast reduce)");
-    }
-    if (std::find(o.ops.begin(), o.ops.end(), op) != o.ops.end()) {
-      return usage_error("operation " + std::string(op_name(op)) + " is listed twice");
-    }
-    o.ops.push_back(op);
+    if (Status st = take_op(a, o); !st) return st.take_error();
   }
-  if (o.ops.empty())
-    return usage_error(
-        "name at least one operation (allr allg redsct sendrecv alltoall bcast reduce)");
-  if (factor_given && step_given) return usage_error("-f and -i exclude each other: give one step");
-  if (step_given) o.step_factor = 0;
-  if (o.min_bytes > o.max_bytes) {
-    return usage_error("-b (" + std::to_string(o.min_bytes) + ") is larger than -e (" +
-                       std::to_string(o.max_bytes) + ")");
-  }
-  if (o.step_factor != 0 && o.min_bytes == 0)
-    return usage_error("-b must be at least 1 with -f (0 never grows)");
-  if (size_series(o).size() > kMaxSizes) {
-    return usage_error("the size series has more than " + std::to_string(kMaxSizes) +
-                       " sizes: raise -i or -f");
-  }
-  if (o.ranks_given && o.root >= o.ranks) {
-    return usage_error("--root " + std::to_string(o.root) + " is not a rank of -r " +
-                       std::to_string(o.ranks));
-  }
+  if (Status st = check_together(o, factor_given, step_given); !st) return st.take_error();
   return o;
 }
 

@@ -389,17 +389,19 @@ std::string table_footer(const RunInfo& info, const OpResult& r) {
   return s + "#\n";
 }
 
-std::string to_json(const RunInfo& info, const std::vector<OpResult>& results) {
+namespace {
+
+std::string text_or_null(const std::string& t) { return t.empty() ? std::string("null") : str(t); }
+
+// "version" to "placement": what ran, where, on how many ranks.
+std::string json_job(const RunInfo& info) {
   const Versions& v = info.versions;
-  auto text_or_null = [](const std::string& t) { return t.empty() ? std::string("null") : str(t); };
-  std::string s = "{\n";
-  s += "  \"tool\": \"nccom-test\",\n  \"schema\": 2,\n";
-  s += "  \"version\": {\"nccom_test\": " + text_or_null(v.tool) +
-       ", \"nccom_test_git\": " + text_or_null(v.tool_git) +
-       ", \"libnccom\": " + text_or_null(v.nccom) +
-       ", \"libnccom_git\": " + text_or_null(v.nccom_git) +
-       ", \"runtime\": " + text_or_null(v.runtime) +
-       ", \"runtime_git\": " + text_or_null(v.runtime_git) + "},\n";
+  std::string s = "  \"version\": {\"nccom_test\": " + text_or_null(v.tool) +
+                  ", \"nccom_test_git\": " + text_or_null(v.tool_git) +
+                  ", \"libnccom\": " + text_or_null(v.nccom) +
+                  ", \"libnccom_git\": " + text_or_null(v.nccom_git) +
+                  ", \"runtime\": " + text_or_null(v.runtime) +
+                  ", \"runtime_git\": " + text_or_null(v.runtime_git) + "},\n";
   s += "  \"started_utc\": " + text_or_null(info.started_utc) +
        ",\n  \"platform\": " + text_or_null(info.platform) + ",\n";
   s += "  \"ranks\": " + std::to_string(info.ranks) +
@@ -407,22 +409,27 @@ std::string to_json(const RunInfo& info, const std::vector<OpResult>& results) {
   const std::vector<std::string> names = job_hostnames(info);
   for (size_t i = 0; i < names.size(); ++i) s += (i ? ", " : "") + str(names[i]);
   s += "],\n  \"launcher\": " + str(info.launcher) + ",\n  \"placement\": [";
-  bool same_digest = true;
   for (size_t i = 0; i < info.placement.size(); ++i) {
     const RankPlace& r = info.placement[i];
-    same_digest = same_digest && r.config_digest == info.placement[0].config_digest;
     s += i ? ",\n" : "\n";
     s += "    {\"rank\": " + std::to_string(r.rank) + ", \"pid\": " + std::to_string(r.pid) +
          ", \"hostname\": " + str(r.hostname) + ", \"host\": " + std::to_string(r.host) +
          ", \"device\": " + std::to_string(r.device) +
          ", \"config_digest\": " + text_or_null(r.config_digest) + "}";
   }
-  s += info.placement.empty() ? "],\n" : "\n  ],\n";
-  s += "  \"config\": {\"file\": " + str(info.config_file) +
-       ", \"cluster\": " + str(info.config_cluster) +
-       ", \"digest\": " + text_or_null(info.config_digest) +
-       ", \"same_on_every_rank\": " + (same_digest ? "true" : "false") +
-       ", \"error\": " + text_or_null(info.config_error) + ", \"launch_env\": {";
+  return s + (info.placement.empty() ? "],\n" : "\n  ],\n");
+}
+
+// "config" to "net_plugin": the configuration and the network.
+std::string json_setup(const RunInfo& info) {
+  bool same_digest = true;
+  for (const RankPlace& r : info.placement)
+    same_digest = same_digest && r.config_digest == info.placement[0].config_digest;
+  std::string s = "  \"config\": {\"file\": " + str(info.config_file) +
+                  ", \"cluster\": " + str(info.config_cluster) +
+                  ", \"digest\": " + text_or_null(info.config_digest) +
+                  ", \"same_on_every_rank\": " + (same_digest ? "true" : "false") +
+                  ", \"error\": " + text_or_null(info.config_error) + ", \"launch_env\": {";
   for (size_t i = 0; i < info.launch_env.size(); ++i) {
     s += (i ? ", " : "") + str(info.launch_env[i].first) + ": " + str(info.launch_env[i].second);
   }
@@ -430,50 +437,62 @@ std::string to_json(const RunInfo& info, const std::vector<OpResult>& results) {
   s += "  \"net\": " + str(net_used(info.net_plugin)) +
        ",\n  \"net_requested\": " + str(net_name(info.net)) + ",\n";
   const NetPluginInfo& p = info.net_plugin;
-  if (p.known) {
-    s += "  \"net_plugin\": {\"name\": " + str(p.name) + ", \"layout\": " + str(p.layout) +
+  if (!p.known)
+    return s + "  \"net_plugin\": null,\n  \"net_plugin_error\": " + str(p.error) + ",\n";
+  return s + "  \"net_plugin\": {\"name\": " + str(p.name) + ", \"layout\": " + str(p.layout) +
          ", \"version\": " + std::to_string(p.version) + ", \"file\": " + str(p.file) +
          ", \"adapted\": " + (p.adapted ? "true" : "false") +
          ", \"from_runtime\": " + (p.from_runtime ? "true" : "false") + "},\n";
-  } else {
-    s += "  \"net_plugin\": null,\n  \"net_plugin_error\": " + str(p.error) + ",\n";
-  }
-  s += "  \"datatype\": " + str(eng::dtype_name(info.dtype)) +
-       ",\n  \"redop\": " + str(eng::redop_name(info.redop)) + ",\n";
+}
+
+// "datatype" to "iteration_stats": the options of the run.
+std::string json_options(const RunInfo& info) {
+  std::string s = "  \"datatype\": " + str(eng::dtype_name(info.dtype)) +
+                  ",\n  \"redop\": " + str(eng::redop_name(info.redop)) + ",\n";
   s += "  \"root\": " + std::to_string(info.root) +
        ",\n  \"iters\": " + std::to_string(info.iters) +
        ",\n  \"warmup_iters\": " + std::to_string(info.warmup) + ",\n";
   s += "  \"check\": " + std::string(info.check ? "true" : "false") +
        ",\n  \"timeout_ms\": " + std::to_string(info.timeout_ms) + ",\n";
-  s += "  \"average\": " + std::to_string(static_cast<int>(info.average)) +
-       ",\n  \"time_us_is\": " + str(time_of_name(info.average)) +
-       ",\n  \"iteration_stats\": " + (info.stats ? "true" : "false") + ",\n";
-  s += "  \"results\": [";
-  for (size_t k = 0; k < results.size(); ++k) {
-    const OpResult& r = results[k];
-    s += k ? ",\n" : "\n";
-    s += "    {\"op\": " + str(op_name(r.op)) + ", \"redop\": " + str(redop_text(info, r.op)) +
-         ", \"root\": " + std::to_string(root_value(info, r.op)) +
-         ", \"busbw_factor\": " + num(busbw_factor(r.op, info.ranks)) +
-         ", \"avg_busbw_gbps\": " + num(avg_busbw(r)) +
-         ",\n     \"algorithm_summary\": " + str(algorithm_summary(r)) + ", \"algorithms\": [";
-    const std::vector<AlgoRange> ranges = algo_ranges(r);
-    for (size_t i = 0; i < ranges.size(); ++i) {
-      s += (i ? ", " : "") + std::string("{\"algorithm\": ") + str(ranges[i].algorithm) +
-           ", \"min_bytes\": " + std::to_string(ranges[i].first) +
-           ", \"max_bytes\": " + std::to_string(ranges[i].last) + "}";
-    }
-    s += "],\n     \"rows\": [";
-    for (size_t i = 0; i < r.rows.size(); ++i) {
-      const Row& row = r.rows[i];
-      s += i ? ",\n" : "\n";
-      s += "       {\"size_bytes\": " + std::to_string(row.bytes) +
-           ", \"count\": " + std::to_string(row.count) +
-           ", \"out_of_place\": " + timing_json(row.out_of_place) +
-           ", \"in_place\": " + timing_json(row.in_place) + "}";
-    }
-    s += r.rows.empty() ? "]}" : "\n     ]}";
+  return s + "  \"average\": " + std::to_string(static_cast<int>(info.average)) +
+         ",\n  \"time_us_is\": " + str(time_of_name(info.average)) +
+         ",\n  \"iteration_stats\": " + (info.stats ? "true" : "false") + ",\n";
+}
+
+// One operation's entry of "results".
+std::string json_result(const RunInfo& info, const OpResult& r) {
+  std::string s =
+      "    {\"op\": " + str(op_name(r.op)) + ", \"redop\": " + str(redop_text(info, r.op)) +
+      ", \"root\": " + std::to_string(root_value(info, r.op)) +
+      ", \"busbw_factor\": " + num(busbw_factor(r.op, info.ranks)) +
+      ", \"avg_busbw_gbps\": " + num(avg_busbw(r)) +
+      ",\n     \"algorithm_summary\": " + str(algorithm_summary(r)) + ", \"algorithms\": [";
+  const std::vector<AlgoRange> ranges = algo_ranges(r);
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    s += (i ? ", " : "") + std::string("{\"algorithm\": ") + str(ranges[i].algorithm) +
+         ", \"min_bytes\": " + std::to_string(ranges[i].first) +
+         ", \"max_bytes\": " + std::to_string(ranges[i].last) + "}";
   }
+  s += "],\n     \"rows\": [";
+  for (size_t i = 0; i < r.rows.size(); ++i) {
+    const Row& row = r.rows[i];
+    s += i ? ",\n" : "\n";
+    s += "       {\"size_bytes\": " + std::to_string(row.bytes) +
+         ", \"count\": " + std::to_string(row.count) +
+         ", \"out_of_place\": " + timing_json(row.out_of_place) +
+         ", \"in_place\": " + timing_json(row.in_place) + "}";
+  }
+  return s + (r.rows.empty() ? "]}" : "\n     ]}");
+}
+
+}  // namespace
+
+std::string to_json(const RunInfo& info, const std::vector<OpResult>& results) {
+  std::string s = "{\n  \"tool\": \"nccom-test\",\n  \"schema\": 2,\n";
+  s += json_job(info) + json_setup(info) + json_options(info);
+  s += "  \"results\": [";
+  for (size_t k = 0; k < results.size(); ++k)
+    s += (k ? ",\n" : "\n") + json_result(info, results[k]);
   s += results.empty() ? "],\n" : "\n  ],\n";
   s += "  \"wrong_total\": " +
        (info.check ? std::to_string(total_wrong(results)) : std::string("null")) + "\n}\n";

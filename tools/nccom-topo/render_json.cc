@@ -25,21 +25,13 @@ std::string quoted(const std::string& s) {
 
 std::string array(const std::vector<int>& v) { return "[" + join(v, ",") + "]"; }
 
-}  // namespace
-
-std::string render_json(const ToolResult& r) {
-  const NodeModel& d = r.platform.node;
-  const PlatformEntry& s = r.platform.entry;
-  const nccom_topo_machine_t& m = r.platform.machine;
-  const graphbuild::SimulatedCluster& c = r.cluster;
-  const int me = r.summary.rank;
-  const int my_node = c.layout.rank_node[me];
-  const graphbuild::NodeTopology& t = c.nodes[my_node];
-  std::string o = "{\n";
+std::string json_config(const ToolResult& r, int my_node) {
   const ConfigSummary& cfg = r.config;
-  o += "  \"config\": {\"file\": " + quoted(cfg.file) + ", \"file_by\": " + quoted(cfg.file_by) +
-       ", \"cluster\": " + quoted(cfg.cluster) + ", \"cluster_by\": " + quoted(cfg.cluster_by) +
-       ", \"search\": " + quoted(c.nodes[my_node].graph_origin) + ",\n    \"plugin_dirs\": [";
+  std::string o =
+      "  \"config\": {\"file\": " + quoted(cfg.file) + ", \"file_by\": " + quoted(cfg.file_by) +
+      ", \"cluster\": " + quoted(cfg.cluster) + ", \"cluster_by\": " + quoted(cfg.cluster_by) +
+      ", \"search\": " + quoted(r.cluster.nodes[my_node].graph_origin) +
+      ",\n    \"plugin_dirs\": [";
   for (size_t i = 0; i < cfg.plugin_dirs.size(); ++i)
     o += std::string(i ? ", " : "") + quoted(cfg.plugin_dirs[i]);
   o += "],\n    \"knobs\": [";
@@ -48,13 +40,21 @@ std::string render_json(const ToolResult& r) {
          ", \"value\": " + quoted(cfg.knobs[i].value) +
          ", \"source\": " + quoted(cfg.knobs[i].source) + "}";
   }
-  o += "]},\n";
-  o += "  \"platform\": {\"name\": " + quoted(s.name) + ", \"codename\": " + quoted(s.codename) +
-       ", \"generation\": " + quoted(s.generation) +
-       ", \"instance_family\": " + std::to_string(m.instance_family) +
-       ", \"arch_name\": " + quoted(m.arch_name) +
-       ", \"pod_type\": " + quoted(pod_name(m.pod_type)) +
-       ", \"pod_size\": " + std::to_string(m.pod_size) + "},\n";
+  return o + "]},\n";
+}
+
+// "platform" and "node".
+std::string json_platform(const ToolResult& r) {
+  const NodeModel& d = r.platform.node;
+  const PlatformEntry& s = r.platform.entry;
+  const nccom_topo_machine_t& m = r.platform.machine;
+  std::string o = "  \"platform\": {\"name\": " + quoted(s.name) +
+                  ", \"codename\": " + quoted(s.codename) +
+                  ", \"generation\": " + quoted(s.generation) +
+                  ", \"instance_family\": " + std::to_string(m.instance_family) +
+                  ", \"arch_name\": " + quoted(m.arch_name) +
+                  ", \"pod_type\": " + quoted(pod_name(m.pod_type)) +
+                  ", \"pod_size\": " + std::to_string(m.pod_size) + "},\n";
   o += "  \"node\": {\"devices\": " + std::to_string(d.n_devices) +
        ", \"cores_per_device\": " + std::to_string(d.cores_per_device) +
        ", \"lnc\": " + std::to_string(d.lnc) +
@@ -70,11 +70,17 @@ std::string render_json(const ToolResult& r) {
          ", \"b\": " + std::to_string(d.links[i].b) +
          ", \"locality\": " + quoted(d.links[i].locality) + "}";
   }
-  o += "]},\n";
-  o += "  \"cluster\": {\"nodes\": " + std::to_string(c.layout.n_nodes) +
-       ", \"ranks_per_node\": " + std::to_string(r.cluster_request.ranks_per_node) +
-       ", \"ranks\": " + std::to_string(c.layout.n_ranks) +
-       ", \"node_order\": " + array(c.node_order) + "},\n";
+  return o + "]},\n";
+}
+
+// "cluster", "origin" and "node_rings".
+std::string json_cluster(const ToolResult& r, int my_node) {
+  const graphbuild::SimulatedCluster& c = r.cluster;
+  const graphbuild::NodeTopology& t = c.nodes[my_node];
+  std::string o = "  \"cluster\": {\"nodes\": " + std::to_string(c.layout.n_nodes) +
+                  ", \"ranks_per_node\": " + std::to_string(r.cluster_request.ranks_per_node) +
+                  ", \"ranks\": " + std::to_string(c.layout.n_ranks) +
+                  ", \"node_order\": " + array(c.node_order) + "},\n";
   o += "  \"origin\": {\"system_backend\": " + quoted(t.backend) +
        ", \"topo_file\": " + quoted(r.topo_file) + ", \"graph\": " + quoted(t.graph_origin) +
        ", \"channels_searched\": " + std::to_string(t.graph.nChannels) +
@@ -87,9 +93,14 @@ std::string render_json(const ToolResult& r) {
          ", \"nic_in\": " + std::to_string(nic[0]) + ", \"nic_out\": " + std::to_string(nic[1]) +
          "}";
   }
-  o += "]},\n";
-  o += "  \"rings\": {\"rank\": " + std::to_string(me) +
-       ", \"base_channels\": " + std::to_string(r.summary.rings.baseChannels) + ", \"channels\": [";
+  return o + "]},\n";
+}
+
+// "rings", "kangaring" and "mla_cycles".
+std::string json_rings(const ToolResult& r) {
+  std::string o = "  \"rings\": {\"rank\": " + std::to_string(r.summary.rank) +
+                  ", \"base_channels\": " + std::to_string(r.summary.rings.baseChannels) +
+                  ", \"channels\": [";
   for (int ch = 0; ch < r.summary.rings.nChannels; ++ch) {
     const auto& rc = r.summary.rings.channels[ch];
     o += std::string(ch ? ",\n    " : "\n    ") + "{\"prev\": " + std::to_string(rc.prev) +
@@ -116,8 +127,15 @@ std::string render_json(const ToolResult& r) {
   for (size_t k = 0; k < r.summary.mla.violations.size(); ++k) {
     o += std::string(k ? ", " : "") + quoted(r.summary.mla.violations[k].message());
   }
-  o += "]}\n}\n";
-  return o;
+  return o + "]}\n";
+}
+
+}  // namespace
+
+std::string render_json(const ToolResult& r) {
+  const int my_node = r.cluster.layout.rank_node[r.summary.rank];
+  return "{\n" + json_config(r, my_node) + json_platform(r) + json_cluster(r, my_node) +
+         json_rings(r) + "}\n";
 }
 
 }  // namespace nccom::topotool

@@ -40,29 +40,31 @@ Result<std::string> graph_xml_text(const ToolResult& r, int node) {
   return topo::writeXml(*doc->root);
 }
 
-std::string render_text(const ToolResult& r) {
-  const NodeModel& d = r.platform.node;
-  const PlatformEntry& s = r.platform.entry;
-  const nccom_topo_machine_t& m = r.platform.machine;
-  const graphbuild::SimulatedCluster& c = r.cluster;
-  const int me = r.summary.rank;
-  const int my_node = c.layout.rank_node[me];
-  std::string o;
+namespace {
+
+std::string text_configuration(const ToolResult& r, int my_node) {
   const ConfigSummary& cfg = r.config;
-  o += "== configuration\n";
+  std::string o = "== configuration\n";
   o += "config file: " +
        (cfg.file.empty() ? std::string("none (built-in defaults)")
                          : cfg.file + " (" + cfg.file_by + ")") +
        (cfg.cluster.empty() ? std::string()
                             : "; cluster " + cfg.cluster + " (" + cfg.cluster_by + ")") +
        "\n";
-  o += "search: " + c.nodes[my_node].graph_origin + "\n";
+  o += "search: " + r.cluster.nodes[my_node].graph_origin + "\n";
   std::string dirs;
   for (const std::string& d : cfg.plugin_dirs) dirs += (dirs.empty() ? "" : ", ") + d;
   o += "plugin directories: " + dirs + "\n";
   for (const KnobShown& k : cfg.knobs)
     o += "  " + k.key + " = \"" + k.value + "\" (" + k.source + ")\n";
-  o += "== platform\n";
+  return o;
+}
+
+std::string text_platform(const ToolResult& r) {
+  const NodeModel& d = r.platform.node;
+  const PlatformEntry& s = r.platform.entry;
+  const nccom_topo_machine_t& m = r.platform.machine;
+  std::string o = "== platform\n";
   o += "platform " + s.name + " (" + s.codename + " " + s.generation + "): instance family " +
        std::to_string(m.instance_family) + ", arch " + m.arch_name + ", pod " +
        pod_name(m.pod_type) + " of " + std::to_string(m.pod_size) + " nodes\n";
@@ -83,7 +85,13 @@ std::string render_text(const ToolResult& r) {
   for (const auto& l : d.links) {
     o += "  link " + std::to_string(l.a) + " - " + std::to_string(l.b) + " " + l.locality + "\n";
   }
-  o += "== cluster\n";
+  return o;
+}
+
+// The cluster's shape and where this node's system and graph came from.
+std::string text_origin(const ToolResult& r, int my_node) {
+  const graphbuild::SimulatedCluster& c = r.cluster;
+  std::string o = "== cluster\n";
   o += std::to_string(c.layout.n_nodes) + " nodes x " +
        std::to_string(r.cluster_request.ranks_per_node) +
        " ranks = " + std::to_string(c.layout.n_ranks) + " ranks; node ring order " +
@@ -97,7 +105,13 @@ std::string render_text(const ToolResult& r) {
   o += "graph: " + t.graph_origin + "; " + std::to_string(t.graph.nChannels) +
        " channels searched, " + std::to_string(c.agreed_channels) + " agreed by all nodes, " +
        std::to_string(r.summary.rings.nChannels) + " after doubling\n";
-  o += "== node " + std::to_string(my_node) + " rings (channel: ring order | NIC in -> out)\n";
+  return o;
+}
+
+std::string text_rings(const ToolResult& r, int my_node) {
+  const graphbuild::SimulatedCluster& c = r.cluster;
+  std::string o =
+      "== node " + std::to_string(my_node) + " rings (channel: ring order | NIC in -> out)\n";
   for (int ch = 0; ch < c.agreed_channels; ++ch) {
     const auto& nic = c.nodes[my_node].graph.inter[ch];
     char head[32];
@@ -105,7 +119,8 @@ std::string render_text(const ToolResult& r) {
     o += head + join(node_channel(r, my_node, ch)) + " | nic " + std::to_string(nic[0]) + " -> " +
          std::to_string(nic[1]) + "\n";
   }
-  o += "== global rings of rank " + std::to_string(me) + " (channel: ring order | its NIC)\n";
+  o += "== global rings of rank " + std::to_string(r.summary.rank) +
+       " (channel: ring order | its NIC)\n";
   for (int ch = 0; ch < r.summary.rings.nChannels; ++ch) {
     const auto& rc = r.summary.rings.channels[ch];
     char head[64];
@@ -116,7 +131,12 @@ std::string render_text(const ToolResult& r) {
     o += head + join(rc.userRanks) + (rc.duplicate ? " (doubled)" : "") + " | nic " +
          std::to_string(nic) + "\n";
   }
-  o += "== kangaRing paths: " + std::to_string(r.summary.kangaRing.size()) + "\n";
+  return o;
+}
+
+// The kangaRing paths and the MLA cycles of this node.
+std::string text_paths(const ToolResult& r, int my_node) {
+  std::string o = "== kangaRing paths: " + std::to_string(r.summary.kangaRing.size()) + "\n";
   for (size_t k = 0; k < r.summary.kangaRing.size(); ++k) {
     std::vector<int> path;
     for (int x : r.summary.kangaRing[k])
@@ -131,6 +151,14 @@ std::string render_text(const ToolResult& r) {
   }
   for (const auto& v : r.summary.mla.violations) o += "mla violation: " + v.message() + "\n";
   return o;
+}
+
+}  // namespace
+
+std::string render_text(const ToolResult& r) {
+  const int my_node = r.cluster.layout.rank_node[r.summary.rank];
+  return text_configuration(r, my_node) + text_platform(r) + text_origin(r, my_node) +
+         text_rings(r, my_node) + text_paths(r, my_node);
 }
 
 }  // namespace nccom::topotool

@@ -287,6 +287,62 @@ static ncclResult_t tcp_listen(int dev, void* handle, void** listen_comm) {
  * sent; the peer need not have called accept yet (its kernel queues the
  * connection). A connection that cannot be made is an error naming the
  * address, so the host's setup fails with the cause instead of timing out. */
+/* The first connect call: a non-blocking TCP connect to the handle's
+ * address, under a new attempt id that the handle records. */
+static ncclResult_t tcp_attempt_start(struct tcp_handle* h, void* handle,
+                                      struct tcp_attempt** out) {
+  char where[64];
+  struct tcp_attempt* a = (struct tcp_attempt*)calloc(1, sizeof *a);
+  if (a == NULL) return ncclSystemError;
+  a->to.sin_family = AF_INET;
+  a->to.sin_addr.s_addr = h->addr;
+  a->to.sin_port = h->port;
+  a->fd = tcp_stream_socket();
+  if (a->fd < 0 ||
+      (connect(a->fd, (struct sockaddr*)&a->to, sizeof a->to) != 0 && errno != EINPROGRESS)) {
+    const int err = errno;
+    PLUGIN_WARN("NET/" TCP_NET_NAME ": connect to %s failed: %s",
+                tcp_endpoint(&a->to, where, sizeof where), strerror(err));
+    if (a->fd >= 0) close(a->fd);
+    free(a);
+    return ncclSystemError;
+  }
+  pthread_mutex_lock(&tcp_lock);
+  a->id = tcp_next_attempt++;
+  if (tcp_next_attempt == 0) tcp_next_attempt = 1;
+  pthread_mutex_unlock(&tcp_lock);
+  h->attempt = a->id;
+  h->attempt_pid = (uint32_t)getpid();
+  memcpy(handle, h, sizeof *h);
+  *out = a;
+  return ncclSuccess;
+}
+
+/* The connection's state: 0 connected with the whole hello sent,
+ * TCP_NOT_YET (call again), else the errno that ended it. */
+#define TCP_NOT_YET (-1)
+static int tcp_attempt_step(struct tcp_attempt* a) {
+  /* Connected yet? poll with timeout 0 only looks. */
+  struct pollfd p = {a->fd, POLLOUT, 0};
+  if (poll(&p, 1, 0) == 0) return TCP_NOT_YET;
+  int err = 0;
+  socklen_t len = sizeof err;
+  if (getsockopt(a->fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
+  const uint32_t hello[2] = {htonl(TCP_HELLO_MAGIC), htonl(TCP_WIRE_VERSION)};
+  while (err == 0 && a->hello_sent < sizeof hello) {
+    const ssize_t n =
+        send(a->fd, (const char*)hello + a->hello_sent, sizeof hello - a->hello_sent, MSG_NOSIGNAL);
+    if (n > 0) {
+      a->hello_sent += (size_t)n;
+    } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      return TCP_NOT_YET;
+    } else if (n < 0 && errno != EINTR) {
+      err = errno;
+    }
+  }
+  return err;
+}
+
 static ncclResult_t tcp_connect(int dev, void* handle, void** send_comm) {
   if (dev != 0 || handle == NULL || send_comm == NULL) return ncclInvalidArgument;
   *send_comm = NULL;
@@ -299,30 +355,9 @@ static ncclResult_t tcp_connect(int dev, void* handle, void** send_comm) {
     return ncclInvalidArgument;
   }
   struct tcp_attempt* a = NULL;
-  char where[64];
   if (h.attempt == 0) { /* the first call: start connecting */
-    a = (struct tcp_attempt*)calloc(1, sizeof *a);
-    if (a == NULL) return ncclSystemError;
-    a->to.sin_family = AF_INET;
-    a->to.sin_addr.s_addr = h.addr;
-    a->to.sin_port = h.port;
-    a->fd = tcp_stream_socket();
-    if (a->fd < 0 ||
-        (connect(a->fd, (struct sockaddr*)&a->to, sizeof a->to) != 0 && errno != EINPROGRESS)) {
-      const int err = errno;
-      PLUGIN_WARN("NET/" TCP_NET_NAME ": connect to %s failed: %s",
-                  tcp_endpoint(&a->to, where, sizeof where), strerror(err));
-      if (a->fd >= 0) close(a->fd);
-      free(a);
-      return ncclSystemError;
-    }
-    pthread_mutex_lock(&tcp_lock);
-    a->id = tcp_next_attempt++;
-    if (tcp_next_attempt == 0) tcp_next_attempt = 1;
-    pthread_mutex_unlock(&tcp_lock);
-    h.attempt = a->id;
-    h.attempt_pid = (uint32_t)getpid();
-    memcpy(handle, &h, sizeof h);
+    const ncclResult_t rc = tcp_attempt_start(&h, handle, &a);
+    if (rc != ncclSuccess) return rc;
   } else { /* a later call: continue the attempt the handle names */
     if (h.attempt_pid == (uint32_t)getpid()) a = tcp_attempt_take(h.attempt);
     if (a == NULL) {
@@ -334,35 +369,16 @@ static ncclResult_t tcp_connect(int dev, void* handle, void** send_comm) {
       return ncclInvalidArgument;
     }
   }
-
-  /* Connected yet? poll with timeout 0 only looks. */
-  struct pollfd p = {a->fd, POLLOUT, 0};
-  if (poll(&p, 1, 0) == 0) {
+  const int err = tcp_attempt_step(a);
+  if (err == TCP_NOT_YET) {
     tcp_attempt_put(a);
     return ncclSuccess; /* not yet: call again */
-  }
-  int err = 0;
-  socklen_t len = sizeof err;
-  if (getsockopt(a->fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
-  if (err == 0) {
-    const uint32_t hello[2] = {htonl(TCP_HELLO_MAGIC), htonl(TCP_WIRE_VERSION)};
-    while (err == 0 && a->hello_sent < sizeof hello) {
-      const ssize_t n = send(a->fd, (const char*)hello + a->hello_sent,
-                             sizeof hello - a->hello_sent, MSG_NOSIGNAL);
-      if (n > 0) {
-        a->hello_sent += (size_t)n;
-      } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-        tcp_attempt_put(a);
-        return ncclSuccess; /* not yet: call again */
-      } else if (n < 0 && errno != EINTR) {
-        err = errno;
-      }
-    }
   }
   h.attempt = 0; /* the attempt ends here either way */
   h.attempt_pid = 0;
   memcpy(handle, &h, sizeof h);
   if (err != 0) {
+    char where[64];
     PLUGIN_WARN("NET/" TCP_NET_NAME ": connect to %s failed: %s",
                 tcp_endpoint(&a->to, where, sizeof where), strerror(err));
     close(a->fd);

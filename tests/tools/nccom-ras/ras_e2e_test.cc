@@ -68,7 +68,8 @@ std::string read_line(int fd) {
 // The job as nccom-ras describes it while nothing is wrong: one report
 // naming all four processes on both hosts, as text and as valid JSON.
 TEST(NccomRas, DescribesARunningJobAsTextAndJson) {
-  Job job(kLongAllReduce);
+  Gate gate;
+  Job job(kHeldAllReduce, gate.env());
   const std::string json = running(job, 4, 10, 60s);
   ASSERT_TRUE(pid_of(json, 3)) << json;
   std::string why;
@@ -108,6 +109,7 @@ TEST(NccomRas, DescribesARunningJobAsTextAndJson) {
   EXPECT_TRUE(json_check::valid(report, &why)) << why << "\n" << report;
   EXPECT_EQ(count(report, "\"state\":\"running\""), 4) << report;
 
+  gate.open();
   auto done = job.finish();
   EXPECT_EQ(done.exit_code, 0) << done.out << done.err;
 }
@@ -117,7 +119,9 @@ TEST(NccomRas, DescribesARunningJobAsTextAndJson) {
 // that receives from it over the network names it in its stall WARN, and
 // after SIGCONT the job completes with correct results.
 TEST(NccomRas, AStoppedRankIsUnresponsiveAndTheJobCompletesAfterSigcont) {
-  Job job(kLongAllReduce, {{"NCCOM_HEALTH_STALL_WARN_S", "1"}, {"NCCOM_HEALTH_STALL_FAIL_S", "0"}});
+  Gate gate;
+  Job job(kHeldAllReduce,
+          gate.env({{"NCCOM_HEALTH_STALL_WARN_S", "1"}, {"NCCOM_HEALTH_STALL_FAIL_S", "0"}}));
   const std::string json = running(job, 4, 20, 60s);
   const auto victim = pid_of(json, 1);
   ASSERT_TRUE(victim) << json;
@@ -143,6 +147,7 @@ TEST(NccomRas, AStoppedRankIsUnresponsiveAndTheJobCompletesAfterSigcont) {
       << report;
 
   job.resume(*victim);
+  gate.open();
   const auto done = job.finish();
   EXPECT_EQ(done.exit_code, 0) << done.out << done.err;
   const std::string all = done.out + done.err;

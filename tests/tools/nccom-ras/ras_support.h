@@ -11,6 +11,8 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdio>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <optional>
@@ -44,6 +46,31 @@ inline nccom_test::ChildResult ras_at(int port, std::vector<std::string> args = 
   env.try_emplace("NCCL_RAS_ADDR", "");
   return nccom_test::run_child(kRas, all, env);
 }
+
+// A job that runs until the test lets it end: rank 0 waits 25 ms before
+// each call while the gate's file exists, so a job of N calls lasts at least
+// N x 25 ms, and ends at full speed once open() removes the file. The test
+// then waits for the job's real end instead of for a guess at its length.
+class Gate {
+ public:
+  Gate() : path_(dir_.path() + "/held") { EXPECT_TRUE(std::ofstream(path_).good()) << path_; }
+  // The variables that hold a job at the gate, added to `more`.
+  std::map<std::string, std::string> env(std::map<std::string, std::string> more = {}) const {
+    more["NCCOM_TEST_DEBUG_SLOW_RANK"] = "0:25";
+    more["NCCOM_TEST_DEBUG_SLOW_WHILE"] = path_;
+    return more;
+  }
+  void open() { std::remove(path_.c_str()); }
+
+ private:
+  nccom_test::TempDir dir_;
+  std::string path_;
+};
+
+// 4 ranks on 2 hosts, 2000 checked all-reduces: held at a Gate, at least
+// 50 s; after it, a few seconds even under AddressSanitizer.
+inline const std::vector<std::string> kHeldAllReduce = {
+    "-r", "4", "-N", "2", "-b", "8", "-e", "8", "-n", "2000", "-w", "1", "--check", "allr"};
 
 class Job {
  public:
