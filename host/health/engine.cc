@@ -244,133 +244,151 @@ void Engine::close_conn(int id, const std::string& why) {
   conns_.erase(it);
 }
 
+// The peers registered and released since the last turn join the table.
+// Called with mu_ held.
+void Engine::merge_peers() {
+  for (auto& [key, fresh] : pending_peers_) {
+    Peer& p = peers_[key];
+    const int refs = p.refs + fresh.refs;
+    if (p.card.process == 0) {
+      p = fresh;
+    } else {
+      p.card = fresh.card;
+      p.secret = fresh.secret;
+    }
+    p.refs = refs;
+    if (p.state == Reach::kLeft) p.state = Reach::kAnswered;  // a new communicator
+  }
+  pending_peers_.clear();
+  for (uint64_t key : removed_peers_) {
+    auto p = peers_.find(key);
+    if (p != peers_.end() && --p->second.refs <= 0) p->second.refs = 0;
+  }
+  removed_peers_.clear();
+  dirty_ = false;
+}
+
+Engine::Asked Engine::take_asked() {
+  std::lock_guard lock(mu_);
+  if (stop_) farewell_ = true;  // the process exits: goodbye first
+  if (dirty_) merge_peers();
+  Asked a;
+  a.farewell = farewell_;
+  farewell_ = false;
+  a.port_check = port_check_ && !stop_;
+  port_check_ = false;
+  a.port_ticket = port_check_asked_;
+  a.farewell_ticket = farewell_asked_;
+  return a;
+}
+
+bool Engine::say_goodbye(uint64_t ticket) {
+  // The last communicator is gone: goodbye on every link, sent now.
+  std::vector<int> links;
+  for (auto& [id, c] : conns_) {
+    if (c.kind == Kind::kLinkIn || c.kind == Kind::kLinkOut) links.push_back(id);
+  }
+  for (int id : links) drop_link(id, FrameType::kGoodbye);
+  for (auto& [key, p] : peers_) p.link = 0;
+  for (auto it = peers_.begin(); it != peers_.end();) {
+    it = it->second.refs == 0 ? peers_.erase(it) : std::next(it);
+  }
+  {
+    std::lock_guard lock(mu_);
+    farewell_done_ = ticket;
+    if (stop_) return true;
+  }
+  cv_.notify_all();
+  return false;
+}
+
+void Engine::forget_unreferenced() {
+  for (auto it = peers_.begin(); it != peers_.end();) {
+    if (it->second.refs == 0 && it->second.link != 0) {
+      drop_link(it->second.link, FrameType::kUnlink);
+      it->second.link = 0;
+    }
+    it = it->second.refs == 0 ? peers_.erase(it) : std::next(it);
+  }
+}
+
+void Engine::close_finished() {
+  // Connections done talking: closed once their last bytes are out.
+  std::vector<int> done;
+  for (const auto& [id, c] : conns_) {
+    if (c.closing && c.out.empty() && !c.connecting) done.push_back(id);
+  }
+  for (int id : done) close_conn(id, "done");
+}
+
+void Engine::poll_once(std::unique_lock<std::mutex>& io, uint64_t now) {
+  constexpr int kWake = -1, kPeerListener = -2, kClientListener = -3;
+  std::vector<pollfd> fds;
+  std::vector<int> ids;
+  fds.push_back(pollfd{wake_fds_[0], POLLIN, 0});
+  ids.push_back(kWake);
+  if (peer_listener_.valid()) {
+    fds.push_back(pollfd{peer_listener_.fd(), POLLIN, 0});
+    ids.push_back(kPeerListener);
+  }
+  if (client_listener_.valid()) {
+    fds.push_back(pollfd{client_listener_.fd(), POLLIN, 0});
+    ids.push_back(kClientListener);
+  }
+  uint64_t wait = std::min(kTickMs, settings_.keepalive_ms);
+  for (auto& [id, c] : conns_) {
+    short events = c.connecting || c.read_shut ? 0 : POLLIN;
+    if (c.connecting || !c.out.empty()) events |= POLLOUT;
+    fds.push_back(pollfd{c.sock.fd(), events, 0});
+    ids.push_back(id);
+    if (c.deadline != 0) wait = std::min(wait, c.deadline > now ? c.deadline - now : 0);
+  }
+  io.unlock();
+  const int n = ::poll(fds.data(), fds.size(), static_cast<int>(wait));
+  io.lock();
+  if (n <= 0) return;
+  for (std::size_t i = 0; i < fds.size(); ++i) {
+    if (fds[i].revents == 0) continue;
+    const int id = ids[i];
+    if (id == kWake) {
+      char buf[64];
+      while (::read(wake_fds_[0], buf, sizeof buf) > 0) {}
+    } else if (id == kPeerListener) {
+      accept_all(peer_listener_, Kind::kInbound);
+    } else if (id == kClientListener) {
+      accept_all(client_listener_, Kind::kClient);
+    } else {
+      if ((fds[i].revents & (POLLOUT | POLLERR | POLLHUP)) != 0) on_writable(id);
+      if ((fds[i].revents & (POLLIN | POLLERR | POLLHUP)) != 0) on_readable(id);
+    }
+  }
+}
+
 void Engine::run() {
   std::unique_lock io(io_mu_);
   for (;;) {
-    bool farewell = false;
-    bool port_check = false;
-    uint64_t ticket = 0;
-    uint64_t port_ticket = 0;
-    {
-      std::lock_guard lock(mu_);
-      if (stop_) farewell_ = true;  // the process exits: goodbye first
-      if (dirty_) {
-        for (auto& [key, fresh] : pending_peers_) {
-          Peer& p = peers_[key];
-          const int refs = p.refs + fresh.refs;
-          if (p.card.process == 0) {
-            p = fresh;
-          } else {
-            p.card = fresh.card;
-            p.secret = fresh.secret;
-          }
-          p.refs = refs;
-          if (p.state == Reach::kLeft) p.state = Reach::kAnswered;  // a new communicator
-        }
-        pending_peers_.clear();
-        for (uint64_t key : removed_peers_) {
-          auto p = peers_.find(key);
-          if (p != peers_.end() && --p->second.refs <= 0) p->second.refs = 0;
-        }
-        removed_peers_.clear();
-        dirty_ = false;
-      }
-      farewell = farewell_;
-      farewell_ = false;
-      port_check = port_check_ && !stop_;
-      port_check_ = false;
-      port_ticket = port_check_asked_;
-      ticket = farewell_asked_;
-    }
+    const Asked asked = take_asked();
     const uint64_t now = now_ms();
     const uint64_t absent_limit =
         std::max<uint64_t>(1000, settings_.keepalive_ms * settings_.timeout_factor / 2);
     if (last_loop_ != 0 && now - last_loop_ > absent_limit) discount_absence(now - last_loop_, now);
     last_loop_ = now;
-    if (port_check) {
+    if (asked.port_check) {
       check_client_port();
       {
         std::lock_guard lock(mu_);
-        port_checked_ = port_ticket;
+        port_checked_ = asked.port_ticket;
       }
       cv_.notify_all();
     }
-    if (farewell) {
-      // The last communicator is gone: goodbye on every link, sent now.
-      std::vector<int> links;
-      for (auto& [id, c] : conns_) {
-        if (c.kind == Kind::kLinkIn || c.kind == Kind::kLinkOut) links.push_back(id);
-      }
-      for (int id : links) drop_link(id, FrameType::kGoodbye);
-      for (auto& [key, p] : peers_) p.link = 0;
-      for (auto it = peers_.begin(); it != peers_.end();) {
-        it = it->second.refs == 0 ? peers_.erase(it) : std::next(it);
-      }
-      {
-        std::lock_guard lock(mu_);
-        farewell_done_ = ticket;
-        if (stop_) break;
-      }
-      cv_.notify_all();
-    }
-    for (auto it = peers_.begin(); it != peers_.end();) {
-      if (it->second.refs == 0 && it->second.link != 0) {
-        drop_link(it->second.link, FrameType::kUnlink);
-        it->second.link = 0;
-      }
-      it = it->second.refs == 0 ? peers_.erase(it) : std::next(it);
-    }
+    if (asked.farewell && say_goodbye(asked.farewell_ticket)) break;
+    forget_unreferenced();
     refresh_links(now);
     keep_alive(now);
     timers(now);
     watch_stalls(now);
-
-    // Connections done talking: closed once their last bytes are out.
-    std::vector<int> done;
-    for (const auto& [id, c] : conns_) {
-      if (c.closing && c.out.empty() && !c.connecting) done.push_back(id);
-    }
-    for (int id : done) close_conn(id, "done");
-
-    std::vector<pollfd> fds;
-    std::vector<int> ids;
-    fds.push_back(pollfd{wake_fds_[0], POLLIN, 0});
-    ids.push_back(-1);
-    if (peer_listener_.valid()) {
-      fds.push_back(pollfd{peer_listener_.fd(), POLLIN, 0});
-      ids.push_back(-2);
-    }
-    if (client_listener_.valid()) {
-      fds.push_back(pollfd{client_listener_.fd(), POLLIN, 0});
-      ids.push_back(-3);
-    }
-    uint64_t wait = std::min(kTickMs, settings_.keepalive_ms);
-    for (auto& [id, c] : conns_) {
-      short events = c.connecting || c.read_shut ? 0 : POLLIN;
-      if (c.connecting || !c.out.empty()) events |= POLLOUT;
-      fds.push_back(pollfd{c.sock.fd(), events, 0});
-      ids.push_back(id);
-      if (c.deadline != 0) wait = std::min(wait, c.deadline > now ? c.deadline - now : 0);
-    }
-    io.unlock();
-    const int n = ::poll(fds.data(), fds.size(), static_cast<int>(wait));
-    io.lock();
-    if (n <= 0) continue;
-    for (std::size_t i = 0; i < fds.size(); ++i) {
-      if (fds[i].revents == 0) continue;
-      const int id = ids[i];
-      if (id == -1) {
-        char buf[64];
-        while (::read(wake_fds_[0], buf, sizeof buf) > 0) {}
-      } else if (id == -2) {
-        accept_all(peer_listener_, Kind::kInbound);
-      } else if (id == -3) {
-        accept_all(client_listener_, Kind::kClient);
-      } else {
-        if ((fds[i].revents & (POLLOUT | POLLERR | POLLHUP)) != 0) on_writable(id);
-        if ((fds[i].revents & (POLLIN | POLLERR | POLLHUP)) != 0) on_readable(id);
-      }
-    }
+    close_finished();
+    poll_once(io, now);
   }
   cv_.notify_all();
 }

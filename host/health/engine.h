@@ -138,7 +138,25 @@ class Engine {
   void abandon();  // in a forked child, held: close every descriptor, run nothing
 
  private:
+  // The I/O thread: one turn takes what other threads asked, runs the
+  // timers, and waits for the sockets (at most a tick).
   void run();
+  // What the other threads asked of the I/O thread since its last turn.
+  struct Asked {
+    bool farewell = false;
+    bool port_check = false;
+    uint64_t farewell_ticket = 0;
+    uint64_t port_ticket = 0;
+  };
+  Asked take_asked();
+  void merge_peers();  // mu_ held
+  // Goodbye on every link; true when the engine stops with it.
+  bool say_goodbye(uint64_t ticket);
+  void forget_unreferenced();
+  void close_finished();
+  // Polls the wake pipe, the listeners and every connection, and handles
+  // what is ready.
+  void poll_once(std::unique_lock<std::mutex>& io, uint64_t now);
   void wake();
   int add_conn(Conn conn);
   // A connection to `key`'s health port being opened, its hello queued.
@@ -154,6 +172,12 @@ class Engine {
   void consume(int id);
   void on_writable(int id);
   void on_frame(int id, const FrameHeader& h, const uint8_t* payload);
+  // on_frame's kinds: the first frame (a hello), a keep-alive, a member's
+  // goodbye passed on, a snapshot that answers a query.
+  void on_hello(int id, const FrameHeader& h, const uint8_t* payload, uint64_t now);
+  void on_keep_alive(const Conn& c, uint64_t now);
+  void on_left(int id, const FrameHeader& h, const uint8_t* payload, uint64_t now);
+  void on_snapshot(int id, const FrameHeader& h, const uint8_t* payload);
   void on_client_line(int id, std::string line);
   // An inbound hello is admitted once its secret is one of this process's
   // communicators'. A peer may finish its communicator's setup before this

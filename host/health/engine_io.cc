@@ -137,103 +137,108 @@ void Engine::consume(int id) {
   }
 }
 
+void Engine::on_hello(int id, const FrameHeader& h, const uint8_t* payload, uint64_t now) {
+  Conn& c = conns_.at(id);
+  if (h.type != FrameType::kHello) {
+    close_conn(id, "the first frame was not a hello");
+    return;
+  }
+  auto hello = Hello::decode(payload, h.length);
+  if (!hello) {
+    close_conn(id, hello.error().message);
+    return;
+  }
+  if (c.kind == Kind::kInbound) {
+    c.hello = *hello;
+    c.has_hello = true;
+    admit(id, now);
+    return;
+  }
+  if (hello->process != c.peer) {
+    close_conn(id, "a different process answered (" + hex(hello->process) + ")");
+    return;
+  }
+  c.hello_done = true;
+  c.deadline = c.kind == Kind::kQueryOut ? c.deadline : 0;
+  if (auto p = peers_.find(c.peer); p != peers_.end()) p->second.refused_since = 0;
+}
+
+void Engine::on_keep_alive(const Conn& c, uint64_t now) {
+  auto p = peers_.find(c.peer);
+  if (p == peers_.end()) return;
+  p->second.last_heard = now;
+  p->second.refused_since = 0;
+  if (p->second.state == Reach::kUnresponsive || p->second.state == Reach::kDead) {
+    set_state(p->second, c.peer, Reach::kAnswered,
+              "answering again after " + seconds(now - p->second.since), now);
+  }
+}
+
+void Engine::on_left(int id, const FrameHeader& h, const uint8_t* payload, uint64_t now) {
+  Conn& c = conns_.at(id);
+  if (c.kind != Kind::kLinkIn && c.kind != Kind::kLinkOut) {
+    close_conn(id, "a left notice off a link");
+    return;
+  }
+  auto key = decode_left(payload, h.length);
+  if (!key) {
+    close_conn(id, key.error().message);
+    return;
+  }
+  auto p = peers_.find(*key);
+  if (*key == card_.process || p == peers_.end() || p->second.state == Reach::kLeft) return;
+  set_state(p->second, *key, Reach::kLeft,
+            "it freed its communicators and said goodbye (passed on by " + rank_label(c.peer) + ")",
+            now);
+  pass_on_left(*key, id);
+}
+
+void Engine::on_snapshot(int id, const FrameHeader& h, const uint8_t* payload) {
+  Conn& c = conns_.at(id);
+  if (c.kind != Kind::kQueryOut) {
+    close_conn(id, "an unasked snapshot");
+    return;
+  }
+  auto snap = parse_snapshot(std::string_view(reinterpret_cast<const char*>(payload), h.length));
+  const int col = c.collection;
+  const uint64_t key = c.peer;
+  c.collection = -1;
+  c.closing = true;
+  if (!snap) {
+    member_done(col, key, Reach::kUnresponsive, "its answer was malformed: " + snap.error().message,
+                std::nullopt);
+  } else {
+    member_done(col, key, Reach::kAnswered, "", std::move(*snap));
+  }
+}
+
 void Engine::on_frame(int id, const FrameHeader& h, const uint8_t* payload) {
   Conn& c = conns_.at(id);
   const uint64_t now = now_ms();
   if (!c.hello_done) {
-    if (h.type != FrameType::kHello) {
-      close_conn(id, "the first frame was not a hello");
-      return;
-    }
-    auto hello = Hello::decode(payload, h.length);
-    if (!hello) {
-      close_conn(id, hello.error().message);
-      return;
-    }
-    if (c.kind == Kind::kInbound) {
-      c.hello = *hello;
-      c.has_hello = true;
-      admit(id, now);
-      return;
-    } else if (hello->process != c.peer) {
-      close_conn(id, "a different process answered (" + hex(hello->process) + ")");
-      return;
-    }
-    c.hello_done = true;
-    c.deadline = c.kind == Kind::kQueryOut ? c.deadline : 0;
-    if (auto p = peers_.find(c.peer); p != peers_.end()) p->second.refused_since = 0;
+    on_hello(id, h, payload, now);
     return;
   }
   switch (h.type) {
-    case FrameType::kKeepAlive: {
-      auto p = peers_.find(c.peer);
-      if (p != peers_.end()) {
-        p->second.last_heard = now;
-        p->second.refused_since = 0;
-        if (p->second.state == Reach::kUnresponsive || p->second.state == Reach::kDead) {
-          set_state(p->second, c.peer, Reach::kAnswered,
-                    "answering again after " + seconds(now - p->second.since), now);
-        }
-      }
-      return;
-    }
+    case FrameType::kKeepAlive: on_keep_alive(c, now); return;
     case FrameType::kGoodbye: c.goodbye = true; return;
     case FrameType::kUnlink:
       c.peer = 0;
       c.closing = true;
       return;  // no verdict on the peer
-    case FrameType::kLeft: {
-      if (c.kind != Kind::kLinkIn && c.kind != Kind::kLinkOut) {
-        close_conn(id, "a left notice off a link");
-        return;
-      }
-      auto key = decode_left(payload, h.length);
-      if (!key) {
-        close_conn(id, key.error().message);
-        return;
-      }
-      auto p = peers_.find(*key);
-      if (*key == card_.process || p == peers_.end() || p->second.state == Reach::kLeft) return;
-      set_state(
-          p->second, *key, Reach::kLeft,
-          "it freed its communicators and said goodbye (passed on by " + rank_label(c.peer) + ")",
-          now);
-      pass_on_left(*key, id);
-      return;
-    }
+    case FrameType::kLeft: on_left(id, h, payload, now); return;
     case FrameType::kQuery: {
       if (c.kind != Kind::kQueryIn) {
         close_conn(id, "a query on a link");
         return;
       }
-      std::string text;
-      {
-        const auto links = link_views(now);
-        text = Registry::instance().snapshot_text(card_.process, static_cast<int>(card_.pid),
-                                                  card_.host, links);
-      }
-      queue(c, frame(FrameType::kSnapshot, text));
+      const auto links = link_views(now);
+      queue(c, frame(FrameType::kSnapshot,
+                     Registry::instance().snapshot_text(card_.process, static_cast<int>(card_.pid),
+                                                        card_.host, links)));
       return;
     }
-    case FrameType::kSnapshot: {
-      if (c.kind != Kind::kQueryOut) {
-        close_conn(id, "an unasked snapshot");
-        return;
-      }
-      auto snap =
-          parse_snapshot(std::string_view(reinterpret_cast<const char*>(payload), h.length));
-      const int col = c.collection;
-      const uint64_t key = c.peer;
-      c.collection = -1;
-      c.closing = true;
-      if (!snap) {
-        member_done(col, key, Reach::kUnresponsive,
-                    "its answer was malformed: " + snap.error().message, std::nullopt);
-      } else {
-        member_done(col, key, Reach::kAnswered, "", std::move(*snap));
-      }
-      return;
-    }
+    case FrameType::kSnapshot: on_snapshot(id, h, payload); return;
     case FrameType::kHello: close_conn(id, "a second hello"); return;
   }
 }
