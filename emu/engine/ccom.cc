@@ -433,7 +433,8 @@ Status Ccom::net_channel(Channel& c) {
 
 // Every rank learns every other's process, memory file and slot offsets;
 // the receiver of each DIRECT hop is mapped.
-Status Ccom::exchange_and_map() {
+// This rank's engine card: where its regions are, what it runs.
+PeerCard Ccom::own_card() const {
   PeerCard me{};
   me.magic = kCardMagic;
   me.rank = rank_;
@@ -464,40 +465,39 @@ Status Ccom::exchange_and_map() {
     me.kanga_recv_slots[c.id] = nrt_emu_devmem_offset(engine_mem_, c.recv.slots);
     me.kanga_head[c.id] = nrt_emu_devmem_offset(engine_mem_, c.recv.head);
   }
-  cards_.assign(static_cast<size_t>(n_), PeerCard{});
-  cards_[static_cast<size_t>(rank_)] = me;
-  if (NRT_STATUS s = t_->neuronBootstrapAllGather(comm_, cards_.data(), sizeof(PeerCard),
-                                                  "nrt_emu engine cards");
-      s != NRT_SUCCESS)
-    return engine_error(st("neuronBootstrapAllGather(engine cards)", s));
-  for (int r = 0; r < n_; ++r) {
-    const PeerCard& p = cards_[static_cast<size_t>(r)];
-    if (p.magic != kCardMagic || p.rank != r)
-      return engine_error("rank " + std::to_string(r) + " sent a malformed engine card");
-    if (p.channels != me.channels || p.slot_bytes != me.slot_bytes)
-      return engine_error(
-          "rank " + std::to_string(r) + " runs " + std::to_string(p.channels) +
-          " engine channels of " + std::to_string(p.slot_bytes) + "-byte slices, this rank " +
-          std::to_string(me.channels) + " of " + std::to_string(me.slot_bytes) +
-          " (NEURON_RT_EMU_ENGINE_CHANNELS / NEURON_RT_EMU_SLICE_BYTES must agree)");
-    for (size_t k = 0; k < std::size(kAgreedSettings); ++k) {
-      if (p.agreed[k] != me.agreed[k])
-        return engine_error("rank " + std::to_string(r) + " runs " + kAgreedSettings[k] + "=" +
-                            std::to_string(p.agreed[k]) + ", this rank (" + std::to_string(rank_) +
-                            ") " + std::to_string(me.agreed[k]) +
-                            ": the setting decides how a collective runs and must be the same "
-                            "on every rank");
-    }
-    if (p.kanga_lanes != me.kanga_lanes || p.kanga_sum != me.kanga_sum)
-      return engine_error("rank " + std::to_string(r) + " runs " + std::to_string(p.kanga_lanes) +
-                          " kangaRing lanes (path checksum " + std::to_string(p.kanga_sum) +
-                          "), this rank " + std::to_string(me.kanga_lanes) + " (" +
-                          std::to_string(me.kanga_sum) +
-                          "): libnccom gave the ranks different kangaRing paths");
+  return me;
+}
+
+// Rank `r`'s card agrees with this rank's on everything that decides how a
+// collective runs.
+Status Ccom::check_card(int r, const PeerCard& p, const PeerCard& me) const {
+  if (p.magic != kCardMagic || p.rank != r)
+    return engine_error("rank " + std::to_string(r) + " sent a malformed engine card");
+  if (p.channels != me.channels || p.slot_bytes != me.slot_bytes)
+    return engine_error("rank " + std::to_string(r) + " runs " + std::to_string(p.channels) +
+                        " engine channels of " + std::to_string(p.slot_bytes) +
+                        "-byte slices, this rank " + std::to_string(me.channels) + " of " +
+                        std::to_string(me.slot_bytes) +
+                        " (NEURON_RT_EMU_ENGINE_CHANNELS / NEURON_RT_EMU_SLICE_BYTES must agree)");
+  for (size_t k = 0; k < std::size(kAgreedSettings); ++k) {
+    if (p.agreed[k] != me.agreed[k])
+      return engine_error("rank " + std::to_string(r) + " runs " + kAgreedSettings[k] + "=" +
+                          std::to_string(p.agreed[k]) + ", this rank (" + std::to_string(rank_) +
+                          ") " + std::to_string(me.agreed[k]) +
+                          ": the setting decides how a collective runs and must be the same "
+                          "on every rank");
   }
-  watch_peers();
-  peer_maps_.assign(static_cast<size_t>(n_), Mapping{});
-  peer_bells_.assign(static_cast<size_t>(n_), nullptr);
+  if (p.kanga_lanes != me.kanga_lanes || p.kanga_sum != me.kanga_sum)
+    return engine_error("rank " + std::to_string(r) + " runs " + std::to_string(p.kanga_lanes) +
+                        " kangaRing lanes (path checksum " + std::to_string(p.kanga_sum) +
+                        "), this rank " + std::to_string(me.kanga_lanes) + " (" +
+                        std::to_string(me.kanga_sum) +
+                        "): libnccom gave the ranks different kangaRing paths");
+  return {};
+}
+
+// The peers' regions this rank's DIRECT links write to, and their bells.
+Status Ccom::map_direct_links() {
   for (Channel& c : chans_) {
     if (c.send.net) continue;
     const PeerCard& p = cards_[static_cast<size_t>(c.next)];
@@ -518,6 +518,23 @@ Status Ccom::exchange_and_map() {
     }
   }
   return {};
+}
+
+Status Ccom::exchange_and_map() {
+  const PeerCard me = own_card();
+  cards_.assign(static_cast<size_t>(n_), PeerCard{});
+  cards_[static_cast<size_t>(rank_)] = me;
+  if (NRT_STATUS s = t_->neuronBootstrapAllGather(comm_, cards_.data(), sizeof(PeerCard),
+                                                  "nrt_emu engine cards");
+      s != NRT_SUCCESS)
+    return engine_error(st("neuronBootstrapAllGather(engine cards)", s));
+  for (int r = 0; r < n_; ++r) {
+    if (Status s = check_card(r, cards_[static_cast<size_t>(r)], me); !s) return s;
+  }
+  watch_peers();
+  peer_maps_.assign(static_cast<size_t>(n_), Mapping{});
+  peer_bells_.assign(static_cast<size_t>(n_), nullptr);
+  return map_direct_links();
 }
 
 void Ccom::watch_peers() {

@@ -304,6 +304,11 @@ class Ccom {
   Status connect_links();
   Status build_channels();
   Status exchange_and_map();
+  // exchange_and_map's parts: this rank's card, a peer's checked against
+  // it, and the mappings of the DIRECT links.
+  PeerCard own_card() const;
+  Status check_card(int r, const PeerCard& p, const PeerCard& me) const;
+  Status map_direct_links();
   Status net_channel(Channel& c);
   Status build_kanga_lanes(const nccl_comm_info_t& info);
   Status map_direct_send(Channel& c, uint64_t slots, uint64_t head, const std::string& what);
@@ -327,6 +332,16 @@ class Ccom {
   Status submit_network(const Plan& p, NetTask& task);
   void idle_pass(NetTask& task, bool helped, bell::Idle& idle, uint32_t seen);
   Result<Advance> advance(const Plan& p, size_t ci, Run& r, const SliceStamp& stamp);
+  // advance's parts for one step: its slots, the received payload, the
+  // step's data movement, and the hand-over to the peers.
+  bool step_slots(Channel& c, const Step& s, const Run& r, const uint8_t*& rslot,
+                  uint8_t*& sslot) const;
+  Result<const uint8_t*> received_payload(const Plan& p, size_t ci, const Channel& c,
+                                          const uint8_t* rslot, size_t bytes,
+                                          const SliceStamp& stamp);
+  Status run_step(const Plan& p, size_t ci, Channel& c, const Step& s, Run& r, const uint8_t* rslot,
+                  uint8_t* sslot, const SliceStamp& stamp);
+  void hand_over(Channel& c, const Step& s, Run& r, uint8_t* sstart, SliceStamp st);
   std::string waiting_for(const Plan& p, const std::vector<Run>& runs);
   std::string describe_peer(int rank) const;
   // "" when the slice at `slot` carries `mine`; otherwise the mismatch,

@@ -151,12 +151,121 @@ std::string Ccom::waiting_for(const Plan& p, const std::vector<Run>& runs) {
   return "the network proxy to finish the task";
 }
 
+// Where step `s` reads its received slice and writes the slice it sends
+// (a DIRECT send refreshes the head it has seen of its peer);
+// false while the slice has not arrived or the peer has no room.
+bool Ccom::step_slots(Channel& c, const Step& s, const Run& r, const uint8_t*& rslot,
+                      uint8_t*& sslot) const {
+  if ((s.flags & kRecv) != 0) {
+    if (c.recv.net) {
+      if (load32(c.recv.cmp) <= r.rseq) return false;
+      rslot = c.recv.slots + (r.rseq % kSlots) * slot_bytes_;
+    } else {
+      const uint64_t g = c.recv.base + r.rseq;
+      rslot = c.recv.slots + (g % kSlots) * slot_bytes_;
+      if (!slice_arrived(rslot, g)) return false;
+    }
+  }
+  if ((s.flags & kSend) != 0) {
+    if (c.send.net) {
+      if (r.sseq >= static_cast<uint64_t>(load32(c.send.hs)) + load32(c.send.cmp)) return false;
+      sslot = c.send.slots + (r.sseq % kSlots) * slot_bytes_;
+    } else {
+      const uint64_t g = c.send.base + r.sseq;
+      if (!slot_free(g, c.send.head_seen, c.send.head)) return false;
+      sslot = c.send.slots + (g % kSlots) * slot_bytes_;
+    }
+  }
+  return true;
+}
+
+// The payload of the received slice at `rslot`, its stamp checked: after
+// the stamp, or where the sender's reference points.
+Result<const uint8_t*> Ccom::received_payload(const Plan& p, size_t ci, const Channel& c,
+                                              const uint8_t* rslot, size_t bytes,
+                                              const SliceStamp& stamp) {
+  if (Status st = check_stamp(rslot, stamp, p.kanga ? "kangaRing lane" : "channel",
+                              static_cast<int>(ci), c.prev);
+      !st)
+    return st.take_error();
+  SliceStamp got;
+  std::memcpy(&got, rslot, sizeof got);
+  if (got.by_reference != 0 && c.recv.net) {
+    return engine_error(describe_peer(c.prev) + " passed a slice by reference over the network");
+  }
+  if (got.by_reference != 0) return referenced_payload(c.prev, rslot, bytes);
+  return rslot + kStampBytes;
+}
+
+// The slice goes out: its stamp after the payload (on a DIRECT link, the
+// stamp is the slice's arrival) and the peer told; the received slot freed.
+void Ccom::hand_over(Channel& c, const Step& s, Run& r, uint8_t* sstart, SliceStamp st) {
+  if ((s.flags & kSend) != 0) {
+    if (c.send.net) {
+      std::memcpy(sstart, &st, sizeof st);
+      publish(post_word(c.send.conn, true));
+    } else {
+      seal_slice(sstart, st, c.send.base + r.sseq);
+      bell::ring(peer_bells_[static_cast<size_t>(c.next)]);
+    }
+    ++r.sseq;
+  }
+  if ((s.flags & kRecv) != 0) {
+    if (!c.recv.net) {
+      store64(c.recv.head, c.recv.base + r.rseq + 1);
+      bell::ring(peer_bells_[static_cast<size_t>(c.prev)]);
+    }
+    ++r.rseq;
+  }
+}
+
+// One step whose slots are ready (step_slots): the payload received, reduced
+// or copied into its target, and sent on (by reference when DIRECT and the
+// data stays final in the output).
+Status Ccom::run_step(const Plan& p, size_t ci, Channel& c, const Step& s, Run& r,
+                      const uint8_t* rslot, uint8_t* sslot, const SliceStamp& stamp) {
+  const uint64_t es = dtype_size(p.desc.dtype);
+  const bool rv = (s.flags & kRecv) != 0, sd = (s.flags & kSend) != 0;
+  const size_t bytes = s.elems * es;
+  const bool by_reference =
+      sslot != nullptr && by_reference_ && !c.send.net && s.dst >= 0 && bytes > 0;
+  uint8_t* const sstart = sslot;
+  if (sslot != nullptr) sslot += kStampBytes;
+  if (rv) {
+    auto payload = received_payload(p, ci, c, rslot, bytes, stamp);
+    if (!payload) return payload.take_error();
+    rslot = *payload;
+  }
+  const auto* in = static_cast<const uint8_t*>(p.send);
+  auto* out = static_cast<uint8_t*>(p.recv);
+  const uint8_t* src = s.src >= 0 ? in + static_cast<uint64_t>(s.src) * es : nullptr;
+  uint8_t* target = s.dst >= 0 ? out + static_cast<uint64_t>(s.dst) * es : sslot;
+  if (bytes > 0 && target != nullptr) {
+    if (rv && (s.flags & kReduce)) {
+      reduce(p.desc.dtype, p.desc.op, target, rslot, src, s.elems);
+    } else {
+      const uint8_t* from = rv ? rslot : src;
+      if (from != target) std::memmove(target, from, bytes);
+    }
+    if (s.flags & kAvg) avg_finish(p.desc.dtype, target, s.elems, n_);
+    if (by_reference) {
+      ++r.by_reference;
+      const auto* base = static_cast<const uint8_t*>(nrt_emu_devmem_base(user_mem_));
+      const SliceRef ref{static_cast<uint64_t>(target - base), bytes};
+      std::memcpy(sslot, &ref, sizeof ref);
+    } else if (sd && target != sslot) {
+      std::memcpy(sslot, target, bytes);
+    }
+  }
+  SliceStamp st = stamp;
+  st.by_reference = by_reference ? 1 : 0;
+  hand_over(c, s, r, sstart, st);
+  return {};
+}
+
 Result<Ccom::Advance> Ccom::advance(const Plan& p, size_t ci, Run& r, const SliceStamp& stamp) {
   Channel& c = lanes_of(p)[ci];
   const ChannelProgram& prog = p.progs[ci];
-  const uint64_t es = dtype_size(p.desc.dtype);
-  const auto* in = static_cast<const uint8_t*>(p.send);
-  auto* out = static_cast<uint8_t*>(p.recv);
   const bool net_tx = r.block != nullptr && r.block->op.tx_entry_cnt > 0;
   const bool net_rx = r.block != nullptr && r.block->op.rx_entry_cnt > 0;
   bool moved = false;
@@ -168,95 +277,10 @@ Result<Ccom::Advance> Ccom::advance(const Plan& p, size_t ci, Run& r, const Slic
   }
   while (r.step < prog.steps.size()) {
     const Step& s = prog.steps[r.step];
-    const bool rv = (s.flags & kRecv) != 0, sd = (s.flags & kSend) != 0;
     const uint8_t* rslot = nullptr;
     uint8_t* sslot = nullptr;
-    if (rv) {
-      if (c.recv.net) {
-        if (load32(c.recv.cmp) <= r.rseq) break;
-        rslot = c.recv.slots + (r.rseq % kSlots) * slot_bytes_;
-      } else {
-        const uint64_t g = c.recv.base + r.rseq;
-        rslot = c.recv.slots + (g % kSlots) * slot_bytes_;
-        if (!slice_arrived(rslot, g)) break;
-      }
-    }
-    if (sd) {
-      if (c.send.net) {
-        if (r.sseq >= static_cast<uint64_t>(load32(c.send.hs)) + load32(c.send.cmp)) break;
-        sslot = c.send.slots + (r.sseq % kSlots) * slot_bytes_;
-      } else {
-        const uint64_t g = c.send.base + r.sseq;
-        if (!slot_free(g, c.send.head_seen, c.send.head)) break;
-        sslot = c.send.slots + (g % kSlots) * slot_bytes_;
-      }
-    }
-    const size_t bytes = s.elems * es;
-    // A DIRECT send of data this step leaves final in the output goes by
-    // reference (SliceRef): the receiver copies it from there.
-    const bool by_reference =
-        sslot != nullptr && by_reference_ && !c.send.net && s.dst >= 0 && bytes > 0;
-    // Every slice starts with its sender's stamp, written once the payload
-    // is in place (on a DIRECT link, the stamp is the slice's arrival).
-    uint8_t* const sstart = sslot;
-    if (sslot != nullptr) sslot += kStampBytes;
-    if (rv) {
-      if (Status st = check_stamp(rslot, stamp, p.kanga ? "kangaRing lane" : "channel",
-                                  static_cast<int>(ci), c.prev);
-          !st)
-        return st.take_error();
-      SliceStamp got;
-      std::memcpy(&got, rslot, sizeof got);
-      if (got.by_reference != 0 && c.recv.net) {
-        return engine_error(describe_peer(c.prev) +
-                            " passed a slice by reference over the network");
-      }
-      if (got.by_reference != 0) {
-        auto payload = referenced_payload(c.prev, rslot, bytes);
-        if (!payload) return payload.take_error();
-        rslot = *payload;
-      } else {
-        rslot += kStampBytes;
-      }
-    }
-    const uint8_t* src = s.src >= 0 ? in + static_cast<uint64_t>(s.src) * es : nullptr;
-    uint8_t* target = s.dst >= 0 ? out + static_cast<uint64_t>(s.dst) * es : sslot;
-    if (bytes > 0 && target != nullptr) {
-      if (rv && (s.flags & kReduce)) {
-        reduce(p.desc.dtype, p.desc.op, target, rslot, src, s.elems);
-      } else {
-        const uint8_t* from = rv ? rslot : src;
-        if (from != target) std::memmove(target, from, bytes);
-      }
-      if (s.flags & kAvg) avg_finish(p.desc.dtype, target, s.elems, n_);
-      if (by_reference) {
-        ++r.by_reference;
-        const auto* base = static_cast<const uint8_t*>(nrt_emu_devmem_base(user_mem_));
-        const SliceRef ref{static_cast<uint64_t>(target - base), bytes};
-        std::memcpy(sslot, &ref, sizeof ref);
-      } else if (sd && target != sslot) {
-        std::memcpy(sslot, target, bytes);
-      }
-    }
-    if (sd) {
-      SliceStamp st = stamp;
-      st.by_reference = by_reference ? 1 : 0;
-      if (c.send.net) {
-        std::memcpy(sstart, &st, sizeof st);
-        publish(post_word(c.send.conn, true));
-      } else {
-        seal_slice(sstart, st, c.send.base + r.sseq);
-        bell::ring(peer_bells_[static_cast<size_t>(c.next)]);
-      }
-      ++r.sseq;
-    }
-    if (rv) {
-      if (!c.recv.net) {
-        store64(c.recv.head, c.recv.base + r.rseq + 1);
-        bell::ring(peer_bells_[static_cast<size_t>(c.prev)]);
-      }
-      ++r.rseq;
-    }
+    if (!step_slots(c, s, r, rslot, sslot)) break;
+    if (Status st = run_step(p, ci, c, s, r, rslot, sslot, stamp); !st) return st.take_error();
     ++r.step;
     moved = true;
   }
