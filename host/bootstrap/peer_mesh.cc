@@ -214,6 +214,39 @@ Status PeerMesh::recv(int peer, MsgType type, void* data, std::size_t size) {
   return exchange(-1, nullptr, 0, peer, data, size, type);
 }
 
+Result<bool> PeerMesh::take_received(int from, MsgType type, void* data, std::size_t size) {
+  std::vector<uint8_t> message;
+  if (take_message(from, type, &message)) {
+    if (message.size() != size) {
+      return make_error(NRT_INVALID, "bootstrap: rank " + std::to_string(from) + " sent " +
+                                         std::to_string(message.size()) + " bytes (" +
+                                         msg_type_name(static_cast<uint32_t>(type)) + "), rank " +
+                                         std::to_string(rank_) + " expected " +
+                                         std::to_string(size));
+    }
+    if (size > 0) std::memcpy(data, message.data(), size);
+    return true;
+  }
+  if (departed_.count(from) != 0) {
+    return in_context(
+        make_error(NRT_FAILURE, departed(from) + " without sending it (do all ranks make the "
+                                                 "same calls in the same order?)"),
+        recv_what(size, type, from));
+  }
+  if (auto broken = broken_.find(from); broken != broken_.end())
+    return in_context(make_error(NRT_FAILURE, broken->second), recv_what(size, type, from));
+  return false;
+}
+
+namespace {
+
+std::string send_what(std::size_t size, MsgType type, int to) {
+  return "send of " + std::to_string(size) + " bytes (" +
+         msg_type_name(static_cast<uint32_t>(type)) + ") to rank " + std::to_string(to);
+}
+
+}  // namespace
+
 Status PeerMesh::exchange(int send_to, const void* send_data, std::size_t send_size, int recv_from,
                           void* recv_data, std::size_t recv_size, MsgType type) {
   if (send_to >= 0) {
@@ -232,9 +265,8 @@ Status PeerMesh::exchange(int send_to, const void* send_data, std::size_t send_s
   std::vector<uint8_t> pending;
   std::size_t written = 0;
   if (send_to >= 0 && departed_.count(send_to) != 0) {
-    return make_error(NRT_FAILURE, "bootstrap send of " + std::to_string(send_size) + " bytes (" +
-                                       msg_type_name(static_cast<uint32_t>(type)) + ") to rank " +
-                                       std::to_string(send_to) + ": " + departed(send_to));
+    return make_error(
+        NRT_FAILURE, "bootstrap " + send_what(send_size, type, send_to) + ": " + departed(send_to));
   }
   if (send_to >= 0) {
     if (Status ok = ensure_outgoing(send_to, deadline); !ok) return ok;
@@ -243,26 +275,9 @@ Status PeerMesh::exchange(int send_to, const void* send_data, std::size_t send_s
   bool received = recv_from < 0;
   for (;;) {
     if (!received) {
-      std::vector<uint8_t> message;
-      if (take_message(recv_from, type, &message)) {
-        if (message.size() != recv_size) {
-          return make_error(NRT_INVALID, "bootstrap: rank " + std::to_string(recv_from) + " sent " +
-                                             std::to_string(message.size()) + " bytes (" +
-                                             msg_type_name(static_cast<uint32_t>(type)) +
-                                             "), rank " + std::to_string(rank_) + " expected " +
-                                             std::to_string(recv_size));
-        }
-        if (recv_size > 0) std::memcpy(recv_data, message.data(), recv_size);
-        received = true;
-      } else if (departed_.count(recv_from) != 0) {
-        return in_context(make_error(NRT_FAILURE, departed(recv_from) +
-                                                      " without sending it (do all ranks make the "
-                                                      "same calls in the same order?)"),
-                          recv_what(recv_size, type, recv_from));
-      } else if (auto broken = broken_.find(recv_from); broken != broken_.end()) {
-        return in_context(make_error(NRT_FAILURE, broken->second),
-                          recv_what(recv_size, type, recv_from));
-      }
+      Result<bool> got = take_received(recv_from, type, recv_data, recv_size);
+      if (!got) return got.take_error();
+      received = *got;
     }
     const bool sent = written == pending.size();
     if (received && sent) return {};
@@ -272,9 +287,7 @@ Status PeerMesh::exchange(int send_to, const void* send_data, std::size_t send_s
                                  ? "recv of " + std::to_string(recv_size) + " bytes (" +
                                        msg_type_name(static_cast<uint32_t>(type)) + ") from rank " +
                                        std::to_string(recv_from)
-                                 : "send of " + std::to_string(send_size) + " bytes (" +
-                                       msg_type_name(static_cast<uint32_t>(type)) + ") to rank " +
-                                       std::to_string(send_to);
+                                 : send_what(send_size, type, send_to);
       return make_error(NRT_FAILURE, "bootstrap " + op + " given up: " + why + " (rank " +
                                          std::to_string(gone) +
                                          " left first, its output says "
@@ -282,20 +295,18 @@ Status PeerMesh::exchange(int send_to, const void* send_data, std::size_t send_s
     }
     Outgoing* writer = sent ? nullptr : outgoing_[send_to].get();
     Status progressed = pump(writer, &pending, &written, deadline);
-    if (!progressed) {
-      if (progressed.error().status != NRT_TIMEOUT) {
-        if (writer == nullptr) return progressed;
-        outgoing_[send_to].reset();  // a failed connection is not reused
-        return make_error(progressed.error().status,
-                          "bootstrap send of " + std::to_string(send_size) + " bytes (" +
-                              msg_type_name(static_cast<uint32_t>(type)) + ") to rank " +
-                              std::to_string(send_to) + " at " + addresses_[send_to].to_string() +
-                              " failed: " + progressed.error().message);
-      }
+    if (progressed) continue;
+    if (progressed.error().status == NRT_TIMEOUT) {
       return make_error(NRT_TIMEOUT,
                         !sent ? timeout_message("send", send_to, type, send_size, bound)
                               : timeout_message("recv", recv_from, type, recv_size, bound));
     }
+    if (writer == nullptr) return progressed;
+    outgoing_[send_to].reset();  // a failed connection is not reused
+    return make_error(progressed.error().status, "bootstrap " +
+                                                     send_what(send_size, type, send_to) + " at " +
+                                                     addresses_[send_to].to_string() +
+                                                     " failed: " + progressed.error().message);
   }
 }
 

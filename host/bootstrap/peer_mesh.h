@@ -94,6 +94,9 @@ class PeerMesh final : public PeerExchange {
   void accept_ready();
   void read_ready(InboundConnection& in);
   bool take_message(int peer, MsgType type, std::vector<uint8_t>* out);
+  // The message `from` sent (into `data`): true once it is there, false not
+  // yet, an error when it has the wrong size or `from` left or broke first.
+  Result<bool> take_received(int from, MsgType type, void* data, std::size_t size);
   Status check_peer(int peer, const char* op) const;
   std::string departed(int peer) const;  // "rank p at a:b completed its setup and freed ..."
 

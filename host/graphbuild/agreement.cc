@@ -92,12 +92,16 @@ std::vector<AgreedSetting> settings_that_must_agree(const config::Config& config
   return out;
 }
 
-Status check_agreement(int my_rank, int nranks, const std::vector<AgreedSetting>& mine,
-                       const AllGather& all_gather) {
-  if (nranks <= 1) return {};
-  std::vector<uint8_t> records(static_cast<std::size_t>(nranks) * kRecordBytes, 0);
-  uint8_t* own = records.data() + static_cast<std::size_t>(my_rank) * kRecordBytes;
-  const std::size_t count = std::min(mine.size(), kMaxAgreedSettings);
+namespace {
+
+// One rank's settings by name, as it sent them.
+struct Theirs {
+  std::string value, source;
+};
+using RankSettings = std::map<std::string, Theirs>;
+
+// This rank's record: the magic, the count, then name, value, source each.
+void put_record(uint8_t* own, const std::vector<AgreedSetting>& mine, std::size_t count) {
   put_u32(own, kMagic);
   put_u32(own + 4, static_cast<uint32_t>(count));
   for (std::size_t i = 0; i < count; ++i) {
@@ -106,13 +110,11 @@ Status check_agreement(int my_rank, int nranks, const std::vector<AgreedSetting>
     put_text(slot + kAgreedNameBytes, kAgreedValueBytes, mine[i].value);
     put_text(slot + kAgreedNameBytes + kAgreedValueBytes, kAgreedSourceBytes, mine[i].source);
   }
-  if (Status s = all_gather(records.data(), kRecordBytes); !s) return s;
+}
 
-  // Each rank's settings by name (untrusted bytes: checked as they are read).
-  struct Theirs {
-    std::string value, source;
-  };
-  std::vector<std::map<std::string, Theirs>> ranks(static_cast<std::size_t>(nranks));
+// Every rank's settings (untrusted bytes: checked as they are read).
+Result<std::vector<RankSettings>> read_records(const std::vector<uint8_t>& records, int nranks) {
+  std::vector<RankSettings> ranks(static_cast<std::size_t>(nranks));
   for (int r = 0; r < nranks; ++r) {
     const uint8_t* rec = records.data() + static_cast<std::size_t>(r) * kRecordBytes;
     const uint32_t n = get_u32(rec + 4);
@@ -128,55 +130,75 @@ Status check_agreement(int my_rank, int nranks, const std::vector<AgreedSetting>
           get_text(slot + kAgreedNameBytes + kAgreedValueBytes, kAgreedSourceBytes)};
     }
   }
+  return ranks;
+}
+
+// "" when every rank holds the same value of `name`; otherwise the message
+// naming the values, the ranks holding each and where the value came from.
+std::string disagreement(const std::string& name, const std::vector<RankSettings>& ranks) {
+  // The ranks by value, in the order values first appear.
+  std::vector<std::pair<std::string, std::vector<int>>> groups;
+  std::vector<std::string> sources;
+  for (int r = 0; r < static_cast<int>(ranks.size()); ++r) {
+    const auto& theirs = ranks[static_cast<std::size_t>(r)];
+    auto it = theirs.find(name);
+    const std::string value =
+        it == theirs.end() ? "(not compared: another libnccom build?)" : it->second.value;
+    auto g = std::find_if(groups.begin(), groups.end(),
+                          [&](const auto& group) { return group.first == value; });
+    if (g == groups.end()) {
+      groups.push_back({value, {r}});
+      sources.push_back(it == theirs.end() ? std::string() : it->second.source);
+    } else {
+      g->second.push_back(r);
+    }
+  }
+  if (groups.size() == 1) return "";
+  // The value fewest ranks hold first: usually the odd one out.
+  std::vector<std::size_t> order(groups.size());
+  for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return groups[a].second.size() < groups[b].second.size();
+  });
+  std::string text = name + " differs between the ranks: ";
+  for (std::size_t k = 0; k < order.size() && k < 4; ++k) {
+    const auto& [value, who] = groups[order[k]];
+    const std::string& source = sources[order[k]];
+    text +=
+        (k == 0 ? "" : "; ") + std::string("\"") + value + "\" on " + rank_list(who) +
+        (source.empty()
+             ? ""
+             : " (" + source + (who.size() > 1 ? " on rank " + std::to_string(who[0]) : "") + ")");
+  }
+  if (order.size() > 4) text += "; and " + std::to_string(order.size() - 4) + " more values";
+  return text +
+         ". It decides what goes on the wire or which path a rank takes: set it alike on every "
+         "rank";
+}
+
+}  // namespace
+
+Status check_agreement(int my_rank, int nranks, const std::vector<AgreedSetting>& mine,
+                       const AllGather& all_gather) {
+  if (nranks <= 1) return {};
+  std::vector<uint8_t> records(static_cast<std::size_t>(nranks) * kRecordBytes, 0);
+  const std::size_t count = std::min(mine.size(), kMaxAgreedSettings);
+  put_record(records.data() + static_cast<std::size_t>(my_rank) * kRecordBytes, mine, count);
+  if (Status s = all_gather(records.data(), kRecordBytes); !s) return s;
+  auto ranks = read_records(records, nranks);
+  if (!ranks) return ranks.take_error();
   // Every name any rank listed (this rank's first): a rank of another build
   // that lists one more or one less fails every rank alike.
   std::vector<std::string> names;
   for (std::size_t i = 0; i < count; ++i) names.push_back(clip(mine[i].name, kAgreedNameBytes));
-  for (const auto& theirs : ranks) {
+  for (const auto& theirs : *ranks) {
     for (const auto& [name, value] : theirs) {
       if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
     }
   }
   for (const std::string& name : names) {
-    // The ranks by value, in the order values first appear.
-    std::vector<std::pair<std::string, std::vector<int>>> groups;
-    std::vector<std::string> sources;
-    for (int r = 0; r < nranks; ++r) {
-      const auto& theirs = ranks[static_cast<std::size_t>(r)];
-      auto it = theirs.find(name);
-      const std::string value =
-          it == theirs.end() ? "(not compared: another libnccom build?)" : it->second.value;
-      auto g = std::find_if(groups.begin(), groups.end(),
-                            [&](const auto& group) { return group.first == value; });
-      if (g == groups.end()) {
-        groups.push_back({value, {r}});
-        sources.push_back(it == theirs.end() ? std::string() : it->second.source);
-      } else {
-        g->second.push_back(r);
-      }
-    }
-    if (groups.size() == 1) continue;
-    // The value fewest ranks hold first: usually the odd one out.
-    std::vector<std::size_t> order(groups.size());
-    for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
-    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-      return groups[a].second.size() < groups[b].second.size();
-    });
-    std::string text = name + " differs between the ranks: ";
-    for (std::size_t k = 0; k < order.size() && k < 4; ++k) {
-      const auto& [value, who] = groups[order[k]];
-      const std::string& source = sources[order[k]];
-      text +=
-          (k == 0 ? "" : "; ") + std::string("\"") + value + "\" on " + rank_list(who) +
-          (source.empty() ? ""
-                          : " (" + source +
-                                (who.size() > 1 ? " on rank " + std::to_string(who[0]) : "") + ")");
-    }
-    if (order.size() > 4) text += "; and " + std::to_string(order.size() - 4) + " more values";
-    text +=
-        ". It decides what goes on the wire or which path a rank takes: set it alike on every "
-        "rank";
-    return make_error(NRT_INVALID, text);
+    if (std::string text = disagreement(name, *ranks); !text.empty())
+      return make_error(NRT_INVALID, text);
   }
   return {};
 }

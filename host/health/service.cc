@@ -64,6 +64,60 @@ static void forget_in_child() {
   g_mu.unlock();
 }
 
+// The nccom-ras port of health.client_address, shared with the job's other
+// processes on this host; invalid (after a WARN that says why) when none.
+static Socket client_port(const std::string& client_address) {
+  auto address = SocketAddress::parse(client_address);
+  auto shared = address ? listen_shared(*address) : Result<Socket>(address.take_error());
+  if (shared) return std::move(*shared);
+  if (!address) {
+    NCCOM_WARN(
+        "health: no nccom-ras port in this process (%s): %s; set health.client_address "
+        "to a free port or empty",
+        client_address.c_str(), shared.error().message.c_str());
+    return Socket();
+  }
+  // Another program holds it (not another job: jobs share it and the engine
+  // settles who moves once it knows this job's processes). The next port of
+  // the span that this process can share is taken, as the engine's move
+  // does; every process of the job on this host takes the same one.
+  Socket client;
+  std::string moved;
+  for (int port = address->port() + 1;
+       port < address->port() + engine::kClientPortSpan && port <= 65535 && !client.valid();
+       ++port) {
+    SocketAddress to = *address;
+    to.set_port(static_cast<uint16_t>(port));
+    if (auto next = listen_shared(to)) {
+      client = std::move(*next);
+      moved = to.to_string() + " (nccom-ras -p " + std::to_string(port) + ")";
+    }
+  }
+  NCCOM_WARN(
+      "health: nccom-ras port %s: %s%s; set health.client_address (NCCOM_RAS_ADDR) to a "
+      "free port to choose it, or empty for none",
+      client_address.c_str(), shared.error().message.c_str(),
+      moved.empty() ? " and the next ports too: this process answers no nccom-ras"
+                    : ("; this process's nccom-ras port is " + moved).c_str());
+  return client;
+}
+
+// The service's line in the log, and this job in the host's registry.
+static void announce(const ServiceSettings& settings, const Socket& client) {
+  NCCOM_INFO(log::kInit, "health: service on %s, nccom-ras port %s, keep-alive %llu ms x %d",
+             g_card.endpoint.to_string().c_str(),
+             client.valid() ? client.local_address().to_string().c_str() : "none",
+             static_cast<unsigned long long>(settings.keepalive_ms), settings.timeout_factor);
+  if (!client.valid()) return;
+  const std::string address = client.local_address().to_string();
+  if (const std::string why = registry::publish(address); !why.empty()) {
+    NCCOM_INFO(log::kInit,
+               "health: not in the host's job registry (%s): nccom-ras finds this "
+               "job only with -p",
+               why.c_str());
+  }
+}
+
 Card ensure_service(const ServiceSettings& settings, const bootstrap::SocketAddress& host,
                     const std::string& host_label) {
   std::lock_guard lock(g_mu);
@@ -94,57 +148,11 @@ Card ensure_service(const ServiceSettings& settings, const bootstrap::SocketAddr
     return g_card;
   }
   Socket client;
-  if (!settings.client_address.empty()) {
-    auto address = SocketAddress::parse(settings.client_address);
-    auto shared = address ? listen_shared(*address) : Result<Socket>(address.take_error());
-    if (shared) {
-      client = std::move(*shared);
-    } else if (address) {
-      // Another program holds it (not another job: jobs share it and the
-      // engine settles who moves once it knows this job's processes). The
-      // next port of the span that this process can share is taken, as the
-      // engine's move does; every process of the job on this host takes the
-      // same one.
-      std::string moved;
-      for (int port = address->port() + 1;
-           port < address->port() + engine::kClientPortSpan && port <= 65535 && !client.valid();
-           ++port) {
-        SocketAddress to = *address;
-        to.set_port(static_cast<uint16_t>(port));
-        if (auto next = listen_shared(to)) {
-          client = std::move(*next);
-          moved = to.to_string() + " (nccom-ras -p " + std::to_string(port) + ")";
-        }
-      }
-      NCCOM_WARN(
-          "health: nccom-ras port %s: %s%s; set health.client_address (NCCOM_RAS_ADDR) to a "
-          "free port to choose it, or empty for none",
-          settings.client_address.c_str(), shared.error().message.c_str(),
-          moved.empty() ? " and the next ports too: this process answers no nccom-ras"
-                        : ("; this process's nccom-ras port is " + moved).c_str());
-    } else {
-      NCCOM_WARN(
-          "health: no nccom-ras port in this process (%s): %s; set health.client_address "
-          "to a free port or empty",
-          settings.client_address.c_str(), shared.error().message.c_str());
-    }
-  }
+  if (!settings.client_address.empty()) client = client_port(settings.client_address);
   g_card.service = true;
   g_card.endpoint = listener->local_address();
   if (client.valid()) g_card.client_inode = engine::socket_inode(client.fd());
-  NCCOM_INFO(log::kInit, "health: service on %s, nccom-ras port %s, keep-alive %llu ms x %d",
-             g_card.endpoint.to_string().c_str(),
-             client.valid() ? client.local_address().to_string().c_str() : "none",
-             static_cast<unsigned long long>(settings.keepalive_ms), settings.timeout_factor);
-  if (client.valid()) {
-    const std::string address = client.local_address().to_string();
-    if (const std::string why = registry::publish(address); !why.empty()) {
-      NCCOM_INFO(log::kInit,
-                 "health: not in the host's job registry (%s): nccom-ras finds this "
-                 "job only with -p",
-                 why.c_str());
-    }
-  }
+  announce(settings, client);
   g_engine = std::make_unique<Engine>(settings, std::move(*listener), std::move(client), g_card);
   return g_card;
 }

@@ -57,50 +57,75 @@ void* runtime_handle() {
 
 }  // namespace
 
+namespace {
+
+using Probe = std::function<Status(const Net&)>;
+using Prepare = std::function<Status(Net&)>;
+
+// net.probe: the discovery calls of plugins that are not nccom's own run
+// first in a child process (probe.h); empty when net.probe is off.
+Probe probe_of(const config::Config& config) {
+  const std::string probe_mode = config.get_string("net.probe");
+  if (strcasecmp(probe_mode.c_str(), "off") == 0) return {};
+  const bool all = strcasecmp(probe_mode.c_str(), "all") == 0;
+  const std::chrono::milliseconds bound(config.get_int("net.probe_timeout_ms"));
+  return [all, bound](const Net& net) -> Status {
+    const std::string& file = net.info().file;
+    if (file.empty() || (!all && is_own_plugin(file))) return {};
+    const std::filesystem::path program = probe_program();
+    if (program.empty()) {
+      NCCOM_INFO(log::kNet | log::kInit,
+                 "NET/Plugin: net.probe of %s not run: no nccom-net-probe in %s/nccom",
+                 file.c_str(), core::own_directory().c_str());
+      return {};
+    }
+    return probe_discovery(program, file, net.info().layout, bound);
+  };
+}
+
+// The runtime's plugin, when the runtime hands one over and it is used.
+// Whether the runtime offered one goes to `offered`.
+void add_runtime(const config::Config& config, const Probe& probe, const Prepare& prepare,
+                 std::vector<Candidate>& candidates, bool& offered) {
+  void* handle = runtime_handle();
+  if (handle == nullptr) return;
+  offered = true;
+  const std::string path = handle_path(handle);
+  std::string where = "the runtime's libnccom-net.so";
+  if (!path.empty()) where += " (" + path + ")";
+  // The file is named wherever the plugin is (the runtime's plugin and
+  // nccom's own libfabric plugin may report the same table name).
+  candidates.push_back(
+      {where, "handed over by the runtime (nrt_get_libnccl_net)",
+       [handle, where] { return bind_handle(handle, Layout::kNeuron, where, where); }, probe,
+       prepare,
+       "on machines without EFA, net.use_runtime_plugin = false "
+       "(NCCOM_NET_USE_RUNTIME_PLUGIN=0) uses the next plugin without trying this one",
+       efa_absence(config.get_string("net.efa"), config.entry("net.efa").source.to_string(),
+                   kRdmaClassDir)});
+}
+
+// The fallback plugin's reason: why the plugins before it were not used.
+std::string fallback_reason(bool use_runtime, bool runtime_offered, bool configured) {
+  return std::string("fallback: ") +
+         (!use_runtime      ? "the runtime's plugin is not used (net.use_runtime_plugin = false)"
+          : runtime_offered ? "the runtime's plugin was unusable"
+                            : "the runtime handed over no plugin") +
+         (configured ? " and net.plugin was unusable" : " and none configured");
+}
+
+}  // namespace
+
 std::vector<Candidate> process_candidates(const config::Config& config,
                                           const std::vector<std::filesystem::path>& plugin_dirs) {
   std::vector<Candidate> candidates;
   // Whichever candidate wins, a plugin exporting nccomNetConfig gets its knobs.
-  const auto prepare = [config](Net& net) -> Status { return configure_net(net, config); };
-  // net.probe: the discovery calls of plugins that are not nccom's own run
-  // first in a child process (probe.h).
-  std::function<Status(const Net&)> probe;
-  const std::string probe_mode = config.get_string("net.probe");
-  if (strcasecmp(probe_mode.c_str(), "off") != 0) {
-    const bool all = strcasecmp(probe_mode.c_str(), "all") == 0;
-    const std::chrono::milliseconds bound(config.get_int("net.probe_timeout_ms"));
-    probe = [all, bound](const Net& net) -> Status {
-      const std::string& file = net.info().file;
-      if (file.empty() || (!all && is_own_plugin(file))) return {};
-      const std::filesystem::path program = probe_program();
-      if (program.empty()) {
-        NCCOM_INFO(log::kNet | log::kInit,
-                   "NET/Plugin: net.probe of %s not run: no nccom-net-probe in %s/nccom",
-                   file.c_str(), core::own_directory().c_str());
-        return {};
-      }
-      return probe_discovery(program, file, net.info().layout, bound);
-    };
-  }
+  const Prepare prepare = [config](Net& net) -> Status { return configure_net(net, config); };
+  const Probe probe = probe_of(config);
   bool runtime_offered = false;
   const bool use_runtime = config.get_bool("net.use_runtime_plugin");
   if (use_runtime) {
-    if (void* handle = runtime_handle()) {
-      runtime_offered = true;
-      const std::string path = handle_path(handle);
-      std::string where = "the runtime's libnccom-net.so";
-      if (!path.empty()) where += " (" + path + ")";
-      // The file is named wherever the plugin is (the runtime's plugin and
-      // nccom's own libfabric plugin may report the same table name).
-      candidates.push_back(
-          {where, "handed over by the runtime (nrt_get_libnccl_net)",
-           [handle, where] { return bind_handle(handle, Layout::kNeuron, where, where); }, probe,
-           prepare,
-           "on machines without EFA, net.use_runtime_plugin = false "
-           "(NCCOM_NET_USE_RUNTIME_PLUGIN=0) uses the next plugin without trying this one",
-           efa_absence(config.get_string("net.efa"), config.entry("net.efa").source.to_string(),
-                       kRdmaClassDir)});
-    }
+    add_runtime(config, probe, prepare, candidates, runtime_offered);
   } else {
     NCCOM_INFO(log::kNet | log::kInit,
                "NET/Plugin: net.use_runtime_plugin is false; the runtime's plugin is not used");
@@ -127,15 +152,10 @@ std::vector<Candidate> process_candidates(const config::Config& config,
       !configured.empty() &&
       (configured == kFallbackName || (!fallback_file.empty() && configured_file == fallback_file));
   if (!same_as_configured) {
-    std::string reason =
-        std::string("fallback: ") +
-        (!use_runtime      ? "the runtime's plugin is not used (net.use_runtime_plugin = false)"
-         : runtime_offered ? "the runtime's plugin was unusable"
-                           : "the runtime handed over no plugin") +
-        (configured.empty() ? " and none configured" : " and net.plugin was unusable");
     const std::string origin =
         fallback_file.empty() ? std::string(kFallbackName) : fallback_file.string();
-    candidates.push_back({std::string("the fallback plugin \"") + kFallbackName + "\"", reason,
+    candidates.push_back({std::string("the fallback plugin \"") + kFallbackName + "\"",
+                          fallback_reason(use_runtime, runtime_offered, !configured.empty()),
                           [plugin_dirs, origin] {
                             return open_and_bind(kFallbackName, Layout::kNeuron, plugin_dirs,
                                                  origin);

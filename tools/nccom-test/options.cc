@@ -81,6 +81,8 @@ const Spelling* find_valued(std::string_view name) {
   return nullptr;
 }
 
+// One valued option into `o`: a flat switch, one short case per option.
+// NOLINTNEXTLINE(readability-function-size): splitting it would scatter the options' table
 Status apply(Key key, const std::string& opt, const std::string& v, Options& o,
              bool& factor_given) {
   switch (key) {
