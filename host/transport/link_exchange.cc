@@ -46,13 +46,49 @@ Status setup_end(End& end, const TransportBackend& via, const nccom_transport_co
   return {};
 }
 
-Status exchange_and_connect(comm::Communicator& comm, std::vector<PendingEnd>& pending,
-                            std::chrono::milliseconds timeout, const std::string& what) {
-  std::map<int, std::vector<const PendingEnd*>> by_peer;
-  for (const PendingEnd& e : pending) by_peer[e.end->peer].push_back(&e);
+namespace {
 
-  // Everything out, then everything in: a peer expects as many entries as it
-  // has ends towards this rank, which the symmetric plans guarantee.
+using ByPeer = std::map<int, std::vector<const PendingEnd*>>;
+
+// The peer's entries into the ends they serve: its receive blob serves this
+// rank's send end of the same channel, its send blob the receive end.
+Status take_blobs(const std::vector<uint8_t>& bytes, size_t count, int peer,
+                  std::vector<PendingEnd>& pending, const std::string& what) {
+  for (size_t i = 0; i < count; ++i) {
+    const uint8_t* p = bytes.data() + i * kEntryBytes;
+    uint32_t ch = 0, kind = 0;
+    std::memcpy(&ch, p, 4);
+    std::memcpy(&kind, p + 4, 4);
+    if (kind > 1) {
+      return at(what, static_cast<int>(ch), peer,
+                "malformed connection blob entry " + std::to_string(i) + " (kind " +
+                    std::to_string(kind) + ")");
+    }
+    const bool for_send = kind == static_cast<uint32_t>(Kind::RecvBlob);
+    PendingEnd* match = nullptr;
+    for (PendingEnd& e : pending) {
+      if (e.end->peer == peer && e.send == for_send && static_cast<uint32_t>(e.channel) == ch) {
+        match = &e;
+      }
+    }
+    if (match == nullptr || match->theirs.has_value()) {
+      return at(what, static_cast<int>(ch), peer,
+                std::string(match == nullptr ? "unexpected " : "duplicate ") +
+                    (for_send ? "receive" : "send") + " blob: the " + what +
+                    " plans of the two ranks disagree");
+    }
+    match->theirs.emplace();
+    std::memcpy(match->theirs->data(), p + 8, NCCOM_TRANSPORT_CONNECT_BYTES);
+  }
+  return {};
+}
+
+// Everything out, then everything in: a peer expects as many entries as it
+// has ends towards this rank, which the symmetric plans guarantee.
+Status exchange_blobs(comm::Communicator& comm, std::vector<PendingEnd>& pending,
+                      const std::string& what) {
+  ByPeer by_peer;
+  for (const PendingEnd& e : pending) by_peer[e.end->peer].push_back(&e);
   for (const auto& [peer, ends] : by_peer) {
     std::vector<uint8_t> bytes(ends.size() * kEntryBytes);
     for (size_t i = 0; i < ends.size(); ++i) encode(*ends[i], bytes.data() + i * kEntryBytes);
@@ -67,36 +103,36 @@ Status exchange_and_connect(comm::Communicator& comm, std::vector<PendingEnd>& p
         !s) {
       return at(what, -1, peer, "receiving the connection blobs: " + s.error().message);
     }
-    for (size_t i = 0; i < ends.size(); ++i) {
-      const uint8_t* p = bytes.data() + i * kEntryBytes;
-      uint32_t ch = 0, kind = 0;
-      std::memcpy(&ch, p, 4);
-      std::memcpy(&kind, p + 4, 4);
-      if (kind > 1) {
-        return at(what, static_cast<int>(ch), peer,
-                  "malformed connection blob entry " + std::to_string(i) + " (kind " +
-                      std::to_string(kind) + ")");
-      }
-      // The peer's receive blob serves my send end of the same channel, its
-      // send blob my receive end.
-      const bool for_send = kind == static_cast<uint32_t>(Kind::RecvBlob);
-      PendingEnd* match = nullptr;
-      for (PendingEnd& e : pending) {
-        if (e.end->peer == peer && e.send == for_send && static_cast<uint32_t>(e.channel) == ch) {
-          match = &e;
-        }
-      }
-      if (match == nullptr || match->theirs.has_value()) {
-        return at(what, static_cast<int>(ch), peer,
-                  std::string(match == nullptr ? "unexpected " : "duplicate ") +
-                      (for_send ? "receive" : "send") + " blob: the " + what +
-                      " plans of the two ranks disagree");
-      }
-      match->theirs.emplace();
-      std::memcpy(match->theirs->data(), p + 8, NCCOM_TRANSPORT_CONNECT_BYTES);
-    }
+    if (Status s = take_blobs(bytes, ends.size(), peer, pending, what); !s) return s;
   }
+  return {};
+}
 
+// The connect that did not finish within the bound: the ends still waiting
+// and what the plugin calls in flight are doing.
+Error connect_timeout(const comm::Communicator& comm, const std::vector<PendingEnd>& pending,
+                      const std::vector<bool>& done, std::chrono::milliseconds timeout,
+                      const std::string& what) {
+  std::string waiting;
+  for (size_t k = 0; k < pending.size(); ++k) {
+    if (done[k]) continue;
+    const PendingEnd& e = pending[k];
+    waiting += std::string(e.send ? " send ch" : " recv ch") + std::to_string(e.channel) +
+               (e.send ? "->" : "<-") + std::to_string(e.end->peer);
+  }
+  std::string stuck = net_facade_in_flight();
+  return make_error(NRT_TIMEOUT, "rank " + std::to_string(comm.rank()) + ": " + what +
+                                     " transport connect: not connected after " +
+                                     std::to_string(timeout.count()) +
+                                     " ms (transport.connect_timeout_ms):" + waiting +
+                                     (stuck.empty() ? "" : "; " + stuck));
+}
+
+}  // namespace
+
+Status exchange_and_connect(comm::Communicator& comm, std::vector<PendingEnd>& pending,
+                            std::chrono::milliseconds timeout, const std::string& what) {
+  if (Status s = exchange_blobs(comm, pending, what); !s) return s;
   // NCCL's order: send ends (connect) before receive ends (accept), by
   // channel and peer, so that a plugin whose accept blocks always has its
   // peer's connect coming. The plugin's connect/accept also run on helper
@@ -134,21 +170,8 @@ Status exchange_and_connect(comm::Communicator& comm, std::vector<PendingEnd>& p
                                            " (the communicator cannot be completed without it)");
       }
     }
-    if (left > 0 && std::chrono::steady_clock::now() > deadline) {
-      std::string waiting;
-      for (size_t k = 0; k < pending.size(); ++k) {
-        if (done[k]) continue;
-        const PendingEnd& e = pending[k];
-        waiting += std::string(e.send ? " send ch" : " recv ch") + std::to_string(e.channel) +
-                   (e.send ? "->" : "<-") + std::to_string(e.end->peer);
-      }
-      std::string stuck = net_facade_in_flight();
-      return make_error(NRT_TIMEOUT, "rank " + std::to_string(comm.rank()) + ": " + what +
-                                         " transport connect: not connected after " +
-                                         std::to_string(timeout.count()) +
-                                         " ms (transport.connect_timeout_ms):" + waiting +
-                                         (stuck.empty() ? "" : "; " + stuck));
-    }
+    if (left > 0 && std::chrono::steady_clock::now() > deadline)
+      return connect_timeout(comm, pending, done, timeout, what);
     if (left > 0) std::this_thread::yield();
   }
   return {};

@@ -92,6 +92,19 @@ class NetOp {
   enum class Phase { FirstTouch, Steady, Finished };
 
   NetOp() = default;
+  // op_build.cc: create's walk over the FIFO, one entry at a time.
+  struct Walk {
+    int last_word = -1;
+    uint32_t last_op = 0;
+    int64_t open_op = -1;  // the op with transfers not yet closed
+  };
+  Status plan_entry(const ConnectorRegistry& registry, uint64_t i, Walk& w);
+  Status check_mark(uint64_t i, const std::string& at, uint32_t op_idx, const Walk& w) const;
+  Status first_use(OpPlan& opp, const net_ops_info_t& info, const enc_net_connector_t* nc,
+                   const std::string& op_at);
+  Result<Connector*> connection_of(const ConnectorRegistry& registry, const net_ops_info_t& info,
+                                   const enc_channel_prefix_t* ch, const enc_net_connector_t* nc,
+                                   int peer_rank, const std::string& op_at) const;
   bool is_send() const { return dir_ == NCCOM_TRANSPORT_SEND; }
   const net_src_addr_t& src(uint64_t i) const {
     return static_cast<const net_src_addr_t*>(fifo_)[i];
