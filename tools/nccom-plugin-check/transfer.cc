@@ -131,116 +131,172 @@ long long first_mismatch(const unsigned char* data, std::size_t size, uint32_t k
   return -1;
 }
 
-Expected<RunStats> run_plan(net::Net& net, void* comm, Role role, const Plan& plan,
-                            const Deadline& deadline) {
-  const std::size_t n = plan.messages.size();
-  std::vector<std::size_t> offsets(n);
+namespace {
+
+// The bytes each message takes in the arena: its larger side, a guard, a
+// cache line's alignment.
+std::size_t arena_bytes(const Plan& plan, std::vector<std::size_t>& offsets) {
   std::size_t total = 0;
-  for (std::size_t i = 0; i < n; ++i) {
+  offsets.resize(plan.messages.size());
+  for (std::size_t i = 0; i < plan.messages.size(); ++i) {
     offsets[i] = total;
     const Message& m = plan.messages[i];
     total += (static_cast<std::size_t>(std::max(m.size, m.capacity)) + kGuard + 63) / 64 * 64;
   }
-  Arena arena(total);
-  std::memset(arena.data(), kGuardByte, arena.size());
-  std::vector<Slot> slots(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    const Message& m = plan.messages[i];
-    slots[i].data = arena.data() + offsets[i];
-    slots[i].size = role == Role::kSend ? m.size : m.capacity;
-    slots[i].tag = m.tag;
-    if (role == Role::kSend) fill_pattern(arena.data() + offsets[i], m.size, m.key);
-  }
-  void* mhandle = nullptr;
-  auto reg = expect_ok(net.reg_mr(comm, arena.data(), arena.size(), NCCL_PTR_HOST, &mhandle),
-                       "regMr of " + std::to_string(arena.size()) + " bytes");
-  if (!reg) return reg.take_error();
-  for (Slot& s : slots) s.mhandle = mhandle;
+  return total;
+}
 
-  RunStats stats;
-  std::vector<std::size_t> outstanding;
-  std::size_t next = 0, completed = 0;
-  // After a failure: with nothing left in flight (a failed test releases
-  // its request) everything is released as usual; otherwise the requests
-  // may still point into the buffers, which are kept, registration and all.
-  auto abandon = [&](Failure f) -> Expected<RunStats> {
-    if (outstanding.empty()) {
-      (void)net.dereg_mr(comm, mhandle);
-    } else {
-      arena.leak();
+// One side of a plan on one comm: its messages posted within the window,
+// tested oldest first, checked, and bounded by the deadline.
+class PlanRun {
+ public:
+  PlanRun(net::Net& net, void* comm, Role role, const Plan& plan, const Deadline& deadline)
+      : net_(net),
+        comm_(comm),
+        role_(role),
+        plan_(plan),
+        deadline_(deadline),
+        arena_(arena_bytes(plan, offsets_)),
+        slots_(plan.messages.size()) {}
+
+  Expected<RunStats> run() {
+    if (auto ready = prepare(); !ready) return ready.take_error();
+    const std::size_t n = slots_.size();
+    while (completed_ < n) {
+      if (auto posted = post(); !posted) return abandon(posted.take_error());
+      if (auto tested = test_oldest(); !tested) return abandon(tested.take_error());
+      if (completed_ < n && deadline_.expired()) return abandon(stalled());
+      std::this_thread::yield();
     }
-    return f;
-  };
-  while (completed < n) {
-    while (next < n && outstanding.size() < static_cast<std::size_t>(plan.window)) {
-      Slot& s = slots[next];
+    auto dereg = expect_ok(net_.dereg_mr(comm_, mhandle_), "deregMr");
+    if (!dereg) return dereg.take_error();
+    return stats_;
+  }
+
+ private:
+  // The buffers: send data in the pattern, receive room behind guard bytes,
+  // one registration for all.
+  Expected<bool> prepare() {
+    std::memset(arena_.data(), kGuardByte, arena_.size());
+    for (std::size_t i = 0; i < slots_.size(); ++i) {
+      const Message& m = plan_.messages[i];
+      slots_[i].data = arena_.data() + offsets_[i];
+      slots_[i].size = role_ == Role::kSend ? m.size : m.capacity;
+      slots_[i].tag = m.tag;
+      if (role_ == Role::kSend) fill_pattern(arena_.data() + offsets_[i], m.size, m.key);
+    }
+    auto reg = expect_ok(net_.reg_mr(comm_, arena_.data(), arena_.size(), NCCL_PTR_HOST, &mhandle_),
+                         "regMr of " + std::to_string(arena_.size()) + " bytes");
+    if (!reg) return reg.take_error();
+    for (Slot& s : slots_) s.mhandle = mhandle_;
+    return true;
+  }
+
+  // Posts messages while the window has room and the plugin takes them.
+  Expected<bool> post() {
+    while (next_ < slots_.size() && outstanding_.size() < static_cast<std::size_t>(plan_.window)) {
+      Slot& s = slots_[next_];
       const ncclResult_t rc =
-          role == Role::kSend
-              ? net.isend(comm, s.data, s.size, s.tag, s.mhandle, &s.request)
-              : net.irecv(comm, 1, &s.data, &s.size, &s.tag, &s.mhandle, &s.request);
+          role_ == Role::kSend
+              ? net_.isend(comm_, s.data, s.size, s.tag, s.mhandle, &s.request)
+              : net_.irecv(comm_, 1, &s.data, &s.size, &s.tag, &s.mhandle, &s.request);
       if (rc != ncclSuccess) {
-        return abandon(nccl_failure(std::string(role == Role::kSend ? "isend" : "irecv") + " of " +
-                                        describe(role, next, plan.messages[next]),
-                                    rc));
+        return nccl_failure(std::string(role_ == Role::kSend ? "isend" : "irecv") + " of " +
+                                describe(role_, next_, plan_.messages[next_]),
+                            rc);
       }
       if (s.request == nullptr) {  // back-pressure: retry after testing
-        ++stats.back_pressure;
+        ++stats_.back_pressure;
         break;
       }
       s.posted = std::chrono::steady_clock::now();
-      outstanding.push_back(next++);
+      outstanding_.push_back(next_++);
     }
-    // Oldest first, stopping at the first that is not done: the order NCCL's
-    // proxy and nccom's test in, which plugins derived from NCCL's socket
-    // code rely on.
-    for (auto it = outstanding.begin(); it != outstanding.end();) {
-      Slot& s = slots[*it];
-      const Message& m = plan.messages[*it];
+    return true;
+  }
+
+  // Oldest first, stopping at the first that is not done: the order NCCL's
+  // proxy and nccom's test in, which plugins derived from NCCL's socket
+  // code rely on.
+  Expected<bool> test_oldest() {
+    for (auto it = outstanding_.begin(); it != outstanding_.end();) {
+      Slot& s = slots_[*it];
+      const Message& m = plan_.messages[*it];
       int done = 0, size = NCCOM_NET_SIZE_UNREPORTED;
-      const ncclResult_t rc = net.test(s.request, &done, &size);
+      const ncclResult_t rc = net_.test(s.request, &done, &size);
       if (rc != ncclSuccess) {
-        Failure f = nccl_failure("test of " + describe(role, *it, m), rc);
-        outstanding.erase(it);
-        return abandon(std::move(f));
+        Failure f = nccl_failure("test of " + describe(role_, *it, m), rc);
+        outstanding_.erase(it);  // a failed test releases its request
+        return f;
       }
       if (!done) {
         ++s.tests;
         break;
       }
-      if (role == Role::kRecv) {
-        auto ok = verify_receive(s, m, *it, size, net.info().layout);
-        if (ok && plan.flush) ok = flush(net, comm, s, deadline, describe(role, *it, m));
-        if (!ok) return abandon(ok.take_error());
+      if (role_ == Role::kRecv) {
+        auto ok = verify_receive(s, m, *it, size, net_.info().layout);
+        if (ok && plan_.flush) ok = flush(net_, comm_, s, deadline_, describe(role_, *it, m));
+        if (!ok) return ok.take_error();
       } else if (size != NCCOM_NET_SIZE_UNREPORTED && size != m.size) {
-        return abandon(fail("test of " + describe(role, *it, m) + " reported " +
-                            std::to_string(size) + " bytes sent"));
+        return fail("test of " + describe(role_, *it, m) + " reported " + std::to_string(size) +
+                    " bytes sent");
       }
-      ++completed;
-      it = outstanding.erase(it);
+      ++completed_;
+      it = outstanding_.erase(it);
     }
-    if (completed < n && deadline.expired()) {
-      const std::size_t oldest = outstanding.empty() ? next : outstanding.front();
-      std::string tested;
-      if (!outstanding.empty()) {
-        // A request test keeps answering "not done" for: the plugin's
-        // never-completing request, named as such.
-        const Slot& s = slots[oldest];
-        const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(
-            std::chrono::steady_clock::now() - s.posted);
-        tested = ", posted " + std::to_string(waited.count()) + " ms ago and tested " +
-                 std::to_string(s.tests) + " times, never done";
-      }
-      return abandon(
-          timeout(std::to_string(n - completed) + " of " + std::to_string(n) +
-                  (role == Role::kSend ? " sends" : " receives") +
-                  " to complete (oldest: " + describe(role, oldest, plan.messages[oldest]) +
-                  tested + "; " + std::to_string(n - next) + " not yet accepted by the plugin)"));
-    }
-    std::this_thread::yield();
+    return true;
   }
-  auto dereg = expect_ok(net.dereg_mr(comm, mhandle), "deregMr");
-  if (!dereg) return dereg.take_error();
-  return stats;
+
+  // Past the deadline: how many are left, and the oldest one's story (a
+  // request that test keeps answering "not done" for is named as such).
+  Failure stalled() const {
+    const std::size_t n = slots_.size();
+    const std::size_t oldest = outstanding_.empty() ? next_ : outstanding_.front();
+    std::string tested;
+    if (!outstanding_.empty()) {
+      const Slot& s = slots_[oldest];
+      const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(
+          std::chrono::steady_clock::now() - s.posted);
+      tested = ", posted " + std::to_string(waited.count()) + " ms ago and tested " +
+               std::to_string(s.tests) + " times, never done";
+    }
+    return timeout(std::to_string(n - completed_) + " of " + std::to_string(n) +
+                   (role_ == Role::kSend ? " sends" : " receives") +
+                   " to complete (oldest: " + describe(role_, oldest, plan_.messages[oldest]) +
+                   tested + "; " + std::to_string(n - next_) + " not yet accepted by the plugin)");
+  }
+
+  // After a failure: with nothing left in flight everything is released as
+  // usual; otherwise the requests may still point into the buffers, which
+  // are kept, registration and all.
+  Expected<RunStats> abandon(Failure f) {
+    if (outstanding_.empty()) {
+      (void)net_.dereg_mr(comm_, mhandle_);
+    } else {
+      arena_.leak();
+    }
+    return f;
+  }
+
+  net::Net& net_;
+  void* comm_;
+  Role role_;
+  const Plan& plan_;
+  const Deadline& deadline_;
+  std::vector<std::size_t> offsets_;
+  Arena arena_;
+  std::vector<Slot> slots_;
+  void* mhandle_ = nullptr;
+  RunStats stats_;
+  std::vector<std::size_t> outstanding_;
+  std::size_t next_ = 0, completed_ = 0;
+};
+
+}  // namespace
+
+Expected<RunStats> run_plan(net::Net& net, void* comm, Role role, const Plan& plan,
+                            const Deadline& deadline) {
+  return PlanRun(net, comm, role, plan, deadline).run();
 }
 
 std::string encode(const Plan& plan) {
