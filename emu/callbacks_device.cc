@@ -1,7 +1,6 @@
 // The device, topology and pod callbacks libnccom imports @NRT_2.0.0,
 // answered from the emulated host of device_model.h.
 #include "device_model.h"
-#include "env.h"
 #include "export.h"
 #include "platform.h"
 

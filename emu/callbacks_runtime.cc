@@ -1,7 +1,7 @@
 // The 4 nrt_* runtime queries libnccom imports @NRT_2.0.0 and
 // nec_ndl_printk, libnccom's way into the runtime log.
-#include "env.h"
 #include "export.h"
+#include "knobs.h"
 #include "nccom_loader.h"
 #include "platform.h"
 #include "runtime_log.h"
@@ -16,7 +16,7 @@ NRT_EMU_API NRT_STATUS nrt_get_total_vnc_count(uint32_t* count_out) {
   if (count_out == nullptr) return NRT_INVALID;
   // 0 means "no local vNC world": libnccom then runs its distributed
   // bootstrap (bootstrapInit's vNC gate). Tests set a count to skip it.
-  const auto count = nrt_emu::env::int_knob("NEURON_RT_EMU_TOTAL_VNC_COUNT", 0, 0, UINT32_MAX);
+  const auto count = nrt_emu::knobs::integer_or_warn(nrt_emu::knobs::Var::kTotalVncCount, 0);
   if (!count) return NRT_INVALID;
   *count_out = static_cast<uint32_t>(*count);
   return NRT_SUCCESS;

@@ -1,6 +1,6 @@
 #include "device_model.h"
 
-#include "env.h"
+#include "knobs.h"
 #include "platform.h"
 #include "runtime_log.h"
 
@@ -26,18 +26,19 @@ Recorded& recorded() {
 }  // namespace
 
 int count() {
+  static_assert(knobs::declared(knobs::Var::kDevices).hi == kMaxDevices);
   // A platform that exists with one device count only (trn3-switch-v1: 16)
   // defaults to it and refuses any other: libnccom's topology would reject
   // the node later with a less direct message.
   const platform::Spec* p = platform::current();
-  const long fallback = p != nullptr && p->devices != 0 ? p->devices : kDefaultDevices;
-  const auto n = env::int_knob("NEURON_RT_EMU_DEVICES", fallback, 1, kMaxDevices);
+  const long long fallback = p != nullptr && p->devices != 0 ? p->devices : kDefaultDevices;
+  const auto n = knobs::integer_or_warn(knobs::Var::kDevices, fallback);
   if (!n) return -1;
   if (p != nullptr && p->devices != 0 && *n != p->devices) {
     log::message(
         log::Level::Warn,
         "NEURON_RT_EMU_PLATFORM=%s has %d devices per node: set NEURON_RT_EMU_DEVICES=%d (or "
-        "unset it), not %ld",
+        "unset it), not %lld",
         p->name, p->devices, p->devices, *n);
     return -1;
   }

@@ -28,7 +28,8 @@ namespace nrt_emu::devices {
 inline constexpr int kMaxDevices = 16;
 inline constexpr int kMaxMapEntries = 65536;  // bound for nec_build_port_and_rid_map
 
-// NEURON_RT_EMU_DEVICES, or -1 (logged) when it is not an integer in 1..16
+// NEURON_RT_EMU_DEVICES (or the process default a communicator set), or -1
+// (logged) when it is not an integer in 1..16
 // or not the platform's only device count (trn3-switch-v1: 16, also the
 // default there).
 int count();

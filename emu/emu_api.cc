@@ -1,6 +1,6 @@
 // The application API (nrt_emu.h, version node NRT_EMU_1.0).
 #include "device_model.h"
-#include "env.h"
+#include "knobs.h"
 #include "nccom_loader.h"
 #include "platform.h"
 #include "runtime_log.h"
@@ -48,7 +48,7 @@ int nrt_emu_host_device_count(int local_n) {
   // What a rank reports once nrt_emu_ccom_init placed it (Ccom::place_on_device):
   // NEURON_RT_EMU_DEVICES when set, else the platform's own count, else
   // one device per rank on the host.
-  if (nrt_emu::env::get("NEURON_RT_EMU_DEVICES")) return nrt_emu::devices::count();
+  if (nrt_emu::knobs::is_set(nrt_emu::knobs::Var::kDevices)) return nrt_emu::devices::count();
   return spec->devices != 0 ? spec->devices : local_n;
 }
 

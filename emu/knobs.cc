@@ -1,49 +1,98 @@
-// The reference runtime's environment variables, listed for nccom-info
-// (nrt_emu_knob). The variables themselves are read where they act; this
-// list says which exist, their values and defaults, and a test checks that
-// every NEURON_RT_ variable the runtime reads is in it.
+// The reference runtime's environment variables (knobs.h), and
+// nrt_emu_knob, which lists them for nccom-info.
+#include "knobs.h"
+
 #include "nrt_emu.h"
+#include "runtime_log.h"
 
-#include <cstddef>
+#include <atomic>
+#include <cerrno>
+#include <climits>
+#include <cstdint>
+#include <cstdlib>
+#include <iterator>
 
+namespace nrt_emu::knobs {
 namespace {
 
-struct Knob {
-  const char* name;
-  const char* values;
-  const char* default_text;
-};
+constexpr std::size_t kCount = std::size(kTable);
 
-constexpr Knob kKnobs[] = {
-    {"NEURON_RT_EMU_PLATFORM",
-     "emu, trn1, trn1n, inf2, trn2, trn2-ultraserver, trn3, trn3-switch-v1", "emu"},
-    {"NEURON_RT_EMU_DEVICES", "1..16 (trn3-switch-v1: 16)", "2 (trn3-switch-v1: 16)"},
-    {"NEURON_RT_EMU_TOTAL_VNC_COUNT", "0..4294967295 (0: libnccom's distributed bootstrap)", "0"},
-    {"NEURON_RT_VIRTUAL_CORE_SIZE", "1, 2 (trn3-switch-v1: 2)", "1 (trn3-switch-v1: 2)"},
-    {"NEURON_RT_LOG_LEVEL", "ERROR, WARN, INFO, DEBUG, TRACE", "WARN"},
-    {"NEURON_RT_RANKS_PER_NETWORK_PROXY", "1..4096 ranks per proxy worker", "1"},
-    {"NEURON_RT_ROOT_COMM_ID", "host:port where rank 0 listens", "(none)"},
-    {"NEURON_RT_EMU_ALLREDUCE_RD_BYTES", "0..16 MiB: all-reduces up to it by recursive doubling",
-     "65536 across hosts, 32768 on one host"},
-    {"NEURON_RT_EMU_ALLGATHER_RD_BYTES",
-     "0..16 MiB of output: all-gathers up to it by recursive doubling",
-     "65536 across hosts; one host: 8192 for 2 ranks, 32768 for more"},
-    {"NEURON_RT_EMU_DIRECT_READ", "0, 1: same-host slices of final data by reference", "1"},
-    {"NEURON_RT_EMU_SPIN_US", "0..10000000 us an idle device loop yields before it sleeps", "20"},
-    {"NEURON_RT_EMU_POLL_NS", "0..1000000 ns between yields in the spin window", "1000"},
-    {"NEURON_RT_EMU_PROXY_HELP", "0, 1: the device loop steps the proxy's tasks", "1"},
-    {"NEURON_RT_EMU_SLICE_BYTES", "4096..16 MiB: the engine's slot size", "524288"},
-    {"NEURON_RT_EMU_ENGINE_CHANNELS", "1..4 ring channels the engine uses at most", "4"},
-    {"NEURON_RT_EMU_DEBUG_KILL_AFTER_INIT",
-     "a rank number: that rank kills itself in nrt_emu_ccom_init (test seam)", "-1 (none)"},
-};
+// Unset (LLONG_MIN) or the process's own default, per variable.
+std::atomic<long long>* process_defaults() {
+  static std::atomic<long long> values[kCount];
+  static const bool unset = [] {
+    for (auto& one : values) one.store(LLONG_MIN);
+    return true;
+  }();
+  (void)unset;
+  return values;
+}
+
+// A decimal integer in [lo, hi], blanks after it allowed.
+std::optional<long long> parse(std::string_view text, long long lo, long long hi) {
+  const std::string copy(text);
+  const char* begin = copy.c_str();
+  char* end = nullptr;
+  errno = 0;
+  const long long value = std::strtoll(begin, &end, 10);
+  if (end == begin || errno != 0) return std::nullopt;
+  while (*end == ' ' || *end == '\t') ++end;
+  if (*end != '\0' || value < lo || value > hi) return std::nullopt;
+  return value;
+}
+
+constexpr bool in_var_order() {
+  for (std::size_t i = 0; i < kCount; ++i)
+    if (static_cast<std::size_t>(kTable[i].var) != i) return false;
+  return true;
+}
+static_assert(in_var_order(), "kTable must list the variables in Var's order");
 
 }  // namespace
 
+std::size_t count() { return kCount; }
+const Declared& at(std::size_t index) { return kTable[index]; }
+
+std::optional<std::string_view> text(Var v) {
+  const char* value = std::getenv(declared(v).name);
+  if (value == nullptr || *value == '\0') return std::nullopt;
+  return std::string_view(value);
+}
+
+std::optional<long long> integer(Var v, long long fallback, std::string& why) {
+  const Declared& d = declared(v);
+  const auto value = text(v);
+  if (!value) {
+    const long long own = process_defaults()[static_cast<std::size_t>(v)].load();
+    return own != LLONG_MIN ? own : fallback;
+  }
+  if (auto n = parse(*value, d.lo, d.hi)) return n;
+  why = std::string(d.name) + "=" + std::string(*value) + " is not an integer in " +
+        std::to_string(d.lo) + ".." + std::to_string(d.hi);
+  return std::nullopt;
+}
+
+std::optional<long long> integer_or_warn(Var v, long long fallback) {
+  std::string why;
+  const auto value = integer(v, fallback, why);
+  if (!value) log::message(log::Level::Warn, "%s", why.c_str());
+  return value;
+}
+
+bool is_set(Var v) {
+  return text(v).has_value() || process_defaults()[static_cast<std::size_t>(v)].load() != LLONG_MIN;
+}
+
+void set_process_default(Var v, long long value) {
+  process_defaults()[static_cast<std::size_t>(v)].store(value);
+}
+
+}  // namespace nrt_emu::knobs
+
 extern "C" NRT_EMU_PUBLIC int nrt_emu_knob(int index, const char** name, const char** values,
                                            const char** default_text) {
-  if (index < 0 || static_cast<std::size_t>(index) >= sizeof kKnobs / sizeof kKnobs[0]) return 0;
-  const Knob& k = kKnobs[index];
+  if (index < 0 || static_cast<std::size_t>(index) >= nrt_emu::knobs::count()) return 0;
+  const nrt_emu::knobs::Declared& k = nrt_emu::knobs::at(static_cast<std::size_t>(index));
   if (name != nullptr) *name = k.name;
   if (values != nullptr) *values = k.values;
   if (default_text != nullptr) *default_text = k.default_text;

@@ -1,6 +1,6 @@
 #include "platform.h"
 
-#include "env.h"
+#include "knobs.h"
 #include "runtime_log.h"
 
 #include <cstring>
@@ -50,7 +50,7 @@ const Spec* find(std::string_view wanted) {
 }  // namespace
 
 const Spec* current() {
-  const std::string_view wanted = env::get("NEURON_RT_EMU_PLATFORM").value_or("emu");
+  const std::string_view wanted = knobs::text(knobs::Var::kPlatform).value_or("emu");
   const Spec* p = find(wanted);
   if (p == nullptr) {
     log::message(log::Level::Warn, "NEURON_RT_EMU_PLATFORM=%.*s is not a known platform: use %s",
@@ -73,13 +73,13 @@ std::optional<nrt_instance_info_t> instance_info() {
 std::optional<uint32_t> virtual_core_size() {
   const Spec* p = current();
   const long fallback = p != nullptr && p->lnc != 0 ? p->lnc : 1;
-  const auto size = env::int_knob("NEURON_RT_VIRTUAL_CORE_SIZE", fallback, 1, 2);
+  const auto size = knobs::integer_or_warn(knobs::Var::kVirtualCoreSize, fallback);
   if (!size) return std::nullopt;
   if (p != nullptr && p->lnc != 0 && *size != p->lnc) {
     log::message(
         log::Level::Warn,
         "NEURON_RT_EMU_PLATFORM=%s runs LNC %d only: set NEURON_RT_VIRTUAL_CORE_SIZE=%d (or "
-        "unset it), not %ld",
+        "unset it), not %lld",
         p->name, p->lnc, p->lnc, *size);
     return std::nullopt;
   }
@@ -87,22 +87,24 @@ std::optional<uint32_t> virtual_core_size() {
 }
 
 nccom::Status check_configuration() {
-  const std::string_view wanted = env::get("NEURON_RT_EMU_PLATFORM").value_or("emu");
+  const std::string_view wanted = knobs::text(knobs::Var::kPlatform).value_or("emu");
   const Spec* p = find(wanted);
   if (p == nullptr)
     return nccom::make_error(NRT_INVALID, "NEURON_RT_EMU_PLATFORM=" + std::string(wanted) +
                                               " is not a known platform: use " + kKnown);
   if (p->lnc != 0) {
-    if (const auto lnc = env::get("NEURON_RT_VIRTUAL_CORE_SIZE");
-        lnc && env::parse_int(*lnc, 1, 2) != p->lnc)
+    std::string why;
+    if (const auto lnc = knobs::text(knobs::Var::kVirtualCoreSize);
+        lnc && knobs::integer(knobs::Var::kVirtualCoreSize, 0, why) != p->lnc)
       return nccom::make_error(
           NRT_INVALID, "NEURON_RT_EMU_PLATFORM=" + std::string(p->name) + " runs LNC " +
                            std::to_string(p->lnc) + " only: set NEURON_RT_VIRTUAL_CORE_SIZE=" +
                            std::to_string(p->lnc) + " (or unset it), not " + std::string(*lnc));
   }
   if (p->devices != 0) {
-    if (const auto d = env::get("NEURON_RT_EMU_DEVICES");
-        d && env::parse_int(*d, 1, 16) != p->devices)
+    std::string why;
+    if (const auto d = knobs::text(knobs::Var::kDevices);
+        d && knobs::integer(knobs::Var::kDevices, 0, why) != p->devices)
       return nccom::make_error(
           NRT_INVALID,
           "NEURON_RT_EMU_PLATFORM=" + std::string(p->name) + " has " + std::to_string(p->devices) +

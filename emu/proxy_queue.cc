@@ -1,6 +1,6 @@
 #include "proxy_queue.h"
 
-#include "env.h"
+#include "knobs.h"
 #include "nccom_loader.h"
 #include "runtime_log.h"
 
@@ -18,9 +18,6 @@
 
 namespace nrt_emu::proxy {
 namespace {
-
-constexpr const char* kRanksPerProxy = "NEURON_RT_RANKS_PER_NETWORK_PROXY";
-constexpr long kMaxRanksPerProxy = 4096;
 
 std::atomic<int> g_live_workers{0};
 
@@ -250,8 +247,8 @@ NRT_STATUS acquire(void* comm, int rank, int nec_dev, Seat** out) {
     log::message(log::Level::Error, "nrt_emu_proxy_acquire: rank %d is negative", rank);
     return NRT_INVALID;
   }
-  const auto per_proxy = env::int_knob(kRanksPerProxy, 1, 1, kMaxRanksPerProxy);
-  if (!per_proxy) return NRT_INVALID;  // logged by int_knob
+  const auto per_proxy = knobs::integer_or_warn(knobs::Var::kRanksPerProxy, 1);
+  if (!per_proxy) return NRT_INVALID;  // logged by integer_or_warn
   const nccom_export_table_t* table = NccomLoader::instance().table();
   if (table == nullptr) {
     log::message(log::Level::Error,

@@ -1,6 +1,6 @@
 #include "runtime_log.h"
 
-#include "env.h"
+#include "knobs.h"
 
 #include <strings.h>
 #include <sys/syscall.h>
@@ -71,7 +71,7 @@ const Name* named_level(const std::string& value) {
 // NEURON_RT_LOG_LEVEL, read on every line so tests and tools can change it.
 // An invalid value keeps WARN here; check_level() reports it.
 Level threshold() {
-  const auto text = env::get("NEURON_RT_LOG_LEVEL");
+  const auto text = knobs::text(knobs::Var::kLogLevel);
   if (!text) return Level::Warn;
   const Name* n = named_level(std::string(*text));
   return n != nullptr ? n->level : Level::Warn;
@@ -160,7 +160,7 @@ void clear() {
 }
 
 nccom::Status check_level() {
-  const auto text = env::get("NEURON_RT_LOG_LEVEL");
+  const auto text = knobs::text(knobs::Var::kLogLevel);
   if (!text || named_level(std::string(*text)) != nullptr) return {};
   return nccom::make_error(
       NRT_INVALID, "NEURON_RT_LOG_LEVEL=\"" + std::string(text->substr(0, 64)) +

@@ -2,7 +2,7 @@
 #include "ccom.h"
 
 #include "../device_memory.h"
-#include "../env.h"
+#include "../knobs.h"
 #include "../platform.h"
 #include "../runtime_log.h"
 
@@ -44,18 +44,14 @@ constexpr uint64_t kRdGatherBytesAuto = UINT64_MAX;
 
 thread_local uint64_t t_call_mark = 0;
 
-// A knob of the engine from the environment: unset = def; bad = error.
-Result<uint64_t> env_u64(const char* name, uint64_t lo, uint64_t hi, uint64_t def) {
-  const char* v = std::getenv(name);
-  if (v == nullptr || *v == '\0') return def;
-  char* end = nullptr;
-  errno = 0;
-  const unsigned long long x = std::strtoull(v, &end, 10);
-  if (errno != 0 || end == v || *end != '\0' || x < lo || x > hi) {
-    return engine_error(std::string(name) + "=" + v + " is not an integer in " +
-                        std::to_string(lo) + ".." + std::to_string(hi));
-  }
-  return static_cast<uint64_t>(x);
+// A knob of the engine (its range in the runtime's table, knobs.h): unset =
+// def; bad = an error naming it.
+Result<uint64_t> engine_knob(knobs::Var v, uint64_t def) {
+  static_assert(knobs::declared(knobs::Var::kEngineChannels).hi == kMaxEngineChannels);
+  std::string why;
+  const auto n = knobs::integer(v, -1, why);  // every engine knob's range starts at 0 or more
+  if (!n) return engine_error(why);
+  return *n < 0 ? def : static_cast<uint64_t>(*n);
 }
 
 }  // namespace
@@ -125,8 +121,7 @@ Result<Ccom*> Ccom::create(const nrt_emu_ccom_config_t& cfg, Why* why_out) {
 
 Status Ccom::init(const nrt_emu_ccom_config_t& cfg) {
   if (Status s = take_config(cfg); !s) return s;
-  const auto max_ch =
-      env_u64("NEURON_RT_EMU_ENGINE_CHANNELS", 1, kMaxEngineChannels, kMaxEngineChannels);
+  const auto max_ch = engine_knob(knobs::Var::kEngineChannels, kMaxEngineChannels);
   if (!max_ch) return max_ch.error();
   auto vcores_per_device = place_on_device(cfg);
   if (!vcores_per_device) return vcores_per_device.take_error();
@@ -165,27 +160,26 @@ Status Ccom::take_config(const nrt_emu_ccom_config_t& cfg) {
   local_ = cfg.local_rank;
   local_n_ = cfg.local_n;
   timeout_ms_ = cfg.timeout_ms != 0 ? cfg.timeout_ms : 60000;
-  const auto slot = env_u64("NEURON_RT_EMU_SLICE_BYTES", 4096, 16u << 20, kDefaultSlotBytes);
+  const auto slot = engine_knob(knobs::Var::kSliceBytes, kDefaultSlotBytes);
   if (!slot) return slot.error();
   slot_bytes_ = *slot / 64 * 64;
   // Recursive doubling carries a message in one slice (after its stamp).
-  const auto rd = env_u64("NEURON_RT_EMU_ALLREDUCE_RD_BYTES", 0, 16u << 20, kRdBytesAuto);
+  const auto rd = engine_knob(knobs::Var::kAllreduceRdBytes, kRdBytesAuto);
   if (!rd) return rd.error();
   rd_max_bytes_ = *rd;
-  const auto rd_gather =
-      env_u64("NEURON_RT_EMU_ALLGATHER_RD_BYTES", 0, 16u << 20, kRdGatherBytesAuto);
+  const auto rd_gather = engine_knob(knobs::Var::kAllgatherRdBytes, kRdGatherBytesAuto);
   if (!rd_gather) return rd_gather.error();
   rd_gather_max_bytes_ = *rd_gather;
-  const auto by_reference = env_u64("NEURON_RT_EMU_DIRECT_READ", 0, 1, 1);
+  const auto by_reference = engine_knob(knobs::Var::kDirectRead, 1);
   if (!by_reference) return by_reference.error();
   by_reference_ = *by_reference != 0;
-  const auto spin = env_u64("NEURON_RT_EMU_SPIN_US", 0, 10000000, bell::kDefaultSpinUs);
+  const auto spin = engine_knob(knobs::Var::kSpinUs, bell::kDefaultSpinUs);
   if (!spin) return spin.error();
   spin_us_ = static_cast<uint32_t>(*spin);
-  const auto poll = env_u64("NEURON_RT_EMU_POLL_NS", 0, 1000000, bell::kDefaultPollNs);
+  const auto poll = engine_knob(knobs::Var::kPollNs, bell::kDefaultPollNs);
   if (!poll) return poll.error();
   poll_ns_ = static_cast<uint32_t>(*poll);
-  const auto help = env_u64("NEURON_RT_EMU_PROXY_HELP", 0, 1, 1);
+  const auto help = engine_knob(knobs::Var::kProxyHelp, 1);
   if (!help) return help.error();
   proxy_help_ = *help != 0;
   return {};
@@ -207,10 +201,10 @@ Result<int> Ccom::place_on_device(const nrt_emu_ccom_config_t& cfg) {
                         std::to_string(spec->devices) + " devices of " +
                         std::to_string(vcores_per_device) + " logical cores (" + spec->name + ")");
   // The emulated host has as many devices as ranks on it, unless told (a
-  // platform with a fixed device count has its own default).
-  if (std::getenv("NEURON_RT_EMU_DEVICES") == nullptr && spec->devices == 0) {
-    setenv("NEURON_RT_EMU_DEVICES", std::to_string(cfg.local_n).c_str(), 0);
-  }
+  // platform with a fixed device count has its own default): this process's
+  // own default, not its environment.
+  if (!knobs::is_set(knobs::Var::kDevices) && spec->devices == 0)
+    knobs::set_process_default(knobs::Var::kDevices, cfg.local_n);
   return vcores_per_device;
 }
 
@@ -222,8 +216,10 @@ Status Ccom::init_communicator(const nrt_emu_ccom_config_t& cfg, int vcores_per_
     return engine_error(std::string("libnccom did not load: ") + (e ? e : "unknown reason"));
   }
   t_ = nrt_emu_nccom_table();
-  const char* root =
-      cfg.root_comm_id != nullptr ? cfg.root_comm_id : std::getenv("NEURON_RT_ROOT_COMM_ID");
+  const auto from_env = knobs::text(knobs::Var::kRootCommId);  // NUL-terminated: getenv's
+  const char* root = cfg.root_comm_id != nullptr ? cfg.root_comm_id
+                     : from_env                  ? from_env->data()
+                                                 : nullptr;
   if (n_ > 1 && (root == nullptr || *root == '\0'))
     return engine_error(
         "no root address: set NEURON_RT_ROOT_COMM_ID=host:port (where rank 0 listens) or pass "
@@ -251,7 +247,7 @@ Status Ccom::init_communicator(const nrt_emu_ccom_config_t& cfg, int vcores_per_
   // Test seam (docs/internals/emu.md, "Environment"): this rank's process
   // dies between libnccom's two init calls, while its peers are already
   // connecting their rings.
-  if (const auto k = env::int_knob("NEURON_RT_EMU_DEBUG_KILL_AFTER_INIT", -1, -1, INT32_MAX);
+  if (const auto k = knobs::integer_or_warn(knobs::Var::kDebugKillAfterInit, -1);
       k && *k == rank_) {
     raise(SIGKILL);
   }

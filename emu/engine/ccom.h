@@ -16,6 +16,7 @@
 #pragma once
 
 #include "../bell.h"
+#include "../knobs.h"
 #include "heap.h"
 #include "process_watch.h"
 #include "program.h"
@@ -142,9 +143,10 @@ struct PeerCard {
 // the knob, the rank and both values (a difference would otherwise show up
 // as a timeout: one rank waits for a recursive-doubling slice the other
 // sends on the rings).
-inline constexpr const char* kAgreedSettings[] = {"NEURON_RT_EMU_ALLREDUCE_RD_BYTES",
-                                                  "NEURON_RT_EMU_ALLGATHER_RD_BYTES",
-                                                  "NEURON_RT_EMU_DIRECT_READ"};
+inline constexpr const char* kAgreedSettings[] = {
+    knobs::declared(knobs::Var::kAllreduceRdBytes).name,
+    knobs::declared(knobs::Var::kAllgatherRdBytes).name,
+    knobs::declared(knobs::Var::kDirectRead).name};
 static_assert(std::size(kAgreedSettings) == std::size(PeerCard{}.agreed));
 
 struct RecvLink {

@@ -78,7 +78,7 @@ RunningChild start_rank(const Shape& s, int r, const std::vector<std::string>& a
                         const std::map<std::string, std::string>& env) {
   // Blocks of consecutive ranks, the first ranks % hosts hosts one more
   // (3 on 2: 2 + 1). Each host's device count is its rank count (the
-  // engine sets NEURON_RT_EMU_DEVICES from local_n).
+  // engine takes local_n as its process's device count).
   std::vector<int> host_of, local_of, count(static_cast<size_t>(s.hosts), s.ranks / s.hosts);
   for (int h = 0; h < s.ranks % s.hosts; ++h) ++count[static_cast<size_t>(h)];
   for (int h = 0; h < s.hosts; ++h) {
@@ -112,6 +112,16 @@ void run_all(const Shape& s, const std::vector<std::string>& args) {
     auto rep = nccom_test::parse_report(res.out);
     EXPECT_EQ(res.exit_code, 0) << "rank " << r << ":\n" << res.out << res.err;
     EXPECT_EQ(rep["ok"], "1") << "rank " << r << ":\n" << res.out << res.err;
+    // On the emu platform a host has as many devices as ranks: the first
+    // ranks % hosts hosts one rank more (start_rank).
+    const int rank = static_cast<int>(r), base = s.ranks / s.hosts, extra = s.ranks % s.hosts;
+    const int host =
+        rank < extra * (base + 1) ? rank / (base + 1) : extra + (rank - extra * (base + 1)) / base;
+    if (s.platform == "emu") {
+      EXPECT_EQ(rep["host_devices"], std::to_string(base + (host < extra ? 1 : 0)))
+          << "rank " << r << ":\n"
+          << res.out;
+    }
     if (r == 0) ::testing::Test::RecordProperty("cases", rep["cases"]);
   }
 }

@@ -249,8 +249,14 @@ int run(int argc, char** argv) {
   cfg.device_bytes = 64u << 20;
   cfg.timeout_ms = static_cast<uint32_t>(std::atoi(get("timeout_ms", "60000").c_str()));
   nrt_emu_ccom_t* cc = nullptr;
+  const bool devices_given = std::getenv("NEURON_RT_EMU_DEVICES") != nullptr;
   if (nrt_emu_ccom_init(&cfg, &cc) != NRT_SUCCESS)
     die(std::string("init: ") + nrt_emu_ccom_error(nullptr));
+  // The device count the placement decided stays in this process: the
+  // runtime never writes the environment its children inherit.
+  if (!devices_given && std::getenv("NEURON_RT_EMU_DEVICES") != nullptr)
+    die("nrt_emu_ccom_init wrote NEURON_RT_EMU_DEVICES into the environment");
+  say("host_devices=" + std::to_string(nrt_emu_host_device_count(cfg.local_n)));
   say("channels=" + std::to_string(nrt_emu_ccom_channel_n(cc)));
   // The engine's algorithm for a 4 MiB call of each shape (above every
   // recursive-doubling threshold): algorithm_<coll>=ring|kangaring|peer.

@@ -130,7 +130,7 @@ TEST_F(EmuProxyQueue, BadGroupSizeIsRefusedAndNamed) {
     EXPECT_EQ(nrt_emu_proxy_acquire(&dummy_comms[0], 0, 0, &p), NRT_INVALID) << bad;
     EXPECT_EQ(p, nullptr);
     EXPECT_NE(runtime_log().find(std::string("NEURON_RT_RANKS_PER_NETWORK_PROXY=") + bad +
-                                 " is invalid: expected an integer in 1..4096"),
+                                 " is not an integer in 1..4096"),
               std::string::npos)
         << runtime_log();
   }
