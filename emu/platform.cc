@@ -18,7 +18,8 @@ namespace {
 // hardware); the emulated host is the pod's node given by its host index.
 // trn3-switch-v1 is a Trn3 node of a NeuronSwitch pod (neuronIsTrn3SwitchV1Family):
 // libnccom tells it from trn3 only by the pod type in the device info, and
-// it exists with 16 devices and LNC 2 only (docs/decisions/topo-neuron.md, decision 4).
+// it exists with 16 devices and LNC 2 only
+// (docs/decisions/topo-neuron.md, "Trn3 Switch-V1 is LNC 2 only").
 // Its pod is this one node: the emu has no second node to switch to.
 constexpr Spec kPlatforms[] = {
     {"emu", kFamilyUnknown, kSizeUnknown, "emu", "emu", NEC_POD_TYPE_NONE, 1, 2, 0, 0},

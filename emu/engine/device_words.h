@@ -55,7 +55,7 @@ inline volatile uint32_t* post_word(enc_net_connector_t* c, bool send) {
 }
 
 // One FIFO entry released to the proxy (docs/decisions/net-neuron-transport.md,
-// decision 4).
+// "Publication").
 inline void publish(volatile uint32_t* word) {
   __atomic_store_n(word, (load32(word) + 1) % kIndexLoop, __ATOMIC_RELEASE);
 }

@@ -123,7 +123,7 @@ NCCOM_API NRT_STATUS neuronNetworkProxyProgress(void* comm, uint32_t stream,
 // a = the runtime device id (enc_peer_info.neuron_dev), b = its routing id
 // (enc_peer_info.rid); the answer is the net device index nearest to that
 // device, from what neuronBuildGraphComm learnt in this process
-// (docs/decisions/transport.md, decision 6).
+// (docs/decisions/transport.md, "neuronPreferredNcRidNic[Bdf]").
 NCCOM_API NRT_STATUS neuronPreferredNcRidNic(uint32_t a, uint32_t b, int* nic_out) {
   return nccom::abi::guard("neuronPreferredNcRidNic", [&]() -> NRT_STATUS {
     if (nic_out == nullptr) {

@@ -14,7 +14,7 @@ namespace nccom::rings {
 
 // One channel's ring as this rank sees it (ncclRing, plus enc_ring_t's
 // `duplicate`: true for the doubled half, which is an identical copy of
-// channel c - nBase; see docs/decisions/rings.md, "doubled half").
+// channel c - nBase; see docs/decisions/rings.md, "Doubled half").
 struct RingChannel {
   int prev = -1;
   int next = -1;

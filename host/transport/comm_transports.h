@@ -29,7 +29,8 @@ namespace nccom::transport {
 
 // The transport channel of every mesh/RDH connection: above the ring
 // channels (< NEC_MAX_CHANNELS), so the NET_NEURON plugin tells a mesh
-// connection from a ring one (docs/decisions/transport.md, decision 5).
+// connection from a ring one
+// (docs/decisions/transport.md, "Mesh connections use transport channel 32").
 inline constexpr int kMeshChannel = NCCOM_TRANSPORT_MESH_CHANNEL;
 static_assert(NCCOM_TRANSPORT_MESH_CHANNEL == NEC_MAX_CHANNELS);
 

@@ -1,6 +1,6 @@
-// The peers neuronExpandConnectivity connects (docs/decisions/transport.md, decision 4). Pure
-// functions of (connectivity, rank, rank count), so every rank computes the
-// same symmetric plan.
+// The peers neuronExpandConnectivity connects (docs/decisions/transport.md,
+// "neuronExpandConnectivity"). Pure functions of (connectivity, rank, rank count), so every
+// rank computes the same symmetric plan.
 #pragma once
 
 #include <nccom/nrt_abi.h>

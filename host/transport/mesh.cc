@@ -1,6 +1,6 @@
-// neuronExpandConnectivity (docs/decisions/transport.md, decision 4): the argument agreed by an
-// all-gather first (a mismatch fails on every rank instead of hanging one of
-// them in a connect), then a send and a receive end to every new peer of the
+// neuronExpandConnectivity (docs/decisions/transport.md, "neuronExpandConnectivity"): the
+// argument agreed by an all-gather first (a mismatch fails on every rank instead of hanging
+// one of them in a connect), then a send and a receive end to every new peer of the
 // pattern, each over the transport the selection picks for the pair (NET_NEURON
 // across servers, P2P within one), on the transport channel kMeshChannel,
 // exchanged and connected like the rings.

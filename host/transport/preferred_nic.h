@@ -1,6 +1,6 @@
 // neuronPreferredNcRidNic / neuronPreferredNcRidNicBdf (export-table slots
-// 14-15; docs/decisions/transport.md, decision 6): the network device nearest to a local
-// Neuron device, named by (a = runtime device id, b = routing id, the `rid`
+// 14-15; docs/decisions/transport.md, "neuronPreferredNcRidNic[Bdf]"): the network device
+// nearest to a local Neuron device, named by (a = runtime device id, b = routing id, the `rid`
 // neuronGetCommInfo reports for it). The answer comes from what the comm layer
 // learnt when it built a communicator in this process: the local devices'
 // PCI bus ids (peer records of ranks on this host) and the selected net's

@@ -3,7 +3,8 @@
 // can_connect says yes. A proxy-free transport (P2P: the device moves the data
 // itself) is a device-direct transport; the host's P2P policy
 // (NCCL_P2P_DISABLE, NCCL_P2P_LEVEL — the host's knobs, which plugins never
-// read) gates it before its can_connect is asked (docs/decisions/transport.md, decision 2).
+// read) gates it before its can_connect is asked
+// (docs/decisions/transport.md, "The P2P policy is the host's").
 #pragma once
 
 #include "transport/transport_backend.h"
@@ -25,8 +26,8 @@ struct P2pPolicy {
   static Result<P2pPolicy> from_text(std::string_view disable, std::string_view level);
 
   // The path between two ranks of one server: LOC on one device, NVL
-  // (NeuronLink) between two devices (docs/decisions/transport.md, decision 2). Allowed when not
-  // disabled and that path type is within the level (unset: any).
+  // (NeuronLink) between two devices (docs/decisions/transport.md, "The P2P policy is the host's").
+  // Allowed when not disabled and that path type is within the level (unset: any).
   bool allows(const nccom_transport_peer_t& a, const nccom_transport_peer_t& b) const;
 };
 

@@ -3,7 +3,7 @@
 // 128-byte ncclConnect blob. On Neuron the 64-byte IPC handle is "packed and
 // exchanged, ignored"; nccom fills it with what a runtime needs to reach the
 // peer and what the other side checks before it trusts the blob
-// (docs/decisions/p2p.md, decision 3): a magic, a version, the sender's host
+// (docs/decisions/p2p.md, "Connect checks the blob"): a magic, a version, the sender's host
 // and process identity, device, channel and direction.
 #pragma once
 

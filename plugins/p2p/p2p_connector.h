@@ -2,7 +2,7 @@
 // reachability (p2pCanConnect's locality part), setup (this side's
 // p2pConnectInfo), connect (the peer's, checked), teardown. Nothing here
 // touches device memory: the runtime owns it and reaches a peer's memory
-// itself (docs/decisions/p2p.md, decision 2); the connector records how
+// itself (docs/decisions/p2p.md, "What is exchanged"); the connector records how
 // (direct pointer in one process, IPC across processes) and logs the
 // original's channel line.
 #pragma once
@@ -19,7 +19,7 @@ namespace nccom::p2p {
 
 inline constexpr uint64_t kConnectorMarker = 0x31434e4e4f435032ull;  // "2PCONNC1"
 
-// The locality rule of p2pCanConnect (docs/decisions/p2p.md, decision 1):
+// The locality rule of p2pCanConnect (docs/decisions/p2p.md, "can_connect"):
 // another rank on the same server (host hash, which includes the virtual
 // server id) in the same pod node. The host's P2P policy (NCCL_P2P_DISABLE /
 // NCCL_P2P_LEVEL) is applied by the host before this is asked

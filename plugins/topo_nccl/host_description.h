@@ -21,7 +21,7 @@ struct CpuInfo {
   bool operator==(const CpuInfo&) const = default;
 };
 
-// Why a PCI device was kept (docs/decisions/topo-nccl.md, D2).
+// Why a PCI device was kept (docs/decisions/topo-nccl.md, "Which PCI functions are kept").
 enum class PciKind {
   Bridge,       // class 0x0604, kept only with a kept device below it
   Network,      // class 0x02xxxx

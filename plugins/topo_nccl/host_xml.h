@@ -1,7 +1,7 @@
 // HostDescription -> NCCL topology XML: one <cpu> per NUMA node, the kept PCI
 // trees as nested <pci>, a <gpu> for every local rank whose Neuron device was
 // found, a <nic> with one <net> per active port where each RDMA device's PCI
-// function sits. Decisions: docs/decisions/topo-nccl.md, P4 ("Host XML").
+// function sits. Decisions: docs/decisions/topo-nccl.md, "Host XML".
 #pragma once
 
 #include "host_description.h"

@@ -1,5 +1,5 @@
 // The recursive core of the OLD search. See ring_search.h and
-// docs/decisions/topo-nccl.md, S7.
+// docs/decisions/topo-nccl.md, "Recursive core".
 #include "ring_search.h"
 
 #include <algorithm>

@@ -26,7 +26,7 @@
 namespace nccom::topo_neuron {
 
 inline constexpr int kSwitchV1KangaLanes = 4;    // one per NIC lane, MAX_KANGA_PATHS
-inline constexpr int kSwitchV1NodesPerJbog = 3;  // docs/decisions/topo-neuron.md decision 9
+inline constexpr int kSwitchV1NodesPerJbog = 3;  // docs/decisions/topo-neuron.md, "Pods"
 inline constexpr int kSwitchV1JbogsPerPod = 3;
 
 struct GraphRequest {

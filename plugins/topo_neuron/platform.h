@@ -90,7 +90,8 @@ struct PlatformSpec {
   int ncPerSengine;
   int c2cPortsPerMla;  // 0 where the original's figure is unknown and we need none
   bool d2dXor2;        // d2d peer of SEngine s is s ^ 2 (Trn2/Trn3)
-  LinkLayout layout;   // for the largest instance; smaller: topo-neuron decision 5
+  LinkLayout layout;   // for the largest instance; smaller:
+                       // docs/decisions/topo-neuron.md, "Intra-node links"
   int nicsFullNode;    // NICs on the largest instance; smaller: scaled down
   PodLayout pod;
   int podNodes;  // instances per pod (0: no pod)

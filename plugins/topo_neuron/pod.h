@@ -1,5 +1,5 @@
 // UltraServer pod inter-node ordering (the rules are our design,
-// docs/decisions/topo-neuron.md decision 17).
+// docs/decisions/topo-neuron.md, "podNodeOrder(nodes, geometry)").
 #pragma once
 
 #include "platform.h"

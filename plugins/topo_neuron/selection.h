@@ -19,7 +19,7 @@ struct SearchChoice {
 
 // Trn3 Switch-V1 always takes NEW (its jbog/rack fabric has no OLD-search
 // expression); otherwise the knob when set, else `defaultNew` (OFF in the
-// original; configurable, docs/decisions/topo-neuron.md decision 14).
+// original; configurable, docs/decisions/topo-neuron.md, "OLD vs NEW").
 SearchChoice selectSearch(Variant variant, std::optional<bool> knob, bool defaultNew = false);
 
 }  // namespace nccom::topo_neuron

@@ -1,5 +1,5 @@
-// XML synthesis: see synthesize.h and docs/decisions/topo-neuron.md ("XML
-// synthesis", S1-S6) for every number written here and why.
+// XML synthesis: see synthesize.h and docs/decisions/topo-neuron.md, "XML synthesis" for every
+// number written here and why.
 #include "synthesize.h"
 
 #include "fail.h"
@@ -29,7 +29,8 @@ struct HostFacts {
   int netMbps;
 };
 
-// CPU, PCIe generation and NIC speed per variant (docs/decisions/topo-neuron.md S4).
+// CPU, PCIe generation and NIC speed per variant
+// (docs/decisions/topo-neuron.md, "CPU, PCIe, NIC speed per variant").
 HostFacts hostFacts(Variant v) {
   switch (v) {
     case Variant::Trn1:

@@ -24,8 +24,8 @@ struct VerifyInput {
 // ("Unsupported topology. Devices with IDs %d and %d are part of topology
 // but devices with those IDs are missing", naming the first and last missing
 // id). Check 2: the number of distinct rank devices is one the platform
-// allows (1, 4, 8 or 16 on every platform but Inf2; docs/decisions/topo-neuron.md
-// decision 7).
+// allows (1, 4, 8 or 16 on every platform but Inf2; docs/decisions/topo-neuron.md,
+// "Local device counts").
 Status verifyTopology(const PlatformSpec& platform, const VerifyInput& in);
 
 // More local ranks than the node has vcores is an error naming both counts.

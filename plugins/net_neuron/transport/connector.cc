@@ -137,7 +137,7 @@ Result<Connector*> connector_setup(ConnectorRegistry& registry, const nccom_tran
   c->dir = dir;
   c->channel = channel;
   c->peer = peer->rank;
-  c->dev = pick_device(comm, channel);  // decision 20, docs/decisions/net-neuron-transport.md
+  c->dev = pick_device(comm, channel);  // docs/decisions/net-neuron-transport.md, "NIC"
   ncclNetProperties_v6_t props{};
   if (c->net->get_properties != nullptr &&
       c->net->get_properties(c->net->ctx, c->dev, &props) == ncclSuccess) {

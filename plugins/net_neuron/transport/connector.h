@@ -21,7 +21,7 @@ inline constexpr uint64_t kConnectorMarker = 0x4e45544e45555231ull;  // "NETNEUR
 // The transport channel the host sets mesh/RDH connections up on
 // (neuronExpandConnectivity): above every ring channel, so a variable-peer
 // descriptor of a MESH channel finds its peer's mesh connection
-// (docs/decisions/net-neuron-transport.md, decision 2). Mirrors host/transport
+// (docs/decisions/net-neuron-transport.md, "Descriptor → comm"). Mirrors host/transport
 // kMeshChannel.
 inline constexpr int kMeshChannel = NCCOM_TRANSPORT_MESH_CHANNEL;
 static_assert(NCCOM_TRANSPORT_MESH_CHANNEL == NEC_MAX_CHANNELS);

@@ -4,7 +4,7 @@
 // post_send[f] / post_recv[f] words the device advances, modulo
 // net_idx_loop_size, once per FIFO entry it releases. With fold_n > 1 an entry
 // counts as published once every fold has published it
-// (docs/decisions/net-neuron-transport.md, decision 5).
+// (docs/decisions/net-neuron-transport.md, "Folds").
 #pragma once
 
 #include <nccom/nrt_abi.h>

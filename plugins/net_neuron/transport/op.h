@@ -37,7 +37,7 @@ enum class Stage : int {
 const char* stage_name(Stage s);
 
 inline constexpr uint64_t kRingSlots = 128;  // NCCL_NET_NEURON_MAX_REQUESTS
-inline constexpr int kDataTag = 0;           // decision 1, docs/decisions/net-neuron-transport.md
+inline constexpr int kDataTag = 0;           // docs/decisions/net-neuron-transport.md, "Tags"
 inline constexpr int kSidelinkTag = 1;
 
 // requestInfo: one ring slot, one NET_TRANSFER descriptor (or the sidelink

@@ -1,5 +1,5 @@
 // The Trn2/Trn3 receive confirmation (docs/decisions/net-neuron-transport.md,
-// decision 17). When the communicator runs with a sidelink and the net has
+// "Sidelink"). When the communicator runs with a sidelink and the net has
 // RMA, a received slice is confirmed to the device only after a 4-byte iread
 // from the sending peer has completed on the same connection: a read issued
 // after the data arrived completes only once the peer's earlier writes to us

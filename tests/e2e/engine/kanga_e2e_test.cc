@@ -109,8 +109,8 @@ std::vector<RankReport> run_ranks(int ranks, int hosts, const std::vector<std::s
   return out;
 }
 
-// The lane rule (docs/decisions/topo-neuron.md decision 15): lane k is the base ring rotated by
-// k·n/4 positions; each lane holds every rank once.
+// The lane rule (docs/decisions/topo-neuron.md, "kangaRingPaths(base, lanes)"): lane k is the
+// base ring rotated by k·n/4 positions; each lane holds every rank once.
 void expect_lanes_are_rotations(const std::vector<std::vector<int>>& lanes, int n) {
   ASSERT_FALSE(lanes.empty());
   const std::vector<int>& base = lanes[0];

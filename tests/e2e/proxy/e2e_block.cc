@@ -12,7 +12,7 @@ constexpr int kSendHs = 0, kSendCmp = 1, kRecvHs = 2, kRecvCmp = 3;
 uint32_t load(const volatile uint32_t* w) { return __atomic_load_n(w, __ATOMIC_ACQUIRE); }
 
 // One index step per FIFO entry (docs/decisions/net-neuron-transport.md,
-// decision 4); data and table writes before the index (release).
+// "Publication"); data and table writes before the index (release).
 void advance(volatile uint32_t* word, uint32_t loop) {
   __atomic_store_n(word, (load(word) + 1) % loop, __ATOMIC_RELEASE);
 }

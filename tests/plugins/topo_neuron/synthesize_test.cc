@@ -147,8 +147,8 @@ TEST(NeuronSynthesize, APlatformWithoutNicsCannotSpanNodes) {
 }
 
 TEST(NeuronSynthesize, HandCheckedNicCounts) {
-  // Facts of the platform table (docs/decisions/topo-neuron.md decision 8), not
-  // the formula above.
+  // Facts of the platform table (docs/decisions/topo-neuron.md, "NICs and PCIe switches"),
+  // not the formula above.
   struct Row {
     Variant v;
     int inst;

@@ -186,7 +186,7 @@ uint32_t TwoRanks::arrived(int r, uint32_t op) const {
 }
 
 // Publishes every entry the device may release now (one index step per FIFO
-// entry, markers included: docs/decisions/net-neuron-transport.md, decision 4).
+// entry, markers included: docs/decisions/net-neuron-transport.md, "Publication").
 void TwoRanks::publish(int r, bool send) {
   DirState& d = dev_[r][send ? NCCOM_TRANSPORT_SEND : NCCOM_TRANSPORT_RECV];
   enc_net_host_memory_t& words = send ? chan_[r]->send_words : chan_[r]->recv_words;
