@@ -35,9 +35,9 @@ enum class Var {
 struct Declared {
   Var var;
   const char* name;
-  bool integer;            // false: a text, its values in `values`
-  long long lo, hi;        // an integer's range
-  const char* values;      // for people: the values and what they mean
+  bool integer;        // false: a text, its values in `values`
+  long long lo, hi;    // an integer's range
+  const char* values;  // for people: the values and what they mean
   const char* default_text;
 };
 
