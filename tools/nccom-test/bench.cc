@@ -160,6 +160,10 @@ class RankBench {
     std::vector<OpResult> results;
     const std::vector<uint64_t> sizes = size_series(o_);
     Progress progress(p_.rank == 0, sizes.size() * o_.ops.size());
+    // Every rank finds its job's nccom-ras port now, while every process
+    // answers: a rank that fails later then asks only for the findings,
+    // while its peers may be failing and exiting too.
+    (void)own_health_port();
     const RunInfo info = run_info();
     if (p_.rank == 0 && !o_.json) print(run_header(info));
     size_t done = 0;

@@ -63,16 +63,18 @@ const HealthPort& own_health_port() {
 // be gone, and the engine fails them within their timeout naming this rank.
 // What the job's health service knows (nccom-ras's findings: processes that
 // do not answer, ranks waiting or behind), for a failure message; "" when no
-// service of this job answers or it finds nothing. Bounded by about 3 s
-// once this job's port is known.
+// service of this job answers or it finds nothing. The connection may go to
+// a stopped process or to a failing rank that is exiting (all of the job's
+// processes on this host share the port): up to 4 connections, each
+// answered within 500 ms, then one collection of at most 1 s.
 std::string health_view() {
   const HealthPort& own = own_health_port();
   if (own.port.empty()) return "";
   ras::Query q;
   q.host = own.host;
   q.port = own.port;
-  q.attempts = 2;
-  q.handshake_ms = 800;
+  q.attempts = 4;
+  q.handshake_ms = 500;
   q.connect_ms = 500;
   q.timeout_ms = 1000;
   const ras::Answer a = ras::ask(q);
