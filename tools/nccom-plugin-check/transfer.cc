@@ -283,7 +283,7 @@ class PlanRun {
   Role role_;
   const Plan& plan_;
   const Deadline& deadline_;
-  std::vector<std::size_t> offsets_;
+  std::vector<std::size_t> offsets_;  // before arena_: its initializer fills them
   Arena arena_;
   std::vector<Slot> slots_;
   void* mhandle_ = nullptr;

@@ -146,7 +146,7 @@ std::optional<long> number(const char* text, long lo, long hi) {
 }
 
 // One report; the exit status.
-int ask_once(const Options& o) {
+int print_report(const Options& o) {
   nccom::ras::Query q;
   q.host = o.host;
   q.port = o.port;
@@ -271,7 +271,7 @@ int from_registry(Options& o) {
     char stamp[64];
     std::strftime(stamp, sizeof stamp, "%F %T", std::localtime(&now));
     if (!o.json) std::printf("=== %s ===\n", stamp);
-    ask_once(o);
+    print_report(o);
     std::this_thread::sleep_for(std::chrono::seconds(o.watch_s));
   }
 }
@@ -285,6 +285,6 @@ int main(int argc, char** argv) {
   if (o.list || !o.addressed) {
     if (const int code = from_registry(o); code >= 0) return code;
   }
-  if (o.watch_s == 0) return ask_once(o);
+  if (o.watch_s == 0) return print_report(o);
   watch(o);
 }
