@@ -54,11 +54,8 @@ Communicator::~Communicator() {
   // First, before any connection closes: a member that completed its setup
   // tells the others it leaves cleanly.
   if (mesh_ && set_up_) mesh_->leave(std::chrono::milliseconds(200));
-  transports_.reset();  // the scheduler publishes into health_ until it is gone
-  if (health_) {
-    health::remove_comm(health_.get());
-    health::Registry::instance().remove_comm(health_.get());
-  }
+  transports_.reset();  // the scheduler reports to health_ until it is gone
+  if (health_) health_->leave();
 }
 
 Result<std::unique_ptr<Communicator>> Communicator::create(const InitRequest& request,
@@ -77,8 +74,7 @@ Result<std::unique_ptr<Communicator>> Communicator::create(const InitRequest& re
   Status up = comm->bring_up(request, settings);
   if (!up) {
     NCCOM_WARN("%s", up.error().message.c_str());
-    health::Registry::instance().record_error(0, request.rank,
-                                              "communicator init: " + up.error().message);
+    health::record_error(0, request.rank, "communicator init: " + up.error().message);
     return up.take_error();
   }
   NCCOM_INFO(log::kInit, "comm %p rank %d nranks %d cudaDev %d busId %lx - Init COMPLETE",
@@ -114,45 +110,38 @@ Status Communicator::bring_up(const InitRequest& request, const BootstrapSetting
   const bootstrap::PeerRecord own = own_record(settings, id_hash);
   // The health service starts before the bootstrap, and this rank is listed
   // as "init" until its communicator runs: a rank stuck in init is seen.
-  health::Card card;
+  health::CardBytes card{};  // all zero: no service (a single rank starts none)
   if (nranks_ > 1) {
     auto health = health_settings();
     if (!health) return health.take_error();
-    std::string label = settings.host_id;
-    if (label.empty()) {
-      char name[256] = {};
-      gethostname(name, sizeof name - 1);
-      label = name;
-    }
-    if (device_info_.virtual_server_id != 0)
-      label += "/vs" + std::to_string(device_info_.virtual_server_id);
-    card = health::ensure_service(*health, settings.interface.address, label);
-    if (card.service) health_ = health::Registry::instance().add_comm(id_hash, rank_, nranks_, {});
+    card = health::own_card(*health, settings.interface.address, host_label(settings));
+    health_ = health::watch(id_hash, rank_, nranks_);
   }
   if (vnc_count == 0) {
     if (Status joined = join(*id, own, settings); !joined) return joined;
   }
   reap_roots();
-  std::vector<health::Card> cards;
+  std::vector<health::CardBytes> cards;
   if (Status exchanged = exchange_peer_records(own, card, cards); !exchanged) return exchanged;
-  if (card.service) join_health(id_hash, id->secret, card, cards);
+  // The service links to every rank's process and queries it with this
+  // communicator's secret.
+  if (health_) health_->join(id->secret, cards);
   if (global_) share_rank_maps();
   return {};
 }
 
-// Registers this rank with the health service: its record (which the proxy
-// scheduler updates) and every rank's process, which the service links to
-// and queries with this communicator's secret.
-void Communicator::join_health(uint64_t id_hash, uint64_t secret, const health::Card& own,
-                               const std::vector<health::Card>& cards) {
-  std::vector<uint64_t> processes;
-  for (const health::Card& c : cards) processes.push_back(c.process);
-  processes[static_cast<std::size_t>(rank_)] = own.process;
-  // The "init" record (no processes) gives way to the running one.
-  if (health_) health::Registry::instance().remove_comm(health_.get());
-  health_ = health::Registry::instance().add_comm(id_hash, rank_, nranks_, processes);
-  health_->set_state(health::CommState::kRunning);
-  health::add_comm(health_, secret, cards);
+// This process's host in the health reports: NCCL_HOSTID or the host name,
+// with the runtime's virtual server when it is not 0.
+std::string Communicator::host_label(const BootstrapSettings& settings) const {
+  std::string label = settings.host_id;
+  if (label.empty()) {
+    char name[256] = {};
+    gethostname(name, sizeof name - 1);
+    label = name;
+  }
+  if (device_info_.virtual_server_id != 0)
+    label += "/vs" + std::to_string(device_info_.virtual_server_id);
+  return label;
 }
 
 // The unique id: given, or derived from the root address, as
@@ -224,8 +213,8 @@ Status Communicator::join(const bootstrap::UniqueId& id, const bootstrap::PeerRe
 
 // The first all-gather: the 112-byte peer records (initTransportsRank's).
 Status Communicator::exchange_peer_records(const bootstrap::PeerRecord& own,
-                                           const health::Card& card,
-                                           std::vector<health::Card>& cards) {
+                                           const health::CardBytes& card,
+                                           std::vector<health::CardBytes>& cards) {
   // Each slot: the 112-byte peer record, then the rank's health card (where
   // its process's health service listens; zero-filled for a single rank).
   constexpr std::size_t kSlot = bootstrap::kPeerRecordBytes + health::kCardBytes;
@@ -233,10 +222,7 @@ Status Communicator::exchange_peer_records(const bootstrap::PeerRecord& own,
   const auto mine = own.encode();
   uint8_t* slot = table.data() + kSlot * rank_;
   std::memcpy(slot, mine.data(), mine.size());
-  if (card.process != 0) {
-    const auto mine_card = card.encode();
-    std::memcpy(slot + bootstrap::kPeerRecordBytes, mine_card.data(), mine_card.size());
-  }
+  std::memcpy(slot + bootstrap::kPeerRecordBytes, card.data(), card.size());
   if (Status gathered = all_gather(table.data(), kSlot); !gathered) {
     return in_context(gathered.take_error(), "initTransportRank AllGather1");
   }
@@ -249,18 +235,8 @@ Status Communicator::exchange_peer_records(const bootstrap::PeerRecord& own,
                                          std::to_string(record->rank));
     }
     peers_.push_back(*record);
-    if (card.process == 0) continue;
-    auto peer_card = health::Card::decode(at + bootstrap::kPeerRecordBytes, health::kCardBytes);
-    if (!peer_card) {
-      // A rank whose process runs no health service (or sent garbage) is
-      // not watched; the communicator works without it.
-      NCCOM_INFO(log::kInit, "health: rank %d sent no usable health card (%s); it is not watched",
-                 r, peer_card.error().message.c_str());
-      cards.push_back(health::Card{});
-      cards.back().process = 0;
-      continue;
-    }
-    cards.push_back(*peer_card);
+    health::CardBytes& peer_card = cards.emplace_back();
+    std::memcpy(peer_card.data(), at + bootstrap::kPeerRecordBytes, peer_card.size());
   }
   return {};
 }

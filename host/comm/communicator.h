@@ -6,8 +6,7 @@
 #include "bootstrap/peer_mesh.h"
 #include "bootstrap/wire.h"
 #include "comm/settings.h"
-#include "health/state.h"
-#include "health/wire.h"
+#include "health/watch.h"
 #include "rings/summary.h"
 
 #include <nccom/nrt_abi.h>
@@ -84,9 +83,9 @@ class Communicator {
   // later build, released with the communicator (before its mesh).
   CommExtension* transports() const { return transports_.get(); }
 
-  // This rank's record in the health service (nullptr when the service is
-  // off in this process): the proxy scheduler publishes its progress there.
-  const std::shared_ptr<health::CommRecord>& health() const { return health_; }
+  // This rank as the health service watches it (nullptr when no service
+  // runs in this process): the proxy scheduler reports its progress there.
+  const std::shared_ptr<health::RankWatch>& health() const { return health_; }
   void set_transports(std::unique_ptr<CommExtension> t) { transports_ = std::move(t); }
 
  private:
@@ -98,10 +97,9 @@ class Communicator {
   bootstrap::PeerRecord own_record(const BootstrapSettings& settings, uint64_t id_hash) const;
   Status join(const bootstrap::UniqueId& id, const bootstrap::PeerRecord& own,
               const BootstrapSettings& settings);
-  Status exchange_peer_records(const bootstrap::PeerRecord& own, const health::Card& card,
-                               std::vector<health::Card>& cards);
-  void join_health(uint64_t id_hash, uint64_t secret, const health::Card& own,
-                   const std::vector<health::Card>& cards);
+  Status exchange_peer_records(const bootstrap::PeerRecord& own, const health::CardBytes& card,
+                               std::vector<health::CardBytes>& cards);
+  std::string host_label(const BootstrapSettings& settings) const;
   void share_rank_maps() const;
 
   int rank_ = -1;
@@ -116,7 +114,7 @@ class Communicator {
   bool set_up_ = false;  // finish_setup ran: freeing is a clean departure
   std::vector<bootstrap::PeerRecord> peers_;
   std::optional<rings::GraphSummary> graph_;
-  std::shared_ptr<health::CommRecord> health_;
+  std::shared_ptr<health::RankWatch> health_;
   std::unique_ptr<CommExtension> transports_;  // declared last: destroyed first
 };
 

@@ -100,14 +100,8 @@ Result<health::ServiceSettings> health_settings() {
   s.keepalive_ms = static_cast<uint64_t>(c.get_int("health.keepalive_ms"));
   s.timeout_factor = static_cast<int>(c.get_int("health.timeout_factor"));
   s.query_timeout_ms = static_cast<uint64_t>(c.get_int("health.query_timeout_ms"));
-  auto bound = [&c](const char* legacy_ms, const char* seconds) {
-    const int64_t ms = c.get_int(legacy_ms);
-    return ms >= 0 ? static_cast<uint64_t>(ms) : static_cast<uint64_t>(c.get_int(seconds)) * 1000;
-  };
-  s.stall_warn_ms = bound("proxy.stall_warn_ms", "health.stall_warn_s");
-  s.stall_fail_ms = bound("proxy.stall_fail_ms", "health.stall_fail_s");
-  if (c.get_int("proxy.stall_warn_ms") >= 0) s.stall_warn_knob = "proxy.stall_warn_ms";
-  if (c.get_int("proxy.stall_fail_ms") >= 0) s.stall_fail_knob = "proxy.stall_fail_ms";
+  s.stall_warn_ms = static_cast<uint64_t>(c.get_int("health.stall_warn_s")) * 1000;
+  s.stall_fail_ms = static_cast<uint64_t>(c.get_int("health.stall_fail_s")) * 1000;
   return s;
 }
 

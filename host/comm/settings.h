@@ -5,7 +5,7 @@
 
 #include "bootstrap/interfaces.h"
 #include "bootstrap/wire.h"
-#include "health/service.h"
+#include "health/watch.h"
 
 #include <nccom/util/result.h>
 
@@ -37,8 +37,7 @@ std::string root_comm_id_origin(const BootstrapSettings& settings, const std::st
 // is the root address when one is known: the interface is chosen to reach it.
 Result<const BootstrapSettings*> bootstrap_settings(const bootstrap::SocketAddress& root = {});
 
-// The health service's settings from the configuration (health.*; the older
-// proxy.stall_*_ms win when set).
+// The health service's settings from the configuration (health.*).
 Result<health::ServiceSettings> health_settings();
 
 // The protocol a communicator uses, the same on every rank: forced by

@@ -55,10 +55,8 @@ constexpr std::string_view kEnvGraphFile[] = {"NCCL_GRAPH_FILE"};
 constexpr std::string_view kEnvNewAlgorithm[] = {"NCCL_GRAPH_USE_NEW_ALGORITHM"};
 constexpr std::string_view kEnvP2pLevel[] = {"NCCL_P2P_LEVEL"};
 constexpr std::string_view kEnvP2pDisable[] = {"NCCL_P2P_DISABLE"};
-constexpr std::string_view kEnvStallWarn[] = {"NCCOM_PROXY_STALL_WARN_MS"};
 constexpr std::string_view kEnvTransportPlugins[] = {"NCCOM_TRANSPORT_PLUGINS"};
 constexpr std::string_view kEnvConnectTimeout[] = {"NCCOM_TRANSPORT_CONNECT_TIMEOUT_MS"};
-constexpr std::string_view kEnvStallFail[] = {"NCCOM_PROXY_STALL_FAIL_MS"};
 constexpr std::string_view kEnvHealth[] = {"NCCOM_HEALTH", "NCCL_RAS_ENABLE"};
 constexpr std::string_view kEnvHealthAddr[] = {"NCCOM_RAS_ADDR", "NCCL_RAS_ADDR"};
 constexpr std::string_view kEnvHealthKeepAlive[] = {"NCCOM_HEALTH_KEEPALIVE_MS"};
@@ -310,22 +308,6 @@ constexpr Knob kHostKnobs[] = {
              "communicator after the connection blobs were exchanged.",
      .min = 1,
      .max = kMaxDurationMs},
-    {.key = "proxy.stall_warn_ms",
-     .env = kEnvStallWarn,
-     .type = Type::Int,
-     .default_text = "-1",
-     .help = "The older, millisecond form of health.stall_warn_s: any value from 0 wins "
-             "over it (0: never). -1: health.stall_warn_s decides.",
-     .min = -1,
-     .max = kMaxDurationMs},
-    {.key = "proxy.stall_fail_ms",
-     .env = kEnvStallFail,
-     .type = Type::Int,
-     .default_text = "-1",
-     .help = "The older, millisecond form of health.stall_fail_s: any value from 0 wins "
-             "over it (0: never). -1: health.stall_fail_s decides.",
-     .min = -1,
-     .max = kMaxDurationMs},
     {.key = "health.enable",
      .env = kEnvHealth,
      .type = Type::Bool,
@@ -333,7 +315,8 @@ constexpr Knob kHostKnobs[] = {
      .help = "Run the health service in every process (one thread, started with the first "
              "communicator): keep-alive links between processes, answers to nccom-ras, and "
              "the stall watchdog that names the peer a stalled rank waits on. false: none of "
-             "it; the proxy's own watchdog still warns and fails after the stall bounds."},
+             "it, and nothing watches the proxy for stalls (the runtime's execution timeout "
+             "still bounds a collective)."},
     {.key = "health.client_address",
      .env = kEnvHealthAddr,
      .type = Type::String,

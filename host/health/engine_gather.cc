@@ -165,7 +165,7 @@ void Engine::finish_collection(int cid) {
       ", proxy stream " + std::to_string(col.stream) +
       (sp.block.load() >= 0 ? ", basic block " + std::to_string(sp.block.load()) : std::string()) +
       ": no progress for " + std::to_string(idle) + " ms (" +
-      (col.fail ? settings_.stall_fail_knob : settings_.stall_warn_knob) + "): ";
+      (col.fail ? "health.stall_fail_s" : "health.stall_warn_s") + "): ";
   const std::string tail = col.peer_rank >= 0
                                ? "waiting on rank " + std::to_string(col.peer_rank) + " " + words
                                : "waiting on a peer the transport does not name";
@@ -178,7 +178,7 @@ void Engine::finish_collection(int cid) {
   if (col.recheck && lost.empty()) return;  // warned already, nothing new
   const std::string text =
       head + tail + (what.empty() ? "" : "; " + what) +
-      (lost.empty() ? "" : "; failing now, not after " + settings_.stall_fail_knob + ": " + lost);
+      (lost.empty() ? "" : "; failing now, not after health.stall_fail_s: " + lost);
   if (col.fail || !lost.empty()) {
     std::lock_guard lock(sp.mu);
     sp.verdict.set = true;

@@ -172,6 +172,11 @@ void remove_comm(const CommRecord* record) {
   if (engine != nullptr) engine->remove_comm(record);
 }
 
+bool service_running() {
+  std::lock_guard lock(g_mu);
+  return g_engine != nullptr;
+}
+
 ServiceSettings service_settings() {
   std::lock_guard lock(g_mu);
   return g_settings;

@@ -18,6 +18,7 @@
 
 #include "bootstrap/socket_address.h"
 #include "health/state.h"
+#include "health/watch.h"
 #include "health/wire.h"
 
 #include <cstdint>
@@ -27,22 +28,6 @@
 
 namespace nccom::health {
 
-struct ServiceSettings {
-  bool enabled = true;
-  // Where nccom-ras connects ("host:port"; empty: no client port). Every
-  // process of a host binds it (SO_REUSEPORT); any of them answers.
-  std::string client_address = "127.0.0.1:28028";
-  uint64_t keepalive_ms = 1000;
-  int timeout_factor = 5;            // silent this many periods: unresponsive
-  uint64_t query_timeout_ms = 1000;  // a process's answer to a query
-  uint64_t stall_warn_ms = 60000;    // 0: never
-  uint64_t stall_fail_ms = 1800000;  // 0: never
-  // The knobs that set the two bounds, as the messages name them.
-  std::string stall_warn_knob = "health.stall_warn_s";
-  std::string stall_fail_knob = "health.stall_fail_s";
-  int max_clients = 64;
-};
-
 // Starts the service on first call (the peer port on `host`'s address, an
 // ephemeral port) and returns this process's card; later calls return the
 // same card. With the service disabled, or when it cannot start (the reason
@@ -51,6 +36,9 @@ struct ServiceSettings {
 // NCCL_HOSTID, with the runtime's virtual server when it is not 0).
 Card ensure_service(const ServiceSettings& settings, const bootstrap::SocketAddress& host,
                     const std::string& host_label);
+
+// Whether the service's thread runs in this process.
+bool service_running();
 
 // A communicator this process is a rank of: its record, its bootstrap secret
 // (which peers present on the health links) and every rank's card.

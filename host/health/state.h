@@ -1,9 +1,10 @@
 // nccom::health — what this process knows about itself, for the health
 // service: its communicators (hash, rank, size, state), per proxy stream how
 // many executions started and completed and what a stalled one waits on, and
-// the last asynchronous errors. Written by the communicator and the proxy
-// scheduler where they already are; read by the health thread as text
-// (snapshot_text) that any process of the job can parse (snapshot.h).
+// the last asynchronous errors. Written through a rank's RankWatch (watch.h:
+// by the communicator, and by the proxy scheduler, whose ProgressSink it is);
+// read by the health thread as text (snapshot_text) that any process of the
+// job can parse (snapshot.h).
 //
 // Thread-safety: every method may be called from any thread. The scheduler's
 // per-tick updates touch only atomics of its own stream.

@@ -8,6 +8,7 @@
 #pragma once
 
 #include "bootstrap/socket_address.h"
+#include "health/watch.h"
 
 #include <nccom/util/result.h>
 
@@ -23,8 +24,7 @@ namespace nccom::health {
 // [8,12) pid  [12,16) the inode of its nccom-ras socket (0: none)
 // [16,24) process key (random per process)
 // [24,52) the service's peer endpoint (28-byte address)  [52,112) host name,
-// NUL-padded (longer names are cut).
-inline constexpr std::size_t kCardBytes = 112;
+// NUL-padded (longer names are cut). kCardBytes is in watch.h.
 
 struct Card {
   bool service = false;  // false: health is off in that process

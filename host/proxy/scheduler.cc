@@ -80,17 +80,8 @@ Result<Progress> Scheduler::progress(uint32_t stream, uint32_t basic_block) {
       s.current = basic_block;
       s.pending = kNoBlock;
       s.last_progress_ms = settings_.now_ms();
-      s.warned = false;
-      if (settings_.health) {
-        health::StreamProgress& hp = settings_.health->stream(static_cast<int>(stream));
-        hp.last_progress_ms.store(s.last_progress_ms, std::memory_order_relaxed);
-        hp.began_ms.store(s.last_progress_ms, std::memory_order_relaxed);
-        hp.waiting_peer.store(-1, std::memory_order_relaxed);
-        hp.waiting_known.store(false, std::memory_order_relaxed);
-        hp.running.store(true, std::memory_order_relaxed);
-        hp.block.store(basic_block, std::memory_order_relaxed);
-        hp.started.fetch_add(1, std::memory_order_release);
-      }
+      s.described = false;
+      if (settings_.watcher) settings_.watcher->began(stream, basic_block, s.last_progress_ms);
     }
   } else if (basic_block != s.current) {
     s.pending = basic_block;
@@ -105,120 +96,58 @@ Result<Progress> Scheduler::progress(uint32_t stream, uint32_t basic_block) {
   for (Parked& p : s.blocks[s.current]) {
     if (!p.running) continue;
     auto tick = p.op->progress();
-    if (!tick) {
-      Error e = in_context(tick.take_error(), where(stream, s.current));
-      NCCOM_WARN("%s", e.message.c_str());
-      note_failure(e);
-      s.failed = e;
-      return e;
-    }
+    if (!tick) return fail(s, stream, in_context(tick.take_error(), where(stream, s.current)));
     out.idle = out.idle && tick->idle;
     moved = moved || !tick->idle || tick->execution_done;
     if (tick->execution_done) {
       p.running = false;
-      if (Status r = p.op->rearm(); !r) {
-        Error e = in_context(r.take_error(), where(stream, s.current));
-        NCCOM_WARN("%s", e.message.c_str());
-        note_failure(e);
-        s.failed = e;
-        return e;
-      }
+      if (Status r = p.op->rearm(); !r)
+        return fail(s, stream, in_context(r.take_error(), where(stream, s.current)));
     }
   }
   out.done = !any_running(s);
   const bool finished = out.done;
   // Not done while another block waits to be loaded (as ncclProxyProgress).
   if (out.done && s.pending != kNoBlock) out = Progress{false, false};
-  if (settings_.health) {
-    publish(s, stream, moved || finished, finished);
-  } else {
-    watchdog(s, stream, moved || out.done);
-  }
+  if (settings_.watcher) report(s, stream, moved || finished, finished);
   if (s.failed) return *s.failed;
   return out;
 }
 
-void Scheduler::note_failure(const Error& e) const {
-  if (settings_.health) {
-    health::Registry::instance().record_error(settings_.health->hash(), settings_.health->rank(),
-                                              "proxy: " + e.message);
-  }
+Error Scheduler::fail(Stream& s, uint32_t stream, Error e) {
+  NCCOM_WARN("proxy: %s", e.message.c_str());
+  if (settings_.watcher) settings_.watcher->failed(stream, e.message);
+  s.failed = e;
+  return e;
 }
 
-void Scheduler::publish(Stream& s, uint32_t stream, bool moved, bool finished) {
-  health::StreamProgress& hp = settings_.health->stream(static_cast<int>(stream));
+void Scheduler::report(Stream& s, uint32_t stream, bool moved, bool finished) {
+  ProgressSink& watcher = *settings_.watcher;
   if (finished) {
-    hp.running.store(false, std::memory_order_relaxed);
-    hp.completed.fetch_add(1, std::memory_order_release);
+    watcher.completed(stream);
     return;
   }
   const uint64_t now = settings_.now_ms();
   if (moved) {
     s.last_progress_ms = now;
-    hp.last_progress_ms.store(now, std::memory_order_relaxed);
-    if (s.warned) {
-      s.warned = false;
-      hp.waiting_peer.store(-1, std::memory_order_relaxed);
-      hp.waiting_known.store(false, std::memory_order_relaxed);
-    }
+    watcher.moved(stream, now, s.described);
+    s.described = false;
     return;
   }
-  // A second without progress: say once what the oldest op waits on.
-  if (!s.warned && now - s.last_progress_ms >= 1000) {
-    s.warned = true;
-    std::string what;
-    proxy::WaitTarget target;
+  // Without progress for a while: say once what the running ops wait on.
+  if (!s.described && now - s.last_progress_ms >= kDescribeAfterMs) {
+    s.described = true;
+    StallDescription what;
     for (const Parked& p : s.blocks[s.current]) {
       if (!p.running) continue;
-      if (target.peer < 0) target = p.op->waiting_on();
-      what += what.empty() ? "" : "; ";
-      what += p.op->describe();
+      if (what.target.peer < 0) what.target = p.op->waiting_on();
+      what.ops += what.ops.empty() ? "" : "; ";
+      what.ops += p.op->describe();
     }
-    {
-      std::lock_guard lock(hp.mu);
-      hp.waiting_what = std::move(what);
-      hp.waiting_in = std::move(target.in);
-    }
-    hp.waiting_channel.store(target.channel, std::memory_order_relaxed);
-    hp.waiting_peer.store(target.peer, std::memory_order_release);
-    hp.waiting_known.store(true, std::memory_order_release);
+    watcher.stalled(stream, std::move(what));
   }
-  if (hp.has_verdict.load(std::memory_order_acquire)) {
-    std::lock_guard lock(hp.mu);
-    s.failed = make_error(NRT_TIMEOUT, hp.verdict.text);
-    NCCOM_WARN("proxy: %s", hp.verdict.text.c_str());
-    note_failure(*s.failed);
-  }
-}
-
-void Scheduler::watchdog(Stream& s, uint32_t stream, bool moved) {
-  const uint64_t now = settings_.now_ms();
-  if (moved) {
-    s.last_progress_ms = now;
-    s.warned = false;
-    return;
-  }
-  const uint64_t stalled = now - s.last_progress_ms;
-  auto positions = [&] {
-    std::string text;
-    for (const Parked& p : s.blocks[s.current]) {
-      if (!p.running) continue;
-      text += text.empty() ? "" : "; ";
-      text += p.op->describe();
-    }
-    return text;
-  };
-  if (settings_.stall_warn_ms != 0 && stalled >= settings_.stall_warn_ms && !s.warned) {
-    s.warned = true;
-    NCCOM_WARN("proxy: %s has made no progress for %llu ms: %s", where(stream, s.current).c_str(),
-               static_cast<unsigned long long>(stalled), positions().c_str());
-  }
-  if (settings_.stall_fail_ms != 0 && stalled >= settings_.stall_fail_ms) {
-    s.failed = make_error(NRT_TIMEOUT, where(stream, s.current) + ": no progress for " +
-                                           std::to_string(stalled) +
-                                           " ms (proxy.stall_fail_ms): " + positions());
-    // Logged once here; later ticks return the same error silently.
-    NCCOM_WARN("proxy: %s", s.failed->message.c_str());
+  if (std::optional<std::string> verdict = watcher.verdict(stream)) {
+    fail(s, stream, make_error(NRT_TIMEOUT, std::move(*verdict)));
   }
 }
 
@@ -230,14 +159,8 @@ Status Scheduler::stop(uint32_t stream) {
   s.current = kNoBlock;
   s.pending = kNoBlock;
   s.failed.reset();
-  s.warned = false;
-  if (settings_.health) {
-    health::StreamProgress& hp = settings_.health->stream(static_cast<int>(stream));
-    std::lock_guard hl(hp.mu);
-    hp.running.store(false);
-    hp.has_verdict.store(false);
-    hp.verdict = {};
-  }
+  s.described = false;
+  if (settings_.watcher) settings_.watcher->stopped(stream);
   return {};
 }
 

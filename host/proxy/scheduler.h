@@ -14,8 +14,8 @@
 // ops are only ever called under their stream's lock.
 #pragma once
 
-#include "health/state.h"
 #include "proxy/fifo.h"
+#include "proxy/progress_sink.h"
 
 #include <nccom/util/result.h>
 
@@ -40,13 +40,6 @@ struct Tick {
   bool execution_done = false;  // reached EXEC_COMPLETE: park and re-arm
 };
 
-// The peer a stalled op waits on (-1: unknown).
-struct WaitTarget {
-  int peer = -1;
-  int channel = -1;
-  std::string in;  // where the wait sits ("its oldest request (RECV) is in the net plugin ...")
-};
-
 // One registered direction of one basic block: the transport's per-op state
 // (the original's ncclProxyArgs plus its request tracker).
 class ProxyOp {
@@ -59,7 +52,7 @@ class ProxyOp {
   // Where the op stands, for the stall warning (e.g. "send op 3
   // (func_rel_op:12), descriptor 40 of 96, 2 requests in flight").
   virtual std::string describe() const = 0;
-  // What it waits on, for the health watchdog (a transport may not know).
+  // What it waits on, for the stall watcher (a transport may not know).
   virtual WaitTarget waiting_on() const { return {}; }
 };
 
@@ -73,17 +66,10 @@ class ProxyTransport {
 };
 
 struct SchedulerSettings {
-  // With the health service on, its record of this communicator: the
-  // scheduler publishes every stream's progress there (executions begun and
-  // completed, the time of the last progress, what a stalled op waits on),
-  // the health thread warns and decides, and the scheduler fails a stream
-  // whose verdict it finds set. Its own watchdog below is then off.
-  std::shared_ptr<health::CommRecord> health;
-  // Without it: a running block with no progress for this long logs one
-  // WARN naming each op's position. 0 = never.
-  uint64_t stall_warn_ms = 60000;
-  // ... and for this long fails the stream with NRT_TIMEOUT. 0 = never.
-  uint64_t stall_fail_ms = 1800000;
+  // Who watches this communicator's streams for stalls (the health
+  // service): the scheduler reports every stream's progress to it and fails
+  // a stream with the verdict it hands back. nullptr: nobody watches.
+  std::shared_ptr<ProgressSink> watcher;
   // Monotonic milliseconds; tests substitute a clock they advance.
   std::function<uint64_t()> now_ms;
 };
@@ -125,16 +111,15 @@ class Scheduler {
     uint32_t pending = kNoBlock;
     std::optional<Error> failed;
     uint64_t last_progress_ms = 0;
-    bool warned = false;
+    bool described = false;  // the watcher was told what this stall waits on
   };
 
   Status check_stream(uint32_t stream, const char* call) const;
   bool any_running(const Stream& s) const;
-  void watchdog(Stream& s, uint32_t stream, bool moved);
-  // The health service's side of the watchdog (settings_.health set).
-  void publish(Stream& s, uint32_t stream, bool moved, bool finished);
-  // A stream failure is an asynchronous error the health report lists.
-  void note_failure(const Error& e) const;
+  // Tells the watcher how the tick went and takes its verdict (watcher set).
+  void report(Stream& s, uint32_t stream, bool moved, bool finished);
+  // Makes `e` the stream's sticky failure, logged once and reported.
+  Error fail(Stream& s, uint32_t stream, Error e);
 
   ProxyTransport& transport_;
   SchedulerSettings settings_;

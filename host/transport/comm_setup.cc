@@ -112,13 +112,8 @@ Status build_comm_transports(comm::Communicator& comm) {
 
   TransportSettings settings;
   settings.connect_timeout = std::chrono::milliseconds(cfg.get_int("transport.connect_timeout_ms"));
-  // With the health service on, it watches the streams and names the peer;
-  // without it, the scheduler's own watchdog applies the same bounds.
-  auto health = comm::health_settings();
-  if (!health) return health.take_error();
-  settings.scheduler.stall_warn_ms = health->stall_warn_ms;
-  settings.scheduler.stall_fail_ms = health->stall_fail_ms;
-  settings.scheduler.health = comm.health();
+  // The health service watches the streams for stalls (none when it is off).
+  settings.scheduler.watcher = comm.health();
   auto policy =
       P2pPolicy::from_text(cfg.get_string("graph.p2p_disable"), cfg.get_string("graph.p2p_level"));
   if (!policy) return policy.take_error();

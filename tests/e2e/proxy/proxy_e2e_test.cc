@@ -139,12 +139,12 @@ TEST(ProxyE2E, MalformedFifosAreRefusedWithTheReasonInTheLog) {
 
 // SIGKILL of one rank while its peers are mid-transfer (or, with `kill`
 // false, the rank stays alive but its device stops publishing and the
-// scheduler's stall watchdog is on): the rank that receives from it must
+// health service's stall bound is short): the rank that receives from it must
 // see its task fail with NRT_NETWORK_PROXY_FAILURE (1206) within a bounded
 // time, and no survivor may hang.
 void kill_case(Shape shape, int victim, bool kill_it = true) {
   std::map<std::string, std::string> env;
-  if (!kill_it) env["NCCOM_PROXY_STALL_FAIL_MS"] = "1500";
+  if (!kill_it) env["NCCOM_HEALTH_STALL_FAIL_S"] = "2";
   std::vector<nccom_test::RunningChild> children = start_ranks(
       shape,
       {"sizes=65536,65536,65536,65536,65536,65536,65536,65536", "victim=" + std::to_string(victim)},
@@ -213,8 +213,10 @@ void kill_case(Shape shape, int victim, bool kill_it = true) {
         EXPECT_TRUE(log.find(from) != std::string::npos || log.find(to) != std::string::npos)
             << "rank " << r << " log names neither '" << from << "' nor '" << to << "': " << log;
       } else {
-        // The scheduler's reason: "no progress for N ms (proxy.stall_fail_ms): <op positions>".
-        EXPECT_NE(log.find("(proxy.stall_fail_ms)"), std::string::npos)
+        // The health service's verdict: "no progress for N ms (health.stall_fail_s): waiting on
+        // rank R ...".
+        EXPECT_NE(log.find("(health.stall_fail_s): waiting on rank " + std::to_string(victim)),
+                  std::string::npos)
             << "the stall reason is not logged: " << log;
       }
     } else {
@@ -244,7 +246,7 @@ TEST(ProxyE2EFault, KilledPeerFailsTheSurvivorsProgress) { kill_case({2, 1}, 1);
 TEST(ProxyE2EFault, KilledRankInARingOfFour) { kill_case({4, 1}, 2); }
 
 // A live peer whose device stops publishing is not detected by the net;
-// proxy.stall_fail_ms turns the stall into a failure.
+// health.stall_fail_s turns the stall into a failure.
 TEST(ProxyE2EFault, StalledPeerFailsTheSurvivorWithTheStallWatchdog) {
   kill_case({2, 1}, 1, false);
 }

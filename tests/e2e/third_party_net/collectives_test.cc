@@ -146,10 +146,10 @@ void expect_stalled_request_named(const Layout& l, const std::string& all,
   // to fail ends the run (the launcher stops the others, which may not have
   // printed theirs yet).
   size_t stalls = 0;
-  // ("no progress for <measured> ms (proxy.stall_fail_ms): waiting on rank <peer> (host h, pid
+  // ("no progress for <measured> ms (health.stall_fail_s): waiting on rank <peer> (host h, pid
   // p): alive, ...; net_neuron ..."): the health watchdog names the peer.
-  for (size_t at = all.find(" ms (proxy.stall_fail_ms): waiting on rank "); at != std::string::npos;
-       at = all.find(" ms (proxy.stall_fail_ms): waiting on rank ", at + 1)) {
+  for (size_t at = all.find(" ms (health.stall_fail_s): waiting on rank "); at != std::string::npos;
+       at = all.find(" ms (health.stall_fail_s): waiting on rank ", at + 1)) {
     ++stalls;
   }
   EXPECT_GE(stalls, 1u) << all;
@@ -175,7 +175,7 @@ TEST_P(ThirdPartyNetNeverCompletes, EveryRankFailsNamingTheChannelAndPeer) {
     std::map<std::string, std::string> extra;
     if (rings) extra["NEURON_RT_EMU_ALLREDUCE_RD_BYTES"] = "0";
     const std::string all =
-        failing_run(GetParam(), "never_complete", "NCCOM_PROXY_STALL_FAIL_MS", "2000", extra);
+        failing_run(GetParam(), "never_complete", "NCCOM_HEALTH_STALL_FAIL_S", "2", extra);
     expect_stalled_request_named(GetParam(), all, rings ? "channel 0" : "channel 32");
   }
 }
@@ -198,7 +198,7 @@ TEST(ThirdPartyNetNeverCompletesAtTheCollectiveBound, TheFailureNamesThePlugin) 
       {"-r", "2", "-N", "2", "-b", "8", "-e", "8", "--timeout-ms", "3000", "--check", "allr"}, env);
   const std::string all = r.out + r.err;
   EXPECT_EQ(r.exit_code, 1) << all;
-  EXPECT_EQ(all.find("(proxy.stall_fail_ms)"), std::string::npos) << all;
+  EXPECT_EQ(all.find("(health.stall_fail_s)"), std::string::npos) << all;
   EXPECT_NE(all.find("timed out after 3000 ms waiting for slice 0 of 1 from rank "),
             std::string::npos)
       << all;

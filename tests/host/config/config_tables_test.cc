@@ -37,9 +37,7 @@ TEST(ConfigTables, EveryDurationKnobHasABoundedMaximum) {
   for (const Knob& knob : host_knobs()) {
     if (knob.type != Type::Int || !knob.key.ends_with("_ms")) continue;
     ++durations;
-    // -1 is allowed only as the default that means "not set" (the older
-    // proxy.stall_*_ms names), which is never used as a duration.
-    EXPECT_GE(knob.min, knob.default_text == "-1" ? -1 : 0) << knob.key;
+    EXPECT_GE(knob.min, 0) << knob.key;
     EXPECT_LE(knob.max, kDay) << knob.key;
     const auto now = std::chrono::steady_clock::now().time_since_epoch();
     const auto room = std::chrono::steady_clock::duration::max() - now;

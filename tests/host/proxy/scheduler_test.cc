@@ -1,6 +1,6 @@
 // The passive progress loop: loading, ticking, re-arming and parking ops,
-// the pending-block rule, sticky failures, stop, and the stall watchdog —
-// driven by a scripted transport whose ops finish after a set number of
+// the pending-block rule, sticky failures, stop, and what the stall watcher
+// hears (ProgressSink) — driven by a scripted transport whose ops finish after a set number of
 // ticks (the scheduler's own contract, without a network).
 #include "proxy/scheduler.h"
 
@@ -11,8 +11,10 @@
 
 #include <atomic>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace nccom::proxy {
@@ -100,10 +102,9 @@ struct FakeClock {
 class ProxyScheduler : public ::testing::Test {
  protected:
   ProxyScheduler() { block_.op(2, 2).end(); }
-  SchedulerSettings settings(uint64_t warn = 10000, uint64_t fail = 0) {
+  SchedulerSettings settings(std::shared_ptr<ProgressSink> watcher = nullptr) {
     SchedulerSettings s;
-    s.stall_warn_ms = warn;
-    s.stall_fail_ms = fail;
+    s.watcher = std::move(watcher);
     s.now_ms = clock_.fn();
     return s;
   }
@@ -245,87 +246,133 @@ TEST_F(ProxyScheduler, StreamsOutOfRangeAreRefused) {
   EXPECT_FALSE(sched.stop(99).ok());
 }
 
-// Captures WARN lines for the watchdog tests.
+// Captures WARN lines.
 std::mutex g_warn_mu;
 std::vector<std::string> g_warns;
 void capture_warn(const char* line, std::size_t n) {
   std::lock_guard lock(g_warn_mu);
   g_warns.emplace_back(line, n);
 }
+std::vector<std::string> take_warns() {
+  std::lock_guard lock(g_warn_mu);
+  return std::exchange(g_warns, {});
+}
 
-TEST_F(ProxyScheduler, AStalledBlockWarnsOnceNamingEachOp) {
-  log::set_warn_sink(capture_warn);
-  {
-    std::lock_guard lock(g_warn_mu);
-    g_warns.clear();
+// A watcher that writes down what it hears, and hands out a verdict once
+// the test sets one (the health service's part, without its thread).
+class RecordingWatcher : public ProgressSink {
+ public:
+  void began(uint32_t stream, uint32_t block, uint64_t now_ms) override {
+    heard.push_back("began " + std::to_string(stream) + "/" + std::to_string(block) + " at " +
+                    std::to_string(now_ms));
   }
-  Scheduler sched(transport_, settings(10000));
+  void moved(uint32_t stream, uint64_t now_ms, bool after_stall) override {
+    heard.push_back("moved " + std::to_string(stream) + " at " + std::to_string(now_ms) +
+                    (after_stall ? " after stall" : ""));
+  }
+  void completed(uint32_t stream) override {
+    heard.push_back("completed " + std::to_string(stream));
+  }
+  void stalled(uint32_t stream, StallDescription what) override {
+    heard.push_back("stalled " + std::to_string(stream) + ": " + what.ops);
+  }
+  std::optional<std::string> verdict(uint32_t stream) override {
+    ++asked;
+    (void)stream;
+    return verdict_text;
+  }
+  void failed(uint32_t stream, const std::string& message) override {
+    heard.push_back("failed " + std::to_string(stream) + ": " + message);
+  }
+  void stopped(uint32_t stream) override { heard.push_back("stopped " + std::to_string(stream)); }
+
+  std::vector<std::string> heard;
+  std::optional<std::string> verdict_text;
+  int asked = 0;
+};
+
+TEST_F(ProxyScheduler, TheWatcherHearsEachExecutionBeginMoveAndComplete) {
+  auto watcher = std::make_shared<RecordingWatcher>();
+  Scheduler sched(transport_, settings(watcher));
+  ASSERT_TRUE(sched.start(2, 9, block_.fifos()).ok());  // 2 ticks per execution
+  ASSERT_TRUE(sched.progress(2, 9).ok());
+  clock_.now += 5;
+  auto p = sched.progress(2, 9);
+  ASSERT_TRUE(p.ok());
+  EXPECT_TRUE(p->done);
+  EXPECT_EQ(watcher->heard,
+            (std::vector<std::string>{"began 2/9 at 1000", "moved 2 at 1000", "completed 2"}));
+  EXPECT_EQ(watcher->asked, 0) << "a moving stream is not asked for a verdict";
+}
+
+TEST_F(ProxyScheduler, AStallIsDescribedOnceAfterASecondNamingEachOp) {
+  auto watcher = std::make_shared<RecordingWatcher>();
+  Scheduler sched(transport_, settings(watcher));
   transport_.ticks = 1000;
   ASSERT_TRUE(sched.start(0, 6, block_.fifos()).ok());
   ASSERT_TRUE(sched.progress(0, 6).ok());  // loads; both ops move (tick 1)
   for (ScriptedOp* op : transport_.made) op->stalled_ = true;
-  clock_.now += 9999;
+  clock_.now += kDescribeAfterMs - 1;
   ASSERT_TRUE(sched.progress(0, 6).ok());
-  {
-    std::lock_guard lock(g_warn_mu);
-    EXPECT_TRUE(g_warns.empty());
-  }
+  ASSERT_EQ(watcher->heard.size(), 2u) << "described before a second passed";
   clock_.now += 1;
   ASSERT_TRUE(sched.progress(0, 6).ok());
   clock_.now += 50000;
-  auto p = sched.progress(0, 6);  // no second warning for the same stall
+  auto p = sched.progress(0, 6);  // no second description of the same stall
   ASSERT_TRUE(p.ok());
   EXPECT_TRUE(p->idle);
   EXPECT_FALSE(p->done);
-  log::set_warn_sink(nullptr);
-  std::lock_guard lock(g_warn_mu);
-  ASSERT_EQ(g_warns.size(), 1u);
-  EXPECT_NE(g_warns[0].find("stream 0, basic block 6 has made no progress for 10000 ms"),
-            std::string::npos)
-      << g_warns[0];
-  EXPECT_NE(g_warns[0].find("send/s0/bb6 at tick 3"), std::string::npos) << g_warns[0];
-  EXPECT_NE(g_warns[0].find("recv/s0/bb6 at tick 3"), std::string::npos) << g_warns[0];
+  transport_.made[0]->stalled_ = false;
+  ASSERT_TRUE(sched.progress(0, 6).ok());
+  ASSERT_EQ(watcher->heard.size(), 4u);
+  EXPECT_EQ(watcher->heard[2], "stalled 0: send/s0/bb6 at tick 3; recv/s0/bb6 at tick 3");
+  EXPECT_EQ(watcher->heard[3], "moved 0 at 52000 after stall");
+  EXPECT_EQ(watcher->asked, 3) << "each tick without progress asks for the verdict";
 }
 
-TEST_F(ProxyScheduler, AStallLongerThanTheFailLimitFailsTheStream) {
+TEST_F(ProxyScheduler, TheWatchersVerdictFailsTheStreamOnceUntilStopped) {
   log::set_warn_sink(capture_warn);
-  {
-    std::lock_guard lock(g_warn_mu);
-    g_warns.clear();
-  }
-  Scheduler sched(transport_, settings(0, 30000));
+  take_warns();
+  auto watcher = std::make_shared<RecordingWatcher>();
+  Scheduler sched(transport_, settings(watcher));
   transport_.ticks = 1000;
   ASSERT_TRUE(sched.start(1, 2, block_.fifos()).ok());
   ASSERT_TRUE(sched.progress(1, 2).ok());
   for (ScriptedOp* op : transport_.made) op->stalled_ = true;
-  clock_.now += 29999;
   ASSERT_TRUE(sched.progress(1, 2).ok());
-  clock_.now += 1;
+  watcher->verdict_text = "no progress for 30000 ms (health.stall_fail_s): waiting on rank 3";
   auto p = sched.progress(1, 2);
   ASSERT_FALSE(p.ok());
   EXPECT_EQ(p.error().status, NRT_TIMEOUT);
-  EXPECT_NE(p.error().message.find("no progress for 30000 ms"), std::string::npos);
-  EXPECT_FALSE(sched.progress(1, 2).ok());  // sticky, and not logged again
+  EXPECT_EQ(p.error().message, *watcher->verdict_text);
+  EXPECT_FALSE(sched.progress(1, 2).ok());  // sticky, not logged or asked again
+  EXPECT_EQ(watcher->asked, 2);
   log::set_warn_sink(nullptr);
-  std::lock_guard lock(g_warn_mu);
-  ASSERT_EQ(g_warns.size(), 1u) << "the failure's reason is logged exactly once";
-  EXPECT_NE(g_warns[0].find("no progress for 30000 ms (proxy.stall_fail_ms)"), std::string::npos)
-      << g_warns[0];
+  const std::vector<std::string> warns = take_warns();
+  ASSERT_EQ(warns.size(), 1u) << "the failure's reason is logged exactly once";
+  EXPECT_NE(warns[0].find("proxy: no progress for 30000 ms (health.stall_fail_s)"),
+            std::string::npos)
+      << warns[0];
+  EXPECT_EQ(watcher->heard.back(), "failed 1: " + *watcher->verdict_text);
+
+  watcher->verdict_text.reset();
+  ASSERT_TRUE(sched.stop(1).ok());
+  EXPECT_EQ(watcher->heard.back(), "stopped 1");
+  ASSERT_TRUE(sched.start(1, 2, block_.fifos()).ok());
+  EXPECT_TRUE(sched.progress(1, 2).ok()) << "a stopped stream starts afresh";
 }
 
-TEST_F(ProxyScheduler, ProgressAfterTheStallResumesCleanly) {
-  Scheduler sched(transport_, settings(0, 30000));
-  transport_.ticks = 1000;
-  ASSERT_TRUE(sched.start(1, 2, block_.fifos()).ok());
-  ASSERT_TRUE(sched.progress(1, 2).ok());
-  for (ScriptedOp* op : transport_.made) op->stalled_ = true;
-  clock_.now += 20000;
-  ASSERT_TRUE(sched.progress(1, 2).ok());
-  transport_.made[0]->stalled_ = false;  // one op moves: the stall clock restarts
-  ASSERT_TRUE(sched.progress(1, 2).ok());
-  transport_.made[0]->stalled_ = true;
-  clock_.now += 20000;
-  EXPECT_TRUE(sched.progress(1, 2).ok());
+TEST_F(ProxyScheduler, AFailedTickIsReportedToTheWatcher) {
+  std::atomic<int> fail_after{1};
+  transport_.fail_after = &fail_after;
+  auto watcher = std::make_shared<RecordingWatcher>();
+  Scheduler sched(transport_, settings(watcher));
+  ASSERT_TRUE(sched.start(0, 4, block_.fifos()).ok());
+  auto p = sched.progress(0, 4);
+  ASSERT_FALSE(p.ok());
+  ASSERT_FALSE(watcher->heard.empty());
+  EXPECT_EQ(watcher->heard.back(), "failed 0: " + p.error().message);
+  EXPECT_NE(p.error().message.find("peer closed the connection"), std::string::npos);
 }
 
 // Different streams are independent: ticked from their own threads (as the
