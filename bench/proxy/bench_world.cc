@@ -47,7 +47,8 @@ World::World(const WorldConfig& config) : cfg_(config) {
     k.comm.rank = r;
     k.comm.n_ranks = 2;
     k.comm.peers = k.peers.data();
-    k.comm.net = cfg_.net;
+    k.net = nccom::util::as_transport_net(cfg_.net);
+    k.comm.net = &k.net;
     k.comm.net_name = cfg_.net->name;
     k.comm.net_devices = 1;
     k.comm.inc_semaphore = inc_semaphore;

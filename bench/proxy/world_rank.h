@@ -7,6 +7,7 @@
 #include "plugins.h"
 
 #include <nccom/nrt_abi.h>
+#include <nccom/util/transport_net.h>
 
 #include <vector>
 
@@ -28,6 +29,7 @@ inline uint32_t load(const volatile uint32_t* w) { return __atomic_load_n(w, __A
 struct World::Rank {
   int r = 0;
   nccom_transport_comm_t comm{};
+  nccom_transport_net_t net{};  // comm.net: the net table as the host lends it
   std::array<nccom_transport_peer_t, 2> peers{};
   void* send_conn = nullptr;  // to 1-r
   void* recv_conn = nullptr;  // from 1-r

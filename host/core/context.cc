@@ -166,8 +166,7 @@ Result<std::size_t> Context::load_plugins(nccom_plugin_kind_t kind,
       return plugin::LoadError{plugin::LoadErrorKind::BadConfiguration, plugin.path().string(),
                                section.error().message};
     }
-    host_apis_.push_back(
-        std::make_unique<PluginHostApi>(config_, section_of(kind), std::move(section).value()));
+    host_apis_.push_back(std::make_unique<PluginHostApi>(config_, std::move(section).value()));
     return &host_apis_.back()->api();
   };
   const std::size_t loaded = plugins_.load_all(

@@ -6,9 +6,8 @@
 
 namespace nccom::core {
 
-PluginHostApi::PluginHostApi(const config::Config& config, std::string kind_section,
-                             std::optional<config::PluginSection> own)
-    : config_(config), kind_section_(std::move(kind_section)), own_(std::move(own)) {
+PluginHostApi::PluginHostApi(const config::Config& config, std::optional<config::PluginSection> own)
+    : config_(config), own_(std::move(own)) {
   api_.struct_size = sizeof(nccom_host_api_t);
   api_.abi_version = NCCOM_PLUGIN_ABI_VERSION;
   api_.log = &log::sdk_log;
@@ -21,14 +20,10 @@ std::optional<std::string> PluginHostApi::lookup(const std::string& key) const {
     if (config_.has(key)) return config_.get_text(key);
     return std::nullopt;
   }
-  const bool declares = own_ && !own_->entries().empty();
-  if (declares) {
+  // An undotted key is one of the plugin's own declared knobs, or nothing.
+  if (own_) {
     if (const config::Entry* entry = own_->find(key)) return entry->text();
-    return std::nullopt;
   }
-  if (kind_section_.empty()) return std::nullopt;
-  const std::string full = kind_section_ + "." + key;
-  if (config_.has(full)) return config_.get_text(full);
   return std::nullopt;
 }
 

@@ -17,11 +17,9 @@ namespace nccom::core {
 
 class PluginHostApi {
  public:
-  // `kind_section` is where plugins that declare no knobs find undotted
-  // keys, as with older hosts ("topology": config_get("file") answers
-  // topology.file); empty for none. `own` is the plugin's resolved section.
-  PluginHostApi(const config::Config& config, std::string kind_section,
-                std::optional<config::PluginSection> own = std::nullopt);
+  // `own` is the plugin's resolved section (its declared knobs).
+  explicit PluginHostApi(const config::Config& config,
+                         std::optional<config::PluginSection> own = std::nullopt);
 
   const nccom_host_api_t& api() const { return api_; }
   const config::PluginSection* section() const { return own_ ? &*own_ : nullptr; }
@@ -34,7 +32,6 @@ class PluginHostApi {
 
   nccom_host_api_t api_{};
   const config::Config config_;  // a copy: a net may outlive the context it came from
-  std::string kind_section_;
   std::optional<config::PluginSection> own_;
   std::mutex mutex_;
   std::map<std::string, std::string> answers_;  // stable storage until fini

@@ -56,7 +56,7 @@ Status configure_net(Net& net, const config::Config& config) {
   auto section = config::PluginSection::bind(config, d.name, who, d.knobs);
   if (!section) return section.take_error();
   const std::string values = values_text(section.value());
-  auto host = std::make_shared<core::PluginHostApi>(config, "", std::move(section).value());
+  auto host = std::make_shared<core::PluginHostApi>(config, std::move(section).value());
   if (d.configure != nullptr) {
     char why[kWhySize] = {};
     const nccom_plugin_status_t status = d.configure(&host->api(), why, sizeof why);

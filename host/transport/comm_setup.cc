@@ -84,10 +84,9 @@ Status build_comm_transports(comm::Communicator& comm) {
     auto selected = net::select();
     if (!selected) return selected.take_error();
     net::Net& n = **selected;
-    net.table = net_v6_for(n);
     net.with_ctx = net_with_ctx(n);
-    net.name = net.table->name != nullptr ? net.table->name : "net";
-    net.origin = net_facade_origin();
+    net.name = net.with_ctx.name != nullptr ? net.with_ctx.name : "net";
+    net.origin = net_origin(n);
     // Asked again (the plugin may have lost a device since its selection),
     // with the same bound: the NIC table below has one entry per device.
     auto devices = net::device_count(n);
@@ -96,7 +95,7 @@ Status build_comm_transports(comm::Communicator& comm) {
     net.sidelink = sidelink_platform();
     for (int d = 0; d < *devices; ++d) {
       ncclNetProperties_v6_t props{};
-      if (net.table->getProperties(d, &props) != ncclSuccess) continue;
+      if (net.with_ctx.get_properties(net.with_ctx.ctx, d, &props) != ncclSuccess) continue;
       nics.nics.push_back(NetDevice{d, net::bounded_text(props.name, net::kMaxNetNameBytes),
                                     net::bounded_text(props.pciPath, net::kMaxNetPathBytes)});
     }

@@ -17,8 +17,8 @@ Error at_channel(int channel, int peer, const std::string& what) {
 
 nccom_transport_comm_t transport_services(const comm::Communicator& comm,
                                           std::vector<nccom_transport_peer_t>& peers,
-                                          const ncclNet_v6_t* net, const char* net_name,
-                                          const char* net_origin, int net_devices, bool sidelink) {
+                                          const char* net_name, const char* net_origin,
+                                          int net_devices, bool sidelink) {
   peers.clear();
   for (const auto& r : comm.peers()) {
     nccom_transport_peer_t p{};
@@ -38,7 +38,6 @@ nccom_transport_comm_t transport_services(const comm::Communicator& comm,
   s.n_ranks = comm.nranks();
   s.sidelink = sidelink ? 1 : 0;
   s.peers = peers.data();
-  s.net = net;
   s.net_name = net_name;
   s.net_origin = net_origin;
   s.net_devices = net_devices;
@@ -57,7 +56,8 @@ Result<std::unique_ptr<CommTransports>> CommTransports::connect(
     std::vector<const TransportBackend*> backends, const NetForTransports& net,
     const TransportSettings& settings) {
   std::unique_ptr<CommTransports> t(new CommTransports());
-  t->services_ = transport_services(comm, t->peers_, net.table, net.name, net.origin, net.devices,
+  t->net_origin_ = net.origin;
+  t->services_ = transport_services(comm, t->peers_, net.name, t->net_origin_.c_str(), net.devices,
                                     net.sidelink);
   // The topology's NIC per ring channel; the mesh channel leaves it to the
   // transport.
@@ -66,8 +66,8 @@ Result<std::unique_ptr<CommTransports>> CommTransports::connect(
     t->channel_nic_[c] = graph.channelNic[c];
   t->services_.channel_nic = t->channel_nic_.data();
   if (net.with_ctx.struct_size != 0) {
-    t->net_with_ctx_ = net.with_ctx;
-    t->services_.net_with_ctx = &t->net_with_ctx_;
+    t->net_ = net.with_ctx;
+    t->services_.net = &t->net_;
   }
   t->backends_ = std::move(backends);
   t->settings_ = settings;
@@ -100,7 +100,9 @@ Result<std::unique_ptr<CommTransports>> CommTransports::connect(
       }
     }
   }
-  if (Status s = exchange_and_connect(comm, pending, settings.connect_timeout, "ring"); !s) {
+  if (Status s =
+          exchange_and_connect(comm, pending, settings.connect_timeout, "ring", t->services_.net);
+      !s) {
     return s.take_error();
   }
   return t;

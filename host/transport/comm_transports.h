@@ -23,6 +23,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 namespace nccom::transport {
@@ -40,12 +41,12 @@ struct TransportSettings {
   P2pPolicy p2p;
 };
 
-// The network the transports use, in the v6 shape (net_facade.h).
+// The network the transports use: its v6 calls with the Net as context
+// (net_facade.h).
 struct NetForTransports {
-  const ncclNet_v6_t* table = nullptr;
   nccom_transport_net_t with_ctx{};  // struct_size 0: none
   const char* name = "";
-  const char* origin = "";  // net_facade_origin()
+  std::string origin;  // net_origin()
   int devices = 0;
   bool sidelink = false;  // Trn2/Trn3 receive confirmation
 };
@@ -87,8 +88,9 @@ class CommTransports : public comm::CommExtension {
   Result<const End*> mesh_end(int peer, bool is_send) const;
 
   std::vector<nccom_transport_peer_t> peers_;
-  std::vector<int32_t> channel_nic_;      // services_.channel_nic
-  nccom_transport_net_t net_with_ctx_{};  // services_.net_with_ctx
+  std::vector<int32_t> channel_nic_;  // services_.channel_nic
+  nccom_transport_net_t net_{};       // services_.net
+  std::string net_origin_;            // services_.net_origin
   nccom_transport_comm_t services_{};
   std::vector<const TransportBackend*> backends_;
   TransportSettings settings_;
@@ -102,7 +104,7 @@ class CommTransports : public comm::CommExtension {
 // The services a transport gets for `comm` (peers filled from its records).
 nccom_transport_comm_t transport_services(const comm::Communicator& comm,
                                           std::vector<nccom_transport_peer_t>& peers,
-                                          const ncclNet_v6_t* net, const char* net_name,
-                                          const char* net_origin, int net_devices, bool sidelink);
+                                          const char* net_name, const char* net_origin,
+                                          int net_devices, bool sidelink);
 
 }  // namespace nccom::transport

@@ -112,7 +112,7 @@ Status exchange_blobs(comm::Communicator& comm, std::vector<PendingEnd>& pending
 // and what the plugin calls in flight are doing.
 Error connect_timeout(const comm::Communicator& comm, const std::vector<PendingEnd>& pending,
                       const std::vector<bool>& done, std::chrono::milliseconds timeout,
-                      const std::string& what) {
+                      const std::string& what, const nccom_transport_net_t* net) {
   std::string waiting;
   for (size_t k = 0; k < pending.size(); ++k) {
     if (done[k]) continue;
@@ -120,7 +120,7 @@ Error connect_timeout(const comm::Communicator& comm, const std::vector<PendingE
     waiting += std::string(e.send ? " send ch" : " recv ch") + std::to_string(e.channel) +
                (e.send ? "->" : "<-") + std::to_string(e.end->peer);
   }
-  std::string stuck = net_facade_in_flight();
+  const std::string stuck = net != nullptr ? net_in_flight(*net) : std::string();
   return make_error(NRT_TIMEOUT, "rank " + std::to_string(comm.rank()) + ": " + what +
                                      " transport connect: not connected after " +
                                      std::to_string(timeout.count()) +
@@ -131,7 +131,8 @@ Error connect_timeout(const comm::Communicator& comm, const std::vector<PendingE
 }  // namespace
 
 Status exchange_and_connect(comm::Communicator& comm, std::vector<PendingEnd>& pending,
-                            std::chrono::milliseconds timeout, const std::string& what) {
+                            std::chrono::milliseconds timeout, const std::string& what,
+                            const nccom_transport_net_t* net) {
   if (Status s = exchange_blobs(comm, pending, what); !s) return s;
   // NCCL's order: send ends (connect) before receive ends (accept), by
   // channel and peer, so that a plugin whose accept blocks always has its
@@ -171,7 +172,7 @@ Status exchange_and_connect(comm::Communicator& comm, std::vector<PendingEnd>& p
       }
     }
     if (left > 0 && std::chrono::steady_clock::now() > deadline)
-      return connect_timeout(comm, pending, done, timeout, what);
+      return connect_timeout(comm, pending, done, timeout, what, net);
     if (left > 0) std::this_thread::yield();
   }
   return {};

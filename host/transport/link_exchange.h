@@ -48,8 +48,10 @@ Status setup_end(End& end, const TransportBackend& via, const nccom_transport_co
 
 // Exchanges the blobs of `pending` with their peers and connects every end,
 // send ends first (it reorders `pending`). `what` names the stage in errors
-// ("ring", "mesh").
+// ("ring", "mesh"); a timeout says what `net`'s connect and accept calls
+// still in the plugin are doing (`net` may be nullptr: no network).
 Status exchange_and_connect(comm::Communicator& comm, std::vector<PendingEnd>& pending,
-                            std::chrono::milliseconds timeout, const std::string& what);
+                            std::chrono::milliseconds timeout, const std::string& what,
+                            const nccom_transport_net_t* net);
 
 }  // namespace nccom::transport

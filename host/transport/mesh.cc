@@ -57,7 +57,9 @@ Status CommTransports::expand(comm::Communicator& comm, uint32_t conn) {
       added[peer] = std::move(ch);
     }
   }
-  if (Status s = exchange_and_connect(comm, pending, settings_.connect_timeout, "mesh"); !s) {
+  if (Status s =
+          exchange_and_connect(comm, pending, settings_.connect_timeout, "mesh", services_.net);
+      !s) {
     return s.take_error();
   }
   size_t net = 0;

@@ -10,8 +10,7 @@ namespace nccom::transport {
 namespace {
 
 std::atomic<net::Net*> g_net{nullptr};
-std::string g_name;    // the facade table's name; written only when rebinding
-std::string g_origin;  // net_facade_origin(); written only when rebinding
+std::string g_name;  // the facade table's name; written only when rebinding
 
 net::Net& of(void* ctx) { return *static_cast<net::Net*>(ctx); }
 
@@ -127,11 +126,12 @@ ncclNet_v6_t g_table = {nullptr,         f_init,       f_fini,         f_devices
 
 }  // namespace
 
-const char* net_facade_origin() { return g_origin.c_str(); }
+std::string net_origin(const net::Net& net) {
+  return net::describe(net.info()) + " from " + net.info().origin;
+}
 
-std::string net_facade_in_flight() {
-  net::Net* n = g_net.load(std::memory_order_acquire);
-  return n == nullptr ? std::string() : net::describe_in_flight(*n);
+std::string net_in_flight(const nccom_transport_net_t& net) {
+  return net.ctx == nullptr ? std::string() : net::describe_in_flight(of(net.ctx));
 }
 
 nccom_transport_net_t net_with_ctx(net::Net& net) {
@@ -166,7 +166,6 @@ const ncclNet_v6_t* net_v6_for(net::Net& net) {
   if (g_net.load(std::memory_order_acquire) != &net) {
     g_name = net.info().name;
     g_table.name = g_name.c_str();
-    g_origin = net::describe(net.info()) + " from " + net.info().origin;
     // Slots the plugin does not have stay NULL, as in a native table, so a
     // transport can tell what is supported by looking.
     const bool rma = net.supports(net::kCapRma);

@@ -5,13 +5,13 @@
 // plugin call that blocks never blocks the transport (for a native v6
 // plugin too: whether its connect blocks cannot be known beforehand).
 //
-// A context-free table can only forward to one Net per process (the net is
-// selected once per process): binding another Net rebinds it, which is only
-// legitimate when no transport is using the previous one (tests). It serves
-// what has no context to give: the runtime's adapted table
-// (neuronGetOFIHandle) and transports built before nccom_transport_net_t.
-// Transports get net_with_ctx(): the same calls with the Net as context, so
-// nothing is process-wide for them.
+// Transports get net_with_ctx(): the calls with the Net as context, so
+// nothing is process-wide for them. net_v6_for() serves the one caller with
+// no context to give, the runtime, through the adapted table
+// neuronGetOFIHandle hands out (libnrt's ABI): a context-free table can only
+// forward to one Net per process (the net is selected once per process), so
+// binding another Net rebinds it, which is only legitimate when the runtime
+// is not using the previous one (tests).
 #pragma once
 
 #include "net/net.h"
@@ -28,12 +28,12 @@ const ncclNet_v6_t* net_v6_for(net::Net& net);
 // The same calls on `net` as context; valid while `net` lives.
 nccom_transport_net_t net_with_ctx(net::Net& net);
 
-// The bound Net as messages name it: "TPN (Neuron ncclNet_v4) from FILE";
-// valid while it stays bound.
-const char* net_facade_origin();
+// `net` as messages name it: "TPN (Neuron ncclNet_v4) from FILE".
+std::string net_origin(const net::Net& net);
 
-// The bound Net's connect/accept calls still inside the plugin, for error
-// messages (net::describe_in_flight), or "" when none or no Net is bound.
-std::string net_facade_in_flight();
+// The connect/accept calls of the Net behind `net` (a net_with_ctx() table)
+// still inside the plugin, for error messages (net::describe_in_flight), or
+// "" when none.
+std::string net_in_flight(const nccom_transport_net_t& net);
 
 }  // namespace nccom::transport

@@ -26,6 +26,21 @@ struct PluginContext {
   DetectOptions detect;
 };
 
+// The plugin's own knobs ([plugins.nccl]): where detection reads the host,
+// for diagnosing a machine from a copy of its files, and for tests.
+const nccom_knob_t kKnobs[] = {
+    {"sysfs_root", NCCOM_KNOB_STRING, 0, "",
+     "Detects the host from this copy of /sys instead of /sys (diagnostics and tests). Empty: "
+     "/sys.",
+     0, 0, nullptr, nullptr},
+    {"cpuinfo_path", NCCOM_KNOB_STRING, 0, "",
+     "Reads the CPUs from this file instead of /proc/cpuinfo (diagnostics and tests). Empty: "
+     "/proc/cpuinfo.",
+     0, 0, nullptr, nullptr},
+};
+const nccom_knob_table_t kKnobTable = NCCOM_KNOB_TABLE(kKnobs);
+
+// A setting's text: one of the plugin's knobs, or a dotted host setting.
 std::string configText(const nccom_host_api_t* host, const char* key) {
   if (host == nullptr || host->struct_size < sizeof(nccom_host_api_t) ||
       host->config_get == nullptr)
@@ -130,7 +145,7 @@ nccom_plugin_status_t pluginInit(const nccom_host_api_t* host, void** ctxOut) {
     auto* ctx = new PluginContext;
     if (host != nullptr && host->struct_size >= sizeof(nccom_host_api_t) && host->log != nullptr)
       nccom::util::set_logger(host->log);  // every line of the plugin (nccom/util/log.h)
-    ctx->topologyFile = configText(host, "file");
+    ctx->topologyFile = configText(host, "topology.file");
     // For diagnostics and tests: detection over another sysfs / cpuinfo.
     if (auto root = configText(host, "sysfs_root"); !root.empty()) ctx->detect.sysfsRoot = root;
     if (auto cpuinfo = configText(host, "cpuinfo_path"); !cpuinfo.empty())
@@ -260,5 +275,5 @@ extern "C" NCCOM_PLUGIN_EXPORT const nccom_plugin_descriptor_t nccom_plugin = {
     "1.0.0",
     NCCOM_CAP_TOPO_SYSTEM | NCCOM_CAP_TOPO_GRAPH,
     &nccom::topo_nccl::kOps.head,
-    nullptr,  // knobs: none
+    &nccom::topo_nccl::kKnobTable,
 };

@@ -67,10 +67,8 @@ nccom_plugin_status_t answerText(const Result<std::string>& text, const char* ca
   return NCCOM_PLUGIN_OK;
 }
 
-// The plugin's knobs ([plugins.neuron]; the names users set before the
-// plugin declared them, topology.disable_verify and
-// topology.default_new_algorithm, still work in a file, and so do their
-// environment variables).
+// The plugin's knobs ([plugins.neuron]), each with the environment variable
+// libnccom reads for it.
 const char* const kEnvDisableVerify[] = {"CCOM_DBG_DISABLE_VERIFY_TOPOLOGY", nullptr};
 const char* const kEnvDefaultNew[] = {"NCCOM_GRAPH_DEFAULT_NEW_ALGORITHM", nullptr};
 const nccom_knob_t kKnobs[] = {

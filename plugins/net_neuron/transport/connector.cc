@@ -116,7 +116,7 @@ Result<Connector*> connector_setup(ConnectorRegistry& registry, const nccom_tran
   if (net_of(comm) == nullptr || comm->net_devices <= 0) {
     return make_error(NRT_INVALID,
                       "NET_NEURON setup: the communicator has no network plugin "
-                      "(net_with_ctx NULL or absent, or 0 devices); NET_NEURON needs one");
+                      "(net NULL, or 0 devices); NET_NEURON needs one");
   }
   if (dir != NCCOM_TRANSPORT_SEND && dir != NCCOM_TRANSPORT_RECV) {
     return make_error(NRT_INVALID, "NET_NEURON setup: direction " +

@@ -26,15 +26,9 @@ inline constexpr uint64_t kConnectorMarker = 0x4e45544e45555231ull;  // "NETNEUR
 inline constexpr int kMeshChannel = NCCOM_TRANSPORT_MESH_CHANNEL;
 static_assert(NCCOM_TRANSPORT_MESH_CHANNEL == NEC_MAX_CHANNELS);
 
-// The network the host lends with its context, or nullptr when it lends
-// none (or its nccom_transport_comm_t predates net_with_ctx).
+// The network the host lends, or nullptr when it lends none.
 inline const nccom_transport_net_t* net_of(const nccom_transport_comm_t* comm) {
-  // The field's own size (a pointer), not what it points to.
-  if (comm == nullptr ||
-      comm->struct_size < offsetof(nccom_transport_comm_t, net_with_ctx) +
-                              sizeof(comm->net_with_ctx))  // NOLINT(bugprone-sizeof-expression)
-    return nullptr;
-  return comm->net_with_ctx;
+  return comm != nullptr ? comm->net : nullptr;
 }
 
 struct Connector {

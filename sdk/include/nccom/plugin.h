@@ -73,10 +73,8 @@ typedef struct nccom_host_api {
   /* The effective value of a setting as text, or NULL if there is none.
    * A key without a dot names one of the plugin's own knobs (nccom/knob.h);
    * a dotted key names a setting of the host, read-only
-   * ("bootstrap.socket_ifname", "topology.file"). For plugins that declare
-   * no knobs, a key without a dot is also looked up in their kind's host
-   * section (topology.<key>, transport.<key>), as older hosts did.
-   * The pointer stays valid until fini. */
+   * ("bootstrap.socket_ifname", "topology.file"). The pointer stays valid
+   * until fini. */
   const char* (*config_get)(void* host_ctx, const char* key);
   void* host_ctx;
 } nccom_host_api_t;

@@ -107,12 +107,11 @@ typedef struct nccom_transport_comm {
   int32_t sidelink;                    /* Trn2/Trn3: receives confirm arrival with a 4-byte iread */
   const nccom_transport_peer_t* peers; /* n_ranks entries */
 
-  /* The selected network in the Neuron v6 shape (v5/v4/NVIDIA plugins are
-   * adapted by the host), its name and device count. NULL if none. A
-   * context-free table can only forward to one network per process: new
-   * transports call `net_with_ctx` below instead; this one stays for
-   * transports built before it. */
-  const ncclNet_v6_t* net;
+  /* The selected network: the Neuron ncclNet_v6 calls with the host's
+   * context as first argument (v5/v4/NVIDIA plugins are adapted by the
+   * host, whose clamps and bounded connect/accept apply), its name and
+   * device count. NULL if none. */
+  const nccom_transport_net_t* net;
   const char* net_name;
   int32_t net_devices;
   int32_t reserved;
@@ -136,9 +135,6 @@ typedef struct nccom_transport_comm {
    * layout and file ("TPN (Neuron ncclNet_v4) from /opt/x/libtpn.so");
    * NULL if none. `net_name` stays the short name for log lines. */
   const char* net_origin;
-
-  /* Appended: the same network with the host's context (NULL if none). */
-  const nccom_transport_net_t* net_with_ctx;
 } nccom_transport_comm_t;
 
 typedef enum {

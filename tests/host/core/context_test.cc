@@ -215,20 +215,21 @@ TEST_F(CoreContext, PluginDirsStartWithTheConfiguredPath) {
   EXPECT_EQ(dirs[2].filename(), "nccom");
 }
 
-// A plugin without knobs: undotted keys come from its kind's host section
-// (as older hosts answered), dotted keys name any host setting.
+// A plugin without knobs: dotted keys name any host setting; an undotted
+// key is nobody's (it is not looked up in a host section).
 TEST_F(CoreContext, HostApiAnswersHostSettingsToAPluginWithoutKnobs) {
   env_["NCCL_NET_PLUGIN"] = "custom";
   auto context = Context::create(options());
   ASSERT_TRUE(context);
-  PluginHostApi host((*context)->config(), "net");
+  PluginHostApi host((*context)->config());
   const nccom_host_api_t& api = host.api();
   EXPECT_EQ(api.struct_size, sizeof(nccom_host_api_t));
   EXPECT_EQ(api.abi_version, NCCOM_PLUGIN_ABI_VERSION);
-  const char* plugin = api.config_get(api.host_ctx, "plugin");
+  const char* plugin = api.config_get(api.host_ctx, "net.plugin");
   ASSERT_NE(plugin, nullptr);
   EXPECT_STREQ(plugin, "custom");
-  EXPECT_EQ(api.config_get(api.host_ctx, "plugin"), plugin);  // stable storage
+  EXPECT_EQ(api.config_get(api.host_ctx, "net.plugin"), plugin);  // stable storage
+  EXPECT_EQ(api.config_get(api.host_ctx, "plugin"), nullptr) << "no host section fallback";
   EXPECT_STREQ(api.config_get(api.host_ctx, "bootstrap.socket_timeout_ms"), "120000");
   EXPECT_EQ(api.config_get(api.host_ctx, "no.such.key"), nullptr);
   EXPECT_EQ(api.config_get(api.host_ctx, "nosuchkey"), nullptr);
@@ -248,7 +249,7 @@ TEST_F(CoreContext, HostApiAnswersAPluginsOwnKnobs) {
   ASSERT_TRUE(context);
   auto section = config::PluginSection::bind((*context)->config(), "demo", "test plugin", &table);
   ASSERT_TRUE(section) << section.error().message;
-  PluginHostApi host((*context)->config(), "net", std::move(section).value());
+  PluginHostApi host((*context)->config(), std::move(section).value());
   const nccom_host_api_t& api = host.api();
   EXPECT_STREQ(api.config_get(api.host_ctx, "width"), "12");
   EXPECT_STREQ(api.config_get(api.host_ctx, "mode"), "");

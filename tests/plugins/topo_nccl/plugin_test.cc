@@ -149,7 +149,7 @@ TEST(TopoNcclPlugin, ExportsOnlyTheDescriptor) {
 
 TEST(TopoNcclPlugin, TopologyFileEndToEnd) {
   const std::string file = dataFile("pcie_host.xml");
-  auto l = load({{"file", file}});
+  auto l = load({{"topology.file", file}});
   ASSERT_NE(l.backend, nullptr);
   std::string why;
   EXPECT_TRUE(l.backend->probe(machine(), &why)) << why;
@@ -181,7 +181,7 @@ TEST(TopoNcclPlugin, TopologyFileEndToEnd) {
 // ranks 8-15; node 0 of the same cluster (ranks 0-7) gets the file's gpus in
 // dev order as its ranks, node 1 the file as written.
 TEST(TopoNcclPlugin, ATopologyFileServesEveryNodeOfAHomogeneousCluster) {
-  auto l = load({{"file", dataFile("pcie_host.xml")}});
+  auto l = load({{"topology.file", dataFile("pcie_host.xml")}});
   ASSERT_NE(l.backend, nullptr);
   Node first({0, 1, 2, 3, 4, 5, 6, 7}, 2, 16);
   auto sys = l.backend->system_xml(machine(), first.node);
@@ -231,7 +231,7 @@ TEST(TopoNcclPlugin, MalformedTopologyFilesNameFileLineColumnAndRule) {
   Node node({0, 1}, 1, 2);
   for (const Case& c : cases) {
     const std::string path = writeFile(dir.path(), c.name, c.text);
-    auto l = load({{"file", path}});
+    auto l = load({{"topology.file", path}});
     ASSERT_NE(l.backend, nullptr);
     auto sys = l.backend->system_xml(machine(), node.node);
     ASSERT_FALSE(sys.ok()) << c.name;
@@ -242,7 +242,7 @@ TEST(TopoNcclPlugin, MalformedTopologyFilesNameFileLineColumnAndRule) {
   for (const auto& [name, rule] :
        {std::pair<std::string, std::string>{"fifo.xml", "it is a FIFO, not a regular file"},
         {"absent.xml", "No such file or directory"}}) {
-    auto l = load({{"file", dir.path() + "/" + name}});
+    auto l = load({{"topology.file", dir.path() + "/" + name}});
     auto sys = l.backend->system_xml(machine(), node.node);
     ASSERT_FALSE(sys.ok());
     EXPECT_NE(sys.error().message.find("cannot read topology file '" + dir.path() + "/" + name +
@@ -298,7 +298,7 @@ TEST(TopoNcclPlugin, DetectedNeuronHostEndToEnd) {
 }
 
 TEST(TopoNcclPlugin, RequestsItDoesNotSearchAreLeftToOtherBackends) {
-  auto l = load({{"file", dataFile("two_gpus_switch.xml")}});
+  auto l = load({{"topology.file", dataFile("two_gpus_switch.xml")}});
   ASSERT_NE(l.backend, nullptr);
   Node node({6, 7}, 1, 8);
   auto sys = l.backend->system_xml(machine(), node.node);
@@ -316,7 +316,7 @@ TEST(TopoNcclPlugin, RequestsItDoesNotSearchAreLeftToOtherBackends) {
 }
 
 TEST(TopoNcclPlugin, BadNodeShareIsAnInvalidArgument) {
-  auto l = load({{"file", dataFile("two_gpus_switch.xml")}});
+  auto l = load({{"topology.file", dataFile("two_gpus_switch.xml")}});
   ASSERT_NE(l.backend, nullptr);
   Node dup({6, 6}, 1, 8);
   auto sys = l.backend->system_xml(machine(), dup.node);

@@ -1,8 +1,7 @@
 // NeuronPluginKnobs: libnccom-topo_neuron.so declares its knobs in its
 // descriptor. Bound by the host's configuration layer, the real table takes
-// its values from [plugins.neuron], from the names a file used before the
-// plugin declared them ([topology] disable_verify, default_new_algorithm),
-// from a cluster section and from the environment; the shipped nccom.toml
+// its values from [plugins.neuron], from a cluster section and from the
+// environment; the shipped nccom.toml
 // states each one with its default.
 #include "build_paths.h"
 #include "config/config.h"

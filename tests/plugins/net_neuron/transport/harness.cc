@@ -3,6 +3,8 @@
 #include "build_paths.h"
 #include "machine.h"
 
+#include <nccom/util/transport_net.h>
+
 #include <dlfcn.h>
 
 #include <cstdarg>
@@ -161,58 +163,8 @@ void inc_semaphore(volatile uint32_t* sem, uint32_t val) {
 
 uint32_t load(const volatile uint32_t* word) { return __atomic_load_n(word, __ATOMIC_ACQUIRE); }
 
-namespace {
-const ncclNet_v6_t& v6(void* ctx) { return *static_cast<const ncclNet_v6_t*>(ctx); }
-}  // namespace
-
 nccom_transport_net_t with_ctx(const ncclNet_v6_t* net) {
-  nccom_transport_net_t t{};
-  t.struct_size = sizeof t;
-  t.ctx = const_cast<ncclNet_v6_t*>(net);
-  t.name = net->name;
-  t.devices = [](void* x, int* n) { return v6(x).devices(n); };
-  t.get_properties = [](void* x, int d, ncclNetProperties_v6_t* p) {
-    return v6(x).getProperties(d, p);
-  };
-  t.listen = [](void* x, int d, void* h, void** c) { return v6(x).listen(d, h, c); };
-  t.connect = [](void* x, int d, void* h, void** c) { return v6(x).connect(d, h, c); };
-  t.accept = [](void* x, void* l, void** c) { return v6(x).accept(l, c); };
-  t.reg_mr = [](void* x, void* c, void* d, size_t s, int ty, void** m) {
-    return v6(x).regMr(c, d, s, ty, m);
-  };
-  if (net->regMrDmaBuf != nullptr)
-    t.reg_mr_dma_buf = [](void* x, void* c, void* d, size_t s, int ty, uint64_t o, int fd,
-                          void** m) { return v6(x).regMrDmaBuf(c, d, s, ty, o, fd, m); };
-  t.dereg_mr = [](void* x, void* c, void* m) { return v6(x).deregMr(c, m); };
-  t.isend = [](void* x, void* c, void* d, int s, int tag, void* m, void** r) {
-    return v6(x).isend(c, d, s, tag, m, r);
-  };
-  t.irecv = [](void* x, void* c, int n, void** d, int* s, int* tags, void** m, void** r) {
-    return v6(x).irecv(c, n, d, s, tags, m, r);
-  };
-  if (net->iflush != nullptr)
-    t.iflush = [](void* x, void* c, int n, void** d, int* s, void** m, void** r) {
-      return v6(x).iflush(c, n, d, s, m, r);
-    };
-  t.test = [](void* x, void* r, int* done, int* s) { return v6(x).test(r, done, s); };
-  t.close_send = [](void* x, void* c) { return v6(x).closeSend(c); };
-  t.close_recv = [](void* x, void* c) { return v6(x).closeRecv(c); };
-  t.close_listen = [](void* x, void* c) { return v6(x).closeListen(c); };
-  if (net->getMrKey != nullptr)
-    t.get_mr_key = [](void* x, void* m, uint64_t* k) { return v6(x).getMrKey(m, k); };
-  if (net->iwrite != nullptr)
-    t.iwrite = [](void* x, void* c, void* s, size_t n, void* m, uint64_t d, uint64_t k, void** r) {
-      return v6(x).iwrite(c, s, n, m, d, k, r);
-    };
-  if (net->iwriteInline != nullptr)
-    t.iwrite_inline = [](void* x, void* c, void* s, size_t n, uint64_t d, uint64_t k, void** r) {
-      return v6(x).iwriteInline(c, s, n, d, k, r);
-    };
-  if (net->iread != nullptr)
-    t.iread = [](void* x, void* c, void* d, size_t n, void* m, uint64_t s, uint64_t k, void** r) {
-      return v6(x).iread(c, d, n, m, s, k, r);
-    };
-  return t;
+  return nccom::util::as_transport_net(net);
 }
 
 std::vector<std::unique_ptr<Rank>> make_ranks(int n, const ncclNet_v6_t* net, int sidelink) {
@@ -234,9 +186,8 @@ std::vector<std::unique_ptr<Rank>> make_ranks(int n, const ncclNet_v6_t* net, in
     c.n_ranks = n;
     c.sidelink = sidelink;
     c.peers = rank->peers.data();
-    c.net = net;
     rank->net = with_ctx(net);
-    c.net_with_ctx = &rank->net;
+    c.net = &rank->net;
     c.net_name = "test";
     c.net_devices = 1;
     c.inc_semaphore = inc_semaphore;

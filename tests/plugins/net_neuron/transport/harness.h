@@ -56,11 +56,11 @@ uint32_t load(const volatile uint32_t* word);
 // ---- ranks and connections ----------------------------------------------------
 struct Rank {
   nccom_transport_comm_t comm{};
-  nccom_transport_net_t net{};  // comm.net_with_ctx: the plugin's own table as context
+  nccom_transport_net_t net{};  // comm.net: the plugin's own table as context
   std::vector<nccom_transport_peer_t> peers;
 };
 // A raw v6 table in the shape the host lends (context = the table), as the
-// host's net_with_ctx lends its Net; NULL slots stay NULL.
+// host's net_with_ctx() lends its Net; NULL slots stay NULL.
 nccom_transport_net_t with_ctx(const ncclNet_v6_t* net);
 std::vector<std::unique_ptr<Rank>> make_ranks(int n, const ncclNet_v6_t* net, int sidelink = 0);
 
