@@ -5,7 +5,7 @@
 // Everything else in the library is hidden.
 //
 // Each slot is a thin shim onto Plugin; no C++ exception crosses the ABI.
-#include "plugin.h"
+#include "net_plugin.h"
 
 #include <nccom/net_v4.h>
 #include <nccom/net_v5.h>

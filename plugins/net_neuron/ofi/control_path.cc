@@ -1,5 +1,5 @@
 // Plugin lifetime, devices, properties and connection setup.
-#include "plugin.h"
+#include "net_plugin.h"
 
 #include <sys/random.h>
 #include <unistd.h>
