@@ -7,40 +7,21 @@
 
 #include <nccom/plugin.h>
 #include <nccom/transport_plugin.h>
-#include <nccom/util/log.h>
+#include <nccom/util/boundary.h>
 
-#include <cstdio>
-#include <exception>
 #include <new>
-#include <string>
 
 namespace {
 
 using namespace nccom::p2p;
+using nccom::util::fail;
+using nccom::util::guarded;
 
 // Nothing process-wide: connectors carry all their state.
 struct PluginContext {};
 
-void put_error(char* err, size_t len, const std::string& text) {
-  if (err != nullptr && len > 0) std::snprintf(err, len, "%s", text.c_str());
-}
-
-template <class F>
-nccom_plugin_status_t guarded(const char* slot, char* err, size_t len, F&& body) {
-  try {
-    return body();
-  } catch (const std::bad_alloc&) {
-    put_error(err, len, std::string("P2P ") + slot + ": out of memory");
-  } catch (const std::exception& e) {
-    put_error(err, len, std::string("P2P ") + slot + ": " + e.what());
-  }
-  return NCCOM_PLUGIN_SYSTEM_ERROR;
-}
-
-nccom_plugin_status_t fail(const nccom::Error& e, char* err, size_t len) {
-  put_error(err, len, e.message);
-  return e.status == NRT_INVALID ? NCCOM_PLUGIN_INVALID_ARGUMENT : NCCOM_PLUGIN_ERROR;
-}
+// Every message a caught exception leaves starts "P2P <slot>:".
+constexpr const char* kWho = "P2P";
 
 Connector* as_connector(void* p) {
   auto* c = static_cast<Connector*>(p);
@@ -49,9 +30,7 @@ Connector* as_connector(void* p) {
 
 nccom_plugin_status_t p2p_init(const nccom_host_api_t* host, void** plugin_ctx) {
   if (plugin_ctx == nullptr) return NCCOM_PLUGIN_INVALID_ARGUMENT;
-  if (host != nullptr && host->struct_size >= offsetof(nccom_host_api_t, log) + sizeof host->log) {
-    nccom::util::set_logger(host->log);
-  }
+  nccom::util::install_logger(host);
   auto* ctx = new (std::nothrow) PluginContext();
   if (ctx == nullptr) return NCCOM_PLUGIN_SYSTEM_ERROR;
   *plugin_ctx = ctx;
@@ -75,7 +54,7 @@ nccom_plugin_status_t p2p_setup(void* ctx, const nccom_transport_comm_t* comm,
                                 const nccom_transport_peer_t* peer,
                                 uint8_t blob_out[NCCOM_TRANSPORT_CONNECT_BYTES], void** connector,
                                 char* err, size_t err_len) {
-  return guarded("setup", err, err_len, [&] {
+  return guarded(kWho, "setup", err, err_len, [&] {
     if (ctx == nullptr || connector == nullptr) return NCCOM_PLUGIN_INVALID_ARGUMENT;
     auto c = connector_setup(comm, dir, channel, peer, blob_out);
     if (!c) return fail(c.error(), err, err_len);
@@ -87,7 +66,7 @@ nccom_plugin_status_t p2p_setup(void* ctx, const nccom_transport_comm_t* comm,
 nccom_plugin_status_t p2p_connect(void*, void* connector,
                                   const uint8_t peer_blob[NCCOM_TRANSPORT_CONNECT_BYTES], int* done,
                                   char* err, size_t err_len) {
-  return guarded("connect", err, err_len, [&] {
+  return guarded(kWho, "connect", err, err_len, [&] {
     Connector* c = as_connector(connector);
     if (c == nullptr || done == nullptr) return NCCOM_PLUGIN_INVALID_ARGUMENT;
     *done = 0;

@@ -5,6 +5,9 @@
 
 #include <nccom/util/log.h>
 
-#define SOCK_WARN(...) NCCOM_SDK_WARN("NET/Socket : " __VA_ARGS__)
-#define SOCK_INFO(...) NCCOM_SDK_INFO(NCCOM_SUBSYS_NET, "NET/Socket : " __VA_ARGS__)
-#define SOCK_TRACE(...) NCCOM_SDK_TRACE(NCCOM_SUBSYS_NET, "NET/Socket : " __VA_ARGS__)
+// The tag, also the "who" of the boundary's guard (nccom/util/boundary.h),
+// which puts a space between it and the slot.
+#define SOCK_TAG "NET/Socket :"
+#define SOCK_WARN(...) NCCOM_SDK_WARN(SOCK_TAG " " __VA_ARGS__)
+#define SOCK_INFO(...) NCCOM_SDK_INFO(NCCOM_SUBSYS_NET, SOCK_TAG " " __VA_ARGS__)
+#define SOCK_TRACE(...) NCCOM_SDK_TRACE(NCCOM_SUBSYS_NET, SOCK_TAG " " __VA_ARGS__)

@@ -1,7 +1,8 @@
 // libnccom-topo_nccl.so: the NCCL-style topology backend as an nccom-native
 // topology plugin (sdk nccom/topo_plugin.h). The only exported symbol is the
-// descriptor `nccom_plugin`; every entry point catches everything so no C++
-// exception crosses the C boundary.
+// descriptor `nccom_plugin`; every entry point that can throw runs in the
+// SDK's guard (nccom/util/boundary.h), so no C++ exception crosses the C
+// boundary.
 #include "detect.h"
 #include "graph_driver.h"
 #include "host_xml.h"
@@ -9,16 +10,23 @@
 #include "system_source.h"
 
 #include <nccom/topo_plugin.h>
+#include <nccom/util/boundary.h>
 #include <nccom/util/log.h>
 
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <new>
+#include <memory>
 #include <string>
 
 namespace nccom::topo_nccl {
 namespace {
+
+using nccom::util::fail;
+using nccom::util::guarded;
+using nccom::util::put_text;
+
+// Every message a caught exception leaves starts "topo_nccl <slot>:".
+constexpr const char* kWho = "topo_nccl";
 
 // What init was given; lives until fini.
 struct PluginContext {
@@ -49,11 +57,6 @@ std::string configText(const nccom_host_api_t* host, const char* key) {
   return v != nullptr ? std::string(v) : std::string();
 }
 
-void putText(char* buf, size_t len, const std::string& text) {
-  if (buf == nullptr || len == 0) return;
-  std::snprintf(buf, len, "%s", text.c_str());
-}
-
 char* dupText(const std::string& s) {
   auto* out = static_cast<char*>(std::malloc(s.size() + 1));
   if (out != nullptr) std::memcpy(out, s.c_str(), s.size() + 1);
@@ -80,26 +83,6 @@ Result<LocalShare> shareOf(const nccom_topo_node_t* node) {
   if (node->local_cores != nullptr) s.cores.assign(node->local_cores, node->local_cores + n);
   if (auto st = checkShare(s); !st) return st.take_error();
   return s;
-}
-
-// Runs `body`, turning an escaping exception into an error status.
-template <class F>
-nccom_plugin_status_t guarded(char* err, size_t errLen, F&& body) {
-  try {
-    return body();
-  } catch (const std::bad_alloc&) {
-    putText(err, errLen, "topo_nccl: out of memory");
-  } catch (const std::exception& e) {
-    putText(err, errLen, std::string("topo_nccl: internal error: ") + e.what());
-  } catch (...) {
-    putText(err, errLen, "topo_nccl: internal error");
-  }
-  return NCCOM_PLUGIN_ERROR;
-}
-
-nccom_plugin_status_t fail(char* err, size_t errLen, const Error& e) {
-  putText(err, errLen, e.message);
-  return e.status == NRT_INVALID ? NCCOM_PLUGIN_INVALID_ARGUMENT : NCCOM_PLUGIN_ERROR;
 }
 
 // The detected host as XML, or the error of a host without accelerators.
@@ -141,20 +124,18 @@ Result<std::string> detectedSystemXml(const PluginContext& ctx, const LocalShare
 
 nccom_plugin_status_t pluginInit(const nccom_host_api_t* host, void** ctxOut) {
   if (ctxOut == nullptr) return NCCOM_PLUGIN_INVALID_ARGUMENT;
-  try {
-    auto* ctx = new PluginContext;
-    if (host != nullptr && host->struct_size >= sizeof(nccom_host_api_t) && host->log != nullptr)
-      nccom::util::set_logger(host->log);  // every line of the plugin (nccom/util/log.h)
+  // The slot has no message buffer: a caught exception is its status alone.
+  return guarded(kWho, "init", nullptr, 0, [&] {
+    auto ctx = std::make_unique<PluginContext>();
+    nccom::util::install_logger(host);  // every line of the plugin (nccom/util/log.h)
     ctx->topologyFile = configText(host, "topology.file");
     // For diagnostics and tests: detection over another sysfs / cpuinfo.
     if (auto root = configText(host, "sysfs_root"); !root.empty()) ctx->detect.sysfsRoot = root;
     if (auto cpuinfo = configText(host, "cpuinfo_path"); !cpuinfo.empty())
       ctx->detect.cpuinfoPath = cpuinfo;
-    *ctxOut = ctx;
+    *ctxOut = ctx.release();
     return NCCOM_PLUGIN_OK;
-  } catch (...) {
-    return NCCOM_PLUGIN_SYSTEM_ERROR;
-  }
+  });
 }
 
 void pluginFini(void* ctx) { delete static_cast<PluginContext*>(ctx); }
@@ -162,7 +143,7 @@ void pluginFini(void* ctx) { delete static_cast<PluginContext*>(ctx); }
 nccom_plugin_status_t pluginProbe(void* raw, const nccom_topo_machine_t* machine, char* why,
                                   size_t whyLen) {
   (void)machine;
-  return guarded(why, whyLen, [&]() -> nccom_plugin_status_t {
+  return guarded(kWho, "probe", why, whyLen, [&]() -> nccom_plugin_status_t {
     const auto& ctx = *static_cast<PluginContext*>(raw);
     if (!ctx.topologyFile.empty()) return NCCOM_PLUGIN_OK;
     DetectOptions options = ctx.detect;
@@ -170,15 +151,15 @@ nccom_plugin_status_t pluginProbe(void* raw, const nccom_topo_machine_t* machine
     options.nicSource = &noNics;  // probing needs the Neuron devices only
     auto host = detectHost(options);
     if (!host) {
-      putText(why, whyLen,
-              "topo_nccl: no topology file configured and host detection failed: " +
-                  host.error().message);
+      put_text(why, whyLen,
+               "topo_nccl: no topology file configured and host detection failed: " +
+                   host.error().message);
       return NCCOM_PLUGIN_UNSUPPORTED;
     }
     if (!host->neuronDevices.empty()) return NCCOM_PLUGIN_OK;
-    putText(why, whyLen,
-            "topo_nccl: no topology file configured (NCCL_TOPO_FILE / topology.file) and " +
-                host->neuronReason);
+    put_text(why, whyLen,
+             "topo_nccl: no topology file configured (NCCL_TOPO_FILE / topology.file) and " +
+                 host->neuronReason);
     return NCCOM_PLUGIN_UNSUPPORTED;
   });
 }
@@ -187,21 +168,21 @@ nccom_plugin_status_t pluginSystemXml(void* raw, const nccom_topo_machine_t* mac
                                       const nccom_topo_node_t* node, char** xmlOut, char* err,
                                       size_t errLen) {
   (void)machine;
-  return guarded(err, errLen, [&]() -> nccom_plugin_status_t {
+  return guarded(kWho, "get_system_xml", err, errLen, [&]() -> nccom_plugin_status_t {
     if (xmlOut == nullptr)
-      return fail(err, errLen, make_error(NRT_INVALID, "topo_nccl: xml_out is NULL"));
+      return fail(make_error(NRT_INVALID, "topo_nccl: xml_out is NULL"), err, errLen);
     const auto& ctx = *static_cast<PluginContext*>(raw);
     auto share = shareOf(node);
-    if (!share) return fail(err, errLen, share.error());
+    if (!share) return fail(share.error(), err, errLen);
     auto text = ctx.topologyFile.empty() ? detectedSystemXml(ctx, *share)
                                          : loadTopologyFile(ctx.topologyFile, *share);
-    if (!text) return fail(err, errLen, text.error());
+    if (!text) return fail(text.error(), err, errLen);
     if (!ctx.topologyFile.empty()) {
       NCCOM_SDK_INFO(NCCOM_SUBSYS_INIT, "topo_nccl: topology from %s", ctx.topologyFile.c_str());
     }
     *xmlOut = dupText(*text);
     if (*xmlOut == nullptr)
-      return fail(err, errLen, make_error(NRT_RESOURCE, "topo_nccl: out of memory"));
+      return fail(make_error(NRT_RESOURCE, "topo_nccl: out of memory"), err, errLen);
     return NCCOM_PLUGIN_OK;
   });
 }
@@ -212,35 +193,35 @@ nccom_plugin_status_t pluginComputeGraph(void* raw, const nccom_topo_machine_t* 
                                          char* err, size_t errLen) {
   (void)machine;
   (void)raw;  // the search needs nothing init was given
-  return guarded(err, errLen, [&]() -> nccom_plugin_status_t {
+  return guarded(kWho, "compute_graph", err, errLen, [&]() -> nccom_plugin_status_t {
     if (graphOut == nullptr || systemXml == nullptr || request == nullptr ||
         request->struct_size < sizeof(nccom_topo_graph_request_t)) {
-      return fail(err, errLen,
-                  make_error(NRT_INVALID, "topo_nccl: compute_graph: missing or short argument"));
+      return fail(make_error(NRT_INVALID, "topo_nccl: compute_graph: missing or short argument"),
+                  err, errLen);
     }
     if (request->pattern != static_cast<int>(topo::SearchPattern::Ring)) {
-      putText(err, errLen,
-              "topo_nccl searches RING (pattern 4) only; pattern " +
-                  std::to_string(request->pattern) + " is not implemented");
+      put_text(err, errLen,
+               "topo_nccl searches RING (pattern 4) only; pattern " +
+                   std::to_string(request->pattern) + " is not implemented");
       return NCCOM_PLUGIN_UNSUPPORTED;
     }
     if (request->new_algorithm == 1) {
-      putText(err, errLen,
-              "topo_nccl runs the OLD search; the NEW search (NCCL_GRAPH_USE_NEW_ALGORITHM) is "
-              "topo_neuron's");
+      put_text(err, errLen,
+               "topo_nccl runs the OLD search; the NEW search (NCCL_GRAPH_USE_NEW_ALGORITHM) is "
+               "topo_neuron's");
       return NCCOM_PLUGIN_UNSUPPORTED;
     }
     auto share = shareOf(node);
-    if (!share) return fail(err, errLen, share.error());
+    if (!share) return fail(share.error(), err, errLen);
     SearchRequest req;
     req.crossNic = request->cross_nic;
     req.minChannels = request->min_channels;
     req.maxChannels = request->max_channels;
     auto text = computeGraphXml(systemXml, *share, req);
-    if (!text) return fail(err, errLen, text.error());
+    if (!text) return fail(text.error(), err, errLen);
     *graphOut = dupText(*text);
     if (*graphOut == nullptr)
-      return fail(err, errLen, make_error(NRT_RESOURCE, "topo_nccl: out of memory"));
+      return fail(make_error(NRT_RESOURCE, "topo_nccl: out of memory"), err, errLen);
     return NCCOM_PLUGIN_OK;
   });
 }

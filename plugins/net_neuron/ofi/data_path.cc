@@ -5,7 +5,7 @@
 // retries). test() drives progress, reports the bytes moved (from the
 // completion for receives) and returns the slot once the request is done or
 // failed.
-#include "plugin.h"
+#include "net_plugin.h"
 
 #include <algorithm>
 #include <climits>

@@ -1,6 +1,6 @@
 // regMr / regMrDmaBuf / deregMr / getMrKey, and the remote-key encoding
 // described in comm.h.
-#include "plugin.h"
+#include "net_plugin.h"
 
 #include <mutex>
 

@@ -3,7 +3,7 @@
 // reads no environment itself; each knob names the variable the host reads
 // for it. Ranges and meaning: docs/internals/net-ofi.md ("Devices and rails",
 // "Peer liveness").
-#include "plugin.h"
+#include "net_plugin.h"
 #include "provider.h"
 
 #include <nccom/net_config.h>

@@ -1,291 +1,218 @@
-// Plugin lifetime, devices, properties and connection setup.
-#include "plugin.h"
+// The exported ABI: ncclNetPlugin_v6 (22 slots, the one libnccom binds),
+// ncclNetPlugin_v5 (21) and ncclNetPlugin_v4 (16), Neuron layouts
+// (sdk/include/nccom/net_v*.h); its configuration, nccomNetConfig, is in
+// net_config.cc.
+// Everything else in the library is hidden.
+//
+// Each slot is a thin shim onto Plugin in the SDK's guard
+// (nccom/util/boundary.h): no C++ exception crosses the ABI.
+#include "net_plugin.h"
 
-#include <sys/random.h>
-#include <unistd.h>
+#include <nccom/net_v4.h>
+#include <nccom/net_v5.h>
+#include <nccom/net_v6.h>
+#include <nccom/util/boundary.h>
 
-#include <algorithm>
-#include <atomic>
 #include <chrono>
-#include <mutex>
+#include <thread>
+
+#define NCCOM_OFI_EXPORT __attribute__((visibility("default")))
 
 namespace nccom::ofi {
 namespace {
 
-std::atomic<int> g_rails{1};
+constexpr const char* kName = "AWS Libfabric";
+// The tag of the plugin's lines, and of a caught exception's "NET/OFI <slot>: ...".
+constexpr const char* kWho = "NET/OFI";
+// v4 connect/accept block; nothing blocks forever.
+constexpr auto kV4BlockingTimeout = std::chrono::seconds(120);
 
-uint64_t random_seed() {
-  uint64_t seed = 0;
-  if (getrandom(&seed, sizeof seed, GRND_NONBLOCK) != static_cast<ssize_t>(sizeof seed)) {
-    seed = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) ^
-           (static_cast<uint64_t>(getpid()) << 32);
+// Runs one slot's body (returning a Status) counted by CallScope; a caught
+// exception is a WARN (nccom/util/boundary.h).
+template <class F>
+ncclResult_t guarded(const char* slot, F&& body) noexcept {
+  CallScope in_call;
+  return nccom::util::guarded_net(kWho, slot, [&] { return body().code(); });
+}
+
+Plugin& plugin_instance() { return Plugin::instance(); }
+
+ncclResult_t init(ncclDebugLogger_t logger) {
+  return guarded("init", [&] { return plugin_instance().init(logger); });
+}
+ncclResult_t fini() {
+  return guarded("fini", [&] { return plugin_instance().fini(); });
+}
+ncclResult_t devices(int* ndev) {
+  return guarded("devices", [&] { return plugin_instance().devices(ndev); });
+}
+ncclResult_t get_properties(int dev, ncclNetProperties_v6_t* props) {
+  return guarded("getProperties", [&] { return plugin_instance().get_properties(dev, props); });
+}
+ncclResult_t listen(int dev, void* handle, void** listen_comm) {
+  return guarded("listen", [&] {
+    return plugin_instance().listen(dev, handle, NCCL_NET_HANDLE_MAXSIZE, listen_comm);
+  });
+}
+ncclResult_t connect(int dev, void* handle, void** send_comm) {
+  return guarded("connect", [&] {
+    return plugin_instance().connect(dev, handle, NCCL_NET_HANDLE_MAXSIZE, send_comm);
+  });
+}
+ncclResult_t accept(void* listen_comm, void** recv_comm) {
+  return guarded("accept", [&] { return plugin_instance().accept(listen_comm, recv_comm); });
+}
+ncclResult_t reg_mr(void* comm, void* data, size_t size, int type, void** mhandle) {
+  return guarded("regMr",
+                 [&] { return plugin_instance().reg_mr(comm, data, size, type, mhandle); });
+}
+ncclResult_t reg_mr_dma_buf(void* comm, void* data, size_t size, int type, uint64_t offset, int fd,
+                            void** mhandle) {
+  return guarded("regMrDmaBuf", [&] {
+    return plugin_instance().reg_mr_dma_buf(comm, data, size, type, offset, fd, mhandle);
+  });
+}
+ncclResult_t dereg_mr(void* comm, void* mhandle) {
+  return guarded("deregMr", [&] { return plugin_instance().dereg_mr(comm, mhandle); });
+}
+ncclResult_t isend(void* send_comm, void* data, int size, int tag, void* mhandle, void** request) {
+  return guarded("isend", [&] {
+    return plugin_instance().isend(send_comm, data, size, tag, mhandle, request);
+  });
+}
+ncclResult_t irecv(void* recv_comm, int n, void** data, int* sizes, int* tags, void** mhandles,
+                   void** request) {
+  return guarded("irecv", [&] {
+    return plugin_instance().irecv(recv_comm, n, data, sizes, tags, mhandles, request);
+  });
+}
+ncclResult_t iflush(void* recv_comm, int n, void** data, int* sizes, void** mhandles,
+                    void** request) {
+  return guarded("iflush", [&] {
+    return plugin_instance().iflush(recv_comm, n, data, sizes, mhandles, request);
+  });
+}
+ncclResult_t test(void* request, int* done, int* sizes) {
+  return guarded("test", [&] { return plugin_instance().test(request, done, sizes); });
+}
+ncclResult_t close_send(void* comm) {
+  return guarded("closeSend", [&] { return plugin_instance().close(comm, CommKind::kSend); });
+}
+ncclResult_t close_recv(void* comm) {
+  return guarded("closeRecv", [&] { return plugin_instance().close(comm, CommKind::kRecv); });
+}
+ncclResult_t close_listen(void* comm) {
+  return guarded("closeListen", [&] { return plugin_instance().close(comm, CommKind::kListen); });
+}
+ncclResult_t get_mr_key(void* mhandle, uint64_t* mr_key) {
+  return guarded("getMrKey", [&] { return plugin_instance().get_mr_key(mhandle, mr_key); });
+}
+ncclResult_t iwrite(void* send_comm, void* src, size_t size, void* src_mhandle, uint64_t dest,
+                    uint64_t mr_key, void** request) {
+  return guarded("iwrite", [&] {
+    return plugin_instance().iwrite(send_comm, src, size, src_mhandle, dest, mr_key, request);
+  });
+}
+ncclResult_t iwrite_inline(void* send_comm, void* src, size_t size, uint64_t dest, uint64_t mr_key,
+                           void** request) {
+  return guarded("iwriteInline", [&] {
+    return plugin_instance().iwrite_inline(send_comm, src, size, dest, mr_key, request);
+  });
+}
+ncclResult_t iread(void* recv_comm, void* dest, size_t size, void* dest_mhandle, uint64_t src,
+                   uint64_t mr_key, void** request) {
+  return guarded("iread", [&] {
+    return plugin_instance().iread(recv_comm, dest, size, dest_mhandle, src, mr_key, request);
+  });
+}
+
+// ---- v4: 64-byte handles, blocking connect/accept, untagged single buffers ----
+ncclResult_t get_properties_v4(int dev, ncclNetProperties_v4_t* props) {
+  if (props == nullptr) return ncclInvalidArgument;
+  ncclNetProperties_v6_t full{};
+  ncclResult_t rc = get_properties(dev, &full);
+  if (rc != ncclSuccess) return rc;
+  *props = ncclNetProperties_v4_t{full.name,  full.pciPath, full.guid,    full.ptrSupport,
+                                  full.speed, full.port,    full.maxComms};
+  return ncclSuccess;
+}
+ncclResult_t listen_v4(int dev, void* handle, void** listen_comm) {
+  return guarded("listen", [&] {
+    return plugin_instance().listen(dev, handle, NCCL_NET_HANDLE_MAXSIZE_V4, listen_comm);
+  });
+}
+
+// Call a non-blocking setup step until it yields a comm, fails, or times out.
+template <class Step>
+ncclResult_t block_until_ready(const char* what, void** out, Step step) {
+  if (out == nullptr) return ncclInvalidArgument;
+  const auto deadline = std::chrono::steady_clock::now() + kV4BlockingTimeout;
+  for (;;) {
+    ncclResult_t rc = step();
+    if (rc != ncclSuccess || *out != nullptr) return rc;
+    if (std::chrono::steady_clock::now() > deadline) {
+      OFI_WARN("NET/OFI v4 %s: no connection within %lld s", what,
+               static_cast<long long>(kV4BlockingTimeout.count()));
+      return ncclRemoteError;
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
   }
-  return seed;
+}
+ncclResult_t connect_v4(int dev, void* handle, void** send_comm) {
+  return block_until_ready("connect", send_comm, [&] {
+    return guarded("connect", [&] {
+      return plugin_instance().connect(dev, handle, NCCL_NET_HANDLE_MAXSIZE_V4, send_comm);
+    });
+  });
+}
+ncclResult_t accept_v4(void* listen_comm, void** recv_comm) {
+  return block_until_ready("accept", recv_comm, [&] { return accept(listen_comm, recv_comm); });
+}
+ncclResult_t isend_v4(void* send_comm, void* data, int size, void* mhandle, void** request) {
+  return isend(send_comm, data, size, 0, mhandle, request);
+}
+ncclResult_t irecv_v4(void* recv_comm, void* data, int size, void* mhandle, void** request) {
+  int tag = 0;
+  return irecv(recv_comm, 1, &data, &size, &tag, &mhandle, request);
+}
+ncclResult_t iflush_v4(void* recv_comm, void* data, int size, void* mhandle, void** request) {
+  return iflush(recv_comm, 1, &data, &size, &mhandle, request);
 }
 
 }  // namespace
-
-Plugin& Plugin::instance() {
-  static Plugin plugin;
-  return plugin;
-}
-
-// At dlclose or exit without fini: release silently (the host's logger may
-// already be gone) — unless a plugin call is still running (exit() from a
-// signal handler or another thread): then closing fids could deadlock inside
-// the provider, so everything is left to the OS on purpose.
-Plugin::~Plugin() {
-  nccom::util::clear_logger();
-  if (CallScope::active() == 0) {
-    idle_.stop();
-    release_everything();
-    return;
-  }
-  idle_.stop_at_exit();
-  struct Abandoned {
-    decltype(comms_) comms;
-    decltype(connecting_) connecting;
-    Discovery discovery;
-    decltype(progress_ring_) ring;
-  };
-  static Abandoned* abandoned = new Abandoned{std::move(comms_), std::move(connecting_),
-                                              std::move(discovery_), std::move(progress_ring_)};
-  (void)abandoned;
-}
-
-Status Plugin::configure_liveness(int enabled, int check_ms, int grace_ms) {
-  return ::nccom::ofi::configure_liveness(enabled, check_ms, grace_ms);
-}
-
-Status Plugin::configure(int rails) {
-  if (rails < 1 || rails > kMaxRails) return ncclInvalidArgument;
-  g_rails.store(rails);
-  return ncclSuccess;
-}
-
-Status Plugin::init(ncclDebugLogger_t logger) {
-  std::unique_lock lock(mutex_);
-  if (initialized_) return ncclSuccess;
-  nccom::util::set_logger(logger);
-  OFI_INFO(NCCL_INIT | NCCL_NET,
-           "NET/OFI Initializing nccom libfabric net plugin \"AWS Libfabric\" (nccom's own "
-           "implementation, not aws-ofi-nccl)");
-  const uint32_t version = fi_version();
-  OFI_INFO(NCCL_INIT | NCCL_NET, "NET/OFI Using Libfabric version %u.%u", FI_MAJOR(version),
-           FI_MINOR(version));
-  Discovery found;
-  if (Status s = discover(g_rails.load(), &found); !s.ok()) return s;
-  OFI_INFO(NCCL_INIT | NCCL_NET, "NET/OFI Support for global registrations: false");
-  OFI_INFO(NCCL_INIT | NCCL_NET, "NET/OFI Support for DMA-BUF registrations: false");
-  discovery_ = std::move(found);
-  const uint64_t seed = random_seed();
-  comm_id_ = static_cast<uint32_t>(seed) & kCommIdMask;
-  cookie_ = seed | 1;
-  initialized_ = true;
-  return ncclSuccess;
-}
-
-Status Plugin::fini() {
-  std::unique_lock lock(mutex_);
-  if (!initialized_) return ncclSuccess;
-  const size_t open = comms_.size() + connecting_.size();
-  if (open != 0) OFI_INFO(NCCL_NET, "NET/OFI fini: closing %zu comms still open", open);
-  idle_.stop();  // its pass only try-locks mutex_, so joining under it is safe
-  release_everything();
-  initialized_ = false;
-  nccom::util::clear_logger();  // nothing is logged after fini
-  return ncclSuccess;
-}
-
-void Plugin::release_everything() {
-  progress_ring_.clear();
-  requests_.clear();
-  regions_.clear();
-  comms_.clear();
-  connecting_.clear();
-  discovery_ = Discovery{};  // frees the fi_info copies
-}
-
-Status Plugin::check_device(int dev) const {
-  if (!initialized_) {
-    OFI_WARN("NET/OFI Error accessing plugin. Plugin has not been initialized yet.");
-    return ncclInternalError;
-  }
-  if (dev < 0 || dev >= static_cast<int>(discovery_.devices.size())) {
-    OFI_WARN("NET/OFI Error accessing device %i.", dev);
-    return ncclInvalidArgument;
-  }
-  return ncclSuccess;
-}
-
-Status Plugin::devices(int* ndev) {
-  if (ndev == nullptr) return ncclInvalidArgument;
-  std::shared_lock lock(mutex_);
-  if (!initialized_) {
-    OFI_WARN("NET/OFI Error accessing plugin. Plugin has not been initialized yet.");
-    return ncclInternalError;
-  }
-  *ndev = static_cast<int>(discovery_.devices.size());
-  return ncclSuccess;
-}
-
-Status Plugin::get_properties(int dev, ncclNetProperties_v6_t* props) {
-  if (props == nullptr) return ncclInvalidArgument;
-  std::shared_lock lock(mutex_);
-  if (Status s = check_device(dev); !s.ok()) return s;
-  const Device& device = discovery_.devices[dev];
-  ncclNetProperties_v6_t p{};
-  p.name = const_cast<char*>(device.name.c_str());
-  p.pciPath = device.pci_path.empty() ? nullptr : const_cast<char*>(device.pci_path.c_str());
-  p.guid = device.guid;
-  p.ptrSupport = NCCL_PTR_HOST;  // no device memory: FI_HMEM is not requested
-  p.regIsGlobal = 0;
-  p.speed = device.speed_mbps;
-  p.port = 1;
-  p.latency = 0.0f;
-  p.maxComms = 1 << 16;
-  p.maxRecvs = 1;
-  p.max_write_inline_size = device.caps.inject_size;
-  p.max_mr_key_size = device.caps.rma ? sizeof(uint64_t) : 0;
-  p.rma_supported = device.caps.rma ? 1 : 0;
-  *props = p;
-  return ncclSuccess;
-}
-
-Comm* Plugin::find_comm(const void* comm, CommKind kind) const {
-  auto it = comms_.find(comm);
-  if (it == comms_.end() || it->second->kind != kind) return nullptr;
-  return it->second.get();
-}
-
-Comm* Plugin::find_data_comm(const void* comm) const {
-  auto it = comms_.find(comm);
-  if (it == comms_.end() || it->second->kind == CommKind::kListen) return nullptr;
-  return it->second.get();
-}
-
-void Plugin::adopt(std::unique_ptr<Comm> comm) {
-  for (const Request& r : comm->requests) requests_[&r] = comm.get();
-  const void* key = comm.get();
-  comms_[key] = std::move(comm);
-}
-
-void Plugin::update_progress_ring(Comm* comm) {
-  const auto found = std::find(progress_ring_.begin(), progress_ring_.end(), comm);
-  const bool in_ring = found != progress_ring_.end();
-  const bool target = comm->endpoint && comm->endpoint->caps().manual_progress &&
-                      std::any_of(comm->regions.begin(), comm->regions.end(),
-                                  [](const auto& region) { return region->remote_key_valid; });
-  if (target && !in_ring) {
-    progress_ring_.push_back(comm);
-    if (!idle_.running()) idle_.start([this] { progress_idle(); });
-  } else if (!target && in_ring) {
-    progress_ring_.erase(found);
-  }
-}
-
-void Plugin::forget(Comm* comm) {
-  for (const Request& r : comm->requests) requests_.erase(&r);
-  for (const auto& region : comm->regions) regions_.erase(region.get());
-  progress_ring_.erase(std::remove(progress_ring_.begin(), progress_ring_.end(), comm),
-                       progress_ring_.end());
-  comms_.erase(comm);  // closes its MRs, then its endpoint
-}
-
-uint32_t Plugin::next_comm_id() {
-  comm_id_ = (comm_id_ + 1) & kCommIdMask;
-  if (comm_id_ == 0) comm_id_ = 1;
-  return comm_id_;
-}
-
-Status Plugin::listen(int dev, void* handle, size_t handle_size, void** listen_comm) {
-  if (handle == nullptr || listen_comm == nullptr) return ncclInvalidArgument;
-  std::unique_lock lock(mutex_);
-  if (Status s = check_device(dev); !s.ok()) return s;
-  std::unique_ptr<Comm> comm;
-  if (Status s = open_listen_comm(discovery_.devices[dev], dev, next_comm_id(), &comm); !s.ok()) {
-    return s;
-  }
-  const LivenessAddress liveness =
-      comm->liveness_listener ? comm->liveness_listener->address() : LivenessAddress{};
-  if (!write_handle(handle, handle_size, comm->id, comm->endpoint->address(), liveness)) {
-    OFI_WARN(
-        "NET/OFI listen: an endpoint address of %zu bytes (+%zu bytes of liveness address) "
-        "does not fit a %zu-byte handle",
-        comm->endpoint->address().size(), sizeof(LivenessAddress), handle_size);
-    return ncclInternalError;
-  }
-  *listen_comm = comm.get();
-  adopt(std::move(comm));
-  return ncclSuccess;
-}
-
-Status Plugin::connect(int dev, void* handle, size_t handle_size, void** send_comm) {
-  if (handle == nullptr || send_comm == nullptr) return ncclInvalidArgument;
-  std::unique_lock lock(mutex_);
-  if (Status s = check_device(dev); !s.ok()) return s;
-  PeerAddress listener;
-  if (!read_handle(handle, handle_size, &listener)) {
-    OFI_WARN(
-        "NET/OFI connect: not a listen handle of this plugin (bad magic, version, length "
-        "or checksum)");
-    return ncclInvalidArgument;
-  }
-  uint64_t cookie = read_cookie(handle);
-  auto pending = connecting_.find(cookie);
-  if (cookie == 0 || pending == connecting_.end() || pending->second->dev != dev ||
-      pending->second->id != listener.listen_id) {
-    std::unique_ptr<Comm> comm;
-    if (Status s = open_send_comm(discovery_.devices[dev], dev, listener, &comm); !s.ok()) return s;
-    cookie = (cookie_ += 2);  // odd, so never 0
-    pending = connecting_.emplace(cookie, std::move(comm)).first;
-    write_cookie(handle, cookie);
-  }
-  bool connected = false;
-  if (Status s = poll_connect(*pending->second, &connected); !s.ok()) {
-    connecting_.erase(pending);
-    write_cookie(handle, 0);
-    return s;
-  }
-  if (!connected) {
-    *send_comm = nullptr;
-    return ncclSuccess;
-  }
-  std::unique_ptr<Comm> comm = std::move(pending->second);
-  connecting_.erase(pending);
-  write_cookie(handle, 0);
-  *send_comm = comm.get();
-  adopt(std::move(comm));
-  return ncclSuccess;
-}
-
-Status Plugin::accept(void* listen_comm, void** recv_comm) {
-  if (recv_comm == nullptr) return ncclInvalidArgument;
-  std::unique_lock lock(mutex_);
-  Comm* listen = find_comm(listen_comm, CommKind::kListen);
-  if (listen == nullptr) {
-    OFI_WARN("NET/OFI accept: %p is not an open listen comm", listen_comm);
-    return ncclInvalidArgument;
-  }
-  std::unique_ptr<Comm> comm;
-  if (Status s = poll_accept(*listen, &comm); !s.ok()) return s;
-  *recv_comm = comm.get();
-  if (comm) adopt(std::move(comm));
-  return ncclSuccess;
-}
-
-Status Plugin::close(void* comm, CommKind kind) {
-  std::unique_lock lock(mutex_);
-  Comm* found = find_comm(comm, kind);
-  if (found == nullptr) {
-    OFI_WARN("NET/OFI close: %p is not an open %s comm", comm,
-             kind == CommKind::kListen ? "listen"
-             : kind == CommKind::kSend ? "send"
-                                       : "recv");
-    return ncclInvalidArgument;
-  }
-  forget(found);
-  return ncclSuccess;
-}
-
 }  // namespace nccom::ofi
+
+namespace ofi = nccom::ofi;
+
+extern "C" {
+
+NCCOM_OFI_EXPORT extern const ncclNet_v6_t ncclNetPlugin_v6;
+NCCOM_OFI_EXPORT extern const ncclNet_v5_t ncclNetPlugin_v5;
+NCCOM_OFI_EXPORT extern const ncclNet_v4_t ncclNetPlugin_v4;
+
+const ncclNet_v6_t ncclNetPlugin_v6 = {
+    ofi::kName,         ofi::init,       ofi::fini,         ofi::devices,    ofi::get_properties,
+    ofi::listen,        ofi::connect,    ofi::accept,       ofi::reg_mr,     ofi::reg_mr_dma_buf,
+    ofi::dereg_mr,      ofi::isend,      ofi::irecv,        ofi::iflush,     ofi::test,
+    ofi::close_send,    ofi::close_recv, ofi::close_listen, ofi::get_mr_key, ofi::iwrite,
+    ofi::iwrite_inline, ofi::iread,
+};
+
+// v5: no fini. Unlike the shipped plugin, init registers no exit-time
+// finalizer: at exit libfabric may already be finalised; the OS reclaims.
+const ncclNet_v5_t ncclNetPlugin_v5 = {
+    ofi::kName,      ofi::init,         ofi::devices,    ofi::get_properties, ofi::listen,
+    ofi::connect,    ofi::accept,       ofi::reg_mr,     ofi::reg_mr_dma_buf, ofi::dereg_mr,
+    ofi::isend,      ofi::irecv,        ofi::iflush,     ofi::test,           ofi::close_send,
+    ofi::close_recv, ofi::close_listen, ofi::get_mr_key, ofi::iwrite,         ofi::iwrite_inline,
+    ofi::iread,
+};
+
+const ncclNet_v4_t ncclNetPlugin_v4 = {
+    ofi::kName,     ofi::init,       ofi::devices,    ofi::get_properties_v4,
+    ofi::listen_v4, ofi::connect_v4, ofi::accept_v4,  ofi::reg_mr,
+    ofi::dereg_mr,  ofi::isend_v4,   ofi::irecv_v4,   ofi::iflush_v4,
+    ofi::test,      ofi::close_send, ofi::close_recv, ofi::close_listen,
+};
+
+}  // extern "C"

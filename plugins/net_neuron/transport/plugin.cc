@@ -6,44 +6,23 @@
 
 #include <nccom/plugin.h>
 #include <nccom/transport_plugin.h>
-#include <nccom/util/log.h>
+#include <nccom/util/boundary.h>
 
-#include <cstdio>
-#include <exception>
 #include <new>
 
 namespace {
 
 using namespace nccom::net_neuron;
+using nccom::util::fail;
+using nccom::util::guarded;
+using nccom::util::put_text;
 
 struct PluginContext {
   ConnectorRegistry registry;
 };
 
-void put_error(char* err, size_t len, const std::string& text) {
-  if (err != nullptr && len > 0) std::snprintf(err, len, "%s", text.c_str());
-}
-
-nccom_plugin_status_t to_status(const nccom::Error& e) {
-  return e.status == NRT_INVALID ? NCCOM_PLUGIN_INVALID_ARGUMENT : NCCOM_PLUGIN_ERROR;
-}
-
-template <class F>
-nccom_plugin_status_t guarded(const char* slot, char* err, size_t len, F&& body) {
-  try {
-    return body();
-  } catch (const std::bad_alloc&) {
-    put_error(err, len, std::string("NET_NEURON ") + slot + ": out of memory");
-  } catch (const std::exception& e) {
-    put_error(err, len, std::string("NET_NEURON ") + slot + ": " + e.what());
-  }
-  return NCCOM_PLUGIN_SYSTEM_ERROR;
-}
-
-nccom_plugin_status_t fail(const nccom::Error& e, char* err, size_t len) {
-  put_error(err, len, e.message);
-  return to_status(e);
-}
+// Every message a caught exception leaves starts "NET_NEURON <slot>:".
+constexpr const char* kWho = "NET_NEURON";
 
 Connector* as_connector(void* p) {
   auto* c = static_cast<Connector*>(p);
@@ -52,9 +31,7 @@ Connector* as_connector(void* p) {
 
 nccom_plugin_status_t nn_init(const nccom_host_api_t* host, void** plugin_ctx) {
   if (plugin_ctx == nullptr) return NCCOM_PLUGIN_INVALID_ARGUMENT;
-  if (host != nullptr && host->struct_size >= offsetof(nccom_host_api_t, log) + sizeof host->log) {
-    nccom::util::set_logger(host->log);
-  }
+  nccom::util::install_logger(host);
   auto* ctx = new (std::nothrow) PluginContext();
   if (ctx == nullptr) return NCCOM_PLUGIN_SYSTEM_ERROR;
   *plugin_ctx = ctx;
@@ -79,7 +56,7 @@ nccom_plugin_status_t nn_setup(void* ctx, const nccom_transport_comm_t* comm,
                                const nccom_transport_peer_t* peer,
                                uint8_t blob_out[NCCOM_TRANSPORT_CONNECT_BYTES], void** connector,
                                char* err, size_t err_len) {
-  return guarded("setup", err, err_len, [&] {
+  return guarded(kWho, "setup", err, err_len, [&] {
     if (ctx == nullptr || connector == nullptr) return NCCOM_PLUGIN_INVALID_ARGUMENT;
     auto c = connector_setup(static_cast<PluginContext*>(ctx)->registry, comm, dir, channel, peer,
                              blob_out);
@@ -92,7 +69,7 @@ nccom_plugin_status_t nn_setup(void* ctx, const nccom_transport_comm_t* comm,
 nccom_plugin_status_t nn_connect(void*, void* connector,
                                  const uint8_t peer_blob[NCCOM_TRANSPORT_CONNECT_BYTES], int* done,
                                  char* err, size_t err_len) {
-  return guarded("connect", err, err_len, [&] {
+  return guarded(kWho, "connect", err, err_len, [&] {
     Connector* c = as_connector(connector);
     if (c == nullptr || done == nullptr) return NCCOM_PLUGIN_INVALID_ARGUMENT;
     bool finished = false;
@@ -111,7 +88,7 @@ void nn_free_connector(void* ctx, void* connector) {
 
 nccom_plugin_status_t nn_reg_mr(void*, void* connector, void* data, size_t size, int type,
                                 void** mhandle, char* err, size_t err_len) {
-  return guarded("reg_mr", err, err_len, [&] {
+  return guarded(kWho, "reg_mr", err, err_len, [&] {
     Connector* c = as_connector(connector);
     if (c == nullptr || mhandle == nullptr) return NCCOM_PLUGIN_INVALID_ARGUMENT;
     auto mh = connector_reg_mr(c, data, size, type);
@@ -124,18 +101,17 @@ nccom_plugin_status_t nn_reg_mr(void*, void* connector, void* data, size_t size,
 nccom_plugin_status_t nn_dereg_mr(void*, void* connector, void* mhandle) {
   Connector* c = as_connector(connector);
   if (c == nullptr) return NCCOM_PLUGIN_INVALID_ARGUMENT;
-  try {
+  // The slot has no message buffer: a caught exception is its status alone.
+  return guarded(kWho, "dereg_mr", nullptr, 0, [&] {
     return connector_dereg_mr(c, mhandle) ? NCCOM_PLUGIN_OK : NCCOM_PLUGIN_ERROR;
-  } catch (const std::exception&) {
-    return NCCOM_PLUGIN_SYSTEM_ERROR;
-  }
+  });
 }
 
 nccom_plugin_status_t nn_create_op(void* ctx, const nccom_transport_comm_t* comm,
                                    nccom_transport_direction_t dir, const net_ops_info_t* ops,
                                    int ops_n, const void* fifo, int fifo_n, void** op, char* err,
                                    size_t err_len) {
-  return guarded("create_op", err, err_len, [&] {
+  return guarded(kWho, "create_op", err, err_len, [&] {
     if (ctx == nullptr || op == nullptr) return NCCOM_PLUGIN_INVALID_ARGUMENT;
     auto created = NetOp::create(static_cast<PluginContext*>(ctx)->registry, comm, dir, ops, ops_n,
                                  fifo, fifo_n);
@@ -147,7 +123,7 @@ nccom_plugin_status_t nn_create_op(void* ctx, const nccom_transport_comm_t* comm
 
 nccom_plugin_status_t nn_op_progress(void* op, int* idle, int* execution_done, char* err,
                                      size_t err_len) {
-  return guarded("op_progress", err, err_len, [&] {
+  return guarded(kWho, "op_progress", err, err_len, [&] {
     if (op == nullptr || idle == nullptr || execution_done == nullptr) {
       return NCCOM_PLUGIN_INVALID_ARGUMENT;
     }
@@ -161,7 +137,7 @@ nccom_plugin_status_t nn_op_progress(void* op, int* idle, int* execution_done, c
 }
 
 nccom_plugin_status_t nn_op_rearm(void* op, char* err, size_t err_len) {
-  return guarded("op_rearm", err, err_len, [&] {
+  return guarded(kWho, "op_rearm", err, err_len, [&] {
     if (op == nullptr) return NCCOM_PLUGIN_INVALID_ARGUMENT;
     auto s = static_cast<NetOp*>(op)->rearm();
     return s ? NCCOM_PLUGIN_OK : fail(s.error(), err, err_len);
@@ -171,9 +147,9 @@ nccom_plugin_status_t nn_op_rearm(void* op, char* err, size_t err_len) {
 void nn_op_describe(void* op, char* buf, size_t len) {
   if (op == nullptr || buf == nullptr || len == 0) return;
   try {
-    std::snprintf(buf, len, "%s", static_cast<NetOp*>(op)->describe().c_str());
-  } catch (const std::exception&) {
-    std::snprintf(buf, len, "NET_NEURON op (description unavailable)");
+    put_text(buf, len, static_cast<NetOp*>(op)->describe());
+  } catch (...) {
+    put_text(buf, len, "NET_NEURON op (description unavailable)");
   }
 }
 
@@ -189,8 +165,8 @@ void nn_op_waiting_in(void* op, char* buf, size_t len) {
   buf[0] = '\0';
   if (op == nullptr) return;
   try {
-    std::snprintf(buf, len, "%s", static_cast<NetOp*>(op)->waiting_in().c_str());
-  } catch (const std::exception&) {
+    put_text(buf, len, static_cast<NetOp*>(op)->waiting_in());
+  } catch (...) {
     buf[0] = '\0';
   }
 }

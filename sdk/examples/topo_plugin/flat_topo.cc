@@ -3,7 +3,8 @@
 // NIC — and the rings follow the local ranks in order, the same on every
 // channel. Built with the installed SDK alone: the ABI (nccom/topo_plugin.h),
 // the topology model the host reads the answers with (nccom/topo/*.h, library
-// nccom::sdk_topo), results and logging (nccom/util/*.h).
+// nccom::sdk_topo), results, logging and the C boundary (nccom/util/*.h):
+// every slot that can throw runs in nccom::util::guarded.
 //
 // Every answer is checked through the same model before it leaves: a
 // <system> that would not build, or a graph naming a rank the system does not
@@ -23,6 +24,7 @@
 #include <nccom/topo/system.h>
 #include <nccom/topo/xml.h>
 #include <nccom/topo_plugin.h>
+#include <nccom/util/boundary.h>
 #include <nccom/util/knob_value.h>
 #include <nccom/util/log.h>
 #include <nccom/util/result.h>
@@ -31,7 +33,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <exception>
 #include <iterator>
 #include <new>
 #include <string>
@@ -66,13 +67,12 @@ struct Settings {
 constexpr const char* kSwitchBusId = "0000:10:00.0";
 constexpr const char* kNicBusId = "0000:80:00.0";
 
-void put_text(char* buf, size_t len, const std::string& text) {
-  if (buf != nullptr && len > 0) std::snprintf(buf, len, "%s", text.c_str());
-}
+// Every message this plugin hands the host starts with its name.
+constexpr const char* kWho = "flat topology";
 
+// The Error's status and message (after kWho) for the host (nccom/util/boundary.h).
 nccom_plugin_status_t fail(const Error& e, char* err, size_t len) {
-  put_text(err, len, "flat topology: " + e.message);
-  return e.status == NRT_INVALID ? NCCOM_PLUGIN_INVALID_ARGUMENT : NCCOM_PLUGIN_ERROR;
+  return nccom::util::fail(make_error(e.status, std::string(kWho) + ": " + e.message), err, len);
 }
 
 char* dup_text(const std::string& s) {
@@ -191,8 +191,7 @@ Result<std::string> ring_xml(const Settings& settings, const char* system_text,
 
 nccom_plugin_status_t flat_init(const nccom_host_api_t* host, void** ctx) {
   if (ctx == nullptr) return NCCOM_PLUGIN_INVALID_ARGUMENT;
-  const bool usable = host != nullptr && host->struct_size >= sizeof(nccom_host_api_t);
-  if (usable && host->log != nullptr) nccom::util::set_logger(host->log);
+  nccom::util::install_logger(host);
   auto* settings = new (std::nothrow) Settings;
   if (settings == nullptr) return NCCOM_PLUGIN_SYSTEM_ERROR;
   if (!nccom::util::knob_int(host, "channels", settings->channels, settings->channels) ||
@@ -214,7 +213,7 @@ void flat_fini(void* ctx) { delete static_cast<Settings*>(ctx); }
 nccom_plugin_status_t flat_probe(void*, const nccom_topo_machine_t* machine, char* why,
                                  size_t why_len) {
   if (machine == nullptr || machine->device_count < 1) {
-    put_text(why, why_len, "flat topology: no Neuron device on this machine");
+    nccom::util::put_text(why, why_len, "flat topology: no Neuron device on this machine");
     return NCCOM_PLUGIN_UNSUPPORTED;
   }
   return NCCOM_PLUGIN_OK;
@@ -225,7 +224,7 @@ nccom_plugin_status_t flat_get_system_xml(void* ctx, const nccom_topo_machine_t*
                                           size_t err_len) {
   if (ctx == nullptr || machine == nullptr || node == nullptr || xml_out == nullptr)
     return NCCOM_PLUGIN_INVALID_ARGUMENT;
-  try {
+  return nccom::util::guarded(kWho, "get_system_xml", err, err_len, [&] {
     auto text = system_xml(*static_cast<const Settings*>(ctx), *node);
     if (!text) return fail(text.error(), err, err_len);
     *xml_out = dup_text(*text);
@@ -233,10 +232,7 @@ nccom_plugin_status_t flat_get_system_xml(void* ctx, const nccom_topo_machine_t*
     NCCOM_SDK_INFO(NCCOM_SUBSYS_GRAPH, "flat topology: node %d of %d, %d local ranks", node->node,
                    node->n_nodes, node->n_local);
     return NCCOM_PLUGIN_OK;
-  } catch (const std::exception& e) {
-    put_text(err, err_len, std::string("flat topology: ") + e.what());
-    return NCCOM_PLUGIN_SYSTEM_ERROR;
-  }
+  });
 }
 
 nccom_plugin_status_t flat_compute_graph(void* ctx, const nccom_topo_machine_t*,
@@ -247,18 +243,15 @@ nccom_plugin_status_t flat_compute_graph(void* ctx, const nccom_topo_machine_t*,
       graph_out == nullptr)
     return NCCOM_PLUGIN_INVALID_ARGUMENT;
   if (request->pattern != static_cast<int>(topo::SearchPattern::Ring)) {
-    put_text(err, err_len, "flat topology: only RING graphs (pattern 4) are searched");
+    nccom::util::put_text(err, err_len, "flat topology: only RING graphs (pattern 4) are searched");
     return NCCOM_PLUGIN_UNSUPPORTED;
   }
-  try {
+  return nccom::util::guarded(kWho, "compute_graph", err, err_len, [&] {
     auto text = ring_xml(*static_cast<const Settings*>(ctx), system_text, *request);
     if (!text) return fail(text.error(), err, err_len);
     *graph_out = dup_text(*text);
     return *graph_out != nullptr ? NCCOM_PLUGIN_OK : NCCOM_PLUGIN_SYSTEM_ERROR;
-  } catch (const std::exception& e) {
-    put_text(err, err_len, std::string("flat topology: ") + e.what());
-    return NCCOM_PLUGIN_SYSTEM_ERROR;
-  }
+  });
 }
 
 // For tools without a runtime (nccom-topo --plugins ... --platform flat):
@@ -325,23 +318,15 @@ nccom_plugin_status_t answer(const Result<std::string>& text, char** out, char* 
 
 nccom_plugin_status_t flat_list_platforms(void*, char** xml_out, char* err, size_t err_len) {
   if (xml_out == nullptr) return NCCOM_PLUGIN_INVALID_ARGUMENT;
-  try {
-    return answer(platforms_xml(), xml_out, err, err_len);
-  } catch (const std::exception& e) {
-    put_text(err, err_len, std::string("flat topology: ") + e.what());
-    return NCCOM_PLUGIN_SYSTEM_ERROR;
-  }
+  return nccom::util::guarded(kWho, "list_platforms", err, err_len,
+                              [&] { return answer(platforms_xml(), xml_out, err, err_len); });
 }
 
 nccom_plugin_status_t flat_describe_node(void*, const nccom_topo_machine_t* machine, char** xml_out,
                                          char* err, size_t err_len) {
   if (machine == nullptr || xml_out == nullptr) return NCCOM_PLUGIN_INVALID_ARGUMENT;
-  try {
-    return answer(node_xml(*machine), xml_out, err, err_len);
-  } catch (const std::exception& e) {
-    put_text(err, err_len, std::string("flat topology: ") + e.what());
-    return NCCOM_PLUGIN_SYSTEM_ERROR;
-  }
+  return nccom::util::guarded(kWho, "describe_node", err, err_len,
+                              [&] { return answer(node_xml(*machine), xml_out, err, err_len); });
 }
 
 void flat_free_text(void*, char* text) { std::free(text); }

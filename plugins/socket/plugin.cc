@@ -1,7 +1,8 @@
 // The ABI surface: ncclNetPlugin_v6 / _v5 / _v4 (Neuron layouts). Each slot
-// validates what the caller handed in, catches C++ exceptions at the boundary,
-// and forwards to the objects in socket_setup.h / socket_comm.h. Only the three
-// tables and nccomNetConfig (socket_config.cc) are exported.
+// validates what the caller handed in and forwards to the objects in
+// socket_setup.h / socket_comm.h; whatever can throw runs in the SDK's guard
+// (nccom/util/boundary.h), so no C++ exception crosses the boundary. Only the
+// three tables and nccomNetConfig (socket_config.cc) are exported.
 #include "socket_comm.h"
 #include "socket_config.h"
 #include "socket_devices.h"
@@ -11,21 +12,19 @@
 #include <nccom/net_v4.h>
 #include <nccom/net_v5.h>
 #include <nccom/net_v6.h>
+#include <nccom/util/boundary.h>
 
-#include <exception>
+#include <utility>
 
 namespace {
 
 using namespace nccom::socket;
 
+// A caught exception is logged as "NET/Socket : <slot>: <what>", like every
+// other line of the plugin.
 template <typename F>
-ncclResult_t guarded(const char* slot, F&& body) {
-  try {
-    return body();
-  } catch (const std::exception& e) {
-    SOCK_WARN("%s: %s", slot, e.what());
-    return ncclSystemError;
-  }
+ncclResult_t guarded(const char* slot, F&& body) noexcept {
+  return nccom::util::guarded_net(SOCK_TAG, slot, std::forward<F>(body));
 }
 
 bool initialized(const char* slot) {

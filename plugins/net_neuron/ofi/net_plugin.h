@@ -1,5 +1,5 @@
 // The plugin: its devices and every object it handed out. The ABI tables
-// (net_tables.cc) call one Plugin method per slot.
+// (plugin.cc) call one Plugin method per slot.
 //
 // Every pointer the host passes back (comm, request, mhandle) is looked up
 // in the tables below before use: an unknown, closed or wrong-kind pointer is
