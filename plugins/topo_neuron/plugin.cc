@@ -7,7 +7,8 @@
 //   describe_node  the devices, NICs and device links of a machine's node
 // Knobs ([plugins.neuron], declared in the descriptor): disable_verify and
 // default_new_algorithm. Errors go to the caller's buffer with the rule named;
-// INFO lines go to the host's log (installed at init, nccom/util/log.h).
+// INFO lines go to the host's log (installed at init, nccom/util/log.h); no
+// exception leaves a slot (nccom/util/boundary.h).
 #include "catalogue.h"
 #include "graph_compute.h"
 #include "machine.h"
@@ -17,6 +18,7 @@
 
 #include <nccom/knob.h>
 #include <nccom/topo_plugin.h>
+#include <nccom/util/boundary.h>
 #include <nccom/util/knob_value.h>
 #include <nccom/util/log.h>
 
@@ -33,21 +35,16 @@ namespace {
 
 using namespace nccom;
 using namespace nccom::topo_neuron;
+using nccom::util::fail;
+using nccom::util::guarded;
+using nccom::util::put_text;
+
+constexpr const char* kWho = "topo_neuron";
 
 struct Context {
   nccom_host_api_t host{};
   bool hasHost = false;
 };
-
-void copyText(char* buf, size_t len, const std::string& text) {
-  if (buf == nullptr || len == 0) return;
-  std::snprintf(buf, len, "%s", text.c_str());
-}
-
-nccom_plugin_status_t failWith(const Error& e, char* buf, size_t len) {
-  copyText(buf, len, e.message);
-  return e.status == NRT_INVALID ? NCCOM_PLUGIN_INVALID_ARGUMENT : NCCOM_PLUGIN_ERROR;
-}
 
 char* dupText(const std::string& s) {
   char* out = static_cast<char*>(std::malloc(s.size() + 1));
@@ -58,10 +55,10 @@ char* dupText(const std::string& s) {
 // A text answer: OK with the text, or the error (out of memory included).
 nccom_plugin_status_t answerText(const Result<std::string>& text, const char* call, char** out,
                                  char* err, size_t errLen) {
-  if (!text) return failWith(text.error(), err, errLen);
+  if (!text) return fail(text.error(), err, errLen);
   *out = dupText(*text);
   if (*out == nullptr) {
-    copyText(err, errLen, std::string("topo_neuron ") + call + ": out of memory");
+    put_text(err, errLen, std::string("topo_neuron ") + call + ": out of memory");
     return NCCOM_PLUGIN_SYSTEM_ERROR;
   }
   return NCCOM_PLUGIN_OK;
@@ -100,12 +97,14 @@ Result<bool> configBool(const Context* c, const char* key, bool fallback) {
 }
 
 nccom_plugin_status_t neuronInit(const nccom_host_api_t* host, void** ctx) {
+  if (ctx == nullptr) return NCCOM_PLUGIN_INVALID_ARGUMENT;
   auto* c = new (std::nothrow) Context;
   if (c == nullptr) return NCCOM_PLUGIN_SYSTEM_ERROR;
+  nccom::util::install_logger(host);
+  // The knobs are read through the host API, kept whole when it is.
   if (host != nullptr && host->struct_size >= sizeof(nccom_host_api_t)) {
     c->host = *host;
     c->hasHost = true;
-    if (host->log != nullptr) nccom::util::set_logger(host->log);
   }
   *ctx = c;
   return NCCOM_PLUGIN_OK;
@@ -113,70 +112,68 @@ nccom_plugin_status_t neuronInit(const nccom_host_api_t* host, void** ctx) {
 
 void neuronFini(void* ctx) { delete static_cast<Context*>(ctx); }
 
-nccom_plugin_status_t neuronProbe(void* ctx, const nccom_topo_machine_t* m, char* why,
-                                  size_t whyLen) {
+nccom_plugin_status_t probe(void* ctx, const nccom_topo_machine_t* m, char* why, size_t whyLen) {
   (void)ctx;
   if (m == nullptr) {
-    copyText(why, whyLen, "topo_neuron: no machine description");
+    put_text(why, whyLen, "topo_neuron: no machine description");
     return NCCOM_PLUGIN_INVALID_ARGUMENT;
   }
   auto d = describeMachine(*m);
   if (!d) {
-    copyText(why, whyLen, d.error().message);
+    put_text(why, whyLen, d.error().message);
     return NCCOM_PLUGIN_UNSUPPORTED;
   }
   return NCCOM_PLUGIN_OK;
 }
 
-nccom_plugin_status_t neuronSystemXml(void* ctx, const nccom_topo_machine_t* m,
-                                      const nccom_topo_node_t* node, char** xmlOut, char* err,
-                                      size_t errLen) {
+nccom_plugin_status_t systemXml(void* ctx, const nccom_topo_machine_t* m,
+                                const nccom_topo_node_t* node, char** xmlOut, char* err,
+                                size_t errLen) {
   if (m == nullptr || node == nullptr || xmlOut == nullptr) {
-    copyText(err, errLen, "topo_neuron get_system_xml: a NULL argument");
+    put_text(err, errLen, "topo_neuron get_system_xml: a NULL argument");
     return NCCOM_PLUGIN_INVALID_ARGUMENT;
   }
   *xmlOut = nullptr;
   const auto* c = static_cast<const Context*>(ctx);
   auto disable = configBool(c, "disable_verify", false);
-  if (!disable) return failWith(disable.error(), err, errLen);
+  if (!disable) return fail(disable.error(), err, errLen);
   auto d = describeMachine(*m);
-  if (!d) return failWith(d.error(), err, errLen);
+  if (!d) return fail(d.error(), err, errLen);
   auto share = shareFromNode(*node);
-  if (!share) return failWith(share.error(), err, errLen);
+  if (!share) return fail(share.error(), err, errLen);
   return answerText(synthesizeSystemXml(*d, *share, *disable), "get_system_xml", xmlOut, err,
                     errLen);
 }
 
-nccom_plugin_status_t neuronGraph(void* ctx, const nccom_topo_machine_t* m,
-                                  const nccom_topo_node_t* node, const char* systemXml,
-                                  const nccom_topo_graph_request_t* request, char** graphOut,
-                                  char* err, size_t errLen) {
+nccom_plugin_status_t graph(void* ctx, const nccom_topo_machine_t* m, const nccom_topo_node_t* node,
+                            const char* systemXml, const nccom_topo_graph_request_t* request,
+                            char** graphOut, char* err, size_t errLen) {
   if (m == nullptr || node == nullptr || systemXml == nullptr || request == nullptr ||
       graphOut == nullptr) {
-    copyText(err, errLen, "topo_neuron compute_graph: a NULL argument");
+    put_text(err, errLen, "topo_neuron compute_graph: a NULL argument");
     return NCCOM_PLUGIN_INVALID_ARGUMENT;
   }
   *graphOut = nullptr;
   if (request->struct_size < sizeof(nccom_topo_graph_request_t)) {
-    copyText(err, errLen,
+    put_text(err, errLen,
              "topo_neuron compute_graph: nccom_topo_graph_request_t struct_size " +
                  std::to_string(request->struct_size) + " is too small");
     return NCCOM_PLUGIN_INVALID_ARGUMENT;
   }
   const auto* c = static_cast<const Context*>(ctx);
   auto variant = machineVariant(*m);
-  if (!variant) return failWith(variant.error(), err, errLen);
+  if (!variant) return fail(variant.error(), err, errLen);
   std::optional<bool> knob;
   if (request->new_algorithm == 0 || request->new_algorithm == 1) {
     knob = request->new_algorithm == 1;
   } else if (request->new_algorithm != -1) {
-    copyText(err, errLen,
+    put_text(err, errLen,
              "topo_neuron compute_graph: new_algorithm " + std::to_string(request->new_algorithm) +
                  " is not -1 (unset), 0 (off) or 1 (on)");
     return NCCOM_PLUGIN_INVALID_ARGUMENT;
   }
   auto defaultNew = configBool(c, "default_new_algorithm", false);
-  if (!defaultNew) return failWith(defaultNew.error(), err, errLen);
+  if (!defaultNew) return fail(defaultNew.error(), err, errLen);
   const SearchChoice choice = selectSearch(*variant, knob, *defaultNew);
   if (choice.fromKnob)
     NCCOM_SDK_INFO(NCCOM_SUBSYS_GRAPH,
@@ -185,42 +182,42 @@ nccom_plugin_status_t neuronGraph(void* ctx, const nccom_topo_machine_t* m,
                    request->new_algorithm);
   NCCOM_SDK_INFO(NCCOM_SUBSYS_GRAPH, "topo_neuron: %s", choice.reason);
   if (choice.algorithm == SearchAlgorithm::Old) {
-    copyText(err, errLen, std::string("topo_neuron: ") + choice.reason);
+    put_text(err, errLen, std::string("topo_neuron: ") + choice.reason);
     return NCCOM_PLUGIN_UNSUPPORTED;
   }
   auto disable = configBool(c, "disable_verify", false);
-  if (!disable) return failWith(disable.error(), err, errLen);
+  if (!disable) return fail(disable.error(), err, errLen);
   auto d = describeMachine(*m);
-  if (!d) return failWith(d.error(), err, errLen);
+  if (!d) return fail(d.error(), err, errLen);
   auto share = shareFromNode(*node);
-  if (!share) return failWith(share.error(), err, errLen);
+  if (!share) return fail(share.error(), err, errLen);
   GraphRequest req;
   req.pattern = request->pattern;
   req.crossNic = request->cross_nic;
   req.minChannels = request->min_channels;
   req.maxChannels = request->max_channels;
   auto g = computeGraph(*d, *share, systemXml, req, *disable);
-  if (!g) return failWith(g.error(), err, errLen);
+  if (!g) return fail(g.error(), err, errLen);
   return answerText(std::move(g->xml), "compute_graph", graphOut, err, errLen);
 }
 
 // UltraServer pods only (trn2-ultraserver, trn3-switch-v1): pod node id
 // = podId * podNodes + position (docs/internals/topo-neuron.md, "The plugin");
 // podNodeOrder decides.
-nccom_plugin_status_t neuronOrderNodes(void* ctx, const nccom_topo_machine_t* m, int32_t nNodes,
-                                       const int32_t* podNodeIds, int32_t* orderOut, char* err,
-                                       size_t errLen) {
+nccom_plugin_status_t orderNodes(void* ctx, const nccom_topo_machine_t* m, int32_t nNodes,
+                                 const int32_t* podNodeIds, int32_t* orderOut, char* err,
+                                 size_t errLen) {
   (void)ctx;
   if (m == nullptr || (nNodes > 0 && (podNodeIds == nullptr || orderOut == nullptr)) ||
       nNodes < 0) {
-    copyText(err, errLen, "topo_neuron order_nodes: a NULL argument or a negative node count");
+    put_text(err, errLen, "topo_neuron order_nodes: a NULL argument or a negative node count");
     return NCCOM_PLUGIN_INVALID_ARGUMENT;
   }
   auto variant = machineVariant(*m);
-  if (!variant) return failWith(variant.error(), err, errLen);
+  if (!variant) return fail(variant.error(), err, errLen);
   const PodGeometry geo = podGeometry(*variant);
   if (geo.layout == PodLayout::None || geo.podNodes < 1) {
-    copyText(err, errLen,
+    put_text(err, errLen,
              std::string("topo_neuron: platform ") + platformSpec(*variant).name +
                  " has no pods; nodes keep their index order");
     return NCCOM_PLUGIN_UNSUPPORTED;
@@ -229,7 +226,7 @@ nccom_plugin_status_t neuronOrderNodes(void* ctx, const nccom_topo_machine_t* m,
   for (int32_t n = 0; n < nNodes; ++n) {
     const int32_t id = podNodeIds[n];
     if (id < 0) {
-      copyText(err, errLen,
+      put_text(err, errLen,
                "topo_neuron order_nodes: node " + std::to_string(n) +
                    " has the negative pod node id " + std::to_string(id));
       return NCCOM_PLUGIN_INVALID_ARGUMENT;
@@ -237,34 +234,73 @@ nccom_plugin_status_t neuronOrderNodes(void* ctx, const nccom_topo_machine_t* m,
     nodes.push_back({n, id / geo.podNodes, id % geo.podNodes});
   }
   auto order = podNodeOrder(nodes, geo);
-  if (!order) return failWith(order.error(), err, errLen);
+  if (!order) return fail(order.error(), err, errLen);
   if (static_cast<int32_t>(order->size()) != nNodes) {
-    copyText(err, errLen, "topo_neuron order_nodes: the pod order lost nodes");
+    put_text(err, errLen, "topo_neuron order_nodes: the pod order lost nodes");
     return NCCOM_PLUGIN_ERROR;
   }
   for (int32_t n = 0; n < nNodes; ++n) orderOut[n] = (*order)[static_cast<size_t>(n)];
   return NCCOM_PLUGIN_OK;
 }
 
-nccom_plugin_status_t neuronListPlatforms(void* ctx, char** xmlOut, char* err, size_t errLen) {
+nccom_plugin_status_t listPlatforms(void* ctx, char** xmlOut, char* err, size_t errLen) {
   (void)ctx;
   if (xmlOut == nullptr) {
-    copyText(err, errLen, "topo_neuron list_platforms: xml_out is NULL");
+    put_text(err, errLen, "topo_neuron list_platforms: xml_out is NULL");
     return NCCOM_PLUGIN_INVALID_ARGUMENT;
   }
   *xmlOut = nullptr;
   return answerText(platformsXml(), "list_platforms", xmlOut, err, errLen);
 }
 
-nccom_plugin_status_t neuronDescribeNode(void* ctx, const nccom_topo_machine_t* m, char** xmlOut,
-                                         char* err, size_t errLen) {
+nccom_plugin_status_t describeNode(void* ctx, const nccom_topo_machine_t* m, char** xmlOut,
+                                   char* err, size_t errLen) {
   (void)ctx;
   if (m == nullptr || xmlOut == nullptr) {
-    copyText(err, errLen, "topo_neuron describe_node: machine or xml_out is NULL");
+    put_text(err, errLen, "topo_neuron describe_node: machine or xml_out is NULL");
     return NCCOM_PLUGIN_INVALID_ARGUMENT;
   }
   *xmlOut = nullptr;
   return answerText(nodeXml(*m), "describe_node", xmlOut, err, errLen);
+}
+
+// The slots: every body runs guarded, so no exception leaves the plugin.
+nccom_plugin_status_t neuronProbe(void* ctx, const nccom_topo_machine_t* m, char* why,
+                                  size_t whyLen) {
+  return guarded(kWho, "probe", why, whyLen, [&] { return probe(ctx, m, why, whyLen); });
+}
+
+nccom_plugin_status_t neuronSystemXml(void* ctx, const nccom_topo_machine_t* m,
+                                      const nccom_topo_node_t* node, char** xmlOut, char* err,
+                                      size_t errLen) {
+  return guarded(kWho, "get_system_xml", err, errLen,
+                 [&] { return systemXml(ctx, m, node, xmlOut, err, errLen); });
+}
+
+nccom_plugin_status_t neuronGraph(void* ctx, const nccom_topo_machine_t* m,
+                                  const nccom_topo_node_t* node, const char* systemXml,
+                                  const nccom_topo_graph_request_t* request, char** graphOut,
+                                  char* err, size_t errLen) {
+  return guarded(kWho, "compute_graph", err, errLen,
+                 [&] { return graph(ctx, m, node, systemXml, request, graphOut, err, errLen); });
+}
+
+nccom_plugin_status_t neuronOrderNodes(void* ctx, const nccom_topo_machine_t* m, int32_t nNodes,
+                                       const int32_t* podNodeIds, int32_t* orderOut, char* err,
+                                       size_t errLen) {
+  return guarded(kWho, "order_nodes", err, errLen,
+                 [&] { return orderNodes(ctx, m, nNodes, podNodeIds, orderOut, err, errLen); });
+}
+
+nccom_plugin_status_t neuronListPlatforms(void* ctx, char** xmlOut, char* err, size_t errLen) {
+  return guarded(kWho, "list_platforms", err, errLen,
+                 [&] { return listPlatforms(ctx, xmlOut, err, errLen); });
+}
+
+nccom_plugin_status_t neuronDescribeNode(void* ctx, const nccom_topo_machine_t* m, char** xmlOut,
+                                         char* err, size_t errLen) {
+  return guarded(kWho, "describe_node", err, errLen,
+                 [&] { return describeNode(ctx, m, xmlOut, err, errLen); });
 }
 
 void neuronFree(void* ctx, char* text) {
