@@ -1,15 +1,19 @@
-// The module READMEs of host/ are maps a reader trusts: each file table names
-// exactly the sources of its folder, and the "Includes from host/:" sentence
-// names exactly the other host/ modules its sources include. A file added,
-// renamed or removed, or an include of another module, fails here until the
-// README says so.
+// The READMEs are maps a reader trusts. Every folder of the tree that holds
+// sources and a README.md: its file table names every source of the folder,
+// and every file it names exists. The module READMEs of host/: their
+// "Includes from host/:" sentence names exactly the other host/ modules
+// their sources include, and host/README.md's module map gives every module
+// its floor and its includes. A file added, renamed or removed, or an
+// include of another module, fails here until the README says so.
 #include "build_paths.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -21,6 +25,7 @@ namespace {
 namespace fs = std::filesystem;
 
 fs::path host_dir() { return nccom_test::in_source("host"); }
+fs::path source_dir() { return nccom_test::in_source(""); }
 
 std::string read(const fs::path& path) {
   std::ifstream in(path);
@@ -56,6 +61,48 @@ std::set<std::string> sources_of(const std::string& module) {
     if (f.is_regular_file() && is_source(f.path())) out.insert(f.path().filename().string());
   }
   return out;
+}
+
+// Every folder (outside build trees and .git) that holds a README.md and
+// sources of its own.
+std::vector<fs::path> mapped_folders() {
+  std::vector<fs::path> out;
+  const fs::path root = source_dir();
+  for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator();
+       ++it) {
+    if (!it->is_directory()) continue;
+    const std::string name = it->path().filename().string();
+    if (name.rfind("build", 0) == 0 || name.rfind('.', 0) == 0) {
+      it.disable_recursion_pending();
+      continue;
+    }
+    if (!fs::is_regular_file(it->path() / "README.md")) continue;
+    for (const auto& f : fs::directory_iterator(it->path())) {
+      if (f.is_regular_file() && is_source(f.path())) {
+        out.push_back(it->path());
+        break;
+      }
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::set<std::string> files_of(const fs::path& folder) {
+  std::set<std::string> out;
+  for (const auto& f : fs::directory_iterator(folder)) {
+    if (f.is_regular_file() && f.path().filename() != "README.md")
+      out.insert(f.path().filename().string());
+  }
+  return out;
+}
+
+// A name a file table gives that is meant as a file (a knob key such as
+// "plugins.hello.greeting" is not).
+bool looks_like_file(const std::string& name) {
+  static const std::set<std::string> kinds = {".h",  ".cc",  ".c",    ".sh",  ".map",  ".txt",
+                                              ".py", ".awk", ".toml", ".xml", ".json", ".in"};
+  return kinds.count(fs::path(name).extension().string()) != 0;
 }
 
 // The backticked words of `text`.
@@ -162,16 +209,21 @@ TEST(ScriptsReadmeMap, EveryHostModuleHasAReadme) {
   }
 }
 
-TEST(ScriptsReadmeMap, FileTablesNameExactlyTheFolderSources) {
-  for (const std::string& m : modules()) {
-    SCOPED_TRACE("host/" + m + "/README.md");
-    const std::set<std::string> present = sources_of(m);
-    const std::set<std::string> named = files_named(read(host_dir() / m / "README.md"), present);
+TEST(ScriptsReadmeMap, FileTablesNameEverySourceAndOnlyFilesThatExist) {
+  const std::vector<fs::path> folders = mapped_folders();
+  ASSERT_GE(folders.size(), 30u) << "the tree was not found at " << source_dir();
+  for (const fs::path& folder : folders) {
+    const std::string where = fs::relative(folder, source_dir()).string() + "/README.md";
+    SCOPED_TRACE(where);
+    const std::set<std::string> present = files_of(folder);
+    const std::set<std::string> named = files_named(read(folder / "README.md"), present);
     std::set<std::string> missing, extra;
-    std::set_difference(present.begin(), present.end(), named.begin(), named.end(),
-                        std::inserter(missing, missing.end()));
-    std::set_difference(named.begin(), named.end(), present.begin(), present.end(),
-                        std::inserter(extra, extra.end()));
+    for (const std::string& f : present) {
+      if (is_source(f) && named.count(f) == 0) missing.insert(f);
+    }
+    for (const std::string& n : named) {
+      if (looks_like_file(n) && !fs::is_regular_file(folder / n)) extra.insert(n);
+    }
     EXPECT_TRUE(missing.empty()) << "sources its file table does not name: " << joined(missing);
     EXPECT_TRUE(extra.empty()) << "names in its file table that the folder does not hold: "
                                << joined(extra);
@@ -192,6 +244,69 @@ TEST(ScriptsReadmeMap, IncludesFromHostNameExactlyTheModulesIncluded) {
     }
     EXPECT_EQ(joined(named), joined(used))
         << "\"Includes from host/:\" names the first; the sources include the second";
+  }
+}
+
+// One row of host/README.md's module map.
+struct MapRow {
+  int floor = -1;
+  std::set<std::string> includes;
+};
+
+// The rows of the table whose header's first cell is "module": the
+// backticked module, its floor, the backticked modules it includes.
+std::map<std::string, MapRow> module_map(const std::string& readme) {
+  std::map<std::string, MapRow> out;
+  std::istringstream lines(readme);
+  bool in_map = false;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("| module |", 0) == 0) {
+      in_map = true;
+      continue;
+    }
+    if (line.rfind("|", 0) != 0) {
+      in_map = false;
+      continue;
+    }
+    if (!in_map || line.rfind("|---", 0) == 0) continue;
+    std::vector<std::string> cells;
+    std::stringstream row(line.substr(1));
+    for (std::string cell; std::getline(row, cell, '|');) cells.push_back(cell);
+    if (cells.size() < 3 || ticked(cells[0]).size() != 1) continue;
+    MapRow r;
+    r.floor = std::atoi(cells[1].c_str());
+    for (const std::string& m : ticked(cells[2])) r.includes.insert(m);
+    out[ticked(cells[0])[0]] = r;
+  }
+  return out;
+}
+
+TEST(ScriptsReadmeMap, TheHostModuleMapGivesEveryModuleItsFloorAndIncludes) {
+  const std::vector<std::string> all = modules();
+  const std::map<std::string, MapRow> map = module_map(read(host_dir() / "README.md"));
+  std::set<std::string> listed;
+  for (const auto& [m, row] : map) listed.insert(m);
+  EXPECT_EQ(joined(listed), joined(std::set<std::string>(all.begin(), all.end())))
+      << "host/README.md's map lists the first; host/ holds the second";
+  // Floors from the sources: one above the highest module included. A cycle
+  // would never settle; 2 * modules rounds is more than a chain can need.
+  std::map<std::string, int> floor;
+  for (std::size_t round = 0; round < 2 * all.size(); ++round) {
+    for (const std::string& m : all) {
+      int f = 0;
+      for (const std::string& o : includes_used(m, all)) f = std::max(f, floor[o] + 1);
+      floor[m] = f;
+    }
+  }
+  for (const std::string& m : all) {
+    SCOPED_TRACE("host/" + m);
+    const auto row = map.find(m);
+    if (row == map.end()) continue;
+    EXPECT_EQ(joined(row->second.includes), joined(includes_used(m, all)))
+        << "the map's includes are the first; the sources include the second";
+    EXPECT_EQ(row->second.floor, floor[m]) << "the map's floor is wrong";
+    for (const std::string& o : includes_used(m, all))
+      EXPECT_LT(floor[o], floor[m]) << m << " includes " << o << ", not on a lower floor";
   }
 }
 
