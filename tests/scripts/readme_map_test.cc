@@ -55,14 +55,6 @@ std::vector<std::string> modules() {
   return out;
 }
 
-std::set<std::string> sources_of(const std::string& module) {
-  std::set<std::string> out;
-  for (const auto& f : fs::directory_iterator(host_dir() / module)) {
-    if (f.is_regular_file() && is_source(f.path())) out.insert(f.path().filename().string());
-  }
-  return out;
-}
-
 // Every folder (outside build trees and .git) that holds a README.md and
 // sources of its own.
 std::vector<fs::path> mapped_folders() {
