@@ -79,9 +79,8 @@ Engine::Engine(const ServiceSettings& settings, Socket peer_listener, Socket cli
                Card card)
     : settings_(settings),
       peer_listener_(std::move(peer_listener)),
-      client_listener_(std::move(client_listener)),
+      client_(settings.client_address, std::move(client_listener)),
       card_(std::move(card)) {
-  if (client_listener_.valid()) client_port_ = client_listener_.local_address().port();
   if (pipe2(wake_fds_, O_CLOEXEC | O_NONBLOCK) != 0) wake_fds_[0] = wake_fds_[1] = -1;
   thread_ = std::thread([this] {
     (void)log::run_thread_body("health service",
@@ -331,8 +330,8 @@ void Engine::poll_once(std::unique_lock<std::mutex>& io, uint64_t now) {
     fds.push_back(pollfd{peer_listener_.fd(), POLLIN, 0});
     ids.push_back(kPeerListener);
   }
-  if (client_listener_.valid()) {
-    fds.push_back(pollfd{client_listener_.fd(), POLLIN, 0});
+  if (client_.listener().valid()) {
+    fds.push_back(pollfd{client_.listener().fd(), POLLIN, 0});
     ids.push_back(kClientListener);
   }
   uint64_t wait = std::min(kTickMs, settings_.keepalive_ms);
@@ -356,12 +355,18 @@ void Engine::poll_once(std::unique_lock<std::mutex>& io, uint64_t now) {
     } else if (id == kPeerListener) {
       accept_all(peer_listener_, Kind::kInbound);
     } else if (id == kClientListener) {
-      accept_all(client_listener_, Kind::kClient);
+      accept_all(client_.listener(), Kind::kClient);
     } else {
       if ((fds[i].revents & (POLLOUT | POLLERR | POLLHUP)) != 0) on_writable(id);
       if ((fds[i].revents & (POLLIN | POLLERR | POLLHUP)) != 0) on_readable(id);
     }
   }
+}
+
+void Engine::check_client_port() {
+  std::vector<const Card*> cards;
+  for (const auto& [key, p] : peers_) cards.push_back(&p.card);
+  client_.settle(card_, cards);
 }
 
 void Engine::run() {

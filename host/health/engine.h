@@ -2,10 +2,12 @@
 // steps, split over engine.cc (the loop, connections), engine_io.cc (reading,
 // frames, client lines, writing), engine_mesh.cc (links, keep-alives,
 // classification) and engine_gather.cc (queries, reports, the stall
-// watchdog). Internal to host/health.
+// watchdog); the nccom-ras port is a ClientPort (client_port.h). Internal to
+// host/health.
 #pragma once
 
 #include "bootstrap/socket.h"
+#include "health/client_port.h"
 #include "health/report.h"
 #include "health/service.h"
 #include "health/snapshot.h"
@@ -212,18 +214,16 @@ class Engine {
   std::vector<LinkView> link_views(uint64_t now) const;
 
   void watch_stalls(uint64_t now);
-  // engine_port.cc: once this process knows its job's cards, make sure no
-  // other job's processes share its nccom-ras port (port_share.h).
+  // Once this process knows its job's cards: no other job's processes share
+  // its nccom-ras port (client_port.h).
   void check_client_port();
-  void move_client_port(const std::vector<int>& local_pids, const std::string& others);
   std::string rank_label(uint64_t process) const;
   std::string peer_words(const Collection& col, const JobView& job) const;
   std::string lost_member(const Collection& col, const JobView& job) const;
 
   ServiceSettings settings_;
   Socket peer_listener_;
-  Socket client_listener_;
-  uint16_t client_port_ = 0;  // the port client_listener_ listens on now
+  ClientPort client_;
   Card card_;
   int wake_fds_[2] = {-1, -1};
 

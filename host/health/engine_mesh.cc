@@ -108,7 +108,7 @@ void Engine::drop_link(int id, FrameType why) {
 
 void Engine::abandon() {
   peer_listener_.close();
-  client_listener_.close();
+  client_.close();
   for (auto& [id, c] : conns_) c.sock.close();
   for (int& fd : wake_fds_) {
     if (fd >= 0) ::close(fd);

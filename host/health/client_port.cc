@@ -1,5 +1,5 @@
-// The health engine's client port among other jobs of the host
-// (port_share.h has the rule).
+#include "health/client_port.h"
+
 #include "health/engine.h"
 #include "health/job_registry.h"
 #include "health/port_share.h"
@@ -37,20 +37,25 @@ void say(bool speaker, const std::string& text) {
 
 }  // namespace
 
-void Engine::check_client_port() {
-  if (!client_listener_.valid()) return;
+ClientPort::ClientPort(std::string configured, bootstrap::Socket listener)
+    : configured_(std::move(configured)), listener_(std::move(listener)) {
+  if (listener_.valid()) port_ = listener_.local_address().port();
+}
+
+void ClientPort::settle(const Card& own, const std::vector<const Card*>& cards) {
+  if (!listener_.valid()) return;
   // This job's processes: their client sockets as their cards give them,
   // and those on this machine (same peer address, or loopback) by pid.
-  std::set<uint32_t> ours = {socket_inode(client_listener_.fd())};
+  std::set<uint32_t> ours = {socket_inode(listener_.fd())};
   std::vector<int> local = {static_cast<int>(getpid())};
-  for (const auto& [key, p] : peers_) {
-    if (p.card.client_inode != 0) ours.insert(p.card.client_inode);
-    const bool here = p.card.endpoint.is_loopback() ||
-                      p.card.endpoint.host_string() == card_.endpoint.host_string();
-    if (here && p.card.pid != 0) local.push_back(static_cast<int>(p.card.pid));
+  for (const Card* card : cards) {
+    if (card->client_inode != 0) ours.insert(card->client_inode);
+    const bool here =
+        card->endpoint.is_loopback() || card->endpoint.host_string() == own.endpoint.host_string();
+    if (here && card->pid != 0) local.push_back(static_cast<int>(card->pid));
   }
   std::vector<uint32_t> others;
-  for (uint32_t inode : listeners_on(client_port_)) {
+  for (uint32_t inode : listeners_on(port_)) {
     if (ours.count(inode) == 0) others.push_back(inode);
   }
   if (others.empty()) return;
@@ -75,18 +80,18 @@ void Engine::check_client_port() {
     NCCOM_INFO(log::kInit,
                "health: nccom-ras port %u is also served by another job on this host (%s), "
                "which started later and moves off it",
-               static_cast<unsigned>(client_port_), who.c_str());
+               static_cast<unsigned>(port_), who.c_str());
     return;
   }
-  move_client_port(local, who);
+  move(local, who);
 }
 
-void Engine::move_client_port(const std::vector<int>& local, const std::string& others) {
-  auto configured = SocketAddress::parse(settings_.client_address);
+void ClientPort::move(const std::vector<int>& local, const std::string& others) {
+  auto configured = SocketAddress::parse(configured_);
   if (!configured) return;
-  const uint16_t from = client_port_;
-  client_listener_.close();
-  client_port_ = 0;
+  const uint16_t from = port_;
+  listener_.close();
+  port_ = 0;
   const bool speaker = *std::min_element(local.begin(), local.end()) == getpid();
   const int first = configured->port();
   for (int port = first + 1; port < first + kClientPortSpan && port <= 65535; ++port) {
@@ -96,8 +101,8 @@ void Engine::move_client_port(const std::vector<int>& local, const std::string& 
     to.set_port(static_cast<uint16_t>(port));
     auto sock = listen_shared(to);
     if (!sock) continue;
-    client_listener_ = std::move(*sock);
-    client_port_ = static_cast<uint16_t>(port);
+    listener_ = std::move(*sock);
+    port_ = static_cast<uint16_t>(port);
     (void)registry::publish(to.to_string());
     say(speaker, "health: nccom-ras port " + std::to_string(from) +
                      " on this host is served by another job (" + others +
