@@ -1,14 +1,13 @@
-// One rank of nccom-test (see bench.h and README.md).
+// One rank of nccom-test, its measured loop: every operation at every size,
+// timed, checked and combined across ranks, and rank 0's report (see bench.h,
+// rank_bench.h and README.md).
 #include "bench.h"
 
-#include "config/config.h"
-#include "core/context.h"
 #include "pattern.h"
 #include "plot_svg.h"
+#include "rank_bench.h"
 #include "rank_end.h"
 #include "report.h"
-
-#include <nccom/nrt_abi.h>
 
 #include <nrt_emu.h>
 #include <signal.h>
@@ -25,9 +24,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-extern "C" const char nccom_build_git_hash[];  // generated: cmake/WriteBuildId.cmake
-extern "C" const char nccom_build_version[];
 
 namespace nccom::nccomtest {
 namespace {
@@ -48,21 +44,6 @@ nrt_emu_coll_t coll_of(Op op) {
   return NRT_EMU_ALL_REDUCE;
 }
 
-// One rank's placement as the all-gather carries it: fixed size, strings
-// NUL-padded (a longer host name is cut to 63 bytes).
-struct PlaceRecord {
-  int32_t rank, pid, host, device;
-  char hostname[64];
-  char digest[32];
-};
-static_assert(sizeof(PlaceRecord) == 112, "the placement record's size on every rank");
-
-// A fixed-size text field as a string (never past its end).
-template <size_t N>
-std::string field(const char (&text)[N]) {
-  return std::string(text, strnlen(text, N));
-}
-
 std::string utc_now() {
   const std::time_t now = std::time(nullptr);
   std::tm tm{};
@@ -70,28 +51,6 @@ std::string utc_now() {
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
   return buf;
-}
-
-std::string dotted(uint64_t a, uint64_t b, uint64_t c, uint64_t d) {
-  return std::to_string(a) + "." + std::to_string(b) + "." + std::to_string(c) + "." +
-         std::to_string(d);
-}
-
-// nccom-test's build, libnccom's (as the runtime loaded it) and the runtime's.
-Versions versions() {
-  Versions v;
-  v.tool = nccom_build_version;
-  v.tool_git = nccom_build_git_hash;
-  if (const nec_version_info_t* n = nrt_emu_nccom_version(); n != nullptr) {
-    v.nccom = dotted(n->major, n->minor, n->patch, n->maintenance);
-    v.nccom_git = field(n->git_hash);
-  }
-  nrt_version_t r{};
-  if (nrt_get_version(&r, sizeof r) == NRT_SUCCESS) {
-    v.runtime = dotted(r.rt_major, r.rt_minor, r.rt_patch, r.rt_maintenance);
-    v.runtime_git = field(r.git_hash);
-  }
-  return v;
 }
 
 // rank 0's progress line on stderr: kept on one terminal line when stderr
@@ -130,480 +89,264 @@ class Progress {
   Clock::time_point start_ = Clock::now();
 };
 
-class RankBench {
- public:
-  RankBench(const Options& o, const Placement& p) : o_(o), p_(p), ts_(eng::dtype_size(o.dtype)) {}
-
-  int run() {
-    started_utc_ = utc_now();
-    init();
-    // Test seam (docs/tools/nccom-test.md): this rank dies as its peers enter the first
-    // collective — after a barrier, so that every rank has finished joining
-    // (and mapping its peers' memory) first.
-    if (const char* k = std::getenv("NCCOM_TEST_DEBUG_KILL_RANK"); k != nullptr && *k) {
-      if (nrt_emu_ccom_barrier(c_) != NRT_SUCCESS) fail_in("the barrier before the test kill");
-      if (std::atoi(k) == p_.rank) raise(SIGKILL);
-    }
-    // Test seam: NCCOM_TEST_DEBUG_SLOW_RANK=R:MS makes rank R wait MS ms
-    // before each collective call (a rank that is slow, not stuck).
-    if (const char* k = std::getenv("NCCOM_TEST_DEBUG_SLOW_RANK"); k != nullptr && *k) {
-      int rank = -1;
-      int ms = 0;
-      if (std::sscanf(k, "%d:%d", &rank, &ms) != 2 || ms < 0 || ms > 600000)
-        die(p_, std::string("NCCOM_TEST_DEBUG_SLOW_RANK=\"") + k + "\" is not RANK:MS");
-      if (rank == p_.rank) slow_ms_ = ms;
-      // NCCOM_TEST_DEBUG_SLOW_WHILE=PATH: only while PATH exists, so a test
-      // decides when the slow phase ends instead of racing a fixed length.
-      if (const char* w = std::getenv("NCCOM_TEST_DEBUG_SLOW_WHILE"); w != nullptr && *w)
-        slow_while_ = w;
-    }
-    std::vector<OpResult> results;
-    const std::vector<uint64_t> sizes = size_series(o_);
-    Progress progress(p_.rank == 0, sizes.size() * o_.ops.size());
-    // Every rank finds its job's nccom-ras port now, while every process
-    // answers: a rank that fails later then asks only for the findings,
-    // while its peers may be failing and exiting too.
-    (void)own_health_port();
-    const RunInfo info = run_info();
-    if (p_.rank == 0 && !o_.json) print(run_header(info));
-    size_t done = 0;
-    for (Op op : o_.ops) {
-      if (p_.rank == 0 && !o_.json) print(table_header(info, op));
-      OpResult r{op, {}};
-      for (uint64_t bytes : sizes) {
-        progress.update(op, bytes, done++);
-        r.rows.push_back(row(op, bytes));
-        progress.finish();  // a terminal's progress line gives way to the row
-        if (p_.rank == 0 && !o_.json) print(table_row(info, op, r.rows.back()));
-      }
-      if (p_.rank == 0 && !o_.json) print(table_footer(info, r));
-      if (p_.rank == 0 && !o_.json && o_.stats) print(stats_table(info, r));
-      results.push_back(std::move(r));
-    }
-    // The placement is gathered after the measured operations, so that the
-    // first collective of a run is the first one measured (a net that fails
-    // or stalls fails that one, and the rings are built before the mesh, as
-    // in a job); the block follows the last table.
-    gather_placement();
-    RunInfo placed = info;
-    placed.placement = placement_;
-    if (p_.rank == 0 && !o_.json) print(placement_block(placed.placement));
-    const int64_t wrong = total_wrong(results);
-    if (p_.rank == 0) report(placed, results);
-    nrt_emu_ccom_free(c_, a_);
-    nrt_emu_ccom_free(c_, b_);
-    nrt_emu_ccom_free(c_, stats_);
-    if (iter_buf_ != nullptr) nrt_emu_ccom_free(c_, iter_buf_);
-    nrt_emu_ccom_close(c_);
-    if (wrong > 0) return p_.launcher == Launcher::LocalChild ? kExitCheckFailed : 1;
-    return 0;
-  }
-
- private:
-  void print(const std::string& s) {
-    std::fputs(s.c_str(), stdout);
-    std::fflush(stdout);
-  }
-
-  RunInfo run_info() const {
-    RunInfo i;
-    i.ranks = p_.size;
-    i.hosts = p_.hosts;
-    i.launcher = p_.launcher == Launcher::LocalChild ? "local" : launcher_name(p_.launcher);
-    i.net = o_.net;
-    i.net_plugin = net_plugin_;
-    i.dtype = o_.dtype;
-    i.redop = o_.redop;
-    i.root = o_.root;
-    i.iters = o_.iters;
-    i.warmup = o_.warmup;
-    i.check = o_.check;
-    i.timeout_ms = o_.timeout_ms;
-    i.average = o_.average;
-    i.stats = o_.stats;
-    i.show_algorithm = o_.show_algorithm;
-    const char* platform = nrt_emu_platform_name();
-    i.platform = platform != nullptr ? platform : "";
-    i.versions = versions();
-    i.started_utc = started_utc_;
-    i.placement = placement_;
-    i.config_file = config_file_;
-    i.config_cluster = config_cluster_;
-    i.config_digest = config_digest_;
-    i.config_error = config_error_;
-    i.launch_env = launch_env_;
-    if (p_.rank == 0 && !o_.json) {  // only rank 0's table says it
-      const HealthPort& own = own_health_port();
-      if (!own.port.empty()) {
-        i.health_address = own.host + ":" + own.port;
-      } else {
-        i.health_note = own.why_not;
-      }
-    }
-    return i;
-  }
-
-  // The configuration this rank resolves as libnccom does (its loader, its
-  // knob tables and search paths), with the environment nccom-test set.
-  void resolve_config() {
-    for (const std::string& name : launch_variables()) {
-      if (const char* v = std::getenv(name.c_str()); v != nullptr)
-        launch_env_.emplace_back(name, v);
-    }
-    auto loaded = nccom::config::load(nccom::core::default_load_options());
-    if (!loaded) {
-      const std::string& why = loaded.error().message;
-      config_error_ = "not resolved: " + why.substr(0, why.find('\n'));
-      return;
-    }
-    config_file_ = loaded->file();
-    config_cluster_ = loaded->cluster();
-    config_digest_ = nccom::config::digest(*loaded);
-  }
-
-  // Every rank's pid, host name, emulated host, device and configuration
-  // digest, gathered through the engine (an in-place all-gather of one
-  // PlaceRecord per rank in device memory).
-  void gather_placement() {
-    void* buf = nullptr;
-    alloc(sizeof(PlaceRecord) * static_cast<size_t>(p_.size), &buf, "placement buffer");
-    auto* all = static_cast<PlaceRecord*>(buf);
-    PlaceRecord& mine = all[p_.rank];
-    std::memset(&mine, 0, sizeof mine);
-    mine.rank = p_.rank;
-    mine.pid = static_cast<int32_t>(getpid());
-    mine.host = p_.host;
-    mine.device = p_.local_rank;
-    if (gethostname(mine.hostname, sizeof mine.hostname - 1) != 0)
-      std::snprintf(mine.hostname, sizeof mine.hostname, "?");
-    std::snprintf(mine.digest, sizeof mine.digest, "%s", config_digest_.c_str());
-    nrt_emu_coll_args_t a{};
-    a.coll = NRT_EMU_ALL_GATHER;
-    a.dtype = NRT_EMU_UINT8;
-    a.count = sizeof(PlaceRecord);
-    a.send = &mine;
-    a.recv = buf;
-    if (nrt_emu_ccom_run(c_, &a) != NRT_SUCCESS) fail_in("gathering every rank's placement");
-    for (int r = 0; r < p_.size; ++r) {
-      const PlaceRecord& rec = all[r];
-      placement_.push_back(
-          {rec.rank, rec.pid, field(rec.hostname), rec.host, rec.device, field(rec.digest)});
-    }
-    nrt_emu_ccom_free(c_, buf);
-  }
-
-  void init() {
-    for (const auto& [name, value] : net_env(o_.net)) setenv(name.c_str(), value.c_str(), 1);
-    resolve_config();
-    size_t send_max = 0, buf_max = 0;
-    for (Op op : o_.ops) {
-      for (uint64_t bytes : size_series(o_)) {
-        const Layout l = layout_for(op, bytes, ts_, p_.size);
-        send_max = std::max(send_max, l.send_elems * ts_);
-        buf_max = std::max(buf_max, inplace_elems(op, l) * ts_);
-      }
-    }
-    // The engine's default device memory (256 MiB) unless the buffers need
-    // more; half as much again is left for whatever the engine carves.
-    const size_t iter_bytes =
-        o_.stats ? sizeof(double) * static_cast<size_t>(std::min(o_.iters, kStatsChunk)) : 0;
-    const size_t need =
-        send_max + buf_max + iter_bytes + sizeof(PlaceRecord) * static_cast<size_t>(p_.size) + 4096;
-    nrt_emu_ccom_config_t cfg{};
-    cfg.struct_size = sizeof cfg;
-    cfg.rank = p_.rank;
-    cfg.rank_n = p_.size;
-    cfg.root_comm_id = p_.root_comm_id.c_str();
-    cfg.host = p_.host;
-    cfg.local_rank = p_.local_rank;
-    cfg.local_n = p_.local_n;
-    cfg.device_bytes = need <= (192u << 20) ? 0 : need + need / 2 + (64u << 20);
-    cfg.timeout_ms = o_.timeout_ms;
-    if (nrt_emu_ccom_init(&cfg, &c_) != NRT_SUCCESS || c_ == nullptr) {
-      const RuntimeReason r = init_reason();
-      // Where the root address came from matters under a launcher; a local
-      // rank's is always its parent's.
-      const std::string from =
-          p_.launcher == Launcher::LocalChild ? "" : " (from " + p_.root_source + ")";
-      die(p_, r.cause, within("joining the communicator at " + p_.root_comm_id + from, r));
-    }
-    if (o_.net == Net::Ofi && nrt_emu_net_handle() == nullptr) {
-      const char* why = nrt_emu_net_error();
-      die(p_, why != nullptr && *why != '\0' ? why : "unknown reason",
-          "--net ofi: loading libnccom-net.so");
-    }
-    net_plugin_ = query_net_plugin();
-    check_net_selection();
-    alloc(std::max<size_t>(send_max, 64), &a_, "send buffer");
-    alloc(std::max<size_t>(buf_max, 64), &b_, "receive buffer");
-    alloc(64, &stats_, "statistics buffer");
-    if (o_.stats) {
-      alloc(iter_bytes, &iter_buf_, "per-iteration buffer");
-      iter_us_.reserve(static_cast<size_t>(o_.iters));
-    }
-  }
-
-  // What libnccom selected, asked of the runtime (neuronGetOFIHandle).
-  static NetPluginInfo query_net_plugin() {
-    nrt_emu_net_plugin_t q{};
-    q.struct_size = sizeof q;
-    NetPluginInfo info;
-    if (nrt_emu_net_plugin(&q) != NRT_SUCCESS) {
-      info.error = q.error != nullptr ? q.error : "the runtime could not say";
-      return info;
-    }
-    info.known = true;
-    info.name = q.name;
-    info.layout = q.layout;
-    info.version = q.version;
-    info.file = q.file;
-    info.adapted = q.adapted;
-    info.from_runtime = q.from_runtime;
-    return info;
-  }
-
-  // --net names a plugin; the run is only that plugin's if libnccom chose it.
-  void check_net_selection() const {
-    if (o_.net == Net::Default) return;
-    const NetPluginInfo& p = net_plugin_;
-    const std::string file =
-        p.file.substr(p.file.rfind('/') == std::string::npos ? 0 : p.file.rfind('/') + 1);
-    const bool chosen =
-        p.known &&
-        (o_.net == Net::Ofi ? p.from_runtime : !p.from_runtime && file == "libnccom-net-socket.so");
-    if (chosen) return;
-    const char* wanted = o_.net == Net::Ofi ? "the runtime's libnccom-net.so"
-                                            : "nccom's socket plugin (libnccom-net-socket.so)";
-    die(p_, std::string("--net ") + net_name(o_.net) + ": libnccom selected " + describe(p) +
-                ", not " + wanted + "; NCCL_DEBUG=INFO shows why it chose it");
-  }
-
-  // nrt_emu_ccom_error(NULL) holds why the last init failed (cause first,
-  // nrt_emu_ccom_cause(NULL) the cause alone); else the log's last line.
-  RuntimeReason init_reason() const {
-    RuntimeReason r = runtime_reason(c_);
-    if (r.cause.empty()) r = {last_log_line(), ""};
-    return r;
-  }
-
-  // A runtime call on c_ failed while `doing`: the rank ends with the
-  // runtime's innermost cause first, then what it was doing (and the
-  // runtime's own context).
-  [[noreturn]] void fail_in(const std::string& doing) const {
-    const RuntimeReason r = runtime_reason(c_);
-    die(p_, r.cause, within(doing, r));
-  }
-
-  void alloc(size_t bytes, void** out, const char* what) {
-    if (nrt_emu_ccom_alloc(c_, bytes, out) != NRT_SUCCESS || *out == nullptr) {
-      fail_in("allocating the " + std::string(what) + " (" + std::to_string(bytes) +
-              " B of device memory)");
-    }
-  }
-
-  nrt_emu_coll_args_t args(Op op, const Layout& l, const void* send, void* recv) const {
-    nrt_emu_coll_args_t a{};
-    a.coll = coll_of(op);
-    a.dtype = static_cast<int32_t>(o_.dtype);
-    a.op = static_cast<int32_t>(o_.redop);
-    a.count = l.count;
-    a.send = send;
-    a.recv = recv;
-    a.root = o_.root;
-    a.send_to = (p_.rank + 1) % p_.size;
-    a.recv_from = (p_.rank + p_.size - 1) % p_.size;
-    return a;
-  }
-
-  void call(const nrt_emu_coll_args_t& a, Op op, uint64_t bytes, const char* what) {
-    if (slow_ms_ > 0 && (slow_while_.empty() || ::access(slow_while_.c_str(), F_OK) == 0))
-      std::this_thread::sleep_for(std::chrono::milliseconds(slow_ms_));
-    if (nrt_emu_ccom_run(c_, &a) != NRT_SUCCESS)
-      fail_in(std::string(op_name(op)) + " of " + std::to_string(bytes) + " B (" + what + ")");
-  }
-
-  // Mean time of one call over the timed iterations, in microseconds. With
-  // --stats each iteration is measured on its own too (iter_us_), and
-  // combined across ranks (MAX) into *stats.
-  double timed(const nrt_emu_coll_args_t& a, Op op, uint64_t bytes, const char* what,
-               IterStats* stats) {
-    for (int i = 0; i < o_.warmup; ++i) call(a, op, bytes, what);
-    if (nrt_emu_ccom_barrier(c_) != NRT_SUCCESS) fail_in("the barrier before the timed iterations");
-    iter_us_.clear();
-    const auto t0 = Clock::now();
-    auto last = t0;
-    for (int i = 0; i < o_.iters; ++i) {
-      call(a, op, bytes, what);
-      if (!o_.stats) continue;
-      const auto now = Clock::now();
-      iter_us_.push_back(std::chrono::duration<double, std::micro>(now - last).count());
-      last = now;
-    }
-    const double mean =
-        std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / o_.iters;
-    if (o_.stats) {
-      combine_iterations();
-      *stats = iter_stats(iter_us_);
-    }
-    return mean;
-  }
-
-  // Each iteration's slowest rank: an all-reduce MAX of iter_us_ through
-  // the device, kStatsChunk values at a time.
-  void combine_iterations() {
-    auto* d = static_cast<double*>(iter_buf_);
-    for (size_t at = 0; at < iter_us_.size(); at += kStatsChunk) {
-      const size_t n = std::min<size_t>(kStatsChunk, iter_us_.size() - at);
-      std::copy_n(iter_us_.begin() + static_cast<std::ptrdiff_t>(at), n, d);
-      nrt_emu_coll_args_t a{};
-      a.coll = NRT_EMU_ALL_REDUCE;
-      a.dtype = NRT_EMU_FP64;
-      a.op = NRT_EMU_MAX;
-      a.count = n;
-      a.send = a.recv = iter_buf_;
-      if (nrt_emu_ccom_run(c_, &a) != NRT_SUCCESS) fail_in("combining the per-iteration times");
-      std::copy_n(d, n, iter_us_.begin() + static_cast<std::ptrdiff_t>(at));
-    }
-  }
-
-  // The engine's algorithm for a call (nrt_emu_ccom_algorithm).
-  std::string algorithm(const nrt_emu_coll_args_t& a) {
-    const char* name = nullptr;
-    if (nrt_emu_ccom_algorithm(c_, &a, &name) != NRT_SUCCESS || name == nullptr)
-      fail_in("asking the engine for its algorithm");
-    return name;
-  }
-
-  // Fresh input, a poisoned output (so a call that writes nothing cannot
-  // pass on an earlier iteration's result), one call, the comparison.
-  int64_t checked(Op op, const Layout& l, bool in_place, uint64_t bytes) {
-    auto* a = static_cast<unsigned char*>(a_);
-    auto* b = static_cast<unsigned char*>(b_);
-    std::memset(b, 0xA5, inplace_elems(op, l) * ts_);
-    unsigned char* in = in_place ? b + inplace_send_offset(op, l, p_.rank) * ts_ : a;
-    const size_t in_elems = in_place && op == Op::AllGather ? l.count : l.send_elems;
-    fill_input(op, o_.dtype, o_.redop, p_.rank, p_.size, in, in_elems);
-    unsigned char* out = in_place ? b + inplace_recv_offset(op, l, p_.rank) * ts_ : b;
-    call(args(op, l, in, out), op, bytes, in_place ? "in-place check" : "out-of-place check");
-    const std::vector<unsigned char> want =
-        expected_output(op, o_.dtype, o_.redop, p_.rank, p_.size, o_.root, l);
-    return static_cast<int64_t>(
-        count_wrong(op, o_.dtype, o_.redop, out, want.data(), want.size() / ts_));
-  }
-
-  Row row(Op op, uint64_t requested) {
-    const Layout l = layout_for(op, requested, ts_, p_.size);
-    auto* a = static_cast<unsigned char*>(a_);
-    auto* b = static_cast<unsigned char*>(b_);
-    double t[2];
-    int64_t wrong[2] = {-1, -1};
-    IterStats stats[2];
-    std::string algo[2];
-    // Out of place: send from a, receive into b.
-    fill_input(op, o_.dtype, o_.redop, p_.rank, p_.size, a, l.send_elems);
-    const nrt_emu_coll_args_t out_of_place = args(op, l, a, b);
-    algo[0] = algorithm(out_of_place);
-    t[0] = timed(out_of_place, op, l.bytes, "out-of-place", &stats[0]);
-    if (o_.check) wrong[0] = checked(op, l, false, l.bytes);
-    // In place: one buffer, nccl-tests' offsets (where NCCL defines it).
-    t[1] = 0;
-    if (op_has_in_place(op)) {
-      unsigned char* in = b + inplace_send_offset(op, l, p_.rank) * ts_;
-      fill_input(op, o_.dtype, o_.redop, p_.rank, p_.size, in,
-                 op == Op::AllGather ? l.count : l.send_elems);
-      const nrt_emu_coll_args_t in_place =
-          args(op, l, in, b + inplace_recv_offset(op, l, p_.rank) * ts_);
-      algo[1] = algorithm(in_place);
-      t[1] = timed(in_place, op, l.bytes, "in-place", &stats[1]);
-      if (o_.check) wrong[1] = checked(op, l, true, l.bytes);
-    }
-    RankTimes times[2];
-    combine(t, times, wrong);
-    Row r;
-    r.bytes = l.bytes;
-    r.count = l.elems;
-    r.out_of_place = make_timing(op, p_.size, l.bytes, times[0], o_.average, wrong[0]);
-    r.in_place = make_timing(op, p_.size, l.bytes, times[1], o_.average, wrong[1]);
-    r.in_place.ran = op_has_in_place(op);
-    for (int k = 0; k < 2; ++k) {
-      Timing& tk = k == 0 ? r.out_of_place : r.in_place;
-      tk.algorithm = algo[k];
-      tk.stats = stats[k];
-    }
-    return r;
-  }
-
-  // Every rank's times (minimum, mean, maximum; rank 0's own on rank 0)
-  // and wrong counts, through the engine (fp64 all-reduces in place in
-  // device memory): no side channel. MAX over the times and their
-  // negatives gives the maximum and the minimum in one call; SUM over the
-  // times and the wrong counts (whole numbers far below 2^53: exact) the
-  // mean and the total.
-  void combine(const double t[2], RankTimes out[2], int64_t wrong[2]) {
-    auto* d = static_cast<double*>(stats_);
-    auto reduce = [&](int32_t op, const char* what) {
-      nrt_emu_coll_args_t a{};
-      a.coll = NRT_EMU_ALL_REDUCE;
-      a.dtype = NRT_EMU_FP64;
-      a.op = op;
-      a.count = 4;
-      a.send = a.recv = stats_;
-      if (nrt_emu_ccom_run(c_, &a) != NRT_SUCCESS) fail_in(std::string("combining ") + what);
-    };
-    d[0] = t[0];
-    d[1] = t[1];
-    d[2] = -t[0];
-    d[3] = -t[1];
-    reduce(NRT_EMU_MAX, "the times (max and min)");
-    for (int k = 0; k < 2; ++k) {
-      out[k].rank0 = t[k];
-      out[k].max = d[k];
-      out[k].min = -d[2 + k];
-    }
-    d[0] = t[0];
-    d[1] = t[1];
-    d[2] = static_cast<double>(wrong[0]);
-    d[3] = static_cast<double>(wrong[1]);
-    reduce(NRT_EMU_SUM, "the times (sum) and wrong counts");
-    for (int k = 0; k < 2; ++k) {
-      out[k].avg = d[k] / p_.size;
-      if (o_.check) wrong[k] = std::llround(d[2 + k]);
-    }
-  }
-
-  void report(const RunInfo& info, const std::vector<OpResult>& results) {
-    if (o_.json) print(to_json(info, results));
-    if (o_.plot.empty()) return;
-    std::vector<PlotSeries> series;
-    for (const OpResult& r : results) series.push_back({op_name(r.op), r.rows});
-    const std::string title = "nccom-test: " + std::to_string(p_.size) + " ranks on " +
-                              std::to_string(p_.hosts) + " host(s), " + eng::dtype_name(o_.dtype) +
-                              ", net " + net_name(o_.net);
-    std::ofstream f(o_.plot, std::ios::binary | std::ios::trunc);
-    f << render_svg(title, series);
-    f.close();
-    if (!f) die(p_, "writing the plot " + o_.plot + " failed");
-  }
-
-  const Options& o_;
-  const Placement& p_;
-  int slow_ms_ = 0;         // NCCOM_TEST_DEBUG_SLOW_RANK
-  std::string slow_while_;  // NCCOM_TEST_DEBUG_SLOW_WHILE
-  const size_t ts_;
-  nrt_emu_ccom_t* c_ = nullptr;
-  void* a_ = nullptr;
-  void* b_ = nullptr;
-  void* stats_ = nullptr;
-  void* iter_buf_ = nullptr;     // --stats: kStatsChunk fp64 in device memory
-  std::vector<double> iter_us_;  // --stats: one placement's per-iteration times
-  NetPluginInfo net_plugin_;
-  std::string started_utc_;
-  std::vector<RankPlace> placement_;
-  std::string config_file_, config_cluster_, config_digest_, config_error_;
-  std::vector<std::pair<std::string, std::string>> launch_env_;
-};
-
 }  // namespace
+
+RankBench::RankBench(const Options& o, const Placement& p)
+    : o_(o), p_(p), ts_(eng::dtype_size(o.dtype)) {}
+
+int RankBench::run() {
+  started_utc_ = utc_now();
+  init();
+  // Test seam (docs/tools/nccom-test.md): this rank dies as its peers enter the first
+  // collective — after a barrier, so that every rank has finished joining
+  // (and mapping its peers' memory) first.
+  if (const char* k = std::getenv("NCCOM_TEST_DEBUG_KILL_RANK"); k != nullptr && *k) {
+    if (nrt_emu_ccom_barrier(c_) != NRT_SUCCESS) fail_in("the barrier before the test kill");
+    if (std::atoi(k) == p_.rank) raise(SIGKILL);
+  }
+  // Test seam: NCCOM_TEST_DEBUG_SLOW_RANK=R:MS makes rank R wait MS ms
+  // before each collective call (a rank that is slow, not stuck).
+  if (const char* k = std::getenv("NCCOM_TEST_DEBUG_SLOW_RANK"); k != nullptr && *k) {
+    int rank = -1;
+    int ms = 0;
+    if (std::sscanf(k, "%d:%d", &rank, &ms) != 2 || ms < 0 || ms > 600000)
+      die(p_, std::string("NCCOM_TEST_DEBUG_SLOW_RANK=\"") + k + "\" is not RANK:MS");
+    if (rank == p_.rank) slow_ms_ = ms;
+    // NCCOM_TEST_DEBUG_SLOW_WHILE=PATH: only while PATH exists, so a test
+    // decides when the slow phase ends instead of racing a fixed length.
+    if (const char* w = std::getenv("NCCOM_TEST_DEBUG_SLOW_WHILE"); w != nullptr && *w)
+      slow_while_ = w;
+  }
+  std::vector<OpResult> results;
+  const std::vector<uint64_t> sizes = size_series(o_);
+  Progress progress(p_.rank == 0, sizes.size() * o_.ops.size());
+  // Every rank finds its job's nccom-ras port now, while every process
+  // answers: a rank that fails later then asks only for the findings,
+  // while its peers may be failing and exiting too.
+  (void)own_health_port();
+  const RunInfo info = run_info();
+  if (p_.rank == 0 && !o_.json) print(run_header(info));
+  size_t done = 0;
+  for (Op op : o_.ops) {
+    if (p_.rank == 0 && !o_.json) print(table_header(info, op));
+    OpResult r{op, {}};
+    for (uint64_t bytes : sizes) {
+      progress.update(op, bytes, done++);
+      r.rows.push_back(row(op, bytes));
+      progress.finish();  // a terminal's progress line gives way to the row
+      if (p_.rank == 0 && !o_.json) print(table_row(info, op, r.rows.back()));
+    }
+    if (p_.rank == 0 && !o_.json) print(table_footer(info, r));
+    if (p_.rank == 0 && !o_.json && o_.stats) print(stats_table(info, r));
+    results.push_back(std::move(r));
+  }
+  // The placement is gathered after the measured operations, so that the
+  // first collective of a run is the first one measured (a net that fails
+  // or stalls fails that one, and the rings are built before the mesh, as
+  // in a job); the block follows the last table.
+  gather_placement();
+  RunInfo placed = info;
+  placed.placement = placement_;
+  if (p_.rank == 0 && !o_.json) print(placement_block(placed.placement));
+  const int64_t wrong = total_wrong(results);
+  if (p_.rank == 0) report(placed, results);
+  nrt_emu_ccom_free(c_, a_);
+  nrt_emu_ccom_free(c_, b_);
+  nrt_emu_ccom_free(c_, stats_);
+  if (iter_buf_ != nullptr) nrt_emu_ccom_free(c_, iter_buf_);
+  nrt_emu_ccom_close(c_);
+  if (wrong > 0) return p_.launcher == Launcher::LocalChild ? kExitCheckFailed : 1;
+  return 0;
+}
+
+void RankBench::print(const std::string& s) {
+  std::fputs(s.c_str(), stdout);
+  std::fflush(stdout);
+}
+
+nrt_emu_coll_args_t RankBench::args(Op op, const Layout& l, const void* send, void* recv) const {
+  nrt_emu_coll_args_t a{};
+  a.coll = coll_of(op);
+  a.dtype = static_cast<int32_t>(o_.dtype);
+  a.op = static_cast<int32_t>(o_.redop);
+  a.count = l.count;
+  a.send = send;
+  a.recv = recv;
+  a.root = o_.root;
+  a.send_to = (p_.rank + 1) % p_.size;
+  a.recv_from = (p_.rank + p_.size - 1) % p_.size;
+  return a;
+}
+
+void RankBench::call(const nrt_emu_coll_args_t& a, Op op, uint64_t bytes, const char* what) {
+  if (slow_ms_ > 0 && (slow_while_.empty() || ::access(slow_while_.c_str(), F_OK) == 0))
+    std::this_thread::sleep_for(std::chrono::milliseconds(slow_ms_));
+  if (nrt_emu_ccom_run(c_, &a) != NRT_SUCCESS)
+    fail_in(std::string(op_name(op)) + " of " + std::to_string(bytes) + " B (" + what + ")");
+}
+
+// Mean time of one call over the timed iterations, in microseconds. With
+// --stats each iteration is measured on its own too (iter_us_), and
+// combined across ranks (MAX) into *stats.
+double RankBench::timed(const nrt_emu_coll_args_t& a, Op op, uint64_t bytes, const char* what,
+                        IterStats* stats) {
+  for (int i = 0; i < o_.warmup; ++i) call(a, op, bytes, what);
+  if (nrt_emu_ccom_barrier(c_) != NRT_SUCCESS) fail_in("the barrier before the timed iterations");
+  iter_us_.clear();
+  const auto t0 = Clock::now();
+  auto last = t0;
+  for (int i = 0; i < o_.iters; ++i) {
+    call(a, op, bytes, what);
+    if (!o_.stats) continue;
+    const auto now = Clock::now();
+    iter_us_.push_back(std::chrono::duration<double, std::micro>(now - last).count());
+    last = now;
+  }
+  const double mean =
+      std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / o_.iters;
+  if (o_.stats) {
+    combine_iterations();
+    *stats = iter_stats(iter_us_);
+  }
+  return mean;
+}
+
+// Each iteration's slowest rank: an all-reduce MAX of iter_us_ through
+// the device, kStatsChunk values at a time.
+void RankBench::combine_iterations() {
+  auto* d = static_cast<double*>(iter_buf_);
+  for (size_t at = 0; at < iter_us_.size(); at += kStatsChunk) {
+    const size_t n = std::min<size_t>(kStatsChunk, iter_us_.size() - at);
+    std::copy_n(iter_us_.begin() + static_cast<std::ptrdiff_t>(at), n, d);
+    nrt_emu_coll_args_t a{};
+    a.coll = NRT_EMU_ALL_REDUCE;
+    a.dtype = NRT_EMU_FP64;
+    a.op = NRT_EMU_MAX;
+    a.count = n;
+    a.send = a.recv = iter_buf_;
+    if (nrt_emu_ccom_run(c_, &a) != NRT_SUCCESS) fail_in("combining the per-iteration times");
+    std::copy_n(d, n, iter_us_.begin() + static_cast<std::ptrdiff_t>(at));
+  }
+}
+
+// The engine's algorithm for a call (nrt_emu_ccom_algorithm).
+std::string RankBench::algorithm(const nrt_emu_coll_args_t& a) {
+  const char* name = nullptr;
+  if (nrt_emu_ccom_algorithm(c_, &a, &name) != NRT_SUCCESS || name == nullptr)
+    fail_in("asking the engine for its algorithm");
+  return name;
+}
+
+// Fresh input, a poisoned output (so a call that writes nothing cannot
+// pass on an earlier iteration's result), one call, the comparison.
+int64_t RankBench::checked(Op op, const Layout& l, bool in_place, uint64_t bytes) {
+  auto* a = static_cast<unsigned char*>(a_);
+  auto* b = static_cast<unsigned char*>(b_);
+  std::memset(b, 0xA5, inplace_elems(op, l) * ts_);
+  unsigned char* in = in_place ? b + inplace_send_offset(op, l, p_.rank) * ts_ : a;
+  const size_t in_elems = in_place && op == Op::AllGather ? l.count : l.send_elems;
+  fill_input(op, o_.dtype, o_.redop, p_.rank, p_.size, in, in_elems);
+  unsigned char* out = in_place ? b + inplace_recv_offset(op, l, p_.rank) * ts_ : b;
+  call(args(op, l, in, out), op, bytes, in_place ? "in-place check" : "out-of-place check");
+  const std::vector<unsigned char> want =
+      expected_output(op, o_.dtype, o_.redop, p_.rank, p_.size, o_.root, l);
+  return static_cast<int64_t>(
+      count_wrong(op, o_.dtype, o_.redop, out, want.data(), want.size() / ts_));
+}
+
+Row RankBench::row(Op op, uint64_t requested) {
+  const Layout l = layout_for(op, requested, ts_, p_.size);
+  auto* a = static_cast<unsigned char*>(a_);
+  auto* b = static_cast<unsigned char*>(b_);
+  double t[2];
+  int64_t wrong[2] = {-1, -1};
+  IterStats stats[2];
+  std::string algo[2];
+  // Out of place: send from a, receive into b.
+  fill_input(op, o_.dtype, o_.redop, p_.rank, p_.size, a, l.send_elems);
+  const nrt_emu_coll_args_t out_of_place = args(op, l, a, b);
+  algo[0] = algorithm(out_of_place);
+  t[0] = timed(out_of_place, op, l.bytes, "out-of-place", &stats[0]);
+  if (o_.check) wrong[0] = checked(op, l, false, l.bytes);
+  // In place: one buffer, nccl-tests' offsets (where NCCL defines it).
+  t[1] = 0;
+  if (op_has_in_place(op)) {
+    unsigned char* in = b + inplace_send_offset(op, l, p_.rank) * ts_;
+    fill_input(op, o_.dtype, o_.redop, p_.rank, p_.size, in,
+               op == Op::AllGather ? l.count : l.send_elems);
+    const nrt_emu_coll_args_t in_place =
+        args(op, l, in, b + inplace_recv_offset(op, l, p_.rank) * ts_);
+    algo[1] = algorithm(in_place);
+    t[1] = timed(in_place, op, l.bytes, "in-place", &stats[1]);
+    if (o_.check) wrong[1] = checked(op, l, true, l.bytes);
+  }
+  RankTimes times[2];
+  combine(t, times, wrong);
+  Row r;
+  r.bytes = l.bytes;
+  r.count = l.elems;
+  r.out_of_place = make_timing(op, p_.size, l.bytes, times[0], o_.average, wrong[0]);
+  r.in_place = make_timing(op, p_.size, l.bytes, times[1], o_.average, wrong[1]);
+  r.in_place.ran = op_has_in_place(op);
+  for (int k = 0; k < 2; ++k) {
+    Timing& tk = k == 0 ? r.out_of_place : r.in_place;
+    tk.algorithm = algo[k];
+    tk.stats = stats[k];
+  }
+  return r;
+}
+
+// Every rank's times (minimum, mean, maximum; rank 0's own on rank 0)
+// and wrong counts, through the engine (fp64 all-reduces in place in
+// device memory): no side channel. MAX over the times and their
+// negatives gives the maximum and the minimum in one call; SUM over the
+// times and the wrong counts (whole numbers far below 2^53: exact) the
+// mean and the total.
+void RankBench::combine(const double t[2], RankTimes out[2], int64_t wrong[2]) {
+  auto* d = static_cast<double*>(stats_);
+  auto reduce = [&](int32_t op, const char* what) {
+    nrt_emu_coll_args_t a{};
+    a.coll = NRT_EMU_ALL_REDUCE;
+    a.dtype = NRT_EMU_FP64;
+    a.op = op;
+    a.count = 4;
+    a.send = a.recv = stats_;
+    if (nrt_emu_ccom_run(c_, &a) != NRT_SUCCESS) fail_in(std::string("combining ") + what);
+  };
+  d[0] = t[0];
+  d[1] = t[1];
+  d[2] = -t[0];
+  d[3] = -t[1];
+  reduce(NRT_EMU_MAX, "the times (max and min)");
+  for (int k = 0; k < 2; ++k) {
+    out[k].rank0 = t[k];
+    out[k].max = d[k];
+    out[k].min = -d[2 + k];
+  }
+  d[0] = t[0];
+  d[1] = t[1];
+  d[2] = static_cast<double>(wrong[0]);
+  d[3] = static_cast<double>(wrong[1]);
+  reduce(NRT_EMU_SUM, "the times (sum) and wrong counts");
+  for (int k = 0; k < 2; ++k) {
+    out[k].avg = d[k] / p_.size;
+    if (o_.check) wrong[k] = std::llround(d[2 + k]);
+  }
+}
+
+void RankBench::report(const RunInfo& info, const std::vector<OpResult>& results) {
+  if (o_.json) print(to_json(info, results));
+  if (o_.plot.empty()) return;
+  std::vector<PlotSeries> series;
+  for (const OpResult& r : results) series.push_back({op_name(r.op), r.rows});
+  const std::string title = "nccom-test: " + std::to_string(p_.size) + " ranks on " +
+                            std::to_string(p_.hosts) + " host(s), " + eng::dtype_name(o_.dtype) +
+                            ", net " + net_name(o_.net);
+  std::ofstream f(o_.plot, std::ios::binary | std::ios::trunc);
+  f << render_svg(title, series);
+  f.close();
+  if (!f) die(p_, "writing the plot " + o_.plot + " failed");
+}
 
 uint64_t combining_calls_per_row(const Options& o) {
   const uint64_t per_placement =

@@ -1,6 +1,6 @@
 // How a rank of nccom-test ends on a failure: its one closing line, cause
 // first, with what the job's health service knows, and the runtime's own
-// split of a failure into cause and context (bench.cc's RankBench uses them).
+// split of a failure into cause and context (rank_bench.h's RankBench uses them).
 #pragma once
 
 #include "launch_env.h"
