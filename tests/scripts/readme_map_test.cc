@@ -4,7 +4,9 @@
 // "Includes from host/:" sentence names exactly the other host/ modules
 // their sources include, and host/README.md's module map gives every module
 // its floor and its includes. A file added, renamed or removed, or an
-// include of another module, fails here until the README says so.
+// include of another module, fails here until the README says so. Every
+// README but the top-level one fits on a screen (60 lines); longer method
+// and results pages sit beside it and are linked.
 #include "build_paths.h"
 
 #include <gtest/gtest.h>
@@ -220,6 +222,47 @@ TEST(ScriptsReadmeMap, FileTablesNameEverySourceAndOnlyFilesThatExist) {
     EXPECT_TRUE(extra.empty()) << "names in its file table that the folder does not hold: "
                                << joined(extra);
   }
+}
+
+// Every README.md of the tree (outside build trees and dot folders) but the
+// top-level one.
+std::vector<fs::path> folder_readmes() {
+  std::vector<fs::path> out;
+  const fs::path root = source_dir();
+  for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator();
+       ++it) {
+    const std::string name = it->path().filename().string();
+    if (it->is_directory()) {
+      if (name.rfind("build", 0) == 0 || name.rfind('.', 0) == 0) it.disable_recursion_pending();
+      continue;
+    }
+    if (name == "README.md" && fs::relative(it->path(), root) != "README.md")
+      out.push_back(it->path());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::size_t line_count(const std::string& text) {
+  std::size_t n = static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+  if (!text.empty() && text.back() != '\n') ++n;
+  return n;
+}
+
+TEST(ScriptsReadmeMap, EveryFolderReadmeFitsOnAScreen) {
+  constexpr std::size_t kMaxLines = 60;
+  const std::vector<fs::path> readmes = folder_readmes();
+  ASSERT_GE(readmes.size(), 30u) << "the tree was not found at " << source_dir();
+  std::string over;
+  for (const fs::path& readme : readmes) {
+    const std::size_t n = line_count(read(readme));
+    if (n > kMaxLines)
+      over += "\n  " + fs::relative(readme, source_dir()).string() + ": " + std::to_string(n);
+  }
+  EXPECT_TRUE(over.empty()) << "READMEs longer than " << kMaxLines
+                            << " lines (docs/code-style.md; move method and results to a page "
+                               "beside it and link it):"
+                            << over;
 }
 
 TEST(ScriptsReadmeMap, IncludesFromHostNameExactlyTheModulesIncluded) {
