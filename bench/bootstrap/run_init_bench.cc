@@ -1,6 +1,6 @@
 // nccom_bench_init — communicator init time, nccom (flat and hierarchical
 // bootstrap) against Open MPI (MPI_Init + MPI_Allgather), as processes on this
-// machine over loopback. See bench/README.md for what is and is not measured.
+// machine over loopback. See bench/RESULTS.md for what is and is not measured.
 //
 //   nccom_bench_init [--repeat R] [--json FILE] [--ranks 2,8,...]
 //                    [--protocols flat,hierarchical] [--no-mpi] [--timeout S]

@@ -201,7 +201,7 @@ mpi_pass() {  # ranks, label (shm|tcp)
   if ! timeout "$run_timeout" mpirun "${root[@]}" --oversubscribe --bind-to none -np "$1" \
        --mca pml ob1 "${btl[@]}" --mca oob_tcp_if_include lo \
        "$mpi_coll" "${sizes[@]}" allr allg >"$raw" 2>"$out/$round.$p-mpi-$2-np$1.err"; then
-    # Open MPI 4.x may exit 1 after a complete run (bench/README.md, ompi#7833):
+    # Open MPI 4.x may exit 1 after a complete run (bench/RESULTS.md):
     # the rows it printed are kept; the warning says how many.
     echo "bench/coll: mpirun -np $1 ($2) exited non-zero after $(grep -c '^ *all' "$raw") rows;" \
          "see $out/$round.$p-mpi-$2-np$1.err" >&2
