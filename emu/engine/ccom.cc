@@ -256,33 +256,6 @@ Status Ccom::init_communicator(const nrt_emu_ccom_config_t& cfg, int vcores_per_
   return {};
 }
 
-// The first `channels` rings libnccom built, each checked and rotated to
-// start at its lowest rank.
-Status Ccom::read_rings(const nccl_comm_info_t& info, int channels) {
-  for (int c = 0; c < channels; ++c) {
-    Channel ch;
-    ch.id = c;
-    ch.prev = info.rings[c].prev;
-    ch.next = info.rings[c].next;
-    const int* ur = info.rings[c].user_ranks;
-    if (ur == nullptr) return engine_error("ring " + std::to_string(c) + " has no user_ranks");
-    ch.ring.order.assign(ur, ur + n_);
-    // user_ranks starts at the calling rank; every rank must index ring
-    // positions alike, so the ring is rotated to start at its lowest rank.
-    std::rotate(ch.ring.order.begin(), std::min_element(ch.ring.order.begin(), ch.ring.order.end()),
-                ch.ring.order.end());
-    ch.ring.pos = static_cast<int>(std::find(ch.ring.order.begin(), ch.ring.order.end(), rank_) -
-                                   ch.ring.order.begin());
-    if (ch.ring.pos >= n_)
-      return engine_error("ring " + std::to_string(c) + " does not contain this rank");
-    if (ch.ring.order[static_cast<size_t>((ch.ring.pos + 1) % n_)] != ch.next ||
-        ch.ring.order[static_cast<size_t>((ch.ring.pos + n_ - 1) % n_)] != ch.prev)
-      return engine_error("ring " + std::to_string(c) + ": user_ranks disagree with prev/next");
-    chans_.push_back(std::move(ch));
-  }
-  return {};
-}
-
 // The user's device memory and the engine's own: slot rings per channel and
 // lane, peer rings per local rank, the peer-exchange slots.
 Status Ccom::allocate_memory(const nrt_emu_ccom_config_t& cfg, int channels) {
@@ -345,85 +318,6 @@ Status Ccom::connect_links() {
     if (NRT_STATUS s = nrt_emu_proxy_acquire(comm_, local_, dev_, &proxy_); s != NRT_SUCCESS)
       return engine_error(st("nrt_emu_proxy_acquire", s));
   }
-  return {};
-}
-
-Status Ccom::build_channels() {
-  devmem::Region* region = devmem::region_of(engine_mem_);
-  pair_area_ = static_cast<uint8_t*>(
-      region->allocate(static_cast<size_t>(local_n_) * pair_stride_, 4096, "engine peer rings"));
-  if (pair_area_ == nullptr) return engine_error("engine memory is full (peer rings)");
-  void* bell = region->allocate(64, 64, "engine doorbell");
-  if (bell == nullptr) return engine_error("engine memory is full (doorbell)");
-  bell_ = new (bell) bell::Bell;
-  bell::register_local(bell_);
-  for (Channel& c : kanga_) {  // DIRECT only: all ranks are on this host
-    c.recv.slots = static_cast<uint8_t*>(
-        region->allocate(kSlots * slot_bytes_, 4096, "kangaRing receive slots"));
-    c.recv.head = static_cast<volatile uint64_t*>(region->allocate(64, 64, "kangaRing head"));
-    if (c.recv.slots == nullptr || c.recv.head == nullptr)
-      return engine_error("kangaRing lane " + std::to_string(c.id) + ": engine memory is full");
-  }
-  for (Channel& c : chans_) {
-    const std::string at = "channel " + std::to_string(c.id) + ": ";
-    c.recv.slots =
-        static_cast<uint8_t*>(region->allocate(kSlots * slot_bytes_, 4096, "engine receive slots"));
-    c.recv.head = static_cast<volatile uint64_t*>(region->allocate(64, 64, "engine head"));
-    if (c.recv.slots == nullptr || c.recv.head == nullptr)
-      return engine_error(at + "engine memory is full");
-    if (n_ == 1) continue;  // no hops: a one-rank ring only copies
-    void* rc = nullptr;
-    void* sc = nullptr;
-    if (NRT_STATUS s = t_->neuronGetNetConnector(comm_, ENC_PATTERN_RING, c.id, false, &rc);
-        s != NRT_SUCCESS)
-      return engine_error(at + st("neuronGetNetConnector(receive)", s));
-    if (NRT_STATUS s = t_->neuronGetNetConnector(comm_, ENC_PATTERN_RING, c.id, true, &sc);
-        s != NRT_SUCCESS)
-      return engine_error(at + st("neuronGetNetConnector(send)", s));
-    c.recv.net = rc != nullptr;
-    c.send.net = sc != nullptr;
-    if (!c.recv.net && !c.send.net) continue;
-    if (Status s = net_channel(c); !s) return with_context(at, s.error());
-    if (c.recv.net) {
-      if (NRT_STATUS s = nrt_emu_devmem_connector(engine_mem_, 1, nullptr, rc, &c.recv.conn);
-          s != NRT_SUCCESS)
-        return engine_error(at + st("receive connector", s));
-      if (NRT_STATUS s =
-              t_->neuronNetRegMr(comm_, ENC_PATTERN_RING, c.id, false, NET_RECV_COMM, c.recv.slots,
-                                 kSlots * slot_bytes_, NCCL_PTR_HOST, &c.recv.mhandle);
-          s != NRT_SUCCESS)
-        return engine_error(at + st("neuronNetRegMr(receive slots)", s));
-    }
-    if (c.send.net) {
-      c.send.slots =
-          static_cast<uint8_t*>(region->allocate(kSlots * slot_bytes_, 4096, "engine send slots"));
-      if (c.send.slots == nullptr) return engine_error(at + "engine memory is full");
-      if (NRT_STATUS s = nrt_emu_devmem_connector(engine_mem_, 1, nullptr, sc, &c.send.conn);
-          s != NRT_SUCCESS)
-        return engine_error(at + st("send connector", s));
-      if (NRT_STATUS s =
-              t_->neuronNetRegMr(comm_, ENC_PATTERN_RING, c.id, true, NET_SEND_COMM, c.send.slots,
-                                 kSlots * slot_bytes_, NCCL_PTR_HOST, &c.send.mhandle);
-          s != NRT_SUCCESS)
-        return engine_error(at + st("neuronNetRegMr(send slots)", s));
-    }
-    if (NRT_STATUS s = nrt_emu_devmem_channel(engine_mem_, c.id, ENC_PATTERN_RING, c.recv.conn,
-                                              c.send.conn, &c.chan);
-        s != NRT_SUCCESS)
-      return engine_error(at + st("enc_channel", s));
-  }
-  return {};
-}
-
-// Semaphores and the trigger word of a channel with a network hop.
-Status Ccom::net_channel(Channel& c) {
-  volatile uint32_t** words[] = {&c.recv.hs, &c.recv.cmp, &c.send.hs, &c.send.cmp};
-  for (volatile uint32_t** w : words) {
-    if (NRT_STATUS s = nrt_emu_devmem_semaphore(engine_mem_, w); s != NRT_SUCCESS)
-      return engine_error(st("semaphore", s));
-  }
-  if (NRT_STATUS s = nrt_emu_devmem_trigger_word(engine_mem_, &c.trigger); s != NRT_SUCCESS)
-    return engine_error(st("trigger word", s));
   return {};
 }
 
@@ -492,30 +386,6 @@ Status Ccom::check_card(int r, const PeerCard& p, const PeerCard& me) const {
   return {};
 }
 
-// The peers' regions this rank's DIRECT links write to, and their bells.
-Status Ccom::map_direct_links() {
-  for (Channel& c : chans_) {
-    if (c.send.net) continue;
-    const PeerCard& p = cards_[static_cast<size_t>(c.next)];
-    if (Status s = map_direct_send(c, p.recv_slots[c.id], p.head[c.id], "channel"); !s) return s;
-  }
-  for (Channel& c : kanga_) {
-    const PeerCard& p = cards_[static_cast<size_t>(c.next)];
-    if (Status s =
-            map_direct_send(c, p.kanga_recv_slots[c.id], p.kanga_head[c.id], "kangaRing lane");
-        !s)
-      return s;
-  }
-  // A DIRECT receiver rings its sender's bell when it frees a slot.
-  for (std::vector<Channel>* lanes : {&chans_, &kanga_}) {
-    for (const Channel& c : *lanes) {
-      if (n_ == 1 || c.recv.net) continue;
-      if (Status s = map_peer(c.prev); !s) return s;
-    }
-  }
-  return {};
-}
-
 Status Ccom::exchange_and_map() {
   const PeerCard me = own_card();
   cards_.assign(static_cast<size_t>(n_), PeerCard{});
@@ -531,19 +401,6 @@ Status Ccom::exchange_and_map() {
   peer_maps_.assign(static_cast<size_t>(n_), Mapping{});
   peer_bells_.assign(static_cast<size_t>(n_), nullptr);
   return map_direct_links();
-}
-
-void Ccom::watch_peers() {
-  char me[64] = {};
-  gethostname(me, sizeof me - 1);
-  watches_.clear();
-  watches_.resize(cards_.size());
-  for (size_t r = 0; r < cards_.size(); ++r) {
-    const PeerCard& p = cards_[r];
-    if (static_cast<int>(r) != rank_ && p.pid != static_cast<int32_t>(getpid()) &&
-        std::strncmp(p.hostname, me, 64) == 0)
-      watches_[r] = ProcessWatch(p.pid);
-  }
 }
 
 Ccom::~Ccom() {

@@ -1,23 +1,14 @@
 // ccom.h — one rank of the reference device engine: its communicator, its
 // device memory, its links to ring neighbours and peers, and the executor
 // that runs collective programs over them.
-//
-// Links. Every ring channel has a receive link (from prev) and a send link
-// (to next). A hop libnccom connected over the network (neuronGetNetConnector
-// answers a connector) is a NET link: slices go through K staging slots in
-// this rank's device memory, described to libnccom's proxy as one basic block
-// per channel and execution (src/dest FIFOs over the slots), published by
-// advancing the connector's index words and completed through semaphores —
-// the device's side of the send/recv primitives' handshake. Any other hop is a DIRECT
-// link: the sender copies straight into the receiver's slots (the peer's
-// device memory, mapped from its memfd); a slice has arrived when its
-// stamp carries its mark (SliceStamp), and a counter in the receiver's
-// memory (head) counts the slices consumed.
 #pragma once
 
 #include "../bell.h"
 #include "../knobs.h"
 #include "heap.h"
+#include "links.h"
+#include "peer_executor.h"
+#include "plan.h"
 #include "process_watch.h"
 #include "program.h"
 #include "status.h"
@@ -58,208 +49,9 @@ Why split_cause(const std::string& message);
 // "CAUSE (CONTEXT)", or CAUSE alone.
 std::string cause_first(const Why& why);
 
-inline constexpr int kMaxEngineChannels = 4;  // one proxy stream per channel
-
-// Every ring slice starts with the collective it belongs to:
-// which operation, type, reduction, count and root, and the communicator's
-// execution number. The receiver compares it with its own before using the
-// slice, so ranks that call different collectives (or skipped one) fail
-// naming the peer and both calls instead of computing wrong results. The
-// slot keeps its size; a slice carries kStampBytes less payload, after the
-// stamp, so that the stamp is where the receiver looks whatever size the
-// sender thought the slice had. (Stamping only an execution's first slice
-// gives network entries of unequal sizes, which the proxy path does not
-// carry through: every slice is stamped.)
-//
-// On a DIRECT link the stamp is also the slice's arrival: the sender
-// writes the payload, then the stamp, its `mark` last (the slice's number
-// on the link plus one, mod 2^16; device_words.h), and the receiver waits
-// for that mark in the slot itself, so that the line it polls is the line
-// that holds the stamp and a small payload. The mark is not compared: a
-// network slice carries 0.
-inline constexpr uint32_t kStampMagic = 0x53434e4eu;  // "NNCS"
-struct SliceStamp {
-  uint32_t magic;
-  uint8_t coll, dtype, op, kanga;
-  int32_t root;
-  uint16_t by_reference;  // DIRECT links: a SliceRef follows, not the payload
-  uint16_t mark;          // DIRECT links: the slice has arrived (stored last)
-  uint64_t count;
-  uint64_t execution;
-};
-inline constexpr uint64_t kStampBytes = sizeof(SliceStamp);
-static_assert(kStampBytes == 32, "the stamp's wire size");
-// A slice passed by reference on a DIRECT link: the payload is final data
-// in the sender's device memory (its output buffer), which the receiver
-// reads there — one copy per hop instead of two. The sender never rewrites
-// that data within the execution, and the slot stays taken (head) until the
-// receiver has used it.
-struct SliceRef {
-  uint64_t offset;  // into the sender's device memory (nrt_emu_ccom_alloc's region)
-  uint64_t bytes;
-};
-// The stamp of plan p's execution number `execution`, and its text
-// ("collective #3: all-reduce of 8 x fp32, sum, root 0").
-struct Plan;
 class NetTask;   // device_words.h
-struct Run;      // one channel's progress through one execution (execute.cc)
-struct PeerRun;  // the peer links' progress through one execution (peers.cc)
-SliceStamp stamp_of(const Plan& p, uint64_t execution);
-std::string describe_stamp(const SliceStamp& st);
-inline constexpr uint32_t kSlots = 4;  // staging slots per link
-
-// What a rank publishes about itself at init (bootstrap all-gather).
-struct PeerCard {
-  uint32_t magic;
-  int32_t rank;
-  int32_t host;
-  int32_t pid;
-  int32_t fd;
-  int32_t channels;
-  uint64_t region_bytes;
-  int32_t user_fd;  // its device memory (nrt_emu_ccom_alloc), for slices by reference
-  uint64_t user_bytes;
-  uint64_t slot_bytes;
-  char hostname[64];
-  int32_t local;  // device index on its host
-  int32_t local_n;
-  uint64_t pair_area;    // offset of the receive rings for same-host senders
-  uint64_t pair_stride;  // one ring per sender's local rank
-  // Per channel: offsets in the region of the receive slots and head.
-  uint64_t recv_slots[kMaxEngineChannels];
-  uint64_t head[kMaxEngineChannels];
-  // kangaRing lanes (Trn3 Switch-V1, one host): their own receive links.
-  int32_t kanga_lanes;
-  uint32_t kanga_sum;  // checksum of the lanes' paths: every rank must use the same
-  uint64_t kanga_recv_slots[kMaxEngineChannels];
-  uint64_t kanga_head[kMaxEngineChannels];
-  uint64_t bell;  // offset of its doorbell (bell.h)
-  // The settings that decide how a collective runs, which every rank must
-  // share (kAgreedSettings names them, in this order).
-  uint64_t agreed[3];
-};
-
-// The knobs behind PeerCard::agreed: a rank that differs fails init naming
-// the knob, the rank and both values (a difference would otherwise show up
-// as a timeout: one rank waits for a recursive-doubling slice the other
-// sends on the rings).
-inline constexpr const char* kAgreedSettings[] = {
-    knobs::declared(knobs::Var::kAllreduceRdBytes).name,
-    knobs::declared(knobs::Var::kAllgatherRdBytes).name,
-    knobs::declared(knobs::Var::kDirectRead).name};
-static_assert(std::size(kAgreedSettings) == std::size(PeerCard{}.agreed));
-
-struct RecvLink {
-  bool net = false;
-  uint8_t* slots = nullptr;  // this rank's memory
-  // DIRECT (the slices' arrival is their stamp's mark)
-  volatile uint64_t* head = nullptr;  // written here
-  uint64_t base = 0;                  // slices received in earlier executions
-  // NET
-  enc_net_connector_t* conn = nullptr;
-  void* mhandle = nullptr;
-  volatile uint32_t* hs = nullptr;
-  volatile uint32_t* cmp = nullptr;
-};
-
-struct SendLink {
-  bool net = false;
-  uint8_t* slots = nullptr;           // DIRECT: the peer's slots (mapped); NET: this rank's
-  volatile uint64_t* head = nullptr;  // DIRECT, in the peer's memory
-  uint64_t head_seen = 0;             // DIRECT: *head when last read (never above it)
-  uint64_t base = 0;
-  enc_net_connector_t* conn = nullptr;
-  void* mhandle = nullptr;
-  volatile uint32_t* hs = nullptr;
-  volatile uint32_t* cmp = nullptr;
-};
-
-struct Channel {
-  int id = 0;
-  Ring ring;
-  int prev = -1, next = -1;
-  RecvLink recv;
-  SendLink send;
-  enc_channel_prefix_t* chan = nullptr;  // NET hops only
-  volatile uint32_t* trigger = nullptr;
-};
-
-// The peer links (all-to-all, permute): to every other rank, DIRECT for a
-// pair libnccom does not connect over the network, else over the MESH
-// connectors of neuronExpandConnectivity. DIRECT pairs have one ring per
-// (sender, receiver) in the receiver's memory; NET pairs share one ring of
-// kPeerSlots send and receive slots in FIFO order (one variable-peer op).
-inline constexpr uint32_t kPeerSlots = 8;
-
-struct PeerLink {
-  bool linked = false;
-  bool net = false;
-  // DIRECT send: the ring for this rank in the peer's memory.
-  uint8_t* tx_slots = nullptr;
-  volatile uint64_t* tx_head = nullptr;
-  uint64_t tx_head_seen = 0;  // *tx_head when last read (never above it)
-  uint64_t tx_count = 0;      // slices sent, across executions
-  // DIRECT receive: the ring for the peer in this rank's memory.
-  uint8_t* rx_slots = nullptr;
-  volatile uint64_t* rx_head = nullptr;
-  uint64_t rx_count = 0;  // slices taken, across executions
-  // NET: registrations of the shared slots with this peer's comms.
-  void* tx_mhandle = nullptr;
-  void* rx_mhandle = nullptr;
-};
-
-struct PeerLinks {
-  bool mesh = false, rdh = false;  // neuronExpandConnectivity done, these linked
-  std::vector<PeerLink> peers;     // by rank
-  uint8_t* tx_slots = nullptr;     // NET, shared by every NET peer
-  uint8_t* rx_slots = nullptr;
-  enc_net_connector_t* send_conn = nullptr;  // index words of the op
-  enc_net_connector_t* recv_conn = nullptr;
-  enc_channel_prefix_t* chan = nullptr;
-  volatile uint32_t* sem[4] = {};  // send hs, send cmp, recv hs, recv cmp
-  volatile uint32_t* trigger = nullptr;
-};
-
-struct PeerItem {
-  int peer;
-  uint64_t off;  // elements into the input (send) or output (receive)
-  uint64_t elems;
-  // Dependent schedules (recursive doubling): a send goes only once the
-  // plan's first `after` receives are done, and reads the output buffer
-  // (`from_out`); a receive is taken only once the first `after` sends are
-  // out (they read what it changes), combines into the output (`reduce`)
-  // instead of overwriting it, and finishes an average over the ranks (`avg`).
-  uint64_t after = 0;
-  bool from_out = false;
-  bool reduce = false;
-  bool avg = false;
-};
-
-// One collective shape, built once and executed many times.
-struct NetBlock {
-  int channel = 0;
-  net_ops_info_t op{};
-  std::vector<net_src_addr_t> src;
-  std::vector<net_dest_addr_t> dst;
-  nrt_emu_proxy_block_t block{};
-};
-
-struct Plan {
-  CollDesc desc;
-  const void* send = nullptr;
-  void* recv = nullptr;
-  int send_to = -1, recv_from = -1;
-  bool kanga = false;                 // progs run over the kangaRing lanes, not the ring channels
-  std::vector<ChannelProgram> progs;  // per engine channel (or kangaRing lane)
-  std::vector<NetBlock> blocks;       // at most one per channel
-  uint64_t uses = 0;
-  // Peer collectives (all-to-all, permute) instead of channel programs.
-  bool peer = false;
-  bool rd = false;                                      // ... by recursive doubling (rd.cc)
-  std::vector<PeerItem> sends, recvs;                   // in the order every rank agrees on
-  uint64_t copy_src = 0, copy_dst = 0, copy_elems = 0;  // this rank's own block
-  std::vector<NetBlock> peer_block;                     // zero or one
-};
+struct Run;      // one channel's progress through one execution (ring_executor.cc)
+struct PeerRun;  // the peer links' progress through one execution (peer_executor.cc)
 
 // How the engine runs a call (Ccom::algorithm_of): over the ring channels,
 // over the kangaRing lanes, by recursive doubling, or as direct exchanges

@@ -1,10 +1,9 @@
-// Ccom::run: argument checks, the plan cache and the net blocks of a plan.
+// Ccom::run: argument checks, the algorithm of a call, the plan cache.
 #include "../runtime_log.h"
 #include "ccom.h"
 #include "device_words.h"
 
 #include <algorithm>
-#include <climits>
 
 namespace nrt_emu::engine {
 namespace {
@@ -145,63 +144,6 @@ const char* algorithm_name(Algorithm a) {
     case Algorithm::Peer: return "peer";
   }
   return "?";
-}
-
-Status Ccom::build_plan(Plan& p) {
-  const DType t = p.desc.dtype;
-  const uint64_t es = dtype_size(t);
-  if (p.desc.coll == Coll::AllToAll || p.desc.coll == Coll::Permute) return build_peer_plan(p);
-  const uint64_t slice = (slot_bytes_ - kStampBytes) / es;  // the stamp comes first
-  const uint64_t total = split_total(p.desc);
-  const uint64_t bytes = total * es;
-  // A channel carries at least two slices before the next one is used:
-  // small operations stay on one ring.
-  const std::vector<Channel>& chans = lanes_of(p);
-  const int used =
-      static_cast<int>(std::clamp<uint64_t>(bytes / (2 * slot_bytes_), 1, chans.size()));
-  const auto ranges = split_channels(total, used, std::max<uint64_t>(1, 64 / es));
-  p.progs.assign(chans.size(), ChannelProgram{});
-  for (size_t c = 0; c < chans.size(); ++c) {
-    if (static_cast<int>(c) >= used) continue;
-    const auto [first, last] = ranges[c];
-    if (Status s =
-            build_ring_program(p.desc, chans[c].ring, rank_, first, last, slice, &p.progs[c]);
-        !s)
-      return s;
-  }
-  for (size_t c = 0; c < chans.size(); ++c) {
-    const Channel& ch = chans[c];
-    const ChannelProgram& prog = p.progs[c];
-    const bool tx = ch.send.net && prog.sends > 0;
-    const bool rx = ch.recv.net && prog.recvs > 0;
-    if (!tx && !rx) continue;
-    if (prog.sends > INT_MAX || prog.recvs > INT_MAX)
-      return engine_error("an operation of more than 2^31 slices");
-    BlockOpSpec spec{{ch.send.hs, ch.send.cmp, ch.recv.hs, ch.recv.cmp}};
-    spec.tx = tx ? static_cast<uint32_t>(prog.sends) : 0;
-    spec.rx = rx ? static_cast<uint32_t>(prog.recvs) : 0;
-    spec.credits = kSlots;
-    spec.data_type_sz = es;
-    spec.basic_block_id = 1;
-    spec.func_rel_op_idx = static_cast<uint32_t>(c);
-    spec.enc_channel = ch.chan;
-    NetBlock b = make_block(spec);
-    b.channel = static_cast<int>(c);
-    uint64_t j = 0, k = 0;
-    for (const Step& s : prog.steps) {
-      if (tx && (s.flags & kSend))
-        add_send(b, ch.send.slots + (j++ % kSlots) * slot_bytes_, ch.send.mhandle,
-                 s.elems * es + kStampBytes, ch.next);
-      if (rx && (s.flags & kRecv))
-        add_recv(b, ch.recv.slots + (k++ % kSlots) * slot_bytes_, ch.recv.mhandle,
-                 s.elems * es + kStampBytes, ch.prev);
-    }
-    close_fifos(b);
-    p.blocks.push_back(std::move(b));
-  }
-  if (p.blocks.size() > NRT_EMU_MAX_STREAMS)
-    return engine_error("more network blocks than proxy streams");
-  return {};
 }
 
 NRT_STATUS Ccom::algorithm(const nrt_emu_coll_args_t& a, Algorithm* out) {

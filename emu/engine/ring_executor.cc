@@ -1,12 +1,13 @@
-// Ccom::execute: one execution of a plan — the device's side of every link
-// (ccom.h) while the runtime's proxy worker ticks libnccom for the NET ones.
+// The ring executor: a plan's channel programs and the FIFOs of its network
+// hops (Ccom::build_plan), and one execution of it (Ccom::execute) — the
+// device's side of every link (links.h) while the runtime's proxy worker
+// ticks libnccom for the NET ones.
 #include "ccom.h"
+#include "device_loop.h"
 #include "device_words.h"
 
-#include <sched.h>
-#include <unistd.h>
-
 #include <algorithm>
+#include <climits>
 #include <cstring>
 
 namespace nrt_emu::engine {
@@ -20,97 +21,6 @@ struct Run {
   uint64_t by_reference = 0;  // DIRECT slices passed by reference
   const NetBlock* block = nullptr;
 };
-
-namespace {
-
-bool reduces(Coll c) {
-  return c == Coll::AllReduce || c == Coll::ReduceScatter || c == Coll::Reduce;
-}
-bool rooted(Coll c) { return c == Coll::Broadcast || c == Coll::Reduce; }
-
-}  // namespace
-
-// A call's fields that the collective ignores (the reduction of an
-// all-gather, the root of an all-reduce) are left out: ranks may pass
-// anything there, as NCCL lets them.
-SliceStamp stamp_of(const Plan& p, uint64_t execution) {
-  SliceStamp st{};
-  st.magic = kStampMagic;
-  st.coll = static_cast<uint8_t>(p.desc.coll);
-  st.dtype = static_cast<uint8_t>(p.desc.dtype);
-  st.op = reduces(p.desc.coll) ? static_cast<uint8_t>(p.desc.op) : 0;
-  st.kanga = p.kanga ? 1 : 0;
-  st.root = rooted(p.desc.coll) ? p.desc.root : -1;
-  st.count = p.desc.count;
-  st.execution = execution;
-  return st;
-}
-
-std::string describe_stamp(const SliceStamp& st) {
-  const auto c = static_cast<Coll>(st.coll);
-  std::string out = std::string("collective #") + std::to_string(st.execution) + ": " +
-                    coll_name(c) + " of " + std::to_string(st.count) + " x " +
-                    dtype_name(static_cast<DType>(st.dtype));
-  if (reduces(c)) out += std::string(", ") + redop_name(static_cast<RedOp>(st.op));
-  if (rooted(c)) out += ", root " + std::to_string(st.root);
-  return st.kanga ? out + ", kangaRing" : out;
-}
-
-Status Ccom::check_stamp(const uint8_t* slot, const SliceStamp& mine, const char* link, int index,
-                         int peer) const {
-  SliceStamp got;
-  std::memcpy(&got, slot, sizeof got);
-  const uint32_t how = got.by_reference;
-  got.by_reference = mine.by_reference;
-  got.mark = mine.mark;  // the arrival, not the collective
-  if (std::memcmp(&got, &mine, sizeof got) == 0 && how <= 1) return {};
-  return engine_error(
-      "collective mismatch on " + std::string(link) +
-      (index >= 0 ? " " + std::to_string(index) : "") + ": " + describe_peer(peer) + " sent " +
-      (got.magic == kStampMagic ? "a slice of " + describe_stamp(got)
-                                : std::string("a slice without a collective stamp")) +
-      " (every rank must make the same collective calls in the same order)");
-}
-
-std::string Ccom::describe_peer(int r) const {
-  if (r < 0 || static_cast<size_t>(r) >= cards_.size()) return "rank " + std::to_string(r);
-  const PeerCard& p = cards_[static_cast<size_t>(r)];
-  return "rank " + std::to_string(r) + " (host " + std::to_string(p.host) + ", pid " +
-         std::to_string(p.pid) + " on " + p.hostname + ")";
-}
-
-// The ranks on this machine whose processes are gone ("" when none): the
-// first one named is the lowest rank, usually the one that died first —
-// the others may have exited after failing because of it.
-// At most two are described; the rest are counted.
-std::string Ccom::peer_gone() const {
-  std::string out;
-  int named = 0, more = 0;
-  for (size_t r = 0; r < watches_.size(); ++r) {
-    if (!watches_[r].gone()) continue;
-    if (named++ < 2) {
-      out += (out.empty() ? "" : ", ") + describe_peer(static_cast<int>(r));
-    } else {
-      ++more;
-    }
-  }
-  if (more > 0) out += " and " + std::to_string(more) + " more";
-  return out.empty() ? out : "process gone: " + out;
-}
-
-// A few peers per call, in turn; the full scan (and its message) only when
-// one of them is gone. The idle watch calls this every 50 ms: scanning every
-// same-host peer each time costs n reads of /proc per rank, n^2 per host,
-// which at 256 ranks on one machine was most of its CPU.
-std::string Ccom::some_peer_gone() const {
-  constexpr size_t kPerCall = 8;
-  if (watches_.empty()) return {};
-  for (size_t i = 0; i < std::min(kPerCall, watches_.size()); ++i) {
-    const size_t r = gone_cursor_++ % watches_.size();
-    if (watches_[r].gone()) return peer_gone();
-  }
-  return {};
-}
 
 Status Ccom::submit_network(const Plan& p, NetTask& task) {
   std::vector<Channel>& chans = lanes_of(p);
@@ -306,19 +216,6 @@ Result<Ccom::Advance> Ccom::advance(const Plan& p, size_t ci, Run& r, const Slic
   return Advance{moved, done};
 }
 
-// The end of a pass in which the device's own words did not move (the
-// deadline was checked): while the network task runs and this loop helps
-// it, it polls in place of the worker, so it does not sleep — at once again
-// when the help moved the task; otherwise the doorbell's wait.
-void Ccom::idle_pass(NetTask& task, bool helped, bell::Idle& idle, uint32_t seen) {
-  if (helped) return;
-  if (proxy_help_ && !task.done()) {
-    sched_yield();
-  } else {
-    idle.wait(seen);
-  }
-}
-
 Status Ccom::execute(Plan& p) {
   std::vector<Channel>& chans = lanes_of(p);  // ring channels, or kangaRing lanes (ccom.h)
   std::vector<Run> runs(chans.size());
@@ -365,6 +262,63 @@ Status Ccom::execute(Plan& p) {
     if (!chans[ci].recv.net) chans[ci].recv.base += p.progs[ci].recvs;
     by_reference_slices_ += runs[ci].by_reference;
   }
+  return {};
+}
+
+Status Ccom::build_plan(Plan& p) {
+  const DType t = p.desc.dtype;
+  const uint64_t es = dtype_size(t);
+  if (p.desc.coll == Coll::AllToAll || p.desc.coll == Coll::Permute) return build_peer_plan(p);
+  const uint64_t slice = (slot_bytes_ - kStampBytes) / es;  // the stamp comes first
+  const uint64_t total = split_total(p.desc);
+  const uint64_t bytes = total * es;
+  // A channel carries at least two slices before the next one is used:
+  // small operations stay on one ring.
+  const std::vector<Channel>& chans = lanes_of(p);
+  const int used =
+      static_cast<int>(std::clamp<uint64_t>(bytes / (2 * slot_bytes_), 1, chans.size()));
+  const auto ranges = split_channels(total, used, std::max<uint64_t>(1, 64 / es));
+  p.progs.assign(chans.size(), ChannelProgram{});
+  for (size_t c = 0; c < chans.size(); ++c) {
+    if (static_cast<int>(c) >= used) continue;
+    const auto [first, last] = ranges[c];
+    if (Status s =
+            build_ring_program(p.desc, chans[c].ring, rank_, first, last, slice, &p.progs[c]);
+        !s)
+      return s;
+  }
+  for (size_t c = 0; c < chans.size(); ++c) {
+    const Channel& ch = chans[c];
+    const ChannelProgram& prog = p.progs[c];
+    const bool tx = ch.send.net && prog.sends > 0;
+    const bool rx = ch.recv.net && prog.recvs > 0;
+    if (!tx && !rx) continue;
+    if (prog.sends > INT_MAX || prog.recvs > INT_MAX)
+      return engine_error("an operation of more than 2^31 slices");
+    BlockOpSpec spec{{ch.send.hs, ch.send.cmp, ch.recv.hs, ch.recv.cmp}};
+    spec.tx = tx ? static_cast<uint32_t>(prog.sends) : 0;
+    spec.rx = rx ? static_cast<uint32_t>(prog.recvs) : 0;
+    spec.credits = kSlots;
+    spec.data_type_sz = es;
+    spec.basic_block_id = 1;
+    spec.func_rel_op_idx = static_cast<uint32_t>(c);
+    spec.enc_channel = ch.chan;
+    NetBlock b = make_block(spec);
+    b.channel = static_cast<int>(c);
+    uint64_t j = 0, k = 0;
+    for (const Step& s : prog.steps) {
+      if (tx && (s.flags & kSend))
+        add_send(b, ch.send.slots + (j++ % kSlots) * slot_bytes_, ch.send.mhandle,
+                 s.elems * es + kStampBytes, ch.next);
+      if (rx && (s.flags & kRecv))
+        add_recv(b, ch.recv.slots + (k++ % kSlots) * slot_bytes_, ch.recv.mhandle,
+                 s.elems * es + kStampBytes, ch.prev);
+    }
+    close_fifos(b);
+    p.blocks.push_back(std::move(b));
+  }
+  if (p.blocks.size() > NRT_EMU_MAX_STREAMS)
+    return engine_error("more network blocks than proxy streams");
   return {};
 }
 

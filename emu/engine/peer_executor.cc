@@ -9,6 +9,7 @@
 // ring for the NET pairs alike.
 #include "../device_memory.h"
 #include "ccom.h"
+#include "device_loop.h"
 #include "device_words.h"
 
 #include <nccom/nccl_ptr.h>
