@@ -42,8 +42,6 @@ constexpr uint64_t kRdGatherBytesOneHostPair = 8u << 10;
 constexpr uint64_t kRdGatherBytesOneHost = 32u << 10;
 constexpr uint64_t kRdGatherBytesAuto = UINT64_MAX;
 
-thread_local uint64_t t_call_mark = 0;
-
 // A knob of the engine (its range in the runtime's table, knobs.h): unset =
 // def; bad = an error naming it.
 Result<uint64_t> engine_knob(knobs::Var v, uint64_t def) {
@@ -55,29 +53,6 @@ Result<uint64_t> engine_knob(knobs::Var v, uint64_t def) {
 }
 
 }  // namespace
-
-void begin_call() { t_call_mark = log::mark(); }
-
-std::string st(const char* what, NRT_STATUS s) {
-  std::string text = std::string(what) + " returned status " + std::to_string(s);
-  const std::string cause = log::nccom_cause(t_call_mark);
-  return text +
-         (cause.empty() ? " (libnccom forwarded no reason to the runtime log)" : ": " + cause);
-}
-
-Why split_cause(const std::string& message) {
-  const std::string cause = log::nccom_cause(t_call_mark);
-  if (!cause.empty() && message != cause) {
-    const size_t at = message.rfind(": " + cause);
-    if (at != std::string::npos)
-      return {cause, message.substr(0, at) + message.substr(at + 2 + cause.size())};
-  }
-  return {message, ""};
-}
-
-std::string cause_first(const Why& why) {
-  return why.context.empty() ? why.cause : why.cause + " (" + why.context + ")";
-}
 
 NRT_STATUS Ccom::fail(NRT_STATUS s, std::string why) {
   const Why split = split_cause(why);

@@ -26,29 +26,6 @@
 
 namespace nrt_emu::engine {
 
-// Marks the start of an engine call on this thread (each nrt_emu_ccom_*
-// entry point): st() names the cause libnccom forwarded since then.
-void begin_call();
-// "what returned status N: <the cause libnccom gave>", the way a runtime
-// reports a failed libnccom call; libnccom forwards its WARN lines through
-// nec_ndl_printk, so the text crosses the ABI with the status. This is the
-// inside of an error; what a caller reads is cause-first (cause_first).
-std::string st(const char* what, NRT_STATUS s);
-
-// An error of this call split into its innermost cause and the context the
-// engine wrapped around it: when libnccom forwarded a reason during the call
-// (the newest WARN line since begin_call, preferring this thread's) and the
-// message holds it after ": ", that reason is the cause and the rest of the
-// message its context ("neuronInitGlobalComm returned status 2"); else the
-// whole message is the cause.
-struct Why {
-  std::string cause;
-  std::string context;  // "" when there is none
-};
-Why split_cause(const std::string& message);
-// "CAUSE (CONTEXT)", or CAUSE alone.
-std::string cause_first(const Why& why);
-
 class NetTask;   // device_words.h
 struct Run;      // one channel's progress through one execution (ring_executor.cc)
 struct PeerRun;  // the peer links' progress through one execution (peer_executor.cc)
