@@ -1,22 +1,14 @@
 // Ccom: bring-up and teardown of one engine rank (ccom.h).
 #include "ccom.h"
 
-#include "../device_memory.h"
 #include "../knobs.h"
 #include "../platform.h"
 #include "../runtime_log.h"
 
-#include <nccom/nccl_ptr.h>
-
-#include <fcntl.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <csignal>
-#include <cstdlib>
-#include <cstring>
 
 namespace nrt_emu::engine {
 namespace {
@@ -61,7 +53,7 @@ NRT_STATUS Ccom::fail(NRT_STATUS s, std::string why) {
   context_ = split.context;
   // A cause libnccom forwarded is in libnccom's own log already: the
   // runtime's line says what the runtime was doing, as libnrt's lines do.
-  nrt_emu::log::message(nrt_emu::log::Level::Error, "[engine rank %d] %s", rank_,
+  nrt_emu::log::message(nrt_emu::log::Level::Error, "[engine rank %d] %s", self_.rank,
                         split.context.empty() ? error_.c_str() : split.context.c_str());
   return s;
 }
@@ -102,15 +94,15 @@ Status Ccom::init(const nrt_emu_ccom_config_t& cfg) {
   if (!vcores_per_device) return vcores_per_device.take_error();
   if (Status s = init_communicator(cfg, *vcores_per_device); !s) return s;
   nccl_comm_info_t info{};
-  if (NRT_STATUS s = t_->neuronGetCommInfo(comm_, &info); s != NRT_SUCCESS)
+  if (NRT_STATUS s = self_.t->neuronGetCommInfo(self_.comm, &info); s != NRT_SUCCESS)
     return engine_error(st("neuronGetCommInfo", s));
-  if (info.rank != rank_ || info.rank_n != n_)
+  if (info.rank != self_.rank || info.rank_n != self_.n)
     return engine_error("libnccom reports rank " + std::to_string(info.rank) + " of " +
                         std::to_string(info.rank_n));
   const int channels = std::min<int>(info.channel_n, static_cast<int>(*max_ch));
   if (channels < 1) return engine_error("the communicator has no ring channel");
-  if (Status s = read_rings(info, channels); !s) return s;
-  if (Status s = build_kanga_lanes(info); !s) return s;
+  if (Status s = links_->read_rings(info, channels); !s) return s;
+  if (Status s = links_->build_kanga_lanes(info); !s) return s;
   if (Status s = allocate_memory(cfg, channels); !s) return s;
   return connect_links();
 }
@@ -129,15 +121,15 @@ Status Ccom::take_config(const nrt_emu_ccom_config_t& cfg) {
                         std::to_string(cfg.local_n) + " ranks per host (1..16 per host)");
   if (cfg.host < 0) return engine_error("host id " + std::to_string(cfg.host) + " is negative");
   if (Status s = log::check_level(); !s) return s;
-  rank_ = cfg.rank;
-  n_ = cfg.rank_n;
-  host_ = cfg.host;
-  local_ = cfg.local_rank;
-  local_n_ = cfg.local_n;
+  self_.rank = cfg.rank;
+  self_.n = cfg.rank_n;
+  self_.host = cfg.host;
+  self_.local = cfg.local_rank;
+  self_.local_n = cfg.local_n;
   timeout_ms_ = cfg.timeout_ms != 0 ? cfg.timeout_ms : 60000;
   const auto slot = engine_knob(knobs::Var::kSliceBytes, kDefaultSlotBytes);
   if (!slot) return slot.error();
-  slot_bytes_ = *slot / 64 * 64;
+  self_.slot_bytes = *slot / 64 * 64;
   // Recursive doubling carries a message in one slice (after its stamp).
   const auto rd = engine_knob(knobs::Var::kAllreduceRdBytes, kRdBytesAuto);
   if (!rd) return rd.error();
@@ -157,6 +149,7 @@ Status Ccom::take_config(const nrt_emu_ccom_config_t& cfg) {
   const auto help = engine_knob(knobs::Var::kProxyHelp, 1);
   if (!help) return help.error();
   proxy_help_ = *help != 0;
+  links_ = std::make_unique<Links>(self_, cards_);
   return {};
 }
 
@@ -170,9 +163,9 @@ Result<int> Ccom::place_on_device(const nrt_emu_ccom_config_t& cfg) {
   const platform::Spec* spec = platform::current();
   const bool switch_v1 = spec->pod_type == NEC_POD_TYPE_SWITCH;
   const int vcores_per_device = switch_v1 ? spec->cores_per_device / spec->lnc : 1;
-  dev_ = local_ / vcores_per_device;
+  dev_ = self_.local / vcores_per_device;
   if (switch_v1 && dev_ >= spec->devices)
-    return engine_error("local rank " + std::to_string(local_) + " does not fit on " +
+    return engine_error("local rank " + std::to_string(self_.local) + " does not fit on " +
                         std::to_string(spec->devices) + " devices of " +
                         std::to_string(vcores_per_device) + " logical cores (" + spec->name + ")");
   // The emulated host has as many devices as ranks on it, unless told (a
@@ -190,12 +183,12 @@ Status Ccom::init_communicator(const nrt_emu_ccom_config_t& cfg, int vcores_per_
     const char* e = nrt_emu_last_error();
     return engine_error(std::string("libnccom did not load: ") + (e ? e : "unknown reason"));
   }
-  t_ = nrt_emu_nccom_table();
+  self_.t = nrt_emu_nccom_table();
   const auto from_env = knobs::text(knobs::Var::kRootCommId);  // NUL-terminated: getenv's
   const char* root = cfg.root_comm_id != nullptr ? cfg.root_comm_id
                      : from_env                  ? from_env->data()
                                                  : nullptr;
-  if (n_ > 1 && (root == nullptr || *root == '\0'))
+  if (self_.n > 1 && (root == nullptr || *root == '\0'))
     return engine_error(
         "no root address: set NEURON_RT_ROOT_COMM_ID=host:port (where rank 0 listens) or pass "
         "root_comm_id");
@@ -205,8 +198,8 @@ Status Ccom::init_communicator(const nrt_emu_ccom_config_t& cfg, int vcores_per_
   dev.mla_idx = dev_;
   dev.host_device_id = dev_;
   dev.routing_id = dev_;
-  dev.tpb_idx = local_ % vcores_per_device;
-  dev.virtual_server_id = static_cast<uint32_t>(host_);
+  dev.tpb_idx = self_.local % vcores_per_device;
+  dev.virtual_server_id = static_cast<uint32_t>(self_.host);
   if (const nec_pod_type_t pod = platform::current()->pod_type; pod != NEC_POD_TYPE_NONE) {
     // SWITCH with family Trn3: libnccom builds kangaRing paths; P2P
     // (trn2-ultraserver): libnccom orders the pod's nodes in its ring.
@@ -214,19 +207,20 @@ Status Ccom::init_communicator(const nrt_emu_ccom_config_t& cfg, int vcores_per_
     // One pod; host h is its node h (libnccom orders the nodes of a pod by
     // these ids and refuses two nodes at one position).
     dev.pod_id = 0;
-    dev.pod_node_id = static_cast<uint32_t>(host_);
+    dev.pod_node_id = static_cast<uint32_t>(self_.host);
   }
-  if (NRT_STATUS s = t_->neuronInitGlobalComm(rank_, n_, &dev, root, &comm_, "nrt_emu_ccom");
+  if (NRT_STATUS s = self_.t->neuronInitGlobalComm(self_.rank, self_.n, &dev, root, &self_.comm,
+                                                   "nrt_emu_ccom");
       s != NRT_SUCCESS)
     return engine_error(st("neuronInitGlobalComm", s));
   // Test seam (docs/internals/emu.md, "Environment"): this rank's process
   // dies between libnccom's two init calls, while its peers are already
   // connecting their rings.
   if (const auto k = knobs::integer_or_warn(knobs::Var::kDebugKillAfterInit, -1);
-      k && *k == rank_) {
+      k && *k == self_.rank) {
     raise(SIGKILL);
   }
-  if (NRT_STATUS s = t_->neuronBuildGraphComm(comm_); s != NRT_SUCCESS)
+  if (NRT_STATUS s = self_.t->neuronBuildGraphComm(self_.comm); s != NRT_SUCCESS)
     return engine_error(st("neuronBuildGraphComm", s));
   return {};
 }
@@ -235,17 +229,17 @@ Status Ccom::init_communicator(const nrt_emu_ccom_config_t& cfg, int vcores_per_
 // lane, peer rings per local rank, the peer-exchange slots.
 Status Ccom::allocate_memory(const nrt_emu_ccom_config_t& cfg, int channels) {
   const size_t dev_bytes = cfg.device_bytes != 0 ? cfg.device_bytes : kDefaultDeviceBytes;
-  if (NRT_STATUS s = nrt_emu_devmem_create(dev_bytes, &user_mem_); s != NRT_SUCCESS)
+  if (NRT_STATUS s = nrt_emu_devmem_create(dev_bytes, &self_.user_mem); s != NRT_SUCCESS)
     return engine_error("device memory of " + std::to_string(dev_bytes) +
                         " bytes: " + st("nrt_emu_devmem_create", s));
-  heap_.reset(static_cast<uint8_t*>(nrt_emu_devmem_base(user_mem_)),
-              nrt_emu_devmem_size(user_mem_));
-  pair_stride_ = kSlots * slot_bytes_ + 4096;
+  heap_.reset(static_cast<uint8_t*>(nrt_emu_devmem_base(self_.user_mem)),
+              nrt_emu_devmem_size(self_.user_mem));
   const size_t engine_bytes =
-      static_cast<size_t>(channels) * (2 * kSlots * slot_bytes_ + 64 * 1024) +
-      kanga_.size() * (kSlots * slot_bytes_ + 64 * 1024) +
-      static_cast<size_t>(local_n_) * pair_stride_ + 2 * kPeerSlots * slot_bytes_ + (1u << 20);
-  if (NRT_STATUS s = nrt_emu_devmem_create(engine_bytes, &engine_mem_); s != NRT_SUCCESS)
+      static_cast<size_t>(channels) * (2 * kSlots * self_.slot_bytes + 64 * 1024) +
+      links_->kanga_lanes().size() * (kSlots * self_.slot_bytes + 64 * 1024) +
+      static_cast<size_t>(self_.local_n) * links_->pair_stride() +
+      2 * kPeerSlots * self_.slot_bytes + (1u << 20);
+  if (NRT_STATUS s = nrt_emu_devmem_create(engine_bytes, &self_.engine_mem); s != NRT_SUCCESS)
     return engine_error(st("engine memory: nrt_emu_devmem_create", s));
   return {};
 }
@@ -253,44 +247,46 @@ Status Ccom::allocate_memory(const nrt_emu_ccom_config_t& cfg, int channels) {
 // Every channel connected (direct or over the network), and the shared
 // proxy worker acquired when any link crosses the network.
 Status Ccom::connect_links() {
-  if (Status s = build_channels(); !s) return s;
+  if (Status s = links_->build_channels(); !s) return s;
   if (Status s = exchange_and_map(); !s) return s;
   bool any_net = false;
-  for (const Channel& c : chans_) {
+  for (const Channel& c : links_->channels()) {
     any_net = any_net || c.send.net || c.recv.net;
     nrt_emu::log::message(nrt_emu::log::Level::Info,
-                          "[engine rank %d] channel %d: from rank %d %s, to rank %d %s", rank_,
+                          "[engine rank %d] channel %d: from rank %d %s, to rank %d %s", self_.rank,
                           c.id, c.prev, c.recv.net ? "over the network" : "direct", c.next,
                           c.send.net ? "over the network" : "direct");
   }
   bool across_hosts = false;
-  for (const PeerCard& p : cards_) across_hosts = across_hosts || p.host != host_;
+  for (const PeerCard& p : cards_) across_hosts = across_hosts || p.host != self_.host;
   if (rd_max_bytes_ == kRdBytesAuto)
     rd_max_bytes_ = across_hosts ? kRdBytesAcrossHosts : kRdBytesOneHost;
-  rd_max_bytes_ = std::min<uint64_t>(rd_max_bytes_, slot_bytes_ - kStampBytes);
+  rd_max_bytes_ = std::min<uint64_t>(rd_max_bytes_, self_.slot_bytes - kStampBytes);
   if (rd_gather_max_bytes_ == kRdGatherBytesAuto)
-    rd_gather_max_bytes_ = across_hosts ? kRdGatherBytesAcrossHosts
-                           : n_ == 2    ? kRdGatherBytesOneHostPair
-                                        : kRdGatherBytesOneHost;
-  rd_gather_max_bytes_ = std::min<uint64_t>(rd_gather_max_bytes_, slot_bytes_ - kStampBytes);
+    rd_gather_max_bytes_ = across_hosts   ? kRdGatherBytesAcrossHosts
+                           : self_.n == 2 ? kRdGatherBytesOneHostPair
+                                          : kRdGatherBytesOneHost;
+  rd_gather_max_bytes_ = std::min<uint64_t>(rd_gather_max_bytes_, self_.slot_bytes - kStampBytes);
   const auto log_choice = [this](const char* coll, uint64_t max, const char* knob) {
-    if (n_ <= 1) return;
-    if (max == 0 || !kanga_.empty()) {
-      nrt_emu::log::message(nrt_emu::log::Level::Info,
-                            "[engine rank %d] %s: the rings at every size (%s%s)", rank_, coll,
-                            kanga_.empty() ? knob : "kangaRing lanes run the small ones too",
-                            kanga_.empty() ? "=0" : "");
+    if (self_.n <= 1) return;
+    if (max == 0 || !links_->kanga_lanes().empty()) {
+      nrt_emu::log::message(
+          nrt_emu::log::Level::Info, "[engine rank %d] %s: the rings at every size (%s%s)",
+          self_.rank, coll,
+          links_->kanga_lanes().empty() ? knob : "kangaRing lanes run the small ones too",
+          links_->kanga_lanes().empty() ? "=0" : "");
       return;
     }
     nrt_emu::log::message(nrt_emu::log::Level::Info,
                           "[engine rank %d] %s of 1..%llu bytes: recursive doubling over the RDH "
                           "peers; larger: the rings (%s)",
-                          rank_, coll, static_cast<unsigned long long>(max), knob);
+                          self_.rank, coll, static_cast<unsigned long long>(max), knob);
   };
   log_choice("all-reduce", rd_max_bytes_, "NEURON_RT_EMU_ALLREDUCE_RD_BYTES");
   log_choice("all-gather (output)", rd_gather_max_bytes_, "NEURON_RT_EMU_ALLGATHER_RD_BYTES");
   if (any_net) {
-    if (NRT_STATUS s = nrt_emu_proxy_acquire(comm_, local_, dev_, &proxy_); s != NRT_SUCCESS)
+    if (NRT_STATUS s = nrt_emu_proxy_acquire(self_.comm, self_.local, dev_, &self_.proxy);
+        s != NRT_SUCCESS)
       return engine_error(st("nrt_emu_proxy_acquire", s));
   }
   return {};
@@ -302,33 +298,33 @@ Status Ccom::connect_links() {
 PeerCard Ccom::own_card() const {
   PeerCard me{};
   me.magic = kCardMagic;
-  me.rank = rank_;
-  me.host = host_;
+  me.rank = self_.rank;
+  me.host = self_.host;
   me.pid = static_cast<int32_t>(getpid());
-  me.fd = nrt_emu_devmem_fd(engine_mem_);
-  me.channels = static_cast<int32_t>(chans_.size());
-  me.region_bytes = nrt_emu_devmem_size(engine_mem_);
-  me.user_fd = nrt_emu_devmem_fd(user_mem_);
-  me.user_bytes = nrt_emu_devmem_size(user_mem_);
-  me.slot_bytes = slot_bytes_;
-  me.local = local_;
-  me.local_n = local_n_;
-  me.pair_area = nrt_emu_devmem_offset(engine_mem_, pair_area_);
-  me.pair_stride = pair_stride_;
-  me.bell = nrt_emu_devmem_offset(engine_mem_, bell_);
+  me.fd = nrt_emu_devmem_fd(self_.engine_mem);
+  me.channels = static_cast<int32_t>(links_->channels().size());
+  me.region_bytes = nrt_emu_devmem_size(self_.engine_mem);
+  me.user_fd = nrt_emu_devmem_fd(self_.user_mem);
+  me.user_bytes = nrt_emu_devmem_size(self_.user_mem);
+  me.slot_bytes = self_.slot_bytes;
+  me.local = self_.local;
+  me.local_n = self_.local_n;
+  me.pair_area = nrt_emu_devmem_offset(self_.engine_mem, links_->pair_area());
+  me.pair_stride = links_->pair_stride();
+  me.bell = nrt_emu_devmem_offset(self_.engine_mem, links_->bell());
   gethostname(me.hostname, sizeof me.hostname - 1);
-  for (const Channel& c : chans_) {
-    me.recv_slots[c.id] = nrt_emu_devmem_offset(engine_mem_, c.recv.slots);
-    me.head[c.id] = nrt_emu_devmem_offset(engine_mem_, c.recv.head);
+  for (const Channel& c : links_->channels()) {
+    me.recv_slots[c.id] = nrt_emu_devmem_offset(self_.engine_mem, c.recv.slots);
+    me.head[c.id] = nrt_emu_devmem_offset(self_.engine_mem, c.recv.head);
   }
   me.agreed[0] = rd_max_bytes_;
   me.agreed[1] = rd_gather_max_bytes_;
   me.agreed[2] = by_reference_ ? 1 : 0;
-  me.kanga_lanes = static_cast<int32_t>(kanga_.size());
-  me.kanga_sum = kanga_sum_;
-  for (const Channel& c : kanga_) {
-    me.kanga_recv_slots[c.id] = nrt_emu_devmem_offset(engine_mem_, c.recv.slots);
-    me.kanga_head[c.id] = nrt_emu_devmem_offset(engine_mem_, c.recv.head);
+  me.kanga_lanes = static_cast<int32_t>(links_->kanga_lanes().size());
+  me.kanga_sum = links_->kanga_sum();
+  for (const Channel& c : links_->kanga_lanes()) {
+    me.kanga_recv_slots[c.id] = nrt_emu_devmem_offset(self_.engine_mem, c.recv.slots);
+    me.kanga_head[c.id] = nrt_emu_devmem_offset(self_.engine_mem, c.recv.head);
   }
   return me;
 }
@@ -347,8 +343,8 @@ Status Ccom::check_card(int r, const PeerCard& p, const PeerCard& me) const {
   for (size_t k = 0; k < std::size(kAgreedSettings); ++k) {
     if (p.agreed[k] != me.agreed[k])
       return engine_error("rank " + std::to_string(r) + " runs " + kAgreedSettings[k] + "=" +
-                          std::to_string(p.agreed[k]) + ", this rank (" + std::to_string(rank_) +
-                          ") " + std::to_string(me.agreed[k]) +
+                          std::to_string(p.agreed[k]) + ", this rank (" +
+                          std::to_string(self_.rank) + ") " + std::to_string(me.agreed[k]) +
                           ": the setting decides how a collective runs and must be the same "
                           "on every rank");
   }
@@ -363,68 +359,56 @@ Status Ccom::check_card(int r, const PeerCard& p, const PeerCard& me) const {
 
 Status Ccom::exchange_and_map() {
   const PeerCard me = own_card();
-  cards_.assign(static_cast<size_t>(n_), PeerCard{});
-  cards_[static_cast<size_t>(rank_)] = me;
-  if (NRT_STATUS s = t_->neuronBootstrapAllGather(comm_, cards_.data(), sizeof(PeerCard),
-                                                  "nrt_emu engine cards");
+  cards_.assign(static_cast<size_t>(self_.n), PeerCard{});
+  cards_[static_cast<size_t>(self_.rank)] = me;
+  if (NRT_STATUS s = self_.t->neuronBootstrapAllGather(self_.comm, cards_.data(), sizeof(PeerCard),
+                                                       "nrt_emu engine cards");
       s != NRT_SUCCESS)
     return engine_error(st("neuronBootstrapAllGather(engine cards)", s));
-  for (int r = 0; r < n_; ++r) {
+  for (int r = 0; r < self_.n; ++r) {
     if (Status s = check_card(r, cards_[static_cast<size_t>(r)], me); !s) return s;
   }
   watch_peers();
-  peer_maps_.assign(static_cast<size_t>(n_), Mapping{});
-  peer_bells_.assign(static_cast<size_t>(n_), nullptr);
-  return map_direct_links();
+  return links_->map_direct_links();
 }
 
 Ccom::~Ccom() {
-  if (comm_ != nullptr && t_ != nullptr && !broken_) {
+  if (self_.comm != nullptr && self_.t != nullptr && !broken_) {
     // Peers may still read or write this rank's memory until everyone is
     // here. (After a failure some peer may be gone: no fence.)
-    std::vector<int> fence(static_cast<size_t>(n_), 0);
-    (void)t_->neuronBootstrapAllGather(comm_, fence.data(), sizeof(int), "nrt_emu engine close");
+    std::vector<int> fence(static_cast<size_t>(self_.n), 0);
+    (void)self_.t->neuronBootstrapAllGather(self_.comm, fence.data(), sizeof(int),
+                                            "nrt_emu engine close");
   }
-  if (comm_ != nullptr) {
+  if (self_.comm != nullptr) {
     std::string steps;
-    for (size_t k = 0; k < kanga_.size(); ++k) steps += " " + std::to_string(kanga_lane_steps_[k]);
+    for (size_t k = 0; k < links_->kanga_lanes().size(); ++k)
+      steps += " " + std::to_string(kanga_lane_steps_[k]);
     nrt_emu::log::message(nrt_emu::log::Level::Info,
                           "[engine rank %d] closing: %llu executions, %llu on kangaRing lanes "
                           "(slice steps per lane:%s), %llu by recursive doubling, %llu direct "
                           "slices passed by reference",
-                          rank_, static_cast<unsigned long long>(executions_),
+                          self_.rank, static_cast<unsigned long long>(executions_),
                           static_cast<unsigned long long>(kanga_executions_),
                           steps.empty() ? " none" : steps.c_str(),
                           static_cast<unsigned long long>(rd_executions_),
                           static_cast<unsigned long long>(by_reference_slices_));
   }
-  if (proxy_ != nullptr) nrt_emu_proxy_release(proxy_);
-  for (Channel& c : chans_) {
-    if (c.recv.mhandle != nullptr)
-      (void)t_->neuronNetDeregMr(comm_, ENC_PATTERN_RING, c.id, false, NET_RECV_COMM,
-                                 c.recv.mhandle);
-    if (c.send.mhandle != nullptr)
-      (void)t_->neuronNetDeregMr(comm_, ENC_PATTERN_RING, c.id, true, NET_SEND_COMM,
-                                 c.send.mhandle);
-  }
-  for (size_t q = 0; q < links_.peers.size(); ++q) {
-    const PeerLink& l = links_.peers[q];
+  if (self_.proxy != nullptr) nrt_emu_proxy_release(self_.proxy);
+  for (size_t q = 0; q < peer_links_.peers.size(); ++q) {
+    const PeerLink& l = peer_links_.peers[q];
     if (l.tx_mhandle != nullptr)
-      (void)t_->neuronNetDeregMr(comm_, ENC_PATTERN_MESH, static_cast<int>(q), true, NET_SEND_COMM,
-                                 l.tx_mhandle);
+      (void)self_.t->neuronNetDeregMr(self_.comm, ENC_PATTERN_MESH, static_cast<int>(q), true,
+                                      NET_SEND_COMM, l.tx_mhandle);
     if (l.rx_mhandle != nullptr)
-      (void)t_->neuronNetDeregMr(comm_, ENC_PATTERN_MESH, static_cast<int>(q), false, NET_RECV_COMM,
-                                 l.rx_mhandle);
+      (void)self_.t->neuronNetDeregMr(self_.comm, ENC_PATTERN_MESH, static_cast<int>(q), false,
+                                      NET_RECV_COMM, l.rx_mhandle);
   }
-  for (auto* maps : {&peer_maps_, &peer_user_maps_}) {
-    for (Mapping& m : *maps) {
-      if (m.base != nullptr) munmap(m.base, m.bytes);
-    }
-  }
-  if (comm_ != nullptr && t_ != nullptr) (void)t_->neuronFreeComm(comm_);
-  if (bell_ != nullptr) bell::unregister_local(bell_);
-  if (engine_mem_ != nullptr) nrt_emu_devmem_destroy(engine_mem_);
-  if (user_mem_ != nullptr) nrt_emu_devmem_destroy(user_mem_);
+  // The ring links' registrations, the peers' mappings, the doorbell.
+  links_.reset();
+  if (self_.comm != nullptr && self_.t != nullptr) (void)self_.t->neuronFreeComm(self_.comm);
+  if (self_.engine_mem != nullptr) nrt_emu_devmem_destroy(self_.engine_mem);
+  if (self_.user_mem != nullptr) nrt_emu_devmem_destroy(self_.user_mem);
 }
 
 NRT_STATUS Ccom::alloc(size_t bytes, void** out) {
@@ -445,9 +429,9 @@ void Ccom::free(void* p) {
 }
 
 NRT_STATUS Ccom::barrier() {
-  std::vector<int> fence(static_cast<size_t>(n_), 0);
-  if (NRT_STATUS s =
-          t_->neuronBootstrapAllGather(comm_, fence.data(), sizeof(int), "nrt_emu barrier");
+  std::vector<int> fence(static_cast<size_t>(self_.n), 0);
+  if (NRT_STATUS s = self_.t->neuronBootstrapAllGather(self_.comm, fence.data(), sizeof(int),
+                                                       "nrt_emu barrier");
       s != NRT_SUCCESS)
     return fail(s, st("barrier: neuronBootstrapAllGather", s));
   return NRT_SUCCESS;

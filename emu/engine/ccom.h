@@ -11,6 +11,7 @@
 #include "plan.h"
 #include "process_watch.h"
 #include "program.h"
+#include "rank_context.h"
 #include "status.h"
 
 #include <nrt_emu.h>
@@ -53,9 +54,9 @@ class Ccom {
   NRT_STATUS alloc(size_t bytes, void** out);
   void free(void* p);
 
-  int rank() const { return rank_; }
-  int rank_n() const { return n_; }
-  int channel_n() const { return static_cast<int>(chans_.size()); }
+  int rank() const { return self_.rank; }
+  int rank_n() const { return self_.n; }
+  int channel_n() const { return static_cast<int>(links_->channels().size()); }
   const std::string& error() const { return error_; }
   // The innermost cause of the last failure and what the runtime was doing
   // (error() is "CAUSE (CONTEXT)", or CAUSE when context() is "").
@@ -70,21 +71,13 @@ class Ccom {
   Status take_config(const nrt_emu_ccom_config_t& cfg);
   Result<int> place_on_device(const nrt_emu_ccom_config_t& cfg);  // logical cores per device
   Status init_communicator(const nrt_emu_ccom_config_t& cfg, int vcores_per_device);
-  Status read_rings(const nccl_comm_info_t& info, int channels);
   Status allocate_memory(const nrt_emu_ccom_config_t& cfg, int channels);
   Status connect_links();
-  Status build_channels();
   Status exchange_and_map();
-  // exchange_and_map's parts: this rank's card, a peer's checked against
-  // it, and the mappings of the DIRECT links.
+  // exchange_and_map's parts: this rank's card, and a peer's checked
+  // against it.
   PeerCard own_card() const;
   Status check_card(int r, const PeerCard& p, const PeerCard& me) const;
-  Status map_direct_links();
-  Status net_channel(Channel& c);
-  Status build_kanga_lanes(const nccl_comm_info_t& info);
-  Status map_direct_send(Channel& c, uint64_t slots, uint64_t head, const std::string& what);
-  // The links a plan runs over: the kangaRing lanes or the ring channels.
-  std::vector<Channel>& lanes_of(const Plan& p) { return p.kanga ? kanga_ : chans_; }
   // The call's description (operation, type, reduction, count checked),
   // then validate's checks of root, peers and buffers on top.
   Status describe(const nrt_emu_coll_args_t& a, CollDesc* d) const;
@@ -114,20 +107,9 @@ class Ccom {
                   uint8_t* sslot, const SliceStamp& stamp);
   void hand_over(Channel& c, const Step& s, Run& r, uint8_t* sstart, SliceStamp st);
   std::string waiting_for(const Plan& p, const std::vector<Run>& runs);
-  std::string describe_peer(int rank) const;
-  // "" when the slice at `slot` carries `mine`; otherwise the mismatch,
-  // naming where it arrived (`link` and `index`: "channel", 2; `index` < 0
-  // for none), the peer and both calls. On every received slice: it builds
-  // no text unless the stamps differ.
-  Status check_stamp(const uint8_t* slot, const SliceStamp& mine, const char* link, int index,
-                     int peer) const;
   Status setup_peer_links(uint32_t connectivity, const std::vector<int>& peers);
   Status link_peer(int rank);
   Status setup_net_peer_ring();
-  Status map_peer(int rank);
-  // The payload of a slice rank `peer` passed by reference (at `slot`, after
-  // the stamp), checked against the `bytes` expected.
-  Result<const uint8_t*> referenced_payload(int peer, const uint8_t* slot, uint64_t bytes);
   Status build_peer_plan(Plan& p);
   Status build_peer_block(Plan& p);
   // All-reduce and all-gather by recursive doubling over the RDH peers
@@ -149,59 +131,31 @@ class Ccom {
   // processes are not ours to see); the others watch nothing.
   void watch_peers();
 
-  const nccom_export_table_t* t_ = nullptr;
-  void* comm_ = nullptr;
-  int rank_ = 0, n_ = 1, host_ = 0, local_ = 0;
+  RankContext self_;
   uint32_t timeout_ms_ = 60000;
-  uint64_t slot_bytes_ = 0;
   // Recursive doubling up to these sizes (capped to one slice):
-  uint64_t rd_max_bytes_ = 0;               // NEURON_RT_EMU_ALLREDUCE_RD_BYTES
-  uint64_t rd_gather_max_bytes_ = 0;        // NEURON_RT_EMU_ALLGATHER_RD_BYTES (of output)
-  uint64_t rd_executions_ = 0;              // executions run by it (logged at close)
-  nrt_emu_devmem_t* engine_mem_ = nullptr;  // slots, counters, semaphores, connectors
-  nrt_emu_devmem_t* user_mem_ = nullptr;    // nrt_emu_ccom_alloc
+  uint64_t rd_max_bytes_ = 0;         // NEURON_RT_EMU_ALLREDUCE_RD_BYTES
+  uint64_t rd_gather_max_bytes_ = 0;  // NEURON_RT_EMU_ALLGATHER_RD_BYTES (of output)
+  uint64_t rd_executions_ = 0;        // executions run by it (logged at close)
   Heap heap_;
   std::vector<PeerCard> cards_;
-  std::vector<ProcessWatch> watches_;  // by rank (watch_peers)
-  mutable size_t gone_cursor_ = 0;     // some_peer_gone's next rank
-  struct Mapping {
-    void* base = nullptr;
-    size_t bytes = 0;
-  };
-  std::vector<Mapping> peer_maps_;  // by rank; mapped only for DIRECT neighbours
-  // This rank's doorbell (in its engine memory), and its same-host peers'
-  // (by rank, in their mapped memory; nullptr where not mapped): rung after
-  // every store to a word the other side's device loop waits on.
-  bell::Bell* bell_ = nullptr;
+  std::vector<ProcessWatch> watches_;        // by rank (watch_peers)
+  mutable size_t gone_cursor_ = 0;           // some_peer_gone's next rank
   uint32_t spin_us_ = bell::kDefaultSpinUs;  // NEURON_RT_EMU_SPIN_US
   uint32_t poll_ns_ = bell::kDefaultPollNs;  // NEURON_RT_EMU_POLL_NS
   // NEURON_RT_EMU_PROXY_HELP: while its network task runs, the device loop
   // steps the proxy itself (nrt_emu_proxy_help) instead of waiting for the
   // worker thread.
   bool proxy_help_ = true;
-  std::vector<bell::Bell*> peer_bells_;
-  // Peers' device memory (by rank), mapped at the first slice one passes by
-  // reference.
-  std::vector<Mapping> peer_user_maps_;
   bool by_reference_ = true;  // NEURON_RT_EMU_DIRECT_READ
   uint64_t by_reference_slices_ = 0;
-  std::vector<Channel> chans_;
-  // kangaRing lanes: lane k runs over kangaring path k (in its given
-  // rotation) with its own DIRECT links, never sharing counters with the
-  // ring channels. Empty unless libnccom built paths and all ranks share
-  // one host.
-  std::vector<Channel> kanga_;
-  uint32_t kanga_sum_ = 0;
   uint64_t kanga_executions_ = 0;
   uint64_t kanga_lane_steps_[kMaxEngineChannels] =
       {};        // slice steps each lane ran (logged at close)
   int dev_ = 0;  // nec_dev_id this rank runs on
-  PeerLinks links_;
-  int local_n_ = 1;
-  uint8_t* pair_area_ = nullptr;  // this rank's receive rings for same-host senders
-  uint64_t pair_stride_ = 0;
-  nrt_emu_proxy_t* proxy_ = nullptr;
-  std::list<Plan> plans_;  // most recently used first
+  PeerLinks peer_links_;
+  std::unique_ptr<Links> links_;  // made once the configuration is read
+  std::list<Plan> plans_;         // most recently used first
   std::string error_;
   std::string cause_;    // error_'s innermost cause
   std::string context_;  // and the rest of it

@@ -39,7 +39,7 @@ void Ccom::watch_peers() {
   watches_.resize(cards_.size());
   for (size_t r = 0; r < cards_.size(); ++r) {
     const PeerCard& p = cards_[r];
-    if (static_cast<int>(r) != rank_ && p.pid != static_cast<int32_t>(getpid()) &&
+    if (static_cast<int>(r) != self_.rank && p.pid != static_cast<int32_t>(getpid()) &&
         std::strncmp(p.hostname, me, 64) == 0)
       watches_[r] = ProcessWatch(p.pid);
   }
@@ -55,7 +55,7 @@ std::string Ccom::peer_gone() const {
   for (size_t r = 0; r < watches_.size(); ++r) {
     if (!watches_[r].gone()) continue;
     if (named++ < 2) {
-      out += (out.empty() ? "" : ", ") + describe_peer(static_cast<int>(r));
+      out += (out.empty() ? "" : ", ") + links_->describe_peer(static_cast<int>(r));
     } else {
       ++more;
     }

@@ -1,6 +1,6 @@
 // links.h — what travels between the ranks of the engine and the links it
-// travels over: the slice stamp, the engine card every rank publishes, and
-// the ring channels' receive and send links.
+// travels over: the slice stamp, the engine card every rank publishes, the
+// ring channels' receive and send links, and Links, which owns them.
 //
 // Links. Every ring channel has a receive link (from prev) and a send link
 // (to next). A hop libnccom connected over the network (neuronGetNetConnector
@@ -15,14 +15,19 @@
 // memory (head) counts the slices consumed.
 #pragma once
 
+#include "../bell.h"
 #include "../knobs.h"
 #include "program.h"
+#include "rank_context.h"
+#include "status.h"
 
 #include <nrt_emu.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <iterator>
 #include <string>
+#include <vector>
 
 namespace nrt_emu::engine {
 
@@ -147,6 +152,84 @@ struct Channel {
   SendLink send;
   enc_channel_prefix_t* chan = nullptr;  // NET hops only
   volatile uint32_t* trigger = nullptr;
+};
+
+// Links: this rank's ring channels and kangaRing lanes with the device
+// words they use (slots, heads, doorbell, the peer rings' area), and its
+// view of the peers: their cards, their mapped memory, their doorbells.
+class Links {
+ public:
+  // `cards` holds every rank's card once Ccom's all-gather is done.
+  Links(const RankContext& self, const std::vector<PeerCard>& cards) : self_(self), cards_(cards) {}
+  Links(const Links&) = delete;
+  Links& operator=(const Links&) = delete;
+  ~Links();
+
+  // Bring-up, in order: the rings libnccom built, the lanes of its
+  // kangaRing paths, the slots and words of both, and (once every card is
+  // in) the peers' memory the DIRECT links write to.
+  Status read_rings(const nccl_comm_info_t& info, int channels);
+  Status build_kanga_lanes(const nccl_comm_info_t& info);
+  Status build_channels();
+  Status map_direct_links();
+
+  // Rank r's engine memory, mapped once, and its doorbell (nullptr where
+  // not mapped).
+  Status map_peer(int r);
+  uint8_t* peer_memory(int r) const { return static_cast<uint8_t*>(peer_maps_[idx(r)].base); }
+  bell::Bell* peer_bell(int r) const { return peer_bells_[idx(r)]; }
+  // The payload of a slice rank `peer` passed by reference (at `slot`, after
+  // the stamp), checked against the `bytes` expected.
+  Result<const uint8_t*> referenced_payload(int peer, const uint8_t* slot, uint64_t bytes);
+  // "rank R (host H, pid P on HOSTNAME)".
+  std::string describe_peer(int rank) const;
+  // "" when the slice at `slot` carries `mine`; otherwise the mismatch,
+  // naming where it arrived (`link` and `index`: "channel", 2; `index` < 0
+  // for none), the peer and both calls. On every received slice: it builds
+  // no text unless the stamps differ.
+  Status check_stamp(const uint8_t* slot, const SliceStamp& mine, const char* link, int index,
+                     int peer) const;
+
+  const PeerCard& card(int r) const { return cards_[idx(r)]; }
+  const std::vector<Channel>& channels() const { return chans_; }
+  const std::vector<Channel>& kanga_lanes() const { return kanga_; }
+  // The links a plan runs over: the kangaRing lanes or the ring channels.
+  std::vector<Channel>& lanes(bool kanga) { return kanga ? kanga_ : chans_; }
+  uint32_t kanga_sum() const { return kanga_sum_; }
+  bell::Bell* bell() const { return bell_; }
+  // This rank's receive rings for same-host senders, one per sender's local
+  // rank: kSlots slots, then the head on a page of its own.
+  uint8_t* pair_area() const { return pair_area_; }
+  uint64_t pair_stride() const { return kSlots * self_.slot_bytes + 4096; }
+
+ private:
+  struct Mapping {
+    void* base = nullptr;
+    size_t bytes = 0;
+  };
+  static size_t idx(int r) { return static_cast<size_t>(r); }
+  Status net_channel(Channel& c);
+  Status map_direct_send(Channel& c, uint64_t slots, uint64_t head, const std::string& what);
+
+  const RankContext& self_;
+  const std::vector<PeerCard>& cards_;  // by rank
+  std::vector<Channel> chans_;
+  // kangaRing lanes: lane k runs over kangaring path k (in its given
+  // rotation) with its own DIRECT links, never sharing counters with the
+  // ring channels. Empty unless libnccom built paths and all ranks share
+  // one host.
+  std::vector<Channel> kanga_;
+  uint32_t kanga_sum_ = 0;  // checksum of the lanes' paths (PeerCard::kanga_sum)
+  // This rank's doorbell, in its engine memory: rung after every store to a
+  // word this rank's device loop waits on.
+  bell::Bell* bell_ = nullptr;
+  uint8_t* pair_area_ = nullptr;
+  std::vector<Mapping> peer_maps_;  // by rank; mapped only for DIRECT neighbours
+  // Same-host peers' doorbells, by rank, in their mapped memory.
+  std::vector<bell::Bell*> peer_bells_;
+  // Peers' device memory (by rank), mapped at the first slice one passes by
+  // reference.
+  std::vector<Mapping> peer_user_maps_;
 };
 
 }  // namespace nrt_emu::engine

@@ -28,24 +28,25 @@ int largest_power_of_two(int n) {
 }  // namespace
 
 bool Ccom::runs_recursive_doubling(const CollDesc& d) const {
-  if (n_ <= 1 || d.count == 0 || !kanga_.empty()) return false;
+  if (self_.n <= 1 || d.count == 0 || !links_->kanga_lanes().empty()) return false;
   const uint64_t bytes = d.count * dtype_size(d.dtype);
   if (d.coll == Coll::AllReduce) return bytes <= rd_max_bytes_;
   // All-gather: the whole output travels in one slice at the end.
-  if (d.coll == Coll::AllGather) return bytes <= rd_gather_max_bytes_ / static_cast<uint64_t>(n_);
+  if (d.coll == Coll::AllGather)
+    return bytes <= rd_gather_max_bytes_ / static_cast<uint64_t>(self_.n);
   return false;
 }
 
 // The partners of this rank (rank XOR 2^k below p2, and the folded pair
 // r, r + p2) linked, and the plan marked as a peer plan.
 Status Ccom::start_rd_plan(Plan& p, int p2) {
-  const int extra = n_ - p2;
+  const int extra = self_.n - p2;
   std::vector<int> partners;
-  if (rank_ >= p2) {
-    partners.push_back(rank_ - p2);
+  if (self_.rank >= p2) {
+    partners.push_back(self_.rank - p2);
   } else {
-    for (int bit = 1; bit < p2; bit *= 2) partners.push_back(rank_ ^ bit);
-    if (rank_ < extra) partners.push_back(rank_ + p2);
+    for (int bit = 1; bit < p2; bit *= 2) partners.push_back(self_.rank ^ bit);
+    if (self_.rank < extra) partners.push_back(self_.rank + p2);
   }
   if (Status s = setup_peer_links(ENC_CONNECTIVITY_RDH, partners); !s) return s;
   p.peer = true;
@@ -55,29 +56,29 @@ Status Ccom::start_rd_plan(Plan& p, int p2) {
 
 Status Ccom::build_rd_plan(Plan& p) {
   if (p.desc.coll == Coll::AllGather) return build_rd_gather_plan(p);
-  const int p2 = largest_power_of_two(n_);
-  const int extra = n_ - p2;
+  const int p2 = largest_power_of_two(self_.n);
+  const int extra = self_.n - p2;
   if (Status s = start_rd_plan(p, p2); !s) return s;
   const uint64_t elems = p.desc.count;
   // The input is the first partial result; every exchange then works on
   // the output buffer.
   p.copy_elems = elems;
   const bool avg = p.desc.op == RedOp::Avg;
-  if (rank_ >= p2) {
-    const int home = rank_ - p2;
+  if (self_.rank >= p2) {
+    const int home = self_.rank - p2;
     p.sends.push_back({home, 0, elems, 0, true});
     p.recvs.push_back({home, 0, elems, 1});
     return build_peer_block(p);
   }
   // Each step's send reads the partial result of the steps before it, and
   // its receive may combine only once that send is out.
-  if (rank_ < extra) p.recvs.push_back({rank_ + p2, 0, elems, 0, false, true});
+  if (self_.rank < extra) p.recvs.push_back({self_.rank + p2, 0, elems, 0, false, true});
   for (int bit = 1; bit < p2; bit *= 2) {
-    p.sends.push_back({rank_ ^ bit, 0, elems, p.recvs.size(), true});
-    p.recvs.push_back({rank_ ^ bit, 0, elems, p.sends.size(), false, true});
+    p.sends.push_back({self_.rank ^ bit, 0, elems, p.recvs.size(), true});
+    p.recvs.push_back({self_.rank ^ bit, 0, elems, p.sends.size(), false, true});
   }
   if (avg) p.recvs.back().avg = true;
-  if (rank_ < extra) p.sends.push_back({rank_ + p2, 0, elems, p.recvs.size(), true});
+  if (self_.rank < extra) p.sends.push_back({self_.rank + p2, 0, elems, p.recvs.size(), true});
   return build_peer_block(p);
 }
 
@@ -88,24 +89,24 @@ Status Ccom::build_rd_plan(Plan& p) {
 // overwrites what a send reads; a send waits for the receives before it.
 // The folded ranks hand in their block first and get the whole output last.
 Status Ccom::build_rd_gather_plan(Plan& p) {
-  const int p2 = largest_power_of_two(n_);
-  const int extra = n_ - p2;
+  const int p2 = largest_power_of_two(self_.n);
+  const int extra = self_.n - p2;
   if (Status s = start_rd_plan(p, p2); !s) return s;
   const uint64_t c = p.desc.count;
   const auto block = [c](int q) { return static_cast<uint64_t>(q) * c; };
-  const uint64_t all = block(n_);
+  const uint64_t all = block(self_.n);
   p.copy_src = 0;
-  p.copy_dst = block(rank_);
+  p.copy_dst = block(self_.rank);
   p.copy_elems = c;
-  if (rank_ >= p2) {
-    const int home = rank_ - p2;
+  if (self_.rank >= p2) {
+    const int home = self_.rank - p2;
     p.sends.push_back({home, 0, c});
     p.recvs.push_back({home, 0, all, 1});
     return build_peer_block(p);
   }
-  if (rank_ < extra) p.recvs.push_back({rank_ + p2, block(rank_ + p2), c});
+  if (self_.rank < extra) p.recvs.push_back({self_.rank + p2, block(self_.rank + p2), c});
   for (int bit = 1; bit < p2; bit *= 2) {
-    const int partner = rank_ ^ bit;
+    const int partner = self_.rank ^ bit;
     const uint64_t after = p.recvs.size();
     // The ranges a rank whose group starts at `base` holds before this step.
     const auto ranges = [&](int base, bool send, int peer) {
@@ -115,10 +116,10 @@ Status Ccom::build_rd_gather_plan(Plan& p) {
       if (folded > 0)
         items.push_back({peer, block(base + p2), block(folded), send ? after : 0, send});
     };
-    ranges(rank_ & ~(bit - 1), true, partner);
+    ranges(self_.rank & ~(bit - 1), true, partner);
     ranges(partner & ~(bit - 1), false, partner);
   }
-  if (rank_ < extra) p.sends.push_back({rank_ + p2, 0, all, p.recvs.size(), true});
+  if (self_.rank < extra) p.sends.push_back({self_.rank + p2, 0, all, p.recvs.size(), true});
   return build_peer_block(p);
 }
 

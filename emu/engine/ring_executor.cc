@@ -23,7 +23,7 @@ struct Run {
 };
 
 Status Ccom::submit_network(const Plan& p, NetTask& task) {
-  std::vector<Channel>& chans = lanes_of(p);
+  std::vector<Channel>& chans = links_->lanes(p.kanga);
   std::vector<const NetBlock*> blocks;
   std::vector<volatile uint32_t*> triggers, sems;
   for (const NetBlock& b : p.blocks) {
@@ -33,11 +33,11 @@ Status Ccom::submit_network(const Plan& p, NetTask& task) {
     for (volatile uint32_t* w : {c.send.hs, c.send.cmp, c.recv.hs, c.recv.cmp}) sems.push_back(w);
   }
   if (blocks.empty()) return {};
-  return task.submit(proxy_, blocks, triggers, sems, executions_);
+  return task.submit(self_.proxy, blocks, triggers, sems, executions_);
 }
 
 std::string Ccom::waiting_for(const Plan& p, const std::vector<Run>& runs) {
-  const std::vector<Channel>& chans = lanes_of(p);
+  const std::vector<Channel>& chans = links_->lanes(p.kanga);
   for (size_t ci = 0; ci < chans.size(); ++ci) {
     const Run& r = runs[ci];
     const ChannelProgram& prog = p.progs[ci];
@@ -45,7 +45,7 @@ std::string Ccom::waiting_for(const Plan& p, const std::vector<Run>& runs) {
     if (r.step >= prog.steps.size() && r.by_reference != 0 && !c.send.net &&
         load64(c.send.head) < c.send.base + r.sseq)
       return (p.kanga ? "kangaRing lane " : "channel ") + std::to_string(ci) + ": " +
-             describe_peer(c.next) + " to read the slices passed to it by reference (" +
+             links_->describe_peer(c.next) + " to read the slices passed to it by reference (" +
              std::to_string(load64(c.send.head) - c.send.base) + " of " + std::to_string(r.sseq) +
              ")";
     if (r.step >= prog.steps.size()) continue;
@@ -53,9 +53,9 @@ std::string Ccom::waiting_for(const Plan& p, const std::vector<Run>& runs) {
     return (p.kanga ? "kangaRing lane " : "channel ") + std::to_string(ci) + " step " +
            std::to_string(r.step) + " of " + std::to_string(prog.steps.size()) + ": " +
            ((s.flags & kRecv)
-                ? "slice " + std::to_string(r.rseq) + " from " + describe_peer(c.prev) +
+                ? "slice " + std::to_string(r.rseq) + " from " + links_->describe_peer(c.prev) +
                       (c.recv.net ? " over the network" : " (direct)")
-                : "room at " + describe_peer(c.next) +
+                : "room at " + links_->describe_peer(c.next) +
                       (c.send.net ? " over the network" : " (direct)"));
   }
   return "the network proxy to finish the task";
@@ -69,21 +69,21 @@ bool Ccom::step_slots(Channel& c, const Step& s, const Run& r, const uint8_t*& r
   if ((s.flags & kRecv) != 0) {
     if (c.recv.net) {
       if (load32(c.recv.cmp) <= r.rseq) return false;
-      rslot = c.recv.slots + (r.rseq % kSlots) * slot_bytes_;
+      rslot = c.recv.slots + (r.rseq % kSlots) * self_.slot_bytes;
     } else {
       const uint64_t g = c.recv.base + r.rseq;
-      rslot = c.recv.slots + (g % kSlots) * slot_bytes_;
+      rslot = c.recv.slots + (g % kSlots) * self_.slot_bytes;
       if (!slice_arrived(rslot, g)) return false;
     }
   }
   if ((s.flags & kSend) != 0) {
     if (c.send.net) {
       if (r.sseq >= static_cast<uint64_t>(load32(c.send.hs)) + load32(c.send.cmp)) return false;
-      sslot = c.send.slots + (r.sseq % kSlots) * slot_bytes_;
+      sslot = c.send.slots + (r.sseq % kSlots) * self_.slot_bytes;
     } else {
       const uint64_t g = c.send.base + r.sseq;
       if (!slot_free(g, c.send.head_seen, c.send.head)) return false;
-      sslot = c.send.slots + (g % kSlots) * slot_bytes_;
+      sslot = c.send.slots + (g % kSlots) * self_.slot_bytes;
     }
   }
   return true;
@@ -94,16 +94,17 @@ bool Ccom::step_slots(Channel& c, const Step& s, const Run& r, const uint8_t*& r
 Result<const uint8_t*> Ccom::received_payload(const Plan& p, size_t ci, const Channel& c,
                                               const uint8_t* rslot, size_t bytes,
                                               const SliceStamp& stamp) {
-  if (Status st = check_stamp(rslot, stamp, p.kanga ? "kangaRing lane" : "channel",
-                              static_cast<int>(ci), c.prev);
+  if (Status st = links_->check_stamp(rslot, stamp, p.kanga ? "kangaRing lane" : "channel",
+                                      static_cast<int>(ci), c.prev);
       !st)
     return st.take_error();
   SliceStamp got;
   std::memcpy(&got, rslot, sizeof got);
   if (got.by_reference != 0 && c.recv.net) {
-    return engine_error(describe_peer(c.prev) + " passed a slice by reference over the network");
+    return engine_error(links_->describe_peer(c.prev) +
+                        " passed a slice by reference over the network");
   }
-  if (got.by_reference != 0) return referenced_payload(c.prev, rslot, bytes);
+  if (got.by_reference != 0) return links_->referenced_payload(c.prev, rslot, bytes);
   return rslot + kStampBytes;
 }
 
@@ -116,14 +117,14 @@ void Ccom::hand_over(Channel& c, const Step& s, Run& r, uint8_t* sstart, SliceSt
       publish(post_word(c.send.conn, true));
     } else {
       seal_slice(sstart, st, c.send.base + r.sseq);
-      bell::ring(peer_bells_[static_cast<size_t>(c.next)]);
+      bell::ring(links_->peer_bell(c.next));
     }
     ++r.sseq;
   }
   if ((s.flags & kRecv) != 0) {
     if (!c.recv.net) {
       store64(c.recv.head, c.recv.base + r.rseq + 1);
-      bell::ring(peer_bells_[static_cast<size_t>(c.prev)]);
+      bell::ring(links_->peer_bell(c.prev));
     }
     ++r.rseq;
   }
@@ -157,10 +158,10 @@ Status Ccom::run_step(const Plan& p, size_t ci, Channel& c, const Step& s, Run& 
       const uint8_t* from = rv ? rslot : src;
       if (from != target) std::memmove(target, from, bytes);
     }
-    if (s.flags & kAvg) avg_finish(p.desc.dtype, target, s.elems, n_);
+    if (s.flags & kAvg) avg_finish(p.desc.dtype, target, s.elems, self_.n);
     if (by_reference) {
       ++r.by_reference;
-      const auto* base = static_cast<const uint8_t*>(nrt_emu_devmem_base(user_mem_));
+      const auto* base = static_cast<const uint8_t*>(nrt_emu_devmem_base(self_.user_mem));
       const SliceRef ref{static_cast<uint64_t>(target - base), bytes};
       std::memcpy(sslot, &ref, sizeof ref);
     } else if (sd && target != sslot) {
@@ -174,7 +175,7 @@ Status Ccom::run_step(const Plan& p, size_t ci, Channel& c, const Step& s, Run& 
 }
 
 Result<Ccom::Advance> Ccom::advance(const Plan& p, size_t ci, Run& r, const SliceStamp& stamp) {
-  Channel& c = lanes_of(p)[ci];
+  Channel& c = links_->lanes(p.kanga)[ci];
   const ChannelProgram& prog = p.progs[ci];
   const bool net_tx = r.block != nullptr && r.block->op.tx_entry_cnt > 0;
   const bool net_rx = r.block != nullptr && r.block->op.rx_entry_cnt > 0;
@@ -217,7 +218,8 @@ Result<Ccom::Advance> Ccom::advance(const Plan& p, size_t ci, Run& r, const Slic
 }
 
 Status Ccom::execute(Plan& p) {
-  std::vector<Channel>& chans = lanes_of(p);  // ring channels, or kangaRing lanes (ccom.h)
+  std::vector<Channel>& chans =
+      links_->lanes(p.kanga);  // ring channels, or kangaRing lanes (ccom.h)
   std::vector<Run> runs(chans.size());
   for (const NetBlock& b : p.blocks) runs[static_cast<size_t>(b.channel)].block = &b;
 
@@ -226,7 +228,7 @@ Status Ccom::execute(Plan& p) {
   if (Status s = submit_network(p, task); !s) return s;
   const SliceStamp stamp = stamp_of(p, executions_);
   IdleWatch watch(timeout_ms_);
-  bell::Idle idle(bell_, spin_us_, poll_ns_);
+  bell::Idle idle(links_->bell(), spin_us_, poll_ns_);
   for (;;) {
     const uint32_t seen = idle.seen();  // before any word is looked at
     bool moved = false, done = true;
@@ -269,21 +271,21 @@ Status Ccom::build_plan(Plan& p) {
   const DType t = p.desc.dtype;
   const uint64_t es = dtype_size(t);
   if (p.desc.coll == Coll::AllToAll || p.desc.coll == Coll::Permute) return build_peer_plan(p);
-  const uint64_t slice = (slot_bytes_ - kStampBytes) / es;  // the stamp comes first
+  const uint64_t slice = (self_.slot_bytes - kStampBytes) / es;  // the stamp comes first
   const uint64_t total = split_total(p.desc);
   const uint64_t bytes = total * es;
   // A channel carries at least two slices before the next one is used:
   // small operations stay on one ring.
-  const std::vector<Channel>& chans = lanes_of(p);
+  const std::vector<Channel>& chans = links_->lanes(p.kanga);
   const int used =
-      static_cast<int>(std::clamp<uint64_t>(bytes / (2 * slot_bytes_), 1, chans.size()));
+      static_cast<int>(std::clamp<uint64_t>(bytes / (2 * self_.slot_bytes), 1, chans.size()));
   const auto ranges = split_channels(total, used, std::max<uint64_t>(1, 64 / es));
   p.progs.assign(chans.size(), ChannelProgram{});
   for (size_t c = 0; c < chans.size(); ++c) {
     if (static_cast<int>(c) >= used) continue;
     const auto [first, last] = ranges[c];
     if (Status s =
-            build_ring_program(p.desc, chans[c].ring, rank_, first, last, slice, &p.progs[c]);
+            build_ring_program(p.desc, chans[c].ring, self_.rank, first, last, slice, &p.progs[c]);
         !s)
       return s;
   }
@@ -308,10 +310,10 @@ Status Ccom::build_plan(Plan& p) {
     uint64_t j = 0, k = 0;
     for (const Step& s : prog.steps) {
       if (tx && (s.flags & kSend))
-        add_send(b, ch.send.slots + (j++ % kSlots) * slot_bytes_, ch.send.mhandle,
+        add_send(b, ch.send.slots + (j++ % kSlots) * self_.slot_bytes, ch.send.mhandle,
                  s.elems * es + kStampBytes, ch.next);
       if (rx && (s.flags & kRecv))
-        add_recv(b, ch.recv.slots + (k++ % kSlots) * slot_bytes_, ch.recv.mhandle,
+        add_recv(b, ch.recv.slots + (k++ % kSlots) * self_.slot_bytes, ch.recv.mhandle,
                  s.elems * es + kStampBytes, ch.prev);
     }
     close_fifos(b);

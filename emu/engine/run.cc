@@ -31,7 +31,7 @@ Status Ccom::describe(const nrt_emu_coll_args_t& a, CollDesc* d) const {
   d->count = a.count;
   d->root = a.root;
   const uint64_t es = dtype_size(d->dtype);
-  if (a.count > (UINT64_MAX / es) / static_cast<uint64_t>(n_))
+  if (a.count > (UINT64_MAX / es) / static_cast<uint64_t>(self_.n))
     return engine_error(std::string(coll_name(d->coll)) + ": count " + std::to_string(a.count) +
                         " overflows");
   return {};
@@ -41,7 +41,7 @@ Status Ccom::validate(const nrt_emu_coll_args_t& a, CollDesc* d) const {
   if (Status s = describe(a, d); !s) return s;
   const std::string what = coll_name(d->coll);
   const uint64_t es = dtype_size(d->dtype);
-  const uint64_t n = static_cast<uint64_t>(n_);
+  const uint64_t n = static_cast<uint64_t>(self_.n);
   uint64_t in = a.count, out = a.count;
   switch (d->coll) {
     case Coll::AllGather: out = a.count * n; break;
@@ -49,17 +49,18 @@ Status Ccom::validate(const nrt_emu_coll_args_t& a, CollDesc* d) const {
     case Coll::AllToAll: in = out = a.count * n; break;
     default: break;
   }
-  if ((d->coll == Coll::Broadcast || d->coll == Coll::Reduce) && (a.root < 0 || a.root >= n_))
+  if ((d->coll == Coll::Broadcast || d->coll == Coll::Reduce) && (a.root < 0 || a.root >= self_.n))
     return engine_error(what + ": root " + std::to_string(a.root) + " is outside 0.." +
-                        std::to_string(n_ - 1));
+                        std::to_string(self_.n - 1));
   if (d->coll == Coll::Permute &&
-      (a.send_to < -1 || a.send_to >= n_ || a.recv_from < -1 || a.recv_from >= n_))
+      (a.send_to < -1 || a.send_to >= self_.n || a.recv_from < -1 || a.recv_from >= self_.n))
     return engine_error(what + ": send_to " + std::to_string(a.send_to) + " / recv_from " +
-                        std::to_string(a.recv_from) + " outside -1.." + std::to_string(n_ - 1));
+                        std::to_string(a.recv_from) + " outside -1.." +
+                        std::to_string(self_.n - 1));
   const size_t in_bytes = in * es, out_bytes = out * es;
-  const bool reads = !(d->coll == Coll::Broadcast && a.root != rank_) &&
+  const bool reads = !(d->coll == Coll::Broadcast && a.root != self_.rank) &&
                      !(d->coll == Coll::Permute && a.send_to < 0);
-  const bool writes = !(d->coll == Coll::Reduce && a.root != rank_) &&
+  const bool writes = !(d->coll == Coll::Reduce && a.root != self_.rank) &&
                       !(d->coll == Coll::Permute && a.recv_from < 0);
   if (a.count > 0) {
     if (reads && !heap_.contains(a.send, in_bytes))
@@ -73,9 +74,10 @@ Status Ccom::validate(const nrt_emu_coll_args_t& a, CollDesc* d) const {
   const auto* s = static_cast<const uint8_t*>(a.send);
   const auto* r = static_cast<const uint8_t*>(a.recv);
   bool in_place = s == r;
-  if (d->coll == Coll::AllGather) in_place = s == r + static_cast<uint64_t>(rank_) * a.count * es;
+  if (d->coll == Coll::AllGather)
+    in_place = s == r + static_cast<uint64_t>(self_.rank) * a.count * es;
   if (d->coll == Coll::ReduceScatter)
-    in_place = r == s + static_cast<uint64_t>(rank_) * a.count * es;
+    in_place = r == s + static_cast<uint64_t>(self_.rank) * a.count * es;
   if (d->coll == Coll::AllToAll || d->coll == Coll::Permute) in_place = false;
   if (reads && writes && !in_place && overlaps(a.send, in_bytes, a.recv, out_bytes))
     return engine_error(what + ": the send and receive buffers overlap without being in place");
@@ -130,7 +132,7 @@ Algorithm Ccom::algorithm_of(const CollDesc& d) const {
   // kangaRing is for the intra-node all-gather and reduce-scatter legs,
   // as in libnrt: all-reduce (reduce-scatter + all-gather), all-gather
   // and reduce-scatter run over the lanes when there are any.
-  if (!kanga_.empty() &&
+  if (!links_->kanga_lanes().empty() &&
       (d.coll == Coll::AllReduce || d.coll == Coll::AllGather || d.coll == Coll::ReduceScatter))
     return Algorithm::KangaRing;
   return Algorithm::Ring;
@@ -185,7 +187,7 @@ NRT_STATUS Ccom::run(const nrt_emu_coll_args_t& a) {
   if (p->rd) ++rd_executions_;
   if (p->kanga) {
     ++kanga_executions_;
-    for (size_t k = 0; k < p->progs.size() && k < kanga_.size(); ++k)
+    for (size_t k = 0; k < p->progs.size() && k < links_->kanga_lanes().size(); ++k)
       kanga_lane_steps_[k] += p->progs[k].steps.size();
   }
   return NRT_SUCCESS;
