@@ -126,7 +126,8 @@ Status Ccom::take_config(const nrt_emu_ccom_config_t& cfg) {
   self_.host = cfg.host;
   self_.local = cfg.local_rank;
   self_.local_n = cfg.local_n;
-  timeout_ms_ = cfg.timeout_ms != 0 ? cfg.timeout_ms : 60000;
+  DeviceLoop::Settings loop;
+  loop.timeout_ms = cfg.timeout_ms != 0 ? cfg.timeout_ms : 60000;
   const auto slot = engine_knob(knobs::Var::kSliceBytes, kDefaultSlotBytes);
   if (!slot) return slot.error();
   self_.slot_bytes = *slot / 64 * 64;
@@ -142,14 +143,15 @@ Status Ccom::take_config(const nrt_emu_ccom_config_t& cfg) {
   by_reference_ = *by_reference != 0;
   const auto spin = engine_knob(knobs::Var::kSpinUs, bell::kDefaultSpinUs);
   if (!spin) return spin.error();
-  spin_us_ = static_cast<uint32_t>(*spin);
+  loop.spin_us = static_cast<uint32_t>(*spin);
   const auto poll = engine_knob(knobs::Var::kPollNs, bell::kDefaultPollNs);
   if (!poll) return poll.error();
-  poll_ns_ = static_cast<uint32_t>(*poll);
+  loop.poll_ns = static_cast<uint32_t>(*poll);
   const auto help = engine_knob(knobs::Var::kProxyHelp, 1);
   if (!help) return help.error();
-  proxy_help_ = *help != 0;
+  loop.proxy_help = *help != 0;
   links_ = std::make_unique<Links>(self_, cards_);
+  loop_ = std::make_unique<DeviceLoop>(*links_, loop);
   return {};
 }
 
@@ -368,7 +370,7 @@ Status Ccom::exchange_and_map() {
   for (int r = 0; r < self_.n; ++r) {
     if (Status s = check_card(r, cards_[static_cast<size_t>(r)], me); !s) return s;
   }
-  watch_peers();
+  loop_->watch_peers(cards_, self_.rank);
   return links_->map_direct_links();
 }
 
@@ -404,7 +406,9 @@ Ccom::~Ccom() {
       (void)self_.t->neuronNetDeregMr(self_.comm, ENC_PATTERN_MESH, static_cast<int>(q), false,
                                       NET_RECV_COMM, l.rx_mhandle);
   }
-  // The ring links' registrations, the peers' mappings, the doorbell.
+  // The peer watches, then the ring links' registrations, the peers'
+  // mappings and the doorbell.
+  loop_.reset();
   links_.reset();
   if (self_.comm != nullptr && self_.t != nullptr) (void)self_.t->neuronFreeComm(self_.comm);
   if (self_.engine_mem != nullptr) nrt_emu_devmem_destroy(self_.engine_mem);

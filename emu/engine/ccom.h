@@ -5,6 +5,7 @@
 
 #include "../bell.h"
 #include "../knobs.h"
+#include "device_loop.h"
 #include "heap.h"
 #include "links.h"
 #include "peer_executor.h"
@@ -94,7 +95,6 @@ class Ccom {
     bool done = false;   // every step ran and every NET side is closed
   };
   Status submit_network(const Plan& p, NetTask& task);
-  void idle_pass(NetTask& task, bool helped, bell::Idle& idle, uint32_t seen);
   Result<Advance> advance(const Plan& p, size_t ci, Run& r, const SliceStamp& stamp);
   // advance's parts for one step: its slots, the received payload, the
   // step's data movement, and the hand-over to the peers.
@@ -123,30 +123,14 @@ class Ccom {
   // allow (true if anything moved).
   bool send_peer_slices(const Plan& p, PeerRun& r, const SliceStamp& stamp);
   Result<bool> receive_peer_slices(const Plan& p, PeerRun& r, const SliceStamp& stamp);
-  std::string peer_gone() const;
-  // peer_gone over a few peers per call, in turn (the idle watch's check).
-  std::string some_peer_gone() const;
-  // One watch per rank: of the ranks whose process is another process of
-  // this machine (threads of this process cannot die alone, other machines'
-  // processes are not ours to see); the others watch nothing.
-  void watch_peers();
 
   RankContext self_;
-  uint32_t timeout_ms_ = 60000;
   // Recursive doubling up to these sizes (capped to one slice):
   uint64_t rd_max_bytes_ = 0;         // NEURON_RT_EMU_ALLREDUCE_RD_BYTES
   uint64_t rd_gather_max_bytes_ = 0;  // NEURON_RT_EMU_ALLGATHER_RD_BYTES (of output)
   uint64_t rd_executions_ = 0;        // executions run by it (logged at close)
   Heap heap_;
   std::vector<PeerCard> cards_;
-  std::vector<ProcessWatch> watches_;        // by rank (watch_peers)
-  mutable size_t gone_cursor_ = 0;           // some_peer_gone's next rank
-  uint32_t spin_us_ = bell::kDefaultSpinUs;  // NEURON_RT_EMU_SPIN_US
-  uint32_t poll_ns_ = bell::kDefaultPollNs;  // NEURON_RT_EMU_POLL_NS
-  // NEURON_RT_EMU_PROXY_HELP: while its network task runs, the device loop
-  // steps the proxy itself (nrt_emu_proxy_help) instead of waiting for the
-  // worker thread.
-  bool proxy_help_ = true;
   bool by_reference_ = true;  // NEURON_RT_EMU_DIRECT_READ
   uint64_t by_reference_slices_ = 0;
   uint64_t kanga_executions_ = 0;
@@ -154,8 +138,10 @@ class Ccom {
       {};        // slice steps each lane ran (logged at close)
   int dev_ = 0;  // nec_dev_id this rank runs on
   PeerLinks peer_links_;
-  std::unique_ptr<Links> links_;  // made once the configuration is read
-  std::list<Plan> plans_;         // most recently used first
+  // Made once the configuration is read.
+  std::unique_ptr<Links> links_;
+  std::unique_ptr<DeviceLoop> loop_;
+  std::list<Plan> plans_;  // most recently used first
   std::string error_;
   std::string cause_;    // error_'s innermost cause
   std::string context_;  // and the rest of it

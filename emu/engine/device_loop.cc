@@ -1,9 +1,6 @@
-// The device loop's idle passes: the idle watch, the dead-peer checks and
-// the wait at the end of a pass that moved nothing.
+// DeviceLoop (device_loop.h): the idle tail of a pass, the idle watch, the
+// dead-peer checks.
 #include "device_loop.h"
-
-#include "ccom.h"
-#include "device_words.h"
 
 #include <sched.h>
 #include <unistd.h>
@@ -32,14 +29,27 @@ Status IdleWatch::check(const std::function<std::string()>& peer_gone,
   return {};
 }
 
-void Ccom::watch_peers() {
+// Between passes: the failure of a network task that finished (with the
+// peers found gone), else whether this loop's help moved the running task.
+Result<bool> DeviceLoop::tend_network(NetTask& task) {
+  if (task.done()) {
+    if (Status s = task.failure(); !s) {
+      const std::string gone = peer_gone();
+      return gone.empty() ? s.take_error() : engine_error(s.error().message + "; " + gone);
+    }
+    return false;
+  }
+  return settings_.proxy_help && task.help();
+}
+
+void DeviceLoop::watch_peers(const std::vector<PeerCard>& cards, int rank) {
   char me[64] = {};
   gethostname(me, sizeof me - 1);
   watches_.clear();
-  watches_.resize(cards_.size());
-  for (size_t r = 0; r < cards_.size(); ++r) {
-    const PeerCard& p = cards_[r];
-    if (static_cast<int>(r) != self_.rank && p.pid != static_cast<int32_t>(getpid()) &&
+  watches_.resize(cards.size());
+  for (size_t r = 0; r < cards.size(); ++r) {
+    const PeerCard& p = cards[r];
+    if (static_cast<int>(r) != rank && p.pid != static_cast<int32_t>(getpid()) &&
         std::strncmp(p.hostname, me, 64) == 0)
       watches_[r] = ProcessWatch(p.pid);
   }
@@ -49,13 +59,13 @@ void Ccom::watch_peers() {
 // first one named is the lowest rank, usually the one that died first —
 // the others may have exited after failing because of it.
 // At most two are described; the rest are counted.
-std::string Ccom::peer_gone() const {
+std::string DeviceLoop::peer_gone() const {
   std::string out;
   int named = 0, more = 0;
   for (size_t r = 0; r < watches_.size(); ++r) {
     if (!watches_[r].gone()) continue;
     if (named++ < 2) {
-      out += (out.empty() ? "" : ", ") + links_->describe_peer(static_cast<int>(r));
+      out += (out.empty() ? "" : ", ") + links_.describe_peer(static_cast<int>(r));
     } else {
       ++more;
     }
@@ -68,7 +78,7 @@ std::string Ccom::peer_gone() const {
 // one of them is gone. The idle watch calls this every 50 ms: scanning every
 // same-host peer each time costs n reads of /proc per rank, n^2 per host,
 // which at 256 ranks on one machine was most of its CPU.
-std::string Ccom::some_peer_gone() const {
+std::string DeviceLoop::some_peer_gone() const {
   constexpr size_t kPerCall = 8;
   if (watches_.empty()) return {};
   for (size_t i = 0; i < std::min(kPerCall, watches_.size()); ++i) {
@@ -82,9 +92,9 @@ std::string Ccom::some_peer_gone() const {
 // deadline was checked): while the network task runs and this loop helps
 // it, it polls in place of the worker, so it does not sleep — at once again
 // when the help moved the task; otherwise the doorbell's wait.
-void Ccom::idle_pass(NetTask& task, bool helped, bell::Idle& idle, uint32_t seen) {
+void DeviceLoop::idle_pass(NetTask& task, bool helped, bell::Idle& idle, uint32_t seen) {
   if (helped) return;
-  if (proxy_help_ && !task.done()) {
+  if (settings_.proxy_help && !task.done()) {
     sched_yield();
   } else {
     idle.wait(seen);

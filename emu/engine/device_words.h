@@ -3,7 +3,9 @@
 // counters) and the network task of an execution.
 #pragma once
 
-#include "ccom.h"
+#include "links.h"
+#include "plan.h"
+#include "status.h"
 
 #include <nrt_emu.h>
 

@@ -339,10 +339,7 @@ Status Ccom::execute_peers(Plan& p) {
     return where;
   };
   const SliceStamp stamp = stamp_of(p, executions_);
-  IdleWatch watch(timeout_ms_);
-  bell::Idle idle(links_->bell(), spin_us_, poll_ns_);
-  for (;;) {
-    const uint32_t seen = idle.seen();  // before any word is looked at
+  const auto pass = [&]() -> Result<Progress> {
     bool moved = false;
     while (nb != nullptr && r.pub_rx < net_rx && r.pub_rx < r.nrx + kPeerSlots) {
       publish(post_word(peer_links_.recv_conn, false));
@@ -365,24 +362,9 @@ Status Ccom::execute_peers(Plan& p) {
       rx_closed = moved = true;
     }
     const bool done = r.si == p.sends.size() && r.ri == p.recvs.size() && tx_closed && rx_closed;
-    if (done && task.done()) break;
-    bool helped = false;  // the network task moved under this loop's help
-    if (task.done()) {
-      if (Status s = task.failure(); !s) {
-        const std::string gone = peer_gone();
-        return gone.empty() ? s : engine_error(s.error().message + "; " + gone);
-      }
-    } else if (proxy_help_) {
-      helped = task.help();
-    }
-    if (moved) {
-      idle.moved();
-      continue;
-    }
-    if (Status s = watch.check([&] { return some_peer_gone(); }, waiting_for); !s) return s;
-    idle_pass(task, helped, idle, seen);
-  }
-  return task.finish();
+    return Progress{moved, done};
+  };
+  return loop_->run(task, pass, waiting_for);
 }
 
 }  // namespace nrt_emu::engine

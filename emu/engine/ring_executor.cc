@@ -227,38 +227,17 @@ Status Ccom::execute(Plan& p) {
   NetTask task;
   if (Status s = submit_network(p, task); !s) return s;
   const SliceStamp stamp = stamp_of(p, executions_);
-  IdleWatch watch(timeout_ms_);
-  bell::Idle idle(links_->bell(), spin_us_, poll_ns_);
-  for (;;) {
-    const uint32_t seen = idle.seen();  // before any word is looked at
-    bool moved = false, done = true;
+  const auto pass = [&]() -> Result<Progress> {
+    Progress all{false, true};
     for (size_t ci = 0; ci < chans.size(); ++ci) {
       auto advanced = advance(p, ci, runs[ci], stamp);
       if (!advanced) return advanced.take_error();
-      moved = moved || advanced->moved;
-      done = done && advanced->done;
+      all.moved = all.moved || advanced->moved;
+      all.done = all.done && advanced->done;
     }
-    if (done && task.done()) break;
-    bool helped = false;  // the network task moved under this loop's help
-    if (task.done()) {
-      if (Status s = task.failure(); !s) {
-        const std::string gone = peer_gone();
-        return gone.empty() ? s : engine_error(s.error().message + "; " + gone);
-      }
-    } else if (proxy_help_) {
-      helped = task.help();
-    }
-    if (moved) {
-      idle.moved();
-      continue;
-    }
-    if (Status s =
-            watch.check([&] { return some_peer_gone(); }, [&] { return waiting_for(p, runs); });
-        !s)
-      return s;
-    idle_pass(task, helped, idle, seen);
-  }
-  if (Status s = task.finish(); !s) return s;
+    return all;
+  };
+  if (Status s = loop_->run(task, pass, [&] { return waiting_for(p, runs); }); !s) return s;
   for (size_t ci = 0; ci < chans.size(); ++ci) {
     if (!chans[ci].send.net) chans[ci].send.base += p.progs[ci].sends;
     if (!chans[ci].recv.net) chans[ci].recv.base += p.progs[ci].recvs;

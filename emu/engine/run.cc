@@ -165,7 +165,7 @@ NRT_STATUS Ccom::run(const nrt_emu_coll_args_t& a) {
   if (!planned) {
     // A first plan may connect peers (libnccom's bootstrap): a dead peer
     // fails it wherever the bootstrap's ring happens to notice.
-    const std::string gone = peer_gone();
+    const std::string gone = loop_->peer_gone();
     return fail(planned.error().status,
                 planned.error().message + (gone.empty() ? "" : "; " + gone));
   }
