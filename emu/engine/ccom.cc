@@ -152,6 +152,7 @@ Status Ccom::take_config(const nrt_emu_ccom_config_t& cfg) {
   loop.proxy_help = *help != 0;
   links_ = std::make_unique<Links>(self_, cards_);
   loop_ = std::make_unique<DeviceLoop>(*links_, loop);
+  peers_ = std::make_unique<PeerExecutor>(self_, *links_, *loop_);
   return {};
 }
 
@@ -397,17 +398,10 @@ Ccom::~Ccom() {
                           static_cast<unsigned long long>(by_reference_slices_));
   }
   if (self_.proxy != nullptr) nrt_emu_proxy_release(self_.proxy);
-  for (size_t q = 0; q < peer_links_.peers.size(); ++q) {
-    const PeerLink& l = peer_links_.peers[q];
-    if (l.tx_mhandle != nullptr)
-      (void)self_.t->neuronNetDeregMr(self_.comm, ENC_PATTERN_MESH, static_cast<int>(q), true,
-                                      NET_SEND_COMM, l.tx_mhandle);
-    if (l.rx_mhandle != nullptr)
-      (void)self_.t->neuronNetDeregMr(self_.comm, ENC_PATTERN_MESH, static_cast<int>(q), false,
-                                      NET_RECV_COMM, l.rx_mhandle);
-  }
-  // The peer watches, then the ring links' registrations, the peers'
-  // mappings and the doorbell.
+  // The collaborators, each releasing what it holds: the peer links'
+  // registrations; the peer watches; the ring links' registrations, the
+  // peers' mappings and the doorbell.
+  peers_.reset();
   loop_.reset();
   links_.reset();
   if (self_.comm != nullptr && self_.t != nullptr) (void)self_.t->neuronFreeComm(self_.comm);

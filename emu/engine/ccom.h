@@ -28,9 +28,8 @@
 
 namespace nrt_emu::engine {
 
-class NetTask;   // device_words.h
-struct Run;      // one channel's progress through one execution (ring_executor.cc)
-struct PeerRun;  // the peer links' progress through one execution (peer_executor.cc)
+class NetTask;  // device_words.h
+struct Run;     // one channel's progress through one execution (ring_executor.cc)
 
 // How the engine runs a call (Ccom::algorithm_of): over the ring channels,
 // over the kangaRing lanes, by recursive doubling, or as direct exchanges
@@ -107,22 +106,12 @@ class Ccom {
                   uint8_t* sslot, const SliceStamp& stamp);
   void hand_over(Channel& c, const Step& s, Run& r, uint8_t* sstart, SliceStamp st);
   std::string waiting_for(const Plan& p, const std::vector<Run>& runs);
-  Status setup_peer_links(uint32_t connectivity, const std::vector<int>& peers);
-  Status link_peer(int rank);
-  Status setup_net_peer_ring();
-  Status build_peer_plan(Plan& p);
-  Status build_peer_block(Plan& p);
   // All-reduce and all-gather by recursive doubling over the RDH peers
   // (rd.cc): whether a call runs it, and its plan.
   bool runs_recursive_doubling(const CollDesc& d) const;
   Status build_rd_plan(Plan& p);
   Status build_rd_gather_plan(Plan& p);
   Status start_rd_plan(Plan& p, int p2);
-  Status execute_peers(Plan& p);
-  // execute_peers' parts: the slices sent and received as far as the slots
-  // allow (true if anything moved).
-  bool send_peer_slices(const Plan& p, PeerRun& r, const SliceStamp& stamp);
-  Result<bool> receive_peer_slices(const Plan& p, PeerRun& r, const SliceStamp& stamp);
 
   RankContext self_;
   // Recursive doubling up to these sizes (capped to one slice):
@@ -137,10 +126,10 @@ class Ccom {
   uint64_t kanga_lane_steps_[kMaxEngineChannels] =
       {};        // slice steps each lane ran (logged at close)
   int dev_ = 0;  // nec_dev_id this rank runs on
-  PeerLinks peer_links_;
   // Made once the configuration is read.
   std::unique_ptr<Links> links_;
   std::unique_ptr<DeviceLoop> loop_;
+  std::unique_ptr<PeerExecutor> peers_;
   std::list<Plan> plans_;  // most recently used first
   std::string error_;
   std::string cause_;    // error_'s innermost cause

@@ -1,4 +1,5 @@
-// The peer collectives (all-to-all, permute) over the peer links (ccom.h).
+// PeerExecutor (peer_executor.h): the peer collectives (all-to-all, permute)
+// and the executions of recursive doubling over the peer links.
 //
 // Order. Every rank walks its transfers in the same global order — round r
 // (a slice of each block), then step s = 1..n-1: send to rank + s, receive
@@ -7,9 +8,9 @@
 // move (everything before it is done, so its ring has room and its receiver
 // is at it), hence no deadlock, with DIRECT rings per pair and one shared
 // ring for the NET pairs alike.
+#include "peer_executor.h"
+
 #include "../device_memory.h"
-#include "ccom.h"
-#include "device_loop.h"
 #include "device_words.h"
 
 #include <nccom/nccl_ptr.h>
@@ -18,10 +19,20 @@
 #include <cstring>
 
 namespace nrt_emu::engine {
-// Collective (the first plan of every rank that needs them): libnccom's
-// connectivity (MESH: every other rank; RDH: the recursive doubling
-// partners), then a DIRECT or NET link to each of `peers` not linked yet.
-Status Ccom::setup_peer_links(uint32_t connectivity, const std::vector<int>& peers) {
+
+PeerExecutor::~PeerExecutor() {
+  for (size_t q = 0; q < peer_links_.peers.size(); ++q) {
+    const PeerLink& l = peer_links_.peers[q];
+    if (l.tx_mhandle != nullptr)
+      (void)self_.t->neuronNetDeregMr(self_.comm, ENC_PATTERN_MESH, static_cast<int>(q), true,
+                                      NET_SEND_COMM, l.tx_mhandle);
+    if (l.rx_mhandle != nullptr)
+      (void)self_.t->neuronNetDeregMr(self_.comm, ENC_PATTERN_MESH, static_cast<int>(q), false,
+                                      NET_RECV_COMM, l.rx_mhandle);
+  }
+}
+
+Status PeerExecutor::link_peers(uint32_t connectivity, const std::vector<int>& peers) {
   const bool mesh = connectivity == ENC_CONNECTIVITY_MESH;
   if (mesh ? peer_links_.mesh : peer_links_.rdh) return {};
   if (self_.n > 1) {
@@ -39,7 +50,7 @@ Status Ccom::setup_peer_links(uint32_t connectivity, const std::vector<int>& pee
   return {};
 }
 
-Status Ccom::link_peer(int q) {
+Status PeerExecutor::link_peer(int q) {
   PeerLink& l = peer_links_.peers[static_cast<size_t>(q)];
   void* sc = nullptr;
   void* rc = nullptr;
@@ -55,25 +66,25 @@ Status Ccom::link_peer(int q) {
     return engine_error("peer rank " + std::to_string(q) +
                         ": libnccom connected only one direction over the network");
   l.net = sc != nullptr;
-  const PeerCard& p = links_->card(q);
+  const PeerCard& p = links_.card(q);
   if (!l.net) {
     if (p.host != self_.host)
       return engine_error("peer rank " + std::to_string(q) + " is on host " +
                           std::to_string(p.host) +
                           " but libnccom gave no network connection to it");
-    if (Status s = links_->map_peer(q); !s) return s;
-    auto* b = static_cast<uint8_t*>(links_->peer_memory(q));
+    if (Status s = links_.map_peer(q); !s) return s;
+    auto* b = static_cast<uint8_t*>(links_.peer_memory(q));
     // Each ring: kSlots slots, then the head counter on a line of its own.
     uint8_t* ring = b + p.pair_area + static_cast<uint64_t>(self_.local) * p.pair_stride;
     l.tx_slots = ring;
     l.tx_head = reinterpret_cast<volatile uint64_t*>(ring + kSlots * self_.slot_bytes);
-    uint8_t* mine = links_->pair_area() + static_cast<uint64_t>(p.local) * links_->pair_stride();
+    uint8_t* mine = links_.pair_area() + static_cast<uint64_t>(p.local) * links_.pair_stride();
     l.rx_slots = mine;
     l.rx_head = reinterpret_cast<volatile uint64_t*>(mine + kSlots * self_.slot_bytes);
     l.linked = true;
     return {};
   }
-  if (Status s = setup_net_peer_ring(); !s) return s;
+  if (Status s = setup_net_ring(); !s) return s;
   // The shared slots, registered with this peer's send and receive comms.
   for (const bool send : {true, false}) {
     if (NRT_STATUS s = self_.t->neuronNetRegMr(
@@ -91,7 +102,7 @@ Status Ccom::link_peer(int q) {
 
 // The one ring of slots, semaphores and index words every NET peer shares
 // (made with the first NET peer), and the proxy worker that runs it.
-Status Ccom::setup_net_peer_ring() {
+Status PeerExecutor::setup_net_ring() {
   if (peer_links_.tx_slots != nullptr) return {};
   devmem::Region* region = devmem::region_of(self_.engine_mem);
   peer_links_.tx_slots = static_cast<uint8_t*>(
@@ -131,10 +142,10 @@ Status Ccom::setup_net_peer_ring() {
   return {};
 }
 
-Status Ccom::build_peer_plan(Plan& p) {
+Status PeerExecutor::build_plan(Plan& p) {
   std::vector<int> everyone(static_cast<size_t>(self_.n));
   for (int q = 0; q < self_.n; ++q) everyone[static_cast<size_t>(q)] = q;
-  if (Status s = setup_peer_links(ENC_CONNECTIVITY_MESH, everyone); !s) return s;
+  if (Status s = link_peers(ENC_CONNECTIVITY_MESH, everyone); !s) return s;
   p.peer = true;
   const uint64_t es = dtype_size(p.desc.dtype);
   const uint64_t slice =
@@ -167,12 +178,10 @@ Status Ccom::build_peer_plan(Plan& p) {
       }
     }
   }
-  return build_peer_block(p);
+  return build_block(p);
 }
 
-// The proxy's basic block of a peer plan: its NET sends and receives, in
-// the plan's order, over the shared ring (none when every peer is DIRECT).
-Status Ccom::build_peer_block(Plan& p) {
+Status PeerExecutor::build_block(Plan& p) {
   const uint64_t es = dtype_size(p.desc.dtype);
   uint64_t tx = 0, rx = 0;
   for (const PeerItem& i : p.sends)
@@ -250,7 +259,7 @@ void take_slice(const Plan& p, const PeerItem& it, int ranks, uint8_t* to, const
 
 }  // namespace
 
-bool Ccom::send_peer_slices(const Plan& p, PeerRun& r, const SliceStamp& stamp) {
+bool PeerExecutor::send_slices(const Plan& p, PeerRun& r, const SliceStamp& stamp) {
   const uint64_t es = dtype_size(p.desc.dtype);
   bool moved = false;
   while (r.si < p.sends.size()) {
@@ -270,7 +279,7 @@ bool Ccom::send_peer_slices(const Plan& p, PeerRun& r, const SliceStamp& stamp) 
       const uint64_t g = l.tx_count;
       if (!slot_free(g, l.tx_head_seen, l.tx_head)) break;
       put_slice(l.tx_slots + (g % kSlots) * self_.slot_bytes, stamp, in + it.off * es, bytes, g);
-      bell::ring(links_->peer_bell(it.peer));
+      bell::ring(links_.peer_bell(it.peer));
       ++l.tx_count;
     }
     ++r.si;
@@ -279,7 +288,7 @@ bool Ccom::send_peer_slices(const Plan& p, PeerRun& r, const SliceStamp& stamp) 
   return moved;
 }
 
-Result<bool> Ccom::receive_peer_slices(const Plan& p, PeerRun& r, const SliceStamp& stamp) {
+Result<bool> PeerExecutor::receive_slices(const Plan& p, PeerRun& r, const SliceStamp& stamp) {
   const uint64_t es = dtype_size(p.desc.dtype);
   auto* out = static_cast<uint8_t*>(p.recv);
   bool moved = false;
@@ -290,7 +299,7 @@ Result<bool> Ccom::receive_peer_slices(const Plan& p, PeerRun& r, const SliceSta
     if (l.net) {
       if (load32(peer_links_.sem[3]) <= r.nrx) break;
       const uint8_t* slot = peer_links_.rx_slots + (r.nrx % kPeerSlots) * self_.slot_bytes;
-      if (Status s = links_->check_stamp(slot, stamp, "the network peer links", -1, it.peer); !s)
+      if (Status s = links_.check_stamp(slot, stamp, "the network peer links", -1, it.peer); !s)
         return s.take_error();
       take_slice(p, it, self_.n, out + it.off * es, slot + kStampBytes);
       ++r.nrx;
@@ -298,11 +307,11 @@ Result<bool> Ccom::receive_peer_slices(const Plan& p, PeerRun& r, const SliceSta
       const uint64_t g = l.rx_count;
       const uint8_t* slot = l.rx_slots + (g % kSlots) * self_.slot_bytes;
       if (!slice_arrived(slot, g)) break;
-      if (Status s = links_->check_stamp(slot, stamp, "the direct peer link", -1, it.peer); !s)
+      if (Status s = links_.check_stamp(slot, stamp, "the direct peer link", -1, it.peer); !s)
         return s.take_error();
       take_slice(p, it, self_.n, out + it.off * es, slot + kStampBytes);
       store64(l.rx_head, g + 1);
-      bell::ring(links_->peer_bell(it.peer));
+      bell::ring(links_.peer_bell(it.peer));
       ++l.rx_count;
     }
     ++r.ri;
@@ -311,7 +320,7 @@ Result<bool> Ccom::receive_peer_slices(const Plan& p, PeerRun& r, const SliceSta
   return moved;
 }
 
-Status Ccom::execute_peers(Plan& p) {
+Status PeerExecutor::execute(Plan& p, uint64_t execution) {
   const uint64_t es = dtype_size(p.desc.dtype);
   const auto* in = static_cast<const uint8_t*>(p.send);
   auto* out = static_cast<uint8_t*>(p.recv);
@@ -323,7 +332,7 @@ Status Ccom::execute_peers(Plan& p) {
     if (Status s = task.submit(
             self_.proxy, {nb}, {peer_links_.trigger},
             {peer_links_.sem[0], peer_links_.sem[1], peer_links_.sem[2], peer_links_.sem[3]},
-            executions_);
+            execution);
         !s)
       return s;
   }
@@ -333,12 +342,12 @@ Status Ccom::execute_peers(Plan& p) {
   auto waiting_for = [&] {
     std::string where = r.ri < p.recvs.size() ? "slice " + std::to_string(r.ri) + " of " +
                                                     std::to_string(p.recvs.size()) + " from " +
-                                                    links_->describe_peer(p.recvs[r.ri].peer)
+                                                    links_.describe_peer(p.recvs[r.ri].peer)
                                               : "the network proxy to finish the task";
-    if (r.si < p.sends.size()) where += ", room at " + links_->describe_peer(p.sends[r.si].peer);
+    if (r.si < p.sends.size()) where += ", room at " + links_.describe_peer(p.sends[r.si].peer);
     return where;
   };
-  const SliceStamp stamp = stamp_of(p, executions_);
+  const SliceStamp stamp = stamp_of(p, execution);
   const auto pass = [&]() -> Result<Progress> {
     bool moved = false;
     while (nb != nullptr && r.pub_rx < net_rx && r.pub_rx < r.nrx + kPeerSlots) {
@@ -346,8 +355,8 @@ Status Ccom::execute_peers(Plan& p) {
       ++r.pub_rx;
       moved = true;
     }
-    moved = send_peer_slices(p, r, stamp) || moved;
-    auto received = receive_peer_slices(p, r, stamp);
+    moved = send_slices(p, r, stamp) || moved;
+    auto received = receive_slices(p, r, stamp);
     if (!received) return received.take_error();
     moved = *received || moved;
     // The end of the execution on the NET words, as on the rings.
@@ -364,7 +373,7 @@ Status Ccom::execute_peers(Plan& p) {
     const bool done = r.si == p.sends.size() && r.ri == p.recvs.size() && tx_closed && rx_closed;
     return Progress{moved, done};
   };
-  return loop_->run(task, pass, waiting_for);
+  return loop_.run(task, pass, waiting_for);
 }
 
 }  // namespace nrt_emu::engine

@@ -48,7 +48,7 @@ Status Ccom::start_rd_plan(Plan& p, int p2) {
     for (int bit = 1; bit < p2; bit *= 2) partners.push_back(self_.rank ^ bit);
     if (self_.rank < extra) partners.push_back(self_.rank + p2);
   }
-  if (Status s = setup_peer_links(ENC_CONNECTIVITY_RDH, partners); !s) return s;
+  if (Status s = peers_->link_peers(ENC_CONNECTIVITY_RDH, partners); !s) return s;
   p.peer = true;
   p.rd = true;
   return {};
@@ -68,7 +68,7 @@ Status Ccom::build_rd_plan(Plan& p) {
     const int home = self_.rank - p2;
     p.sends.push_back({home, 0, elems, 0, true});
     p.recvs.push_back({home, 0, elems, 1});
-    return build_peer_block(p);
+    return peers_->build_block(p);
   }
   // Each step's send reads the partial result of the steps before it, and
   // its receive may combine only once that send is out.
@@ -79,7 +79,7 @@ Status Ccom::build_rd_plan(Plan& p) {
   }
   if (avg) p.recvs.back().avg = true;
   if (self_.rank < extra) p.sends.push_back({self_.rank + p2, 0, elems, p.recvs.size(), true});
-  return build_peer_block(p);
+  return peers_->build_block(p);
 }
 
 // All-gather by recursive doubling: at step k a rank below p2 holds the
@@ -102,7 +102,7 @@ Status Ccom::build_rd_gather_plan(Plan& p) {
     const int home = self_.rank - p2;
     p.sends.push_back({home, 0, c});
     p.recvs.push_back({home, 0, all, 1});
-    return build_peer_block(p);
+    return peers_->build_block(p);
   }
   if (self_.rank < extra) p.recvs.push_back({self_.rank + p2, block(self_.rank + p2), c});
   for (int bit = 1; bit < p2; bit *= 2) {
@@ -120,7 +120,7 @@ Status Ccom::build_rd_gather_plan(Plan& p) {
     ranges(partner & ~(bit - 1), false, partner);
   }
   if (self_.rank < extra) p.sends.push_back({self_.rank + p2, 0, all, p.recvs.size(), true});
-  return build_peer_block(p);
+  return peers_->build_block(p);
 }
 
 }  // namespace nrt_emu::engine

@@ -249,7 +249,7 @@ Status Ccom::execute(Plan& p) {
 Status Ccom::build_plan(Plan& p) {
   const DType t = p.desc.dtype;
   const uint64_t es = dtype_size(t);
-  if (p.desc.coll == Coll::AllToAll || p.desc.coll == Coll::Permute) return build_peer_plan(p);
+  if (p.desc.coll == Coll::AllToAll || p.desc.coll == Coll::Permute) return peers_->build_plan(p);
   const uint64_t slice = (self_.slot_bytes - kStampBytes) / es;  // the stamp comes first
   const uint64_t total = split_total(p.desc);
   const uint64_t bytes = total * es;

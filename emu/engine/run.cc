@@ -170,7 +170,7 @@ NRT_STATUS Ccom::run(const nrt_emu_coll_args_t& a) {
                 planned.error().message + (gone.empty() ? "" : "; " + gone));
   }
   Plan* p = *planned;
-  if (Status s = p->peer ? execute_peers(*p) : execute(*p); !s) {
+  if (Status s = p->peer ? peers_->execute(*p, executions_) : execute(*p); !s) {
     const std::string e = s.error().message;
     broken_ = true;
     broken_reason_ = e;
