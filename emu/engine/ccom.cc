@@ -16,24 +16,6 @@ namespace {
 constexpr uint32_t kCardMagic = 0x4343454eu;  // "NECC"
 constexpr size_t kDefaultDeviceBytes = 256u << 20;
 constexpr uint64_t kDefaultSlotBytes = 512u << 10;
-// All-reduce up to this size runs recursive doubling (rd.cc), by default
-// (measured in docs/decisions/emu-engine.md): across hosts each ring hop
-// pays the proxy and the network; on one host a hop is a copy, but each is
-// also a hand-off between ranks, and 2(n-1) of them lose to log2(n) swaps
-// up to 32 KiB.
-constexpr uint64_t kRdBytesAcrossHosts = 64u << 10;
-constexpr uint64_t kRdBytesOneHost = 32u << 10;
-constexpr uint64_t kRdBytesAuto = UINT64_MAX;  // unset: chosen once the hosts are known
-// All-gather up to this output size, likewise (measured there too): across
-// hosts the ring's n-1 forwarding hops each wait for the network, and
-// recursive doubling's log2(n) swaps win up to 64 KiB (past it the last
-// swap's half of the output no longer goes eagerly); on one host it wins up
-// to 8 KiB with 2 ranks and 32 KiB with more.
-constexpr uint64_t kRdGatherBytesAcrossHosts = 64u << 10;
-constexpr uint64_t kRdGatherBytesOneHostPair = 8u << 10;
-constexpr uint64_t kRdGatherBytesOneHost = 32u << 10;
-constexpr uint64_t kRdGatherBytesAuto = UINT64_MAX;
-
 // A knob of the engine (its range in the runtime's table, knobs.h): unset =
 // def; bad = an error naming it.
 Result<uint64_t> engine_knob(knobs::Var v, uint64_t def) {
@@ -131,13 +113,10 @@ Status Ccom::take_config(const nrt_emu_ccom_config_t& cfg) {
   const auto slot = engine_knob(knobs::Var::kSliceBytes, kDefaultSlotBytes);
   if (!slot) return slot.error();
   self_.slot_bytes = *slot / 64 * 64;
-  // Recursive doubling carries a message in one slice (after its stamp).
-  const auto rd = engine_knob(knobs::Var::kAllreduceRdBytes, kRdBytesAuto);
+  const auto rd = engine_knob(knobs::Var::kAllreduceRdBytes, RdExecutor::kAuto);
   if (!rd) return rd.error();
-  rd_max_bytes_ = *rd;
-  const auto rd_gather = engine_knob(knobs::Var::kAllgatherRdBytes, kRdGatherBytesAuto);
+  const auto rd_gather = engine_knob(knobs::Var::kAllgatherRdBytes, RdExecutor::kAuto);
   if (!rd_gather) return rd_gather.error();
-  rd_gather_max_bytes_ = *rd_gather;
   const auto by_reference = engine_knob(knobs::Var::kDirectRead, 1);
   if (!by_reference) return by_reference.error();
   by_reference_ = *by_reference != 0;
@@ -153,6 +132,7 @@ Status Ccom::take_config(const nrt_emu_ccom_config_t& cfg) {
   links_ = std::make_unique<Links>(self_, cards_);
   loop_ = std::make_unique<DeviceLoop>(*links_, loop);
   peers_ = std::make_unique<PeerExecutor>(self_, *links_, *loop_);
+  rd_ = std::make_unique<RdExecutor>(self_, *links_, *peers_, RdExecutor::Limits{*rd, *rd_gather});
   return {};
 }
 
@@ -262,31 +242,7 @@ Status Ccom::connect_links() {
   }
   bool across_hosts = false;
   for (const PeerCard& p : cards_) across_hosts = across_hosts || p.host != self_.host;
-  if (rd_max_bytes_ == kRdBytesAuto)
-    rd_max_bytes_ = across_hosts ? kRdBytesAcrossHosts : kRdBytesOneHost;
-  rd_max_bytes_ = std::min<uint64_t>(rd_max_bytes_, self_.slot_bytes - kStampBytes);
-  if (rd_gather_max_bytes_ == kRdGatherBytesAuto)
-    rd_gather_max_bytes_ = across_hosts   ? kRdGatherBytesAcrossHosts
-                           : self_.n == 2 ? kRdGatherBytesOneHostPair
-                                          : kRdGatherBytesOneHost;
-  rd_gather_max_bytes_ = std::min<uint64_t>(rd_gather_max_bytes_, self_.slot_bytes - kStampBytes);
-  const auto log_choice = [this](const char* coll, uint64_t max, const char* knob) {
-    if (self_.n <= 1) return;
-    if (max == 0 || !links_->kanga_lanes().empty()) {
-      nrt_emu::log::message(
-          nrt_emu::log::Level::Info, "[engine rank %d] %s: the rings at every size (%s%s)",
-          self_.rank, coll,
-          links_->kanga_lanes().empty() ? knob : "kangaRing lanes run the small ones too",
-          links_->kanga_lanes().empty() ? "=0" : "");
-      return;
-    }
-    nrt_emu::log::message(nrt_emu::log::Level::Info,
-                          "[engine rank %d] %s of 1..%llu bytes: recursive doubling over the RDH "
-                          "peers; larger: the rings (%s)",
-                          self_.rank, coll, static_cast<unsigned long long>(max), knob);
-  };
-  log_choice("all-reduce", rd_max_bytes_, "NEURON_RT_EMU_ALLREDUCE_RD_BYTES");
-  log_choice("all-gather (output)", rd_gather_max_bytes_, "NEURON_RT_EMU_ALLGATHER_RD_BYTES");
+  rd_->choose_limits(across_hosts);
   if (any_net) {
     if (NRT_STATUS s = nrt_emu_proxy_acquire(self_.comm, self_.local, dev_, &self_.proxy);
         s != NRT_SUCCESS)
@@ -320,8 +276,8 @@ PeerCard Ccom::own_card() const {
     me.recv_slots[c.id] = nrt_emu_devmem_offset(self_.engine_mem, c.recv.slots);
     me.head[c.id] = nrt_emu_devmem_offset(self_.engine_mem, c.recv.head);
   }
-  me.agreed[0] = rd_max_bytes_;
-  me.agreed[1] = rd_gather_max_bytes_;
+  me.agreed[0] = rd_->limits().allreduce;
+  me.agreed[1] = rd_->limits().allgather;
   me.agreed[2] = by_reference_ ? 1 : 0;
   me.kanga_lanes = static_cast<int32_t>(links_->kanga_lanes().size());
   me.kanga_sum = links_->kanga_sum();
@@ -394,13 +350,14 @@ Ccom::~Ccom() {
                           self_.rank, static_cast<unsigned long long>(executions_),
                           static_cast<unsigned long long>(kanga_executions_),
                           steps.empty() ? " none" : steps.c_str(),
-                          static_cast<unsigned long long>(rd_executions_),
+                          static_cast<unsigned long long>(rd_->executions()),
                           static_cast<unsigned long long>(by_reference_slices_));
   }
   if (self_.proxy != nullptr) nrt_emu_proxy_release(self_.proxy);
   // The collaborators, each releasing what it holds: the peer links'
   // registrations; the peer watches; the ring links' registrations, the
   // peers' mappings and the doorbell.
+  rd_.reset();
   peers_.reset();
   loop_.reset();
   links_.reset();

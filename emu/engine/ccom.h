@@ -13,6 +13,7 @@
 #include "process_watch.h"
 #include "program.h"
 #include "rank_context.h"
+#include "rd_executor.h"
 #include "status.h"
 
 #include <nrt_emu.h>
@@ -106,18 +107,8 @@ class Ccom {
                   uint8_t* sslot, const SliceStamp& stamp);
   void hand_over(Channel& c, const Step& s, Run& r, uint8_t* sstart, SliceStamp st);
   std::string waiting_for(const Plan& p, const std::vector<Run>& runs);
-  // All-reduce and all-gather by recursive doubling over the RDH peers
-  // (rd.cc): whether a call runs it, and its plan.
-  bool runs_recursive_doubling(const CollDesc& d) const;
-  Status build_rd_plan(Plan& p);
-  Status build_rd_gather_plan(Plan& p);
-  Status start_rd_plan(Plan& p, int p2);
 
   RankContext self_;
-  // Recursive doubling up to these sizes (capped to one slice):
-  uint64_t rd_max_bytes_ = 0;         // NEURON_RT_EMU_ALLREDUCE_RD_BYTES
-  uint64_t rd_gather_max_bytes_ = 0;  // NEURON_RT_EMU_ALLGATHER_RD_BYTES (of output)
-  uint64_t rd_executions_ = 0;        // executions run by it (logged at close)
   Heap heap_;
   std::vector<PeerCard> cards_;
   bool by_reference_ = true;  // NEURON_RT_EMU_DIRECT_READ
@@ -130,6 +121,7 @@ class Ccom {
   std::unique_ptr<Links> links_;
   std::unique_ptr<DeviceLoop> loop_;
   std::unique_ptr<PeerExecutor> peers_;
+  std::unique_ptr<RdExecutor> rd_;
   std::list<Plan> plans_;  // most recently used first
   std::string error_;
   std::string cause_;    // error_'s innermost cause

@@ -103,7 +103,7 @@ Result<Plan*> Ccom::plan_for(const nrt_emu_coll_args_t& a, const CollDesc& d) {
   const Algorithm algorithm = algorithm_of(d);
   p.kanga = algorithm == Algorithm::KangaRing;
   if (algorithm == Algorithm::RecursiveDoubling) {
-    if (Status s = build_rd_plan(p); !s) return s.take_error();
+    if (Status s = rd_->build_plan(p); !s) return s.take_error();
   } else if (Status s = build_plan(p); !s) {
     return s.take_error();
   }
@@ -127,7 +127,7 @@ Result<Plan*> Ccom::plan_for(const nrt_emu_coll_args_t& a, const CollDesc& d) {
 // The one place that decides how a call runs: plan_for builds what it
 // says, and nrt_emu_ccom_algorithm reports it.
 Algorithm Ccom::algorithm_of(const CollDesc& d) const {
-  if (runs_recursive_doubling(d)) return Algorithm::RecursiveDoubling;
+  if (rd_->runs(d)) return Algorithm::RecursiveDoubling;
   if (d.coll == Coll::AllToAll || d.coll == Coll::Permute) return Algorithm::Peer;
   // kangaRing is for the intra-node all-gather and reduce-scatter legs,
   // as in libnrt: all-reduce (reduce-scatter + all-gather), all-gather
@@ -170,7 +170,10 @@ NRT_STATUS Ccom::run(const nrt_emu_coll_args_t& a) {
                 planned.error().message + (gone.empty() ? "" : "; " + gone));
   }
   Plan* p = *planned;
-  if (Status s = p->peer ? peers_->execute(*p, executions_) : execute(*p); !s) {
+  if (Status s = p->rd     ? rd_->execute(*p, executions_)
+                 : p->peer ? peers_->execute(*p, executions_)
+                           : execute(*p);
+      !s) {
     const std::string e = s.error().message;
     broken_ = true;
     broken_reason_ = e;
@@ -184,7 +187,6 @@ NRT_STATUS Ccom::run(const nrt_emu_coll_args_t& a) {
   }
   ++p->uses;
   ++executions_;
-  if (p->rd) ++rd_executions_;
   if (p->kanga) {
     ++kanga_executions_;
     for (size_t k = 0; k < p->progs.size() && k < links_->kanga_lanes().size(); ++k)
