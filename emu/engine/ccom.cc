@@ -70,6 +70,7 @@ Result<Ccom*> Ccom::create(const nrt_emu_ccom_config_t& cfg, Why* why_out) {
 
 Status Ccom::init(const nrt_emu_ccom_config_t& cfg) {
   if (Status s = take_config(cfg); !s) return s;
+  if (Status s = make_parts(cfg); !s) return s;
   const auto max_ch = engine_knob(knobs::Var::kEngineChannels, kMaxEngineChannels);
   if (!max_ch) return max_ch.error();
   auto vcores_per_device = place_on_device(cfg);
@@ -89,7 +90,7 @@ Status Ccom::init(const nrt_emu_ccom_config_t& cfg) {
   return connect_links();
 }
 
-// The configuration checked and kept (rank, host, timeout, slice size).
+// The configuration checked and kept (rank, host, slice size).
 Status Ccom::take_config(const nrt_emu_ccom_config_t& cfg) {
   if (cfg.struct_size != sizeof(nrt_emu_ccom_config_t))
     return engine_error(
@@ -108,18 +109,23 @@ Status Ccom::take_config(const nrt_emu_ccom_config_t& cfg) {
   self_.host = cfg.host;
   self_.local = cfg.local_rank;
   self_.local_n = cfg.local_n;
-  DeviceLoop::Settings loop;
-  loop.timeout_ms = cfg.timeout_ms != 0 ? cfg.timeout_ms : 60000;
   const auto slot = engine_knob(knobs::Var::kSliceBytes, kDefaultSlotBytes);
   if (!slot) return slot.error();
   self_.slot_bytes = *slot / 64 * 64;
+  return {};
+}
+
+// The knobs each part runs by, and the parts made with them (Links first:
+// the others use it).
+Status Ccom::make_parts(const nrt_emu_ccom_config_t& cfg) {
+  DeviceLoop::Settings loop;
+  loop.timeout_ms = cfg.timeout_ms != 0 ? cfg.timeout_ms : 60000;
   const auto rd = engine_knob(knobs::Var::kAllreduceRdBytes, RdExecutor::kAuto);
   if (!rd) return rd.error();
   const auto rd_gather = engine_knob(knobs::Var::kAllgatherRdBytes, RdExecutor::kAuto);
   if (!rd_gather) return rd_gather.error();
   const auto by_reference = engine_knob(knobs::Var::kDirectRead, 1);
   if (!by_reference) return by_reference.error();
-  by_reference_ = *by_reference != 0;
   const auto spin = engine_knob(knobs::Var::kSpinUs, bell::kDefaultSpinUs);
   if (!spin) return spin.error();
   loop.spin_us = static_cast<uint32_t>(*spin);
@@ -133,6 +139,7 @@ Status Ccom::take_config(const nrt_emu_ccom_config_t& cfg) {
   loop_ = std::make_unique<DeviceLoop>(*links_, loop);
   peers_ = std::make_unique<PeerExecutor>(self_, *links_, *loop_);
   rd_ = std::make_unique<RdExecutor>(self_, *links_, *peers_, RdExecutor::Limits{*rd, *rd_gather});
+  ring_ = std::make_unique<RingExecutor>(self_, *links_, *loop_, *by_reference != 0);
   return {};
 }
 
@@ -278,7 +285,7 @@ PeerCard Ccom::own_card() const {
   }
   me.agreed[0] = rd_->limits().allreduce;
   me.agreed[1] = rd_->limits().allgather;
-  me.agreed[2] = by_reference_ ? 1 : 0;
+  me.agreed[2] = ring_->by_reference() ? 1 : 0;
   me.kanga_lanes = static_cast<int32_t>(links_->kanga_lanes().size());
   me.kanga_sum = links_->kanga_sum();
   for (const Channel& c : links_->kanga_lanes()) {
@@ -342,21 +349,22 @@ Ccom::~Ccom() {
   if (self_.comm != nullptr) {
     std::string steps;
     for (size_t k = 0; k < links_->kanga_lanes().size(); ++k)
-      steps += " " + std::to_string(kanga_lane_steps_[k]);
+      steps += " " + std::to_string(ring_->kanga_lane_steps(k));
     nrt_emu::log::message(nrt_emu::log::Level::Info,
                           "[engine rank %d] closing: %llu executions, %llu on kangaRing lanes "
                           "(slice steps per lane:%s), %llu by recursive doubling, %llu direct "
                           "slices passed by reference",
                           self_.rank, static_cast<unsigned long long>(executions_),
-                          static_cast<unsigned long long>(kanga_executions_),
+                          static_cast<unsigned long long>(ring_->kanga_executions()),
                           steps.empty() ? " none" : steps.c_str(),
                           static_cast<unsigned long long>(rd_->executions()),
-                          static_cast<unsigned long long>(by_reference_slices_));
+                          static_cast<unsigned long long>(ring_->by_reference_slices()));
   }
   if (self_.proxy != nullptr) nrt_emu_proxy_release(self_.proxy);
   // The collaborators, each releasing what it holds: the peer links'
   // registrations; the peer watches; the ring links' registrations, the
   // peers' mappings and the doorbell.
+  ring_.reset();
   rd_.reset();
   peers_.reset();
   loop_.reset();

@@ -1,36 +1,30 @@
-// ccom.h — one rank of the reference device engine: its communicator, its
-// device memory, its links to ring neighbours and peers, and the executor
-// that runs collective programs over them.
+// ccom.h — one rank of the reference device engine (Ccom): its bring-up and
+// teardown, its communicator and device memory, the calls of its C API, and
+// the parts it owns: the links, the device loop, and the ring, peer and
+// recursive-doubling executors.
 #pragma once
 
-#include "../bell.h"
-#include "../knobs.h"
 #include "device_loop.h"
 #include "heap.h"
 #include "links.h"
 #include "peer_executor.h"
 #include "plan.h"
-#include "process_watch.h"
 #include "program.h"
 #include "rank_context.h"
 #include "rd_executor.h"
+#include "ring_executor.h"
 #include "status.h"
 
 #include <nrt_emu.h>
-#include <sys/types.h>
 
-#include <chrono>
+#include <cstddef>
 #include <cstdint>
-#include <iterator>
 #include <list>
 #include <memory>
 #include <string>
 #include <vector>
 
 namespace nrt_emu::engine {
-
-class NetTask;  // device_words.h
-struct Run;     // one channel's progress through one execution (ring_executor.cc)
 
 // How the engine runs a call (Ccom::algorithm_of): over the ring channels,
 // over the kangaRing lanes, by recursive doubling, or as direct exchanges
@@ -70,6 +64,7 @@ class Ccom {
   Status init(const nrt_emu_ccom_config_t& cfg);
   // init's steps, in order.
   Status take_config(const nrt_emu_ccom_config_t& cfg);
+  Status make_parts(const nrt_emu_ccom_config_t& cfg);
   Result<int> place_on_device(const nrt_emu_ccom_config_t& cfg);  // logical cores per device
   Status init_communicator(const nrt_emu_ccom_config_t& cfg, int vcores_per_device);
   Status allocate_memory(const nrt_emu_ccom_config_t& cfg, int channels);
@@ -85,43 +80,19 @@ class Ccom {
   Status validate(const nrt_emu_coll_args_t& a, CollDesc* d) const;
   Algorithm algorithm_of(const CollDesc& d) const;
   Result<Plan*> plan_for(const nrt_emu_coll_args_t& a, const CollDesc& d);
-  Status build_plan(Plan& p);
   Status execute(Plan& p);
-  // execute's parts: the proxy task of the plan's NET blocks; one channel (or
-  // lane) moved as far as its slots allow; what the device waits for, for a
-  // timeout's message.
-  struct Advance {
-    bool moved = false;  // a slice, descriptor or closing word went out
-    bool done = false;   // every step ran and every NET side is closed
-  };
-  Status submit_network(const Plan& p, NetTask& task);
-  Result<Advance> advance(const Plan& p, size_t ci, Run& r, const SliceStamp& stamp);
-  // advance's parts for one step: its slots, the received payload, the
-  // step's data movement, and the hand-over to the peers.
-  bool step_slots(Channel& c, const Step& s, const Run& r, const uint8_t*& rslot,
-                  uint8_t*& sslot) const;
-  Result<const uint8_t*> received_payload(const Plan& p, size_t ci, const Channel& c,
-                                          const uint8_t* rslot, size_t bytes,
-                                          const SliceStamp& stamp);
-  Status run_step(const Plan& p, size_t ci, Channel& c, const Step& s, Run& r, const uint8_t* rslot,
-                  uint8_t* sslot, const SliceStamp& stamp);
-  void hand_over(Channel& c, const Step& s, Run& r, uint8_t* sstart, SliceStamp st);
-  std::string waiting_for(const Plan& p, const std::vector<Run>& runs);
 
   RankContext self_;
   Heap heap_;
   std::vector<PeerCard> cards_;
-  bool by_reference_ = true;  // NEURON_RT_EMU_DIRECT_READ
-  uint64_t by_reference_slices_ = 0;
-  uint64_t kanga_executions_ = 0;
-  uint64_t kanga_lane_steps_[kMaxEngineChannels] =
-      {};        // slice steps each lane ran (logged at close)
   int dev_ = 0;  // nec_dev_id this rank runs on
-  // Made once the configuration is read.
+  // The parts, made once the configuration is read (make_parts), each given
+  // what it uses.
   std::unique_ptr<Links> links_;
   std::unique_ptr<DeviceLoop> loop_;
   std::unique_ptr<PeerExecutor> peers_;
   std::unique_ptr<RdExecutor> rd_;
+  std::unique_ptr<RingExecutor> ring_;
   std::list<Plan> plans_;  // most recently used first
   std::string error_;
   std::string cause_;    // error_'s innermost cause

@@ -1,10 +1,8 @@
-// The ring executor: a plan's channel programs and the FIFOs of its network
-// hops (Ccom::build_plan), and one execution of it (Ccom::execute) — the
-// device's side of every link (links.h) while the runtime's proxy worker
-// ticks libnccom for the NET ones.
-#include "ccom.h"
-#include "device_loop.h"
-#include "device_words.h"
+// RingExecutor (ring_executor.h): a plan's channel programs and the FIFOs
+// of its network hops, and one execution of it — the device's side of every
+// link (links.h) while the runtime's proxy worker ticks libnccom for the NET
+// ones.
+#include "ring_executor.h"
 
 #include <algorithm>
 #include <climits>
@@ -22,8 +20,8 @@ struct Run {
   const NetBlock* block = nullptr;
 };
 
-Status Ccom::submit_network(const Plan& p, NetTask& task) {
-  std::vector<Channel>& chans = links_->lanes(p.kanga);
+Status RingExecutor::submit_network(const Plan& p, NetTask& task, uint64_t execution) {
+  std::vector<Channel>& chans = links_.lanes(p.kanga);
   std::vector<const NetBlock*> blocks;
   std::vector<volatile uint32_t*> triggers, sems;
   for (const NetBlock& b : p.blocks) {
@@ -33,11 +31,11 @@ Status Ccom::submit_network(const Plan& p, NetTask& task) {
     for (volatile uint32_t* w : {c.send.hs, c.send.cmp, c.recv.hs, c.recv.cmp}) sems.push_back(w);
   }
   if (blocks.empty()) return {};
-  return task.submit(self_.proxy, blocks, triggers, sems, executions_);
+  return task.submit(self_.proxy, blocks, triggers, sems, execution);
 }
 
-std::string Ccom::waiting_for(const Plan& p, const std::vector<Run>& runs) {
-  const std::vector<Channel>& chans = links_->lanes(p.kanga);
+std::string RingExecutor::waiting_for(const Plan& p, const std::vector<Run>& runs) {
+  const std::vector<Channel>& chans = links_.lanes(p.kanga);
   for (size_t ci = 0; ci < chans.size(); ++ci) {
     const Run& r = runs[ci];
     const ChannelProgram& prog = p.progs[ci];
@@ -45,7 +43,7 @@ std::string Ccom::waiting_for(const Plan& p, const std::vector<Run>& runs) {
     if (r.step >= prog.steps.size() && r.by_reference != 0 && !c.send.net &&
         load64(c.send.head) < c.send.base + r.sseq)
       return (p.kanga ? "kangaRing lane " : "channel ") + std::to_string(ci) + ": " +
-             links_->describe_peer(c.next) + " to read the slices passed to it by reference (" +
+             links_.describe_peer(c.next) + " to read the slices passed to it by reference (" +
              std::to_string(load64(c.send.head) - c.send.base) + " of " + std::to_string(r.sseq) +
              ")";
     if (r.step >= prog.steps.size()) continue;
@@ -53,9 +51,9 @@ std::string Ccom::waiting_for(const Plan& p, const std::vector<Run>& runs) {
     return (p.kanga ? "kangaRing lane " : "channel ") + std::to_string(ci) + " step " +
            std::to_string(r.step) + " of " + std::to_string(prog.steps.size()) + ": " +
            ((s.flags & kRecv)
-                ? "slice " + std::to_string(r.rseq) + " from " + links_->describe_peer(c.prev) +
+                ? "slice " + std::to_string(r.rseq) + " from " + links_.describe_peer(c.prev) +
                       (c.recv.net ? " over the network" : " (direct)")
-                : "room at " + links_->describe_peer(c.next) +
+                : "room at " + links_.describe_peer(c.next) +
                       (c.send.net ? " over the network" : " (direct)"));
   }
   return "the network proxy to finish the task";
@@ -64,8 +62,8 @@ std::string Ccom::waiting_for(const Plan& p, const std::vector<Run>& runs) {
 // Where step `s` reads its received slice and writes the slice it sends
 // (a DIRECT send refreshes the head it has seen of its peer);
 // false while the slice has not arrived or the peer has no room.
-bool Ccom::step_slots(Channel& c, const Step& s, const Run& r, const uint8_t*& rslot,
-                      uint8_t*& sslot) const {
+bool RingExecutor::step_slots(Channel& c, const Step& s, const Run& r, const uint8_t*& rslot,
+                              uint8_t*& sslot) const {
   if ((s.flags & kRecv) != 0) {
     if (c.recv.net) {
       if (load32(c.recv.cmp) <= r.rseq) return false;
@@ -91,40 +89,40 @@ bool Ccom::step_slots(Channel& c, const Step& s, const Run& r, const uint8_t*& r
 
 // The payload of the received slice at `rslot`, its stamp checked: after
 // the stamp, or where the sender's reference points.
-Result<const uint8_t*> Ccom::received_payload(const Plan& p, size_t ci, const Channel& c,
-                                              const uint8_t* rslot, size_t bytes,
-                                              const SliceStamp& stamp) {
-  if (Status st = links_->check_stamp(rslot, stamp, p.kanga ? "kangaRing lane" : "channel",
-                                      static_cast<int>(ci), c.prev);
+Result<const uint8_t*> RingExecutor::received_payload(const Plan& p, size_t ci, const Channel& c,
+                                                      const uint8_t* rslot, size_t bytes,
+                                                      const SliceStamp& stamp) {
+  if (Status st = links_.check_stamp(rslot, stamp, p.kanga ? "kangaRing lane" : "channel",
+                                     static_cast<int>(ci), c.prev);
       !st)
     return st.take_error();
   SliceStamp got;
   std::memcpy(&got, rslot, sizeof got);
   if (got.by_reference != 0 && c.recv.net) {
-    return engine_error(links_->describe_peer(c.prev) +
+    return engine_error(links_.describe_peer(c.prev) +
                         " passed a slice by reference over the network");
   }
-  if (got.by_reference != 0) return links_->referenced_payload(c.prev, rslot, bytes);
+  if (got.by_reference != 0) return links_.referenced_payload(c.prev, rslot, bytes);
   return rslot + kStampBytes;
 }
 
 // The slice goes out: its stamp after the payload (on a DIRECT link, the
 // stamp is the slice's arrival) and the peer told; the received slot freed.
-void Ccom::hand_over(Channel& c, const Step& s, Run& r, uint8_t* sstart, SliceStamp st) {
+void RingExecutor::hand_over(Channel& c, const Step& s, Run& r, uint8_t* sstart, SliceStamp st) {
   if ((s.flags & kSend) != 0) {
     if (c.send.net) {
       std::memcpy(sstart, &st, sizeof st);
       publish(post_word(c.send.conn, true));
     } else {
       seal_slice(sstart, st, c.send.base + r.sseq);
-      bell::ring(links_->peer_bell(c.next));
+      bell::ring(links_.peer_bell(c.next));
     }
     ++r.sseq;
   }
   if ((s.flags & kRecv) != 0) {
     if (!c.recv.net) {
       store64(c.recv.head, c.recv.base + r.rseq + 1);
-      bell::ring(links_->peer_bell(c.prev));
+      bell::ring(links_.peer_bell(c.prev));
     }
     ++r.rseq;
   }
@@ -133,8 +131,8 @@ void Ccom::hand_over(Channel& c, const Step& s, Run& r, uint8_t* sstart, SliceSt
 // One step whose slots are ready (step_slots): the payload received, reduced
 // or copied into its target, and sent on (by reference when DIRECT and the
 // data stays final in the output).
-Status Ccom::run_step(const Plan& p, size_t ci, Channel& c, const Step& s, Run& r,
-                      const uint8_t* rslot, uint8_t* sslot, const SliceStamp& stamp) {
+Status RingExecutor::run_step(const Plan& p, size_t ci, Channel& c, const Step& s, Run& r,
+                              const uint8_t* rslot, uint8_t* sslot, const SliceStamp& stamp) {
   const uint64_t es = dtype_size(p.desc.dtype);
   const bool rv = (s.flags & kRecv) != 0, sd = (s.flags & kSend) != 0;
   const size_t bytes = s.elems * es;
@@ -174,8 +172,8 @@ Status Ccom::run_step(const Plan& p, size_t ci, Channel& c, const Step& s, Run& 
   return {};
 }
 
-Result<Ccom::Advance> Ccom::advance(const Plan& p, size_t ci, Run& r, const SliceStamp& stamp) {
-  Channel& c = links_->lanes(p.kanga)[ci];
+Result<Progress> RingExecutor::advance(const Plan& p, size_t ci, Run& r, const SliceStamp& stamp) {
+  Channel& c = links_.lanes(p.kanga)[ci];
   const ChannelProgram& prog = p.progs[ci];
   const bool net_tx = r.block != nullptr && r.block->op.tx_entry_cnt > 0;
   const bool net_rx = r.block != nullptr && r.block->op.rx_entry_cnt > 0;
@@ -214,19 +212,18 @@ Result<Ccom::Advance> Ccom::advance(const Plan& p, size_t ci, Run& r, const Slic
   const bool read = r.by_reference == 0 || load64(c.send.head) >= c.send.base + r.sseq;
   const bool done =
       r.step == prog.steps.size() && (!net_tx || r.tx_closed) && (!net_rx || r.rx_closed) && read;
-  return Advance{moved, done};
+  return Progress{moved, done};
 }
 
-Status Ccom::execute(Plan& p) {
-  std::vector<Channel>& chans =
-      links_->lanes(p.kanga);  // ring channels, or kangaRing lanes (ccom.h)
+Status RingExecutor::execute(Plan& p, uint64_t execution) {
+  std::vector<Channel>& chans = links_.lanes(p.kanga);  // ring channels, or kangaRing lanes
   std::vector<Run> runs(chans.size());
   for (const NetBlock& b : p.blocks) runs[static_cast<size_t>(b.channel)].block = &b;
 
   // The network task: one stream per channel with a NET hop.
   NetTask task;
-  if (Status s = submit_network(p, task); !s) return s;
-  const SliceStamp stamp = stamp_of(p, executions_);
+  if (Status s = submit_network(p, task, execution); !s) return s;
+  const SliceStamp stamp = stamp_of(p, execution);
   const auto pass = [&]() -> Result<Progress> {
     Progress all{false, true};
     for (size_t ci = 0; ci < chans.size(); ++ci) {
@@ -237,25 +234,29 @@ Status Ccom::execute(Plan& p) {
     }
     return all;
   };
-  if (Status s = loop_->run(task, pass, [&] { return waiting_for(p, runs); }); !s) return s;
+  if (Status s = loop_.run(task, pass, [&] { return waiting_for(p, runs); }); !s) return s;
   for (size_t ci = 0; ci < chans.size(); ++ci) {
     if (!chans[ci].send.net) chans[ci].send.base += p.progs[ci].sends;
     if (!chans[ci].recv.net) chans[ci].recv.base += p.progs[ci].recvs;
     by_reference_slices_ += runs[ci].by_reference;
   }
+  if (p.kanga) {
+    ++kanga_executions_;
+    for (size_t k = 0; k < p.progs.size() && k < chans.size(); ++k)
+      kanga_lane_steps_[k] += p.progs[k].steps.size();
+  }
   return {};
 }
 
-Status Ccom::build_plan(Plan& p) {
+Status RingExecutor::build_plan(Plan& p) {
   const DType t = p.desc.dtype;
   const uint64_t es = dtype_size(t);
-  if (p.desc.coll == Coll::AllToAll || p.desc.coll == Coll::Permute) return peers_->build_plan(p);
   const uint64_t slice = (self_.slot_bytes - kStampBytes) / es;  // the stamp comes first
   const uint64_t total = split_total(p.desc);
   const uint64_t bytes = total * es;
   // A channel carries at least two slices before the next one is used:
   // small operations stay on one ring.
-  const std::vector<Channel>& chans = links_->lanes(p.kanga);
+  const std::vector<Channel>& chans = links_.lanes(p.kanga);
   const int used =
       static_cast<int>(std::clamp<uint64_t>(bytes / (2 * self_.slot_bytes), 1, chans.size()));
   const auto ranges = split_channels(total, used, std::max<uint64_t>(1, 64 / es));

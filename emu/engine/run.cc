@@ -1,4 +1,5 @@
-// Ccom::run: argument checks, the algorithm of a call, the plan cache.
+// Ccom::run: argument checks, the algorithm of a call, the plan cache, the
+// executor a plan runs on.
 #include "../runtime_log.h"
 #include "ccom.h"
 #include "device_words.h"
@@ -102,11 +103,10 @@ Result<Plan*> Ccom::plan_for(const nrt_emu_coll_args_t& a, const CollDesc& d) {
   p.recv_from = a.recv_from;
   const Algorithm algorithm = algorithm_of(d);
   p.kanga = algorithm == Algorithm::KangaRing;
-  if (algorithm == Algorithm::RecursiveDoubling) {
-    if (Status s = rd_->build_plan(p); !s) return s.take_error();
-  } else if (Status s = build_plan(p); !s) {
-    return s.take_error();
-  }
+  Status built = algorithm == Algorithm::RecursiveDoubling ? rd_->build_plan(p)
+                 : algorithm == Algorithm::Peer            ? peers_->build_plan(p)
+                                                           : ring_->build_plan(p);
+  if (!built) return built.take_error();
   plans_.push_front(std::move(p));
   while (plans_.size() > kMaxPlans) plans_.pop_back();
   // Blocks point into the FIFO vectors of the plan: fix them where it lives.
@@ -155,6 +155,13 @@ NRT_STATUS Ccom::algorithm(const nrt_emu_coll_args_t& a, Algorithm* out) {
   return NRT_SUCCESS;
 }
 
+// The executor of a plan: recursive doubling's, the peers', or the rings'.
+Status Ccom::execute(Plan& p) {
+  if (p.rd) return rd_->execute(p, executions_);
+  if (p.peer) return peers_->execute(p, executions_);
+  return ring_->execute(p, executions_);
+}
+
 NRT_STATUS Ccom::run(const nrt_emu_coll_args_t& a) {
   if (broken_)
     return fail(NRT_FAILURE, "an earlier collective failed (" + broken_reason_ +
@@ -170,10 +177,7 @@ NRT_STATUS Ccom::run(const nrt_emu_coll_args_t& a) {
                 planned.error().message + (gone.empty() ? "" : "; " + gone));
   }
   Plan* p = *planned;
-  if (Status s = p->rd     ? rd_->execute(*p, executions_)
-                 : p->peer ? peers_->execute(*p, executions_)
-                           : execute(*p);
-      !s) {
+  if (Status s = execute(*p); !s) {
     const std::string e = s.error().message;
     broken_ = true;
     broken_reason_ = e;
@@ -187,11 +191,6 @@ NRT_STATUS Ccom::run(const nrt_emu_coll_args_t& a) {
   }
   ++p->uses;
   ++executions_;
-  if (p->kanga) {
-    ++kanga_executions_;
-    for (size_t k = 0; k < p->progs.size() && k < links_->kanga_lanes().size(); ++k)
-      kanga_lane_steps_[k] += p->progs[k].steps.size();
-  }
   return NRT_SUCCESS;
 }
 
