@@ -16,6 +16,7 @@ namespace {
 constexpr uint32_t kCardMagic = 0x4343454eu;  // "NECC"
 constexpr size_t kDefaultDeviceBytes = 256u << 20;
 constexpr uint64_t kDefaultSlotBytes = 512u << 10;
+
 // A knob of the engine (its range in the runtime's table, knobs.h): unset =
 // def; bad = an error naming it.
 Result<uint64_t> engine_knob(knobs::Var v, uint64_t def) {
@@ -258,8 +259,6 @@ Status Ccom::connect_links() {
   return {};
 }
 
-// Every rank learns every other's process, memory file and slot offsets;
-// the receiver of each DIRECT hop is mapped.
 // This rank's engine card: where its regions are, what it runs.
 PeerCard Ccom::own_card() const {
   PeerCard me{};
@@ -323,6 +322,8 @@ Status Ccom::check_card(int r, const PeerCard& p, const PeerCard& me) const {
   return {};
 }
 
+// Every rank learns every other's process, memory file and slot offsets;
+// the receiver of each DIRECT hop is mapped.
 Status Ccom::exchange_and_map() {
   const PeerCard me = own_card();
   cards_.assign(static_cast<size_t>(self_.n), PeerCard{});

@@ -33,6 +33,9 @@ enum class Algorithm { Ring, KangaRing, RecursiveDoubling, Peer };
 // "ring", "kangaring", "rd", "peer" (nrt_emu_ccom_algorithm's answers).
 const char* algorithm_name(Algorithm a);
 
+// Ccom: one rank. It brings the rank up (libnccom's communicator, the device
+// memories, the card all-gather) and down, and owns the parts that run its
+// collectives, each made with what it uses.
 class Ccom {
  public:
   ~Ccom();

@@ -72,6 +72,7 @@ class DeviceLoop {
   // this machine (threads of this process cannot die alone, other machines'
   // processes are not ours to see); the others watch nothing.
   void watch_peers(const std::vector<PeerCard>& cards, int rank);
+  // "process gone: " and the watched peers whose processes are gone, or "".
   std::string peer_gone() const;
 
  private:

@@ -91,7 +91,6 @@ Status Links::build_kanga_lanes(const nccl_comm_info_t& info) {
   return {};
 }
 
-// Maps another rank's engine memory (once).
 namespace {
 
 // Maps another process's memfd region (through its /proc fd entry).
