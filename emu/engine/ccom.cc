@@ -1,22 +1,14 @@
 // Ccom: bring-up and teardown of one engine rank (ccom.h).
 #include "ccom.h"
 
-#include "../device_memory.h"
 #include "../knobs.h"
 #include "../platform.h"
 #include "../runtime_log.h"
 
-#include <nccom/nccl_ptr.h>
-
-#include <fcntl.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <csignal>
-#include <cstdlib>
-#include <cstring>
 
 namespace nrt_emu::engine {
 namespace {
@@ -24,25 +16,6 @@ namespace {
 constexpr uint32_t kCardMagic = 0x4343454eu;  // "NECC"
 constexpr size_t kDefaultDeviceBytes = 256u << 20;
 constexpr uint64_t kDefaultSlotBytes = 512u << 10;
-// All-reduce up to this size runs recursive doubling (rd.cc), by default
-// (measured in docs/decisions/emu-engine.md): across hosts each ring hop
-// pays the proxy and the network; on one host a hop is a copy, but each is
-// also a hand-off between ranks, and 2(n-1) of them lose to log2(n) swaps
-// up to 32 KiB.
-constexpr uint64_t kRdBytesAcrossHosts = 64u << 10;
-constexpr uint64_t kRdBytesOneHost = 32u << 10;
-constexpr uint64_t kRdBytesAuto = UINT64_MAX;  // unset: chosen once the hosts are known
-// All-gather up to this output size, likewise (measured there too): across
-// hosts the ring's n-1 forwarding hops each wait for the network, and
-// recursive doubling's log2(n) swaps win up to 64 KiB (past it the last
-// swap's half of the output no longer goes eagerly); on one host it wins up
-// to 8 KiB with 2 ranks and 32 KiB with more.
-constexpr uint64_t kRdGatherBytesAcrossHosts = 64u << 10;
-constexpr uint64_t kRdGatherBytesOneHostPair = 8u << 10;
-constexpr uint64_t kRdGatherBytesOneHost = 32u << 10;
-constexpr uint64_t kRdGatherBytesAuto = UINT64_MAX;
-
-thread_local uint64_t t_call_mark = 0;
 
 // A knob of the engine (its range in the runtime's table, knobs.h): unset =
 // def; bad = an error naming it.
@@ -56,29 +29,6 @@ Result<uint64_t> engine_knob(knobs::Var v, uint64_t def) {
 
 }  // namespace
 
-void begin_call() { t_call_mark = log::mark(); }
-
-std::string st(const char* what, NRT_STATUS s) {
-  std::string text = std::string(what) + " returned status " + std::to_string(s);
-  const std::string cause = log::nccom_cause(t_call_mark);
-  return text +
-         (cause.empty() ? " (libnccom forwarded no reason to the runtime log)" : ": " + cause);
-}
-
-Why split_cause(const std::string& message) {
-  const std::string cause = log::nccom_cause(t_call_mark);
-  if (!cause.empty() && message != cause) {
-    const size_t at = message.rfind(": " + cause);
-    if (at != std::string::npos)
-      return {cause, message.substr(0, at) + message.substr(at + 2 + cause.size())};
-  }
-  return {message, ""};
-}
-
-std::string cause_first(const Why& why) {
-  return why.context.empty() ? why.cause : why.cause + " (" + why.context + ")";
-}
-
 NRT_STATUS Ccom::fail(NRT_STATUS s, std::string why) {
   const Why split = split_cause(why);
   error_ = cause_first(split);
@@ -86,7 +36,7 @@ NRT_STATUS Ccom::fail(NRT_STATUS s, std::string why) {
   context_ = split.context;
   // A cause libnccom forwarded is in libnccom's own log already: the
   // runtime's line says what the runtime was doing, as libnrt's lines do.
-  nrt_emu::log::message(nrt_emu::log::Level::Error, "[engine rank %d] %s", rank_,
+  nrt_emu::log::message(nrt_emu::log::Level::Error, "[engine rank %d] %s", self_.rank,
                         split.context.empty() ? error_.c_str() : split.context.c_str());
   return s;
 }
@@ -121,26 +71,27 @@ Result<Ccom*> Ccom::create(const nrt_emu_ccom_config_t& cfg, Why* why_out) {
 
 Status Ccom::init(const nrt_emu_ccom_config_t& cfg) {
   if (Status s = take_config(cfg); !s) return s;
+  if (Status s = make_parts(cfg); !s) return s;
   const auto max_ch = engine_knob(knobs::Var::kEngineChannels, kMaxEngineChannels);
   if (!max_ch) return max_ch.error();
   auto vcores_per_device = place_on_device(cfg);
   if (!vcores_per_device) return vcores_per_device.take_error();
   if (Status s = init_communicator(cfg, *vcores_per_device); !s) return s;
   nccl_comm_info_t info{};
-  if (NRT_STATUS s = t_->neuronGetCommInfo(comm_, &info); s != NRT_SUCCESS)
+  if (NRT_STATUS s = self_.t->neuronGetCommInfo(self_.comm, &info); s != NRT_SUCCESS)
     return engine_error(st("neuronGetCommInfo", s));
-  if (info.rank != rank_ || info.rank_n != n_)
+  if (info.rank != self_.rank || info.rank_n != self_.n)
     return engine_error("libnccom reports rank " + std::to_string(info.rank) + " of " +
                         std::to_string(info.rank_n));
   const int channels = std::min<int>(info.channel_n, static_cast<int>(*max_ch));
   if (channels < 1) return engine_error("the communicator has no ring channel");
-  if (Status s = read_rings(info, channels); !s) return s;
-  if (Status s = build_kanga_lanes(info); !s) return s;
+  if (Status s = links_->read_rings(info, channels); !s) return s;
+  if (Status s = links_->build_kanga_lanes(info); !s) return s;
   if (Status s = allocate_memory(cfg, channels); !s) return s;
   return connect_links();
 }
 
-// The configuration checked and kept (rank, host, timeout, slice size).
+// The configuration checked and kept (rank, host, slice size).
 Status Ccom::take_config(const nrt_emu_ccom_config_t& cfg) {
   if (cfg.struct_size != sizeof(nrt_emu_ccom_config_t))
     return engine_error(
@@ -154,34 +105,42 @@ Status Ccom::take_config(const nrt_emu_ccom_config_t& cfg) {
                         std::to_string(cfg.local_n) + " ranks per host (1..16 per host)");
   if (cfg.host < 0) return engine_error("host id " + std::to_string(cfg.host) + " is negative");
   if (Status s = log::check_level(); !s) return s;
-  rank_ = cfg.rank;
-  n_ = cfg.rank_n;
-  host_ = cfg.host;
-  local_ = cfg.local_rank;
-  local_n_ = cfg.local_n;
-  timeout_ms_ = cfg.timeout_ms != 0 ? cfg.timeout_ms : 60000;
+  self_.rank = cfg.rank;
+  self_.n = cfg.rank_n;
+  self_.host = cfg.host;
+  self_.local = cfg.local_rank;
+  self_.local_n = cfg.local_n;
   const auto slot = engine_knob(knobs::Var::kSliceBytes, kDefaultSlotBytes);
   if (!slot) return slot.error();
-  slot_bytes_ = *slot / 64 * 64;
-  // Recursive doubling carries a message in one slice (after its stamp).
-  const auto rd = engine_knob(knobs::Var::kAllreduceRdBytes, kRdBytesAuto);
+  self_.slot_bytes = *slot / 64 * 64;
+  return {};
+}
+
+// The knobs each part runs by, and the parts made with them (Links first:
+// the others use it).
+Status Ccom::make_parts(const nrt_emu_ccom_config_t& cfg) {
+  DeviceLoop::Settings loop;
+  loop.timeout_ms = cfg.timeout_ms != 0 ? cfg.timeout_ms : 60000;
+  const auto rd = engine_knob(knobs::Var::kAllreduceRdBytes, RdExecutor::kAuto);
   if (!rd) return rd.error();
-  rd_max_bytes_ = *rd;
-  const auto rd_gather = engine_knob(knobs::Var::kAllgatherRdBytes, kRdGatherBytesAuto);
+  const auto rd_gather = engine_knob(knobs::Var::kAllgatherRdBytes, RdExecutor::kAuto);
   if (!rd_gather) return rd_gather.error();
-  rd_gather_max_bytes_ = *rd_gather;
   const auto by_reference = engine_knob(knobs::Var::kDirectRead, 1);
   if (!by_reference) return by_reference.error();
-  by_reference_ = *by_reference != 0;
   const auto spin = engine_knob(knobs::Var::kSpinUs, bell::kDefaultSpinUs);
   if (!spin) return spin.error();
-  spin_us_ = static_cast<uint32_t>(*spin);
+  loop.spin_us = static_cast<uint32_t>(*spin);
   const auto poll = engine_knob(knobs::Var::kPollNs, bell::kDefaultPollNs);
   if (!poll) return poll.error();
-  poll_ns_ = static_cast<uint32_t>(*poll);
+  loop.poll_ns = static_cast<uint32_t>(*poll);
   const auto help = engine_knob(knobs::Var::kProxyHelp, 1);
   if (!help) return help.error();
-  proxy_help_ = *help != 0;
+  loop.proxy_help = *help != 0;
+  links_ = std::make_unique<Links>(self_, cards_);
+  loop_ = std::make_unique<DeviceLoop>(*links_, loop);
+  peers_ = std::make_unique<PeerExecutor>(self_, *links_, *loop_);
+  rd_ = std::make_unique<RdExecutor>(self_, *links_, *peers_, RdExecutor::Limits{*rd, *rd_gather});
+  ring_ = std::make_unique<RingExecutor>(self_, *links_, *loop_, *by_reference != 0);
   return {};
 }
 
@@ -195,9 +154,9 @@ Result<int> Ccom::place_on_device(const nrt_emu_ccom_config_t& cfg) {
   const platform::Spec* spec = platform::current();
   const bool switch_v1 = spec->pod_type == NEC_POD_TYPE_SWITCH;
   const int vcores_per_device = switch_v1 ? spec->cores_per_device / spec->lnc : 1;
-  dev_ = local_ / vcores_per_device;
+  dev_ = self_.local / vcores_per_device;
   if (switch_v1 && dev_ >= spec->devices)
-    return engine_error("local rank " + std::to_string(local_) + " does not fit on " +
+    return engine_error("local rank " + std::to_string(self_.local) + " does not fit on " +
                         std::to_string(spec->devices) + " devices of " +
                         std::to_string(vcores_per_device) + " logical cores (" + spec->name + ")");
   // The emulated host has as many devices as ranks on it, unless told (a
@@ -215,12 +174,12 @@ Status Ccom::init_communicator(const nrt_emu_ccom_config_t& cfg, int vcores_per_
     const char* e = nrt_emu_last_error();
     return engine_error(std::string("libnccom did not load: ") + (e ? e : "unknown reason"));
   }
-  t_ = nrt_emu_nccom_table();
+  self_.t = nrt_emu_nccom_table();
   const auto from_env = knobs::text(knobs::Var::kRootCommId);  // NUL-terminated: getenv's
   const char* root = cfg.root_comm_id != nullptr ? cfg.root_comm_id
                      : from_env                  ? from_env->data()
                                                  : nullptr;
-  if (n_ > 1 && (root == nullptr || *root == '\0'))
+  if (self_.n > 1 && (root == nullptr || *root == '\0'))
     return engine_error(
         "no root address: set NEURON_RT_ROOT_COMM_ID=host:port (where rank 0 listens) or pass "
         "root_comm_id");
@@ -230,8 +189,8 @@ Status Ccom::init_communicator(const nrt_emu_ccom_config_t& cfg, int vcores_per_
   dev.mla_idx = dev_;
   dev.host_device_id = dev_;
   dev.routing_id = dev_;
-  dev.tpb_idx = local_ % vcores_per_device;
-  dev.virtual_server_id = static_cast<uint32_t>(host_);
+  dev.tpb_idx = self_.local % vcores_per_device;
+  dev.virtual_server_id = static_cast<uint32_t>(self_.host);
   if (const nec_pod_type_t pod = platform::current()->pod_type; pod != NEC_POD_TYPE_NONE) {
     // SWITCH with family Trn3: libnccom builds kangaRing paths; P2P
     // (trn2-ultraserver): libnccom orders the pod's nodes in its ring.
@@ -239,47 +198,21 @@ Status Ccom::init_communicator(const nrt_emu_ccom_config_t& cfg, int vcores_per_
     // One pod; host h is its node h (libnccom orders the nodes of a pod by
     // these ids and refuses two nodes at one position).
     dev.pod_id = 0;
-    dev.pod_node_id = static_cast<uint32_t>(host_);
+    dev.pod_node_id = static_cast<uint32_t>(self_.host);
   }
-  if (NRT_STATUS s = t_->neuronInitGlobalComm(rank_, n_, &dev, root, &comm_, "nrt_emu_ccom");
+  if (NRT_STATUS s = self_.t->neuronInitGlobalComm(self_.rank, self_.n, &dev, root, &self_.comm,
+                                                   "nrt_emu_ccom");
       s != NRT_SUCCESS)
     return engine_error(st("neuronInitGlobalComm", s));
   // Test seam (docs/internals/emu.md, "Environment"): this rank's process
   // dies between libnccom's two init calls, while its peers are already
   // connecting their rings.
   if (const auto k = knobs::integer_or_warn(knobs::Var::kDebugKillAfterInit, -1);
-      k && *k == rank_) {
+      k && *k == self_.rank) {
     raise(SIGKILL);
   }
-  if (NRT_STATUS s = t_->neuronBuildGraphComm(comm_); s != NRT_SUCCESS)
+  if (NRT_STATUS s = self_.t->neuronBuildGraphComm(self_.comm); s != NRT_SUCCESS)
     return engine_error(st("neuronBuildGraphComm", s));
-  return {};
-}
-
-// The first `channels` rings libnccom built, each checked and rotated to
-// start at its lowest rank.
-Status Ccom::read_rings(const nccl_comm_info_t& info, int channels) {
-  for (int c = 0; c < channels; ++c) {
-    Channel ch;
-    ch.id = c;
-    ch.prev = info.rings[c].prev;
-    ch.next = info.rings[c].next;
-    const int* ur = info.rings[c].user_ranks;
-    if (ur == nullptr) return engine_error("ring " + std::to_string(c) + " has no user_ranks");
-    ch.ring.order.assign(ur, ur + n_);
-    // user_ranks starts at the calling rank; every rank must index ring
-    // positions alike, so the ring is rotated to start at its lowest rank.
-    std::rotate(ch.ring.order.begin(), std::min_element(ch.ring.order.begin(), ch.ring.order.end()),
-                ch.ring.order.end());
-    ch.ring.pos = static_cast<int>(std::find(ch.ring.order.begin(), ch.ring.order.end(), rank_) -
-                                   ch.ring.order.begin());
-    if (ch.ring.pos >= n_)
-      return engine_error("ring " + std::to_string(c) + " does not contain this rank");
-    if (ch.ring.order[static_cast<size_t>((ch.ring.pos + 1) % n_)] != ch.next ||
-        ch.ring.order[static_cast<size_t>((ch.ring.pos + n_ - 1) % n_)] != ch.prev)
-      return engine_error("ring " + std::to_string(c) + ": user_ranks disagree with prev/next");
-    chans_.push_back(std::move(ch));
-  }
   return {};
 }
 
@@ -287,17 +220,17 @@ Status Ccom::read_rings(const nccl_comm_info_t& info, int channels) {
 // lane, peer rings per local rank, the peer-exchange slots.
 Status Ccom::allocate_memory(const nrt_emu_ccom_config_t& cfg, int channels) {
   const size_t dev_bytes = cfg.device_bytes != 0 ? cfg.device_bytes : kDefaultDeviceBytes;
-  if (NRT_STATUS s = nrt_emu_devmem_create(dev_bytes, &user_mem_); s != NRT_SUCCESS)
+  if (NRT_STATUS s = nrt_emu_devmem_create(dev_bytes, &self_.user_mem); s != NRT_SUCCESS)
     return engine_error("device memory of " + std::to_string(dev_bytes) +
                         " bytes: " + st("nrt_emu_devmem_create", s));
-  heap_.reset(static_cast<uint8_t*>(nrt_emu_devmem_base(user_mem_)),
-              nrt_emu_devmem_size(user_mem_));
-  pair_stride_ = kSlots * slot_bytes_ + 4096;
+  heap_.reset(static_cast<uint8_t*>(nrt_emu_devmem_base(self_.user_mem)),
+              nrt_emu_devmem_size(self_.user_mem));
   const size_t engine_bytes =
-      static_cast<size_t>(channels) * (2 * kSlots * slot_bytes_ + 64 * 1024) +
-      kanga_.size() * (kSlots * slot_bytes_ + 64 * 1024) +
-      static_cast<size_t>(local_n_) * pair_stride_ + 2 * kPeerSlots * slot_bytes_ + (1u << 20);
-  if (NRT_STATUS s = nrt_emu_devmem_create(engine_bytes, &engine_mem_); s != NRT_SUCCESS)
+      static_cast<size_t>(channels) * (2 * kSlots * self_.slot_bytes + 64 * 1024) +
+      links_->kanga_lanes().size() * (kSlots * self_.slot_bytes + 64 * 1024) +
+      static_cast<size_t>(self_.local_n) * links_->pair_stride() +
+      2 * kPeerSlots * self_.slot_bytes + (1u << 20);
+  if (NRT_STATUS s = nrt_emu_devmem_create(engine_bytes, &self_.engine_mem); s != NRT_SUCCESS)
     return engine_error(st("engine memory: nrt_emu_devmem_create", s));
   return {};
 }
@@ -305,161 +238,58 @@ Status Ccom::allocate_memory(const nrt_emu_ccom_config_t& cfg, int channels) {
 // Every channel connected (direct or over the network), and the shared
 // proxy worker acquired when any link crosses the network.
 Status Ccom::connect_links() {
-  if (Status s = build_channels(); !s) return s;
+  if (Status s = links_->build_channels(); !s) return s;
   if (Status s = exchange_and_map(); !s) return s;
   bool any_net = false;
-  for (const Channel& c : chans_) {
+  for (const Channel& c : links_->channels()) {
     any_net = any_net || c.send.net || c.recv.net;
     nrt_emu::log::message(nrt_emu::log::Level::Info,
-                          "[engine rank %d] channel %d: from rank %d %s, to rank %d %s", rank_,
+                          "[engine rank %d] channel %d: from rank %d %s, to rank %d %s", self_.rank,
                           c.id, c.prev, c.recv.net ? "over the network" : "direct", c.next,
                           c.send.net ? "over the network" : "direct");
   }
   bool across_hosts = false;
-  for (const PeerCard& p : cards_) across_hosts = across_hosts || p.host != host_;
-  if (rd_max_bytes_ == kRdBytesAuto)
-    rd_max_bytes_ = across_hosts ? kRdBytesAcrossHosts : kRdBytesOneHost;
-  rd_max_bytes_ = std::min<uint64_t>(rd_max_bytes_, slot_bytes_ - kStampBytes);
-  if (rd_gather_max_bytes_ == kRdGatherBytesAuto)
-    rd_gather_max_bytes_ = across_hosts ? kRdGatherBytesAcrossHosts
-                           : n_ == 2    ? kRdGatherBytesOneHostPair
-                                        : kRdGatherBytesOneHost;
-  rd_gather_max_bytes_ = std::min<uint64_t>(rd_gather_max_bytes_, slot_bytes_ - kStampBytes);
-  const auto log_choice = [this](const char* coll, uint64_t max, const char* knob) {
-    if (n_ <= 1) return;
-    if (max == 0 || !kanga_.empty()) {
-      nrt_emu::log::message(nrt_emu::log::Level::Info,
-                            "[engine rank %d] %s: the rings at every size (%s%s)", rank_, coll,
-                            kanga_.empty() ? knob : "kangaRing lanes run the small ones too",
-                            kanga_.empty() ? "=0" : "");
-      return;
-    }
-    nrt_emu::log::message(nrt_emu::log::Level::Info,
-                          "[engine rank %d] %s of 1..%llu bytes: recursive doubling over the RDH "
-                          "peers; larger: the rings (%s)",
-                          rank_, coll, static_cast<unsigned long long>(max), knob);
-  };
-  log_choice("all-reduce", rd_max_bytes_, "NEURON_RT_EMU_ALLREDUCE_RD_BYTES");
-  log_choice("all-gather (output)", rd_gather_max_bytes_, "NEURON_RT_EMU_ALLGATHER_RD_BYTES");
+  for (const PeerCard& p : cards_) across_hosts = across_hosts || p.host != self_.host;
+  rd_->choose_limits(across_hosts);
   if (any_net) {
-    if (NRT_STATUS s = nrt_emu_proxy_acquire(comm_, local_, dev_, &proxy_); s != NRT_SUCCESS)
+    if (NRT_STATUS s = nrt_emu_proxy_acquire(self_.comm, self_.local, dev_, &self_.proxy);
+        s != NRT_SUCCESS)
       return engine_error(st("nrt_emu_proxy_acquire", s));
   }
   return {};
 }
 
-Status Ccom::build_channels() {
-  devmem::Region* region = devmem::region_of(engine_mem_);
-  pair_area_ = static_cast<uint8_t*>(
-      region->allocate(static_cast<size_t>(local_n_) * pair_stride_, 4096, "engine peer rings"));
-  if (pair_area_ == nullptr) return engine_error("engine memory is full (peer rings)");
-  void* bell = region->allocate(64, 64, "engine doorbell");
-  if (bell == nullptr) return engine_error("engine memory is full (doorbell)");
-  bell_ = new (bell) bell::Bell;
-  bell::register_local(bell_);
-  for (Channel& c : kanga_) {  // DIRECT only: all ranks are on this host
-    c.recv.slots = static_cast<uint8_t*>(
-        region->allocate(kSlots * slot_bytes_, 4096, "kangaRing receive slots"));
-    c.recv.head = static_cast<volatile uint64_t*>(region->allocate(64, 64, "kangaRing head"));
-    if (c.recv.slots == nullptr || c.recv.head == nullptr)
-      return engine_error("kangaRing lane " + std::to_string(c.id) + ": engine memory is full");
-  }
-  for (Channel& c : chans_) {
-    const std::string at = "channel " + std::to_string(c.id) + ": ";
-    c.recv.slots =
-        static_cast<uint8_t*>(region->allocate(kSlots * slot_bytes_, 4096, "engine receive slots"));
-    c.recv.head = static_cast<volatile uint64_t*>(region->allocate(64, 64, "engine head"));
-    if (c.recv.slots == nullptr || c.recv.head == nullptr)
-      return engine_error(at + "engine memory is full");
-    if (n_ == 1) continue;  // no hops: a one-rank ring only copies
-    void* rc = nullptr;
-    void* sc = nullptr;
-    if (NRT_STATUS s = t_->neuronGetNetConnector(comm_, ENC_PATTERN_RING, c.id, false, &rc);
-        s != NRT_SUCCESS)
-      return engine_error(at + st("neuronGetNetConnector(receive)", s));
-    if (NRT_STATUS s = t_->neuronGetNetConnector(comm_, ENC_PATTERN_RING, c.id, true, &sc);
-        s != NRT_SUCCESS)
-      return engine_error(at + st("neuronGetNetConnector(send)", s));
-    c.recv.net = rc != nullptr;
-    c.send.net = sc != nullptr;
-    if (!c.recv.net && !c.send.net) continue;
-    if (Status s = net_channel(c); !s) return with_context(at, s.error());
-    if (c.recv.net) {
-      if (NRT_STATUS s = nrt_emu_devmem_connector(engine_mem_, 1, nullptr, rc, &c.recv.conn);
-          s != NRT_SUCCESS)
-        return engine_error(at + st("receive connector", s));
-      if (NRT_STATUS s =
-              t_->neuronNetRegMr(comm_, ENC_PATTERN_RING, c.id, false, NET_RECV_COMM, c.recv.slots,
-                                 kSlots * slot_bytes_, NCCL_PTR_HOST, &c.recv.mhandle);
-          s != NRT_SUCCESS)
-        return engine_error(at + st("neuronNetRegMr(receive slots)", s));
-    }
-    if (c.send.net) {
-      c.send.slots =
-          static_cast<uint8_t*>(region->allocate(kSlots * slot_bytes_, 4096, "engine send slots"));
-      if (c.send.slots == nullptr) return engine_error(at + "engine memory is full");
-      if (NRT_STATUS s = nrt_emu_devmem_connector(engine_mem_, 1, nullptr, sc, &c.send.conn);
-          s != NRT_SUCCESS)
-        return engine_error(at + st("send connector", s));
-      if (NRT_STATUS s =
-              t_->neuronNetRegMr(comm_, ENC_PATTERN_RING, c.id, true, NET_SEND_COMM, c.send.slots,
-                                 kSlots * slot_bytes_, NCCL_PTR_HOST, &c.send.mhandle);
-          s != NRT_SUCCESS)
-        return engine_error(at + st("neuronNetRegMr(send slots)", s));
-    }
-    if (NRT_STATUS s = nrt_emu_devmem_channel(engine_mem_, c.id, ENC_PATTERN_RING, c.recv.conn,
-                                              c.send.conn, &c.chan);
-        s != NRT_SUCCESS)
-      return engine_error(at + st("enc_channel", s));
-  }
-  return {};
-}
-
-// Semaphores and the trigger word of a channel with a network hop.
-Status Ccom::net_channel(Channel& c) {
-  volatile uint32_t** words[] = {&c.recv.hs, &c.recv.cmp, &c.send.hs, &c.send.cmp};
-  for (volatile uint32_t** w : words) {
-    if (NRT_STATUS s = nrt_emu_devmem_semaphore(engine_mem_, w); s != NRT_SUCCESS)
-      return engine_error(st("semaphore", s));
-  }
-  if (NRT_STATUS s = nrt_emu_devmem_trigger_word(engine_mem_, &c.trigger); s != NRT_SUCCESS)
-    return engine_error(st("trigger word", s));
-  return {};
-}
-
-// Every rank learns every other's process, memory file and slot offsets;
-// the receiver of each DIRECT hop is mapped.
 // This rank's engine card: where its regions are, what it runs.
 PeerCard Ccom::own_card() const {
   PeerCard me{};
   me.magic = kCardMagic;
-  me.rank = rank_;
-  me.host = host_;
+  me.rank = self_.rank;
+  me.host = self_.host;
   me.pid = static_cast<int32_t>(getpid());
-  me.fd = nrt_emu_devmem_fd(engine_mem_);
-  me.channels = static_cast<int32_t>(chans_.size());
-  me.region_bytes = nrt_emu_devmem_size(engine_mem_);
-  me.user_fd = nrt_emu_devmem_fd(user_mem_);
-  me.user_bytes = nrt_emu_devmem_size(user_mem_);
-  me.slot_bytes = slot_bytes_;
-  me.local = local_;
-  me.local_n = local_n_;
-  me.pair_area = nrt_emu_devmem_offset(engine_mem_, pair_area_);
-  me.pair_stride = pair_stride_;
-  me.bell = nrt_emu_devmem_offset(engine_mem_, bell_);
+  me.fd = nrt_emu_devmem_fd(self_.engine_mem);
+  me.channels = static_cast<int32_t>(links_->channels().size());
+  me.region_bytes = nrt_emu_devmem_size(self_.engine_mem);
+  me.user_fd = nrt_emu_devmem_fd(self_.user_mem);
+  me.user_bytes = nrt_emu_devmem_size(self_.user_mem);
+  me.slot_bytes = self_.slot_bytes;
+  me.local = self_.local;
+  me.local_n = self_.local_n;
+  me.pair_area = nrt_emu_devmem_offset(self_.engine_mem, links_->pair_area());
+  me.pair_stride = links_->pair_stride();
+  me.bell = nrt_emu_devmem_offset(self_.engine_mem, links_->bell());
   gethostname(me.hostname, sizeof me.hostname - 1);
-  for (const Channel& c : chans_) {
-    me.recv_slots[c.id] = nrt_emu_devmem_offset(engine_mem_, c.recv.slots);
-    me.head[c.id] = nrt_emu_devmem_offset(engine_mem_, c.recv.head);
+  for (const Channel& c : links_->channels()) {
+    me.recv_slots[c.id] = nrt_emu_devmem_offset(self_.engine_mem, c.recv.slots);
+    me.head[c.id] = nrt_emu_devmem_offset(self_.engine_mem, c.recv.head);
   }
-  me.agreed[0] = rd_max_bytes_;
-  me.agreed[1] = rd_gather_max_bytes_;
-  me.agreed[2] = by_reference_ ? 1 : 0;
-  me.kanga_lanes = static_cast<int32_t>(kanga_.size());
-  me.kanga_sum = kanga_sum_;
-  for (const Channel& c : kanga_) {
-    me.kanga_recv_slots[c.id] = nrt_emu_devmem_offset(engine_mem_, c.recv.slots);
-    me.kanga_head[c.id] = nrt_emu_devmem_offset(engine_mem_, c.recv.head);
+  me.agreed[0] = rd_->limits().allreduce;
+  me.agreed[1] = rd_->limits().allgather;
+  me.agreed[2] = ring_->by_reference() ? 1 : 0;
+  me.kanga_lanes = static_cast<int32_t>(links_->kanga_lanes().size());
+  me.kanga_sum = links_->kanga_sum();
+  for (const Channel& c : links_->kanga_lanes()) {
+    me.kanga_recv_slots[c.id] = nrt_emu_devmem_offset(self_.engine_mem, c.recv.slots);
+    me.kanga_head[c.id] = nrt_emu_devmem_offset(self_.engine_mem, c.recv.head);
   }
   return me;
 }
@@ -478,8 +308,8 @@ Status Ccom::check_card(int r, const PeerCard& p, const PeerCard& me) const {
   for (size_t k = 0; k < std::size(kAgreedSettings); ++k) {
     if (p.agreed[k] != me.agreed[k])
       return engine_error("rank " + std::to_string(r) + " runs " + kAgreedSettings[k] + "=" +
-                          std::to_string(p.agreed[k]) + ", this rank (" + std::to_string(rank_) +
-                          ") " + std::to_string(me.agreed[k]) +
+                          std::to_string(p.agreed[k]) + ", this rank (" +
+                          std::to_string(self_.rank) + ") " + std::to_string(me.agreed[k]) +
                           ": the setting decides how a collective runs and must be the same "
                           "on every rank");
   }
@@ -492,107 +322,57 @@ Status Ccom::check_card(int r, const PeerCard& p, const PeerCard& me) const {
   return {};
 }
 
-// The peers' regions this rank's DIRECT links write to, and their bells.
-Status Ccom::map_direct_links() {
-  for (Channel& c : chans_) {
-    if (c.send.net) continue;
-    const PeerCard& p = cards_[static_cast<size_t>(c.next)];
-    if (Status s = map_direct_send(c, p.recv_slots[c.id], p.head[c.id], "channel"); !s) return s;
-  }
-  for (Channel& c : kanga_) {
-    const PeerCard& p = cards_[static_cast<size_t>(c.next)];
-    if (Status s =
-            map_direct_send(c, p.kanga_recv_slots[c.id], p.kanga_head[c.id], "kangaRing lane");
-        !s)
-      return s;
-  }
-  // A DIRECT receiver rings its sender's bell when it frees a slot.
-  for (std::vector<Channel>* lanes : {&chans_, &kanga_}) {
-    for (const Channel& c : *lanes) {
-      if (n_ == 1 || c.recv.net) continue;
-      if (Status s = map_peer(c.prev); !s) return s;
-    }
-  }
-  return {};
-}
-
+// Every rank learns every other's process, memory file and slot offsets;
+// the receiver of each DIRECT hop is mapped.
 Status Ccom::exchange_and_map() {
   const PeerCard me = own_card();
-  cards_.assign(static_cast<size_t>(n_), PeerCard{});
-  cards_[static_cast<size_t>(rank_)] = me;
-  if (NRT_STATUS s = t_->neuronBootstrapAllGather(comm_, cards_.data(), sizeof(PeerCard),
-                                                  "nrt_emu engine cards");
+  cards_.assign(static_cast<size_t>(self_.n), PeerCard{});
+  cards_[static_cast<size_t>(self_.rank)] = me;
+  if (NRT_STATUS s = self_.t->neuronBootstrapAllGather(self_.comm, cards_.data(), sizeof(PeerCard),
+                                                       "nrt_emu engine cards");
       s != NRT_SUCCESS)
     return engine_error(st("neuronBootstrapAllGather(engine cards)", s));
-  for (int r = 0; r < n_; ++r) {
+  for (int r = 0; r < self_.n; ++r) {
     if (Status s = check_card(r, cards_[static_cast<size_t>(r)], me); !s) return s;
   }
-  watch_peers();
-  peer_maps_.assign(static_cast<size_t>(n_), Mapping{});
-  peer_bells_.assign(static_cast<size_t>(n_), nullptr);
-  return map_direct_links();
-}
-
-void Ccom::watch_peers() {
-  char me[64] = {};
-  gethostname(me, sizeof me - 1);
-  watches_.clear();
-  watches_.resize(cards_.size());
-  for (size_t r = 0; r < cards_.size(); ++r) {
-    const PeerCard& p = cards_[r];
-    if (static_cast<int>(r) != rank_ && p.pid != static_cast<int32_t>(getpid()) &&
-        std::strncmp(p.hostname, me, 64) == 0)
-      watches_[r] = ProcessWatch(p.pid);
-  }
+  loop_->watch_peers(cards_, self_.rank);
+  return links_->map_direct_links();
 }
 
 Ccom::~Ccom() {
-  if (comm_ != nullptr && t_ != nullptr && !broken_) {
+  if (self_.comm != nullptr && self_.t != nullptr && !broken_) {
     // Peers may still read or write this rank's memory until everyone is
     // here. (After a failure some peer may be gone: no fence.)
-    std::vector<int> fence(static_cast<size_t>(n_), 0);
-    (void)t_->neuronBootstrapAllGather(comm_, fence.data(), sizeof(int), "nrt_emu engine close");
+    std::vector<int> fence(static_cast<size_t>(self_.n), 0);
+    (void)self_.t->neuronBootstrapAllGather(self_.comm, fence.data(), sizeof(int),
+                                            "nrt_emu engine close");
   }
-  if (comm_ != nullptr) {
+  if (self_.comm != nullptr) {
     std::string steps;
-    for (size_t k = 0; k < kanga_.size(); ++k) steps += " " + std::to_string(kanga_lane_steps_[k]);
+    for (size_t k = 0; k < links_->kanga_lanes().size(); ++k)
+      steps += " " + std::to_string(ring_->kanga_lane_steps(k));
     nrt_emu::log::message(nrt_emu::log::Level::Info,
                           "[engine rank %d] closing: %llu executions, %llu on kangaRing lanes "
                           "(slice steps per lane:%s), %llu by recursive doubling, %llu direct "
                           "slices passed by reference",
-                          rank_, static_cast<unsigned long long>(executions_),
-                          static_cast<unsigned long long>(kanga_executions_),
+                          self_.rank, static_cast<unsigned long long>(executions_),
+                          static_cast<unsigned long long>(ring_->kanga_executions()),
                           steps.empty() ? " none" : steps.c_str(),
-                          static_cast<unsigned long long>(rd_executions_),
-                          static_cast<unsigned long long>(by_reference_slices_));
+                          static_cast<unsigned long long>(rd_->executions()),
+                          static_cast<unsigned long long>(ring_->by_reference_slices()));
   }
-  if (proxy_ != nullptr) nrt_emu_proxy_release(proxy_);
-  for (Channel& c : chans_) {
-    if (c.recv.mhandle != nullptr)
-      (void)t_->neuronNetDeregMr(comm_, ENC_PATTERN_RING, c.id, false, NET_RECV_COMM,
-                                 c.recv.mhandle);
-    if (c.send.mhandle != nullptr)
-      (void)t_->neuronNetDeregMr(comm_, ENC_PATTERN_RING, c.id, true, NET_SEND_COMM,
-                                 c.send.mhandle);
-  }
-  for (size_t q = 0; q < links_.peers.size(); ++q) {
-    const PeerLink& l = links_.peers[q];
-    if (l.tx_mhandle != nullptr)
-      (void)t_->neuronNetDeregMr(comm_, ENC_PATTERN_MESH, static_cast<int>(q), true, NET_SEND_COMM,
-                                 l.tx_mhandle);
-    if (l.rx_mhandle != nullptr)
-      (void)t_->neuronNetDeregMr(comm_, ENC_PATTERN_MESH, static_cast<int>(q), false, NET_RECV_COMM,
-                                 l.rx_mhandle);
-  }
-  for (auto* maps : {&peer_maps_, &peer_user_maps_}) {
-    for (Mapping& m : *maps) {
-      if (m.base != nullptr) munmap(m.base, m.bytes);
-    }
-  }
-  if (comm_ != nullptr && t_ != nullptr) (void)t_->neuronFreeComm(comm_);
-  if (bell_ != nullptr) bell::unregister_local(bell_);
-  if (engine_mem_ != nullptr) nrt_emu_devmem_destroy(engine_mem_);
-  if (user_mem_ != nullptr) nrt_emu_devmem_destroy(user_mem_);
+  if (self_.proxy != nullptr) nrt_emu_proxy_release(self_.proxy);
+  // The collaborators, each releasing what it holds: the peer links'
+  // registrations; the peer watches; the ring links' registrations, the
+  // peers' mappings and the doorbell.
+  ring_.reset();
+  rd_.reset();
+  peers_.reset();
+  loop_.reset();
+  links_.reset();
+  if (self_.comm != nullptr && self_.t != nullptr) (void)self_.t->neuronFreeComm(self_.comm);
+  if (self_.engine_mem != nullptr) nrt_emu_devmem_destroy(self_.engine_mem);
+  if (self_.user_mem != nullptr) nrt_emu_devmem_destroy(self_.user_mem);
 }
 
 NRT_STATUS Ccom::alloc(size_t bytes, void** out) {
@@ -613,9 +393,9 @@ void Ccom::free(void* p) {
 }
 
 NRT_STATUS Ccom::barrier() {
-  std::vector<int> fence(static_cast<size_t>(n_), 0);
-  if (NRT_STATUS s =
-          t_->neuronBootstrapAllGather(comm_, fence.data(), sizeof(int), "nrt_emu barrier");
+  std::vector<int> fence(static_cast<size_t>(self_.n), 0);
+  if (NRT_STATUS s = self_.t->neuronBootstrapAllGather(self_.comm, fence.data(), sizeof(int),
+                                                       "nrt_emu barrier");
       s != NRT_SUCCESS)
     return fail(s, st("barrier: neuronBootstrapAllGather", s));
   return NRT_SUCCESS;

@@ -112,23 +112,4 @@ Status NetTask::finish() {
   return {};
 }
 
-Status IdleWatch::check(const std::function<std::string()>& peer_gone,
-                        const std::function<std::string()>& where) {
-  if (passes_++ % kClockPasses != 0) return {};
-  const auto now = Clock::now();
-  if (passes_ == 1) {
-    deadline_ = now + std::chrono::milliseconds(timeout_ms_);
-    last_check_ = now;
-    return {};
-  }
-  if (now - last_check_ > std::chrono::milliseconds(50)) {
-    last_check_ = now;
-    if (std::string gone = peer_gone(); !gone.empty()) return engine_error(gone);
-  }
-  if (now > deadline_)
-    return engine_error("timed out after " + std::to_string(timeout_ms_) + " ms waiting for " +
-                        where());
-  return {};
-}
-
 }  // namespace nrt_emu::engine

@@ -1,10 +1,10 @@
-// Ccom::run: argument checks, the plan cache and the net blocks of a plan.
+// Ccom::run: argument checks, the algorithm of a call, the plan cache, the
+// executor a plan runs on.
 #include "../runtime_log.h"
 #include "ccom.h"
 #include "device_words.h"
 
 #include <algorithm>
-#include <climits>
 
 namespace nrt_emu::engine {
 namespace {
@@ -32,7 +32,7 @@ Status Ccom::describe(const nrt_emu_coll_args_t& a, CollDesc* d) const {
   d->count = a.count;
   d->root = a.root;
   const uint64_t es = dtype_size(d->dtype);
-  if (a.count > (UINT64_MAX / es) / static_cast<uint64_t>(n_))
+  if (a.count > (UINT64_MAX / es) / static_cast<uint64_t>(self_.n))
     return engine_error(std::string(coll_name(d->coll)) + ": count " + std::to_string(a.count) +
                         " overflows");
   return {};
@@ -42,7 +42,7 @@ Status Ccom::validate(const nrt_emu_coll_args_t& a, CollDesc* d) const {
   if (Status s = describe(a, d); !s) return s;
   const std::string what = coll_name(d->coll);
   const uint64_t es = dtype_size(d->dtype);
-  const uint64_t n = static_cast<uint64_t>(n_);
+  const uint64_t n = static_cast<uint64_t>(self_.n);
   uint64_t in = a.count, out = a.count;
   switch (d->coll) {
     case Coll::AllGather: out = a.count * n; break;
@@ -50,17 +50,18 @@ Status Ccom::validate(const nrt_emu_coll_args_t& a, CollDesc* d) const {
     case Coll::AllToAll: in = out = a.count * n; break;
     default: break;
   }
-  if ((d->coll == Coll::Broadcast || d->coll == Coll::Reduce) && (a.root < 0 || a.root >= n_))
+  if ((d->coll == Coll::Broadcast || d->coll == Coll::Reduce) && (a.root < 0 || a.root >= self_.n))
     return engine_error(what + ": root " + std::to_string(a.root) + " is outside 0.." +
-                        std::to_string(n_ - 1));
+                        std::to_string(self_.n - 1));
   if (d->coll == Coll::Permute &&
-      (a.send_to < -1 || a.send_to >= n_ || a.recv_from < -1 || a.recv_from >= n_))
+      (a.send_to < -1 || a.send_to >= self_.n || a.recv_from < -1 || a.recv_from >= self_.n))
     return engine_error(what + ": send_to " + std::to_string(a.send_to) + " / recv_from " +
-                        std::to_string(a.recv_from) + " outside -1.." + std::to_string(n_ - 1));
+                        std::to_string(a.recv_from) + " outside -1.." +
+                        std::to_string(self_.n - 1));
   const size_t in_bytes = in * es, out_bytes = out * es;
-  const bool reads = !(d->coll == Coll::Broadcast && a.root != rank_) &&
+  const bool reads = !(d->coll == Coll::Broadcast && a.root != self_.rank) &&
                      !(d->coll == Coll::Permute && a.send_to < 0);
-  const bool writes = !(d->coll == Coll::Reduce && a.root != rank_) &&
+  const bool writes = !(d->coll == Coll::Reduce && a.root != self_.rank) &&
                       !(d->coll == Coll::Permute && a.recv_from < 0);
   if (a.count > 0) {
     if (reads && !heap_.contains(a.send, in_bytes))
@@ -74,9 +75,10 @@ Status Ccom::validate(const nrt_emu_coll_args_t& a, CollDesc* d) const {
   const auto* s = static_cast<const uint8_t*>(a.send);
   const auto* r = static_cast<const uint8_t*>(a.recv);
   bool in_place = s == r;
-  if (d->coll == Coll::AllGather) in_place = s == r + static_cast<uint64_t>(rank_) * a.count * es;
+  if (d->coll == Coll::AllGather)
+    in_place = s == r + static_cast<uint64_t>(self_.rank) * a.count * es;
   if (d->coll == Coll::ReduceScatter)
-    in_place = r == s + static_cast<uint64_t>(rank_) * a.count * es;
+    in_place = r == s + static_cast<uint64_t>(self_.rank) * a.count * es;
   if (d->coll == Coll::AllToAll || d->coll == Coll::Permute) in_place = false;
   if (reads && writes && !in_place && overlaps(a.send, in_bytes, a.recv, out_bytes))
     return engine_error(what + ": the send and receive buffers overlap without being in place");
@@ -101,11 +103,10 @@ Result<Plan*> Ccom::plan_for(const nrt_emu_coll_args_t& a, const CollDesc& d) {
   p.recv_from = a.recv_from;
   const Algorithm algorithm = algorithm_of(d);
   p.kanga = algorithm == Algorithm::KangaRing;
-  if (algorithm == Algorithm::RecursiveDoubling) {
-    if (Status s = build_rd_plan(p); !s) return s.take_error();
-  } else if (Status s = build_plan(p); !s) {
-    return s.take_error();
-  }
+  Status built = algorithm == Algorithm::RecursiveDoubling ? rd_->build_plan(p)
+                 : algorithm == Algorithm::Peer            ? peers_->build_plan(p)
+                                                           : ring_->build_plan(p);
+  if (!built) return built.take_error();
   plans_.push_front(std::move(p));
   while (plans_.size() > kMaxPlans) plans_.pop_back();
   // Blocks point into the FIFO vectors of the plan: fix them where it lives.
@@ -126,12 +127,12 @@ Result<Plan*> Ccom::plan_for(const nrt_emu_coll_args_t& a, const CollDesc& d) {
 // The one place that decides how a call runs: plan_for builds what it
 // says, and nrt_emu_ccom_algorithm reports it.
 Algorithm Ccom::algorithm_of(const CollDesc& d) const {
-  if (runs_recursive_doubling(d)) return Algorithm::RecursiveDoubling;
+  if (rd_->runs(d)) return Algorithm::RecursiveDoubling;
   if (d.coll == Coll::AllToAll || d.coll == Coll::Permute) return Algorithm::Peer;
   // kangaRing is for the intra-node all-gather and reduce-scatter legs,
   // as in libnrt: all-reduce (reduce-scatter + all-gather), all-gather
   // and reduce-scatter run over the lanes when there are any.
-  if (!kanga_.empty() &&
+  if (!links_->kanga_lanes().empty() &&
       (d.coll == Coll::AllReduce || d.coll == Coll::AllGather || d.coll == Coll::ReduceScatter))
     return Algorithm::KangaRing;
   return Algorithm::Ring;
@@ -147,68 +148,18 @@ const char* algorithm_name(Algorithm a) {
   return "?";
 }
 
-Status Ccom::build_plan(Plan& p) {
-  const DType t = p.desc.dtype;
-  const uint64_t es = dtype_size(t);
-  if (p.desc.coll == Coll::AllToAll || p.desc.coll == Coll::Permute) return build_peer_plan(p);
-  const uint64_t slice = (slot_bytes_ - kStampBytes) / es;  // the stamp comes first
-  const uint64_t total = split_total(p.desc);
-  const uint64_t bytes = total * es;
-  // A channel carries at least two slices before the next one is used:
-  // small operations stay on one ring.
-  const std::vector<Channel>& chans = lanes_of(p);
-  const int used =
-      static_cast<int>(std::clamp<uint64_t>(bytes / (2 * slot_bytes_), 1, chans.size()));
-  const auto ranges = split_channels(total, used, std::max<uint64_t>(1, 64 / es));
-  p.progs.assign(chans.size(), ChannelProgram{});
-  for (size_t c = 0; c < chans.size(); ++c) {
-    if (static_cast<int>(c) >= used) continue;
-    const auto [first, last] = ranges[c];
-    if (Status s =
-            build_ring_program(p.desc, chans[c].ring, rank_, first, last, slice, &p.progs[c]);
-        !s)
-      return s;
-  }
-  for (size_t c = 0; c < chans.size(); ++c) {
-    const Channel& ch = chans[c];
-    const ChannelProgram& prog = p.progs[c];
-    const bool tx = ch.send.net && prog.sends > 0;
-    const bool rx = ch.recv.net && prog.recvs > 0;
-    if (!tx && !rx) continue;
-    if (prog.sends > INT_MAX || prog.recvs > INT_MAX)
-      return engine_error("an operation of more than 2^31 slices");
-    BlockOpSpec spec{{ch.send.hs, ch.send.cmp, ch.recv.hs, ch.recv.cmp}};
-    spec.tx = tx ? static_cast<uint32_t>(prog.sends) : 0;
-    spec.rx = rx ? static_cast<uint32_t>(prog.recvs) : 0;
-    spec.credits = kSlots;
-    spec.data_type_sz = es;
-    spec.basic_block_id = 1;
-    spec.func_rel_op_idx = static_cast<uint32_t>(c);
-    spec.enc_channel = ch.chan;
-    NetBlock b = make_block(spec);
-    b.channel = static_cast<int>(c);
-    uint64_t j = 0, k = 0;
-    for (const Step& s : prog.steps) {
-      if (tx && (s.flags & kSend))
-        add_send(b, ch.send.slots + (j++ % kSlots) * slot_bytes_, ch.send.mhandle,
-                 s.elems * es + kStampBytes, ch.next);
-      if (rx && (s.flags & kRecv))
-        add_recv(b, ch.recv.slots + (k++ % kSlots) * slot_bytes_, ch.recv.mhandle,
-                 s.elems * es + kStampBytes, ch.prev);
-    }
-    close_fifos(b);
-    p.blocks.push_back(std::move(b));
-  }
-  if (p.blocks.size() > NRT_EMU_MAX_STREAMS)
-    return engine_error("more network blocks than proxy streams");
-  return {};
-}
-
 NRT_STATUS Ccom::algorithm(const nrt_emu_coll_args_t& a, Algorithm* out) {
   CollDesc d;
   if (Status s = describe(a, &d); !s) return fail(NRT_INVALID, s.error().message);
   *out = algorithm_of(d);
   return NRT_SUCCESS;
+}
+
+// The executor of a plan: recursive doubling's, the peers', or the rings'.
+Status Ccom::execute(Plan& p) {
+  if (p.rd) return rd_->execute(p, executions_);
+  if (p.peer) return peers_->execute(p, executions_);
+  return ring_->execute(p, executions_);
 }
 
 NRT_STATUS Ccom::run(const nrt_emu_coll_args_t& a) {
@@ -221,12 +172,12 @@ NRT_STATUS Ccom::run(const nrt_emu_coll_args_t& a) {
   if (!planned) {
     // A first plan may connect peers (libnccom's bootstrap): a dead peer
     // fails it wherever the bootstrap's ring happens to notice.
-    const std::string gone = peer_gone();
+    const std::string gone = loop_->peer_gone();
     return fail(planned.error().status,
                 planned.error().message + (gone.empty() ? "" : "; " + gone));
   }
   Plan* p = *planned;
-  if (Status s = p->peer ? execute_peers(*p) : execute(*p); !s) {
+  if (Status s = execute(*p); !s) {
     const std::string e = s.error().message;
     broken_ = true;
     broken_reason_ = e;
@@ -240,12 +191,6 @@ NRT_STATUS Ccom::run(const nrt_emu_coll_args_t& a) {
   }
   ++p->uses;
   ++executions_;
-  if (p->rd) ++rd_executions_;
-  if (p->kanga) {
-    ++kanga_executions_;
-    for (size_t k = 0; k < p->progs.size() && k < kanga_.size(); ++k)
-      kanga_lane_steps_[k] += p->progs[k].steps.size();
-  }
   return NRT_SUCCESS;
 }
 

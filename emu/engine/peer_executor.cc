@@ -1,4 +1,5 @@
-// The peer collectives (all-to-all, permute) over the peer links (ccom.h).
+// PeerExecutor (peer_executor.h): the peer collectives (all-to-all, permute)
+// and the executions of recursive doubling over the peer links.
 //
 // Order. Every rank walks its transfers in the same global order — round r
 // (a slice of each block), then step s = 1..n-1: send to rank + s, receive
@@ -7,8 +8,9 @@
 // move (everything before it is done, so its ring has room and its receiver
 // is at it), hence no deadlock, with DIRECT rings per pair and one shared
 // ring for the NET pairs alike.
+#include "peer_executor.h"
+
 #include "../device_memory.h"
-#include "ccom.h"
 #include "device_words.h"
 
 #include <nccom/nccl_ptr.h>
@@ -17,35 +19,46 @@
 #include <cstring>
 
 namespace nrt_emu::engine {
-// Collective (the first plan of every rank that needs them): libnccom's
-// connectivity (MESH: every other rank; RDH: the recursive doubling
-// partners), then a DIRECT or NET link to each of `peers` not linked yet.
-Status Ccom::setup_peer_links(uint32_t connectivity, const std::vector<int>& peers) {
+
+PeerExecutor::~PeerExecutor() {
+  for (size_t q = 0; q < peer_links_.peers.size(); ++q) {
+    const PeerLink& l = peer_links_.peers[q];
+    if (l.tx_mhandle != nullptr)
+      (void)self_.t->neuronNetDeregMr(self_.comm, ENC_PATTERN_MESH, static_cast<int>(q), true,
+                                      NET_SEND_COMM, l.tx_mhandle);
+    if (l.rx_mhandle != nullptr)
+      (void)self_.t->neuronNetDeregMr(self_.comm, ENC_PATTERN_MESH, static_cast<int>(q), false,
+                                      NET_RECV_COMM, l.rx_mhandle);
+  }
+}
+
+Status PeerExecutor::link_peers(uint32_t connectivity, const std::vector<int>& peers) {
   const bool mesh = connectivity == ENC_CONNECTIVITY_MESH;
-  if (mesh ? links_.mesh : links_.rdh) return {};
-  if (n_ > 1) {
-    if (NRT_STATUS s = t_->neuronExpandConnectivity(comm_, connectivity); s != NRT_SUCCESS)
+  if (mesh ? peer_links_.mesh : peer_links_.rdh) return {};
+  if (self_.n > 1) {
+    if (NRT_STATUS s = self_.t->neuronExpandConnectivity(self_.comm, connectivity);
+        s != NRT_SUCCESS)
       return engine_error(
           st(mesh ? "neuronExpandConnectivity(MESH)" : "neuronExpandConnectivity(RDH)", s));
   }
-  if (links_.peers.empty()) links_.peers.assign(static_cast<size_t>(n_), PeerLink{});
+  if (peer_links_.peers.empty()) peer_links_.peers.assign(static_cast<size_t>(self_.n), PeerLink{});
   for (int q : peers) {
-    if (q == rank_ || links_.peers[static_cast<size_t>(q)].linked) continue;
+    if (q == self_.rank || peer_links_.peers[static_cast<size_t>(q)].linked) continue;
     if (Status s = link_peer(q); !s) return s;
   }
-  (mesh ? links_.mesh : links_.rdh) = true;
+  (mesh ? peer_links_.mesh : peer_links_.rdh) = true;
   return {};
 }
 
-Status Ccom::link_peer(int q) {
-  PeerLink& l = links_.peers[static_cast<size_t>(q)];
+Status PeerExecutor::link_peer(int q) {
+  PeerLink& l = peer_links_.peers[static_cast<size_t>(q)];
   void* sc = nullptr;
   void* rc = nullptr;
-  if (NRT_STATUS s = t_->neuronGetNetConnector(comm_, ENC_PATTERN_MESH, q, true, &sc);
+  if (NRT_STATUS s = self_.t->neuronGetNetConnector(self_.comm, ENC_PATTERN_MESH, q, true, &sc);
       s != NRT_SUCCESS)
     return engine_error("peer rank " + std::to_string(q) + ": " +
                         st("neuronGetNetConnector(MESH, send)", s));
-  if (NRT_STATUS s = t_->neuronGetNetConnector(comm_, ENC_PATTERN_MESH, q, false, &rc);
+  if (NRT_STATUS s = self_.t->neuronGetNetConnector(self_.comm, ENC_PATTERN_MESH, q, false, &rc);
       s != NRT_SUCCESS)
     return engine_error("peer rank " + std::to_string(q) + ": " +
                         st("neuronGetNetConnector(MESH, receive)", s));
@@ -53,31 +66,31 @@ Status Ccom::link_peer(int q) {
     return engine_error("peer rank " + std::to_string(q) +
                         ": libnccom connected only one direction over the network");
   l.net = sc != nullptr;
-  const PeerCard& p = cards_[static_cast<size_t>(q)];
+  const PeerCard& p = links_.card(q);
   if (!l.net) {
-    if (p.host != host_)
+    if (p.host != self_.host)
       return engine_error("peer rank " + std::to_string(q) + " is on host " +
                           std::to_string(p.host) +
                           " but libnccom gave no network connection to it");
-    if (Status s = map_peer(q); !s) return s;
-    auto* b = static_cast<uint8_t*>(peer_maps_[static_cast<size_t>(q)].base);
+    if (Status s = links_.map_peer(q); !s) return s;
+    auto* b = static_cast<uint8_t*>(links_.peer_memory(q));
     // Each ring: kSlots slots, then the head counter on a line of its own.
-    uint8_t* ring = b + p.pair_area + static_cast<uint64_t>(local_) * p.pair_stride;
+    uint8_t* ring = b + p.pair_area + static_cast<uint64_t>(self_.local) * p.pair_stride;
     l.tx_slots = ring;
-    l.tx_head = reinterpret_cast<volatile uint64_t*>(ring + kSlots * slot_bytes_);
-    uint8_t* mine = pair_area_ + static_cast<uint64_t>(p.local) * pair_stride_;
+    l.tx_head = reinterpret_cast<volatile uint64_t*>(ring + kSlots * self_.slot_bytes);
+    uint8_t* mine = links_.pair_area() + static_cast<uint64_t>(p.local) * links_.pair_stride();
     l.rx_slots = mine;
-    l.rx_head = reinterpret_cast<volatile uint64_t*>(mine + kSlots * slot_bytes_);
+    l.rx_head = reinterpret_cast<volatile uint64_t*>(mine + kSlots * self_.slot_bytes);
     l.linked = true;
     return {};
   }
-  if (Status s = setup_net_peer_ring(); !s) return s;
+  if (Status s = setup_net_ring(); !s) return s;
   // The shared slots, registered with this peer's send and receive comms.
   for (const bool send : {true, false}) {
-    if (NRT_STATUS s = t_->neuronNetRegMr(
-            comm_, ENC_PATTERN_MESH, q, send, send ? NET_SEND_COMM : NET_RECV_COMM,
-            send ? links_.tx_slots : links_.rx_slots, kPeerSlots * slot_bytes_, NCCL_PTR_HOST,
-            send ? &l.tx_mhandle : &l.rx_mhandle);
+    if (NRT_STATUS s = self_.t->neuronNetRegMr(
+            self_.comm, ENC_PATTERN_MESH, q, send, send ? NET_SEND_COMM : NET_RECV_COMM,
+            send ? peer_links_.tx_slots : peer_links_.rx_slots, kPeerSlots * self_.slot_bytes,
+            NCCL_PTR_HOST, send ? &l.tx_mhandle : &l.rx_mhandle);
         s != NRT_SUCCESS)
       return engine_error(
           "peer rank " + std::to_string(q) + ": " +
@@ -89,69 +102,73 @@ Status Ccom::link_peer(int q) {
 
 // The one ring of slots, semaphores and index words every NET peer shares
 // (made with the first NET peer), and the proxy worker that runs it.
-Status Ccom::setup_net_peer_ring() {
-  if (links_.tx_slots != nullptr) return {};
-  devmem::Region* region = devmem::region_of(engine_mem_);
-  links_.tx_slots = static_cast<uint8_t*>(
-      region->allocate(kPeerSlots * slot_bytes_, 4096, "engine mesh send slots"));
-  links_.rx_slots = static_cast<uint8_t*>(
-      region->allocate(kPeerSlots * slot_bytes_, 4096, "engine mesh receive slots"));
-  if (links_.tx_slots == nullptr || links_.rx_slots == nullptr) {
-    links_.tx_slots = nullptr;
+Status PeerExecutor::setup_net_ring() {
+  if (peer_links_.tx_slots != nullptr) return {};
+  devmem::Region* region = devmem::region_of(self_.engine_mem);
+  peer_links_.tx_slots = static_cast<uint8_t*>(
+      region->allocate(kPeerSlots * self_.slot_bytes, 4096, "engine mesh send slots"));
+  peer_links_.rx_slots = static_cast<uint8_t*>(
+      region->allocate(kPeerSlots * self_.slot_bytes, 4096, "engine mesh receive slots"));
+  if (peer_links_.tx_slots == nullptr || peer_links_.rx_slots == nullptr) {
+    peer_links_.tx_slots = nullptr;
     return engine_error("engine memory is full (mesh slots)");
   }
-  for (volatile uint32_t*& w : links_.sem) {
-    if (NRT_STATUS s = nrt_emu_devmem_semaphore(engine_mem_, &w); s != NRT_SUCCESS)
+  for (volatile uint32_t*& w : peer_links_.sem) {
+    if (NRT_STATUS s = nrt_emu_devmem_semaphore(self_.engine_mem, &w); s != NRT_SUCCESS)
       return engine_error(st("semaphore", s));
   }
-  if (NRT_STATUS s = nrt_emu_devmem_trigger_word(engine_mem_, &links_.trigger); s != NRT_SUCCESS)
+  if (NRT_STATUS s = nrt_emu_devmem_trigger_word(self_.engine_mem, &peer_links_.trigger);
+      s != NRT_SUCCESS)
     return engine_error(st("trigger word", s));
   // The op's index words; the connection per descriptor is found by peer.
-  if (NRT_STATUS s = nrt_emu_devmem_connector(engine_mem_, 1, nullptr, nullptr, &links_.send_conn);
+  if (NRT_STATUS s =
+          nrt_emu_devmem_connector(self_.engine_mem, 1, nullptr, nullptr, &peer_links_.send_conn);
       s != NRT_SUCCESS)
     return engine_error(st("mesh send connector", s));
-  if (NRT_STATUS s = nrt_emu_devmem_connector(engine_mem_, 1, nullptr, nullptr, &links_.recv_conn);
+  if (NRT_STATUS s =
+          nrt_emu_devmem_connector(self_.engine_mem, 1, nullptr, nullptr, &peer_links_.recv_conn);
       s != NRT_SUCCESS)
     return engine_error(st("mesh receive connector", s));
   if (NRT_STATUS s = nrt_emu_devmem_channel(
-          engine_mem_, NEC_MAX_CHANNELS /* the mesh connections' channel */, ENC_PATTERN_MESH,
-          links_.recv_conn, links_.send_conn, &links_.chan);
+          self_.engine_mem, NEC_MAX_CHANNELS /* the mesh connections' channel */, ENC_PATTERN_MESH,
+          peer_links_.recv_conn, peer_links_.send_conn, &peer_links_.chan);
       s != NRT_SUCCESS)
     return engine_error(st("mesh enc_channel", s));
-  if (proxy_ == nullptr) {
-    if (NRT_STATUS s = nrt_emu_proxy_acquire(comm_, local_, local_, &proxy_); s != NRT_SUCCESS)
+  if (self_.proxy == nullptr) {
+    if (NRT_STATUS s = nrt_emu_proxy_acquire(self_.comm, self_.local, self_.local, &self_.proxy);
+        s != NRT_SUCCESS)
       return engine_error(st("nrt_emu_proxy_acquire", s));
   }
   return {};
 }
 
-Status Ccom::build_peer_plan(Plan& p) {
-  std::vector<int> everyone(static_cast<size_t>(n_));
-  for (int q = 0; q < n_; ++q) everyone[static_cast<size_t>(q)] = q;
-  if (Status s = setup_peer_links(ENC_CONNECTIVITY_MESH, everyone); !s) return s;
+Status PeerExecutor::build_plan(Plan& p) {
+  std::vector<int> everyone(static_cast<size_t>(self_.n));
+  for (int q = 0; q < self_.n; ++q) everyone[static_cast<size_t>(q)] = q;
+  if (Status s = link_peers(ENC_CONNECTIVITY_MESH, everyone); !s) return s;
   p.peer = true;
   const uint64_t es = dtype_size(p.desc.dtype);
   const uint64_t slice =
-      (slot_bytes_ - kStampBytes) / es;  // every slice starts with the stamp (ccom.h)
+      (self_.slot_bytes - kStampBytes) / es;  // every slice starts with the stamp (ccom.h)
   const uint64_t elems = p.desc.count;
-  const int n = n_;
+  const int n = self_.n;
   if (p.desc.coll == Coll::AllToAll) {
-    p.copy_src = p.copy_dst = static_cast<uint64_t>(rank_) * elems;
+    p.copy_src = p.copy_dst = static_cast<uint64_t>(self_.rank) * elems;
     p.copy_elems = elems;
     for (uint64_t off = 0; off < elems; off += slice) {
       const uint64_t len = std::min(slice, elems - off);
       for (int s = 1; s < n; ++s) {
-        const int to = (rank_ + s) % n, from = (rank_ - s + n) % n;
+        const int to = (self_.rank + s) % n, from = (self_.rank - s + n) % n;
         p.sends.push_back({to, static_cast<uint64_t>(to) * elems + off, len});
         p.recvs.push_back({from, static_cast<uint64_t>(from) * elems + off, len});
       }
     }
   } else {  // permute
-    if ((p.send_to == rank_) != (p.recv_from == rank_))
+    if ((p.send_to == self_.rank) != (p.recv_from == self_.rank))
       return engine_error(
           "permute: a rank that sends to itself must also receive from itself (send_to " +
           std::to_string(p.send_to) + ", recv_from " + std::to_string(p.recv_from) + ")");
-    if (p.send_to == rank_) {
+    if (p.send_to == self_.rank) {
       p.copy_elems = elems;
     } else {
       for (uint64_t off = 0; off < elems; off += slice) {
@@ -161,20 +178,21 @@ Status Ccom::build_peer_plan(Plan& p) {
       }
     }
   }
-  return build_peer_block(p);
+  return build_block(p);
 }
 
-// The proxy's basic block of a peer plan: its NET sends and receives, in
-// the plan's order, over the shared ring (none when every peer is DIRECT).
-Status Ccom::build_peer_block(Plan& p) {
+Status PeerExecutor::build_block(Plan& p) {
   const uint64_t es = dtype_size(p.desc.dtype);
   uint64_t tx = 0, rx = 0;
-  for (const PeerItem& i : p.sends) tx += links_.peers[static_cast<size_t>(i.peer)].net ? 1 : 0;
-  for (const PeerItem& i : p.recvs) rx += links_.peers[static_cast<size_t>(i.peer)].net ? 1 : 0;
+  for (const PeerItem& i : p.sends)
+    tx += peer_links_.peers[static_cast<size_t>(i.peer)].net ? 1 : 0;
+  for (const PeerItem& i : p.recvs)
+    rx += peer_links_.peers[static_cast<size_t>(i.peer)].net ? 1 : 0;
   if (tx == 0 && rx == 0) return {};
   if (tx > INT32_MAX || rx > INT32_MAX)
     return engine_error("an operation of more than 2^31 slices");
-  BlockOpSpec spec{{links_.sem[0], links_.sem[1], links_.sem[2], links_.sem[3]}};
+  BlockOpSpec spec{
+      {peer_links_.sem[0], peer_links_.sem[1], peer_links_.sem[2], peer_links_.sem[3]}};
   spec.tx = static_cast<uint32_t>(tx);
   spec.rx = static_cast<uint32_t>(rx);
   spec.credits = kPeerSlots;
@@ -182,21 +200,21 @@ Status Ccom::build_peer_block(Plan& p) {
   spec.variable_peer = true;
   spec.basic_block_id = 2;
   spec.func_rel_op_idx = 1000;
-  spec.enc_channel = links_.chan;
+  spec.enc_channel = peer_links_.chan;
   NetBlock b = make_block(spec);
   b.channel = -1;
   uint64_t e = 0;
   for (const PeerItem& i : p.sends) {
-    const PeerLink& l = links_.peers[static_cast<size_t>(i.peer)];
+    const PeerLink& l = peer_links_.peers[static_cast<size_t>(i.peer)];
     if (l.net)
-      add_send(b, links_.tx_slots + (e++ % kPeerSlots) * slot_bytes_, l.tx_mhandle,
+      add_send(b, peer_links_.tx_slots + (e++ % kPeerSlots) * self_.slot_bytes, l.tx_mhandle,
                i.elems * es + kStampBytes, i.peer);
   }
   e = 0;
   for (const PeerItem& i : p.recvs) {
-    const PeerLink& l = links_.peers[static_cast<size_t>(i.peer)];
+    const PeerLink& l = peer_links_.peers[static_cast<size_t>(i.peer)];
     if (l.net)
-      add_recv(b, links_.rx_slots + (e++ % kPeerSlots) * slot_bytes_, l.rx_mhandle,
+      add_recv(b, peer_links_.rx_slots + (e++ % kPeerSlots) * self_.slot_bytes, l.rx_mhandle,
                i.elems * es + kStampBytes, i.peer);
   }
   close_fifos(b);
@@ -241,26 +259,27 @@ void take_slice(const Plan& p, const PeerItem& it, int ranks, uint8_t* to, const
 
 }  // namespace
 
-bool Ccom::send_peer_slices(const Plan& p, PeerRun& r, const SliceStamp& stamp) {
+bool PeerExecutor::send_slices(const Plan& p, PeerRun& r, const SliceStamp& stamp) {
   const uint64_t es = dtype_size(p.desc.dtype);
   bool moved = false;
   while (r.si < p.sends.size()) {
     const PeerItem& it = p.sends[r.si];
     if (r.ri < it.after) break;  // it sends what those receives combine
-    PeerLink& l = links_.peers[static_cast<size_t>(it.peer)];
+    PeerLink& l = peer_links_.peers[static_cast<size_t>(it.peer)];
     const size_t bytes = it.elems * es;
     const auto* in = static_cast<const uint8_t*>(it.from_out ? p.recv : p.send);
     if (l.net) {
-      if (r.ntx >= static_cast<uint64_t>(load32(links_.sem[0])) + load32(links_.sem[1])) break;
-      put_slice(links_.tx_slots + (r.ntx % kPeerSlots) * slot_bytes_, stamp, in + it.off * es,
-                bytes);
-      publish(post_word(links_.send_conn, true));
+      if (r.ntx >= static_cast<uint64_t>(load32(peer_links_.sem[0])) + load32(peer_links_.sem[1]))
+        break;
+      put_slice(peer_links_.tx_slots + (r.ntx % kPeerSlots) * self_.slot_bytes, stamp,
+                in + it.off * es, bytes);
+      publish(post_word(peer_links_.send_conn, true));
       ++r.ntx;
     } else {
       const uint64_t g = l.tx_count;
       if (!slot_free(g, l.tx_head_seen, l.tx_head)) break;
-      put_slice(l.tx_slots + (g % kSlots) * slot_bytes_, stamp, in + it.off * es, bytes, g);
-      bell::ring(peer_bells_[static_cast<size_t>(it.peer)]);
+      put_slice(l.tx_slots + (g % kSlots) * self_.slot_bytes, stamp, in + it.off * es, bytes, g);
+      bell::ring(links_.peer_bell(it.peer));
       ++l.tx_count;
     }
     ++r.si;
@@ -269,30 +288,30 @@ bool Ccom::send_peer_slices(const Plan& p, PeerRun& r, const SliceStamp& stamp) 
   return moved;
 }
 
-Result<bool> Ccom::receive_peer_slices(const Plan& p, PeerRun& r, const SliceStamp& stamp) {
+Result<bool> PeerExecutor::receive_slices(const Plan& p, PeerRun& r, const SliceStamp& stamp) {
   const uint64_t es = dtype_size(p.desc.dtype);
   auto* out = static_cast<uint8_t*>(p.recv);
   bool moved = false;
   while (r.ri < p.recvs.size()) {
     const PeerItem& it = p.recvs[r.ri];
     if (r.si < it.after) break;  // a send still reads what it would change
-    PeerLink& l = links_.peers[static_cast<size_t>(it.peer)];
+    PeerLink& l = peer_links_.peers[static_cast<size_t>(it.peer)];
     if (l.net) {
-      if (load32(links_.sem[3]) <= r.nrx) break;
-      const uint8_t* slot = links_.rx_slots + (r.nrx % kPeerSlots) * slot_bytes_;
-      if (Status s = check_stamp(slot, stamp, "the network peer links", -1, it.peer); !s)
+      if (load32(peer_links_.sem[3]) <= r.nrx) break;
+      const uint8_t* slot = peer_links_.rx_slots + (r.nrx % kPeerSlots) * self_.slot_bytes;
+      if (Status s = links_.check_stamp(slot, stamp, "the network peer links", -1, it.peer); !s)
         return s.take_error();
-      take_slice(p, it, n_, out + it.off * es, slot + kStampBytes);
+      take_slice(p, it, self_.n, out + it.off * es, slot + kStampBytes);
       ++r.nrx;
     } else {
       const uint64_t g = l.rx_count;
-      const uint8_t* slot = l.rx_slots + (g % kSlots) * slot_bytes_;
+      const uint8_t* slot = l.rx_slots + (g % kSlots) * self_.slot_bytes;
       if (!slice_arrived(slot, g)) break;
-      if (Status s = check_stamp(slot, stamp, "the direct peer link", -1, it.peer); !s)
+      if (Status s = links_.check_stamp(slot, stamp, "the direct peer link", -1, it.peer); !s)
         return s.take_error();
-      take_slice(p, it, n_, out + it.off * es, slot + kStampBytes);
+      take_slice(p, it, self_.n, out + it.off * es, slot + kStampBytes);
       store64(l.rx_head, g + 1);
-      bell::ring(peer_bells_[static_cast<size_t>(it.peer)]);
+      bell::ring(links_.peer_bell(it.peer));
       ++l.rx_count;
     }
     ++r.ri;
@@ -301,7 +320,7 @@ Result<bool> Ccom::receive_peer_slices(const Plan& p, PeerRun& r, const SliceSta
   return moved;
 }
 
-Status Ccom::execute_peers(Plan& p) {
+Status PeerExecutor::execute(Plan& p, uint64_t execution) {
   const uint64_t es = dtype_size(p.desc.dtype);
   const auto* in = static_cast<const uint8_t*>(p.send);
   auto* out = static_cast<uint8_t*>(p.recv);
@@ -310,9 +329,10 @@ Status Ccom::execute_peers(Plan& p) {
   const NetBlock* nb = p.peer_block.empty() ? nullptr : &p.peer_block[0];
   NetTask task;
   if (nb != nullptr) {
-    if (Status s =
-            task.submit(proxy_, {nb}, {links_.trigger},
-                        {links_.sem[0], links_.sem[1], links_.sem[2], links_.sem[3]}, executions_);
+    if (Status s = task.submit(
+            self_.proxy, {nb}, {peer_links_.trigger},
+            {peer_links_.sem[0], peer_links_.sem[1], peer_links_.sem[2], peer_links_.sem[3]},
+            execution);
         !s)
       return s;
   }
@@ -322,56 +342,38 @@ Status Ccom::execute_peers(Plan& p) {
   auto waiting_for = [&] {
     std::string where = r.ri < p.recvs.size() ? "slice " + std::to_string(r.ri) + " of " +
                                                     std::to_string(p.recvs.size()) + " from " +
-                                                    describe_peer(p.recvs[r.ri].peer)
+                                                    links_.describe_peer(p.recvs[r.ri].peer)
                                               : "the network proxy to finish the task";
-    if (r.si < p.sends.size()) where += ", room at " + describe_peer(p.sends[r.si].peer);
+    if (r.si < p.sends.size()) where += ", room at " + links_.describe_peer(p.sends[r.si].peer);
     return where;
   };
-  const SliceStamp stamp = stamp_of(p, executions_);
-  IdleWatch watch(timeout_ms_);
-  bell::Idle idle(bell_, spin_us_, poll_ns_);
-  for (;;) {
-    const uint32_t seen = idle.seen();  // before any word is looked at
+  const SliceStamp stamp = stamp_of(p, execution);
+  const auto pass = [&]() -> Result<Progress> {
     bool moved = false;
     while (nb != nullptr && r.pub_rx < net_rx && r.pub_rx < r.nrx + kPeerSlots) {
-      publish(post_word(links_.recv_conn, false));
+      publish(post_word(peer_links_.recv_conn, false));
       ++r.pub_rx;
       moved = true;
     }
-    moved = send_peer_slices(p, r, stamp) || moved;
-    auto received = receive_peer_slices(p, r, stamp);
+    moved = send_slices(p, r, stamp) || moved;
+    auto received = receive_slices(p, r, stamp);
     if (!received) return received.take_error();
     moved = *received || moved;
     // The end of the execution on the NET words, as on the rings.
     if (!tx_closed && r.ntx == net_tx) {
-      publish(post_word(links_.send_conn, true));
-      publish(post_word(links_.send_conn, true));
+      publish(post_word(peer_links_.send_conn, true));
+      publish(post_word(peer_links_.send_conn, true));
       tx_closed = moved = true;
     }
     if (!rx_closed && r.nrx == net_rx) {
-      publish(post_word(links_.recv_conn, false));
-      publish(post_word(links_.recv_conn, false));
+      publish(post_word(peer_links_.recv_conn, false));
+      publish(post_word(peer_links_.recv_conn, false));
       rx_closed = moved = true;
     }
     const bool done = r.si == p.sends.size() && r.ri == p.recvs.size() && tx_closed && rx_closed;
-    if (done && task.done()) break;
-    bool helped = false;  // the network task moved under this loop's help
-    if (task.done()) {
-      if (Status s = task.failure(); !s) {
-        const std::string gone = peer_gone();
-        return gone.empty() ? s : engine_error(s.error().message + "; " + gone);
-      }
-    } else if (proxy_help_) {
-      helped = task.help();
-    }
-    if (moved) {
-      idle.moved();
-      continue;
-    }
-    if (Status s = watch.check([&] { return some_peer_gone(); }, waiting_for); !s) return s;
-    idle_pass(task, helped, idle, seen);
-  }
-  return task.finish();
+    return Progress{moved, done};
+  };
+  return loop_.run(task, pass, waiting_for);
 }
 
 }  // namespace nrt_emu::engine
