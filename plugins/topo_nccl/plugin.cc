@@ -11,6 +11,7 @@
 
 #include <nccom/topo_plugin.h>
 #include <nccom/util/boundary.h>
+#include <nccom/util/knob_value.h>
 #include <nccom/util/log.h>
 
 #include <cstdlib>
@@ -50,10 +51,7 @@ const nccom_knob_table_t kKnobTable = NCCOM_KNOB_TABLE(kKnobs);
 
 // A setting's text: one of the plugin's knobs, or a dotted host setting.
 std::string configText(const nccom_host_api_t* host, const char* key) {
-  if (host == nullptr || host->struct_size < sizeof(nccom_host_api_t) ||
-      host->config_get == nullptr)
-    return {};
-  const char* v = host->config_get(host->host_ctx, key);
+  const char* v = nccom::util::knob_text(host, key);
   return v != nullptr ? std::string(v) : std::string();
 }
 
