@@ -110,6 +110,7 @@ JobView Engine::job_view(const Collection& col) const {
                p->second.state == Reach::kDead) {
       copy.reach = Reach::kDead;
       copy.why = p->second.why;
+      copy.dead_since_ms = p->second.since;
     }
     job.members.push_back(std::move(copy));
   }

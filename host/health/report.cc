@@ -107,10 +107,18 @@ void members(const JobView& job, Analysis& a) {
   a.hosts = static_cast<int>(hosts.size());
   // A process that does not answer now (stopped, swapping, wedged) is the
   // one an operator can still act on and most often what the others wait
-  // for; the dead follow (a job's failing ranks exit and join them), then
-  // those that left cleanly. Within a kind, the members' order.
+  // for; the dead follow, then those that left cleanly. Among the dead, the
+  // first the links found gone come first: a job's failing ranks exit after
+  // the one that caused it, and are found dead later or only by the
+  // question itself. Otherwise, the members' order.
+  const auto found = [](const Member* m) {
+    return m->dead_since_ms != 0 ? m->dead_since_ms : UINT64_MAX;
+  };
   std::stable_sort(a.not_answering.begin(), a.not_answering.end(),
-                   [](const Member* x, const Member* y) { return x->reach < y->reach; });
+                   [&](const Member* x, const Member* y) {
+                     if (x->reach != y->reach) return x->reach < y->reach;
+                     return x->reach == Reach::kDead && found(x) < found(y);
+                   });
 }
 
 // Rank `r` of a communicator the answering process has a table for.

@@ -35,6 +35,9 @@ struct Member {
   // known (the report then takes the snapshots as simultaneous).
   uint64_t asked_ms = 0;
   uint64_t answered_ms = 0;
+  // When the collecting process's own links found it dead (monotonic ms;
+  // 0: they did not, the question did).
+  uint64_t dead_since_ms = 0;
 };
 
 // A communicator as the answering process knows it: its members by rank.

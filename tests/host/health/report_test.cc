@@ -101,6 +101,22 @@ TEST_F(Report, TheUnresponsiveAreListedBeforeTheDeadAndTheDeadBeforeThoseThatLef
   EXPECT_LT(dead, left) << text;
 }
 
+// The rank that died first (its link closed without a goodbye) is listed
+// before the ranks that failed because of it and exited while the question
+// was asked, whatever their ranks.
+TEST_F(Report, AmongTheDeadTheFirstTheLinksFoundGoneComeFirst) {
+  silence(1, Reach::kDead, "it closed the connection without answering");
+  silence(2, Reach::kDead, "its health link closed without a goodbye");
+  job_.members[2].dead_since_ms = 5000;
+  silence(3, Reach::kDead, "its health link closed without a goodbye");
+  job_.members[3].dead_since_ms = 4000;
+  const Analysis a = analyse(job_);
+  ASSERT_EQ(a.not_answering.size(), 3u);
+  EXPECT_EQ(a.not_answering[0]->pid, 1003);
+  EXPECT_EQ(a.not_answering[1]->pid, 1002);
+  EXPECT_EQ(a.not_answering[2]->pid, 1001);
+}
+
 TEST_F(Report, ARankThatBeganFewerExecutionsIsBehind) {
   stream(2).started = 41;
   stream(2).running = false;
